@@ -1,0 +1,1 @@
+"""The ``rankscope`` command: thin wrappers that parse arguments and call the library."""

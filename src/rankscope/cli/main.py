@@ -1,0 +1,86 @@
+"""Entry point of the ``rankscope`` command.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``;
+modules are imported lazily so ``rankscope --help`` answers fast. A
+:class:`~rankscope.errors.RankscopeError` becomes one line on stderr and exit
+code 2 (1 for other failures), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "main"]
+
+# subcommand -> (module, one-line help). Add a line here to add a command.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "evaluate": ("rankscope.cli.evaluate", "evaluate runs against qrels"),
+    "metrics": ("rankscope.cli.metrics_list", "list every metric, its aliases and formula"),
+    "trec_eval": ("rankscope.cli.trec_eval", "drop-in replacement for trec_eval 10.0"),
+    "compare": ("rankscope.cli.compare", "compare runs with significance tests"),
+    "similarity": ("rankscope.cli.similarity", "rank similarity between two runs (RBO, ...)"),
+    "fuse": ("rankscope.cli.fuse", "fuse several runs into one (RRF, CombSUM, ...)"),
+    "report": ("rankscope.cli.report", "write a self-contained HTML report"),
+    "judgments": ("rankscope.cli.judgments", "aggregate, transform, check agreement of judgments"),
+    "coverage": ("rankscope.cli.coverage", "share of top-k results that are graded"),
+}
+
+EXIT_USAGE = 2
+
+
+def _available() -> dict[str, tuple[str, str]]:
+    from importlib.util import find_spec
+
+    return {name: spec for name, spec in COMMANDS.items() if find_spec(spec[0]) is not None}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; with ``only``, import just that subcommand's module."""
+    from rankscope import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="rankscope",
+        description="Measure the quality of search rankings.",
+    )
+    parser.add_argument("--version", action="version", version=f"rankscope {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in _available().items():
+        if only is None or only == name:
+            importlib.import_module(module).register(sub, name, help_text)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    from rankscope.errors import RankscopeError
+
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "trec_eval" and "trec_eval" in _available():
+        # trec_eval has its own option syntax (-mndcg_cut.10 -q ...): hand it the rest.
+        module = importlib.import_module(COMMANDS["trec_eval"][0])
+        return int(module.run(args_list[1:]))
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.handler(args))
+    except RankscopeError as exc:
+        sys.stderr.write(f"rankscope {args.command}: error: {exc}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

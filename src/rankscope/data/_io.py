@@ -1,0 +1,90 @@
+"""Getting bytes in and out: paths, ``-`` for stdin/stdout, gzip, binary detection."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+from pathlib import Path
+
+from rankscope.errors import FileAccessError
+
+__all__ = ["PathLike", "display_name", "read_bytes", "read_text", "write_bytes"]
+
+PathLike = str | os.PathLike[str]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def display_name(path: PathLike) -> str:
+    """The name used for ``path`` in messages (``<stdin>`` for ``-``)."""
+    text = os.fspath(path)
+    return "<stdin>" if text == "-" else text
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """Read a whole file (or stdin for ``-``), transparently un-gzipping it.
+
+    Raises
+    ------
+    FileAccessError
+        If the file is missing, a directory, unreadable, or not valid gzip.
+    """
+    name = display_name(path)
+    if os.fspath(path) == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        p = Path(path)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise FileAccessError("no such file", source=name) from None
+        except IsADirectoryError:
+            raise FileAccessError("is a directory, not a file", source=name) from None
+        except PermissionError:
+            raise FileAccessError("permission denied", source=name) from None
+        except OSError as exc:
+            raise FileAccessError(f"cannot read: {exc.strerror or exc}", source=name) from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise FileAccessError(f"corrupt gzip data: {exc}", source=name) from None
+    return data
+
+
+def read_text(path: PathLike) -> tuple[bytes, str]:
+    """Read a text file; refuse binary content with a clear error.
+
+    Returns the raw bytes (for fast parsers) and the display name.
+    """
+    data = read_bytes(path)
+    name = display_name(path)
+    head = data[:65536]
+    if b"\x00" in head:
+        raise FileAccessError("binary file (contains NUL bytes), expected text", source=name)
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut at the 64 KiB boundary is not binary.
+        if exc.start < len(head) - 4:
+            line = head[: exc.start].count(b"\n") + 1
+            raise FileAccessError(
+                "not UTF-8 text (binary file?)", source=name, line=line
+            ) from None
+    return data, name
+
+
+def write_bytes(path: PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` (stdout for ``-``); gzip when the name ends in ``.gz``."""
+    text = os.fspath(path)
+    if text == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    if text.endswith(".gz"):
+        data = gzip.compress(data)
+    try:
+        Path(text).write_bytes(data)
+    except OSError as exc:
+        raise FileAccessError(f"cannot write: {exc.strerror or exc}", source=text) from None

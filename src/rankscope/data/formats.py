@@ -1,0 +1,351 @@
+"""Readers and writers for every supported format, and coercion of user inputs.
+
+Formats: ``trec`` (whitespace separated, ``#`` comments), ``json`` (nested
+``{query: {doc: value}}`` or a list of records), ``jsonl`` (one record a
+line), ``csv`` / ``tsv`` (with a header), ``parquet``; any of them gzipped
+(``.gz``). In memory: :class:`~rankscope.Qrels` / :class:`~rankscope.Run`,
+polars and pandas DataFrames, and nested dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from io import BytesIO
+from typing import Any, Literal
+
+import polars as pl
+
+from rankscope.data._io import PathLike, read_text, write_bytes
+from rankscope.data.tables import OnDuplicate, Qrels, RowLocator, Run
+from rankscope.data.trec import format_trec_qrels, format_trec_run, parse_trec
+from rankscope.errors import DependencyError, FileAccessError, InputError, OptionError, ParseError
+
+__all__ = [
+    "FORMATS",
+    "as_qrels",
+    "as_run",
+    "frame_from_nested_dict",
+    "guess_format",
+    "read_table",
+    "require_pandas",
+    "write_table",
+]
+
+Kind = Literal["qrels", "run"]
+
+FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
+
+_EXTENSIONS = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+# Column names other tools use, mapped to ours (matched case-insensitively).
+_ALIASES = {
+    "query_id": ("query_id", "qid", "query", "query-id", "queryid", "topic", "topic_id", "q_id"),
+    "doc_id": (
+        "doc_id", "docid", "doc", "docno", "document", "document_id", "corpus-id", "corpus_id",
+        "pid", "passage_id", "item", "item_id",
+    ),
+    "grade": ("grade", "rel", "relevance", "label", "judgment", "judgement", "score", "qrel"),
+    "score": ("score", "sim", "similarity", "retrieval_score", "value"),
+}
+
+
+def guess_format(path: PathLike) -> str:
+    """The format implied by a file name (``trec`` when nothing else fits)."""
+    name = os.fspath(path).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    _, ext = os.path.splitext(name)
+    return _EXTENSIONS.get(ext, "trec")
+
+
+def _check_format(fmt: str) -> str:
+    fmt = fmt.lower()
+    if fmt not in FORMATS:
+        raise OptionError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def read_table(
+    path: PathLike, kind: Kind, fmt: str | None = None
+) -> tuple[pl.DataFrame, list[str], str, RowLocator]:
+    """Read a qrels or run file into canonical columns.
+
+    Returns the frame, the run tags (TREC runs only), the display name and a
+    function mapping a row of the frame back to the file's 1-based line.
+    """
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    data, source = read_text(path)
+    value = "grade" if kind == "qrels" else "score"
+    if fmt == "trec":
+        frame, tags = parse_trec(data, source, kind)
+        return frame, tags, source, _trec_locator(data)
+    if fmt == "parquet":
+        try:
+            raw = pl.read_parquet(BytesIO(data))
+        except Exception as exc:  # polars raises several types for bad files
+            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
+        return _canonical(raw, value, source), [], source, lambda row: None
+    if fmt in ("csv", "tsv"):
+        try:
+            raw = pl.read_csv(
+                data,
+                separator="," if fmt == "csv" else "\t",
+                infer_schema=False,
+                comment_prefix="#",
+            )
+        except Exception as exc:
+            raise ParseError(f"malformed {fmt.upper()} ({exc})", source=source) from None
+        frame = _canonical(raw, value, source, numeric_from_text=True, header_lines=1)
+        return frame, [], source, lambda row: row + 2
+    if fmt == "jsonl":
+        return (*_read_jsonl(data, value, source), source, _jsonl_locator(data))
+    return _read_json(data, value, source), [], source, lambda row: None
+
+
+def _trec_locator(data: bytes) -> RowLocator:
+    """Map data rows to file lines, skipping comments and blank lines (lazily)."""
+    cache: list[int] = []
+
+    def locate(row: int) -> int | None:
+        if not cache:
+            for number, line in enumerate(data.splitlines(), start=1):
+                stripped = line.strip()
+                if stripped and not stripped.startswith(b"#"):
+                    cache.append(number)
+        return cache[row] if 0 <= row < len(cache) else None
+
+    return locate
+
+
+def _jsonl_locator(data: bytes) -> RowLocator:
+    lines = [n for n, line in enumerate(data.splitlines(), start=1) if line.strip()]
+    return lambda row: lines[row] if 0 <= row < len(lines) else None
+
+
+def _pick(columns: list[str], target: str, taken: set[str]) -> str | None:
+    lowered = {c.lower(): c for c in columns if c not in taken}
+    for alias in _ALIASES[target]:
+        if alias in lowered:
+            return lowered[alias]
+    return None
+
+
+def _canonical(
+    raw: pl.DataFrame,
+    value: str,
+    source: str,
+    *,
+    numeric_from_text: bool = False,
+    header_lines: int = 0,
+) -> pl.DataFrame:
+    """Rename aliased columns to ``query_id``, ``doc_id`` and ``value``."""
+    taken: set[str] = set()
+    chosen: dict[str, str] = {}
+    for target in ("query_id", "doc_id", value):
+        col = _pick(raw.columns, target, taken)
+        if col is None:
+            raise InputError(
+                f"no {target} column (accepted names: {', '.join(_ALIASES[target])}); "
+                f"found {', '.join(raw.columns) or 'none'}",
+                source=source,
+            )
+        taken.add(col)
+        chosen[target] = col
+    frame = raw.select(
+        pl.col(chosen["query_id"]).cast(pl.String).alias("query_id"),
+        pl.col(chosen["doc_id"]).cast(pl.String).alias("doc_id"),
+        pl.col(chosen[value]).alias(value),
+    )
+    if numeric_from_text or frame.schema[value] == pl.String:
+        text = frame.get_column(value).str.strip_chars()
+        text = text.replace("", None)
+        numbers = text.cast(pl.Float64, strict=False)
+        bad = numbers.is_null() & text.is_not_null()
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            raise ParseError(
+                f"{value} is not a number",
+                source=source,
+                line=row + 1 + header_lines,
+                value=str(text[row]),
+            )
+        frame = frame.with_columns(numbers.alias(value))
+    return frame
+
+
+def _records_frame(records: list[Any], value: str, source: str) -> pl.DataFrame:
+    for i, rec in enumerate(records):
+        if not isinstance(rec, Mapping):
+            raise ParseError("expected an object per record", source=source, line=i + 1)
+    columns: dict[str, list[Any]] = {}
+    for rec in records:
+        for key in rec:
+            columns.setdefault(str(key), [])
+    for rec in records:
+        for key, col in columns.items():
+            col.append(rec.get(key))
+    raw = pl.DataFrame(
+        {k: pl.Series(k, [None if v is None else str(v) for v in col], dtype=pl.String)
+         for k, col in columns.items()}
+    )
+    return _canonical(raw, value, source, numeric_from_text=True)
+
+
+def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, list[str]]:
+    records: list[Any] = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ParseError(
+                f"invalid JSON ({exc.msg})", source=source, line=number,
+                value=line.decode("utf-8", "replace"),
+            ) from None
+    if not records:
+        return _empty(value), []
+    return _records_frame(records, value, source), []
+
+
+def _read_json(data: bytes, value: str, source: str) -> pl.DataFrame:
+    try:
+        obj = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
+    if isinstance(obj, Mapping):
+        return frame_from_nested_dict(obj, value, source)
+    if isinstance(obj, list):
+        return _records_frame(obj, value, source) if obj else _empty(value)
+    raise ParseError("expected a JSON object {query: {doc: value}} or a list", source=source)
+
+
+def _empty(value: str) -> pl.DataFrame:
+    return pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, value: pl.Float64})
+
+
+def frame_from_nested_dict(data: Mapping[Any, Any], value: str, source: str) -> pl.DataFrame:
+    """Flatten ``{query: {doc: value}}`` into canonical columns, checking every value."""
+    queries: list[str] = []
+    docs: list[str] = []
+    values: list[float | None] = []
+    for q, ranking in data.items():
+        if not isinstance(ranking, Mapping):
+            raise ParseError(
+                f"query {q!r} maps to {type(ranking).__name__}, expected {{doc: {value}}}",
+                source=source,
+            )
+        for d, v in ranking.items():
+            if v is None:
+                number = None
+            elif isinstance(v, bool) or not isinstance(v, int | float):
+                try:
+                    number = float(v)
+                except (TypeError, ValueError):
+                    raise ParseError(
+                        f"{value} for query {q!r}, document {d!r} is not a number",
+                        source=source,
+                        value=repr(v),
+                    ) from None
+            else:
+                number = float(v)
+            queries.append(str(q))
+            docs.append(str(d))
+            values.append(number)
+    return pl.DataFrame(
+        {"query_id": queries, "doc_id": docs, value: values},
+        schema={"query_id": pl.String, "doc_id": pl.String, value: pl.Float64},
+    )
+
+
+def write_table(
+    frame: pl.DataFrame, path: PathLike, kind: Kind, fmt: str | None, *, tag: str
+) -> None:
+    """Write canonical columns in a format (see :data:`FORMATS`)."""
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    value = "grade" if kind == "qrels" else "score"
+    if fmt == "trec":
+        if kind == "qrels":
+            data = format_trec_qrels(frame)
+        else:
+            data = format_trec_run(frame, tag.replace(" ", "_") or "rankscope")
+    elif fmt == "json":
+        nested: dict[str, dict[str, float | None]] = {}
+        for q, d, v in frame.iter_rows():
+            nested.setdefault(q, {})[d] = v
+        data = (json.dumps(nested, indent=1) + "\n").encode()
+    elif fmt == "jsonl":
+        data = frame.select("query_id", "doc_id", value).write_ndjson().encode()
+    elif fmt in ("csv", "tsv"):
+        data = frame.write_csv(separator="," if fmt == "csv" else "\t").encode()
+    else:
+        buffer = BytesIO()
+        frame.write_parquet(buffer)
+        data = buffer.getvalue()
+    write_bytes(path, data)
+
+
+def require_pandas(purpose: str) -> Any:
+    """Import pandas or raise :class:`~rankscope.errors.DependencyError`."""
+    try:
+        import pandas
+    except ImportError:
+        raise DependencyError("pandas", "pandas", purpose) from None
+    return pandas
+
+
+def _frame_from_dataframe(obj: Any) -> pl.DataFrame | None:
+    if isinstance(obj, pl.DataFrame):
+        return obj
+    module = type(obj).__module__
+    if module.startswith("pandas") and hasattr(obj, "columns"):
+        return pl.from_pandas(obj.reset_index(drop=True))
+    return None
+
+
+def as_qrels(obj: Any) -> Qrels:
+    """Accept qrels as a :class:`Qrels`, a path, a DataFrame or a nested dict."""
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, str | os.PathLike):
+        return Qrels.read(obj)
+    frame = _frame_from_dataframe(obj)
+    if frame is not None:
+        return Qrels(_canonical(frame, "grade", "<DataFrame>"), source="<DataFrame>")
+    if isinstance(obj, Mapping):
+        return Qrels.from_dict(obj)
+    raise InputError(f"cannot use a {type(obj).__name__} as qrels")
+
+
+def as_run(obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "error") -> Run:
+    """Accept a run as a :class:`Run`, a path, a DataFrame or a nested dict."""
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, str | os.PathLike):
+        return Run.read(obj, name=name, on_duplicate=on_duplicate)
+    frame = _frame_from_dataframe(obj)
+    if frame is not None:
+        return Run(
+            _canonical(frame, "score", "<DataFrame>"),
+            name=name or "run",
+            source="<DataFrame>",
+            on_duplicate=on_duplicate,
+        )
+    if isinstance(obj, Mapping):
+        return Run(
+            frame_from_nested_dict(obj, "score", "<dict>"),
+            name=name or "run",
+            source="<dict>",
+            on_duplicate=on_duplicate,
+        )
+    raise InputError(f"cannot use a {type(obj).__name__} as a run")

@@ -1,0 +1,293 @@
+"""The columnar tables everything works on: :class:`Qrels` and :class:`Run`.
+
+Both wrap a polars DataFrame with string ``query_id`` and ``doc_id`` columns
+and a float64 value column (``grade`` for qrels, ``score`` for runs). They are
+never dict-of-dicts inside; ``to_dict`` exists only for interoperability.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import polars as pl
+
+from rankscope.errors import DuplicateDocumentError, InputError, OptionError, ParseError
+
+if TYPE_CHECKING:
+    from rankscope.data._io import PathLike
+
+__all__ = ["OnDuplicate", "Qrels", "Run"]
+
+OnDuplicate = Literal["error", "first", "max"]
+RowLocator = Callable[[int], int | None]
+"""Maps a 0-based row of a table to the 1-based line of the file it came from."""
+
+
+def _by_row(row: int) -> int | None:
+    return row + 1
+
+
+class _Table:
+    """Shared behaviour of the two tables (not public)."""
+
+    _value: str = ""
+
+    def __init__(self, frame: pl.DataFrame, *, source: str = "<memory>") -> None:
+        self._frame = frame
+        self.source = source
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The underlying polars DataFrame (``query_id``, ``doc_id``, value)."""
+        return self._frame
+
+    def __len__(self) -> int:
+        return self._frame.height
+
+    @property
+    def query_ids(self) -> list[str]:
+        """The distinct query ids, sorted in byte order."""
+        ids: list[str] = self._frame.get_column("query_id").unique().sort().to_list()
+        return ids
+
+    @property
+    def n_queries(self) -> int:
+        """How many distinct queries the table holds."""
+        return int(self._frame.get_column("query_id").n_unique())
+
+    def to_polars(self) -> pl.DataFrame:
+        """Return the table as a polars DataFrame (a cheap copy)."""
+        return self._frame.clone()
+
+    def to_pandas(self) -> Any:
+        """Return the table as a pandas DataFrame (needs the ``pandas`` extra)."""
+        from rankscope.data.formats import require_pandas
+
+        require_pandas("converting to pandas")
+        return self._frame.to_pandas()
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """Return ``{query_id: {doc_id: value}}`` (the format pytrec_eval and ranx use)."""
+        out: dict[str, dict[str, float]] = {}
+        for q, d, v in self._frame.iter_rows():
+            out.setdefault(q, {})[d] = v
+        return out
+
+
+class Qrels(_Table):
+    """Relevance judgments: one grade per (query, document).
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        Columns ``query_id`` (str), ``doc_id`` (str) and ``grade`` (float; null
+        means the document was seen but not graded).
+    source : str
+        Where the data came from, for messages.
+
+    Notes
+    -----
+    Grades may be fractional (a mean of raters' grades is a grade) and negative
+    (trec_eval treats a negative grade as judged non-relevant).
+    """
+
+    _value = "grade"
+
+    def __init__(
+        self,
+        frame: pl.DataFrame,
+        *,
+        source: str = "<memory>",
+        _locate: RowLocator = _by_row,
+    ) -> None:
+        frame = _conform(frame, "grade", source, _locate, allow_null=True)
+        _refuse_duplicates(frame, source, _locate, "judged")
+        super().__init__(frame, source=source)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, float | int | None]]) -> Qrels:
+        """Build qrels from ``{query_id: {doc_id: grade}}``."""
+        from rankscope.data.formats import frame_from_nested_dict
+
+        return cls(frame_from_nested_dict(data, "grade", "<dict>"), source="<dict>")
+
+    @classmethod
+    def read(cls, path: PathLike, *, format: str | None = None) -> Qrels:
+        """Read qrels from a file (TREC, JSON, JSONL, CSV, TSV, Parquet; ``-`` = stdin)."""
+        from rankscope.data.formats import read_table
+
+        frame, _, source, locate = read_table(path, "qrels", format)
+        return cls(frame, source=source, _locate=locate)
+
+    def write(self, path: PathLike, *, format: str | None = None) -> None:
+        """Write the qrels in the format named (or implied by the file name)."""
+        from rankscope.data.formats import write_table
+
+        write_table(self._frame, path, "qrels", format, tag="")
+
+    def __repr__(self) -> str:
+        return f"Qrels({self.n_queries} queries, {len(self)} judgments, source={self.source!r})"
+
+
+class Run(_Table):
+    """A ranking: one score per (query, document); higher scores rank first.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        Columns ``query_id`` (str), ``doc_id`` (str) and ``score`` (float).
+    name : str, optional
+        The run's name (its TREC run tag, by default).
+    source : str
+        Where the data came from, for messages.
+    on_duplicate : {"error", "first", "max"}
+        What to do with a document listed twice for one query: raise
+        :class:`~rankscope.errors.DuplicateDocumentError` (default), keep the
+        first occurrence, or keep the highest score.
+    """
+
+    _value = "score"
+
+    def __init__(
+        self,
+        frame: pl.DataFrame,
+        *,
+        name: str | None = None,
+        source: str = "<memory>",
+        on_duplicate: OnDuplicate = "error",
+        _locate: RowLocator = _by_row,
+    ) -> None:
+        frame = _conform(frame, "score", source, _locate, allow_null=False)
+        frame = _resolve_duplicates(frame, source, on_duplicate, _locate)
+        super().__init__(frame, source=source)
+        self.name = name if name is not None else source
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Mapping[str, float | int]], *, name: str = "run"
+    ) -> Run:
+        """Build a run from ``{query_id: {doc_id: score}}``."""
+        from rankscope.data.formats import frame_from_nested_dict
+
+        return cls(frame_from_nested_dict(data, "score", "<dict>"), name=name, source="<dict>")
+
+    @classmethod
+    def read(
+        cls,
+        path: PathLike,
+        *,
+        format: str | None = None,
+        name: str | None = None,
+        on_duplicate: OnDuplicate = "error",
+    ) -> Run:
+        """Read a run from a file (TREC, JSON, JSONL, CSV, TSV, Parquet; ``-`` = stdin).
+
+        The name defaults to the TREC run tag (the first one, if several) or the
+        file's name.
+        """
+        from rankscope.data.formats import read_table
+
+        frame, tags, source, locate = read_table(path, "run", format)
+        if name is None:
+            name = tags[0] if tags else source
+        return cls(frame, name=name, source=source, on_duplicate=on_duplicate, _locate=locate)
+
+    def write(self, path: PathLike, *, format: str | None = None) -> None:
+        """Write the run in the format named (or implied by the file name)."""
+        from rankscope.data.formats import write_table
+
+        write_table(self._frame, path, "run", format, tag=self.name)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self.n_queries} queries, {len(self)} rows)"
+
+
+def _conform(
+    frame: pl.DataFrame, value: str, source: str, locate: RowLocator, *, allow_null: bool
+) -> pl.DataFrame:
+    """Check and cast a frame to the canonical three columns."""
+    missing = [c for c in ("query_id", "doc_id", value) if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}; have {', '.join(frame.columns)}",
+            source=source,
+        )
+    try:
+        frame = frame.select(
+            pl.col("query_id").cast(pl.String),
+            pl.col("doc_id").cast(pl.String),
+            pl.col(value).cast(pl.Float64),
+        )
+    except pl.exceptions.PolarsError as exc:
+        raise ParseError(f"column {value!r} is not numeric ({exc})", source=source) from None
+    for col in ("query_id", "doc_id"):
+        nulls = frame.get_column(col).is_null()
+        if nulls.any():
+            raise ParseError(
+                f"empty {col}", source=source, line=locate(int(nulls.arg_true()[0]))
+            )
+    values = frame.get_column(value)
+    if not allow_null and values.null_count():
+        row = int(values.is_null().arg_true()[0])
+        raise ParseError(f"empty {value}", source=source, line=locate(row))
+    bad = ~values.is_finite() & values.is_not_null()
+    if bad.any():
+        row = int(bad.arg_true()[0])
+        raise ParseError(
+            f"{value} is not a finite number",
+            source=source,
+            line=locate(row),
+            value=str(values[row]),
+        )
+    return frame
+
+
+def _first_duplicate(frame: pl.DataFrame) -> tuple[int, int] | None:
+    """Rows of the first and second occurrence of the first repeated pair, if any."""
+    dup = frame.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
+    if not dup.any():
+        return None
+    first = int(dup.arg_true()[0])
+    q, d = frame.row(first)[:2]
+    rows = (
+        frame.with_row_index("_row")
+        .filter((pl.col("query_id") == q) & (pl.col("doc_id") == d))
+        .get_column("_row")
+    )
+    return first, int(rows[1])
+
+
+def _refuse_duplicates(frame: pl.DataFrame, source: str, locate: RowLocator, verb: str) -> None:
+    found = _first_duplicate(frame)
+    if found is None:
+        return
+    first, second = found
+    q, d = frame.row(second)[:2]
+    raise DuplicateDocumentError(
+        f"document {verb} twice for query {q!r} (first at line {locate(first)})",
+        source=source,
+        line=locate(second),
+        value=d,
+    )
+
+
+def _resolve_duplicates(
+    frame: pl.DataFrame, source: str, policy: OnDuplicate, locate: RowLocator
+) -> pl.DataFrame:
+    if policy not in ("error", "first", "max"):
+        raise OptionError(f"on_duplicate must be 'error', 'first' or 'max', not {policy!r}")
+    if policy == "error":
+        _refuse_duplicates(frame, source, locate, "ranked")
+        return frame
+    if not frame.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+        return frame
+    if policy == "first":
+        return frame.unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+    return (
+        frame.with_row_index("_row")
+        .sort("score", descending=True, maintain_order=True)
+        .unique(subset=["query_id", "doc_id"], keep="first")
+        .sort("_row")
+        .drop("_row")
+    )

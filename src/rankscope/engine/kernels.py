@@ -1,0 +1,232 @@
+"""One vectorized kernel per metric family: all queries at once, one value each.
+
+A kernel takes the shared :class:`~rankscope.engine.context.Context` and a
+bound :class:`~rankscope.metrics.Metric` and returns a float64 array with one
+value per evaluated query (NaN = null). The definitions they implement are the
+factories' docstrings in :mod:`rankscope.metrics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from rankscope.engine.context import Context
+from rankscope.engine.ranking import FloatArray
+from rankscope.metrics.base import Metric
+
+__all__ = ["KERNELS", "register_kernel"]
+
+Kernel = Callable[[Context, Metric], FloatArray]
+KERNELS: dict[str, Kernel] = {}
+
+
+def register_kernel(family: str) -> Callable[[Kernel], Kernel]:
+    """Decorator: the kernel computing ``family``."""
+
+    def wrap(fn: Kernel) -> Kernel:
+        KERNELS[family] = fn
+        return fn
+
+    return wrap
+
+
+def _div(num: FloatArray, den: FloatArray | float) -> FloatArray:
+    """num / den, with 0 where den == 0."""
+    den_arr = np.broadcast_to(np.asarray(den, dtype=np.float64), num.shape)
+    out = np.zeros_like(num)
+    np.divide(num, den_arr, out=out, where=den_arr != 0)
+    return out
+
+
+@register_kernel("P")
+def _precision(ctx: Context, m: Metric) -> FloatArray:
+    hits = ctx.hits(m.get("rel"), m.k)
+    den = float(m.k) if m.k is not None else ctx.lengths.astype(np.float64)
+    return _div(hits, den)
+
+
+@register_kernel("R")
+def _recall(ctx: Context, m: Metric) -> FloatArray:
+    rel = m.get("rel")
+    return _div(ctx.hits(rel, m.k), ctx.n_relevant(rel))
+
+
+@register_kernel("R_cap")
+def _recall_capped(ctx: Context, m: Metric) -> FloatArray:
+    rel = m.get("rel")
+    cap = float(m.k) if m.k is not None else np.inf  # the family requires a cut-off
+    return _div(ctx.hits(rel, m.k), np.minimum(ctx.n_relevant(rel), cap))
+
+
+@register_kernel("F")
+def _f_measure(ctx: Context, m: Metric) -> FloatArray:
+    p = _precision(ctx, m)
+    r = _recall(ctx, m)
+    b2 = float(m.get("beta")) ** 2
+    return _div((1.0 + b2) * p * r, b2 * p + r)
+
+
+@register_kernel("Hits")
+def _hits(ctx: Context, m: Metric) -> FloatArray:
+    return ctx.hits(m.get("rel"), m.k)
+
+
+@register_kernel("num_rel_ret")
+def _num_rel_ret(ctx: Context, m: Metric) -> FloatArray:
+    return ctx.hits(m.get("rel"), m.k)
+
+
+@register_kernel("num_ret")
+def _num_ret(ctx: Context, m: Metric) -> FloatArray:
+    return ctx.depth(m.k).astype(np.float64)
+
+
+@register_kernel("num_rel")
+def _num_rel(ctx: Context, m: Metric) -> FloatArray:
+    return ctx.n_relevant(m.get("rel")).copy()
+
+
+@register_kernel("Success")
+def _success(ctx: Context, m: Metric) -> FloatArray:
+    return (ctx.hits(m.get("rel"), m.k) > 0).astype(np.float64)
+
+
+@register_kernel("RPrec")
+def _r_precision(ctx: Context, m: Metric) -> FloatArray:
+    rel = m.get("rel")
+    big_r = ctx.n_relevant(rel)
+    within = ctx.pos < big_r[ctx.row_query]
+    hits = ctx.seg_sum(ctx.relevant(rel).astype(np.float64), within)
+    return _div(hits, big_r)
+
+
+@register_kernel("AP")
+def _average_precision(ctx: Context, m: Metric) -> FloatArray:
+    rel = m.get("rel")
+    is_rel = ctx.relevant(rel)
+    running = ctx.seg_cumsum(is_rel.astype(np.int64))
+    prec = running / (ctx.pos + 1.0)
+    mask = is_rel if m.k is None else is_rel & ctx.top(m.k)  # type: ignore[operator]
+    return _div(ctx.seg_sum(prec, mask), ctx.n_relevant(rel))
+
+
+@register_kernel("RR")
+def _reciprocal_rank(ctx: Context, m: Metric) -> FloatArray:
+    is_rel = ctx.relevant(m.get("rel"))
+    mask = is_rel if m.k is None else is_rel & ctx.top(m.k)  # type: ignore[operator]
+    rows = np.flatnonzero(mask)
+    out = np.zeros(ctx.n)
+    if rows.size:
+        queries, first = np.unique(ctx.row_query[rows], return_index=True)
+        out[queries] = 1.0 / (ctx.pos[rows[first]] + 1.0)
+    return out
+
+
+@register_kernel("bpref")
+def _bpref(ctx: Context, m: Metric) -> FloatArray:
+    rel = m.get("rel")
+    big_r = ctx.n_relevant(rel)
+    big_n = ctx.n_judged_nonrelevant(rel)
+    nonrel = ctx.nonrelevant_judged(rel)
+    # judged non-relevant documents ranked above each row
+    above = ctx.seg_cumsum(nonrel.astype(np.int64)) - nonrel
+    is_rel = ctx.relevant(rel)
+    q = ctx.row_query[is_rel]
+    den = np.minimum(big_r, big_n)[q]
+    frac = np.zeros(q.size)
+    np.divide(np.minimum(above[is_rel], big_r[q]), den, out=frac, where=den > 0)
+    terms = 1.0 - frac
+    total = np.bincount(q, weights=terms, minlength=ctx.n)
+    return _div(total, big_r)
+
+
+@register_kernel("Judged")
+def _judged(ctx: Context, m: Metric) -> FloatArray:
+    count = ctx.seg_sum(ctx.judged.astype(np.float64), ctx.top(m.k))
+    return _div(count, ctx.depth(m.k).astype(np.float64))
+
+
+@register_kernel("CG")
+def _cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
+    return ctx.seg_sum(ctx.gain_of(ctx.lists.grades, m), ctx.top(m.k))
+
+
+@register_kernel("DCG")
+def _dcg(ctx: Context, m: Metric) -> FloatArray:
+    gains = ctx.gain_of(ctx.lists.grades, m) * ctx.discount
+    return ctx.seg_sum(gains, ctx.top(m.k))
+
+
+def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
+    flavor = m.get("ideal")
+    if flavor == "global":
+        gains = ctx.gain_of(ctx.lists.judged_grades, m)
+        # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
+        order = np.lexsort((-gains, ctx.judged_query))
+        gains = gains[order]
+        disc = 1.0 / np.log2(ctx.judged_pos + 2.0)
+        mask = None if m.k is None else ctx.judged_pos < m.k
+        return ctx.judged_sum(gains * disc, mask)
+    if flavor == "max":
+        top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
+        depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)
+        longest = int(depth.max()) if depth.size else 0
+        prefix = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(longest) + 2.0))))
+        return top_gain * prefix[depth]
+    # local: the best order of the retrieved top k
+    mask = ctx.top(m.k)
+    gains = ctx.gain_of(ctx.lists.grades, m)
+    if mask is not None:
+        gains = np.where(mask, gains, -np.inf)
+    order = np.lexsort((-gains, ctx.row_query))
+    best = gains[order]
+    contrib = np.where(np.isfinite(best), best * ctx.discount, 0.0)
+    return ctx.seg_sum(contrib)
+
+
+@register_kernel("nDCG")
+def _ndcg(ctx: Context, m: Metric) -> FloatArray:
+    return _div(_dcg(ctx, m), _ideal_dcg(ctx, m))
+
+
+@register_kernel("ERR")
+def _err(ctx: Context, m: Metric) -> FloatArray:
+    top_grade = ctx.metric_max_grade(m)
+    g = np.nan_to_num(ctx.lists.grades, nan=0.0)
+    stop = (np.exp2(np.maximum(g, 0.0)) - 1.0) / np.exp2(top_grade)
+    stop = np.clip(stop, 0.0, 1.0)
+    cont = 1.0 - stop
+    # prod_{j<i}(1 - R_j) within each query, via logs; exact zeros tracked apart.
+    zero = cont <= 0.0
+    logs = np.log(np.where(zero, 1.0, cont))
+    csum = np.cumsum(logs)
+    start = np.concatenate(([0.0], csum))[ctx.lists.offsets[:-1]]
+    before_log = csum - logs - np.repeat(start, ctx.lengths)
+    zeros_before = ctx.seg_cumsum(zero.astype(np.int64)) - zero
+    reach = np.where(zeros_before > 0, 0.0, np.exp(before_log))
+    return ctx.seg_sum(reach * stop / (ctx.pos + 1.0), ctx.top(m.k))
+
+
+@register_kernel("RBP")
+def _rbp(ctx: Context, m: Metric) -> FloatArray:
+    p = float(m.get("p"))
+    rel = m.get("rel")
+    is_rel = ctx.relevant(rel)
+    if m.get("gain") == "grade":
+        r = np.where(is_rel, ctx.lists.grades, 0.0)
+    else:
+        r = is_rel.astype(np.float64)
+    return (1.0 - p) * ctx.seg_sum(r * np.power(p, ctx.pos.astype(np.float64)))
+
+
+@register_kernel("Best")
+def _best(ctx: Context, m: Metric) -> FloatArray:
+    starts = ctx.lists.judged_offsets[:-1]
+    has = ctx.judged_lengths > 0
+    top = np.full(ctx.n, np.inf)
+    top[has] = ctx.lists.judged_grades[starts[has]]
+    top = np.where(top > 0, top, np.inf)  # no positive grade: nothing is "best"
+    is_best = ctx.lists.grades == top[ctx.row_query]
+    return (ctx.seg_sum(is_best.astype(np.float64), ctx.top(m.k)) > 0).astype(np.float64)

@@ -1,0 +1,152 @@
+"""The one exception hierarchy of rankscope.
+
+Every error rankscope raises on purpose comes from this module, so callers can
+catch :class:`RankscopeError` and the command line can turn any of them into a
+one-line message and a non-zero exit code instead of a traceback::
+
+    RankscopeError
+    ├── InputError                  bad data: names the source, 1-based line, value
+    │   ├── FileAccessError         missing, unreadable or binary file
+    │   ├── ParseError              malformed line, non-numeric / non-finite value
+    │   ├── DuplicateDocumentError  a document twice in one query's ranking
+    │   └── ScaleError              a grade outside the declared scale
+    ├── MetricError                 a metric that cannot be computed as asked
+    │   ├── UnknownMetricError      a name no parser accepts ("did you mean")
+    │   └── MetricParameterError    cut-off <= 0, p outside (0, 1), ...
+    ├── OptionError                 an evaluation option with a bad value
+    └── DependencyError             an optional extra is not installed
+
+    RankscopeWarning (UserWarning)  a documented, counted leniency
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DependencyError",
+    "DuplicateDocumentError",
+    "FileAccessError",
+    "InputError",
+    "MetricError",
+    "MetricParameterError",
+    "OptionError",
+    "ParseError",
+    "RankscopeError",
+    "RankscopeWarning",
+    "ScaleError",
+    "UnknownMetricError",
+]
+
+
+class RankscopeError(Exception):
+    """Base class of every error rankscope raises on purpose."""
+
+
+class InputError(RankscopeError):
+    """Bad input data.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong, in words.
+    source : str, optional
+        The file name (or ``"<stdin>"``, ``"<dict>"``, ...).
+    line : int, optional
+        The 1-based line number in ``source``.
+    value : str, optional
+        The offending value or line, as read.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        value: str | None = None,
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.value = value
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.source is not None:
+            where = self.source
+            if self.line is not None:
+                where += f", line {self.line}"
+            where += ": "
+        elif self.line is not None:
+            where = f"line {self.line}: "
+        text = where + self.message
+        if self.value is not None:
+            shown = self.value if len(self.value) <= 120 else self.value[:117] + "..."
+            text += f": {shown!r}"
+        return text
+
+
+class FileAccessError(InputError):
+    """A file that is missing, unreadable, a directory, or binary."""
+
+
+class ParseError(InputError):
+    """A malformed line or a value that is not what the format requires."""
+
+
+class DuplicateDocumentError(InputError):
+    """A document that appears twice in one query's ranking."""
+
+
+class ScaleError(InputError):
+    """A grade outside the declared grading scale."""
+
+
+class MetricError(RankscopeError):
+    """A metric that cannot be computed as asked."""
+
+
+class UnknownMetricError(MetricError):
+    """A metric name that no parser accepts.
+
+    Parameters
+    ----------
+    name : str
+        The name as typed.
+    suggestions : list of str
+        Close known names, best first (may be empty).
+    """
+
+    def __init__(self, name: str, suggestions: list[str] | None = None, detail: str = "") -> None:
+        self.name = name
+        self.suggestions = list(suggestions or [])
+        text = f"unknown metric {name!r}"
+        if detail:
+            text += f" ({detail})"
+        if self.suggestions:
+            text += "; did you mean " + " or ".join(repr(s) for s in self.suggestions[:3]) + "?"
+        super().__init__(text)
+
+
+class MetricParameterError(MetricError):
+    """A metric parameter out of its range (cut-off <= 0, p outside (0, 1), ...)."""
+
+
+class OptionError(RankscopeError):
+    """An evaluation option with a value it cannot take."""
+
+
+class DependencyError(RankscopeError):
+    """An optional dependency (an extra) is needed but not installed."""
+
+    def __init__(self, package: str, extra: str, purpose: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{purpose} needs the optional package {package!r}: "
+            f"pip install 'rankscope[{extra}]'"
+        )
+
+
+class RankscopeWarning(UserWarning):
+    """A documented leniency was applied (counted and shown, never silent)."""

@@ -1,0 +1,56 @@
+"""Metric definitions (data, no computation), the registry and the name parser.
+
+Build metrics with the factories below or by name with :func:`parse_metric`;
+compute them with :func:`rankscope.evaluate`.
+"""
+
+from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric
+from rankscope.metrics.binary import (
+    average_precision,
+    bpref,
+    f_measure,
+    hits,
+    judged,
+    num_rel,
+    num_rel_ret,
+    num_ret,
+    precision,
+    r_precision,
+    recall,
+    recall_capped,
+    reciprocal_rank,
+    success,
+)
+from rankscope.metrics.graded import best, cumulative_gain, dcg, err, ndcg, rbp
+from rankscope.metrics.parser import known_names, parse_metric, parse_metrics
+
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "Metric",
+    "Param",
+    "average_precision",
+    "best",
+    "bpref",
+    "cumulative_gain",
+    "dcg",
+    "err",
+    "f_measure",
+    "hits",
+    "judged",
+    "known_names",
+    "make_metric",
+    "ndcg",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
+    "parse_metric",
+    "parse_metrics",
+    "precision",
+    "r_precision",
+    "rbp",
+    "recall",
+    "recall_capped",
+    "reciprocal_rank",
+    "success",
+]

@@ -1,0 +1,478 @@
+r"""Binary-relevance metrics: a document is relevant when its grade >= ``rel``.
+
+Unless a metric says otherwise: ``k`` cuts the ranking to its first k
+documents; an unjudged document is not relevant; ``R`` is the number of
+relevant documents in the qrels for the query; a query with an empty ranking
+scores 0 (it is still in the mean, as with trec_eval ``-c``).
+"""
+
+from __future__ import annotations
+
+from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+
+__all__ = [
+    "average_precision",
+    "bpref",
+    "f_measure",
+    "hits",
+    "judged",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
+    "precision",
+    "r_precision",
+    "recall",
+    "recall_capped",
+    "reciprocal_rank",
+    "success",
+]
+
+REL = Param("rel", 1, "float", "minimum grade counted as relevant (trec_eval -l, ranx -lN)")
+
+_TREC = "Buckley & Voorhees, trec_eval (NIST), https://github.com/usnistgov/trec_eval"
+
+
+def precision(k: int | None = None, *, rel: float = 1) -> Metric:
+    r"""Precision: the share of the first k documents that are relevant.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off. Without one, the denominator is the number retrieved
+        (trec_eval ``set_P``).
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: P@k = \frac{|\{i \le k : g_i \ge rel\}|}{k}
+
+    The denominator is k even when fewer than k documents were retrieved
+    (trec_eval, ranx and ir_measures agree). Ties in score are broken by
+    document id descending, so a tie straddling rank k is decided by id.
+
+    References
+    ----------
+    .. [1] Manning, Raghavan & Schütze, *Introduction to Information
+       Retrieval*, ch. 8 (2008).
+    .. [2] trec_eval's ``P`` and ``set_P``.
+
+    Examples
+    --------
+    >>> from rankscope.metrics import precision
+    >>> precision(5)
+    Metric('P@5')
+    """
+    return make_metric("P", k=k, rel=rel)
+
+
+def recall(k: int | None = None, *, rel: float = 1) -> Metric:
+    r"""Recall: the share of all relevant documents found in the first k.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (the whole ranking when omitted).
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: R@k = \frac{|\{i \le k : g_i \ge rel\}|}{R}
+
+    A query with R = 0 scores 0 (trec_eval's convention).
+
+    References
+    ----------
+    .. [1] Manning, Raghavan & Schütze, *Introduction to Information
+       Retrieval*, ch. 8 (2008).
+    """
+    return make_metric("R", k=k, rel=rel)
+
+
+def recall_capped(k: int, *, rel: float = 1) -> Metric:
+    r"""Capped recall: recall whose denominator is at most k (BEIR's ``R_cap@k``).
+
+    Parameters
+    ----------
+    k : int
+        Cut-off (required).
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: R\_cap@k = \frac{|\{i \le k : g_i \ge rel\}|}{\min(k, R)}
+
+    A query with R = 0 scores 0. With 7 relevant documents of which 3 are in
+    the top 5, Recall@5 = 3/7 and R_cap@5 = 3/5.
+
+    References
+    ----------
+    .. [1] Thakur et al., "BEIR: A Heterogeneous Benchmark for Zero-shot
+       Evaluation of Information Retrieval Models", NeurIPS Datasets (2021).
+    """
+    return make_metric("R_cap", k=k, rel=rel)
+
+
+def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1) -> Metric:
+    r"""F-beta: the weighted harmonic mean of precision and recall at k.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off; without one, precision divides by the number retrieved
+        (trec_eval ``set_F``).
+    beta : float, default 1
+        Weight of recall (beta > 1 favours recall); must be > 0.
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: F_\beta = (1 + \beta^2) \frac{P \cdot R}{\beta^2 P + R}
+
+    with P = P@k and R = R@k; 0 when P + R = 0.
+
+    References
+    ----------
+    .. [1] van Rijsbergen, *Information Retrieval*, 2nd ed., ch. 7 (1979).
+    """
+    return make_metric("F", k=k, beta=beta, rel=rel)
+
+
+def hits(k: int | None = None, *, rel: float = 1) -> Metric:
+    r"""Hits: the number of relevant documents in the first k (ranx ``hits``).
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (the whole ranking when omitted).
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: Hits@k = |\{i \le k : g_i \ge rel\}|
+
+    Averaged over queries (ranx's convention); trec_eval's ``num_rel_ret`` is
+    the sum (see :func:`num_rel_ret`).
+
+    References
+    ----------
+    .. [1] Bassani, "ranx: A Blazing-Fast Python Library for Ranking
+       Evaluation and Comparison", ECIR (2022).
+    """
+    return make_metric("Hits", k=k, rel=rel)
+
+
+def success(k: int | None = None, *, rel: float = 1) -> Metric:
+    r"""Success (hit rate): 1 if a relevant document is in the first k, else 0.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (the whole ranking when omitted).
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: Success@k = [\exists i \le k : g_i \ge rel]
+
+    References
+    ----------
+    .. [1] trec_eval's ``success``; ranx's ``hit_rate``.
+    """
+    return make_metric("Success", k=k, rel=rel)
+
+
+def r_precision(*, rel: float = 1) -> Metric:
+    r"""R-precision: precision at rank R, R the number of relevant documents.
+
+    Parameters
+    ----------
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: RPrec = \frac{|\{i \le R : g_i \ge rel\}|}{R}
+
+    0 when R = 0.
+
+    References
+    ----------
+    .. [1] Buckley & Voorhees, "Evaluating evaluation measure stability",
+       SIGIR (2000).
+    """
+    return make_metric("RPrec", rel=rel)
+
+
+def average_precision(k: int | None = None, *, rel: float = 1) -> Metric:
+    r"""Average precision (MAP when averaged), optionally cut at k.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (trec_eval ``map_cut_k``); the whole ranking when omitted.
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: AP@k = \frac{1}{R} \sum_{i \le k} P@i \cdot [g_i \ge rel]
+
+    The denominator is R, all relevant documents of the query, also with a
+    cut-off (trec_eval, ranx and ir_measures agree); 0 when R = 0. The
+    judging platform's AP@k (R = relevant in the top k) is the
+    ``unjudged="null"`` evaluation mode.
+
+    References
+    ----------
+    .. [1] Buckley & Voorhees, "Retrieval evaluation with incomplete
+       information" / trec_eval's ``map``; Manning et al. (2008), ch. 8.
+    """
+    return make_metric("AP", k=k, rel=rel)
+
+
+def reciprocal_rank(k: int | None = None, *, rel: float = 1) -> Metric:
+    r"""Reciprocal rank of the first relevant document (MRR when averaged).
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off: 0 when the first relevant document is below rank k.
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: RR@k = \frac{1}{\min\{i \le k : g_i \ge rel\}}
+
+    0 when no relevant document is in the first k.
+
+    References
+    ----------
+    .. [1] Voorhees, "The TREC-8 Question Answering Track Report", TREC (1999).
+    """
+    return make_metric("RR", k=k, rel=rel)
+
+
+def bpref(*, rel: float = 1) -> Metric:
+    r"""Bpref: preference of judged relevant over judged non-relevant documents.
+
+    Parameters
+    ----------
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: bpref = \frac{1}{R} \sum_{r} \left(1 - \frac{\min(n_r, R)}{\min(R, N)}\right)
+
+    over retrieved relevant documents r, where n_r is the number of judged
+    non-relevant documents ranked above r and N the number of judged
+    non-relevant documents; the fraction is 0 when min(R, N) = 0 (trec_eval).
+    Unjudged documents are ignored.
+
+    References
+    ----------
+    .. [1] Buckley & Voorhees, "Retrieval evaluation with incomplete
+       information", SIGIR (2004).
+    """
+    return make_metric("bpref", rel=rel)
+
+
+def judged(k: int | None = None) -> Metric:
+    r"""Judged: the share of the first k documents that have a judgment.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (the whole ranking when omitted).
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: Judged@k = \frac{|\{i \le k : d_i \text{ judged}\}|}{\min(k, n)}
+
+    n is the number retrieved (ir_measures' convention); 0 for an empty
+    ranking. A judgment with a null grade does not count.
+
+    References
+    ----------
+    .. [1] MacAvaney et al., ir_measures' ``Judged`` (from OpenNIR).
+    """
+    return make_metric("Judged", k=k)
+
+
+def num_ret(k: int | None = None) -> Metric:
+    r"""Number of documents retrieved (summed over queries, as trec_eval does).
+
+    Parameters
+    ----------
+    k : int, optional
+        Count at most k per query.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: num\_ret = \min(k, n)
+
+    References
+    ----------
+    .. [1] trec_eval's ``num_ret``.
+    """
+    return make_metric("num_ret", k=k)
+
+
+def num_rel(*, rel: float = 1) -> Metric:
+    r"""Number of relevant documents in the qrels (summed over queries).
+
+    Parameters
+    ----------
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: num\_rel = R
+
+    References
+    ----------
+    .. [1] trec_eval's ``num_rel``.
+    """
+    return make_metric("num_rel", rel=rel)
+
+
+def num_rel_ret(k: int | None = None, *, rel: float = 1) -> Metric:
+    r"""Number of relevant documents retrieved (summed over queries).
+
+    Parameters
+    ----------
+    k : int, optional
+        Count only the first k per query.
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: num\_rel\_ret = |\{i \le k : g_i \ge rel\}|
+
+    References
+    ----------
+    .. [1] trec_eval's ``num_rel_ret``.
+    """
+    return make_metric("num_rel_ret", k=k, rel=rel)
+
+
+BETA = Param("beta", 1.0, "float", "weight of recall against precision", low=0.0, open_low=True)
+
+_T, _PT, _RX, _IR = "trec_eval", "pytrec_eval", "ranx", "ir_measures"
+
+
+def _fam(
+    name: str,
+    factory: object,
+    cutoff: str,
+    params: tuple[Param, ...],
+    aliases: tuple[str, ...],
+    agrees: tuple[str, ...],
+    aggregate: str = "mean",
+) -> None:
+    register(
+        Family(
+            name=name,
+            params=params,
+            cutoff=cutoff,  # type: ignore[arg-type]
+            aggregate=aggregate,  # type: ignore[arg-type]
+            empty_value=0.0,
+            graded=False,
+            aliases=aliases,
+            agrees_with=agrees,
+            factory=factory,  # type: ignore[arg-type]
+            group="binary",
+        )
+    )
+
+
+_fam("P", precision, "optional", (REL,), ("precision@k", "P_k", "P@k", "set_P"),
+     (f"{_T} P_k / set_P", f"{_PT} P_k", f"{_RX} precision@k", f"{_IR} P@k"))
+_fam("R", recall, "optional", (REL,), ("recall@k", "recall_k", "R@k", "set_recall"),
+     (f"{_T} recall_k / set_recall", f"{_PT} recall_k", f"{_RX} recall@k", f"{_IR} R@k"))
+_fam("R_cap", recall_capped, "required", (REL,), ("R_cap@k",), ("BEIR R_cap@k",))
+_fam("F", f_measure, "optional", (BETA, REL), ("f1@k", "F@k", "set_F"),
+     (f"{_T} set_F (no cut-off, beta=1)", f"{_RX} f1@k (beta=1)"))
+_fam("Hits", hits, "optional", (REL,), ("hits@k",), (f"{_RX} hits@k",))
+_fam("Success", success, "optional", (REL,), ("hit_rate@k", "success_k", "Success@k"),
+     (f"{_T} success_k", f"{_RX} hit_rate@k", f"{_IR} Success@k"))
+_fam("RPrec", r_precision, "none", (REL,), ("r_precision", "Rprec", "Rprec"),
+     (f"{_T} Rprec", f"{_PT} Rprec", f"{_RX} r_precision", f"{_IR} Rprec"))
+_fam("AP", average_precision, "optional", (REL,), ("map@k", "map", "map_cut_k", "AP@k"),
+     (f"{_T} map / map_cut_k", f"{_PT} map", f"{_RX} map@k", f"{_IR} AP@k"))
+_fam("RR", reciprocal_rank, "optional", (REL,), ("mrr@k", "recip_rank", "RR@k"),
+     (f"{_T} recip_rank (no cut-off)", f"{_RX} mrr@k", f"{_IR} RR@k"))
+_fam("bpref", bpref, "none", (REL,), ("bpref", "Bpref"),
+     (f"{_T} bpref", f"{_PT} bpref", f"{_RX} bpref", f"{_IR} Bpref"))
+_fam("Judged", judged, "optional", (), ("Judged@k",), (f"{_IR} Judged@k",))
+_fam("num_ret", num_ret, "optional", (), ("num_ret", "NumRet"),
+     (f"{_T} num_ret", f"{_IR} NumRet"), aggregate="sum")
+_fam("num_rel", num_rel, "none", (REL,), ("num_rel", "NumRel"),
+     (f"{_T} num_rel", f"{_IR} NumRel"), aggregate="sum")
+_fam("num_rel_ret", num_rel_ret, "optional", (REL,), ("num_rel_ret", "NumRelRet"),
+     (f"{_T} num_rel_ret", f"{_IR} NumRelRet"), aggregate="sum")

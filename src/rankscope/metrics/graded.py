@@ -1,0 +1,284 @@
+r"""Graded-relevance metrics: the grade (or a gain computed from it) counts.
+
+Gains: ``gain="linear"`` uses the grade itself (Järvelin & Kekäläinen; what
+trec_eval, pytrec_eval and ranx's ``ndcg`` do), ``gain="exp"`` uses
+:math:`2^g - 1` (Burges et al.; ranx's ``ndcg_burges``); ``gains`` maps grades
+to gains explicitly (trec_eval's ``ndcg.1=3,2=9``); grades not in the map gain
+0. Negative grades gain 0. With ``rel`` set, grades below it gain 0 (ranx's
+``-lN`` suffix). Unjudged documents gain 0.
+"""
+
+from __future__ import annotations
+
+from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+
+__all__ = [
+    "best",
+    "cumulative_gain",
+    "dcg",
+    "err",
+    "ndcg",
+    "rbp",
+]
+
+GAIN = Param("gain", "linear", "str", "gain of a grade g: linear = g, exp = 2^g - 1",
+             choices=("linear", "exp"))
+GAINS = Param("gains", None, "gains", "explicit gain per grade, e.g. '1=3,2=9' (overrides gain)")
+REL_G = Param("rel", None, "float", "grades below this gain 0 (ranx -lN); unset = no threshold")
+IDEAL = Param("ideal", "global", "str",
+              "ideal ranking: global = all judged documents, max = top grade repeated, "
+              "local = best reordering of the retrieved top k",
+              choices=("global", "max", "local"))
+MAX_GRADE = Param("max_grade", None, "float",
+                  "the scale's top grade; unset = the highest grade in the qrels")
+P_RBP = Param("p", 0.8, "float", "persistence: probability of looking at the next document",
+              low=0.0, high=1.0, open_low=True, open_high=True)
+RBP_GAIN = Param("gain", "binary", "str",
+                 "binary = 1 for relevant documents (Moffat & Zobel); grade = the grade "
+                 "itself (ranx's rbp)", choices=("binary", "grade"))
+REL = Param("rel", 1, "float", "minimum grade counted as relevant")
+
+
+def cumulative_gain(
+    k: int | None = None, *, gain: str = "linear", gains: object = None, rel: float | None = None
+) -> Metric:
+    r"""Cumulative gain: the sum of the gains of the first k documents.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (the whole ranking when omitted).
+    gain : {"linear", "exp"}, default "linear"
+        ``linear``: the grade; ``exp``: :math:`2^g - 1`.
+    gains : mapping or str, optional
+        Explicit grade -> gain map (overrides ``gain``).
+    rel : float, optional
+        Grades below it gain 0.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: CG@k = \sum_{i=1}^{k} gain(g_i)
+
+    For grades (4, 3, 2, 1, 0), CG@5 = 10 in any order.
+
+    References
+    ----------
+    .. [1] Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR
+       techniques", ACM TOIS 20(4) (2002).
+    """
+    return make_metric("CG", k=k, gain=gain, gains=gains, rel=rel)
+
+
+def dcg(
+    k: int | None = None, *, gain: str = "linear", gains: object = None, rel: float | None = None
+) -> Metric:
+    r"""Discounted cumulative gain with the :math:`1/\log_2(i+1)` discount.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (the whole ranking when omitted).
+    gain : {"linear", "exp"}, default "linear"
+        ``linear``: the grade (Järvelin & Kekäläinen, ranx ``dcg``);
+        ``exp``: :math:`2^g - 1` (Burges et al., ranx ``dcg_burges``).
+    gains : mapping or str, optional
+        Explicit grade -> gain map (overrides ``gain``).
+    rel : float, optional
+        Grades below it gain 0.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: DCG@k = \sum_{i=1}^{k} \frac{gain(g_i)}{\log_2(i + 1)}
+
+    For grades (4, 3, 2, 1, 0): linear DCG@5 = 7.323466, exponential
+    21.34718.
+
+    References
+    ----------
+    .. [1] Järvelin & Kekäläinen, ACM TOIS 20(4) (2002).
+    .. [2] Burges et al., "Learning to rank using gradient descent", ICML (2005).
+    """
+    return make_metric("DCG", k=k, gain=gain, gains=gains, rel=rel)
+
+
+def ndcg(
+    k: int | None = None,
+    *,
+    gain: str = "linear",
+    gains: object = None,
+    rel: float | None = None,
+    ideal: str = "global",
+    max_grade: float | None = None,
+) -> Metric:
+    r"""Normalized DCG: DCG divided by the DCG of an ideal ranking.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (trec_eval ``ndcg_cut_k``; ``ndcg`` without one).
+    gain : {"linear", "exp"}, default "linear"
+        Gain of a grade (see :func:`dcg`).
+    gains : mapping or str, optional
+        Explicit grade -> gain map (trec_eval's ``ndcg.1=3,2=9``).
+    rel : float, optional
+        Grades below it gain 0 (ranx's ``ndcg@10-l2``).
+    ideal : {"global", "max", "local"}, default "global"
+        The "flavor of ideal": ``global`` sorts every judged document of the
+        query (the formal definition, trec_eval's); ``max`` repeats the
+        scale's top grade k times; ``local`` reorders the retrieved top k.
+    max_grade : float, optional
+        The top grade for ``ideal="max"`` (default: highest grade in the qrels).
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: nDCG@k = \frac{DCG@k}{IDCG@k}
+
+    0 when IDCG@k = 0. Seed examples: (3, 2, 1, 4, 0) scores 0.8854504 and
+    (0, 1, 2, 3, 4) 0.6104174 with the local ideal at k = 5.
+
+    References
+    ----------
+    .. [1] Järvelin & Kekäläinen, ACM TOIS 20(4) (2002).
+    .. [2] Burges et al., ICML (2005).
+    """
+    return make_metric(
+        "nDCG", k=k, gain=gain, gains=gains, rel=rel, ideal=ideal, max_grade=max_grade
+    )
+
+
+def err(k: int | None = None, *, max_grade: float | None = None) -> Metric:
+    r"""Expected reciprocal rank under the cascade model.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (the whole ranking when omitted).
+    max_grade : float, optional
+        The scale's top grade (default: the highest grade in the qrels).
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math::
+
+        ERR@k = \sum_{i=1}^{k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
+        \quad R_i = \frac{2^{g_i} - 1}{2^{g_{max}}}
+
+    Negative grades and unjudged documents have :math:`R_i = 0`.
+
+    References
+    ----------
+    .. [1] Chapelle, Metzler, Zhang & Grinspan, "Expected reciprocal rank for
+       graded relevance", CIKM (2009).
+    """
+    return make_metric("ERR", k=k, max_grade=max_grade)
+
+
+def rbp(p: float = 0.8, *, gain: str = "binary", rel: float = 1) -> Metric:
+    r"""Rank-biased precision with persistence p.
+
+    Parameters
+    ----------
+    p : float, default 0.8
+        Persistence, in (0, 1).
+    gain : {"binary", "grade"}, default "binary"
+        ``binary``: 1 for a relevant document (Moffat & Zobel, ir_measures);
+        ``grade``: the grade of a relevant document (ranx's ``rbp.95``).
+    rel : float, default 1
+        Minimum grade counted as relevant.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: RBP = (1 - p) \sum_{i \ge 1} r_i \, p^{i-1}
+
+    Over the whole ranking (no cut-off); the residual is not reported.
+
+    References
+    ----------
+    .. [1] Moffat & Zobel, "Rank-biased precision for measurement of retrieval
+       effectiveness", ACM TOIS 27(1) (2008).
+    """
+    return make_metric("RBP", p=p, gain=gain, rel=rel)
+
+
+def best(k: int) -> Metric:
+    r"""Best@k: 1 if a highest-graded judged document is in the first k.
+
+    Parameters
+    ----------
+    k : int
+        Cut-off (required).
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: Best@k = [\exists i \le k : g_i = \max_d g(d)]
+
+    The maximum is over the query's judged documents; when several share the
+    top grade any of them counts. 0 when the query has no document with a
+    positive grade.
+
+    References
+    ----------
+    .. [1] Releval's metric reference, "Best@k" (seed 000).
+    """
+    return make_metric("Best", k=k)
+
+
+def _fam(
+    name: str,
+    factory: object,
+    cutoff: str,
+    params: tuple[Param, ...],
+    aliases: tuple[str, ...],
+    agrees: tuple[str, ...],
+) -> None:
+    register(
+        Family(
+            name=name,
+            params=params,
+            cutoff=cutoff,  # type: ignore[arg-type]
+            aggregate="mean",
+            empty_value=0.0,
+            graded=True,
+            aliases=aliases,
+            agrees_with=agrees,
+            factory=factory,  # type: ignore[arg-type]
+            group="graded",
+        )
+    )
+
+
+_fam("CG", cumulative_gain, "optional", (GAIN, GAINS, REL_G), ("CG@k",), ())
+_fam("DCG", dcg, "optional", (GAIN, GAINS, REL_G), ("dcg@k", "dcg_burges@k", "DCG@k"),
+     ("ranx dcg@k (linear), dcg_burges@k (exp)",))
+_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE),
+     ("ndcg@k", "ndcg_burges@k", "ndcg_cut_k", "ndcg", "nDCG@k"),
+     ("trec_eval ndcg / ndcg_cut_k", "pytrec_eval ndcg_cut_k", "ranx ndcg@k",
+      "ir_measures nDCG@k"))
+_fam("ERR", err, "optional", (MAX_GRADE,), ("ERR@k", "err@k"), ())
+_fam("RBP", rbp, "none", (P_RBP, RBP_GAIN, REL), ("rbp.95", "RBP(p=0.8)"),
+     ("ranx rbp.P (gain=grade)", "ir_measures RBP(p=P)"))
+_fam("Best", best, "required", (), ("Best@k",), ())

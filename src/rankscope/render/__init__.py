@@ -1,0 +1,1 @@
+"""Turning results into text people and programs read (tables, JSON, CSV, HTML)."""

@@ -1,0 +1,91 @@
+"""Render an evaluation as a terminal table, Markdown, CSV, TSV, JSON or HTML."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from rankscope.errors import OptionError
+
+if TYPE_CHECKING:
+    from rankscope.result import EvaluationResult
+
+__all__ = ["EVALUATION_FORMATS", "evaluation_html", "format_value", "render_evaluation"]
+
+EVALUATION_FORMATS = ("table", "json", "csv", "tsv", "markdown")
+
+
+def format_value(value: float | None, digits: int = 4) -> str:
+    """A number for people: fixed decimals, integers for counts, '-' for null."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if float(value).is_integer() and abs(value) >= 1:
+        return str(int(value))
+    return f"{value:.{digits}f}"
+
+
+def _rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[list[Any]]]:
+    if per_query:
+        header = ["query", *result.labels]
+        rows: list[list[Any]] = [
+            [q, *[None if math.isnan(v) else float(v) for v in result.values[i]]]
+            for i, q in enumerate(result.query_ids)
+        ]
+        rows.append(["all", *[result.means[label] for label in result.labels]])
+        return header, rows
+    return ["metric", "value"], [[label, result.means[label]] for label in result.labels]
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        cells = [
+            str(c).ljust(w) if i == 0 else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def render_evaluation(result: EvaluationResult, fmt: str, *, per_query: bool) -> str:
+    """Render ``result`` in ``fmt`` (see :data:`EVALUATION_FORMATS`)."""
+    if fmt == "json":
+        return json.dumps(result.to_dict(per_query=per_query), indent=2, allow_nan=False)
+    header, rows = _rows(result, per_query)
+    if fmt in ("csv", "tsv"):
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(["" if c is None else (repr(c) if isinstance(c, float) else c)
+                             for c in row])
+        return buffer.getvalue().rstrip("\n")
+    text_rows = [[row[0], *[format_value(c) for c in row[1:]]] for row in rows]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(header) + " |",
+                 "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |"]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in text_rows]
+        return "\n".join(lines)
+    if fmt == "table":
+        return _aligned(header, text_rows) + "\n" + result.info.describe()
+    raise OptionError(f"unknown format {fmt!r}; choose one of {', '.join(EVALUATION_FORMATS)}")
+
+
+def evaluation_html(result: EvaluationResult, *, per_query: bool) -> str:
+    """An HTML table (for notebooks), with the policy line as a caption."""
+    header, rows = _rows(result, per_query)
+    parts = ["<table>", f"<caption>{html.escape(result.info.describe())}</caption>", "<tr>"]
+    parts += [f"<th>{html.escape(h)}</th>" for h in header]
+    parts.append("</tr>")
+    for row in rows:
+        parts.append("<tr>" + f"<td>{html.escape(str(row[0]))}</td>")
+        parts += [f"<td style='text-align:right'>{format_value(c)}</td>" for c in row[1:]]
+        parts.append("</tr>")
+    parts.append("</table>")
+    return "".join(parts)

@@ -1,0 +1,154 @@
+"""What an evaluation returns: means, per-query values, and how queries counted."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rankscope.metrics.base import Metric
+
+__all__ = ["EvaluationInfo", "EvaluationResult"]
+
+
+@dataclass(frozen=True)
+class EvaluationInfo:
+    """Which policy produced a result and how many queries each side had."""
+
+    run_name: str
+    queries: str
+    ties: str
+    unjudged: str
+    n_qrels_queries: int
+    n_run_queries: int
+    n_evaluated: int
+    missing_from_run: list[str] = field(default_factory=list)
+    run_only: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """One line for people: the policy and the query counts."""
+        text = (
+            f"run {self.run_name!r}: {self.n_evaluated} queries evaluated "
+            f"(policy {self.queries!r}; qrels {self.n_qrels_queries}, run {self.n_run_queries}"
+        )
+        if self.missing_from_run:
+            verb = "scored as empty" if self.queries == "qrels" else "without a value"
+            text += f"; {len(self.missing_from_run)} missing from the run, {verb}"
+        if self.run_only:
+            text += f"; {len(self.run_only)} only in the run, ignored"
+        text += f"; ties {self.ties!r}, unjudged {self.unjudged!r})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "run": self.run_name,
+            "queries": self.queries,
+            "ties": self.ties,
+            "unjudged": self.unjudged,
+            "n_qrels_queries": self.n_qrels_queries,
+            "n_run_queries": self.n_run_queries,
+            "n_evaluated": self.n_evaluated,
+            "missing_from_run": list(self.missing_from_run),
+            "run_only": list(self.run_only),
+        }
+
+
+def _clean(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
+
+
+@dataclass
+class EvaluationResult:
+    """Means and per-query values of one run, with the counting policy.
+
+    Attributes
+    ----------
+    labels : list of str
+        Metric names exactly as asked for.
+    metrics : list of Metric
+        The parsed metric of each label.
+    query_ids : list of str
+        The evaluated queries (rows of ``values``).
+    values : ndarray, shape (n_queries, n_metrics)
+        Per-query values; NaN means null (no value).
+    means : dict
+        Label -> aggregated value (None when no query has a value).
+    info : EvaluationInfo
+        Policy and query counts.
+    """
+
+    labels: list[str]
+    metrics: list[Metric]
+    query_ids: list[str]
+    values: np.ndarray
+    means: dict[str, float | None]
+    info: EvaluationInfo
+    show_per_query: bool = False
+
+    def __getitem__(self, label: str) -> float | None:
+        return self.means[label]
+
+    @property
+    def mean(self) -> dict[str, float | None]:
+        """Label -> aggregated value (alias of ``means``)."""
+        return dict(self.means)
+
+    @property
+    def per_query(self) -> dict[str, dict[str, float | None]]:
+        """Query id -> {label: value} (None = null)."""
+        return {
+            q: {label: _clean(self.values[i, j]) for j, label in enumerate(self.labels)}
+            for i, q in enumerate(self.query_ids)
+        }
+
+    def column(self, label: str) -> np.ndarray:
+        """Per-query values of one metric (NaN = null), in ``query_ids`` order."""
+        return self.values[:, self.labels.index(label)]
+
+    def to_dict(self, *, per_query: bool | None = None) -> dict[str, Any]:
+        """The JSON shape of ``rankscope evaluate --format json``."""
+        show = self.show_per_query if per_query is None else per_query
+        out: dict[str, Any] = {"mean": dict(self.means)}
+        if show:
+            out["per_query"] = self.per_query
+        out["info"] = self.info.to_dict()
+        return out
+
+    def to_polars(self, *, per_query: bool | None = None) -> pl.DataFrame:
+        """Means as one row per metric, or per-query values (one column per metric)."""
+        show = self.show_per_query if per_query is None else per_query
+        if show:
+            data: dict[str, Any] = {"query_id": self.query_ids}
+            for j, label in enumerate(self.labels):
+                data[label] = pl.Series(label, self.values[:, j]).fill_nan(None)
+            return pl.DataFrame(data)
+        return pl.DataFrame(
+            {"metric": self.labels, "value": [self.means[label] for label in self.labels]},
+            schema={"metric": pl.String, "value": pl.Float64},
+        )
+
+    def to_pandas(self, *, per_query: bool | None = None) -> Any:
+        """As :meth:`to_polars`, converted to pandas (needs the ``pandas`` extra)."""
+        from rankscope.data.formats import require_pandas
+
+        require_pandas("converting results to pandas")
+        return self.to_polars(per_query=per_query).to_pandas()
+
+    def render(self, fmt: str = "table", *, per_query: bool | None = None) -> str:
+        """Text in one of the formats of ``rankscope evaluate --format``."""
+        from rankscope.render.tabular import render_evaluation
+
+        show = self.show_per_query if per_query is None else per_query
+        return render_evaluation(self, fmt, per_query=show)
+
+    def __repr__(self) -> str:
+        return self.render("table")
+
+    def _repr_html_(self) -> str:
+        from rankscope.render.tabular import evaluation_html
+
+        return evaluation_html(self, per_query=self.show_per_query)
