@@ -5,25 +5,50 @@ The public surface is small and listed in ``__all__``::
     import rankscope
     result = rankscope.evaluate("qrels.txt", "run.txt", ["nDCG@10", "P@5", "AP"])
     result["nDCG@10"]; result.per_query; result.to_polars()
+
+Names are imported on first use, so ``import rankscope`` (and the command
+line's ``--help``) stays fast.
 """
 
-from rankscope.data import Qrels, Run
-from rankscope.engine import evaluate
-from rankscope.errors import RankscopeError, RankscopeWarning
-from rankscope.metrics import Metric, parse_metric, parse_metrics
-from rankscope.result import EvaluationResult
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "EvaluationResult",
-    "Metric",
-    "Qrels",
-    "RankscopeError",
-    "RankscopeWarning",
-    "Run",
-    "__version__",
-    "evaluate",
-    "parse_metric",
-    "parse_metrics",
-]
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "evaluate": "rankscope.engine.evaluate",
+    "EvaluationResult": "rankscope.result",
+    "Metric": "rankscope.metrics.base",
+    "parse_metric": "rankscope.metrics.parser",
+    "parse_metrics": "rankscope.metrics.parser",
+    "Qrels": "rankscope.data.tables",
+    "Run": "rankscope.data.tables",
+    "RankscopeError": "rankscope.errors",
+    "RankscopeWarning": "rankscope.errors",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+if TYPE_CHECKING:
+    from rankscope.data.tables import Qrels, Run
+    from rankscope.engine.evaluate import evaluate
+    from rankscope.errors import RankscopeError, RankscopeWarning
+    from rankscope.metrics.base import Metric
+    from rankscope.metrics.parser import parse_metric, parse_metrics
+    from rankscope.result import EvaluationResult
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rankscope' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from rankscope.data._io import PathLike, read_text, write_bytes
+from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
 from rankscope.data.tables import OnDuplicate, Qrels, RowLocator, Run
 from rankscope.data.trec import format_trec_qrels, format_trec_run, parse_trec
 from rankscope.errors import DependencyError, FileAccessError, InputError, OptionError, ParseError
@@ -84,17 +84,20 @@ def read_table(
     function mapping a row of the frame back to the file's 1-based line.
     """
     fmt = _check_format(fmt) if fmt else guess_format(path)
-    data, source = read_text(path)
     value = "grade" if kind == "qrels" else "score"
-    if fmt == "trec":
-        frame, tags = parse_trec(data, source, kind)
-        return frame, tags, source, _trec_locator(data)
     if fmt == "parquet":
+        source = display_name(path)
         try:
-            raw = pl.read_parquet(BytesIO(data))
+            raw = pl.read_parquet(BytesIO(read_bytes(path)))
+        except FileAccessError:
+            raise
         except Exception as exc:  # polars raises several types for bad files
             raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
         return _canonical(raw, value, source), [], source, lambda row: None
+    data, source = read_text(path)
+    if fmt == "trec":
+        frame, tags = parse_trec(data, source, kind)
+        return frame, tags, source, _trec_locator(data)
     if fmt in ("csv", "tsv"):
         try:
             raw = pl.read_csv(

@@ -114,7 +114,7 @@ def _install_defaults() -> None:
         ("success", "Success", {}), ("r_cap", "R_cap", {}), ("best", "Best", {}),
         ("cg", "CG", {}), ("err", "ERR", {}), ("judged", "Judged", {}),
     ):
-        register_name(name, _simple(fam, **fixed), case_sensitive=True)
+        register_name(name, _simple(fam, **fixed))
     register_name("rbp", _simple("RBP", gain="grade"), case_sensitive=True, first="p")
     # trec_eval names without a cut-off.
     for name, fam in (("recip_rank", "RR"), ("Rprec", "RPrec"), ("bpref", "bpref"),

@@ -1,0 +1,238 @@
+r"""Rank-similarity measures: how alike two rankings of the same query are.
+
+These compare two runs with each other, not a run with qrels, so
+:func:`rankscope.evaluate` refuses them (no kernel); compute them with
+:func:`rankscope.compare.similarity`. Importing this module registers the
+families and their spellings with the metric parser:
+
+- ``RBO(p=0.9)``, ``rbo(0.9)``, ``RBO(p=0.9,form=min)``, ``rbo_ext(p=0.9)``,
+  ``rbo_min(p=0.9)``, ``rbo_res(p=0.9)``, optionally with ``@k`` to cut both
+  rankings at depth k first;
+- ``jaccard@10``, ``overlap@10``, ``kendall_tau`` (``kendall_tau@10``).
+
+Rankings are ordered by score with the same tie rule as evaluation
+(document id descending, or input order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric, register
+from rankscope.metrics.parser import register_name
+
+__all__ = ["jaccard", "kendall_tau", "overlap", "rank_biased_overlap"]
+
+P_RBO = Param("p", 0.9, "float", "persistence: weight of depth d is proportional to p^(d-1)",
+              low=0.0, high=1.0, open_low=True, open_high=True)
+FORM = Param("form", "ext", "str",
+             "ext = extrapolated point estimate (RBO_EXT), min = lower bound, "
+             "res = residual (upper bound minus lower bound)", choices=("ext", "min", "res"))
+
+
+def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", k: int | None = None) -> Metric:
+    r"""Rank-biased overlap of two rankings (Webber, Moffat & Zobel 2010).
+
+    Parameters
+    ----------
+    p : float, default 0.9
+        Persistence, in (0, 1): the weight of depth d is proportional to
+        :math:`p^{d-1}`; small p looks only at the top.
+    form : {"ext", "min", "res"}, default "ext"
+        ``ext``: the extrapolated point estimate (seed 000's RBO_EXT);
+        ``min``: the lower bound (no agreement beyond what was seen);
+        ``res``: the residual, the width between upper and lower bound.
+    k : int, optional
+        Cut both rankings at depth k before comparing.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    With :math:`X_d` the number of documents the two rankings share in
+    their first d positions and :math:`A_d = X_d / d` the agreement,
+
+    .. math:: RBO(S, T, p) = (1 - p) \sum_{d=1}^{\infty} p^{d-1} A_d
+
+    On finite rankings of lengths s <= l (S the shorter, L the longer;
+    beyond depth s, :math:`X_d` counts S's s documents against L's first d):
+
+    .. math::
+
+        RBO_{EXT} = \frac{1-p}{p} \Big( \sum_{d=1}^{l} \frac{X_d}{d} p^d
+                    + \sum_{d=s+1}^{l} \frac{X_s (d - s)}{s\,d} p^d \Big)
+                    + \Big( \frac{X_l - X_s}{l} + \frac{X_s}{s} \Big) p^l
+
+    For equal lengths s = l = k this is seed 000's
+    :math:`\frac{X_k}{k} p^k + \frac{1-p}{p} \sum_{d=1}^{k} \frac{X_d}{d} p^d`.
+
+    .. math::
+
+        RBO_{MIN} = \frac{1-p}{p} \Big( \sum_{d=1}^{l} \frac{X_d - X_l}{d} p^d
+                    - X_l \ln(1 - p) \Big)
+
+        RBO_{RES} = p^s + p^l - p^f - \frac{1-p}{p} \Big(
+                    s \sum_{d=s+1}^{f} \frac{p^d}{d} + l \sum_{d=l+1}^{f} \frac{p^d}{d}
+                    + X_l \big( \ln\frac{1}{1-p} - \sum_{d=1}^{f} \frac{p^d}{d} \big) \Big),
+        \quad f = l + s - X_l
+
+    Identical rankings have RBO_EXT = 1; rankings with nothing in common 0.
+    One empty ranking against a non-empty one: EXT = MIN = 0, RES = 1; two
+    empty rankings have no value (null).
+
+    References
+    ----------
+    .. [1] Webber, Moffat & Zobel, "A similarity measure for indefinite
+       rankings", ACM TOIS 28(4), article 20 (2010), sections 4 and 5.
+    .. [2] Releval's metric reference, "Rank-Biased Overlap" and
+       "Extrapolation" (seed 000).
+    """
+    return make_metric("RBO", k=k, p=p, form=form)
+
+
+def jaccard(k: int | None = None) -> Metric:
+    r"""Jaccard similarity of the sets of documents in the two top-k lists.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut-off (whole rankings when omitted).
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: J@k = \frac{|S_{:k} \cap T_{:k}|}{|S_{:k} \cup T_{:k}|}
+
+    Null when both lists are empty.
+
+    References
+    ----------
+    .. [1] Jaccard, "The distribution of the flora in the alpine zone",
+       New Phytologist 11(2) (1912).
+    """
+    return make_metric("Jaccard", k=k)
+
+
+def overlap(k: int) -> Metric:
+    r"""Overlap at k: the share of the k positions whose documents both lists hold.
+
+    Parameters
+    ----------
+    k : int
+        Cut-off (required).
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    .. math:: O@k = \frac{|S_{:k} \cap T_{:k}|}{k} = A_k
+
+    the agreement at depth k of RBO; a list shorter than k still divides by k.
+
+    References
+    ----------
+    .. [1] Webber, Moffat & Zobel, ACM TOIS 28(4) (2010), section 2 (agreement).
+    """
+    return make_metric("Overlap", k=k)
+
+
+def kendall_tau(k: int | None = None) -> Metric:
+    r"""Kendall's tau between the two orders of the documents both lists hold.
+
+    Parameters
+    ----------
+    k : int, optional
+        Cut both rankings at depth k first.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    Over the n documents ranked by both (within the cut-off), with C
+    concordant and D discordant pairs of positions,
+
+    .. math:: \tau = \frac{C - D}{n (n - 1) / 2}
+
+    computed by :func:`scipy.stats.kendalltau` (tau-b, equal to tau-a as
+    rankings have no ties). Null when fewer than two documents are shared.
+    It ignores documents only one list holds: pair it with an overlap measure.
+
+    References
+    ----------
+    .. [1] Kendall, "A new measure of rank correlation", Biometrika 30 (1938).
+    """
+    return make_metric("KendallTau", k=k)
+
+
+def _family(name: str, factory: Any, cutoff: str, params: tuple[Param, ...],
+            aliases: tuple[str, ...]) -> None:
+    if name in FAMILIES:  # module reloaded (tests): keep the first registration
+        return
+    register(
+        Family(
+            name=name,
+            params=params,
+            cutoff=cutoff,  # type: ignore[arg-type]
+            aggregate="mean",
+            empty_value=float("nan"),
+            graded=False,
+            aliases=aliases,
+            agrees_with=(),
+            factory=factory,
+            group="similarity",
+        )
+    )
+
+
+def _rbo_builder(form: str | None) -> Any:
+    def build(params: dict[str, Any], k: int | None) -> Metric:
+        merged = dict(params)
+        if form is not None:
+            if merged.get("form", form) != form:
+                _form_conflict(form, merged["form"])
+            merged["form"] = form
+        return make_metric("RBO", k=k, **merged)
+
+    return build
+
+
+def _form_conflict(named: str, given: object) -> None:
+    """A name like ``rbo_min(form=ext)`` contradicts itself."""
+    from rankscope.errors import MetricParameterError
+
+    raise MetricParameterError(f"rbo_{named} fixes form={named}; it cannot take form={given}")
+
+
+def _plain(family: str) -> Any:
+    def build(params: dict[str, Any], k: int | None) -> Metric:
+        return make_metric(family, k=k, **params)
+
+    return build
+
+
+def _install() -> None:
+    _family("RBO", rank_biased_overlap, "optional", (P_RBO, FORM),
+            ("RBO(p=0.9)", "rbo(p=0.9)", "rbo_ext(p=0.9)", "rbo_min(p=0.9)", "rbo_res(p=0.9)"))
+    _family("Jaccard", jaccard, "optional", (), ("jaccard@k",))
+    _family("Overlap", overlap, "required", (), ("overlap@k",))
+    _family("KendallTau", kendall_tau, "optional", (), ("kendall_tau", "kendall_tau@k"))
+    register_name("RBO", _rbo_builder(None), first="p")
+    for form in ("ext", "min", "res"):
+        register_name(f"rbo_{form}", _rbo_builder(form), first="p")
+    register_name("Jaccard", _plain("Jaccard"))
+    register_name("Overlap", _plain("Overlap"))
+    register_name("KendallTau", _plain("KendallTau"))
+    register_name("kendall_tau", _plain("KendallTau"))
+    register_name("kendall", _plain("KendallTau"))
+
+
+_install()

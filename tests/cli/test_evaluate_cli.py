@@ -1,0 +1,103 @@
+"""``rankscope evaluate`` and ``rankscope metrics`` from the outside."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rankscope.cli.main import main
+
+SAMPLE = Path(__file__).resolve().parents[2] / "src" / "rankscope" / "sample_data"
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq3 0 x 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 0.9 r\nq1 Q0 b 2 0.8 r\nq2 Q0 d 1 1.0 r\nq2 Q0 c 2 0.5 r\nq9 Q0 z 1 1 r\n")
+    return qrels, run
+
+
+def test_json_output_shape_with_names_as_typed(files, capsys):
+    qrels, run = files
+    code = main(["evaluate", str(qrels), str(run), "-m", "P_1", "-m", "ndcg@10", "-m", "RR",
+                 "--per-query", "--format", "json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    # q1: P@1 = 1; q2: P@1 = 0 (d is unjudged); q3 missing from the run: an empty ranking.
+    assert out["mean"]["P_1"] == pytest.approx(1 / 3)
+    # RR: q1 1, q2 1/2, q3 0 -> 0.5
+    assert out["mean"]["RR"] == pytest.approx(0.5)
+    assert set(out["per_query"]) == {"q1", "q2", "q3"}
+    assert out["per_query"]["q2"] == pytest.approx(
+        {"P_1": 0.0, "ndcg@10": 2 / 1.5849625007211563 / 2, "RR": 0.5}
+    )
+    assert out["info"]["missing_from_run"] == ["q3"] and out["info"]["run_only"] == ["q9"]
+
+
+def test_intersection_policy(files, capsys):
+    qrels, run = files
+    main(["evaluate", str(qrels), str(run), "-m", "P@1", "--queries", "intersection", "-f", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean"]["P@1"] == pytest.approx(0.5)
+    assert out["info"]["n_evaluated"] == 2
+
+
+def test_nonnull_policy_gives_null_for_missing_queries(files, capsys):
+    qrels, run = files
+    main(["evaluate", str(qrels), str(run), "-m", "P@1", "--queries", "nonnull", "-q", "-f", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["per_query"]["q3"]["P@1"] is None
+    assert out["mean"]["P@1"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "tsv", "markdown"])
+def test_text_formats(files, capsys, fmt):
+    qrels, run = files
+    assert main(["evaluate", str(qrels), str(run), "-m", "P@1", "-f", fmt]) == 0
+    out = capsys.readouterr().out
+    assert "P@1" in out and "0.333" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["-m", "ndgc@10"], "did you mean 'nDCG'"),
+        (["-m", "P@0"], "cut-off must be >= 1"),
+        (["-m", "RBP(p=2)"], "(0, 1)"),
+    ],
+)
+def test_bad_metric_is_one_line_exit_2(files, capsys, args, fragment):
+    qrels, run = files
+    assert main(["evaluate", str(qrels), str(run), *args]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_bad_file_is_one_line_with_file_and_line(tmp_path, files, capsys):
+    qrels, _ = files
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 0.5 r\nq1 Q0 b 2 NaN r\n")
+    assert main(["evaluate", str(qrels), str(bad), "-m", "P@1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}, line 2: score is not a finite number: 'NaN'" in err
+    assert main(["evaluate", str(qrels), str(tmp_path / "missing.run"), "-m", "P@1"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_console_script_sample_data_and_metrics_listing():
+    exe = [sys.executable, "-m", "rankscope"]
+    done = subprocess.run(
+        [*exe, "evaluate", str(SAMPLE / "qrels.txt"), str(SAMPLE / "run_a.txt"), "-m", "map",
+         "-f", "json"], capture_output=True, text=True, check=True)
+    assert 0 < json.loads(done.stdout)["mean"]["map"] < 1
+    listing = subprocess.run([*exe, "metrics"], capture_output=True, text=True, check=True)
+    for name in ("nDCG[@k]", "ERR[@k]", "R_cap@k", "Best@k", "RBP", "bpref"):
+        assert name in listing.stdout
+    help_out = subprocess.run([*exe, "--help"], capture_output=True, text=True, check=True)
+    assert "evaluate" in help_out.stdout

@@ -1,0 +1,329 @@
+"""A slow, obviously-correct reference implementation of rankscope's metrics.
+
+Written from the metric definitions only (the factory docstrings in
+``rankscope.metrics.binary`` / ``graded``, the seeds, and trec_eval's source
+for bpref), never from the engine. One query at a time, plain Python lists,
+each metric computed literally from its formula.
+
+Conventions (trec_eval's unless an option says otherwise):
+
+- ranking: score descending, ties by document id descending in UTF-8 byte
+  order (``ties="trec"``) or kept in input order (``ties="input"``);
+- a document is *judged* when the qrels give it a non-null grade; unjudged
+  documents are non-relevant and gain 0 (``unjudged="nonrelevant"``) or are
+  removed before ranks are assigned (``unjudged="condensed"``);
+- relevant means ``grade >= rel``; R counts the query's relevant judgments;
+- queries: every query with at least one non-null grade (``"qrels"``; a query
+  the run lacks is an empty ranking), only those the run also has
+  (``"intersection"``), or as ``"qrels"`` but a query the run lacks has no
+  value (``"nonnull"``). Queries are ordered by UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rankscope.metrics.base import Metric
+
+Grade = float | None
+QrelsDict = Mapping[str, Mapping[str, float | int | None]]
+RunDict = Mapping[str, Mapping[str, float | int]]
+
+SUM_FAMILIES = frozenset({"num_ret", "num_rel", "num_rel_ret"})
+
+
+def byte_key(text: str) -> bytes:
+    """Sort key: the UTF-8 bytes of an id (trec_eval compares with strcmp)."""
+    return text.encode("utf-8")
+
+
+def order_run(ranking: Mapping[str, float | int], ties: str) -> list[str]:
+    """Document ids of one query's ranking, best first."""
+    items = list(ranking.items())  # input order
+    if ties == "trec":
+        # Stable sorts: first by doc id descending, then by score descending.
+        items.sort(key=lambda item: byte_key(item[0]), reverse=True)
+    elif ties != "input":
+        raise ValueError(ties)
+    items.sort(key=lambda item: -float(item[1]))
+    return [doc for doc, _ in items]
+
+
+@dataclass(frozen=True)
+class QueryData:
+    """What one query's metrics need: ranked grades and the query's judgments."""
+
+    ranked: list[Grade]  # grade of each ranked document (None = unjudged)
+    judged: list[float]  # every non-null grade the qrels give the query
+    global_max: float  # the highest grade anywhere in the qrels (0 if none)
+
+
+def query_data(
+    qrels_q: Mapping[str, float | int | None],
+    run_q: Mapping[str, float | int],
+    *,
+    ties: str,
+    unjudged: str,
+    global_max: float,
+) -> QueryData:
+    grades: dict[str, float] = {d: float(g) for d, g in qrels_q.items() if g is not None}
+    ranked: list[Grade] = [grades.get(d) for d in order_run(run_q, ties)]
+    if unjudged == "condensed":
+        ranked = [g for g in ranked if g is not None]
+    elif unjudged != "nonrelevant":
+        raise ValueError(unjudged)
+    return QueryData(ranked, list(grades.values()), global_max)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _is_rel(g: Grade, rel: float) -> bool:
+    return g is not None and g >= rel
+
+
+def _top(ranked: list[Grade], k: int | None) -> list[Grade]:
+    return ranked if k is None else ranked[:k]
+
+
+def _n_rel(judged: list[float], rel: float) -> int:
+    return sum(1 for g in judged if g >= rel)
+
+
+def _hits(ranked: list[Grade], k: int | None, rel: float) -> int:
+    return sum(1 for g in _top(ranked, k) if _is_rel(g, rel))
+
+
+def _precision(ranked: list[Grade], k: int | None, rel: float) -> float:
+    # With k: divide by k (even when fewer were retrieved); without: by n.
+    denominator = k if k is not None else len(ranked)
+    return _hits(ranked, k, rel) / denominator if denominator else 0.0
+
+
+def _recall(ranked: list[Grade], judged: list[float], k: int | None, rel: float) -> float:
+    big_r = _n_rel(judged, rel)
+    return _hits(ranked, k, rel) / big_r if big_r else 0.0
+
+
+def gain(g: Grade, metric: Metric) -> float:
+    """Gain of a grade for CG / DCG / nDCG (see rankscope.metrics.graded)."""
+    if g is None or g < 0:
+        return 0.0
+    rel = metric.get("rel")
+    if rel is not None and g < rel:
+        return 0.0
+    table = metric.get("gains")
+    if table is not None:
+        return dict(table).get(g, 0.0)
+    if metric.get("gain") == "exp":
+        return 2.0**g - 1.0
+    return g
+
+
+def _dcg(gains: Sequence[float]) -> float:
+    # rank i (1-based) is discounted by log2(i + 1)
+    return sum(x / math.log2(i + 1) for i, x in enumerate(gains, start=1))
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def metric_value(metric: Metric, data: QueryData) -> float:
+    """One query's value of one metric, from the definition."""
+    fam, k, ranked, judged = metric.family, metric.k, data.ranked, data.judged
+    if fam in ("P", "R", "R_cap", "F", "Hits", "Success", "RPrec", "AP", "RR", "bpref",
+               "num_rel", "num_rel_ret", "RBP"):
+        rel = float(metric.get("rel"))
+    if fam == "P":
+        return _precision(ranked, k, rel)
+    if fam == "R":
+        return _recall(ranked, judged, k, rel)
+    if fam == "R_cap":
+        assert k is not None
+        cap = min(k, _n_rel(judged, rel))
+        return _hits(ranked, k, rel) / cap if cap else 0.0
+    if fam == "F":
+        beta = float(metric.get("beta"))
+        p, r = _precision(ranked, k, rel), _recall(ranked, judged, k, rel)
+        if p + r == 0:
+            return 0.0
+        return (1 + beta**2) * p * r / (beta**2 * p + r)
+    if fam == "Hits":
+        return float(_hits(ranked, k, rel))
+    if fam == "Success":
+        return 1.0 if _hits(ranked, k, rel) > 0 else 0.0
+    if fam == "RPrec":
+        big_r = _n_rel(judged, rel)
+        return _hits(ranked, big_r, rel) / big_r if big_r else 0.0
+    if fam == "AP":
+        big_r = _n_rel(judged, rel)
+        if not big_r:
+            return 0.0
+        total = 0.0
+        for i, g in enumerate(_top(ranked, k), start=1):
+            if _is_rel(g, rel):
+                total += _hits(ranked, i, rel) / i  # P@i at each relevant rank
+        return total / big_r
+    if fam == "RR":
+        for i, g in enumerate(_top(ranked, k), start=1):
+            if _is_rel(g, rel):
+                return 1.0 / i
+        return 0.0
+    if fam == "bpref":
+        return _bpref(ranked, judged, rel)
+    if fam == "Judged":
+        top = _top(ranked, k)
+        return sum(1 for g in top if g is not None) / len(top) if top else 0.0
+    if fam == "num_ret":
+        return float(len(_top(ranked, k)))
+    if fam == "num_rel":
+        return float(_n_rel(judged, rel))
+    if fam == "num_rel_ret":
+        return float(_hits(ranked, k, rel))
+    if fam == "CG":
+        return sum(gain(g, metric) for g in _top(ranked, k))
+    if fam == "DCG":
+        return _dcg([gain(g, metric) for g in _top(ranked, k)])
+    if fam == "nDCG":
+        return _ndcg(metric, data)
+    if fam == "ERR":
+        return _err(metric, data)
+    if fam == "RBP":
+        p = float(metric.get("p"))
+        graded = metric.get("gain") == "grade"
+        total = 0.0
+        for i, g in enumerate(ranked, start=1):
+            if _is_rel(g, rel):
+                assert g is not None
+                total += (g if graded else 1.0) * p ** (i - 1)
+        return (1 - p) * total
+    if fam == "Best":
+        if not judged or max(judged) <= 0:
+            return 0.0
+        top_grade = max(judged)
+        return 1.0 if any(g == top_grade for g in _top(ranked, k)) else 0.0
+    raise NotImplementedError(fam)
+
+
+def _bpref(ranked: list[Grade], judged: list[float], rel: float) -> float:
+    """trec_eval's m_bpref.c, literally.
+
+    Judged non-relevant: 0 <= grade < rel. A negative grade is trec_eval's
+    "in the pool but unjudged": skipped, and not counted in N. Unjudged
+    documents are skipped.
+    """
+    big_r = sum(1 for g in judged if g >= 0 and g >= rel)
+    big_n = sum(1 for g in judged if 0 <= g < rel)
+    nonrel_so_far = 0
+    total = 0.0
+    for g in ranked:
+        if g is None or g < 0:
+            continue
+        if g < rel:
+            nonrel_so_far += 1
+        elif nonrel_so_far > 0:
+            total += 1.0 - min(nonrel_so_far, big_r) / min(big_n, big_r)
+        else:
+            total += 1.0
+    return total / big_r if big_r else 0.0
+
+
+def _ndcg(metric: Metric, data: QueryData) -> float:
+    k = metric.k
+    top = _top(data.ranked, k)
+    dcg = _dcg([gain(g, metric) for g in top])
+    ideal = metric.get("ideal")
+    if ideal == "global":
+        # best ordering of every judged document of the query, by gain
+        best = sorted((gain(g, metric) for g in data.judged), reverse=True)
+        idcg = _dcg(best if k is None else best[:k])
+    elif ideal == "max":
+        top_grade = metric.get("max_grade")
+        if top_grade is None:
+            top_grade = data.global_max
+        # the top grade repeated k times (the number retrieved without a cut-off)
+        depth = k if k is not None else len(data.ranked)
+        idcg = _dcg([gain(float(top_grade), metric)] * depth)
+    elif ideal == "local":
+        idcg = _dcg(sorted((gain(g, metric) for g in top), reverse=True))
+    else:
+        raise ValueError(ideal)
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def _err(metric: Metric, data: QueryData) -> float:
+    top_grade = metric.get("max_grade")
+    if top_grade is None:
+        top_grade = data.global_max
+    scale = 2.0 ** float(top_grade)
+    total, not_stopped = 0.0, 1.0
+    for i, g in enumerate(_top(data.ranked, metric.k), start=1):
+        r_i = (2.0**g - 1.0) / scale if g is not None and g > 0 else 0.0
+        total += not_stopped * r_i / i
+        not_stopped *= 1.0 - r_i
+    return total
+
+
+# ---------------------------------------------------------------- whole runs
+
+
+@dataclass
+class Reference:
+    """Per-query values and means, shaped like an EvaluationResult."""
+
+    query_ids: list[str]
+    values: list[list[float]]  # queries x metrics, NaN = null
+    means: list[float | None]
+
+
+def evaluated_queries(qrels: QrelsDict, run: RunDict, queries: str) -> list[str]:
+    """The queries an evaluation reports, in byte order."""
+    judged = {q for q, docs in qrels.items() if any(g is not None for g in docs.values())}
+    if queries == "intersection":
+        judged &= {q for q, docs in run.items() if len(docs) > 0}
+    elif queries not in ("qrels", "nonnull"):
+        raise ValueError(queries)
+    return sorted(judged, key=byte_key)
+
+
+def global_max_grade(qrels: QrelsDict) -> float:
+    grades = [float(g) for docs in qrels.values() for g in docs.values() if g is not None]
+    return max(grades) if grades else 0.0
+
+
+def reference_evaluate(
+    qrels: QrelsDict,
+    run: RunDict,
+    metrics: Sequence[Metric],
+    *,
+    ties: str = "trec",
+    unjudged: str = "nonrelevant",
+    queries: str = "qrels",
+) -> Reference:
+    qids = evaluated_queries(qrels, run, queries)
+    top = global_max_grade(qrels)
+    values: list[list[float]] = []
+    for q in qids:
+        in_run = len(run.get(q, {})) > 0
+        if queries == "nonnull" and not in_run:
+            values.append([math.nan] * len(metrics))
+            continue
+        data = query_data(qrels[q], run.get(q, {}), ties=ties, unjudged=unjudged, global_max=top)
+        values.append([metric_value(m, data) for m in metrics])
+    means: list[float | None] = []
+    for j, m in enumerate(metrics):
+        present = [row[j] for row in values if not math.isnan(row[j])]
+        if not present:
+            means.append(None)
+        elif m.family in SUM_FAMILIES:
+            means.append(math.fsum(present))
+        else:
+            means.append(math.fsum(present) / len(present))
+    return Reference(qids, values, means)
+
+
+def as_float(value: Any) -> float:
+    return math.nan if value is None else float(value)
