@@ -30,7 +30,18 @@ _EXPORTS: dict[str, str] = {
     "RankscopeWarning": "rankscope.errors",
 }
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = [
+    "EvaluationResult",
+    "Metric",
+    "Qrels",
+    "RankscopeError",
+    "RankscopeWarning",
+    "Run",
+    "__version__",
+    "evaluate",
+    "parse_metric",
+    "parse_metrics",
+]
 
 if TYPE_CHECKING:
     from rankscope.data.tables import Qrels, Run

@@ -19,7 +19,9 @@ def files(tmp_path):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq3 0 x 1\n")
     run = tmp_path / "run.txt"
-    run.write_text("q1 Q0 a 1 0.9 r\nq1 Q0 b 2 0.8 r\nq2 Q0 d 1 1.0 r\nq2 Q0 c 2 0.5 r\nq9 Q0 z 1 1 r\n")
+    run.write_text(
+        "q1 Q0 a 1 0.9 r\nq1 Q0 b 2 0.8 r\nq2 Q0 d 1 1.0 r\nq2 Q0 c 2 0.5 r\nq9 Q0 z 1 1 r\n"
+    )
     return qrels, run
 
 
@@ -50,7 +52,8 @@ def test_intersection_policy(files, capsys):
 
 def test_nonnull_policy_gives_null_for_missing_queries(files, capsys):
     qrels, run = files
-    main(["evaluate", str(qrels), str(run), "-m", "P@1", "--queries", "nonnull", "-q", "-f", "json"])
+    main(["evaluate", str(qrels), str(run), "-m", "P@1", "--queries", "nonnull", "-q",
+          "-f", "json"])
     out = json.loads(capsys.readouterr().out)
     assert out["per_query"]["q3"]["P@1"] is None
     assert out["mean"]["P@1"] == pytest.approx(0.5)

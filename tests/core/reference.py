@@ -162,10 +162,11 @@ def metric_value(metric: Metric, data: QueryData) -> float:
         big_r = _n_rel(judged, rel)
         if not big_r:
             return 0.0
-        total = 0.0
+        total, found = 0.0, 0
         for i, g in enumerate(_top(ranked, k), start=1):
             if _is_rel(g, rel):
-                total += _hits(ranked, i, rel) / i  # P@i at each relevant rank
+                found += 1
+                total += found / i  # P@i at each relevant rank i
         return total / big_r
     if fam == "RR":
         for i, g in enumerate(_top(ranked, k), start=1):

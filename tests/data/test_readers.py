@@ -84,7 +84,8 @@ def test_duplicate_document_in_a_ranking(tmp_path):
     path = _write(tmp_path, "dup.run", "# x\nq1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d1 3 1 t\n")
     with pytest.raises(DuplicateDocumentError) as info:
         Run.read(path)
-    assert info.value.line == 4 and info.value.value == "d1" and "first at line 2" in str(info.value)
+    assert info.value.line == 4 and info.value.value == "d1"
+    assert "first at line 2" in str(info.value)
     assert Run.read(path, on_duplicate="first").to_dict() == {"q1": {"d1": 3.0, "d2": 2.0}}
     path2 = _write(tmp_path, "dup2.run", "q1 Q0 d1 1 1 t\nq1 Q0 d1 2 5 t\n")
     assert Run.read(path2, on_duplicate="max").to_dict() == {"q1": {"d1": 5.0}}

@@ -34,11 +34,13 @@ SPELLINGS = [
     ("hit_rate@5", success(5)), ("f1@10", f_measure(10)), ("r_precision", r_precision()),
     ("bpref", bpref()), ("rbp.95", rbp(0.95, gain="grade")),
     ("dcg_burges@10", dcg(10, gain="exp")), ("ndcg_burges@10", ndcg(10, gain="exp")),
-    ("ndcg@10-l2", ndcg(10, rel=2)), ("dcg@5", dcg(5)), ("map@100-l2", average_precision(100, rel=2)),
+    ("ndcg@10-l2", ndcg(10, rel=2)), ("dcg@5", dcg(5)),
+    ("map@100-l2", average_precision(100, rel=2)),
     # ir_measures
     ("nDCG@10", ndcg(10)), ("P(rel=2)@5", precision(5, rel=2)), ("AP", average_precision()),
     ("RR@10", reciprocal_rank(10)), ("R@1000", recall(1000)), ("Judged@10", judged(10)),
-    ("ERR@20", err(20)), ("RBP(p=0.8)", rbp(0.8)), ("nDCG(dcg='exp-log2')@10", ndcg(10, gain="exp")),
+    ("ERR@20", err(20)), ("RBP(p=0.8)", rbp(0.8)),
+    ("nDCG(dcg='exp-log2')@10", ndcg(10, gain="exp")),
     ("nDCG(dcg=exp-log2)@10", ndcg(10, gain="exp")), ("RBP(p=0.5,rel=2)", rbp(0.5, rel=2)),
     ("Success@1", success(1)), ("Rprec", r_precision()), ("Bpref", bpref()),
     # trec_eval

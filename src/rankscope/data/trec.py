@@ -102,7 +102,7 @@ def _parse_bulk(data: bytes, kind: Kind) -> tuple[pl.DataFrame | None, list[str]
         if kind == "qrels"
         else ["query_id", "q0", "doc_id", "rank", "score", "tag"]
     )
-    schema = {n: pl.String for n in names}
+    schema: dict[str, type[pl.DataType]] = {n: pl.String for n in names}
     schema[value_name] = pl.Float64
     try:
         raw = pl.read_csv(

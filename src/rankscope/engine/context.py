@@ -45,7 +45,7 @@ class Context:
     @cached_property
     def discount(self) -> FloatArray:
         """:math:`1 / \\log_2(i + 1)` for every ranked row (i the 1-based rank)."""
-        return 1.0 / np.log2(self.pos + 2.0)
+        return np.asarray(1.0 / np.log2(self.pos + 2.0), dtype=np.float64)
 
     @cached_property
     def judged(self) -> BoolArray:
@@ -73,20 +73,24 @@ class Context:
     def seg_sum(self, values: FloatArray | BoolArray, mask: BoolArray | None = None) -> FloatArray:
         """Sum ``values`` over each query's ranked rows (optionally masked)."""
         if mask is None:
-            return np.bincount(self.row_query, weights=values, minlength=self.n)
-        return np.bincount(self.row_query[mask], weights=values[mask], minlength=self.n)
+            out = np.bincount(self.row_query, weights=values, minlength=self.n)
+        else:
+            out = np.bincount(self.row_query[mask], weights=values[mask], minlength=self.n)
+        return out.astype(np.float64, copy=False)
 
     def judged_sum(self, values: FloatArray, mask: BoolArray | None = None) -> FloatArray:
         """Sum ``values`` over each query's judged rows (optionally masked)."""
         if mask is None:
-            return np.bincount(self.judged_query, weights=values, minlength=self.n)
-        return np.bincount(self.judged_query[mask], weights=values[mask], minlength=self.n)
+            out = np.bincount(self.judged_query, weights=values, minlength=self.n)
+        else:
+            out = np.bincount(self.judged_query[mask], weights=values[mask], minlength=self.n)
+        return out.astype(np.float64, copy=False)
 
     def seg_cumsum(self, values: IntArray) -> IntArray:
         """Running sum of integer ``values`` within each query (exact)."""
         total = np.cumsum(values, dtype=np.int64)
         before = np.concatenate(([0], total))[self.lists.offsets[:-1]]
-        return total - np.repeat(before, self.lengths)
+        return np.asarray(total - np.repeat(before, self.lengths), dtype=np.int64)
 
     def top(self, k: int | None) -> BoolArray | None:
         """Mask of rows within the first ``k`` (None = no cut)."""

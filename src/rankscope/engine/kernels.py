@@ -138,7 +138,7 @@ def _bpref(ctx: Context, m: Metric) -> FloatArray:
     frac = np.zeros(q.size)
     np.divide(np.minimum(above[is_rel], big_r[q]), den, out=frac, where=den > 0)
     terms = 1.0 - frac
-    total = np.bincount(q, weights=terms, minlength=ctx.n)
+    total = np.bincount(q, weights=terms, minlength=ctx.n).astype(np.float64)
     return _div(total, big_r)
 
 

@@ -20,7 +20,18 @@ import polars as pl
 
 from rankscope.errors import OptionError, ScaleError
 
-__all__ = ["BINARY", "DETAIL", "GRADED", "SCALES", "TREC", "Scale", "check_grades", "get_scale"]
+__all__ = [
+    "BINARY",
+    "DETAIL",
+    "GRADED",
+    "SCALES",
+    "TREC",
+    "Scale",
+    "check_grades",
+    "first_outside",
+    "get_scale",
+    "scale_error",
+]
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,23 @@ def get_scale(spec: Scale | str | None) -> Scale | None:
     )
 
 
+def first_outside(grades: pl.Series, scale: Scale) -> int | None:
+    """The 0-based row of the first non-null grade outside ``scale`` (None if all fit)."""
+    inside = grades.is_between(scale.min, scale.max)
+    if scale.integer:
+        inside = inside & (grades == grades.round(0))
+    bad = ~inside & grades.is_not_null()
+    return int(bad.arg_true()[0]) if bad.any() else None
+
+
+def scale_error(scale: Scale, value: object, source: str, line: int | None) -> ScaleError:
+    """The error for a grade outside ``scale``."""
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return ScaleError(
+        f"grade outside the {scale.describe()} scale", source=source, line=line, value=shown
+    )
+
+
 def check_grades(
     grades: pl.Series,
     scale: Scale,
@@ -146,16 +174,6 @@ def check_grades(
 
     ``locate`` maps a 0-based row to the 1-based line of ``source``.
     """
-    inside = grades.is_between(scale.min, scale.max)
-    if scale.integer:
-        inside = inside & (grades == grades.round(0))
-    bad = ~inside & grades.is_not_null()
-    if bad.any():
-        row = int(bad.arg_true()[0])
-        value = grades[row]
-        raise ScaleError(
-            f"grade outside the {scale.describe()} scale",
-            source=source,
-            line=locate(row),
-            value=f"{value:g}" if isinstance(value, float) else str(value),
-        )
+    row = first_outside(grades, scale)
+    if row is not None:
+        raise scale_error(scale, grades[row], source, locate(row))

@@ -124,9 +124,14 @@ def _install_defaults() -> None:
         ("P", "P", {}), ("recall", "R", {}), ("ndcg_cut", "nDCG", {}),
         ("map_cut", "AP", {}), ("success", "Success", {}), ("num_rel_ret", "num_rel_ret", {}),
     ):
-        register_trec_cutoff(
-            base_name, lambda k, fam=fam, fixed=fixed: make_metric(fam, k=k, **fixed)
-        )
+        register_trec_cutoff(base_name, _cutoff_builder(fam, fixed))
+
+
+def _cutoff_builder(fam: str, fixed: dict[str, Any]) -> Callable[[int], Metric]:
+    def build(k: int) -> Metric:
+        return make_metric(fam, k=k, **fixed)
+
+    return build
 
 
 _FORM = re.compile(
@@ -185,7 +190,9 @@ def _cutoff(token: str, text: str) -> int:
     try:
         value = float(token)
     except ValueError:
-        raise MetricParameterError(f"{text}: cut-off must be a whole number, not {token!r}") from None
+        raise MetricParameterError(
+            f"{text}: cut-off must be a whole number, not {token!r}"
+        ) from None
     if value != int(value):
         raise MetricParameterError(f"{text}: cut-off must be a whole number, not {token!r}")
     if value <= 0:

@@ -19,11 +19,11 @@ __all__ = ["EVALUATION_FORMATS", "evaluation_html", "format_value", "render_eval
 EVALUATION_FORMATS = ("table", "json", "csv", "tsv", "markdown")
 
 
-def format_value(value: float | None, digits: int = 4) -> str:
-    """A number for people: fixed decimals, integers for counts, '-' for null."""
+def format_value(value: float | None, digits: int = 4, *, count: bool = False) -> str:
+    """A number for people: fixed decimals (whole numbers for counts), '-' for null."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    if float(value).is_integer() and abs(value) >= 1:
+    if count and float(value).is_integer():
         return str(int(value))
     return f"{value:.{digits}f}"
 
@@ -66,7 +66,15 @@ def render_evaluation(result: EvaluationResult, fmt: str, *, per_query: bool) ->
             writer.writerow(["" if c is None else (repr(c) if isinstance(c, float) else c)
                              for c in row])
         return buffer.getvalue().rstrip("\n")
-    text_rows = [[row[0], *[format_value(c) for c in row[1:]]] for row in rows]
+    counts = [m.spec.aggregate == "sum" for m in result.metrics]
+    if per_query:
+        text_rows = [
+            [row[0], *[format_value(c, count=n) for c, n in zip(row[1:], counts, strict=True)]]
+            for row in rows
+        ]
+    else:
+        text_rows = [[row[0], format_value(row[1], count=n)]
+                     for row, n in zip(rows, counts, strict=True)]
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |",
                  "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |"]

@@ -1,0 +1,328 @@
+"""Reading and writing raters' judgments in every supported format.
+
+A judgments file has one row per grade given: query, document, rater, grade
+(empty = seen but not graded) and, optionally, when it was given. Formats:
+CSV / TSV with a header, JSONL (one record a line), JSON (a list of records),
+Parquet, and TREC qrels (one rater's judgments: the rater is named after the
+file unless told). Column names other tools use are accepted (``qid``,
+``annotator``, ``rating``, ``timestamp``...), case-insensitively.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from io import BytesIO
+from typing import Any
+
+import polars as pl
+
+from rankscope.data._io import PathLike, read_text, write_bytes
+from rankscope.data.formats import guess_format
+from rankscope.data.trec import parse_trec
+from rankscope.errors import FileAccessError, InputError, OptionError, ParseError
+from rankscope.judgments.scales import Scale
+
+__all__ = [
+    "ALIASES",
+    "JUDGMENT_FORMATS",
+    "Locator",
+    "canonical_frame",
+    "has_rater_column",
+    "read_judgments_frame",
+    "write_judgments_frame",
+]
+
+JUDGMENT_FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
+
+Locator = Callable[[int], int | None]
+"""Maps a 0-based row to the 1-based line of the file it came from (None if unknown)."""
+
+# Column names other tools use, mapped to ours (matched case-insensitively).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "query_id": ("query_id", "qid", "query", "queryid", "query-id", "q_id", "topic",
+                 "topic_id", "keyword", "keyword_id"),
+    "doc_id": ("doc_id", "docid", "doc", "docno", "document", "document_id", "corpus_id",
+               "corpus-id", "pid", "passage_id", "item", "item_id", "product_id"),
+    "rater": ("rater", "rater_id", "annotator", "annotator_id", "assessor", "assessor_id",
+              "judge", "judge_id", "grader", "grader_id", "user", "user_id", "worker",
+              "worker_id", "labeler", "labeller"),
+    "grade": ("grade", "rel", "relevance", "rating", "label", "judgment", "judgement", "score",
+              "qrel"),
+    "time": ("time", "timestamp", "graded_at", "created_at", "updated_at", "datetime", "date"),
+}
+
+
+def _pick(columns: list[str], target: str, taken: set[str]) -> str | None:
+    lowered = {c.lower(): c for c in columns if c not in taken}
+    for alias in ALIASES[target]:
+        if alias in lowered:
+            return lowered[alias]
+    return None
+
+
+def _default_rater(source: str) -> str:
+    base = os.path.basename(source)
+    for ext in (".gz", ".txt", ".qrels", ".csv", ".tsv", ".jsonl", ".json", ".parquet"):
+        if base.lower().endswith(ext):
+            base = base[: -len(ext)]
+    return base or "rater"
+
+
+def _numbers(
+    text: pl.Series, what: str, source: str, locate: Locator, labels: Mapping[str, float]
+) -> pl.Series:
+    """Text -> Float64: empty is null, labels map to their grade, anything else is an error."""
+    stripped = text.str.strip_chars().replace("", None)
+    numbers = stripped.cast(pl.Float64, strict=False)
+    if labels:
+        named = stripped.str.to_lowercase().replace_strict(
+            labels, default=None, return_dtype=pl.Float64
+        )
+        numbers = numbers.fill_null(named)
+    bad = numbers.is_null() & stripped.is_not_null()
+    if bad.any():
+        row = int(bad.arg_true()[0])
+        hint = f" or a label ({', '.join(labels)})" if labels else ""
+        raise ParseError(
+            f"{what} is not a number{hint}", source=source, line=locate(row),
+            value=str(stripped[row]),
+        )
+    return numbers
+
+
+def _times(column: pl.Series, source: str, locate: Locator) -> pl.Series:
+    """A time column as Float64 (numbers) or Datetime (dates, ISO 8601 text)."""
+    if column.dtype.is_numeric():
+        return column.cast(pl.Float64)
+    if column.dtype == pl.Date:
+        return column.cast(pl.Datetime("us"))
+    if isinstance(column.dtype, pl.Datetime):
+        return column
+    text = column.cast(pl.String).str.strip_chars().replace("", None)
+    numbers = text.cast(pl.Float64, strict=False)
+    if (numbers.is_not_null() == text.is_not_null()).all():
+        return numbers
+    try:
+        parsed = text.str.to_datetime(strict=False, time_unit="us")
+    except pl.exceptions.PolarsError:
+        parsed = pl.Series(column.name, [None] * len(text), dtype=pl.Datetime("us"))
+    bad = parsed.is_null() & text.is_not_null()
+    if bad.any():
+        row = int(bad.arg_true()[0])
+        raise ParseError(
+            "time is neither a number nor an ISO 8601 date/time",
+            source=source, line=locate(row), value=str(text[row]),
+        )
+    return parsed
+
+
+def canonical_frame(
+    raw: pl.DataFrame,
+    source: str,
+    locate: Locator,
+    *,
+    scale: Scale | None = None,
+    rater: str | None = None,
+) -> pl.DataFrame:
+    """Rename aliased columns and type them: ``query_id, doc_id, rater, grade[, time]``.
+
+    A missing rater column means one rater: ``rater`` or the file's name.
+    """
+    taken: set[str] = set()
+    chosen: dict[str, str | None] = {}
+    for target in ("query_id", "doc_id", "rater", "grade", "time"):
+        col = _pick(raw.columns, target, taken)
+        if col is None and target in ("query_id", "doc_id", "grade"):
+            raise InputError(
+                f"no {target} column (accepted names: {', '.join(ALIASES[target])}); "
+                f"found {', '.join(raw.columns) or 'none'}",
+                source=source,
+            )
+        if col is not None:
+            taken.add(col)
+        chosen[target] = col
+    labels = scale.label_map() if scale is not None else {}
+    grade_raw = raw.get_column(chosen["grade"])  # type: ignore[arg-type]
+    if grade_raw.dtype.is_numeric() and not grade_raw.dtype == pl.Boolean:
+        grade = grade_raw.cast(pl.Float64)
+    else:
+        grade = _numbers(grade_raw.cast(pl.String), "grade", source, locate, labels)
+    rater_col = chosen["rater"]
+    columns = [
+        raw.get_column(chosen["query_id"]).cast(pl.String).alias("query_id"),  # type: ignore[arg-type]
+        raw.get_column(chosen["doc_id"]).cast(pl.String).alias("doc_id"),  # type: ignore[arg-type]
+        (
+            raw.get_column(rater_col).cast(pl.String).alias("rater")
+            if rater_col is not None
+            else pl.Series("rater", [rater or _default_rater(source)] * raw.height, pl.String)
+        ),
+        grade.alias("grade"),
+    ]
+    if chosen["time"] is not None:
+        columns.append(_times(raw.get_column(chosen["time"]), source, locate).alias("time"))
+    return pl.DataFrame(columns)
+
+
+def _line_locator(data: bytes, *, skip_comments: bool, offset: int = 0) -> Locator:
+    """Rows -> lines, skipping blank lines (and ``#`` comments), computed on first use."""
+    cache: list[int] = []
+
+    def locate(row: int) -> int | None:
+        if not cache:
+            for number, line in enumerate(data.splitlines(), start=1):
+                stripped = line.strip()
+                if not stripped or (skip_comments and stripped.startswith(b"#")):
+                    continue
+                cache.append(number)
+        row += offset
+        return cache[row] if 0 <= row < len(cache) else None
+
+    return locate
+
+
+def _no_line(row: int) -> int | None:
+    return None
+
+
+def _records(records: list[Any], source: str) -> pl.DataFrame:
+    """A list of JSON objects -> string columns (None stays null)."""
+    keys: dict[str, None] = {}
+    for i, rec in enumerate(records):
+        if not isinstance(rec, Mapping):
+            raise ParseError("expected an object per record", source=source, line=i + 1)
+        for key in rec:
+            keys.setdefault(str(key), None)
+    return pl.DataFrame(
+        {
+            k: pl.Series(k, [None if r.get(k) is None else str(r.get(k)) for r in records],
+                         dtype=pl.String)
+            for k in keys
+        }
+    )
+
+
+def read_judgments_frame(
+    path: PathLike, fmt: str | None = None, *, scale: Scale | None = None,
+    rater: str | None = None,
+) -> tuple[pl.DataFrame, str, Locator]:
+    """Read a judgments file: the canonical frame, its display name and a line locator."""
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    data, source = read_text(path)
+    if fmt == "trec":
+        frame, _ = parse_trec(data, source, "qrels")
+        frame = frame.select(
+            "query_id", "doc_id",
+            pl.lit(rater or _default_rater(source), pl.String).alias("rater"), "grade",
+        )
+        return frame, source, _line_locator(data, skip_comments=True)
+    if fmt in ("csv", "tsv"):
+        try:
+            raw = pl.read_csv(data, separator="," if fmt == "csv" else "\t",
+                              infer_schema=False, comment_prefix="#")
+        except Exception as exc:  # polars raises several types for malformed text
+            raise ParseError(f"malformed {fmt.upper()} ({exc})", source=source) from None
+        locate = _line_locator(data, skip_comments=True, offset=1)
+    elif fmt == "jsonl":
+        records: list[Any] = []
+        for number, line in enumerate(data.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=number,
+                                 value=line.decode("utf-8", "replace")) from None
+        raw = _records(records, source)
+        locate = _line_locator(data, skip_comments=False)
+    elif fmt == "json":
+        try:
+            obj = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
+        if not isinstance(obj, list):
+            raise ParseError("expected a JSON list of judgment records", source=source)
+        raw = _records(obj, source)
+        locate = _no_line
+    else:
+        try:
+            raw = pl.read_parquet(BytesIO(data))
+        except Exception as exc:  # polars raises several types for bad files
+            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
+        locate = _no_line
+    return canonical_frame(raw, source, locate, scale=scale, rater=rater), source, locate
+
+
+def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
+    """Whether a file has a rater column (i.e. holds judgments rather than qrels).
+
+    Only the header (CSV / TSV), the first record (JSON, JSONL) or the schema
+    (Parquet) is looked at; TREC files never have one.
+    """
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    if fmt == "trec":
+        return False
+    data, _ = read_text(path)
+    columns: list[str] = []
+    if fmt in ("csv", "tsv"):
+        for line in data.splitlines():
+            text = line.decode("utf-8", "replace").strip()
+            if text and not text.startswith("#"):
+                columns = [c.strip().strip('"') for c in text.split("," if fmt == "csv" else "\t")]
+                break
+    elif fmt == "jsonl":
+        for line in data.splitlines():
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except json.JSONDecodeError:
+                    return False
+                columns = list(first) if isinstance(first, Mapping) else []
+                break
+    elif fmt == "json":
+        try:
+            obj = json.loads(data)
+        except json.JSONDecodeError:
+            return False
+        if isinstance(obj, list) and obj and isinstance(obj[0], Mapping):
+            columns = list(obj[0])
+    else:
+        try:
+            columns = list(pl.read_parquet_schema(BytesIO(data)))
+        except Exception:  # not Parquet: the reader will say so
+            return False
+    return _pick(columns, "rater", set()) is not None
+
+
+def _check_format(fmt: str) -> str:
+    fmt = fmt.lower()
+    if fmt not in JUDGMENT_FORMATS:
+        raise OptionError(f"unknown format {fmt!r}; choose one of {', '.join(JUDGMENT_FORMATS)}")
+    return fmt
+
+
+def write_judgments_frame(frame: pl.DataFrame, path: PathLike, fmt: str | None = None) -> None:
+    """Write judgments (``query_id, doc_id, rater, grade[, time]``) in a format.
+
+    TREC qrels hold one rater's grades and no empty grade: writing several
+    raters there is refused; ungraded rows are left out.
+    """
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    if fmt == "trec":
+        from rankscope.data.trec import format_trec_qrels
+
+        if frame.get_column("rater").n_unique() > 1:
+            raise OptionError("a TREC qrels file holds one rater's judgments; write CSV instead")
+        data = format_trec_qrels(frame.select("query_id", "doc_id", "grade"))
+    elif fmt in ("csv", "tsv"):
+        data = frame.write_csv(separator="," if fmt == "csv" else "\t").encode()
+    elif fmt == "jsonl":
+        data = frame.write_ndjson().encode()
+    elif fmt == "json":
+        data = (json.dumps(frame.to_dicts(), indent=1, default=str) + "\n").encode()
+    else:
+        buffer = BytesIO()
+        frame.write_parquet(buffer)
+        data = buffer.getvalue()
+    write_bytes(path, data)

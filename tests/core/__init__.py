@@ -1,0 +1,1 @@
+"""Core engine tests: independent reference, properties, invariants, other tools."""
