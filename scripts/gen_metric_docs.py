@@ -24,14 +24,10 @@ def render() -> dict[str, str]:
     import rankscope.metrics
     from rankscope.metrics.base import FAMILIES
 
-    try:  # optional groups registered by other subpackages
+    with contextlib.suppress(ImportError):  # optional groups registered by subpackages
         import rankscope.metrics.similarity
-    except ImportError:
-        pass
-    try:
+    with contextlib.suppress(ImportError):
         import rankscope.trec_eval.measures  # noqa: F401
-    except ImportError:
-        pass
     pages: dict[str, list[str]] = {}
     for fam in FAMILIES.values():
         lines = pages.setdefault(fam.group, [f"# {TITLES.get(fam.group, fam.group)}", "",
