@@ -97,7 +97,9 @@ def datasets(
 
 
 @st.composite
-def long_datasets(draw: st.DrawFn, *, integer: bool = False, nulls: bool = True) -> Data:
+def long_datasets(
+    draw: st.DrawFn, *, integer: bool = False, nulls: bool = True, negative: bool = True
+) -> Data:
     """A few queries with rankings of hundreds to a few thousand documents.
 
     Generated with a seeded ``random.Random`` (hypothesis draws the seed and
@@ -107,7 +109,8 @@ def long_datasets(draw: st.DrawFn, *, integer: bool = False, nulls: bool = True)
     seed = draw(st.integers(0, 2**32 - 1))
     n_queries = draw(st.integers(1, 3))
     rng = random.Random(seed)
-    grade_pool: list[float | int | None] = list(INT_GRADES if integer else ANY_GRADES)
+    grade_pool: list[float | int | None] = [
+        g for g in (INT_GRADES if integer else ANY_GRADES) if negative or g >= 0]
     if nulls:
         grade_pool.append(None)
     data = Data()

@@ -18,7 +18,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         description="Evaluate one or more runs against qrels. Metric names may be written "
         "the way trec_eval, ranx or ir_measures write them (nDCG@10, ndcg_cut_10, P(rel=2)@5).",
     )
-    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet; - = stdin)")
+    p.add_argument("qrels", help="qrels or judgments file (TREC, JSON, JSONL, CSV, TSV, "
+                                 "Parquet; - = stdin)")
     p.add_argument("runs", nargs="+", metavar="run", help="run file(s); - = stdin")
     p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
                    help="metric to compute (repeatable)")
@@ -35,23 +36,38 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="which queries are averaged")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
+    j = p.add_argument_group(
+        "raters' judgments",
+        "The qrels argument may be raters' judgments (a file with a rater column, e.g. CSV "
+        "query_id,doc_id,rater,grade; an empty grade = not graded): they are mapped to the "
+        "scale each metric needs and aggregated first (seed 004's two stages).",
+    )
+    j.add_argument("--judgments", action="store_true",
+                   help="read the qrels argument as judgments (detected from a rater column)")
+    from rankscope.cli.judgments import add_judgment_options
+
+    add_judgment_options(j)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate and print; returns the exit code."""
+    from rankscope.cli.judgments import evaluate_with_judgments, wants_judgments
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate, resolve_metrics
 
-    resolve_metrics(args.metrics)  # fail fast on a bad name, before reading any file
-    qrels = Qrels.read(args.qrels, format=args.qrels_format)
-    results = []
-    for path in args.runs:
-        run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
-        results.append(
-            evaluate(qrels, run_t, args.metrics, per_query=args.per_query, ties=args.ties,
-                     unjudged=args.unjudged, queries=args.queries)
-        )
+    if wants_judgments(args):
+        results = evaluate_with_judgments(args)
+    else:
+        resolve_metrics(args.metrics)  # fail fast on a bad name, before reading any file
+        qrels = Qrels.read(args.qrels, format=args.qrels_format)
+        results = []
+        for path in args.runs:
+            run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
+            results.append(
+                evaluate(qrels, run_t, args.metrics, per_query=args.per_query, ties=args.ties,
+                         unjudged=args.unjudged, queries=args.queries)
+            )
     out = sys.stdout
     if args.format == "json":
         if len(results) == 1:

@@ -243,19 +243,41 @@ def _conform(
     return frame
 
 
+_MIX = 0x9E3779B97F4A7C15  # odd 64-bit constant: spreads the query hash before mixing
+
+
+def pair_hashes(frame: pl.DataFrame) -> pl.Series:
+    """A 64-bit hash of each row's ``(query_id, doc_id)`` (equal pairs, equal hashes).
+
+    Distinct pairs may collide, so a hash is only ever used to rule pairs
+    out; anything it cannot rule out is compared exactly.
+    """
+    return frame.select(
+        (pl.col("doc_id").hash() ^ (pl.col("query_id").hash() * _MIX)).alias("pair")
+    ).to_series()
+
+
+def _candidates(frame: pl.DataFrame) -> pl.Series | None:
+    """Rows that may repeat a pair (their hash repeats); None when no row can."""
+    keys = pair_hashes(frame)
+    if keys.n_unique() == keys.len():
+        return None  # all hashes distinct, so all pairs distinct
+    return keys.is_duplicated()
+
+
 def _first_duplicate(frame: pl.DataFrame) -> tuple[int, int] | None:
     """Rows of the first and second occurrence of the first repeated pair, if any."""
-    dup = frame.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
-    if not dup.any():
+    maybe = _candidates(frame)
+    if maybe is None:
         return None
-    first = int(dup.arg_true()[0])
-    q, d = frame.row(first)[:2]
-    rows = (
-        frame.with_row_index("_row")
-        .filter((pl.col("query_id") == q) & (pl.col("doc_id") == d))
-        .get_column("_row")
-    )
-    return first, int(rows[1])
+    rows = frame.with_row_index("_row").filter(maybe)
+    dup = rows.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
+    if not dup.any():
+        return None  # only hash collisions
+    q, d = rows.row(int(dup.arg_true()[0]))[1:3]
+    same = rows.filter((pl.col("query_id") == q) & (pl.col("doc_id") == d))
+    first, second = same.get_column("_row")[:2].to_list()
+    return int(first), int(second)
 
 
 def _refuse_duplicates(frame: pl.DataFrame, source: str, locate: RowLocator, verb: str) -> None:
@@ -264,8 +286,10 @@ def _refuse_duplicates(frame: pl.DataFrame, source: str, locate: RowLocator, ver
         return
     first, second = found
     q, d = frame.row(second)[:2]
+    first_line = locate(first)
+    where = f" (first at line {first_line})" if first_line is not None else ""
     raise DuplicateDocumentError(
-        f"document {verb} twice for query {q!r} (first at line {locate(first)})",
+        f"document {verb} twice for query {q!r}{where}",
         source=source,
         line=locate(second),
         value=d,
@@ -280,14 +304,21 @@ def _resolve_duplicates(
     if policy == "error":
         _refuse_duplicates(frame, source, locate, "ranked")
         return frame
-    if not frame.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+    maybe = _candidates(frame)
+    if maybe is None:
         return frame
+    # Only rows whose hash repeats can be dropped; decide among them exactly.
+    rows = frame.with_row_index("_row").filter(maybe)
     if policy == "first":
-        return frame.unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
-    return (
-        frame.with_row_index("_row")
-        .sort("score", descending=True, maintain_order=True)
-        .unique(subset=["query_id", "doc_id"], keep="first")
-        .sort("_row")
-        .drop("_row")
-    )
+        drop = rows.filter(~pl.struct("query_id", "doc_id").is_first_distinct())
+    else:
+        # keep the highest score of each pair (the earliest row among equal scores)
+        best = rows.sort(["score", "_row"], descending=[True, False]).unique(
+            subset=["query_id", "doc_id"], keep="first"
+        )
+        drop = rows.join(best.select("_row"), on="_row", how="anti")
+    if drop.height == 0:
+        return frame
+    return frame.with_row_index("_row").filter(
+        ~pl.col("_row").is_in(drop.get_column("_row").implode())
+    ).drop("_row")

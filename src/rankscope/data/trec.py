@@ -1,66 +1,300 @@
-"""TREC qrels and run files: a fast bulk parser with an exact, slow error path.
+"""TREC qrels and run files: fast bulk parsing with an exact, slow error path.
 
 A qrels line is ``query iteration document grade``; a run line is
-``query Q0 document rank score tag``. Fields are separated by any run of spaces
-or tabs; lines starting with ``#`` are comments and blank lines are skipped
-(``#`` inside a field is part of it). The rank column of a run is ignored, as
+``query Q0 document rank score tag``. Lines end at ``\\n``, ``\\r\\n`` or
+``\\r``; fields are separated by runs of ASCII spaces, tabs, form feeds or
+vertical tabs (what :meth:`bytes.split` splits on); a line whose first field
+starts with ``#`` is a comment and a line of nothing but whitespace is
+skipped (``#`` inside a later field is part of it). A UTF-8 byte order mark
+at the start of the file is ignored. The rank column of a run is ignored, as
 trec_eval ignores it.
 
-The bulk path hands the bytes to polars' CSV reader. When that reader refuses
-the data, or the result has holes, the slow path re-reads the original bytes
-line by line to raise an error that names the file, the 1-based line and the
-value: the two paths must agree on every valid file.
+The data is cut at line ends into chunks parsed in parallel, each by the
+first of three readers that accepts it:
+
+1. *regular*: single spaces (or single tabs) between fields, polars' CSV
+   reader straight on the bytes;
+2. *irregular*: any other whitespace layout, read as whole lines by polars
+   and split with vectorized string operations (no Python regex);
+3. *slow*: line by line in Python; it names the file, the 1-based line and
+   the value of the first bad line.
+
+A chunk goes to the next reader whenever the current one refuses it or leaves
+any hole, so the readers must agree on every valid file (tests/perf checks
+that they do on tricky whitespace and comments).
 """
 
 from __future__ import annotations
 
 import math
-import re
-from typing import Literal
+import mmap
+import os
+import stat
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import polars as pl
 
-from rankscope.errors import ParseError
+from rankscope.errors import FileAccessError, ParseError
 
-__all__ = ["format_trec_qrels", "format_trec_run", "parse_trec"]
+if TYPE_CHECKING:
+    from rankscope.data._io import PathLike
+
+__all__ = [
+    "CHUNK_BYTES",
+    "format_trec_qrels",
+    "format_trec_run",
+    "iter_trec_chunks",
+    "parse_trec",
+    "read_trec_file",
+]
 
 Kind = Literal["qrels", "run"]
+Parsed = tuple[pl.DataFrame, list[str]]
+RowLocator = Callable[[int], int | None]
+
+CHUNK_BYTES = 16 << 20
+"""Bytes per parse task: small enough to overlap two tasks, large enough to amortize."""
 
 _LAYOUT: dict[str, tuple[int, str]] = {
     "qrels": (4, "query iteration document grade"),
     "run": (6, "query Q0 document rank score tag"),
 }
+_NAMES = {
+    "qrels": ["query_id", "iteration", "doc_id", "grade"],
+    "run": ["query_id", "q0", "doc_id", "rank", "score", "tag"],
+}
+_BOM = b"\xef\xbb\xbf"
+_GZIP_MAGIC = b"\x1f\x8b"
+_SPACE_CLASS = "[ \t\x0b\x0c]+"  # the field separators, as a (Rust) regex class
+_EDGE_CHARS = " \t\x0b\x0c"
 
-_SPACES = re.compile(rb"[ \t\f\v]+")
-_EDGES = re.compile(rb"(?m)^ | $")
-_BLANK_LINES = re.compile(rb"\n\n+")
+
+def _value_name(kind: Kind) -> str:
+    return "grade" if kind == "qrels" else "score"
 
 
-def _normalize(data: bytes) -> bytes:
-    """Turn any whitespace layout into single-space-separated, non-blank lines."""
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if b"\t" in data:
-        data = data.replace(b"\t", b" ")
-    irregular = (
-        b"  " in data
-        or data[:1] in (b" ", b"\n")
-        or b"\n " in data
-        or b" \n" in data
-        or b"\n\n" in data
-        or data.endswith(b" ")
-        or b"\f" in data
-        or b"\v" in data
+def _empty(kind: Kind) -> pl.DataFrame:
+    value = _value_name(kind)
+    return pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, value: pl.Float64})
+
+
+# -- the three readers of one chunk ----------------------------------------------------------
+
+
+def _finish(raw: pl.DataFrame, kind: Kind) -> Parsed | None:
+    """Check a chunk read by polars; None when anything is missing or not finite."""
+    value = _value_name(kind)
+    if raw.null_count().sum_horizontal().item() != 0:
+        return None
+    values = raw.get_column(value)
+    if values.len() and not values.is_finite().all():
+        return None
+    frame = raw.select("query_id", "doc_id", value)
+    tags: list[str] = []
+    if kind == "run":
+        tags = raw.get_column("tag").unique(maintain_order=True).to_list()
+    return frame, tags
+
+
+def _read_regular(chunk: bytes, kind: Kind) -> Parsed | None:
+    """Single-separator files: polars' CSV reader directly on the bytes."""
+    if b"\x0b" in chunk or b"\x0c" in chunk:
+        return None
+    if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
+        return None  # a lone CR ends a line; polars would not see it
+    if b"\t" in chunk:
+        if b" " in chunk:
+            return None
+        separator = "\t"
+    else:
+        separator = " "
+    names = _NAMES[kind]
+    value = _value_name(kind)
+    schema = {n: (pl.Float64 if n == value else pl.String) for n in names}
+    keep = [i for i, n in enumerate(names) if n in ("query_id", "doc_id", value, "tag")]
+    try:
+        raw = pl.read_csv(
+            chunk,
+            separator=separator,
+            has_header=False,
+            comment_prefix="#",
+            quote_char=None,
+            schema=schema,
+            columns=keep,
+            truncate_ragged_lines=False,
+            raise_if_empty=False,
+        )
+    except Exception:  # polars raises several types for malformed data
+        return None
+    if raw.width != len(keep):
+        return None
+    # A hole (short line, blank line, doubled separator) goes to the next reader.
+    return _finish(raw, kind)
+
+
+def _read_irregular(chunk: bytes, kind: Kind) -> Parsed | None:
+    """Any whitespace layout: whole lines through polars, split without Python loops."""
+    if b"\x00" in chunk:
+        return None
+    if b"\r" in chunk:
+        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    n_fields = _LAYOUT[kind][0]
+    try:
+        lines = pl.read_csv(
+            chunk,
+            separator="\x00",
+            has_header=False,
+            quote_char=None,
+            schema={"line": pl.String},
+            raise_if_empty=False,
+        ).get_column("line")
+    except Exception:
+        return None
+    text = lines.drop_nulls().str.strip_chars(_EDGE_CHARS)
+    text = text.filter((text.str.len_bytes() > 0) & ~text.str.starts_with("#"))
+    single = text.str.replace_all(_SPACE_CLASS, " ")
+    if single.len() and (single.str.count_matches(" ", literal=True) != n_fields - 1).any():
+        return None
+    parts = single.str.split_exact(" ", n_fields - 1).struct.unnest()
+    parts.columns = _NAMES[kind]
+    value = _value_name(kind)
+    try:
+        raw = parts.with_columns(pl.col(value).cast(pl.Float64, strict=True))
+    except Exception:
+        return None
+    return _finish(raw, kind)
+
+
+def _read_slow(chunk: bytes, kind: Kind, source: str, first_line: int) -> Parsed:
+    """Line by line; raises the exact error for the first bad line of the chunk."""
+    n_fields, layout = _LAYOUT[kind]
+    value_index = 3 if kind == "qrels" else 4
+    value_name = _value_name(kind)
+    queries: list[str] = []
+    docs: list[str] = []
+    values: list[float] = []
+    tags: dict[str, None] = {}
+    for number, line in enumerate(chunk.splitlines(), start=first_line):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        try:
+            text = [f.decode("utf-8") for f in fields]
+        except UnicodeDecodeError:
+            raise ParseError(
+                "not valid UTF-8 text",
+                source=source,
+                line=number,
+                value=line.decode("utf-8", errors="replace"),
+            ) from None
+        if len(fields) != n_fields:
+            raise ParseError(
+                f"expected {n_fields} fields ({layout}), found {len(fields)}",
+                source=source,
+                line=number,
+                value=" ".join(text),
+            )
+        token = text[value_index]
+        try:
+            number_value = float(token)
+        except ValueError:
+            raise ParseError(
+                f"{value_name} is not a number", source=source, line=number, value=token
+            ) from None
+        if not math.isfinite(number_value):
+            raise ParseError(
+                f"{value_name} is not a finite number", source=source, line=number, value=token
+            )
+        queries.append(text[0])
+        docs.append(text[2])
+        values.append(number_value)
+        if kind == "run":
+            tags.setdefault(text[5], None)
+    frame = pl.DataFrame(
+        {"query_id": queries, "doc_id": docs, value_name: values},
+        schema={"query_id": pl.String, "doc_id": pl.String, value_name: pl.Float64},
     )
-    if irregular:
-        data = _SPACES.sub(b" ", data)
-        data = _EDGES.sub(b"", data)
-        data = _BLANK_LINES.sub(b"\n", data).lstrip(b"\n")
-    return data
+    return frame, list(tags)
+
+
+def _parse_chunk(chunk: bytes, kind: Kind) -> Parsed | None:
+    """The bulk readers; None means the chunk needs the slow path."""
+    return _read_regular(chunk, kind) or _read_irregular(chunk, kind)
+
+
+# -- splitting and combining ------------------------------------------------------------------
+
+
+def _lines_in(data: bytes) -> int:
+    """How many line breaks ``bytes.splitlines`` sees in ``data`` (which ends a line)."""
+    if b"\r" not in data:
+        return data.count(b"\n")
+    return len(data.splitlines())
+
+
+def _cut(data: bytes, size: int) -> Iterator[bytes]:
+    """Slices of ``data`` ending at a line break, each about ``size`` bytes."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start + size)
+        end = len(data) if end < 0 else end + 1
+        yield data[start:end]
+        start = end
+
+
+def _merge(parts: list[Parsed], kind: Kind) -> Parsed:
+    frames = [f for f, _ in parts if f.height]
+    tags: dict[str, None] = {}
+    for _, chunk_tags in parts:
+        tags.update(dict.fromkeys(chunk_tags))
+    if not frames:
+        return _empty(kind), list(tags)
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
+    return frame, list(tags)
+
+
+def _workers() -> int:
+    return max(1, min(4, pl.thread_pool_size()))
+
+
+def _parse_all(
+    chunks: Iterator[bytes], kind: Kind, source: str, on_chunk: Callable[[int], None] | None
+) -> Parsed:
+    """Parse chunks two at a time; the slow path runs on the first chunk refused."""
+    parts: list[Parsed] = []
+    line = 1
+
+    def consume(chunk: bytes, parsed: Parsed | None) -> None:
+        nonlocal line
+        if parsed is None:
+            parsed = _read_slow(chunk, kind, source, line)
+        parts.append(parsed)
+        line += _lines_in(chunk)
+        if on_chunk is not None:
+            on_chunk(len(chunk))
+
+    first = next(chunks, None)
+    if first is None:
+        return _empty(kind), []
+    second = next(chunks, None)
+    if second is None:  # small input: no thread pool
+        consume(first, _parse_chunk(first, kind))
+        return _merge(parts, kind)
+    with ThreadPoolExecutor(_workers()) as pool:
+        pending = [(c, pool.submit(_parse_chunk, c, kind)) for c in (first, second)]
+        for chunk in chunks:
+            done_chunk, future = pending.pop(0)
+            pending.append((chunk, pool.submit(_parse_chunk, chunk, kind)))
+            consume(done_chunk, future.result())
+        for done_chunk, future in pending:
+            consume(done_chunk, future.result())
+    return _merge(parts, kind)
 
 
 def parse_trec(data: bytes, source: str, kind: Kind) -> tuple[pl.DataFrame, list[str]]:
-    """Parse a TREC qrels or run file.
+    """Parse a TREC qrels or run file held in memory.
 
     Parameters
     ----------
@@ -82,105 +316,151 @@ def parse_trec(data: bytes, source: str, kind: Kind) -> tuple[pl.DataFrame, list
     Raises
     ------
     ParseError
-        A line with the wrong number of fields, or a grade / score that is not
-        a finite number, naming the file, the line and the value.
+        A line with the wrong number of fields, a grade / score that is not a
+        finite number, or bytes that are not UTF-8, naming the file, the line
+        and the value.
     """
-    frame, tags = _parse_bulk(data, kind)
-    if frame is None:
-        return _parse_slow(data, source, kind)
-    return frame, tags
+    data = data.removeprefix(_BOM)
+    return _parse_all(_cut(data, CHUNK_BYTES), kind, source, None)
 
 
-def _parse_bulk(data: bytes, kind: Kind) -> tuple[pl.DataFrame | None, list[str]]:
-    n_fields, _ = _LAYOUT[kind]
-    clean = _normalize(data)
-    if not clean.strip():
-        return _empty(kind), []
-    value_name = "grade" if kind == "qrels" else "score"
-    names = (
-        ["query_id", "iteration", "doc_id", "grade"]
-        if kind == "qrels"
-        else ["query_id", "q0", "doc_id", "rank", "score", "tag"]
-    )
-    schema: dict[str, type[pl.DataType]] = {n: pl.String for n in names}
-    schema[value_name] = pl.Float64
+# -- reading from a path without holding the whole file ---------------------------------------
+
+
+def _file_chunks(handle: BinaryIO, size: int) -> Iterator[bytes]:
+    """Chunks of an open file, each ending at a line break.
+
+    The file is memory-mapped: each chunk is one copy out of the page cache,
+    and pages already copied are released so they do not count as ours.
+    """
+    length = os.fstat(handle.fileno()).st_size
+    if length == 0:
+        return
+    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        start = len(_BOM) if view[: len(_BOM)] == _BOM else 0
+        while start < length:
+            end = view.find(b"\n", start + size)
+            end = length if end < 0 else end + 1
+            yield view[start:end]
+            page_start = start - start % mmap.PAGESIZE
+            view.madvise(mmap.MADV_DONTNEED, page_start, end - page_start)
+            start = end
+
+
+def _check_head(head: bytes, name: str) -> None:
+    """The checks :func:`rankscope.data._io.read_text` makes on a file's start."""
+    if b"\x00" in head:
+        raise FileAccessError("binary file (contains NUL bytes), expected text", source=name)
     try:
-        raw = pl.read_csv(
-            clean,
-            separator=" ",
-            has_header=False,
-            comment_prefix="#",
-            quote_char=None,
-            schema=schema,
-            truncate_ragged_lines=False,
-            raise_if_empty=False,
-        )
-    except Exception:  # polars raises several types for malformed data
-        return None, []
-    if raw.width != n_fields:
-        return None, []
-    # A short line leaves nulls; any hole sends us to the exact slow path.
-    if raw.null_count().row(0) != (0,) * n_fields:
-        return None, []
-    values = raw.get_column(value_name)
-    if values.len() and not values.is_finite().all():
-        return None, []
-    frame = raw.select("query_id", "doc_id", value_name)
-    tags: list[str] = []
-    if kind == "run":
-        tags = raw.get_column("tag").unique(maintain_order=True).to_list()
-    return frame, tags
-
-
-def _empty(kind: Kind) -> pl.DataFrame:
-    value_name = "grade" if kind == "qrels" else "score"
-    return pl.DataFrame(
-        schema={"query_id": pl.String, "doc_id": pl.String, value_name: pl.Float64}
-    )
-
-
-def _parse_slow(data: bytes, source: str, kind: Kind) -> tuple[pl.DataFrame, list[str]]:
-    """Line-by-line parse that raises the exact error for the first bad line."""
-    n_fields, layout = _LAYOUT[kind]
-    value_index = 3 if kind == "qrels" else 4
-    value_name = "grade" if kind == "qrels" else "score"
-    text = data.decode("utf-8", errors="replace")
-    queries: list[str] = []
-    docs: list[str] = []
-    values: list[float] = []
-    tags: dict[str, None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        if len(fields) != n_fields:
-            raise ParseError(
-                f"expected {n_fields} fields ({layout}), found {len(fields)}",
-                source=source,
-                line=number,
-                value=line,
-            )
-        token = fields[value_index]
-        try:
-            value = float(token)
-        except ValueError:
-            raise ParseError(
-                f"{value_name} is not a number", source=source, line=number, value=token
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:
+            line = head[: exc.start].count(b"\n") + 1
+            raise FileAccessError(
+                "not UTF-8 text (binary file?)", source=name, line=line
             ) from None
-        if not math.isfinite(value):
-            raise ParseError(
-                f"{value_name} is not a finite number", source=source, line=number, value=token
+
+
+def _open(path: PathLike, name: str) -> BinaryIO:
+    try:
+        return open(path, "rb")  # noqa: SIM115  (closed by the caller)
+    except FileNotFoundError:
+        raise FileAccessError("no such file", source=name) from None
+    except IsADirectoryError:
+        raise FileAccessError("is a directory, not a file", source=name) from None
+    except PermissionError:
+        raise FileAccessError("permission denied", source=name) from None
+    except OSError as exc:
+        raise FileAccessError(f"cannot read: {exc.strerror or exc}", source=name) from None
+
+
+def _plain_file(path: PathLike) -> bool:
+    text = os.fspath(path)
+    if text == "-":
+        return False
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode)
+
+
+def _locator_for(path: PathLike) -> RowLocator:
+    """Map data rows to file lines (comments and blank lines skipped), lazily."""
+    cache: list[int] = []
+
+    def locate(row: int) -> int | None:
+        if not cache:
+            with open(path, "rb") as handle:
+                data = handle.read().removeprefix(_BOM)
+            for number, line in enumerate(data.splitlines(), start=1):
+                fields = line.split()
+                if fields and not fields[0].startswith(b"#"):
+                    cache.append(number)
+        return cache[row] if 0 <= row < len(cache) else None
+
+    return locate
+
+
+def iter_trec_chunks(
+    path: PathLike, kind: Kind, *, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[tuple[pl.DataFrame, int]]:
+    """Parse a plain TREC file piece by piece (for bounded-memory evaluation).
+
+    Yields ``(frame, bytes_consumed)`` per chunk of about ``chunk_bytes``
+    bytes, each frame in the layout of :func:`parse_trec`; errors name the
+    file's real line numbers.
+    """
+    name = os.fspath(path)
+    handle = _open(path, name)
+    try:
+        head = handle.read(65536)
+        if head[:2] == _GZIP_MAGIC:
+            raise FileAccessError(
+                "gzipped input cannot be streamed; decompress it first", source=name
             )
-        queries.append(fields[0])
-        docs.append(fields[2])
-        values.append(value)
-        if kind == "run":
-            tags.setdefault(fields[5], None)
-    frame = pl.DataFrame(
-        {"query_id": queries, "doc_id": docs, value_name: values},
-        schema={"query_id": pl.String, "doc_id": pl.String, value_name: pl.Float64},
-    )
-    return frame, list(tags)
+        _check_head(head, name)
+        handle.seek(0)
+        line = 1
+        for chunk in _file_chunks(handle, chunk_bytes):
+            parsed = _parse_chunk(chunk, kind) or _read_slow(chunk, kind, name, line)
+            line += _lines_in(chunk)
+            yield parsed[0], len(chunk)
+    finally:
+        handle.close()
+
+
+def read_trec_file(
+    path: PathLike, kind: Kind
+) -> tuple[pl.DataFrame, list[str], str, RowLocator] | None:
+    """Read a plain (uncompressed, seekable) TREC file without holding all its bytes.
+
+    Returns what :func:`rankscope.data.formats.read_table` returns, or None
+    when ``path`` is stdin, gzipped or not a regular file (then read the bytes
+    and use :func:`parse_trec`). A progress bar shows on a terminal for big
+    files (see :mod:`rankscope.progress`).
+    """
+    if not _plain_file(path):
+        return None
+    name = os.fspath(path)
+    handle = _open(path, name)
+    try:
+        head = handle.read(65536)
+        if head[:2] == _GZIP_MAGIC:
+            return None
+        _check_head(head, name)
+        handle.seek(0)
+        size = os.fstat(handle.fileno()).st_size
+        from rankscope.progress import byte_bar
+
+        with byte_bar(size, f"reading {os.path.basename(name)}") as advance:
+            frame, tags = _parse_all(_file_chunks(handle, CHUNK_BYTES), kind, name, advance)
+    finally:
+        handle.close()
+    return frame, tags, name, _locator_for(path)
+
+
+# -- writing ----------------------------------------------------------------------------------
 
 
 def _format_number(values: pl.Expr) -> pl.Expr:

@@ -68,6 +68,8 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
 
 
 def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], FloatArray]:
+    if unjudged == "null":
+        import rankscope.engine.null_mode  # noqa: F401  (fills NULL_KERNELS on first use)
     table = NULL_KERNELS if unjudged == "null" else KERNELS
     if metric.family not in table:
         if unjudged == "null":

@@ -206,7 +206,9 @@ def _err(ctx: Context, m: Metric) -> FloatArray:
     before_log = csum - logs - np.repeat(start, ctx.lengths)
     zeros_before = ctx.seg_cumsum(zero.astype(np.int64)) - zero
     reach = np.where(zeros_before > 0, 0.0, np.exp(before_log))
-    return ctx.seg_sum(reach * stop / (ctx.pos + 1.0), ctx.top(m.k))
+    exponent = float(m.get("rank_exponent"))
+    rank = ctx.pos + 1.0 if exponent == 1.0 else np.power(ctx.pos + 1.0, exponent)
+    return ctx.seg_sum(reach * stop / rank, ctx.top(m.k))
 
 
 @register_kernel("RBP")

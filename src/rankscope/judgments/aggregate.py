@@ -227,7 +227,7 @@ def aggregate(
     return Qrels(frame.select(*_KEYS, "grade"), source=judgments.source)
 
 
-def tie_rate(judgments: Judgments, *, by_query: bool = False) -> float | None | pl.DataFrame:
+def tie_rate(judgments: Judgments, *, by_query: bool = False) -> float | pl.DataFrame | None:
     """The share of graded results whose majority vote is a tie.
 
     Over results with at least one non-null grade (``1, 0`` and ``1, 0, null``

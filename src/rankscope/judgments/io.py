@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from rankscope.data._io import PathLike, read_text, write_bytes
+from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
 from rankscope.data.formats import guess_format
 from rankscope.data.trec import parse_trec
 from rankscope.errors import FileAccessError, InputError, OptionError, ParseError
@@ -145,7 +145,7 @@ def canonical_frame(
         chosen[target] = col
     labels = scale.label_map() if scale is not None else {}
     grade_raw = raw.get_column(chosen["grade"])  # type: ignore[arg-type]
-    if grade_raw.dtype.is_numeric() and not grade_raw.dtype == pl.Boolean:
+    if grade_raw.dtype.is_numeric() and grade_raw.dtype != pl.Boolean:
         grade = grade_raw.cast(pl.Float64)
     else:
         grade = _numbers(grade_raw.cast(pl.String), "grade", source, locate, labels)
@@ -209,7 +209,8 @@ def read_judgments_frame(
 ) -> tuple[pl.DataFrame, str, Locator]:
     """Read a judgments file: the canonical frame, its display name and a line locator."""
     fmt = _check_format(fmt) if fmt else guess_format(path)
-    data, source = read_text(path)
+    # Parquet is binary: only text formats go through the text check.
+    data, source = (read_bytes(path), display_name(path)) if fmt == "parquet" else read_text(path)
     if fmt == "trec":
         frame, _ = parse_trec(data, source, "qrels")
         frame = frame.select(
@@ -263,7 +264,7 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
     fmt = _check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         return False
-    data, _ = read_text(path)
+    data = read_bytes(path) if fmt == "parquet" else read_text(path)[0]
     columns: list[str] = []
     if fmt in ("csv", "tsv"):
         for line in data.splitlines():

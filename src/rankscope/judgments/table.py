@@ -214,6 +214,25 @@ class Judgments:
         return self._replace(self._frame.with_columns(grades.alias("grade")),
                              scale=get_scale(scale))
 
+    def by_query(self) -> dict[str, Judgments]:
+        """One table per query, in query order (rows keep their file and line)."""
+        indexed = self._frame.with_row_index("_row")
+        out: dict[str, Judgments] = {}
+        for (q,), part in sorted(indexed.partition_by("query_id", as_dict=True).items()):
+            out[str(q)] = self._subset(part.get_column("_row"))
+        return out
+
+    def filter(self, predicate: pl.Expr) -> Judgments:
+        """The rows matching a polars expression (rows keep their file and line)."""
+        rows = self._frame.with_row_index("_row").filter(predicate).get_column("_row")
+        return self._subset(rows)
+
+    def _subset(self, rows: pl.Series) -> Judgments:
+        out = self._replace(self._frame[rows], scale=None)
+        out._scale = self._scale  # already checked
+        out._rows = rows if self._rows is None else self._rows[rows]
+        return out
+
     def where(self, row: int) -> tuple[str, int | None]:
         """The file and 1-based line row ``row`` came from."""
         original = row if self._rows is None else int(self._rows[row])
@@ -298,9 +317,9 @@ class Judgments:
                 raise OptionError("on_duplicate='latest' needs a time column")
             # nulls first, so an untimed grade is older than any timed one
             indexed = indexed.sort(["time", "_row"], nulls_last=False)
-            keep = "last"
+            keep: Literal["first", "last"] = "last"
         else:
-            keep = policy
+            keep = "first" if policy == "first" else "last"
         kept = (
             indexed.unique(subset=keys, keep=keep, maintain_order=True)
             .get_column("_row").sort()

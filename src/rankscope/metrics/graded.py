@@ -31,6 +31,9 @@ IDEAL = Param("ideal", "global", "str",
               choices=("global", "max", "local"))
 MAX_GRADE = Param("max_grade", None, "float",
                   "the scale's top grade; unset = the highest grade in the qrels")
+RANK_EXPONENT = Param("rank_exponent", 1.0, "float",
+                      "position factor 1/rank^e: 1 = ERR; 0.18 = the judging platform's ERR-0.18",
+                      low=0.0, open_low=True)
 P_RBP = Param("p", 0.8, "float", "persistence: probability of looking at the next document",
               low=0.0, high=1.0, open_low=True, open_high=True)
 RBP_GAIN = Param("gain", "binary", "str",
@@ -158,7 +161,9 @@ def ndcg(
     )
 
 
-def err(k: int | None = None, *, max_grade: float | None = None) -> Metric:
+def err(
+    k: int | None = None, *, max_grade: float | None = None, rank_exponent: float = 1.0
+) -> Metric:
     r"""Expected reciprocal rank under the cascade model.
 
     Parameters
@@ -167,6 +172,10 @@ def err(k: int | None = None, *, max_grade: float | None = None) -> Metric:
         Cut-off (the whole ranking when omitted).
     max_grade : float, optional
         The scale's top grade (default: the highest grade in the qrels).
+    rank_exponent : float, default 1
+        The exponent e of the rank in the position factor :math:`1/i^e`; 1 is
+        Chapelle et al.'s ERR, 0.18 the judging platform's gentler ERR-0.18
+        (seed 004), which gives later ranks more weight.
 
     Returns
     -------
@@ -176,7 +185,7 @@ def err(k: int | None = None, *, max_grade: float | None = None) -> Metric:
     -----
     .. math::
 
-        ERR@k = \sum_{i=1}^{k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
+        ERR@k = \sum_{i=1}^{k} \frac{1}{i^e} R_i \prod_{j<i} (1 - R_j),
         \quad R_i = \frac{2^{g_i} - 1}{2^{g_{max}}}
 
     Negative grades and unjudged documents have :math:`R_i = 0`.
@@ -185,8 +194,9 @@ def err(k: int | None = None, *, max_grade: float | None = None) -> Metric:
     ----------
     .. [1] Chapelle, Metzler, Zhang & Grinspan, "Expected reciprocal rank for
        graded relevance", CIKM (2009).
+    .. [2] SearchTweak, "Evaluation Metrics" (seed 004): ERR and ERR-0.18.
     """
-    return make_metric("ERR", k=k, max_grade=max_grade)
+    return make_metric("ERR", k=k, max_grade=max_grade, rank_exponent=rank_exponent)
 
 
 def rbp(p: float = 0.8, *, gain: str = "binary", rel: float = 1) -> Metric:
@@ -278,7 +288,7 @@ _fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE),
      ("ndcg@k", "ndcg_burges@k", "ndcg_cut_k", "ndcg", "nDCG@k"),
      ("trec_eval ndcg / ndcg_cut_k", "pytrec_eval ndcg_cut_k", "ranx ndcg@k",
       "ir_measures nDCG@k"))
-_fam("ERR", err, "optional", (MAX_GRADE,), ("ERR@k", "err@k"), ())
+_fam("ERR", err, "optional", (MAX_GRADE, RANK_EXPONENT), ("ERR@k", "err@k"), ())
 _fam("RBP", rbp, "none", (P_RBP, RBP_GAIN, REL), ("rbp.95", "RBP(p=0.8)"),
      ("ranx rbp.P (gain=grade)", "ir_measures RBP(p=P)"))
 _fam("Best", best, "required", (), ("Best@k",), ())

@@ -1,0 +1,118 @@
+"""``rankscope compare QRELS RUN1 RUN2 [RUN...] -m METRIC ...``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = [
+    "add_compare_options", "add_evaluation_options", "compare_kwargs", "read_runs", "register",
+    "write_text",
+]
+
+FORMATS = ("table", "markdown", "latex", "html", "csv", "tsv", "json")
+
+
+def add_evaluation_options(p: argparse.ArgumentParser) -> None:
+    """File formats and the evaluation conventions (as ``rankscope evaluate``)."""
+    p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
+    p.add_argument("--run-format", help="format of the run files (default: from their names)")
+    p.add_argument("--ties", choices=("trec", "input"), default="trec",
+                   help="score ties: document id descending (trec_eval) or input order")
+    p.add_argument("--unjudged", choices=("nonrelevant", "condensed", "null"),
+                   default="nonrelevant", help="how unjudged documents count")
+    p.add_argument("--queries", choices=("qrels", "intersection", "nonnull"), default="qrels",
+                   help="which queries count (the tests pair the queries every run has a "
+                        "value for)")
+    p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
+                   help="a document twice in one ranking")
+
+
+def add_compare_options(p: argparse.ArgumentParser) -> None:
+    """Baseline, test, correction and naming options shared with ``report``."""
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--baseline", metavar="NAME",
+                     help="the run the others are compared with (default: the first)")
+    who.add_argument("--all-pairs", action="store_true", help="compare every pair of runs")
+    p.add_argument("--test", choices=("t", "wilcoxon", "permutation", "bootstrap", "tukey"),
+                   default="t", help="paired test (default: t)")
+    p.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"),
+                   default="holm", help="multiple-comparison correction per metric "
+                                        "(default: holm)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.add_argument("--confidence", type=float,
+                   help="level of the intervals (default: 1 - alpha)")
+    p.add_argument("--rounds", type=int, default=10000,
+                   help="rounds of the permutation / bootstrap tests (10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of those tests (0)")
+    p.add_argument("--name", action="append", dest="names", metavar="NAME",
+                   help="name of each run, in order (repeat once per run; default: run tag, "
+                        "or file name when tags collide)")
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``compare`` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help_text,
+        description="Compare two or more runs: per-run means with confidence intervals, "
+        "differences to the baseline (or all pairs), paired significance tests with "
+        "adjusted p-values, effect sizes and per-query wins / ties / losses.",
+    )
+    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet)")
+    p.add_argument("runs", nargs="+", metavar="run", help="two or more run files")
+    p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
+                   help="metric to compare on (repeatable)")
+    add_compare_options(p)
+    p.add_argument("-f", "--format", choices=FORMATS, default="table")
+    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
+    add_evaluation_options(p)
+    p.set_defaults(handler=run)
+
+
+def read_runs(args: argparse.Namespace) -> list[Any]:
+    """Read every run file named on the command line."""
+    from rankscope.data.tables import Run
+    from rankscope.errors import OptionError
+
+    if sum(1 for path in args.runs if path == "-") > 1:
+        raise OptionError("only one run can come from stdin (-)")
+    return [Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
+            for path in args.runs]
+
+
+def compare_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`rankscope.compare.compare` from the options."""
+    return {
+        "baseline": args.baseline, "all_pairs": args.all_pairs, "test": args.test,
+        "correction": args.correction, "alpha": args.alpha, "confidence": args.confidence,
+        "n_resamples": args.rounds, "seed": args.seed, "names": args.names,
+        "ties": args.ties, "unjudged": args.unjudged, "queries": args.queries,
+    }
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` to a file, or stdout for ``-``."""
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    from rankscope.data._io import write_bytes
+
+    write_bytes(path, text.encode("utf-8"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare and print; returns the exit code."""
+    from rankscope.compare.comparison import compare
+    from rankscope.data.tables import Qrels
+    from rankscope.engine.evaluate import resolve_metrics
+    from rankscope.errors import OptionError
+
+    resolve_metrics(args.metrics)  # fail fast on a bad name, before reading any file
+    if len(args.runs) < 2:
+        raise OptionError("compare needs at least two runs")
+    qrels = Qrels.read(args.qrels, format=args.qrels_format)
+    result = compare(qrels, read_runs(args), args.metrics, **compare_kwargs(args))
+    write_text(args.output, result.render(args.format) + "\n")
+    return 0

@@ -1,0 +1,99 @@
+"""``rankscope fuse RUN RUN [RUN...] --method rrf -o fused.txt``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+METHODS = ("rrf", "combsum", "combmnz", "combmax", "combmin", "combmed", "combanz", "wsum")
+NORMS = ("min-max", "zscore", "sum", "max", "rank", "none")
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``fuse`` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help_text,
+        description="Fuse two or more runs into one. With --optimize QRELS, try a small grid "
+        "of the method's parameters (RRF's k, wsum's weights, or the normalization) and "
+        "write the run that scores best on the metric given with -m.",
+    )
+    p.add_argument("runs", nargs="+", metavar="run", help="two or more run files")
+    p.add_argument("--method", choices=METHODS, default="rrf", help="fusion method (rrf)")
+    p.add_argument("--norm", choices=NORMS, default="min-max",
+                   help="score normalization before combining (min-max; RRF ignores it)")
+    p.add_argument("--k", type=float, default=60.0, help="RRF's constant (60)")
+    p.add_argument("--weights", help="wsum weights, comma separated, one per run")
+    p.add_argument("--depth", type=int, help="use only each run's first DEPTH documents")
+    p.add_argument("--name", help="run tag of the fused run (default: the method)")
+    p.add_argument("-o", "--output", default="-", help="where to write the fused run (stdout)")
+    p.add_argument("-f", "--format", choices=("trec", "json", "jsonl", "csv", "tsv", "parquet"),
+                   help="format of the fused run (default: from the output name, else trec)")
+    p.add_argument("--optimize", metavar="QRELS",
+                   help="grid-search the method's parameters against these qrels")
+    p.add_argument("-m", "--metric", default="nDCG@10",
+                   help="metric maximised by --optimize (nDCG@10)")
+    p.add_argument("--step", type=float, default=0.1, help="grid step of wsum weights (0.1)")
+    p.add_argument("--ties", choices=("trec", "input"), default="trec",
+                   help="score ties: document id descending (trec_eval) or input order")
+    p.add_argument("--run-format", help="format of the run files (default: from their names)")
+    p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
+    p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
+                   help="a document twice in one ranking")
+    p.set_defaults(handler=run)
+
+
+def _weights(text: str | None) -> list[float] | None:
+    from rankscope.errors import OptionError
+
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise OptionError(f"--weights must be numbers separated by commas, not {text!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fuse (or tune and fuse) and write the run; returns the exit code."""
+    from rankscope.cli.compare import read_runs
+    from rankscope.compare.fusion import fuse
+    from rankscope.compare.fusion_search import optimize_fusion
+    from rankscope.compare.runs import load_runs
+    from rankscope.data.tables import Qrels
+    from rankscope.errors import OptionError
+
+    if len(args.runs) < 2:
+        raise OptionError("fuse needs at least two runs")
+    tables, names = load_runs(read_runs(args))
+    named = dict(zip(names, tables, strict=True))
+    if args.optimize:
+        qrels = Qrels.read(args.optimize, format=args.qrels_format)
+        search = optimize_fusion(qrels, named, method=args.method, metric=args.metric,
+                                 norm=args.norm, k=args.k, step=args.step, depth=args.depth,
+                                 ties=args.ties)
+        sys.stderr.write(_trials_text(search) + "\n")
+        fused = search.best_run
+        if args.name:
+            fused.name = args.name
+    else:
+        fused = fuse(named, method=args.method, norm=args.norm, k=args.k,
+                     weights=_weights(args.weights), depth=args.depth, ties=args.ties,
+                     name=args.name)
+    fused.write(args.output, format=args.format)
+    return 0
+
+
+def _trials_text(search: Any) -> str:
+    params = [c for c in search.trials.columns if c != "score"]
+    lines = [f"{'  '.join(params)}  {search.metric}"]
+    for row in search.trials.iter_rows(named=True):
+        shown = "  ".join(str(row[p]) for p in params)
+        score = "-" if row["score"] is None else f"{row['score']:.4f}"
+        lines.append(f"{shown}  {score}")
+    best = ", ".join(f"{k}={v}" for k, v in search.best_params.items())
+    lines.append(f"best: {best} ({search.metric} = {search.best_score:.4f})")
+    return "\n".join(lines)

@@ -1,0 +1,268 @@
+"""``rankscope judgments aggregate|agreement|transform``, and judgments for ``evaluate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rankscope.judgments.table import Judgments, OnDuplicateGrade
+    from rankscope.result import EvaluationResult
+
+__all__ = [
+    "add_judgment_options",
+    "evaluate_with_judgments",
+    "read_judgments",
+    "register",
+    "strategy_arg",
+    "transforms_arg",
+    "wants_judgments",
+]
+
+_SCALE_HELP = "grading scale: binary, graded (0-3), trec (0-4), detail (1-10) or MIN-MAX"
+_STRATEGY_HELP = ("aggregation of several raters' grades: majority, mean, median, min, max, "
+                  "latest, top3; or SCALE=STRATEGY (repeatable); default: majority on binary, "
+                  "mean otherwise")
+
+
+def add_judgment_options(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup, *, transforms: bool = True
+) -> None:
+    """The options every command reading raters' judgments shares."""
+    p.add_argument("--scale", help=_SCALE_HELP)
+    p.add_argument("--strategy", action="append", help=_STRATEGY_HELP)
+    if transforms:
+        p.add_argument("--transform", action="append", metavar="FROM->TO:RULES",
+                       help="transformer rules, e.g. 'detail->binary:1..3=0,4..10=1' "
+                            "(override the platform's defaults grade by grade; repeatable)")
+    p.add_argument("--rater", help="rater name for files without a rater column "
+                                   "(default: the file's name)")
+    p.add_argument("--on-duplicate-grade", choices=("error", "first", "last", "latest"),
+                   default="error", help="a rater grading one result twice")
+
+
+def strategy_arg(values: Sequence[str] | None) -> str | dict[str, str] | None:
+    """``--strategy mean`` or ``--strategy binary=majority --strategy graded=median``."""
+    if not values:
+        return None
+    plain = [v for v in values if "=" not in v]
+    per_scale = dict(v.split("=", 1) for v in values if "=" in v)
+    if not per_scale and len(plain) == 1:
+        return plain[0]
+    from rankscope.errors import OptionError
+
+    if len(plain) > 1:
+        raise OptionError("give one --strategy for all scales, or SCALE=STRATEGY per scale")
+    out = {k.strip().lower(): v.strip() for k, v in per_scale.items()}
+    if plain:
+        out["*"] = plain[0]
+    return out
+
+
+def transforms_arg(values: Sequence[str] | None) -> dict[str, str]:
+    """``--transform FROM->TO:RULES`` options as a mapping."""
+    from rankscope.errors import OptionError
+
+    out: dict[str, str] = {}
+    for value in values or []:
+        key, sep, rules = value.partition(":")
+        if not sep or not rules.strip():
+            raise OptionError(f"--transform wants FROM->TO:RULES, not {value!r}")
+        out[key.strip()] = rules
+    return out
+
+
+def read_judgments(
+    paths: Sequence[str], args: argparse.Namespace, fmt: str | None = None
+) -> Judgments:
+    """Read one or more judgments files (each TREC qrels file is one rater)."""
+    from rankscope.judgments.scales import get_scale
+    from rankscope.judgments.table import Judgments
+
+    scale = get_scale(getattr(args, "scale", None))
+    policy: OnDuplicateGrade = getattr(args, "on_duplicate_grade", "error")
+    rater = getattr(args, "rater", None)
+    if rater is not None and len(paths) > 1:
+        from rankscope.errors import OptionError
+
+        raise OptionError("--rater names the rater of one file; several files are named by file")
+    parts = [
+        Judgments.read(p, format=fmt, scale=scale, rater=rater, on_duplicate=policy)
+        for p in paths
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    return Judgments.concat(parts, scale=scale, on_duplicate=policy)
+
+
+def wants_judgments(args: argparse.Namespace) -> bool:
+    """Whether ``evaluate`` reads its qrels argument as raters' judgments.
+
+    Yes when asked (``--judgments``), when a scale, strategy or transformer is
+    given, or when the file has a rater column.
+    """
+    from rankscope.judgments.io import has_rater_column
+
+    if args.judgments or args.scale or args.strategy or args.transform:
+        return True
+    if args.qrels == "-":
+        return False
+    return has_rater_column(args.qrels, args.qrels_format)
+
+
+def evaluate_with_judgments(args: argparse.Namespace) -> list[EvaluationResult]:
+    """``rankscope evaluate`` over judgments: aggregate once, evaluate every run."""
+    from rankscope.data.tables import Run
+    from rankscope.judgments.evaluation import plan_evaluation, resolve_seed_metrics
+
+    resolve_seed_metrics(args.metrics)  # fail fast on a bad name, before reading any file
+    judgments = read_judgments([args.qrels], args, args.qrels_format)
+    plan = plan_evaluation(
+        judgments, args.metrics, strategy=strategy_arg(args.strategy),
+        transforms=transforms_arg(args.transform),
+    )
+    results = []
+    for path in args.runs:
+        run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
+        results.append(plan.evaluate(run_t, per_query=args.per_query, ties=args.ties,
+                                     unjudged=args.unjudged, queries=args.queries))
+    return results
+
+
+# -- rankscope judgments ... ----------------------------------------------------
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``judgments`` command and its subcommands."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text,
+        description="Work with raters' judgments: CSV/TSV with a header (query_id, doc_id, "
+        "rater, grade[, time]; an empty grade = not graded), JSONL, JSON, Parquet, or TREC "
+        "qrels files (one rater each).",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    agg = actions.add_parser("aggregate", help="one grade per result (qrels, null = ungraded)")
+    agg.add_argument("files", nargs="+", metavar="judgments")
+    add_judgment_options(agg, transforms=False)
+    agg.add_argument("--format", dest="input_format", help="input format (default: from name)")
+    agg.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    agg.add_argument("--output-format", help="csv, tsv, jsonl, json, parquet, trec (drops "
+                                             "ungraded); default: from the name, CSV on stdout")
+    agg.add_argument("--details", action="store_true",
+                     help="also write n_grades, n_raters and tie per result")
+    agg.set_defaults(handler=_aggregate)
+
+    agr = actions.add_parser("agreement", help="agreement between raters (kappas, alpha)")
+    agr.add_argument("files", nargs="+", metavar="judgments")
+    add_judgment_options(agr, transforms=False)
+    agr.add_argument("--format", dest="input_format", help="input format (default: from name)")
+    agr.add_argument("--weights", choices=("auto", "none", "linear", "quadratic"),
+                     default="auto", help="Cohen's kappa weights (auto: quadratic if ordinal)")
+    agr.add_argument("-q", "--per-query", action="store_true", help="also per query")
+    agr.add_argument("-f", "--output-format", dest="fmt", choices=("table", "json"),
+                     default="table")
+    agr.set_defaults(handler=_agreement)
+
+    tr = actions.add_parser("transform", help="map grades to another scale")
+    tr.add_argument("files", nargs="+", metavar="judgments")
+    add_judgment_options(tr, transforms=False)
+    tr.add_argument("--format", dest="input_format", help="input format (default: from name)")
+    tr.add_argument("--to", required=True, help="target scale")
+    tr.add_argument("--rules", help="rules like '0=0,1..3=1' (override the defaults)")
+    tr.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    tr.add_argument("--output-format", help="default: from the name, CSV on stdout")
+    tr.set_defaults(handler=_transform)
+
+
+def _output_format(args: argparse.Namespace) -> str | None:
+    fmt: str | None = args.output_format
+    if fmt is None and args.output == "-":
+        return "csv"
+    return fmt
+
+
+def _aggregate(args: argparse.Namespace) -> int:
+    from rankscope.data.tables import Qrels
+    from rankscope.judgments.aggregate import aggregate_frame
+    from rankscope.judgments.io import write_judgments_frame
+
+    j = read_judgments(args.files, args, args.input_format)
+    details = aggregate_frame(j, strategy_arg(args.strategy))
+    fmt = _output_format(args)
+    if args.details:
+        if fmt == "trec":
+            from rankscope.errors import OptionError
+
+            raise OptionError("--details needs a format with columns (csv, tsv, jsonl, ...)")
+        write_judgments_frame(details, args.output, fmt)
+    else:
+        Qrels(details.select("query_id", "doc_id", "grade"), source=j.source).write(
+            args.output, format=fmt
+        )
+    return 0
+
+
+def _transform(args: argparse.Namespace) -> int:
+    from rankscope.judgments.transform import transform
+
+    j = read_judgments(args.files, args, args.input_format)
+    transform(j, args.to, args.rules).write(args.output, format=_output_format(args))
+    return 0
+
+
+def _num(value: float | None) -> str:
+    from rankscope.render.tabular import format_value
+
+    return format_value(value)
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from rankscope.judgments.agreement import agreement
+
+    j = read_judgments(args.files, args, args.input_format)
+    weights = None if args.weights == "none" else args.weights
+    result = agreement(j, weights=weights, by_query=args.per_query)
+    out = sys.stdout
+    if args.fmt == "json":
+        out.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+        return 0
+    scale = f" on the {j.scale.describe()} scale" if j.scale else ""
+    out.write(f"{result.n_items} graded results, {result.n_raters} raters{scale}\n\n")
+    w = result.cohen_weights or "unweighted"
+    pairs = result.cohen.height
+    lines = [
+        ("percent agreement", result.percent),
+        (f"Cohen's kappa ({w}, mean of {pairs} pairs)", result.cohen_mean),
+        (f"Fleiss' kappa ({result.fleiss.n_items} results x {result.fleiss.n_raters} grades)",
+         result.fleiss.value),
+        *[(f"Krippendorff's alpha, {lv}", v) for lv, v in result.alpha.items()],
+        ("majority-vote tie rate", result.tie_rate),
+    ]
+    width = max(len(label) for label, _ in lines)
+    for label, value in lines:
+        out.write(f"{label.ljust(width)}  {_num(value)}\n")
+    if pairs:
+        out.write("\nCohen's kappa per pair\n")
+        for a, b, n, kappa in result.cohen.iter_rows():
+            out.write(f"  {a} / {b}: {_num(kappa)} ({n} results)\n")
+    if result.per_query is not None:
+        out.write("\n" + _table(result.per_query) + "\n")
+    return 0
+
+
+def _table(frame: Any) -> str:
+    header = list(frame.columns)
+    rows = [[str(v) if isinstance(v, str | int) else _num(v) for v in row]
+            for row in frame.iter_rows()]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    for row in rows:
+        lines.append("  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip())
+    return "\n".join(lines)

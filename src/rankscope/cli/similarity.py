@@ -1,0 +1,67 @@
+"""``rankscope similarity RUN_A RUN_B -m "rbo(p=0.9)" -m jaccard@10 ...``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``similarity`` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help_text,
+        description="How alike two runs' rankings are, per query and averaged: rank-biased "
+        "overlap (RBO(p=0.9) extrapolated, RBO(p=0.9,form=min), rbo_res(p=0.9)), "
+        "jaccard@k, overlap@k, kendall_tau. Useful when results should not change "
+        "(engine migrations, performance work).",
+    )
+    p.add_argument("run_a", help="the first run file")
+    p.add_argument("run_b", help="the second run file")
+    p.add_argument("-m", "--metric", action="append", dest="metrics",
+                   help="similarity measure (repeatable; default RBO(p=0.9))")
+    p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
+    p.add_argument("-f", "--format", default="table",
+                   choices=("table", "json", "csv", "tsv", "markdown"))
+    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
+    p.add_argument("--queries", choices=("union", "intersection"), default="union",
+                   help="compare every query either run has (a missing one is an empty "
+                        "ranking) or only queries both have")
+    p.add_argument("--ties", choices=("trec", "input"), default="trec",
+                   help="score ties: document id descending (trec_eval) or input order")
+    p.add_argument("--run-format", help="format of the run files (default: from their names)")
+    p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
+                   help="a document twice in one ranking")
+    p.add_argument("--name", action="append", dest="names", metavar="NAME",
+                   help="names of the two runs (give it twice)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compute and print; returns the exit code."""
+    from rankscope.cli.compare import write_text
+    from rankscope.compare.similarity import similarity
+    from rankscope.data.tables import Run
+    from rankscope.engine.evaluate import resolve_metrics
+    from rankscope.errors import OptionError
+
+    metrics = args.metrics or ["RBO(p=0.9)"]
+    resolve_metrics(metrics)  # fail fast on a bad name, before reading any file
+    if args.names is not None and len(args.names) != 2:
+        raise OptionError("give --name twice, once per run")
+    if args.run_a == "-" and args.run_b == "-":
+        raise OptionError("only one run can come from stdin (-)")
+    a = Run.read(args.run_a, format=args.run_format, on_duplicate=args.on_duplicate)
+    b = Run.read(args.run_b, format=args.run_format, on_duplicate=args.on_duplicate)
+    names = (args.names[0], args.names[1]) if args.names else None
+    result = similarity(a, b, metrics, per_query=args.per_query, queries=args.queries,
+                        ties=args.ties, names=names)
+    if args.format == "json":
+        text = json.dumps(result.to_dict(), indent=2, allow_nan=False)
+    else:
+        text = result.render(args.format)
+    write_text(args.output, text + "\n")
+    return 0

@@ -1,0 +1,260 @@
+"""``rankscope.compare``: is B better than A, on which queries, and can I trust it?"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from rankscope.compare.progress import bar
+from rankscope.compare.result import CompareResult, Comparison
+from rankscope.compare.runs import align, load_runs
+from rankscope.compare.significance import (
+    adjust,
+    check_correction,
+    check_test,
+    effect_size,
+    mean_interval,
+    paired_test,
+    tukey_hsd,
+    win_tie_loss,
+)
+from rankscope.data.formats import as_qrels
+from rankscope.data.tables import OnDuplicate
+from rankscope.engine.evaluate import MetricsArg, evaluate, resolve_metrics
+from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
+from rankscope.errors import OptionError
+from rankscope.metrics.base import Metric
+
+__all__ = ["compare"]
+
+
+def _check_level(value: float, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise OptionError(f"{what} must be a number in (0, 1), not {value!r}")
+    return float(value)
+
+
+def compare(
+    qrels: Any,
+    runs: Any,
+    metrics: MetricsArg,
+    *,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    confidence: float | None = None,
+    n_resamples: int = 10000,
+    seed: int | None = 0,
+    names: Sequence[str] | None = None,
+    ties: Ties = "trec",
+    unjudged: Unjudged = "nonrelevant",
+    queries: QueryPolicy = "qrels",
+    on_duplicate: OnDuplicate = "error",
+    tie_tolerance: float = 1e-12,
+    progress: bool = True,
+) -> CompareResult:
+    """Compare runs on several metrics with paired significance tests.
+
+    Every run is evaluated against the same qrels with the same options; for
+    each metric the comparison uses the queries every run has a value for
+    (under the default policy, every query with judgments). For each run it
+    reports the mean with a confidence interval; for each pair (each run
+    against the baseline, or every pair) the difference of means with an
+    interval, the p-value of a paired test, the p-value adjusted for the
+    number of comparisons of that metric, Cohen's :math:`d_z` and the
+    queries won, tied and lost.
+
+    Parameters
+    ----------
+    qrels : Qrels, path, DataFrame or dict
+        Relevance judgments.
+    runs : sequence of runs, or mapping name -> run
+        Two or more runs (:class:`~rankscope.Run`, paths, DataFrames, dicts).
+    metrics : str, Metric or a sequence of them
+        Any spelling :func:`rankscope.parse_metrics` accepts.
+    baseline : str, optional
+        Name of the baseline run (default: the first run).
+    all_pairs : bool, default False
+        Compare every pair of runs instead of each run with the baseline.
+    test : {"t", "wilcoxon", "permutation", "bootstrap", "tukey"}, default "t"
+        Paired t-test, Wilcoxon signed-rank, Fisher randomization, paired
+        bootstrap, or Tukey's HSD over all runs (see
+        :mod:`rankscope.compare.significance`).
+    correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
+        Adjustment of p-values for the comparisons of each metric (Tukey's
+        HSD needs none and ignores it).
+    alpha : float, default 0.05
+        Significance level for the marks.
+    confidence : float, optional
+        Level of the intervals (default ``1 - alpha``).
+    n_resamples : int, default 10000
+        Rounds of the permutation and bootstrap tests.
+    seed : int, optional, default 0
+        Seed for the permutation and bootstrap tests (None: fresh randomness).
+    names : sequence of str, optional
+        Run names, overriding run tags / file names.
+    ties, unjudged, queries, on_duplicate
+        As in :func:`rankscope.evaluate`.
+    tie_tolerance : float, default 1e-12
+        Per-query differences within it count as ties.
+    progress : bool, default True
+        Allow progress bars (drawn only when stderr is a terminal and tqdm is
+        installed; see :mod:`rankscope.progress`).
+
+    Returns
+    -------
+    CompareResult
+        Tables (``to_polars``, ``to_pandas``), rendering (``render``: table,
+        markdown, latex, html, csv, json) and per-query values.
+
+    Notes
+    -----
+    Means here are arithmetic means over the paired queries, so a delta is
+    exactly the difference of the two means shown.
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+    >>> a = {"q1": {"d1": 2, "x": 1}, "q2": {"x": 2, "d2": 1}, "q3": {"x": 2, "d3": 1}}
+    >>> b = {"q1": {"d1": 2, "x": 1}, "q2": {"d2": 2, "x": 1}, "q3": {"d3": 2, "x": 1}}
+    >>> result = rankscope.compare(qrels, {"a": a, "b": b}, ["P@1"])
+    >>> result.comparison("P@1", "b").delta
+    0.6666666666666667
+    """
+    check_test(test)
+    check_correction(correction)
+    alpha = _check_level(alpha, "alpha")
+    level = _check_level(1.0 - alpha if confidence is None else confidence, "confidence")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise OptionError(f"n_resamples must be a whole number >= 1, not {n_resamples!r}")
+    asked = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
+    pairs = resolve_metrics(asked)  # fail on a bad name before reading any file
+    labels = [label for label, _ in pairs]
+    qrels_t = as_qrels(qrels)
+    tables, run_names = load_runs(runs, names=names, on_duplicate=on_duplicate)
+    if len(tables) < 2:
+        raise OptionError(f"compare needs at least two runs, got {len(tables)}")
+    if baseline is not None and baseline not in run_names:
+        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+    if all_pairs and baseline is not None:
+        raise OptionError("give either a baseline or all_pairs=True, not both")
+    base = None if all_pairs else (baseline or run_names[0])
+
+    results = []
+    with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
+        for table, name in zip(tables, run_names, strict=True):
+            results.append(evaluate(qrels_t, table, asked, ties=ties, unjudged=unjudged,
+                                    queries=queries, run_name=name))
+            advance(1)
+    query_ids, values = align(results)
+
+    k = len(run_names)
+    if base is None:
+        order = [(j, i) for i in range(k) for j in range(i + 1, k)]
+    else:
+        b = run_names.index(base)
+        order = [(j, b) for j in range(k) if j != b]
+
+    means: dict[str, dict[str, float | None]] = {name: {} for name in run_names}
+    intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
+    n_queries: dict[str, int] = {}
+    comparisons: list[Comparison] = []
+    interval_method = "bootstrap" if test == "bootstrap" else "t"
+    with bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
+        for m, label in enumerate(labels):
+            block = values[:, :, m]
+            paired = block[:, ~np.isnan(block).any(axis=0)]
+            n_queries[label] = paired.shape[1]
+            for r, name in enumerate(run_names):
+                x = paired[r]
+                means[name][label] = float(x.mean()) if x.size else None
+                intervals[name][label] = mean_interval(
+                    x, confidence=level, method=interval_method, n_resamples=n_resamples,
+                    seed=seed,
+                )
+            comparisons += _compare_metric(
+                label, paired, run_names, order, test=test, correction=correction, alpha=alpha,
+                confidence=level, n_resamples=n_resamples, seed=seed, tolerance=tie_tolerance,
+                advance=advance,
+            )
+    return CompareResult(
+        labels=labels,
+        metrics=[metric for _, metric in pairs],
+        run_names=run_names,
+        baseline=base,
+        query_ids=query_ids,
+        values=values,
+        n_queries=n_queries,
+        means=means,
+        intervals=intervals,
+        comparisons=comparisons,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        confidence=level,
+        n_resamples=n_resamples,
+        seed=seed,
+        infos=[r.info for r in results],
+    )
+
+
+def _compare_metric(
+    label: str,
+    paired: np.ndarray,
+    run_names: list[str],
+    order: list[tuple[int, int]],
+    *,
+    test: str,
+    correction: str,
+    alpha: float,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    tolerance: float,
+    advance: Callable[[int], None],
+) -> list[Comparison]:
+    """Every pair of one metric: test, interval, effect size, wins; then adjust."""
+    n = paired.shape[1]
+    if test == "tukey":
+        p_matrix, half = tukey_hsd(paired, confidence=confidence)
+    raw: list[tuple[float, float, float]] = []
+    for run, base in order:
+        x, y = paired[run], paired[base]
+        if test == "tukey":
+            delta = float(np.mean(x - y)) if n else math.nan
+            raw.append((float(p_matrix[run, base]), delta - half, delta + half))
+        else:
+            outcome = paired_test(x, y, test, confidence=confidence, n_resamples=n_resamples,
+                                  seed=seed)
+            raw.append((outcome.p_value, outcome.ci_low, outcome.ci_high))
+        advance(1)
+    p_values = np.array([r[0] for r in raw], dtype=np.float64)
+    adjusted = p_values if test == "tukey" else adjust(p_values, correction, alpha=alpha)
+    out = []
+    for (run, base), (p, lo, hi), p_adj in zip(order, raw, adjusted, strict=True):
+        x, y = paired[run], paired[base]
+        wins, ties, losses = win_tie_loss(x, y, tolerance=tolerance)
+        out.append(
+            Comparison(
+                metric=label,
+                run=run_names[run],
+                baseline=run_names[base],
+                delta=float(np.mean(x) - np.mean(y)) if n else math.nan,
+                ci_low=lo,
+                ci_high=hi,
+                p_value=p,
+                p_adjusted=float(p_adj),
+                effect_size=effect_size(x, y),
+                wins=wins,
+                ties=ties,
+                losses=losses,
+                n_queries=n,
+            )
+        )
+    return out

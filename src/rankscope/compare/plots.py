@@ -1,0 +1,154 @@
+"""Plots of comparisons (matplotlib, the ``plot`` extra): curves, differences, distributions.
+
+Every function returns a :class:`matplotlib.figure.Figure` built without
+pyplot (no global state, no display needed); :func:`save_figure` writes it as
+PNG or SVG.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rankscope.compare.curves import metric_at_k, precision_recall
+from rankscope.errors import DependencyError, OptionError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from rankscope.compare.result import CompareResult
+
+__all__ = [
+    "figure_bytes",
+    "plot_differences",
+    "plot_distribution",
+    "plot_metric_at_k",
+    "plot_precision_recall",
+    "save_figure",
+]
+
+FIGURE_FORMATS = ("png", "svg")
+
+
+def _figure(width: float = 6.4, height: float = 4.0) -> Figure:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise DependencyError("matplotlib", "plot", "plotting") from None
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig
+
+
+def plot_metric_at_k(
+    qrels: Any,
+    runs: Any,
+    metric: str = "nDCG",
+    *,
+    ks: Iterable[int] = range(1, 21),
+    **options: Any,
+) -> Figure:
+    """Mean ``metric``@k against k, one line per run (options as :func:`metric_at_k`)."""
+    data = metric_at_k(qrels, runs, metric, ks=ks, **options)
+    fig = _figure()
+    ax = fig.subplots()
+    for name in data.get_column("run").unique(maintain_order=True).to_list():
+        part = data.filter(data.get_column("run") == name)
+        ax.plot(part.get_column("k").to_numpy(), part.get_column("value").to_numpy(),
+                marker="o", markersize=3, label=name)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("cut-off k")
+    ax.set_ylabel(f"mean {metric}@k")
+    ax.set_title(f"{metric}@k")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_precision_recall(qrels: Any, runs: Any, **options: Any) -> Figure:
+    """11-point interpolated precision-recall curves, one per run."""
+    data = precision_recall(qrels, runs, **options)
+    fig = _figure()
+    ax = fig.subplots()
+    for name in data.get_column("run").unique(maintain_order=True).to_list():
+        part = data.filter(data.get_column("run") == name)
+        ax.plot(part.get_column("recall").to_numpy(), part.get_column("precision").to_numpy(),
+                marker="o", markersize=3, label=name)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("interpolated precision")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_title("11-point interpolated precision-recall")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def _pick_pair(result: CompareResult, metric: str, run: str | None) -> tuple[str, str]:
+    base = result.baseline or result.run_names[0]
+    if run is None:
+        run = next(name for name in result.run_names if name != base)
+    if run == base:
+        raise OptionError(f"{run!r} is the baseline; pick another run")
+    result.column(run, metric)  # checks both names
+    return run, base
+
+
+def plot_differences(result: CompareResult, metric: str, *, run: str | None = None) -> Figure:
+    """Per-query difference run - baseline on ``metric``, sorted, one bar per query.
+
+    ``run`` defaults to the first run that is not the baseline (in an
+    all-pairs comparison the first run plays the baseline).
+    """
+    run, base = _pick_pair(result, metric, run)
+    diff = result.column(run, metric) - result.column(base, metric)
+    diff = np.sort(diff[~np.isnan(diff)])[::-1]
+    fig = _figure()
+    ax = fig.subplots()
+    colors = np.where(diff > 0, "tab:green", np.where(diff < 0, "tab:red", "tab:gray"))
+    ax.bar(np.arange(diff.size), diff, color=list(colors), width=1.0)
+    ax.axhline(0, color="black", linewidth=0.8)
+    wins, losses = int(np.sum(diff > 0)), int(np.sum(diff < 0))
+    ax.set_title(f"{metric}: {run} - {base} per query ({wins} better, {losses} worse)")
+    ax.set_xlabel("queries, sorted by difference")
+    ax.set_ylabel(f"difference in {metric}")
+    ax.set_xticks([])
+    return fig
+
+
+def plot_distribution(result: CompareResult, metric: str) -> Figure:
+    """Box plot of the per-query values of every run on ``metric`` (means as dots)."""
+    columns = [result.column(name, metric) for name in result.run_names]
+    columns = [c[~np.isnan(c)] for c in columns]
+    fig = _figure(max(4.0, 1.0 + 0.9 * len(columns)), 4.0)
+    ax = fig.subplots()
+    ax.boxplot(columns, tick_labels=result.run_names, showmeans=True)
+    ax.set_ylabel(metric)
+    ax.set_title(f"distribution of per-query {metric}")
+    ax.grid(axis="y", alpha=0.3)
+    if len(columns) > 6:
+        ax.tick_params(axis="x", labelrotation=45)
+    return fig
+
+
+def figure_bytes(fig: Figure, fmt: str = "png", *, dpi: int = 110) -> bytes:
+    """The figure encoded as PNG or SVG."""
+    if fmt not in FIGURE_FORMATS:
+        raise OptionError(f"figure format must be png or svg, not {fmt!r}")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, dpi=dpi)
+    return buffer.getvalue()
+
+
+def save_figure(fig: Figure, path: str | os.PathLike[str], *, fmt: str | None = None) -> None:
+    """Write the figure to ``path`` as PNG or SVG (from the extension unless ``fmt``)."""
+    from rankscope.data._io import write_bytes
+
+    if fmt is None:
+        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    write_bytes(path, figure_bytes(fig, fmt))

@@ -1,0 +1,195 @@
+"""One self-contained HTML page: comparison tables and plots, readable offline.
+
+Everything is inline: the style sheet in a ``<style>`` element and every plot
+as a base64 PNG ``data:`` URI, so the file can be mailed or archived alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rankscope.compare.comparison import compare
+from rankscope.compare.result import CompareResult
+from rankscope.data.formats import as_qrels
+from rankscope.engine.evaluate import MetricsArg
+from rankscope.errors import DependencyError
+from rankscope.metrics.base import Metric
+
+__all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report"]
+
+DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
+"""Metrics of a report when none are named."""
+
+MAX_DIFFERENCE_PLOTS = 8
+"""Runs beyond this many get no per-query difference plot (the table still has them)."""
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
+       max-width: 72em; color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
+th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; }
+th { background: #f4f4f4; text-align: left; }
+figure { display: inline-block; margin: 0.5em; vertical-align: top; }
+figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.85em; color: #555; }
+.note { color: #555; font-size: 0.9em; }
+"""
+
+
+def plots_available() -> bool:
+    """Whether matplotlib (the ``plot`` extra) is installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _img(fig: Any, caption: str) -> str:
+    from rankscope.compare.plots import figure_bytes
+
+    data = base64.b64encode(figure_bytes(fig, "png")).decode("ascii")
+    text = html.escape(caption)
+    return (f"<figure><img alt='{text}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{text}</figcaption></figure>")
+
+
+def _curve_family(result: CompareResult) -> str | None:
+    """The first metric that takes a cut-off, as a name without it (for the @k curve)."""
+    for metric in result.metrics:
+        if metric.spec.cutoff != "none" and metric.spec.group in ("binary", "graded"):
+            return Metric(metric.family, metric.params, None).name
+    return None
+
+
+def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
+             options: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    from rankscope.compare import plots
+
+    sections: list[tuple[str, list[str]]] = []
+    curves: list[str] = []
+    family = _curve_family(result)
+    names = result.run_names
+    if family is not None:
+        fig = plots.plot_metric_at_k(qrels, runs, family, ks=ks, names=names, **options)
+        curves.append(_img(fig, f"mean {family}@k for k = 1..{max(ks)}"))
+    fig = plots.plot_precision_recall(qrels, runs, names=names, **options)
+    curves.append(_img(fig, "11-point interpolated precision-recall"))
+    sections.append(("Curves", curves))
+    base = result.baseline or names[0]
+    others = [n for n in names if n != base][:MAX_DIFFERENCE_PLOTS]
+    for label in result.labels:
+        images = [_img(plots.plot_distribution(result, label),
+                       f"per-query {label}, every run")]
+        images += [_img(plots.plot_differences(result, label, run=name),
+                        f"{label}: {name} - {base}, per query, sorted") for name in others]
+        sections.append((f"Per-query {label}", images))
+    return sections
+
+
+def render_report(
+    result: CompareResult,
+    *,
+    title: str = "rankscope report",
+    figures: Sequence[tuple[str, list[str]]] = (),
+    note: str = "",
+) -> str:
+    """The HTML page of a comparison with already-rendered figure sections."""
+    from rankscope import __version__
+    from rankscope.render.comparison import comparison_html
+
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p class='note'>Runs: {html.escape(', '.join(result.run_names))}. "
+        f"Metrics: {html.escape(', '.join(result.labels))}. rankscope {__version__}.</p>",
+        "<h2>Comparison</h2>",
+        comparison_html(result),
+    ]
+    if note:
+        parts.append(f"<p class='note'>{html.escape(note)}</p>")
+    for heading, images in figures:
+        parts.append(f"<h2>{html.escape(heading)}</h2>")
+        parts += images
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def report(
+    qrels: Any,
+    runs: Any,
+    metrics: MetricsArg = DEFAULT_METRICS,
+    *,
+    output: str | os.PathLike[str] | None = None,
+    title: str = "rankscope report",
+    plots: bool | None = None,
+    ks: Iterable[int] = range(1, 21),
+    ties: Any = "trec",
+    unjudged: Any = "nonrelevant",
+    queries: Any = "qrels",
+    **compare_options: Any,
+) -> str:
+    """Compare runs and write one self-contained HTML page.
+
+    Parameters
+    ----------
+    qrels : Qrels, path, DataFrame or dict
+        Relevance judgments.
+    runs : sequence of runs, or mapping name -> run
+        Two or more runs.
+    metrics : str, Metric or a sequence of them, default DEFAULT_METRICS
+        The metrics of the comparison tables.
+    output : path, optional
+        Where to write the page (``-`` for stdout); only returned when None.
+    title : str, default "rankscope report"
+        The page title.
+    plots : bool, optional
+        Include plots (needs the ``plot`` extra). Default: when matplotlib is
+        installed; without it the page says that plots were left out.
+    ks : iterable of int, default 1..20
+        Cut-offs of the metric@k curve.
+    ties, unjudged, queries
+        As in :func:`rankscope.evaluate`.
+    **compare_options
+        Passed to :func:`rankscope.compare.compare` (``baseline``, ``test``,
+        ``correction``, ``alpha``, ``names``...).
+
+    Returns
+    -------
+    str
+        The HTML page.
+    """
+    from rankscope.compare.runs import load_runs
+
+    qrels_t = as_qrels(qrels)
+    names = compare_options.pop("names", None)
+    tables, run_names = load_runs(runs, names=names,
+                                  on_duplicate=compare_options.pop("on_duplicate", "error"))
+    named = dict(zip(run_names, tables, strict=True))
+    result = compare(qrels_t, named, metrics, ties=ties, unjudged=unjudged, queries=queries,
+                     **compare_options)
+    include = plots_available() if plots is None else plots
+    if include and not plots_available():
+        raise DependencyError("matplotlib", "plot", "plots in reports")
+    figures: list[tuple[str, list[str]]] = []
+    note = ""
+    if include:
+        figures = _figures(result, qrels_t, named, list(ks),
+                           {"ties": ties, "unjudged": unjudged, "queries": queries})
+    elif plots is None:
+        note = "Plots left out: install rankscope[plot] (matplotlib) to include them."
+    page = render_report(result, title=title, figures=figures, note=note)
+    if output is not None:
+        from rankscope.data._io import write_bytes
+
+        write_bytes(output, page.encode("utf-8"))
+    return page

@@ -1,0 +1,313 @@
+r"""Paired significance tests, multiple-comparison corrections and effect sizes.
+
+Every test is paired by query: it compares the per-query values ``x`` (the
+run) and ``y`` (the baseline) of the same queries. The statistics come from
+scipy and statsmodels; this module only chooses the calls and handles the
+degenerate cases the same way for every test:
+
+- identical per-query values (every difference 0): p = 1, interval [0, 0];
+- fewer than two queries: p and interval have no value (NaN, shown as null).
+
+Tests
+-----
+``t``            paired Student t (:func:`scipy.stats.ttest_rel`), t interval.
+``wilcoxon``     Wilcoxon signed-rank (:func:`scipy.stats.wilcoxon`, zero
+                 differences dropped), t interval on the differences.
+``permutation``  Fisher's randomization test: :func:`scipy.stats.permutation_test`
+                 with ``permutation_type="samples"`` (swap the two values of a
+                 query), statistic mean difference, two-sided, seeded; exact
+                 when :math:`2^n` <= the number of rounds. t interval.
+``bootstrap``    paired bootstrap: :func:`scipy.stats.bootstrap` of the mean
+                 difference (percentile interval, seeded); the p-value is the
+                 shift method of Efron & Tibshirani (1993, sec. 16.4),
+                 :math:`p = (1 + \#\{b : |\bar d^*_b - \bar d| \ge |\bar d|\}) / (1 + B)`.
+``tukey``        Tukey's HSD over all runs with queries as blocks (two-way
+                 ANOVA without replication; Sakai 2018, ch. 4): residual mean
+                 square :math:`MSE`, :math:`q = |\bar x_i - \bar x_j| / \sqrt{MSE/n}`,
+                 p from :data:`scipy.stats.studentized_range` with k runs and
+                 (k-1)(n-1) degrees of freedom; simultaneous intervals
+                 :math:`\pm q_{1-\alpha} \sqrt{MSE/n}`. Already family-wise:
+                 no further correction applies.
+
+References
+----------
+.. [1] Smucker, Allan & Carterette, "A comparison of statistical significance
+   tests for information retrieval evaluation", CIKM (2007).
+.. [2] Efron & Tibshirani, "An Introduction to the Bootstrap", Chapman & Hall (1993).
+.. [3] Sakai, "Laboratory Experiments in Information Retrieval", Springer (2018).
+.. [4] Cohen, "Statistical Power Analysis for the Behavioral Sciences" (1988).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rankscope.errors import DependencyError, OptionError
+
+__all__ = [
+    "CORRECTIONS",
+    "TESTS",
+    "PairedOutcome",
+    "adjust",
+    "effect_size",
+    "mean_interval",
+    "paired_test",
+    "require_scipy",
+    "require_statsmodels",
+    "tukey_hsd",
+    "win_tie_loss",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+TESTS = ("t", "wilcoxon", "permutation", "bootstrap", "tukey")
+TEST_NAMES = {
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "permutation": "Fisher randomization (permutation) test",
+    "bootstrap": "paired bootstrap test",
+    "tukey": "Tukey HSD (queries as blocks)",
+}
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+CORRECTION_NAMES = {
+    "holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "none",
+}
+_STATSMODELS_METHOD = {"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh"}
+
+
+def require_scipy(purpose: str) -> Any:
+    """Import :mod:`scipy.stats` or raise :class:`~rankscope.errors.DependencyError`."""
+    try:
+        from scipy import stats
+    except ImportError:
+        raise DependencyError("scipy", "stats", purpose) from None
+    return stats
+
+
+def require_statsmodels(purpose: str) -> Any:
+    """Import :mod:`statsmodels.stats.multitest` or raise DependencyError."""
+    try:
+        from statsmodels.stats import multitest
+    except ImportError:
+        raise DependencyError("statsmodels", "stats", purpose) from None
+    return multitest
+
+
+def check_test(test: str) -> str:
+    """Validate a test name (raises OptionError)."""
+    if test not in TESTS:
+        raise OptionError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
+    return test
+
+
+def check_correction(correction: str) -> str:
+    """Validate a correction name (raises OptionError)."""
+    if correction not in CORRECTIONS:
+        raise OptionError(
+            f"correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}"
+        )
+    return correction
+
+
+@dataclass(frozen=True)
+class PairedOutcome:
+    """The p-value of a paired test and an interval for the mean difference."""
+
+    p_value: float
+    ci_low: float
+    ci_high: float
+
+
+def _mean_difference(a: FloatArray, b: FloatArray, axis: int) -> Any:
+    return np.mean(a - b, axis=axis)
+
+
+def _t_interval(stats: Any, diff: FloatArray, confidence: float) -> tuple[float, float]:
+    ci = stats.ttest_1samp(diff, 0.0).confidence_interval(confidence_level=confidence)
+    return float(ci.low), float(ci.high)
+
+
+def paired_test(
+    x: FloatArray,
+    y: FloatArray,
+    test: str,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10000,
+    seed: int | None = 0,
+) -> PairedOutcome:
+    """Test whether ``x`` and ``y`` (paired by position) differ in mean.
+
+    Parameters
+    ----------
+    x, y : ndarray
+        Per-query values of the run and the baseline, same queries, no NaN.
+    test : {"t", "wilcoxon", "permutation", "bootstrap"}
+        See the module docstring (``tukey`` is :func:`tukey_hsd`).
+    confidence : float, default 0.95
+        Level of the interval for the mean difference x - y.
+    n_resamples : int, default 10000
+        Rounds of the permutation and bootstrap tests.
+    seed : int, optional
+        Seed of their random generator (None: fresh randomness).
+
+    Returns
+    -------
+    PairedOutcome
+    """
+    check_test(test)
+    if test == "tukey":
+        raise OptionError("Tukey HSD compares all runs at once: use tukey_hsd")
+    diff = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+    if diff.size < 2:
+        return PairedOutcome(float("nan"), float("nan"), float("nan"))
+    if not diff.any():
+        return PairedOutcome(1.0, 0.0, 0.0)
+    stats = require_scipy("significance tests")
+    with warnings.catch_warnings():
+        # Near-constant differences make scipy warn; its NaN result is reported as null.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if test == "t":
+            res = stats.ttest_rel(x, y)
+            ci = res.confidence_interval(confidence_level=confidence)
+            return PairedOutcome(float(res.pvalue), float(ci.low), float(ci.high))
+        if test == "wilcoxon":
+            p = float(stats.wilcoxon(x, y).pvalue)
+            return PairedOutcome(p, *_t_interval(stats, diff, confidence))
+        if test == "permutation":
+            res = stats.permutation_test(
+                (x, y), _mean_difference, permutation_type="samples", vectorized=True,
+                n_resamples=n_resamples, alternative="two-sided",
+                rng=np.random.default_rng(seed),
+            )
+            return PairedOutcome(float(res.pvalue), *_t_interval(stats, diff, confidence))
+        boot = stats.bootstrap(
+            (diff,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+            method="percentile", vectorized=True, rng=np.random.default_rng(seed),
+        )
+        observed = float(np.mean(diff))
+        extreme = np.abs(boot.bootstrap_distribution - observed) >= abs(observed)
+        p = (1.0 + float(np.count_nonzero(extreme))) / (1.0 + extreme.size)
+        ci = boot.confidence_interval
+        return PairedOutcome(p, float(ci.low), float(ci.high))
+
+
+def tukey_hsd(values: FloatArray, *, confidence: float = 0.95) -> tuple[FloatArray, float]:
+    """Tukey's HSD over k runs, queries as blocks.
+
+    Parameters
+    ----------
+    values : ndarray, shape (k_runs, n_queries)
+        Per-query values, no NaN.
+    confidence : float, default 0.95
+        Level of the simultaneous intervals.
+
+    Returns
+    -------
+    p_values : ndarray, shape (k, k)
+        Family-wise p-value of every pair (1 on the diagonal).
+    half_width : float
+        Every pair's interval is its mean difference +/- this.
+    """
+    stats = require_scipy("Tukey's HSD")
+    k, n = values.shape
+    out = np.full((k, k), np.nan)
+    if k < 2 or n < 2:
+        return out, float("nan")
+    run_means = values.mean(axis=1)
+    residual = (values - run_means[:, None] - values.mean(axis=0)[None, :] + values.mean())
+    df = (k - 1) * (n - 1)
+    mse = float(np.sum(residual**2)) / df
+    se = np.sqrt(mse / n)
+    gaps = np.abs(run_means[:, None] - run_means[None, :])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = gaps / se
+    q = np.where(gaps == 0, 0.0, q)  # equal means: q = 0 even when MSE = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        upper = np.triu_indices(k, 1)
+        p_upper = stats.studentized_range.sf(q[upper], k, df)
+        half = float(stats.studentized_range.ppf(confidence, k, df)) * float(se)
+    out[upper] = p_upper
+    out[(upper[1], upper[0])] = p_upper
+    np.fill_diagonal(out, 1.0)
+    return np.minimum(out, 1.0), half
+
+
+def mean_interval(
+    x: FloatArray,
+    *,
+    confidence: float = 0.95,
+    method: str = "t",
+    n_resamples: int = 10000,
+    seed: int | None = 0,
+) -> tuple[float, float]:
+    """An interval for the mean of per-query values.
+
+    ``method="t"``: Student's t interval (:func:`scipy.stats.ttest_1samp`);
+    ``"bootstrap"``: percentile bootstrap (:func:`scipy.stats.bootstrap`).
+    NaN for fewer than two values.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        return float("nan"), float("nan")
+    if np.all(x == x[0]):
+        return float(x[0]), float(x[0])
+    stats = require_scipy("confidence intervals")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if method == "bootstrap":
+            ci = stats.bootstrap(
+                (x,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+                method="percentile", vectorized=True, rng=np.random.default_rng(seed),
+            ).confidence_interval
+        else:
+            ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence_level=confidence)
+    return float(ci.low), float(ci.high)
+
+
+def adjust(p_values: FloatArray, correction: str, *, alpha: float = 0.05) -> FloatArray:
+    """P-values adjusted for multiple comparisons (statsmodels ``multipletests``).
+
+    ``holm`` (Holm 1979), ``bonferroni``, ``bh`` (Benjamini & Hochberg 1995,
+    statsmodels' ``fdr_bh``) or ``none``. NaN p-values are left out of the
+    family and stay NaN.
+    """
+    check_correction(correction)
+    p = np.asarray(p_values, dtype=np.float64)
+    out = p.copy()
+    present = ~np.isnan(p)
+    if correction == "none" or not present.any():
+        return out
+    multitest = require_statsmodels("multiple-comparison corrections")
+    out[present] = multitest.multipletests(
+        p[present], alpha=alpha, method=_STATSMODELS_METHOD[correction]
+    )[1]
+    return out
+
+
+def effect_size(x: FloatArray, y: FloatArray) -> float:
+    r"""Cohen's :math:`d_z` for paired values: mean difference / its standard deviation.
+
+    .. math:: d_z = \bar d / s_d, \quad d_i = x_i - y_i, \; s_d \text{ with } n - 1
+
+    NaN when fewer than two pairs or the differences do not vary.
+    """
+    diff = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+    if diff.size < 2:
+        return float("nan")
+    sd = float(np.std(diff, ddof=1))
+    return float(np.mean(diff)) / sd if sd > 0 else float("nan")
+
+
+def win_tie_loss(x: FloatArray, y: FloatArray, *, tolerance: float = 1e-12) -> tuple[int, int, int]:
+    """Queries where ``x`` beats, ties (within ``tolerance``) and loses to ``y``."""
+    diff = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+    wins = int(np.count_nonzero(diff > tolerance))
+    losses = int(np.count_nonzero(diff < -tolerance))
+    return wins, diff.size - wins - losses, losses

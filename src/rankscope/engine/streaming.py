@@ -1,0 +1,247 @@
+"""Bounded-memory evaluation: stream a run through the engine a few queries at a time.
+
+A run of a hundred million lines does not fit in memory as a table, but its
+queries are independent: once every line of a query has been read, the query
+can be ranked and scored and its lines dropped. :func:`evaluate_streaming`
+reads the run file in chunks of about ``chunk_bytes`` bytes, holds back the
+last (possibly incomplete) query of each chunk, and sends the complete
+queries through the very same :func:`~rankscope.engine.ranking.rank` and
+kernels as :func:`rankscope.evaluate`, so the numbers are identical.
+
+Limits, stated plainly:
+
+* the run must be a plain TREC file **grouped by query** (every query's lines
+  together, as retrieval systems write them); a query that reappears after
+  another query's lines is an error naming the line. To group an arbitrary
+  run with one pass of an external sort (bounded memory, spills to disk)::
+
+      LC_ALL=C sort -s -k1,1 --buffer-size=1G run.txt > run.grouped.txt
+
+* the qrels are read whole (they are small next to runs);
+* memory is about ``12 x chunk_bytes`` plus the largest single query plus the
+  per-query results (one float per query and metric), whatever the run's size.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rankscope.data._io import PathLike
+from rankscope.data.formats import as_qrels
+from rankscope.data.tables import OnDuplicate, Qrels, Run
+from rankscope.data.trec import iter_trec_chunks
+from rankscope.engine.evaluate import MetricsArg, aggregate, compute, resolve_metrics
+from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank, required_depth
+from rankscope.errors import InputError, OptionError
+from rankscope.result import EvaluationInfo, EvaluationResult
+
+__all__ = ["DEFAULT_MEMORY", "evaluate_streaming", "query_batches"]
+
+DEFAULT_MEMORY = 2 << 30
+"""Default memory budget: 2 GiB."""
+
+_EXPANSION = 12  # bytes of working memory per byte of TREC text, measured
+
+
+def query_batches(
+    path: PathLike, *, chunk_bytes: int
+) -> Iterator[tuple[pl.DataFrame, int, int]]:
+    """Complete queries of a grouped TREC run, a chunk at a time.
+
+    Yields ``(frame, first_row, bytes_read)``: a run frame (``query_id``,
+    ``doc_id``, ``score``) holding only whole queries, the index of its first
+    row among all data rows of the file, and the bytes consumed so far.
+    """
+    pending: pl.DataFrame | None = None
+    first_row = 0
+    consumed = 0
+    for frame, n_bytes in iter_trec_chunks(path, "run", chunk_bytes=chunk_bytes):
+        consumed += n_bytes
+        if pending is not None and pending.height:
+            frame = pl.concat([pending, frame], rechunk=True)
+        if frame.height == 0:
+            pending = frame
+            continue
+        # the trailing run of the last query may continue in the next chunk
+        trailing = frame.get_column("query_id").reverse().rle_id().eq(0).sum()
+        tail = frame.height - int(trailing)
+        if tail == 0:
+            pending = frame
+            continue
+        yield frame.head(tail), first_row, consumed
+        first_row += tail
+        pending = frame.slice(tail)
+    if pending is not None and pending.height:
+        yield pending, first_row, consumed
+
+
+def _chunk_bytes(memory: int) -> int:
+    if memory <= 0:
+        raise OptionError(f"memory budget must be positive, not {memory}")
+    return max(1 << 12, memory // _EXPANSION)
+
+
+def evaluate_streaming(
+    qrels: Any,
+    run: PathLike,
+    metrics: MetricsArg,
+    *,
+    per_query: bool = False,
+    ties: Ties = "trec",
+    unjudged: Unjudged = "nonrelevant",
+    queries: QueryPolicy = "qrels",
+    on_duplicate: OnDuplicate = "error",
+    run_name: str | None = None,
+    memory: int = DEFAULT_MEMORY,
+) -> EvaluationResult:
+    """Evaluate a run file of any size in bounded memory (see the module docstring).
+
+    Parameters are those of :func:`rankscope.evaluate`, except that ``run``
+    must be the path of a plain TREC run grouped by query, plus:
+
+    memory : int, default 2 GiB
+        Working-memory budget in bytes; the run is read in chunks of
+        ``memory / 12`` bytes.
+
+    Returns
+    -------
+    EvaluationResult
+        Exactly what :func:`rankscope.evaluate` returns for the same inputs.
+
+    Raises
+    ------
+    InputError
+        When a query's lines are not together in the file (with its line).
+    """
+    pairs = resolve_metrics(metrics)
+    metric_list = [m for _, m in pairs]
+    qrels_t: Qrels = as_qrels(qrels)
+    depth = required_depth(metric_list)
+    source = os.fspath(run)
+    chunk = _chunk_bytes(memory)
+    size = os.path.getsize(source) if os.path.isfile(source) else 0
+
+    from rankscope.data.trec import _locator_for
+    from rankscope.progress import byte_bar
+
+    locate_file = _locator_for(run)
+    seen: set[str] = set()
+    ids: list[str] = []
+    blocks: list[np.ndarray] = []
+    done = 0
+    with byte_bar(size, f"evaluating {os.path.basename(source)}") as advance:
+        for frame, first_row, consumed in query_batches(run, chunk_bytes=chunk):
+            _check_grouped(frame, first_row, seen, source, locate_file)
+            batch = Run(
+                frame,
+                name="streaming",
+                source=source,
+                on_duplicate=on_duplicate,
+                _locate=lambda row, base=first_row: locate_file(base + row),
+            )
+            lists = rank(qrels_t, batch, ties=ties, unjudged=unjudged,
+                         queries="intersection", depth=depth)
+            if lists.n_queries:
+                blocks.append(compute(lists, metric_list, unjudged=unjudged))
+                ids.extend(lists.query_ids)
+            advance(consumed - done)
+            done = consumed
+    tag = run_name or _first_tag(run) or source
+    return _assemble(qrels_t, pairs, ids, blocks, seen, queries, ties, unjudged, tag,
+                     per_query, depth)
+
+
+def _first_tag(path: PathLike) -> str | None:
+    """The run tag of the first data line (the default run name, as Run.read uses)."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            fields = line.split()
+            if fields and not fields[0].startswith(b"#") and len(fields) == 6:
+                return fields[5].decode("utf-8", errors="replace")
+    return None
+
+
+def _check_grouped(
+    frame: pl.DataFrame, first_row: int, seen: set[str], source: str, locate: Any
+) -> None:
+    ids = frame.get_column("query_id")
+    seg = ids.rle_id().to_numpy()
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(seg)) + 1)).astype(np.int64)
+    names = ids.gather(starts).to_list()
+    for start, name in zip(starts.tolist(), names, strict=True):
+        if name in seen:
+            raise InputError(
+                f"query {name!r} appears again after other queries: streaming needs the run "
+                "grouped by query (LC_ALL=C sort -s -k1,1 groups it)",
+                source=source,
+                line=locate(first_row + start),
+                value=name,
+            )
+        seen.add(name)
+
+
+def _assemble(
+    qrels: Qrels,
+    pairs: list[tuple[str, Any]],
+    ids: list[str],
+    blocks: list[np.ndarray],
+    run_queries: set[str],
+    queries: QueryPolicy,
+    ties: Ties,
+    unjudged: Unjudged,
+    run_name: str,
+    per_query: bool,
+    depth: int | None,
+) -> EvaluationResult:
+    """Per-query values of all batches, plus empty rankings, as one result."""
+    metric_list = [m for _, m in pairs]
+    width = len(metric_list)
+    graded = qrels.frame.filter(pl.col("grade").is_not_null())
+    qrels_queries = set(graded.get_column("query_id").unique().to_list())
+    missing = sorted(qrels_queries - run_queries)
+    if missing and queries != "intersection":
+        # Queries the run lacks score as empty rankings, as in the local engine.
+        empty = Run(pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
+                                         "score": pl.Float64}), name="empty")
+        lists = rank(qrels, empty, ties=ties, unjudged=unjudged, queries="qrels", depth=depth)
+        values = compute(lists, metric_list, unjudged=unjudged)
+        where = {q: i for i, q in enumerate(lists.query_ids)}
+        picked = np.array([where[q] for q in missing], dtype=np.int64)
+        block = values[picked]
+        if queries == "nonnull":
+            block[:] = np.nan
+        blocks.append(block)
+        ids.extend(missing)
+    all_values = np.concatenate(blocks) if blocks else np.zeros((0, width))
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    all_values = all_values[np.array(order, dtype=np.int64)] if order else all_values
+    query_ids = [ids[i] for i in order]
+    means = {
+        label: aggregate(all_values[:, j], metric.spec.aggregate)
+        for j, (label, metric) in enumerate(pairs)
+    }
+    info = EvaluationInfo(
+        run_name=run_name,
+        queries=queries,
+        ties=ties,
+        unjudged=unjudged,
+        n_qrels_queries=len(qrels_queries),
+        n_run_queries=len(run_queries),
+        n_evaluated=len(query_ids),
+        missing_from_run=missing if queries != "intersection" else [],
+        run_only=sorted(run_queries - qrels_queries),
+    )
+    return EvaluationResult(
+        labels=[label for label, _ in pairs],
+        metrics=metric_list,
+        query_ids=query_ids,
+        values=all_values,
+        means=means,
+        info=info,
+        show_per_query=per_query,
+    )

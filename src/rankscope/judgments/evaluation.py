@@ -1,0 +1,335 @@
+"""Evaluate a run against raters' judgments, the way the judging platform does.
+
+The two stages of seed 004: first each result's grades are mapped to the
+scale each metric needs (transformers) and aggregated (majority vote, mean,
+...), then the metrics are computed on the aggregated qrels, typically with
+``unjudged="null"``.
+
+Which scale a metric needs: binary-relevance metrics (P, AP, RR, ...) the
+``binary`` scale, graded ones (CG, DCG, nDCG, ERR) the ``graded`` scale, when
+a transformer from the judgments' scale exists (the platform's defaults cover
+binary, graded and detail; others need rules); otherwise the judgments' own
+grades are used. The platform's spellings ``CG(d)@k``, ``DCG(d)@k``,
+``nDCG(d)@k`` ask for the detail scale, and ``ERR-0.18@k`` for ERR with the
+rank^0.18 position factor. ``metric_scales`` overrides any of this per metric.
+A metric with a ``max_grade`` parameter left unset gets the top grade of its
+scale (so ERR's :math:`g_{max}` is the scale's, not the data's).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rankscope.data.formats import as_run
+from rankscope.data.tables import OnDuplicate, Qrels
+from rankscope.engine.evaluate import aggregate as aggregate_values
+from rankscope.engine.evaluate import compute, resolve_metrics
+from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank
+from rankscope.errors import MetricError, OptionError
+from rankscope.judgments.aggregate import aggregate
+from rankscope.judgments.scales import BINARY, DETAIL, GRADED, Scale, get_scale
+from rankscope.judgments.table import Judgments, as_judgments
+from rankscope.judgments.transform import DEFAULT_RULES, transform
+from rankscope.metrics.base import Metric, make_metric
+from rankscope.result import EvaluationInfo, EvaluationResult
+
+__all__ = ["JudgmentPlan", "evaluate_judgments", "plan_evaluation", "resolve_seed_metrics"]
+
+Rules = Mapping[float, float] | str
+TransformsArg = Mapping[tuple[str, str], Rules] | Mapping[str, Rules] | None
+
+_DETAIL = re.compile(r"^(?P<fam>CG|DCG|nDCG)\(d\)(?P<cut>@\s*\d+)?$", re.IGNORECASE)
+_ERR_018 = re.compile(r"^ERR-0\.18(?P<cut>@\s*\d+)?$", re.IGNORECASE)
+
+
+def resolve_seed_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[
+    tuple[str, Metric, Scale | None]
+]:
+    """Parse metric names, also the judging platform's own spellings.
+
+    Returns ``(label, metric, scale)`` triples: the label as typed, the
+    metric, and the scale the spelling asks for (``DETAIL`` for ``nDCG(d)@10``;
+    None when the spelling says nothing).
+    """
+    items: list[str | Metric] = (
+        [metrics] if isinstance(metrics, str | Metric) else list(metrics)
+    )
+    out: list[tuple[str, Metric, Scale | None]] = []
+    seen: set[str] = set()
+    for item in items:
+        found: list[tuple[str, Metric, Scale | None]]
+        text = item.strip() if isinstance(item, str) else ""
+        detail = _DETAIL.match(text)
+        err018 = _ERR_018.match(text)
+        if detail:
+            family = {"cg": "CG", "dcg": "DCG", "ndcg": "nDCG"}[detail.group("fam").lower()]
+            metric = resolve_metrics(family + (detail.group("cut") or ""))[0][1]
+            found = [(item, metric, DETAIL)]  # type: ignore[list-item]
+        elif err018:
+            base = resolve_metrics("ERR" + (err018.group("cut") or ""))[0][1]
+            found = [(item, _rebind(base, rank_exponent=0.18), None)]  # type: ignore[list-item]
+        else:
+            found = [(label, m, None) for label, m in resolve_metrics(item)]
+        for label, metric, scale in found:
+            if label not in seen:
+                seen.add(label)
+                out.append((label, metric, scale))
+    if not out:
+        raise MetricError("no metric asked for")
+    return out
+
+
+def _rebind(metric: Metric, **params: Any) -> Metric:
+    return make_metric(metric.family, k=metric.k, **{**dict(metric.params), **params})
+
+
+def _has_rules(source: Scale, target: Scale, transforms: dict[tuple[str, str], Rules]) -> bool:
+    key = (source.name, target.name)
+    return key in DEFAULT_RULES or key in transforms
+
+
+def _needed_scale(
+    metric: Metric, scale: Scale | None, transforms: dict[tuple[str, str], Rules]
+) -> Scale | None:
+    """The scale a metric is computed on, by default (see the module docs)."""
+    if scale is None:
+        return None
+    wanted = GRADED if metric.spec.group == "graded" else BINARY
+    if scale == wanted or scale.name == wanted.name:
+        return scale
+    return wanted if _has_rules(scale, wanted, transforms) else scale
+
+
+def _transform_key(key: tuple[str, str] | str) -> tuple[str, str]:
+    if isinstance(key, tuple):
+        return (key[0].lower(), key[1].lower())
+    parts = re.split(r"\s*(?:->|>|:)\s*", key.strip().lower())
+    if len(parts) != 2 or not all(parts):
+        raise OptionError(f"a transformer is named FROM->TO (e.g. 'detail->binary'), not {key!r}")
+    return (parts[0], parts[1])
+
+
+@dataclass
+class _Group:
+    scale: Scale | None
+    qrels: Qrels
+    columns: list[int]
+
+
+@dataclass
+class JudgmentPlan:
+    """Aggregated qrels per needed scale, ready to evaluate any number of runs.
+
+    Build it with :func:`plan_evaluation`; call :meth:`evaluate` per run.
+    """
+
+    labels: list[str]
+    metrics: list[Metric]
+    scales: list[Scale | None]
+    groups: list[_Group]
+
+    def qrels(self, scale: Scale | str | None = None) -> Qrels:
+        """The aggregated qrels of one scale (the only one when there is one)."""
+        if scale is None:
+            if len(self.groups) != 1:
+                names = ", ".join(str(g.scale) for g in self.groups)
+                raise OptionError(f"several scales are in use ({names}); name one")
+            return self.groups[0].qrels
+        sc = get_scale(scale)
+        for group in self.groups:
+            if group.scale == sc:
+                return group.qrels
+        raise OptionError(f"no metric is computed on the {sc} scale")
+
+    def evaluate(
+        self,
+        run: Any,
+        *,
+        per_query: bool = False,
+        ties: Ties = "trec",
+        unjudged: Unjudged = "nonrelevant",
+        queries: QueryPolicy = "qrels",
+        on_duplicate: OnDuplicate = "error",
+        run_name: str | None = None,
+    ) -> EvaluationResult:
+        """Evaluate one run (options as :func:`rankscope.evaluate`)."""
+        run_t = as_run(run, name=run_name, on_duplicate=on_duplicate)
+        parts = []
+        for group in self.groups:
+            lists = rank(group.qrels, run_t, ties=ties, unjudged=unjudged, queries=queries)
+            values = compute(lists, [self.metrics[j] for j in group.columns], unjudged=unjudged)
+            if queries == "nonnull":
+                values[~lists.in_run, :] = np.nan
+            parts.append((group, lists, values))
+        run_queries = set(run_t.frame.get_column("query_id").unique().to_list())
+        evaluated = {q for _, lists, _ in parts for q in lists.query_ids}
+        if unjudged == "null":
+            # A query whose results are all ungraded (or tied) has no value under the
+            # null rules: list it as null rather than drop it.
+            extra = {q for g in self.groups
+                     for q in g.qrels.frame.get_column("query_id").unique().to_list()}
+            evaluated |= extra & run_queries if queries == "intersection" else extra
+        query_ids = sorted(evaluated)
+        index = {q: i for i, q in enumerate(query_ids)}
+        values = np.full((len(query_ids), len(self.metrics)), np.nan)
+        qrels_queries: set[str] = set()
+        for group, lists, part in parts:
+            rows = np.array([index[q] for q in lists.query_ids], dtype=np.int64)
+            if rows.size:
+                values[np.ix_(rows, np.array(group.columns))] = part
+            judged = group.qrels.frame
+            if unjudged != "null":
+                judged = judged.drop_nulls("grade")
+            qrels_queries.update(judged.get_column("query_id").unique().to_list())
+        means = {
+            label: aggregate_values(values[:, j], metric.spec.aggregate)
+            for j, (label, metric) in enumerate(zip(self.labels, self.metrics, strict=True))
+        }
+        info = EvaluationInfo(
+            run_name=run_t.name,
+            queries=queries,
+            ties=ties,
+            unjudged=unjudged,
+            n_qrels_queries=len(qrels_queries),
+            n_run_queries=len(run_queries),
+            n_evaluated=len(query_ids),
+            missing_from_run=[q for q in query_ids if q not in run_queries],
+            run_only=sorted(run_queries - qrels_queries),
+        )
+        return EvaluationResult(
+            labels=list(self.labels),
+            metrics=list(self.metrics),
+            query_ids=query_ids,
+            values=values,
+            means=means,
+            info=info,
+            show_per_query=per_query,
+        )
+
+
+def plan_evaluation(
+    judgments: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    scale: Scale | str | None = None,
+    strategy: str | Mapping[str, str] | None = None,
+    transforms: TransformsArg = None,
+    metric_scales: Mapping[str, Scale | str] | None = None,
+) -> JudgmentPlan:
+    """Transform and aggregate judgments once for every scale the metrics need.
+
+    Parameters are those of :func:`evaluate_judgments`.
+    """
+    triples = resolve_seed_metrics(metrics)
+    j: Judgments = as_judgments(judgments)
+    sc = get_scale(scale) if scale is not None else j.scale
+    if sc is not None and j.scale != sc:
+        j = j.with_scale(sc)
+    rules = {_transform_key(k): v for k, v in (transforms or {}).items()}
+    overrides = {label: get_scale(s) for label, s in (metric_scales or {}).items()}
+    unknown = set(overrides) - {label for label, _, _ in triples}
+    if unknown:
+        names = ", ".join(sorted(unknown))
+        raise OptionError(f"metric_scales names metrics not asked for: {names}")
+    labels: list[str] = []
+    bound: list[Metric] = []
+    needed: list[Scale | None] = []
+    for label, metric, spelled in triples:
+        target = overrides.get(label) or spelled or _needed_scale(metric, sc, rules)
+        if target is not None and sc is None:
+            raise OptionError(f"{label} needs the {target} scale: declare the judgments' scale")
+        has_max = any(p == "max_grade" for p, _ in metric.params)
+        if target is not None and has_max and metric.get("max_grade") is None:
+            metric = _rebind(metric, max_grade=target.max)
+        labels.append(label)
+        bound.append(metric)
+        needed.append(target)
+    groups: list[_Group] = []
+    for target in dict.fromkeys(needed):
+        on_target = j
+        if target is not None and sc is not None and target != sc:
+            on_target = transform(j, target, rules.get((sc.name, target.name)))
+        qrels = aggregate(on_target, strategy, scale=target)
+        columns = [i for i, s in enumerate(needed) if s == target]
+        groups.append(_Group(target, qrels, columns))
+    return JudgmentPlan(labels=labels, metrics=bound, scales=needed, groups=groups)
+
+
+def evaluate_judgments(
+    judgments: Any,
+    run: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    scale: Scale | str | None = None,
+    strategy: str | Mapping[str, str] | None = None,
+    transforms: TransformsArg = None,
+    metric_scales: Mapping[str, Scale | str] | None = None,
+    unjudged: Unjudged = "nonrelevant",
+    per_query: bool = False,
+    ties: Ties = "trec",
+    queries: QueryPolicy = "qrels",
+    on_duplicate: OnDuplicate = "error",
+    run_name: str | None = None,
+) -> EvaluationResult:
+    """Evaluate a run against raters' judgments: transform, aggregate, compute.
+
+    Parameters
+    ----------
+    judgments : Judgments, Qrels, path or DataFrame
+        Raters' grades (a qrels file is one rater's).
+    run : Run, path, DataFrame or dict
+        The ranking.
+    metrics : str, Metric or a sequence of them
+        Any spelling :func:`rankscope.parse_metrics` accepts, plus the
+        platform's ``CG(d)@k``, ``DCG(d)@k``, ``nDCG(d)@k`` and ``ERR-0.18@k``.
+    scale : Scale or str, optional
+        The judgments' scale (``binary``, ``graded``, ``trec``, ``detail``,
+        ``"MIN-MAX"``); default: the judgments' declared scale.
+    strategy : str or mapping, optional
+        Aggregation (see :mod:`rankscope.judgments.aggregate`), one for all
+        scales or ``{scale name: strategy}``; default per scale: majority vote
+        on binary, mean on the others.
+    transforms : mapping, optional
+        Transformer rules by ``(from, to)`` or ``"from->to"``:
+        ``{"detail->binary": "1..3=0,4..10=1"}``; they override the defaults
+        grade by grade.
+    metric_scales : mapping, optional
+        ``{label: scale}`` to compute a metric on another scale than its default.
+    unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
+        ``"null"`` applies the platform's null rules (see
+        :mod:`rankscope.engine.null_mode`).
+    per_query, ties, queries, on_duplicate, run_name
+        As for :func:`rankscope.evaluate`.
+
+    Returns
+    -------
+    EvaluationResult
+        Same shape as :func:`rankscope.evaluate`'s; NaN (null) where a metric
+        has no value, means over the queries with one.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from rankscope.judgments import Judgments, evaluate_judgments
+    >>> j = Judgments(pl.DataFrame({
+    ...     "query_id": ["q"] * 5, "doc_id": ["a", "a", "b", "b", "c"],
+    ...     "rater": ["x", "y", "x", "y", "x"], "grade": [1.0, 1.0, 1.0, 0.0, 0.0]}),
+    ...     scale="binary")
+    >>> run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}}
+    >>> r = evaluate_judgments(j, run, ["P@4", "RR@4"], unjudged="null")
+    >>> r["P@4"]  # a: 1; b: tie -> ungraded; c: 0; d: ungraded -> 1 of 2 graded
+    0.5
+    """
+    plan = plan_evaluation(
+        judgments, metrics, scale=scale, strategy=strategy, transforms=transforms,
+        metric_scales=metric_scales,
+    )
+    return plan.evaluate(
+        run, per_query=per_query, ties=ties, unjudged=unjudged, queries=queries,
+        on_duplicate=on_duplicate, run_name=run_name,
+    )

@@ -1,0 +1,94 @@
+"""Progress bars for long reads and evaluations, on a terminal only.
+
+A bar is drawn on stderr with tqdm (the ``progress`` extra) when stderr is a
+terminal and the work is big enough to be worth watching; it is silent when
+stderr is not a terminal, when tqdm is not installed, or after
+``set_enabled(False)`` (what ``--quiet`` does). ``set_enabled(True)``
+insists on bars (a :class:`~rankscope.errors.DependencyError` without tqdm).
+
+Library code reports progress through :func:`byte_bar` and :func:`step_bar`,
+which hand back a plain ``advance(n)`` callable, so nothing else depends on
+tqdm.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rankscope.errors import DependencyError
+
+__all__ = ["MIN_BYTES", "byte_bar", "enabled", "set_enabled", "step_bar"]
+
+MIN_BYTES = 64 << 20
+"""Reads smaller than this finish too fast to deserve a bar."""
+
+_setting: bool | None = None
+
+
+def set_enabled(value: bool | None) -> None:
+    """Force bars on (True) or off (False), or back to automatic (None)."""
+    global _setting
+    _setting = value
+
+
+def enabled() -> bool:
+    """Whether a bar would be drawn now."""
+    if _setting is False:
+        return False
+    if _setting is None and not _stderr_is_terminal():
+        return False
+    return _tqdm() is not None or _setting is True
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _tqdm() -> Any:
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        if _setting is True:
+            raise DependencyError("tqdm", "progress", "showing progress bars") from None
+        return None
+    return tqdm
+
+
+def _noop(n: int) -> None:
+    del n
+
+
+@contextmanager
+def _bar(total: int, desc: str, **options: Any) -> Iterator[Callable[[int], None]]:
+    tqdm = _tqdm() if enabled() else None
+    if tqdm is None:
+        yield _noop
+        return
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, **options)
+    try:
+        yield bar.update
+    finally:
+        bar.close()
+
+
+@contextmanager
+def byte_bar(total: int, desc: str) -> Iterator[Callable[[int], None]]:
+    """A bar over ``total`` bytes (shown only from :data:`MIN_BYTES` on)."""
+    if total < MIN_BYTES:
+        yield _noop
+        return
+    with _bar(total, desc, unit="B", unit_scale=True, unit_divisor=1024) as advance:
+        yield advance
+
+
+@contextmanager
+def step_bar(total: int, desc: str, *, unit: str = "step") -> Iterator[Callable[[int], None]]:
+    """A bar over ``total`` steps (queries, chunks, metrics)."""
+    with _bar(total, desc, unit=unit) as advance:
+        yield advance

@@ -1,0 +1,266 @@
+"""trec_eval's own input files: qrels, results (runs) and z-score files.
+
+trec_eval's rules differ from rankscope's general readers (``rankscope.data``)
+in ways scripts rely on, so they are reproduced here exactly:
+
+- relevance values are read with C ``atol`` (``1.9`` is 1, ``abc`` is 0) and
+  scores with ``atof`` (a prefix parse, ``inf`` and ``nan`` accepted);
+- a qrels line has exactly 4 fields; a blank qrels line is malformed; a line
+  whose first byte is ``#`` is a comment, but only one comment line is skipped
+  before each data line (trec_eval 10.0 parses a second one as data);
+- a run line has at least 6 fields (the rest are ignored); blank run lines are
+  skipped; a run line whose first non-blank character is ``#`` is a comment;
+- "Malformed line N" counts only the lines parsed as data;
+- duplicates are kept here: trec_eval complains about them only when the
+  query is evaluated (see :mod:`rankscope.trec_eval.lists`).
+
+Large files take a fast columnar path (polars); anything irregular (leading
+blanks, repeated separators, comments in qrels) is re-read line by line so
+that errors and values are exactly trec_eval's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import polars as pl
+
+from rankscope.trec_eval.cnum import atof, atof_series, atol, atol_series
+from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file
+
+__all__ = [
+    "QrelsTable",
+    "RunTable",
+    "Zscores",
+    "decode_choice",
+    "parse_qrels",
+    "parse_results",
+    "parse_zscores",
+    "read_input",
+]
+
+_WS_TO_SPACE = bytes.maketrans(b"\t\r\v\f", b"    ")
+_ODD_WS = (b"\t", b"\r", b"\v", b"\f")
+
+
+@dataclass(frozen=True)
+class QrelsTable:
+    """Judgments in file order: ``query_id``, ``doc_id`` (str), ``rel`` (int64)."""
+
+    frame: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """Results in file order (``query_id``, ``doc_id``, ``score``) and the last run tag."""
+
+    frame: pl.DataFrame
+    run_id: str
+
+
+@dataclass(frozen=True)
+class Zscores:
+    """Z-score lines sorted by (query, measure name) for trec_eval's lookup."""
+
+    keys: list[tuple[str, str]]
+    mean: list[float]
+    stddev: list[float]
+
+
+def read_input(path: str, what: str, stdin_allowed: bool = False) -> bytes | None:
+    """The bytes of an input file, or None when trec_eval "cannot read" it.
+
+    trec_eval reads a results file whose name starts with ``-`` from stdin; a
+    missing, unreadable or empty file cannot be read.
+    """
+    if stdin_allowed and path.startswith("-"):
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(os.fsencode(path), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+    return data if data else None
+
+
+def decode_choice(*blobs: bytes) -> str:
+    """The text encoding for ids: UTF-8 if every file is UTF-8, else Latin-1.
+
+    Latin-1 maps each byte to one character, so ids compare and print exactly
+    as trec_eval's bytes do whatever the files hold.
+    """
+    for blob in blobs:
+        if not blob.isascii():
+            try:
+                blob.decode("utf-8")
+            except UnicodeDecodeError:
+                return "latin-1"
+    return "utf-8"
+
+
+def _as_utf8(data: bytes, encoding: str) -> bytes:
+    return data if encoding == "utf-8" else data.decode(encoding).encode("utf-8")
+
+
+def _lines(data: bytes) -> list[bytes]:
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    return data.split(b"\n")[:-1]
+
+
+def _read_frame(data: bytes, n_cols: int, float_col: int | None) -> pl.DataFrame | None:
+    schema: dict[str, pl.DataType] = {f"column_{i + 1}": pl.String() for i in range(n_cols)}
+    if float_col is not None:
+        schema[f"column_{float_col}"] = pl.Float64()
+    try:
+        return pl.read_csv(
+            data, separator=" ", has_header=False, schema=schema, comment_prefix="#",
+            quote_char=None, truncate_ragged_lines=True, missing_columns="insert",
+            extra_columns="ignore", raise_if_empty=False,
+        )
+    except Exception:  # polars raises several types for data it refuses
+        return None
+
+
+# -- qrels --------------------------------------------------------------------------
+
+def parse_qrels(data: bytes, path: str, encoding: str) -> QrelsTable:
+    """Parse a qrels file (``qid iter docno rel``), or raise trec_eval's error (exit 2)."""
+    frame = None
+    if not (data.startswith(b"#") or b"\n#" in data):
+        frame = _qrels_fast(_as_utf8(data, encoding))
+    if frame is None:
+        frame = _qrels_slow(data, path, encoding)
+    return QrelsTable(frame)
+
+
+def _qrels_fast(data: bytes) -> pl.DataFrame | None:
+    if any(ch in data for ch in _ODD_WS):
+        data = data.translate(_WS_TO_SPACE)
+    raw = _read_frame(data, 4, None)
+    if raw is None or raw.height == 0:
+        return None
+    if sum(raw.null_count().row(0)) or data.count(b" ") != 3 * raw.height:
+        return None  # blank, short, long or irregular lines: read them exactly
+    return pl.DataFrame({
+        "query_id": raw.get_column("column_1"),
+        "doc_id": raw.get_column("column_3"),
+        "rel": atol_series(raw.get_column("column_4")),
+    })
+
+
+def _qrels_slow(data: bytes, path: str, encoding: str) -> pl.DataFrame:
+    queries: list[str] = []
+    docs: list[str] = []
+    rels: list[int] = []
+    may_skip = True
+    for line in _lines(data):
+        if may_skip and line.startswith(b"#"):
+            may_skip = False  # trec_eval skips one comment line, then parses a line
+            continue
+        may_skip = True
+        fields = line.split()
+        if len(fields) != 4:
+            raise quit_in_file(
+                f"trec_eval.get_qrels: Malformed line {len(queries) + 1}", path
+            )
+        queries.append(fields[0].decode(encoding))
+        docs.append(fields[2].decode(encoding))
+        rels.append(atol(fields[3].decode("latin-1")))
+    return pl.DataFrame(
+        {"query_id": queries, "doc_id": docs, "rel": rels},
+        schema={"query_id": pl.String, "doc_id": pl.String, "rel": pl.Int64},
+    )
+
+
+# -- results ------------------------------------------------------------------------
+
+def parse_results(data: bytes, path: str, encoding: str) -> RunTable:
+    """Parse a results file (``qid iter docno rank sim run_id ...``), or raise (exit 2)."""
+    utf8 = _as_utf8(data, encoding)
+    if any(ch in utf8 for ch in _ODD_WS):
+        utf8 = utf8.translate(_WS_TO_SPACE)
+    table = _results_fast(utf8)
+    if table is None:
+        table = _results_slow(data, path, encoding)
+    return table
+
+
+def _results_fast(data: bytes) -> RunTable | None:
+    raw = _read_frame(data, 6, 5)
+    score_text = False
+    if raw is None:
+        raw = _read_frame(data, 6, None)  # a score polars cannot read: C atof below
+        score_text = True
+    if raw is None:
+        return None
+    nulls = raw.select(pl.sum_horizontal(pl.all().is_null())).to_series()
+    if (nulls > 0).any():
+        blank = nulls == raw.width
+        if not ((nulls == 0) | blank).all():
+            return None
+        raw = raw.filter(~blank)
+    if raw.height == 0:
+        return RunTable(_empty_run(), "")
+    score = raw.get_column("column_5")
+    scores = atof_series(score) if score_text else score.to_numpy()
+    frame = pl.DataFrame({
+        "query_id": raw.get_column("column_1"),
+        "doc_id": raw.get_column("column_3"),
+        "score": scores,
+    })
+    return RunTable(frame, str(raw.get_column("column_6")[-1]))
+
+
+def _empty_run() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
+    )
+
+
+def _results_slow(data: bytes, path: str, encoding: str) -> RunTable:
+    queries: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    run_id = b""
+    for line in _lines(data):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < 6:
+            raise quit_in_file(
+                f"trec_eval.get_results: Malformed line {len(queries) + 1}", path
+            )
+        queries.append(fields[0].decode(encoding))
+        docs.append(fields[2].decode(encoding))
+        scores.append(atof(fields[4].decode("latin-1")))
+        run_id = fields[5]
+    frame = pl.DataFrame(
+        {"query_id": queries, "doc_id": docs, "score": scores},
+        schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
+    )
+    return RunTable(frame, run_id.decode(encoding))
+
+
+# -- z-scores -----------------------------------------------------------------------
+
+def parse_zscores(path: str, encoding: str) -> Zscores:
+    """Read a ``-Z`` file (``qid measure mean stddev``); errors exit with status 255."""
+    data = read_input(path, "zscores")
+    if data is None:
+        raise TrecEvalExit(
+            f"trec_eval.get_zscores: Cannot read zscores file '{path}'\n", 255
+        )
+    rows: list[tuple[str, str, float, float]] = []
+    for number, line in enumerate(_lines(data), start=1):
+        fields = line.split()
+        if len(fields) != 4:
+            raise TrecEvalExit(f"trec_eval.get_zscores: Malformed line {number}\n", 255)
+        rows.append((fields[0].decode(encoding), fields[1].decode(encoding),
+                     atof(fields[2].decode("latin-1")), atof(fields[3].decode("latin-1"))))
+    # trec_eval sorts by (qid, name) in byte order; Latin-1/UTF-8 text sorts the same.
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return Zscores([(r[0], r[1]) for r in rows], [r[2] for r in rows], [r[3] for r in rows])
