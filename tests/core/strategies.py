@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from rankscope.metrics.base import Metric, make_metric
 
 QUERY_POOL = ("q1", "q2", "q10", "Q3", "7", "qé")
+NUMERIC_QUERY_POOL = ("1", "2", "10", "3", "25")  # for gdeval, which wants numeric topics
 DOC_POOL = ("d1", "d2", "d10", "D1", "a", "b", "0", "00", "z9", "x_y", "é", "ü1")
 
 INT_GRADES = (-1, 0, 0, 0, 1, 1, 2, 3, 4)
@@ -56,6 +57,15 @@ def score_values(*, ties: bool = True) -> st.SearchStrategy[float]:
     return st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=64)
 
 
+def dyadic_scores() -> st.SearchStrategy[float]:
+    """Multiples of 1/4 in [-1000, 1000]: exact in float32 and under integer shifts.
+
+    pytrec_eval (and ir_measures through it) keeps scores as 32-bit floats, so
+    scores closer than float32 resolution become ties there; these never do.
+    """
+    return st.integers(-4000, 4000).map(lambda n: n / 4)
+
+
 @st.composite
 def datasets(
     draw: st.DrawFn,
@@ -66,6 +76,7 @@ def datasets(
     max_docs: int = 9,
     missing: bool = True,
     empty_rankings: bool = True,
+    query_pool: tuple[str, ...] = QUERY_POOL,
 ) -> Data:
     """Random qrels and run over a few queries.
 
@@ -75,7 +86,7 @@ def datasets(
     """
     grades = grades if grades is not None else grade_values()
     scores = scores if scores is not None else score_values()
-    qids = draw(st.lists(st.sampled_from(QUERY_POOL), unique=True, min_size=1, max_size=4))
+    qids = draw(st.lists(st.sampled_from(query_pool), unique=True, min_size=1, max_size=4))
     sides = ("both", "both", "both", "qrels", "run") if missing else ("both",)
     data = Data()
     for q in qids:

@@ -6,7 +6,13 @@ import polars as pl
 import pytest
 
 from rankscope.errors import OptionError
-from rankscope.judgments import Judgments, aggregate, aggregate_frame, tie_rate
+from rankscope.judgments import (
+    Judgments,
+    aggregate,
+    aggregate_frame,
+    tie_rate,
+    tie_rate_by_query,
+)
 from rankscope.judgments.aggregate import resolve_strategy
 from rankscope.judgments.scales import BINARY, DETAIL, GRADED
 
@@ -131,7 +137,7 @@ def test_tie_rate_overall_and_per_query(make_judgments):
     ], scale="binary")
     # graded items: q1/a, q1/b, q2/a -> 2 ties of 3
     assert tie_rate(j) == pytest.approx(2 / 3)
-    per_query = tie_rate(j, by_query=True)
+    per_query = tie_rate_by_query(j)
     assert per_query.rows() == [("q1", 2, 1, 0.5), ("q2", 1, 1, 1.0)]
     assert tie_rate(make_judgments([("q", "a", "x", None)], scale="binary")) is None
 

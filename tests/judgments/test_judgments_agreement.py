@@ -16,9 +16,8 @@ import pytest
 
 pytest.importorskip("krippendorff")
 pytest.importorskip("statsmodels")
-pytest.importorskip("sklearn")
 
-from rankscope.judgments import (  # noqa: E402
+from rankscope.judgments import (
     agreement,
     cohen_kappa,
     fleiss_kappa,
@@ -173,3 +172,36 @@ def test_tie_rate_in_summary(make_judgments):
     j = make_judgments([("q", "a", "x", 1), ("q", "a", "y", 0), ("q", "b", "x", 1),
                         ("q", "b", "y", 1)], scale="binary")
     assert agreement(j).tie_rate == 0.5  # a ties, b does not
+
+
+def test_cohen_and_alpha_agree_with_other_library_entry_points(make_judgments):
+    # Our Cohen's kappa (statsmodels on a contingency table) against scikit-learn's
+    # cohen_kappa_score on the raw pairs; our alpha (value counts) against
+    # krippendorff.alpha on the raters x units reliability matrix.
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    import krippendorff
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        n = int(rng.integers(3, 25))
+        a = rng.integers(0, 4, n).astype(float)
+        b = np.clip(a + rng.integers(-1, 2, n), 0, 3)
+        c = np.where(rng.random(n) < 0.3, np.nan, rng.integers(0, 4, n).astype(float))
+        rows = [("q", f"i{i}", "a", a[i]) for i in range(n)]
+        rows += [("q", f"i{i}", "b", b[i]) for i in range(n)]
+        rows += [("q", f"i{i}", "c", None if np.isnan(c[i]) else c[i]) for i in range(n)]
+        j = make_judgments(rows, scale="graded")
+        for weights in (None, "linear", "quadratic"):
+            ours = cohen_kappa(j, weights=weights).row(0)  # the (a, b) pair
+            theirs = sklearn_metrics.cohen_kappa_score(a, b, labels=[0, 1, 2, 3],
+                                                       weights=weights)
+            if np.isnan(theirs):
+                assert ours[3] is None
+            else:
+                assert ours[3] == pytest.approx(theirs), (trial, weights)
+        matrix = np.vstack([a, b, c])
+        for level in ("nominal", "ordinal", "interval"):
+            want = krippendorff.alpha(reliability_data=matrix, value_domain=[0, 1, 2, 3],
+                                      level_of_measurement=level)
+            assert krippendorff_alpha(j, level) == pytest.approx(want), (trial, level)

@@ -36,6 +36,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="which queries are averaged")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
+    e = p.add_argument_group("engine")
+    e.add_argument("--engine", choices=("local", "streaming", "spark"), default="local",
+                   help="local: in memory (default); streaming: bounded memory, for runs larger "
+                   "than memory (a TREC run grouped by query); spark: distributed by query on "
+                   "Spark (the spark extra; TREC or Parquet paths)")
+    e.add_argument("--memory", default="2G", metavar="SIZE",
+                   help="memory budget of --engine streaming, e.g. 512M or 4G (default 2G)")
+    e.add_argument("--quiet", action="store_true",
+                   help="no progress bars (they show only on a terminal anyway)")
     j = p.add_argument_group(
         "raters' judgments",
         "The qrels argument may be raters' judgments (a file with a rater column, e.g. CSV "
@@ -56,7 +65,13 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate, resolve_metrics
 
-    if wants_judgments(args):
+    if args.quiet:
+        from rankscope.progress import set_enabled
+
+        set_enabled(False)
+    if args.engine != "local":
+        results = _other_engine(args)
+    elif wants_judgments(args):
         results = evaluate_with_judgments(args)
     else:
         resolve_metrics(args.metrics)  # fail fast on a bad name, before reading any file
@@ -81,3 +96,41 @@ def run(args: argparse.Namespace) -> int:
             out.write(("\n" if i else "") + f"# {result.info.run_name}\n")
         out.write(result.render(args.format) + "\n")
     return 0
+
+
+def _size(text: str) -> int:
+    """Bytes in a size like ``512M``, ``4G`` or ``1000000``."""
+    from rankscope.errors import OptionError
+
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    raw = text.strip().upper().removesuffix("B")
+    scale = units.get(raw[-1:], 1)
+    try:
+        value = float(raw[:-1] if raw[-1:] in units else raw)
+    except ValueError:
+        raise OptionError(f"--memory must be a size like 512M or 4G, not {text!r}") from None
+    return int(value * scale)
+
+
+def _other_engine(args: argparse.Namespace) -> list[Any]:
+    """``--engine streaming`` / ``--engine spark``: one result per run file."""
+    from rankscope.errors import OptionError
+
+    if getattr(args, "judgments", False):
+        raise OptionError(f"--engine {args.engine} evaluates qrels, not raters' judgments")
+    options = {"per_query": args.per_query, "ties": args.ties, "unjudged": args.unjudged,
+               "queries": args.queries, "on_duplicate": args.on_duplicate}
+    if args.engine == "streaming":
+        from rankscope.data.tables import Qrels
+        from rankscope.engine.evaluate import resolve_metrics
+        from rankscope.engine.streaming import evaluate_streaming
+
+        resolve_metrics(args.metrics)
+        qrels = Qrels.read(args.qrels, format=args.qrels_format)
+        memory = _size(args.memory)
+        return [evaluate_streaming(qrels, path, args.metrics, memory=memory, **options)
+                for path in args.runs]
+    from rankscope.spark import evaluate_paths
+
+    return [evaluate_paths(args.qrels, path, args.metrics, qrels_format=args.qrels_format,
+                           run_format=args.run_format, **options) for path in args.runs]

@@ -30,7 +30,19 @@ _EXPORTS = {
     "report": "rankscope.compare.report",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CompareResult",
+    "Comparison",
+    "FusionSearch",
+    "compare",
+    "fuse",
+    "metric_at_k",
+    "normalize",
+    "optimize_fusion",
+    "precision_recall",
+    "report",
+    "similarity",
+]
 
 if TYPE_CHECKING:
     from rankscope.compare.comparison import compare

@@ -260,18 +260,26 @@ def _workers() -> int:
 
 
 def _parse_all(
-    chunks: Iterator[bytes], kind: Kind, source: str, on_chunk: Callable[[int], None] | None
+    chunks: Iterator[bytes],
+    kind: Kind,
+    source: str,
+    on_chunk: Callable[[int], None] | None,
+    lines_before: Callable[[int], int],
 ) -> Parsed:
-    """Parse chunks two at a time; the slow path runs on the first chunk refused."""
+    """Parse chunks two at a time; the slow path runs on a chunk no bulk reader took.
+
+    ``lines_before(offset)`` counts the lines before a byte offset; it is
+    only called for such a chunk (counting lines costs a pass over the data).
+    """
     parts: list[Parsed] = []
-    line = 1
+    offset = 0
 
     def consume(chunk: bytes, parsed: Parsed | None) -> None:
-        nonlocal line
+        nonlocal offset
         if parsed is None:
-            parsed = _read_slow(chunk, kind, source, line)
+            parsed = _read_slow(chunk, kind, source, lines_before(offset) + 1)
         parts.append(parsed)
-        line += _lines_in(chunk)
+        offset += len(chunk)
         if on_chunk is not None:
             on_chunk(len(chunk))
 
@@ -291,6 +299,19 @@ def _parse_all(
         for done_chunk, future in pending:
             consume(done_chunk, future.result())
     return _merge(parts, kind)
+
+
+def _file_lines_before(path: PathLike) -> Callable[[int], int]:
+    """Count the lines before a byte offset (past any BOM) by reading the file again."""
+
+    def count(offset: int) -> int:
+        with open(path, "rb") as handle:
+            head = handle.read(len(_BOM))
+            if head != _BOM:
+                handle.seek(0)
+            return _lines_in(handle.read(offset))
+
+    return count
 
 
 def parse_trec(data: bytes, source: str, kind: Kind) -> tuple[pl.DataFrame, list[str]]:
@@ -321,7 +342,8 @@ def parse_trec(data: bytes, source: str, kind: Kind) -> tuple[pl.DataFrame, list
         and the value.
     """
     data = data.removeprefix(_BOM)
-    return _parse_all(_cut(data, CHUNK_BYTES), kind, source, None)
+    return _parse_all(_cut(data, CHUNK_BYTES), kind, source, None,
+                      lambda offset: _lines_in(data[:offset]))
 
 
 # -- reading from a path without holding the whole file ---------------------------------------
@@ -363,7 +385,7 @@ def _check_head(head: bytes, name: str) -> None:
 
 def _open(path: PathLike, name: str) -> BinaryIO:
     try:
-        return open(path, "rb")  # noqa: SIM115  (closed by the caller)
+        return open(path, "rb")
     except FileNotFoundError:
         raise FileAccessError("no such file", source=name) from None
     except IsADirectoryError:
@@ -421,10 +443,13 @@ def iter_trec_chunks(
             )
         _check_head(head, name)
         handle.seek(0)
-        line = 1
+        offset = 0
+        lines_before = _file_lines_before(path)
         for chunk in _file_chunks(handle, chunk_bytes):
-            parsed = _parse_chunk(chunk, kind) or _read_slow(chunk, kind, name, line)
-            line += _lines_in(chunk)
+            parsed = _parse_chunk(chunk, kind) or _read_slow(
+                chunk, kind, name, lines_before(offset) + 1
+            )
+            offset += len(chunk)
             yield parsed[0], len(chunk)
     finally:
         handle.close()
@@ -454,7 +479,8 @@ def read_trec_file(
         from rankscope.progress import byte_bar
 
         with byte_bar(size, f"reading {os.path.basename(name)}") as advance:
-            frame, tags = _parse_all(_file_chunks(handle, CHUNK_BYTES), kind, name, advance)
+            frame, tags = _parse_all(_file_chunks(handle, CHUNK_BYTES), kind, name, advance,
+                                     _file_lines_before(path))
     finally:
         handle.close()
     return frame, tags, name, _locator_for(path)

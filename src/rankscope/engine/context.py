@@ -115,8 +115,13 @@ class Context:
         return self._cache[key]  # type: ignore[return-value]
 
     def nonrelevant_judged(self, rel: float) -> BoolArray:
-        """Whether each ranked row is judged and not relevant."""
-        return self.judged & ~self.relevant(rel)
+        """Whether each ranked row is judged non-relevant: 0 <= grade < rel.
+
+        A negative grade means "seen but not judged" in trec_eval (it is neither
+        relevant nor judged non-relevant), so it is excluded here.
+        """
+        with np.errstate(invalid="ignore"):
+            return (self.lists.grades >= 0) & ~self.relevant(rel)
 
     def n_relevant(self, rel: float) -> FloatArray:
         """R: the number of judged documents with grade >= rel, per query."""
@@ -129,8 +134,10 @@ class Context:
         return self._cache[key]  # type: ignore[return-value]
 
     def n_judged_nonrelevant(self, rel: float) -> FloatArray:
-        """N: the number of judged documents with grade < rel, per query."""
-        return self.judged_lengths.astype(np.float64) - self.n_relevant(rel)
+        """N: the number of judged documents with 0 <= grade < rel, per query."""
+        grades = self.lists.judged_grades
+        mask = (grades >= 0) & (grades < rel)
+        return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
 
     def hits(self, rel: float, k: int | None) -> FloatArray:
         """Relevant documents within the first ``k`` per query."""

@@ -57,10 +57,7 @@ def _register(family: str) -> Callable[[NullKernel], NullKernel]:
 
 def graded_positions(ctx: Context, k: int | None) -> FloatArray:
     """G: the number of graded positions within the first ``k``, per query."""
-    key = ("graded", k)
-    if key not in ctx._cache:
-        ctx._cache[key] = ctx.seg_sum(ctx.judged.astype(np.float64), ctx.top(k))
-    return ctx._cache[key]  # type: ignore[return-value]
+    return ctx.seg_sum(ctx.judged.astype(np.float64), ctx.top(k))
 
 
 def _nullify(values: FloatArray, ctx: Context, k: int | None) -> FloatArray:
@@ -76,7 +73,8 @@ def _safe_div(num: FloatArray, den: FloatArray) -> FloatArray:
 @_register("P")
 def _precision(ctx: Context, m: Metric) -> FloatArray:
     graded = graded_positions(ctx, m.k)
-    return _nullify(_safe_div(ctx.hits(m.get("rel"), m.k), graded), ctx, m.k)
+    values = _safe_div(ctx.hits(m.get("rel"), m.k), graded)
+    return np.where(graded > 0, values, np.nan)
 
 
 @_register("AP")

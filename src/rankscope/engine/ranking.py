@@ -38,6 +38,8 @@ from rankscope.metrics.base import Metric
 __all__ = ["CUTOFF_FAMILIES", "QueryPolicy", "RankedLists", "Ties", "Unjudged", "rank",
            "required_depth"]
 
+_SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
+
 Ties = Literal["trec", "input"]
 Unjudged = Literal["nonrelevant", "condensed", "null"]
 QueryPolicy = Literal["qrels", "intersection", "nonnull"]
@@ -159,25 +161,52 @@ def _index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
     return found.to_numpy()
 
 
-def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series, npt.NDArray[np.uint32]]:
-    """Runs of equal query ids: start rows, their ids, and each row's run number."""
-    seg = query_ids.rle_id().to_numpy()
-    if seg.size == 0:
-        return np.zeros(0, np.int64), query_ids.head(0), seg
-    starts = np.flatnonzero(np.diff(seg)) + 1
-    starts = np.concatenate(([0], starts)).astype(np.int64)
-    return starts, query_ids.gather(starts), seg
+def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series]:
+    """Runs of equal query ids: their start rows and ids (scanned slice by slice)."""
+    n_rows = query_ids.len()
+    parts: list[IntArray] = []
+    previous: str | None = None
+    for start in range(0, n_rows, _SLICE):
+        part = query_ids.slice(start, _SLICE)
+        seg = part.rle_id().to_numpy()
+        local = np.flatnonzero(seg[1:] != seg[:-1]) + 1
+        if previous is None or part[0] != previous:
+            local = np.concatenate(([0], local))
+        parts.append(local.astype(np.int64) + start)
+        previous = part[-1]
+    starts = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    return starts, query_ids.gather(starts)
 
 
-def _tie_run_ends(scores: FloatArray, last: IntArray, ends: IntArray) -> IntArray:
+def _sorted_within_segments(starts: IntArray, score: pl.Series) -> bool:
+    """Whether scores never increase inside a run of equal query ids, slice by slice."""
+    n_rows = score.len()
+    for start in range(0, max(n_rows - 1, 0), _SLICE):
+        stop = min(start + _SLICE + 1, n_rows)
+        s = score.slice(start, stop - start).to_numpy()
+        rising = s[1:] > s[:-1]  # rising[i]: row start+i+1 above row start+i
+        if not rising.any():
+            continue
+        # a rise is fine only where a new segment starts
+        new = starts[(starts > start) & (starts < stop)] - start - 1
+        rising[new] = False
+        if rising.any():
+            return False
+    return True
+
+
+def _tie_run_ends(score: pl.Series, last: IntArray, ends: IntArray) -> IntArray:
     """For each ``last`` row, the row after the run of equal scores it starts."""
     out = last + 1
     todo = np.arange(last.size)
     width = 16
+    top = score.len() - 1
     while todo.size:
         probe = out[todo, None] + np.arange(width)
         inside = probe < ends[todo, None]
-        same = inside & (scores[np.minimum(probe, scores.size - 1)] == scores[last[todo], None])
+        values = score.gather(np.minimum(probe, top).ravel()).to_numpy().reshape(probe.shape)
+        anchor = score.gather(last[todo]).to_numpy()
+        same = inside & (values == anchor[:, None])
         run = np.where(same.all(axis=1), width, np.argmin(same, axis=1))
         out[todo] += run
         todo = todo[run == width]
@@ -186,8 +215,7 @@ def _tie_run_ends(scores: FloatArray, last: IntArray, ends: IntArray) -> IntArra
 
 
 def _order_rows(
-    run: Run, seg_q: IntArray, starts: IntArray, seg: npt.NDArray[np.uint32],
-    depth: int | None, whole_ties: bool,
+    run: Run, seg_q: IntArray, starts: IntArray, depth: int | None, whole_ties: bool,
 ) -> tuple[IntArray, IntArray, FloatArray]:
     """Rows of evaluated queries ordered by (query index, score desc, file order).
 
@@ -195,17 +223,16 @@ def _order_rows(
     the rest of a tie group straddling the cut when ``whole_ties``). Returns
     the run rows, their query indices and their scores.
     """
-    scores_all = run.frame.get_column("score").to_numpy()
-    n_rows = scores_all.size
+    score = run.frame.get_column("score")
+    n_rows = score.len()
     kept_segments = seg_q >= 0
     grouped = np.unique(seg_q[kept_segments]).size == int(kept_segments.sum())
-    if grouped and n_rows:
-        same = seg[1:] == seg[:-1]
-        grouped = not bool(np.any(same & (scores_all[1:] > scores_all[:-1])))
+    if grouped:
+        grouped = _sorted_within_segments(starts, score)
     if not grouped:
-        row_q = seg_q[seg]
+        row_q = np.repeat(seg_q, np.diff(np.append(starts, n_rows)))
         keep = np.flatnonzero(row_q >= 0)
-        table = pl.DataFrame({"q": row_q[keep], "s": scores_all[keep], "r": keep})
+        table = pl.DataFrame({"q": row_q[keep], "s": score.gather(keep), "r": keep})
         table = table.sort(["q", "s"], descending=[False, True], maintain_order=True)
         rows = table.get_column("r").to_numpy().astype(np.int64, copy=False)
         qidx = table.get_column("q").to_numpy().astype(np.int64, copy=False)
@@ -224,13 +251,13 @@ def _order_rows(
         if whole_ties:
             cut = np.flatnonzero((take > 0) & (first + take < ends))
             if cut.size:
-                stop = _tie_run_ends(scores_all, first[cut] + take[cut] - 1, ends[cut])
+                stop = _tie_run_ends(score, first[cut] + take[cut] - 1, ends[cut])
                 take[cut] = stop - first[cut]
     total = int(take.sum())
     shift = np.repeat(first - np.cumsum(take) + take, take)
     rows = np.arange(total, dtype=np.int64) + shift
     qidx = np.repeat(seg_q[seg_ids], take)
-    return rows, qidx, scores_all[rows]
+    return rows, qidx, score.gather(rows).to_numpy()
 
 
 def _positions(qidx: IntArray) -> IntArray:
@@ -279,23 +306,28 @@ def _break_ties_by_doc(
 ) -> IntArray:
     """Reorder tied rows by document id descending (byte order); returns new rows."""
     group = _tie_groups(qidx, scores)
-    tied_pair = np.flatnonzero(group[1:] == group[:-1])  # row i and i + 1 tie
-    if tied_pair.size == 0:
+    tied = group[1:] == group[:-1]  # row i and i + 1 tie
+    if not tied.any():
         return rows
-    upper = docs.gather(rows[tied_pair])
-    lower = docs.gather(rows[tied_pair + 1])
-    wrong = (upper < lower).to_numpy()
+    in_group = np.zeros(rows.size, dtype=bool)
+    in_group[1:] |= tied
+    in_group[:-1] |= tied
+    members = np.flatnonzero(in_group)
+    member_docs = docs.gather(rows[members])  # the only string gather
+    member_groups = group[members]
+    same = member_groups[1:] == member_groups[:-1]
+    rising = (member_docs.slice(0, members.size - 1) < member_docs.slice(1)).to_numpy()
+    wrong = same & rising
     if not wrong.any():
         return rows  # the file already lists ties in trec_eval order
-    bad_groups = np.unique(group[tied_pair[wrong]])
-    members = np.flatnonzero(np.isin(group, bad_groups))
+    bad = np.isin(member_groups, np.unique(member_groups[1:][wrong]))
     fix = pl.DataFrame({
-        "g": group[members],
-        "d": docs.gather(rows[members]),
-        "r": rows[members],
+        "g": member_groups[bad],
+        "d": member_docs.filter(pl.Series(bad)),
+        "r": rows[members[bad]],
     }).sort(["g", "d"], descending=[False, True])
     rows = rows.copy()
-    rows[members] = fix.get_column("r").to_numpy()
+    rows[members[bad]] = fix.get_column("r").to_numpy()
     return rows
 
 
@@ -308,7 +340,7 @@ def _grades_of(run: Run, rows: IntArray, graded: pl.DataFrame, all_rows: bool) -
     if all_rows:
         # hash every row once, in file order, and look up only candidate rows
         keys = pair_hashes(run.frame)
-        candidate_rows = np.flatnonzero(keys.is_in(judged_keys).to_numpy())
+        candidate_rows = np.flatnonzero(keys.is_in(judged_keys.implode()).to_numpy())
         pos_of_row = np.full(run.frame.height, -1, dtype=np.int64)
         pos_of_row[rows] = np.arange(rows.size)
         slots = pos_of_row[candidate_rows]
@@ -316,7 +348,7 @@ def _grades_of(run: Run, rows: IntArray, graded: pl.DataFrame, all_rows: bool) -
         slots = slots[slots >= 0]
     else:
         picked = run.frame.select("query_id", "doc_id")[rows]
-        slots = np.flatnonzero(pair_hashes(picked).is_in(judged_keys).to_numpy())
+        slots = np.flatnonzero(pair_hashes(picked).is_in(judged_keys.implode()).to_numpy())
         candidate_rows = rows[slots]
     if slots.size == 0:
         return out
@@ -369,7 +401,7 @@ def rank(
 
     graded = qrels.frame.filter(pl.col("grade").is_not_null())
     qrels_queries = set(graded.get_column("query_id").unique().to_list())
-    starts, seg_names, seg = _segments(run.frame.get_column("query_id"))
+    starts, seg_names = _segments(run.frame.get_column("query_id"))
     run_queries = set(seg_names.unique().to_list())
     if queries == "intersection":
         evaluated = sorted(qrels_queries & run_queries)
@@ -380,9 +412,7 @@ def rank(
     seg_q = _index_of(seg_names, evaluated)
     condensed = unjudged == "condensed"
     cut = depth is not None and not condensed
-    rows, qidx, scores = _order_rows(
-        run, seg_q, starts, seg, depth if cut else None, ties == "trec"
-    )
+    rows, qidx, scores = _order_rows(run, seg_q, starts, depth if cut else None, ties == "trec")
     docs = run.frame.get_column("doc_id")
     if ties == "trec":
         rows = _break_ties_by_doc(rows, qidx, scores, docs)  # scores unchanged: all tied

@@ -25,7 +25,7 @@ Limits, stated plainly:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -130,6 +130,9 @@ def evaluate_streaming(
     from rankscope.progress import byte_bar
 
     locate_file = _locator_for(run)
+    judged = qrels_t.frame.filter(pl.col("grade").is_not_null())
+    top = judged.get_column("grade").max()
+    top_grade = float(top) if top is not None else 0.0  # type: ignore[arg-type]
     seen: set[str] = set()
     ids: list[str] = []
     blocks: list[np.ndarray] = []
@@ -142,10 +145,13 @@ def evaluate_streaming(
                 name="streaming",
                 source=source,
                 on_duplicate=on_duplicate,
-                _locate=lambda row, base=first_row: locate_file(base + row),
+                _locate=_shifted(locate_file, first_row),
             )
-            lists = rank(qrels_t, batch, ties=ties, unjudged=unjudged,
-                         queries="intersection", depth=depth)
+            # only this batch's judgments, with the whole qrels' highest grade
+            wanted = batch.frame.get_column("query_id").unique().implode()
+            part = Qrels(judged.filter(pl.col("query_id").is_in(wanted)), source=qrels_t.source)
+            lists = rank(part, batch, ties=ties, unjudged=unjudged, queries="intersection",
+                         depth=depth, max_grade=top_grade)
             if lists.n_queries:
                 blocks.append(compute(lists, metric_list, unjudged=unjudged))
                 ids.extend(lists.query_ids)
@@ -154,6 +160,11 @@ def evaluate_streaming(
     tag = run_name or _first_tag(run) or source
     return _assemble(qrels_t, pairs, ids, blocks, seen, queries, ties, unjudged, tag,
                      per_query, depth)
+
+
+def _shifted(locate: Callable[[int], int | None], base: int) -> Callable[[int], int | None]:
+    """A locator for a batch whose first row is the file's data row ``base``."""
+    return lambda row: locate(base + row)
 
 
 def _first_tag(path: PathLike) -> str | None:

@@ -14,7 +14,13 @@ judging platform of seed 004 does, plus the tools around it::
     evaluate_judgments(j, "run.txt", ["P@10", "nDCG@10"], unjudged="null")
 """
 
-from rankscope.judgments.aggregate import STRATEGIES, aggregate, aggregate_frame, tie_rate
+from rankscope.judgments.aggregate import (
+    STRATEGIES,
+    aggregate,
+    aggregate_frame,
+    tie_rate,
+    tie_rate_by_query,
+)
 from rankscope.judgments.agreement import (
     Agreement,
     FleissKappa,
@@ -58,5 +64,6 @@ __all__ = [
     "percent_agreement",
     "plan_evaluation",
     "tie_rate",
+    "tie_rate_by_query",
     "transform",
 ]

@@ -40,7 +40,14 @@ from rankscope.errors import OptionError
 from rankscope.judgments.scales import Scale, get_scale
 from rankscope.judgments.table import Judgments
 
-__all__ = ["STRATEGIES", "aggregate", "aggregate_frame", "resolve_strategy", "tie_rate"]
+__all__ = [
+    "STRATEGIES",
+    "aggregate",
+    "aggregate_frame",
+    "resolve_strategy",
+    "tie_rate",
+    "tie_rate_by_query",
+]
 
 STRATEGIES = ("majority", "mean", "median", "min", "max", "latest", "top3")
 
@@ -227,22 +234,33 @@ def aggregate(
     return Qrels(frame.select(*_KEYS, "grade"), source=judgments.source)
 
 
-def tie_rate(judgments: Judgments, *, by_query: bool = False) -> float | pl.DataFrame | None:
+def _tie_items(judgments: Judgments) -> pl.DataFrame:
+    details = aggregate_frame(judgments, "majority", scale=None)
+    return details.filter(pl.col("n_grades") > 0)
+
+
+def tie_rate(judgments: Judgments) -> float | None:
     """The share of graded results whose majority vote is a tie.
 
     Over results with at least one non-null grade (``1, 0`` and ``1, 0, null``
-    are ties; ``null`` alone is not graded). None when nothing is graded. With
-    ``by_query``, a frame ``query_id, n_graded, n_ties, tie_rate``.
+    are ties; ``null`` alone is not graded). None when nothing is graded.
     """
-    details = aggregate_frame(judgments, "majority", scale=None)
-    graded = details.filter(pl.col("n_grades") > 0)
-    if by_query:
-        return (
-            graded.group_by("query_id")
-            .agg(pl.len().alias("n_graded"), pl.col("tie").sum().cast(pl.Int64).alias("n_ties"))
-            .with_columns((pl.col("n_ties") / pl.col("n_graded")).alias("tie_rate"))
-            .sort("query_id")
-        )
+    graded = _tie_items(judgments)
     if graded.height == 0:
         return None
     return float(graded.get_column("tie").sum()) / graded.height
+
+
+def tie_rate_by_query(judgments: Judgments) -> pl.DataFrame:
+    """:func:`tie_rate` per query: ``query_id, n_graded, n_ties, tie_rate``.
+
+    Queries with no graded result are left out.
+    """
+    return (
+        _tie_items(judgments)
+        .group_by("query_id")
+        .agg(pl.len().cast(pl.Int64).alias("n_graded"),
+             pl.col("tie").sum().cast(pl.Int64).alias("n_ties"))
+        .with_columns((pl.col("n_ties") / pl.col("n_graded")).alias("tie_rate"))
+        .sort("query_id")
+    )

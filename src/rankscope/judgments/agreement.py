@@ -5,7 +5,7 @@ An *item* is one (query, document); only non-null grades count.
 - **Percent agreement**: agreeing rater pairs / all rater pairs, pooled over
   items (an item with grades 1, 1, 0 has 3 pairs, 1 agreeing).
 - **Cohen's kappa** per pair of raters over the items both graded
-  (scikit-learn's ``cohen_kappa_score``); weighted (quadratic by default) on
+  (statsmodels' ``cohens_kappa``); weighted (quadratic by default) on
   ordinal scales, so that 2 vs 3 disagrees less than 0 vs 3. The mean over
   pairs is Light's kappa.
 - **Fleiss' kappa** (statsmodels' ``fleiss_kappa``) needs the same number of
@@ -15,6 +15,10 @@ An *item* is one (query, document); only non-null grades count.
 - **Krippendorff's alpha** (the ``krippendorff`` package), nominal, ordinal
   and interval, missing grades allowed; the scale's grades are the value
   domain.
+
+The grades are laid out once as a units x raters matrix and a units x
+categories count table; the libraries then work on slices of them (one per
+query with ``by_query``).
 - **Tie rate** of majority voting (see :func:`~rankscope.judgments.tie_rate`).
 
 A coefficient that is undefined (one category only, no item graded twice)
@@ -41,10 +45,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from rankscope.errors import DependencyError, OptionError
-from rankscope.judgments.aggregate import tie_rate
+from rankscope.judgments.aggregate import tie_rate, tie_rate_by_query
 from rankscope.judgments.scales import Scale, get_scale
 from rankscope.judgments.table import Judgments
 
@@ -61,9 +66,64 @@ __all__ = [
 LEVELS = ("nominal", "ordinal", "interval")
 _KEYS = ["query_id", "doc_id"]
 
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
-def _graded(j: Judgments) -> pl.DataFrame:
-    return j.frame.filter(pl.col("grade").is_not_null()).select(*_KEYS, "rater", "grade")
+
+@dataclass(frozen=True)
+class _Ratings:
+    """Every non-null grade as a dense units x raters matrix, built once.
+
+    Units (results) are sorted by query; ``counts`` holds, per unit, how many
+    raters gave each category (the categories are the scale's grades, or the
+    grades seen when the scale is unknown or not integral).
+    """
+
+    query_ids: list[str]
+    query_offsets: IntArray  # units of query q: query_offsets[q]:query_offsets[q + 1]
+    raters: list[str]
+    grades: FloatArray       # (units, raters), NaN = no grade
+    cats: IntArray           # (units, raters), category index, -1 = no grade
+    categories: FloatArray   # (categories,) ascending
+    counts: IntArray         # (units, categories)
+
+    def units(self, q: int | None) -> slice:
+        if q is None:
+            return slice(0, self.grades.shape[0])
+        return slice(int(self.query_offsets[q]), int(self.query_offsets[q + 1]))
+
+
+def _ratings(judgments: Judgments, scale: Scale | None) -> _Ratings:
+    graded = judgments.frame.filter(pl.col("grade").is_not_null())
+    units = graded.select(_KEYS).unique().sort(_KEYS).with_row_index("_unit")
+    raters: list[str] = graded.get_column("rater").unique().sort().to_list()
+    rows = graded.join(units, on=_KEYS).join(
+        pl.DataFrame({"rater": raters, "_rater": np.arange(len(raters), dtype=np.int64)},
+                     schema={"rater": pl.String, "_rater": pl.Int64}),
+        on="rater",
+    )
+    values = rows.get_column("grade").to_numpy()
+    seen = np.unique(values)
+    if scale is not None and scale.values and np.isin(seen, scale.values).all():
+        categories = np.asarray(scale.values, dtype=np.float64)
+    else:
+        categories = seen.astype(np.float64)
+    n_units, n_raters = units.height, len(raters)
+    u = rows.get_column("_unit").to_numpy().astype(np.int64)
+    r = rows.get_column("_rater").to_numpy()
+    c = np.searchsorted(categories, values)
+    grades = np.full((n_units, n_raters), np.nan)
+    grades[u, r] = values
+    cats = np.full((n_units, n_raters), -1, dtype=np.int64)
+    cats[u, r] = c
+    counts = np.zeros((n_units, max(len(categories), 1)), dtype=np.int64)
+    np.add.at(counts, (u, c), 1)
+    unit_queries = units.get_column("query_id")
+    query_ids: list[str] = unit_queries.unique(maintain_order=True).to_list()
+    sizes = unit_queries.value_counts(sort=False).sort("query_id").get_column("count")
+    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+    np.cumsum(sizes.to_numpy(), out=offsets[1:])
+    return _Ratings(query_ids, offsets, raters, grades, cats, categories, counts)
 
 
 def _clean(value: Any) -> float | None:
@@ -75,6 +135,14 @@ def _scale(j: Judgments, scale: Scale | str | None) -> Scale | None:
     return get_scale(scale) if scale is not None else j.scale
 
 
+def _percent(data: _Ratings, q: int | None) -> float | None:
+    counts = data.counts[data.units(q)].astype(np.float64)
+    n = counts.sum(axis=1)
+    pairs = float((n * (n - 1) / 2).sum())
+    agree = float((counts * (counts - 1) / 2).sum())
+    return agree / pairs if pairs else None
+
+
 def percent_agreement(judgments: Judgments) -> float | None:
     """Agreeing rater pairs / rater pairs, pooled over items (None: no item graded twice).
 
@@ -83,21 +151,15 @@ def percent_agreement(judgments: Judgments) -> float | None:
     Grades (1, 1, 0) on one item and (2, 2) on another: pairs 3 + 1 = 4,
     agreeing 1 + 1 = 2, so 0.5.
     """
-    counts = _graded(judgments).group_by([*_KEYS, "grade"]).agg(pl.len().alias("c"))
-    c = counts.get_column("c").cast(pl.Float64)
-    items = counts.group_by(_KEYS).agg(pl.col("c").sum().cast(pl.Float64).alias("n"))
-    n = items.get_column("n")
-    pairs = float((n * (n - 1) / 2).sum())
-    agree = float((c * (c - 1) / 2).sum())
-    return agree / pairs if pairs else None
+    return _percent(_ratings(judgments, None), None)
 
 
-def _sklearn_kappa() -> Any:
+def _statsmodels(purpose: str) -> Any:
     try:
-        from sklearn.metrics import cohen_kappa_score
+        from statsmodels.stats import inter_rater
     except ImportError:
-        raise DependencyError("scikit-learn", "agreement", "Cohen's kappa") from None
-    return cohen_kappa_score
+        raise DependencyError("statsmodels", "agreement", purpose) from None
+    return inter_rater
 
 
 def _weights(weights: str | None, scale: Scale | None) -> str | None:
@@ -110,10 +172,35 @@ def _weights(weights: str | None, scale: Scale | None) -> str | None:
     return weights
 
 
-def _labels(values: np.ndarray, scale: Scale | None) -> list[float]:
-    if scale is not None and scale.values:
-        return list(scale.values)
-    return sorted({float(v) for v in values})
+def _quiet(fn: Any, *args: Any, **kwargs: Any) -> float | None:
+    """Call a library coefficient; 0/0 (one category only) becomes None."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return _clean(fn(*args, **kwargs))
+
+
+def _cohen(data: _Ratings, q: int | None, weights: str | None) -> pl.DataFrame:
+    inter_rater = _statsmodels("Cohen's kappa")
+    cats = data.cats[data.units(q)]
+    k = len(data.categories)
+    rows: list[tuple[str, str, int, float | None]] = []
+    for a, b in itertools.combinations(range(len(data.raters)), 2):
+        both = (cats[:, a] >= 0) & (cats[:, b] >= 0)
+        n = int(both.sum())
+        if n == 0:
+            continue
+        table = np.zeros((k, k))
+        np.add.at(table, (cats[both, a], cats[both, b]), 1)
+        if weights is None:
+            kappa = _quiet(inter_rater.cohens_kappa, table, return_results=False)
+        else:
+            kappa = _quiet(inter_rater.cohens_kappa, table, weights=data.categories,
+                           wt=weights, return_results=False)
+        rows.append((data.raters[a], data.raters[b], n, kappa))
+    return pl.DataFrame(
+        rows, schema={"rater_a": pl.String, "rater_b": pl.String, "n_items": pl.Int64,
+                      "kappa": pl.Float64}, orient="row",
+    )
 
 
 def cohen_kappa(
@@ -129,36 +216,17 @@ def cohen_kappa(
         Disagreement weights; ``auto``: quadratic on ordinal scales, none on
         binary (and when no scale is declared).
     scale : Scale or str, optional
-        The scale (default: the judgments'); its grades are the categories,
-        so the weights follow grade distances.
+        The scale (default: the judgments'); its grades are the categories
+        and their differences the distances the weights use.
 
     Returns
     -------
     polars.DataFrame
-        ``rater_a, rater_b, n_items, kappa`` (kappa null when undefined).
+        ``rater_a, rater_b, n_items, kappa`` (kappa null when undefined);
+        computed with statsmodels' ``cohens_kappa``.
     """
     sc = _scale(judgments, scale)
-    w = _weights(weights, sc)
-    score = _sklearn_kappa()
-    graded = _graded(judgments)
-    raters: list[str] = graded.get_column("rater").unique().sort().to_list()
-    by_rater = {r: graded.filter(pl.col("rater") == r).select(*_KEYS, "grade") for r in raters}
-    rows: list[tuple[str, str, int, float | None]] = []
-    for a, b in itertools.combinations(raters, 2):
-        both = by_rater[a].join(by_rater[b], on=_KEYS, suffix="_b")
-        if both.height == 0:
-            continue
-        ya = both.get_column("grade").to_numpy()
-        yb = both.get_column("grade_b").to_numpy()
-        labels = _labels(np.concatenate([ya, yb]), sc)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            kappa = _clean(score(ya, yb, labels=labels, weights=w))
-        rows.append((a, b, both.height, kappa))
-    return pl.DataFrame(
-        rows, schema={"rater_a": pl.String, "rater_b": pl.String, "n_items": pl.Int64,
-                      "kappa": pl.Float64}, orient="row",
-    )
+    return _cohen(_ratings(judgments, sc), None, _weights(weights, sc))
 
 
 @dataclass(frozen=True)
@@ -170,44 +238,42 @@ class FleissKappa:
     n_raters: int
 
 
+def _fleiss(data: _Ratings, q: int | None) -> FleissKappa:
+    inter_rater = _statsmodels("Fleiss' kappa")
+    counts = data.counts[data.units(q)]
+    n = counts.sum(axis=1)
+    sizes, freq = np.unique(n[n >= 2], return_counts=True)
+    if sizes.size == 0:
+        return FleissKappa(None, 0, 0)
+    # The most common number of grades per item; the larger one on a tie.
+    size = int(sizes[freq == freq.max()].max())
+    table = counts[n == size]
+    return FleissKappa(_quiet(inter_rater.fleiss_kappa, table, method="fleiss"),
+                       int(table.shape[0]), size)
+
+
 def fleiss_kappa(judgments: Judgments, *, scale: Scale | str | None = None) -> FleissKappa:
     """Fleiss' kappa over the items with the most common number of grades (>= 2).
 
     Uses statsmodels' ``fleiss_kappa`` on the item x category count table; the
     categories are the scale's grades (or the grades seen).
     """
+    return _fleiss(_ratings(judgments, _scale(judgments, scale)), None)
+
+
+def _alpha(data: _Ratings, q: int | None, level: str) -> float | None:
     try:
-        from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+        import krippendorff
     except ImportError:
-        raise DependencyError("statsmodels", "agreement", "Fleiss' kappa") from None
-    sc = _scale(judgments, scale)
-    graded = _graded(judgments)
-    sizes = graded.group_by(_KEYS).agg(pl.len().alias("n")).filter(pl.col("n") >= 2)
-    if sizes.height == 0:
-        return FleissKappa(None, 0, 0)
-    # The most common number of grades per item; the larger one on a tie.
-    modes = sizes.group_by("n").agg(pl.len().alias("items")).sort(
-        ["items", "n"], descending=[True, True]
-    )
-    n = int(modes.get_column("n")[0])
-    chosen = sizes.filter(pl.col("n") == n).select(_KEYS)
-    rows = graded.join(chosen, on=_KEYS)
-    labels = _labels(rows.get_column("grade").to_numpy(), sc)
-    table = (
-        rows.group_by([*_KEYS, "grade"]).agg(pl.len().alias("c"))
-        .pivot(on="grade", index=_KEYS, values="c")
-        .fill_null(0)
-    )
-    columns = [c for c in table.columns if c not in _KEYS]
-    present = {float(c): c for c in columns}
-    counts = np.zeros((table.height, len(labels)))
-    for i, label in enumerate(labels):
-        if label in present:
-            counts[:, i] = table.get_column(present[label]).to_numpy()
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        value = _clean(sm_fleiss(counts, method="fleiss"))
-    return FleissKappa(value, table.height, n)
+        raise DependencyError("krippendorff", "agreement", "Krippendorff's alpha") from None
+    counts = data.counts[data.units(q)]
+    if counts.shape[0] == 0:
+        return None
+    try:
+        return _quiet(krippendorff.alpha, value_counts=counts, value_domain=data.categories,
+                      level_of_measurement=level)
+    except ValueError:  # one value only, or no unit graded twice: undefined
+        return None
 
 
 def krippendorff_alpha(
@@ -224,37 +290,12 @@ def krippendorff_alpha(
     scale : Scale or str, optional
         The scale (default: the judgments'); its grades are the value domain.
     """
-    try:
-        import krippendorff
-    except ImportError:
-        raise DependencyError("krippendorff", "agreement", "Krippendorff's alpha") from None
     sc = _scale(judgments, scale)
     if level == "auto":
         level = sc.default_level if sc is not None else "nominal"
     if level not in LEVELS:
         raise OptionError(f"level must be one of auto, {', '.join(LEVELS)}, not {level!r}")
-    graded = _graded(judgments)
-    if graded.height == 0:
-        return None
-    unit_ids = graded.select(_KEYS).unique(maintain_order=True).with_row_index("_unit")
-    wide = graded.join(unit_ids, on=_KEYS).with_columns(
-        (pl.col("rater").rank("dense").cast(pl.Int64) - 1).alias("_rater")
-    )
-    units = wide.get_column("_unit").to_numpy()
-    raters = wide.get_column("_rater").to_numpy()
-    data = np.full((int(raters.max()) + 1, int(units.max()) + 1), np.nan)
-    data[raters, units] = wide.get_column("grade").to_numpy()
-    domain = list(sc.values) if sc is not None and sc.values and level != "nominal" else None
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            value = krippendorff.alpha(
-                reliability_data=data, value_domain=domain,
-                level_of_measurement=level,  # type: ignore[arg-type]  # checked against LEVELS
-            )
-    except ValueError:  # one value only, or no unit graded twice: undefined
-        return None
-    return _clean(value)
+    return _alpha(_ratings(judgments, sc), None, level)
 
 
 @dataclass(frozen=True)
@@ -295,16 +336,15 @@ class Agreement:
         return out
 
 
-def _summary(j: Judgments, sc: Scale | None, weights: str | None) -> dict[str, Any]:
-    pairs = cohen_kappa(j, weights=weights, scale=sc)
+def _summary(data: _Ratings, q: int | None, weights: str | None) -> dict[str, Any]:
+    pairs = _cohen(data, q, weights)
     kappas = pairs.get_column("kappa").drop_nulls()
     return {
-        "percent": percent_agreement(j),
+        "percent": _percent(data, q),
         "cohen": pairs,
         "cohen_mean": float(kappas.mean()) if kappas.len() else None,  # type: ignore[arg-type]
-        "fleiss": fleiss_kappa(j, scale=sc),
-        "alpha": {level: krippendorff_alpha(j, level, scale=sc) for level in LEVELS},
-        "tie_rate": tie_rate(j),
+        "fleiss": _fleiss(data, q),
+        "alpha": {level: _alpha(data, q, level) for level in LEVELS},
     }
 
 
@@ -328,7 +368,7 @@ def agreement(
     by_query : bool, default False
         Also compute every figure per query (``per_query``: ``query_id,
         n_items, percent, cohen_mean, fleiss, alpha_nominal, alpha_ordinal,
-        alpha_interval, tie_rate``).
+        alpha_interval, tie_rate``; null where undefined, e.g. a query nobody graded).
 
     Returns
     -------
@@ -337,30 +377,39 @@ def agreement(
     sc = _scale(judgments, scale)
     if sc is not None and sc is not judgments.scale:
         judgments = judgments.with_scale(sc)
-    graded = _graded(judgments)
-    overall = _summary(judgments, sc, weights)
+    w = _weights(weights, sc)
+    data = _ratings(judgments, sc)
+    overall = _summary(data, None, w)
     per_query = None
     if by_query:
+        ties = tie_rate_by_query(judgments)
+        tie_of = dict(ties.select("query_id", "tie_rate").iter_rows())
         rows = []
-        for q, sub in judgments.by_query().items():
-            s = _summary(sub, sc, weights)
+        index = {q: i for i, q in enumerate(data.query_ids)}
+        for q in judgments.query_ids:
+            if q not in index:  # nothing graded: every figure undefined
+                rows.append({"query_id": q, "n_items": 0})
+                continue
+            i = index[q]
+            s = _summary(data, i, w)
+            units = data.units(i)
             rows.append({
                 "query_id": q,
-                "n_items": int(sub.frame.drop_nulls("grade").select(
-                    pl.struct(_KEYS).n_unique()).item()),
+                "n_items": units.stop - units.start,
                 "percent": s["percent"], "cohen_mean": s["cohen_mean"],
                 "fleiss": s["fleiss"].value,
                 **{f"alpha_{lv}": s["alpha"][lv] for lv in LEVELS},
-                "tie_rate": s["tie_rate"],
+                "tie_rate": tie_of.get(q),
             })
         schema = {"query_id": pl.String, "n_items": pl.Int64, "percent": pl.Float64,
                   "cohen_mean": pl.Float64, "fleiss": pl.Float64,
                   **{f"alpha_{lv}": pl.Float64 for lv in LEVELS}, "tie_rate": pl.Float64}
         per_query = pl.DataFrame(rows, schema=schema)
     return Agreement(
-        n_items=int(graded.select(pl.struct(_KEYS).n_unique()).item()) if graded.height else 0,
-        n_raters=int(graded.get_column("rater").n_unique()),
-        cohen_weights=_weights(weights, sc),
+        n_items=data.grades.shape[0],
+        n_raters=len(data.raters),
+        cohen_weights=w,
         per_query=per_query,
+        tie_rate=tie_rate(judgments),
         **overall,
     )

@@ -10,6 +10,7 @@ missing from a transformer's rules) is still reported by file and line.
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,6 +32,10 @@ _Segment = tuple[int, str, Locator]
 
 def _by_row(row: int) -> int | None:
     return row + 1
+
+
+def _no_line(row: int) -> int | None:
+    return None
 
 
 class Judgments:
@@ -119,7 +124,8 @@ class Judgments:
         frame = qrels.frame.select(
             "query_id", "doc_id", pl.lit(rater, pl.String).alias("rater"), "grade"
         )
-        return cls(frame, source=qrels.source, scale=scale)
+        # The qrels' file lines are not known here: errors name the file only.
+        return cls(frame, source=qrels.source, scale=scale, _locate=_no_line)
 
     @classmethod
     def concat(
@@ -405,8 +411,6 @@ def _conform(frame: pl.DataFrame, source: str, locate: Locator) -> pl.DataFrame:
 
 def as_judgments(obj: Any, *, scale: Scale | str | None = None) -> Judgments:
     """Accept judgments as :class:`Judgments`, :class:`Qrels`, a path or a DataFrame."""
-    import os
-
     if isinstance(obj, Judgments):
         return obj if scale is None else obj.with_scale(scale)
     if isinstance(obj, Qrels):

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from rankscope.data.tables import OnDuplicate
 from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
 from rankscope.errors import InputError, OptionError
@@ -41,6 +42,8 @@ def _task(
 ) -> Any:
     """The function each task runs on one bucket (closes over plain values only)."""
 
+    policy = cast(OnDuplicate, on_duplicate)
+
     def run_bucket(qrels_table: Any, run_table: Any) -> Any:
         import polars as pl
         import pyarrow as pa
@@ -51,22 +54,28 @@ def _task(
         from rankscope.errors import RankscopeError
 
         metrics = [m for _, m in resolve_metrics(metric_names)]
-        qframe = pl.from_arrow(qrels_table).select("query_id", "doc_id", "grade")
-        rframe = pl.from_arrow(run_table).sort(_ORDER).select("query_id", "doc_id", "score")
-        names = ["query_id", "in_run", "in_qrels", "error", *[f"m{j}" for j in range(len(metrics))]]
+        qframe = cast(pl.DataFrame, pl.from_arrow(qrels_table)).select(
+            "query_id", "doc_id", "grade"
+        )
+        rframe = cast(pl.DataFrame, pl.from_arrow(run_table)).sort(_ORDER).select(
+            "query_id", "doc_id", "score"
+        )
+        schema = pa.schema(
+            [("query_id", pa.string()), ("in_run", pa.bool_()), ("in_qrels", pa.bool_()),
+             ("error", pa.string())] + [(f"m{j}", pa.float64()) for j in range(len(metrics))]
+        )
         try:
-            qrels = Qrels(qframe, source="<spark qrels>", _locate=_no_line)  # type: ignore[arg-type]
-            run = Run(rframe, source="<spark run>", on_duplicate=on_duplicate,  # type: ignore[arg-type]
-                      _locate=_no_line)
+            qrels = Qrels(qframe, source="<spark qrels>", _locate=_no_line)
+            run = Run(rframe, source="<spark run>", on_duplicate=policy, _locate=_no_line)
             lists = rank(qrels, run, ties=ties, unjudged=unjudged, queries="qrels",
                          depth=depth, max_grade=max_grade)
             values = compute(lists, metrics, unjudged=unjudged)
         except RankscopeError as exc:
-            error_row: dict[str, list[Any]] = {n: [None] for n in names}
+            error_row: dict[str, list[Any]] = {n: [None] for n in schema.names}
             message = getattr(exc, "message", str(exc))
             value = getattr(exc, "value", None) or ""
             error_row["error"] = [f"{type(exc).__name__}\t{message}\t{value}"]
-            return pa.Table.from_pydict(error_row)
+            return pa.Table.from_pydict(error_row, schema=schema)
         only = lists.run_only_queries
         data: dict[str, Any] = {
             "query_id": [*lists.query_ids, *only],
@@ -76,7 +85,7 @@ def _task(
         }
         for j in range(len(metrics)):
             data[f"m{j}"] = np.concatenate([values[:, j], np.full(len(only), np.nan)])
-        return pa.Table.from_pydict(data)
+        return pa.Table.from_pydict(data, schema=schema)
 
     return run_bucket
 
@@ -148,7 +157,7 @@ def _assemble(
     frame = cast(pl.DataFrame, pl.from_arrow(table))
     errors = frame.get_column("error").drop_nulls()
     if errors.len():
-        kind, message, value = (str(errors.sort()[0]).split("\t") + ["", ""])[:3]
+        kind, message, value = [*str(errors.sort()[0]).split("\t"), "", ""][:3]
         error_class = getattr(errors_module, kind, InputError)
         if not (isinstance(error_class, type) and issubclass(error_class, InputError)):
             error_class = InputError

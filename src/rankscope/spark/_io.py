@@ -68,9 +68,11 @@ def _trec(spark: Any, path: str, kind: Kind) -> Any:
         | (F.abs(F.col(value)) == float("inf"))
     ).select("line").limit(1).collect()
     if bad:
+        layout = "query iteration document grade" if kind == "qrels" else (
+            "query Q0 document rank score tag"
+        )
         raise ParseError(
-            f"not a TREC {kind} line ({'query iteration document grade' if kind == 'qrels' else 'query Q0 document rank score tag'}) "
-            "or its value is not a finite number",
+            f"not a TREC {kind} line ({layout}) or its value is not a finite number",
             source=path,
             value=str(bad[0][0]),
         )

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.trec_eval.ranking import doc_keys, first_duplicates, lookup, rank_order
 from rankscope.trec_eval.readers import QrelsTable, RunTable
 
 __all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame"]
@@ -51,10 +52,10 @@ class TrecLists:
         The relevance level (``-l``): relevant means value >= lvl.
     in_run : ndarray of bool
         False for a ``-c`` stand-in ranking.
-    doc_ids : polars.Series or None
-        The ranked document ids (kept for the qrels_jg measures).
     run_dup, qrels_dup : list of (str or None)
         Per query, the duplicate document trec_eval would report, if any.
+    max_rel : ndarray of int64 or None
+        Per query, the highest value in its qrels lines (negative ones too).
     """
 
     query_ids: list[str]
@@ -65,9 +66,9 @@ class TrecLists:
     level_counts: IntArray
     lvl: int
     in_run: npt.NDArray[np.bool_]
-    doc_ids: pl.Series | None = None
     run_dup: list[str | None] = field(default_factory=list)
     qrels_dup: list[str | None] = field(default_factory=list)
+    max_rel: IntArray | None = None
 
     @property
     def n(self) -> int:
@@ -134,7 +135,7 @@ def ranked_frame(
 
 def build_lists(
     qrels: QrelsTable, run: RunTable, *, lvl: int, complete: bool, max_ret: int,
-    judged_only: bool, only_query: str | None = None, keep_docs: bool = False,
+    judged_only: bool, only_query: str | None = None,
 ) -> TrecLists:
     """Rank the run against the qrels the way trec_eval 10.0 does (see module doc)."""
     qids = qrels.frame.get_column("query_id").unique().sort()
@@ -142,44 +143,69 @@ def build_lists(
         qids = qids.filter(qids == only_query)
     n = qids.len()
     qmap = pl.DataFrame({"query_id": qids, "qidx": np.arange(n, dtype=np.int64)})
-    judged = qrels.frame.join(qmap, on="query_id", how="inner").select("qidx", "doc_id", "rel")
+    judged = qrels.frame.join(qmap, on="query_id", how="inner", maintain_order="left")
+    rows = run.frame.join(qmap, on="query_id", how="inner", maintain_order="left")
+    present = np.zeros(n, dtype=bool)
+    present[rows.get_column("qidx").to_numpy()] = True
+    if complete and not present.all():
+        missing = np.flatnonzero(~present)
+        rows = pl.concat([rows.select("doc_id", "score", "qidx"), pl.DataFrame({
+            "doc_id": [STAND_IN_DOC] * missing.size, "score": np.ones(missing.size),
+            "qidx": missing.astype(np.int64),
+        })], how="vertical_relaxed")
+    qidx = rows.get_column("qidx").to_numpy().astype(np.int64)
+    docs = rows.get_column("doc_id")
+    score = rows.get_column("score").to_numpy() + 0.0  # -0.0 ties with 0.0, as in C
+    order = rank_order(qidx, score, docs)
+    qidx = qidx[order]
+    offsets = _csr(qidx, n)
+    if max_ret < qidx.size:
+        pos = np.arange(qidx.size, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
+        keep = np.flatnonzero(pos < max(max_ret, 0))
+        order, qidx = order[keep], qidx[keep]
+        offsets = _csr(qidx, n)
+    docs = docs.gather(pl.Series(order))
+    keys = doc_keys(qidx, docs)
+    run_dup = first_duplicates(qidx, docs, keys, n)
 
-    rows, present = ranked_frame(qmap, run, complete=complete, max_ret=max_ret)
-    run_dup = _first_dups(rows.select("qidx", "doc_id"), n)
-    qrels_dup = _first_dups(judged.select("qidx", "doc_id"), n)
+    jq = judged.get_column("qidx").to_numpy().astype(np.int64)
+    jdocs = judged.get_column("doc_id")
+    jkeys = doc_keys(jq, jdocs)
+    qrels_dup = first_duplicates(jq, jdocs, jkeys, n)
+    jrel = judged.get_column("rel").to_numpy().astype(np.int64)
     if any(d is not None for d in qrels_dup):
-        judged_unique = judged.unique(["qidx", "doc_id"], keep="first")
-    else:
-        judged_unique = judged
-    rows = rows.join(judged_unique, on=["qidx", "doc_id"], how="left", maintain_order="left")
-    rel = rows.get_column("rel")
-    values = np.where(rel.is_null().to_numpy(), NONPOOL,
-                      np.where(rel.fill_null(0).to_numpy() < 0, UNJUDGED,
-                               rel.fill_null(0).to_numpy())).astype(np.int64)
-    qidx = rows.get_column("qidx").to_numpy()
-    doc_ids = rows.get_column("doc_id") if keep_docs else None
+        # the query fails when reached; any one of its duplicates will do meanwhile
+        keep_j = np.flatnonzero(pl.DataFrame({"q": jq, "d": jdocs}).select(
+            pl.struct("q", "d").is_first_distinct()).to_series().to_numpy())
+        jq, jdocs = jq[keep_j], jdocs.gather(pl.Series(keep_j))
+        jkeys, jrel = jkeys[keep_j], jrel[keep_j]
+    match = lookup(keys, qidx, docs, jkeys, jq, jdocs)
+    rel = np.where(match >= 0, jrel[np.maximum(match, 0)], NONPOOL)
+    values = np.where((match >= 0) & (rel < 0), UNJUDGED, rel).astype(np.int64)
     if judged_only:
         keep = values >= 0
         values, qidx = values[keep], qidx[keep]
-        if doc_ids is not None:
-            doc_ids = doc_ids.filter(pl.Series(keep))
+        offsets = _csr(qidx, n)
 
+    all_rel = judged.get_column("rel").to_numpy().astype(np.int64)
+    all_q = judged.get_column("qidx").to_numpy().astype(np.int64)
+    max_rel = np.full(n, -(2**62), dtype=np.int64)
+    np.maximum.at(max_rel, all_q, all_rel)
+    pos_rel = all_rel >= 0
     counts = (
-        judged.filter(pl.col("rel") >= 0)
-        .group_by("qidx", "rel").agg(pl.len().alias("count"))
-        .sort("qidx", "rel")
+        pl.DataFrame({"qidx": all_q[pos_rel], "rel": all_rel[pos_rel]})
+        .group_by("qidx", "rel").agg(pl.len().alias("count")).sort("qidx", "rel")
     )
-    lq = counts.get_column("qidx").to_numpy()
     return TrecLists(
         query_ids=qids.to_list(),
-        offsets=_csr(qidx, n),
+        offsets=offsets,
         values=values,
-        level_offsets=_csr(lq, n),
+        level_offsets=_csr(counts.get_column("qidx").to_numpy(), n),
         levels=counts.get_column("rel").to_numpy().astype(np.int64),
         level_counts=counts.get_column("count").to_numpy().astype(np.int64),
         lvl=lvl,
         in_run=present,
-        doc_ids=doc_ids,
         run_dup=run_dup,
         qrels_dup=qrels_dup,
+        max_rel=max_rel,
     )

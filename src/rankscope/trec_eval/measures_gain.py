@@ -1,0 +1,260 @@
+"""trec_eval's gain-based measures: ndcg and its variants, G, rbp, rbp_resid.
+
+Gains come from :mod:`rankscope.trec_eval.gains` (the relevance level
+itself unless ``key=value`` parameters change it); the discount at rank k is
+log2(k + 1). ``-l`` does not change gains. Sums are taken in rank order per
+query, as in the C code, so every printed digit agrees with trec_eval 10.0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rankscope.trec_eval.catalog import Bound
+from rankscope.trec_eval.gains import Entry, GainInfo, gain_info
+from rankscope.trec_eval.registry import Settings, computes
+from rankscope.trec_eval.stats import FloatArray, IntArray, QueryStats, log2_table, running_sum
+
+__all__: list[str] = []
+
+
+def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+    out = np.zeros(num.shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0.0)
+    return out
+
+
+def _results_dcg(st: QueryStats, gi: GainInfo) -> FloatArray:
+    return gi.rows.sum(gi.gain / st.discount(gi.rows.pos))
+
+
+def _ideal_dcg(st: QueryStats, gi: GainInfo) -> FloatArray:
+    disc = log2_table(int(gi.ideal_pos.max(initial=0)) + 2)[gi.ideal_pos + 2]
+    out = np.bincount(gi.ideal_query, weights=gi.ideal_gain / disc, minlength=st.n)
+    return np.asarray(out, dtype=np.float64)
+
+
+@computes("ndcg", "dcg", "ideal_dcg")
+def _ndcg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    gi = gain_info(st, b.pairs)
+    if b.name == "dcg":
+        return [_results_dcg(st, gi)]
+    ideal = _ideal_dcg(st, gi)
+    if b.name == "ideal_dcg":
+        return [ideal]
+    return [_ratio(_results_dcg(st, gi), ideal)]
+
+
+@computes("ndcg_cut")
+def _ndcg_cut(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    gi = gain_info(st, ())  # ndcg_cut always uses the levels as gains
+    rows = gi.rows  # the rows with a value > 0, and those values as gains
+    terms = gi.gain / st.discount(rows.pos)
+    ipos = gi.ideal_pos
+    iterms = gi.ideal_gain / log2_table(int(ipos.max(initial=0)) + 2)[ipos + 2]
+    iq = gi.ideal_query
+    out = []
+    for k in b.values:
+        keep = rows.pos < k
+        dcg = np.bincount(rows.q[keep], weights=terms[keep], minlength=st.n).astype(np.float64)
+        ikeep = ipos < k
+        idcg = np.bincount(iq[ikeep], weights=iterms[ikeep], minlength=st.n)
+        out.append(np.where(idcg > 0.0, _ratio(dcg, idcg), dcg))
+    return out
+
+
+def _running_parts(st: QueryStats, gi: GainInfo) -> tuple[FloatArray, FloatArray]:
+    """Running results DCG per non-zero-gain row and running ideal DCG per ideal position.
+
+    Rows of gain 0 add nothing in trec_eval's loop, so skipping them keeps
+    every partial sum identical.
+    """
+    weights = gi.gain / st.discount(gi.rows.pos)
+    ipos = gi.ideal_pos
+    iweights = gi.ideal_gain / log2_table(int(ipos.max(initial=0)) + 2)[ipos + 2]
+    return running_sum(weights, gi.rows.offsets), running_sum(iweights, gi.ideal_offsets)
+
+
+def _dcg_before(gi: GainInfo, run_dcg: FloatArray, query: IntArray,
+                depth: IntArray) -> FloatArray:
+    """Results DCG over each query's first ``depth`` ranks (0 if none count)."""
+    rows = gi.rows
+    start = gi.st.lists.offsets[query]
+    last = np.searchsorted(rows.rows, start + depth, side="left") - 1
+    out = np.zeros(query.size, dtype=np.float64)
+    has = last >= rows.offsets[query]
+    out[has] = run_dcg[last[has]]
+    return out
+
+
+def _ideal_through(gi: GainInfo, running_ideal: FloatArray, query: IntArray,
+                   pos: IntArray) -> FloatArray:
+    """Ideal DCG through position ``pos`` (capped at the ideal's end; 0 if empty)."""
+    length = gi.ideal_len[query]
+    upto = np.minimum(pos, length - 1)
+    out = np.zeros(query.size, dtype=np.float64)
+    has = upto >= 0
+    out[has] = running_ideal[gi.ideal_offsets[query[has]] + upto[has]]
+    return out
+
+
+@computes("ndcg_rel")
+def _ndcg_rel(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    gi = gain_info(st, b.pairs)
+    run_dcg, run_ideal = _running_parts(st, gi)
+    positive = gi.gain > 0.0
+    q = gi.rows.q[positive]
+    every = np.arange(st.n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = run_dcg[positive] / _ideal_through(gi, run_ideal, q, gi.rows.pos[positive])
+        total = np.bincount(q, weights=terms, minlength=st.n).astype(np.float64)
+        hits = np.bincount(q, minlength=st.n).astype(np.float64)
+        m = gi.ideal_len.astype(np.float64)
+        full_dcg = _dcg_before(gi, run_dcg, every, st.lengths)
+        full_ideal = _ideal_through(gi, run_ideal, np.arange(st.n), gi.ideal_len - 1)
+        total = total + ((m - hits) * full_dcg) / full_ideal
+        value = np.where(total > 0.0, total / m, 0.0)
+    return [value]
+
+
+@computes("Rndcg")
+def _rndcg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    gi = gain_info(st, b.pairs)
+    run_dcg, run_ideal = _running_parts(st, gi)
+    n, length = st.lengths, gi.ideal_len
+    # Boundaries: ideal positions whose gain differs from the previous one
+    # (from the starting gain at position 0), then the step where it ends.
+    prev = np.concatenate(([0.0], gi.ideal_gain[:-1]))
+    first = gi.ideal_pos == 0
+    prev[first] = gi.top[gi.ideal_query[first]]
+    change = np.flatnonzero(gi.ideal_gain != prev)
+    started = gi.top > 0.0
+    end_q = np.flatnonzero(started)
+    bq = np.concatenate((gi.ideal_query[change], end_q))
+    bp = np.concatenate((gi.ideal_pos[change], length[end_q]))
+    order = np.lexsort((bp, bq))
+    bq, bp = bq[order], bp[order]
+    results = _dcg_before(gi, run_dcg, bq, np.minimum(bp, n[bq]))
+    ideal = _ideal_through(gi, run_ideal, bq, bp - 1)
+    # After the walk, a ranking longer than the walked steps adds one more point.
+    steps = np.where(started, length + 1, 0)
+    tail_q = np.flatnonzero(steps < n)
+    full_ideal = _ideal_through(gi, run_ideal, tail_q, length[tail_q] - 1)
+    pq = np.concatenate((bq, tail_q))
+    pr = np.concatenate((results, _dcg_before(gi, run_dcg, tail_q, n[tail_q])))
+    pi = np.concatenate((ideal, full_ideal))
+    keep = pi > 0.0
+    point_order = np.argsort(pq, kind="stable")
+    keep_sorted = keep[point_order]
+    pts_q = pq[point_order][keep_sorted]
+    total = np.bincount(pts_q, weights=(pr / np.where(keep, pi, 1.0))[point_order][keep_sorted],
+                        minlength=st.n)
+    count = np.bincount(pts_q, minlength=st.n).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = total / count
+    return [np.where(st.num_rel > 0, value, 0.0)]
+
+
+@computes("G")
+def _g(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    gi = gain_info(st, b.pairs)
+    walk = np.where(gi.top > 0.0, gi.ideal_len, 0)
+    # The cost of each step of the ideal walk: its gain, at least 1 (1 after it ends).
+    cost = np.where(gi.ideal_gain >= 1.0, gi.ideal_gain, 1.0)
+    if np.all(cost == np.floor(cost)) and np.all(gi.gain == np.floor(gi.gain)):
+        sum_cost, sum_results = _g_sums_whole(st, gi, walk, cost)
+    else:
+        sum_cost, sum_results = _g_sums_exact(st, gi, walk, cost)
+    arg = (2.0 + sum_cost) - sum_results
+    total = gi.rows.sum(gi.gain / _c_log2(arg))
+    ideal_total = np.bincount(gi.ideal_query, weights=gi.ideal_gain, minlength=st.n)
+    return [_ratio(total, np.asarray(ideal_total, dtype=np.float64))]
+
+
+def _g_sums_whole(st: QueryStats, gi: GainInfo, walk: IntArray,
+                  cost: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """G's running cost and gain at each non-zero-gain row, for whole-number gains.
+
+    Whole numbers add exactly in any order, so prefix sums give the C values.
+    """
+    rows = gi.rows
+    q, pos = rows.q, rows.pos
+    gains = gi.gain.astype(np.int64)
+    total = np.cumsum(gains)
+    sum_results = total - np.concatenate(([0], total))[rows.offsets[:-1]][q]
+    icost = np.cumsum(cost.astype(np.int64))
+    ibase = np.concatenate(([0], icost))[gi.ideal_offsets[:-1]]
+    upto = np.minimum(pos + 1, walk[q])  # walk steps taken through this rank
+    walked = np.where(upto > 0, icost[gi.ideal_offsets[q] + upto - 1] - ibase[q], 0)
+    sum_cost = walked + (pos + 1 - upto)
+    return sum_cost.astype(np.float64), sum_results.astype(np.float64)
+
+
+def _g_sums_exact(st: QueryStats, gi: GainInfo, walk: IntArray,
+                  cost: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """G's running sums rank by rank, in C's order (for fractional gains)."""
+    every = st.all_rows
+    step_cost = np.ones(every.rows.size, dtype=np.float64)
+    walking = every.pos < walk[every.q]
+    idx = np.flatnonzero(walking)
+    step_cost[idx] = cost[gi.ideal_offsets[every.q[idx]] + every.pos[idx]]
+    sum_cost = running_sum(step_cost, st.lists.offsets)[gi.rows.rows]
+    sum_results = running_sum(gi.gain, gi.rows.offsets)
+    return sum_cost, sum_results
+
+
+def _c_log2(values: FloatArray) -> FloatArray:
+    """C ``log2``: a table for whole numbers, the C library one by one otherwise."""
+    whole = values == np.floor(values)
+    if whole.all() and values.size and values.min() >= 1 and values.max() < 2**24:
+        return log2_table(int(values.max()))[values.astype(np.int64)]
+    out = np.empty(values.size, dtype=np.float64)
+    for i, x in enumerate(values.tolist()):
+        out[i] = math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+    return out
+
+
+def _p_param(b: Bound) -> float:
+    p = 0.9
+    for key, value in b.pairs:
+        if key == "p":
+            p = value
+    return p
+
+
+def _rescale(table: list[Entry]) -> list[Entry]:
+    low = high = 0.0  # trec_eval leaves these uninitialised; its build behaves as 0
+    for _, gain, _ in table:
+        low, high = min(low, gain), max(high, gain)
+    if low < 0 or high > 1:
+        return [(lv, (g - low) / (high - low), src) for lv, g, src in table]
+    return table
+
+
+def _powers(p: float, upto: int) -> FloatArray:
+    """p^0, p^1, ... by repeated multiplication, as trec_eval computes them."""
+    steps = np.full(upto + 1, p, dtype=np.float64)
+    steps[0] = 1.0
+    return np.multiply.accumulate(steps)
+
+
+@computes("rbp")
+def _rbp(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    p = _p_param(b)
+    gi = gain_info(st, b.pairs, key="rbp", transform=_rescale)
+    power = _powers(p, int(st.lengths.max(initial=0)))
+    return [(1.0 - p) * gi.rows.sum(gi.gain * power[gi.rows.pos])]
+
+
+@computes("rbp_resid")
+def _rbp_resid(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    p = _p_param(b)
+    power = _powers(p, int(st.lengths.max(initial=0)))
+    every = st.all_rows
+    weights = power[every.pos]
+    weights[st.lists.values >= 0] = 0.0  # adding 0 leaves trec_eval's sum unchanged
+    total = every.sum(weights)
+    has = st.lengths - st.judged.count > 0
+    return [np.where(has, power[st.lengths] + (1 - p) * total, 0.0)]

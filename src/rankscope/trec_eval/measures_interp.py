@@ -1,0 +1,137 @@
+"""Interpolated precision (``iprec_at_recall``, ``11pt_avg``) and ``Rprec_mult``.
+
+trec_eval 10.0 turns a recall point p into a number of relevant documents
+c = lround(p * R) (9.x used trunc(p * R + 0.9)); the interpolated precision at
+c is the highest precision at or after the rank of the c-th relevant
+document; a point with c = 0 takes the highest precision anywhere in the
+ranking (NaN when nothing is ranked). ``Rprec_mult`` still uses
+trunc(x * R + 0.9) and plain (not interpolated) precision at that rank.
+
+The C code walks each ranking backwards, matching the points from the last
+parameter down; :func:`_walk` replays that walk for all queries at once, so
+unsorted ``11pt_avg`` parameters behave exactly as in trec_eval.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankscope.trec_eval.catalog import Bound
+from rankscope.trec_eval.registry import Settings, computes
+from rankscope.trec_eval.stats import FloatArray, IntArray, QueryStats
+
+__all__ = ["lround"]
+
+
+def lround(values: FloatArray) -> FloatArray:
+    """C ``lround``: nearest integer, halves away from zero (exact, no +0.5 trick)."""
+    whole = np.trunc(values)
+    frac = values - whole
+    return whole + np.sign(values) * (np.abs(frac) >= 0.5)
+
+
+class _Interpolator:
+    """The backward walk of one query set: max precision from a relevant row on."""
+
+    def __init__(self, st: QueryStats) -> None:
+        rr = st.num_rel_ret
+        self.rr = rr
+        # rows counted as relevant beyond RR (only with -l below 0) shift the walk
+        self.extra = st.n_rel_rows - rr
+        rel = st.rel
+        walk = rel.index - self.extra[rel.q]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec = walk / (rel.pos + 1.0)
+            self.base = rr.astype(np.float64) / st.lengths.astype(np.float64)
+        # a sentinel lets reduceat take ranges that end at the last row
+        self.prec = np.append(prec, -np.inf)
+        self.start = rel.offsets
+        self.n = st.n
+
+    def from_rel(self, c: IntArray, which: IntArray) -> FloatArray:
+        """For queries ``which``: max(RR/N, max precision from the c-th relevant row)."""
+        begin = self.start[which] + c + self.extra[which] - 1
+        end = self.start[which + 1]
+        if which.size == 0:
+            return np.zeros(0)
+        idx = np.empty(2 * which.size, dtype=np.int64)
+        idx[0::2] = begin
+        idx[1::2] = end
+        best = np.maximum.reduceat(self.prec, idx)[0::2]
+        return np.asarray(np.maximum(self.base[which], best), dtype=np.float64)
+
+    def final(self) -> FloatArray:
+        """The interpolated precision left after the walk (c <= 0 and stuck points)."""
+        out = self.base.copy()
+        has = np.flatnonzero(self.rr > 0)
+        out[has] = self.from_rel(np.ones(has.size, dtype=np.int64), has)
+        return out
+
+
+def _walk(st: QueryStats, cuts: list[IntArray]) -> tuple[list[FloatArray], list[FloatArray]]:
+    """Replay trec_eval's backward matching of cut-offs (numbers of relevant docs).
+
+    Returns, per parameter, the value assigned and a 0/1 mask of whether the
+    walk assigned it (cut-offs above RR at the end of the list are skipped).
+    """
+    interp = _Interpolator(st)
+    final = interp.final()
+    rr = st.num_rel_ret
+    prev = rr.copy()
+    skipping = np.ones(st.n, dtype=bool)
+    stuck = np.zeros(st.n, dtype=bool)
+    values: list[FloatArray] = [np.zeros(st.n) for _ in cuts]
+    active_masks: list[FloatArray] = [np.zeros(st.n) for _ in cuts]
+    for j in range(len(cuts) - 1, -1, -1):
+        c = cuts[j]
+        skipping &= c > rr
+        active = ~skipping
+        match = active & ~stuck & (c >= 1) & (c <= prev)
+        stuck |= active & ~match
+        which = np.flatnonzero(match)
+        values[j][which] = interp.from_rel(c[which], which)
+        prev[which] = c[which]
+        late = active & stuck
+        values[j][late] = final[late]
+        active_masks[j] = active.astype(np.float64)
+    return values, active_masks
+
+
+def _recall_cuts(st: QueryStats, points: tuple[float, ...]) -> list[IntArray]:
+    big_r = st.num_rel.astype(np.float64)
+    return [lround(p * big_r).astype(np.int64) for p in points]
+
+
+@computes("iprec_at_recall")
+def _iprec_at_recall(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    values, _ = _walk(st, _recall_cuts(st, b.values))
+    return values
+
+
+@computes("11pt_avg")
+def _eleven_pt_avg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    values, active = _walk(st, _recall_cuts(st, b.values))
+    total = np.zeros(st.n, dtype=np.float64)
+    for j in range(len(values) - 1, -1, -1):  # trec_eval adds from the last point down
+        total = total + np.where(active[j] > 0, values[j], 0.0)
+    return [total / float(len(b.values))]
+
+
+@computes("Rprec_mult")
+def _rprec_mult(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+    big_r = st.num_rel.astype(np.float64)
+    n = st.lengths
+    rr = st.num_rel_ret
+    extra = st.n_rel_rows - rr
+    out = []
+    for x in b.values:
+        c = np.trunc(x * big_r + 0.9).astype(np.int64)
+        value = np.zeros(st.n, dtype=np.float64)
+        beyond = c > n
+        value[beyond] = rr[beyond] / c[beyond].astype(np.float64)
+        inside = np.flatnonzero(~beyond & (c >= 1))
+        so_far = st.hits(np.where(~beyond & (c >= 1), c, 0)) - extra
+        ok = inside[so_far[inside] > 0]
+        value[ok] = so_far[ok] / c[ok].astype(np.float64)
+        out.append(value)
+    return out

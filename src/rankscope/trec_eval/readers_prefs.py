@@ -1,0 +1,82 @@
+"""trec_eval's other rel_info formats: ``prefs``, ``qrels_prefs`` and ``qrels_jg``.
+
+- ``prefs``: ``qid jg jsg docno rel_level`` (5 fields, level read with ``atof``);
+- ``qrels_prefs``: ``qid jg docno rel_level`` (4 fields; every line is in
+  judgment sub-group ``"0"``);
+- ``qrels_jg``: ``qid jg docno rel`` (4 fields, ``atol``); a document judged
+  twice in one (query, jg) is an error when the file is read.
+
+Comment lines follow the qrels rules (first byte ``#``, one skipped per data
+line). These files are small in practice, so they are read line by line.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rankscope.trec_eval.cnum import atof, atol
+from rankscope.trec_eval.exits import quit_in_file
+from rankscope.trec_eval.readers import QrelsTable
+
+__all__ = ["parse_rel_info"]
+
+_LAYOUT = {
+    "prefs": (5, "get_prefs"),
+    "qrels_prefs": (4, "get_qrels_prefs"),
+    "qrels_jg": (4, "get_qrels_jg"),
+}
+
+
+def _data_lines(data: bytes) -> list[bytes]:
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    out = []
+    may_skip = True
+    for line in data.split(b"\n")[:-1]:
+        if may_skip and line.startswith(b"#"):
+            may_skip = False  # trec_eval skips one comment line, then parses a line
+            continue
+        may_skip = True
+        out.append(line)
+    return out
+
+
+def parse_rel_info(rel_format: str, data: bytes, path: str, encoding: str) -> QrelsTable:
+    """Parse a prefs, qrels_prefs or qrels_jg file, or raise trec_eval's error (exit 2).
+
+    The frame has ``query_id``, ``jg``, ``doc_id`` and ``rel`` (qrels_jg) or
+    ``query_id``, ``jg``, ``jsg``, ``doc_id``, ``level`` (preferences), sorted
+    as trec_eval sorts them.
+    """
+    n_fields, reader = _LAYOUT[rel_format]
+    rows: list[tuple[str, ...]] = []
+    for number, line in enumerate(_data_lines(data), start=1):
+        fields = line.split()
+        if len(fields) != n_fields:
+            raise quit_in_file(f"trec_eval.{reader}: Malformed line {number}", path)
+        rows.append(tuple(f.decode(encoding) for f in fields))
+    if rel_format == "qrels_jg":
+        return QrelsTable(_qrels_jg(rows, path))
+    if rel_format == "qrels_prefs":
+        rows = [(q, jg, "0", d, lv) for q, jg, d, lv in rows]
+    # trec_eval sorts by (qid, docno) with a stable merge sort
+    rows.sort(key=lambda r: (r[0], r[3]))
+    return QrelsTable(pl.DataFrame(
+        {"query_id": [r[0] for r in rows], "jg": [r[1] for r in rows],
+         "jsg": [r[2] for r in rows], "doc_id": [r[3] for r in rows],
+         "level": [atof(r[4]) for r in rows]},
+        schema={"query_id": pl.String, "jg": pl.String, "jsg": pl.String,
+                "doc_id": pl.String, "level": pl.Float64},
+    ))
+
+
+def _qrels_jg(rows: list[tuple[str, ...]], path: str) -> pl.DataFrame:
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    for prev, cur in zip(rows, rows[1:], strict=False):
+        if prev[:3] == cur[:3]:
+            raise quit_in_file(f"trec_eval.get_qrels: duplicate docs {cur[2]}", path)
+    return pl.DataFrame(
+        {"query_id": [r[0] for r in rows], "jg": [r[1] for r in rows],
+         "doc_id": [r[2] for r in rows], "rel": [atol(r[3]) for r in rows]},
+        schema={"query_id": pl.String, "jg": pl.String, "doc_id": pl.String, "rel": pl.Int64},
+    )

@@ -1,0 +1,201 @@
+"""compare(): every number checked against evaluate() + scipy / statsmodels on the same arrays."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rankscope.compare.comparison import compare
+from rankscope.data.tables import Run
+from rankscope.engine.evaluate import evaluate
+from rankscope.errors import OptionError
+
+from .data import make_qrels, make_run
+
+stats = pytest.importorskip("scipy.stats")
+multitest = pytest.importorskip("statsmodels.stats.multitest")
+
+QRELS = make_qrels(1)
+RUNS = {"base": make_run(QRELS, 10, 0.8), "better": make_run(QRELS, 11, 1.6),
+        "same": make_run(QRELS, 12, 0.8)}
+METRICS = ["nDCG@10", "P@5", "AP"]
+
+
+def _per_query(run: dict[str, dict[str, float]], metric: str, **options: object) -> np.ndarray:
+    result = evaluate(QRELS, run, [metric], **options)  # type: ignore[arg-type]
+    return result.values[:, 0]
+
+
+def test_t_test_against_baseline_matches_scipy() -> None:
+    result = compare(QRELS, RUNS, METRICS)
+    assert result.baseline == "base"
+    for metric in METRICS:
+        y = _per_query(RUNS["base"], metric)
+        raw = []
+        for name in ("better", "same"):
+            x = _per_query(RUNS[name], metric)
+            c = result.comparison(metric, name)
+            ref = stats.ttest_rel(x, y)
+            ci = ref.confidence_interval(confidence_level=0.95)
+            assert c.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+            assert (c.ci_low, c.ci_high) == pytest.approx((ci.low, ci.high))
+            assert c.delta == pytest.approx(x.mean() - y.mean())
+            assert (c.wins, c.ties, c.losses) == (
+                int(np.sum(x > y + 1e-12)), int(np.sum(np.abs(x - y) <= 1e-12)),
+                int(np.sum(x < y - 1e-12)))
+            assert c.effect_size == pytest.approx((x - y).mean() / (x - y).std(ddof=1))
+            assert c.n_queries == len(QRELS)
+            raw.append(ref.pvalue)
+        holm = multitest.multipletests(raw, method="holm")[1]
+        got = [result.comparison(metric, n).p_adjusted for n in ("better", "same")]
+        assert got == pytest.approx(list(holm))
+        for name in RUNS:
+            x = _per_query(RUNS[name], metric)
+            assert result.means[name][metric] == pytest.approx(x.mean())
+            ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence_level=0.95)
+            assert result.intervals[name][metric] == pytest.approx((ci.low, ci.high))
+
+
+def test_the_better_run_is_found_better() -> None:
+    c = compare(QRELS, RUNS, "nDCG@10").comparison("nDCG@10", "better")
+    assert c.delta > 0 and c.significant(0.05) and c.wins > c.losses
+
+
+@pytest.mark.parametrize("test", ["wilcoxon", "permutation", "bootstrap"])
+def test_other_tests_match_scipy(test: str) -> None:
+    result = compare(QRELS, RUNS, ["AP"], test=test, correction="bonferroni",
+                     n_resamples=999, seed=5)
+    y = _per_query(RUNS["base"], "AP")
+    x = _per_query(RUNS["same"], "AP")
+    if test == "wilcoxon":
+        expected = stats.wilcoxon(x, y).pvalue
+    elif test == "permutation":
+        expected = stats.permutation_test(
+            (x, y), lambda a, b, axis: np.mean(a - b, axis=axis), permutation_type="samples",
+            vectorized=True, n_resamples=999, rng=np.random.default_rng(5)).pvalue
+    else:
+        dist = stats.bootstrap((x - y,), np.mean, n_resamples=999, method="percentile",
+                               confidence_level=0.95, vectorized=True,
+                               rng=np.random.default_rng(5)).bootstrap_distribution
+        extreme = np.abs(dist - (x - y).mean()) >= abs((x - y).mean())
+        expected = (1 + extreme.sum()) / (1 + extreme.size)
+    c = result.comparison("AP", "same")
+    assert c.p_value == pytest.approx(expected, rel=1e-10)
+    assert c.p_adjusted == pytest.approx(min(1.0, 2 * expected), rel=1e-10)
+
+
+def test_tukey_over_all_pairs() -> None:
+    result = compare(QRELS, RUNS, ["P@5"], test="tukey", all_pairs=True, correction="bh")
+    assert result.baseline is None
+    assert [(c.run, c.baseline) for c in result.comparisons] == [
+        ("better", "base"), ("same", "base"), ("same", "better")]
+    for c in result.comparisons:
+        assert c.p_adjusted == c.p_value  # Tukey's HSD is already family-wise
+    assert result.to_dict()["correction"] == "none"
+    # The interval half-width is q_crit * sqrt(MSE / n), the same for every pair.
+    widths = {round(c.ci_high - c.ci_low, 12) for c in result.comparisons}
+    assert len(widths) == 1
+
+
+def test_all_pairs_corrects_over_every_pair() -> None:
+    result = compare(QRELS, RUNS, ["AP"], all_pairs=True, correction="holm")
+    values = {n: _per_query(r, "AP") for n, r in RUNS.items()}
+    pairs = list(itertools.combinations(list(RUNS), 2))
+    raw = [stats.ttest_rel(values[b], values[a]).pvalue for a, b in pairs]
+    expected = multitest.multipletests(raw, method="holm")[1]
+    assert [c.p_adjusted for c in result.comparisons] == pytest.approx(list(expected))
+
+
+def test_baseline_by_name() -> None:
+    result = compare(QRELS, RUNS, ["AP"], baseline="better")
+    assert {(c.run, c.baseline) for c in result.comparisons} == {
+        ("base", "better"), ("same", "better")}
+    assert result.comparison("AP", "base").delta < 0
+
+
+def test_intersection_policy_pairs_the_shared_queries() -> None:
+    partial = {q: docs for q, docs in RUNS["better"].items() if q not in ("q03", "q07")}
+    runs = {"base": RUNS["base"], "partial": partial}
+    result = compare(QRELS, runs, ["nDCG@10"], queries="intersection")
+    assert result.n_queries["nDCG@10"] == len(QRELS) - 2
+    keep = [q for q in sorted(QRELS) if q not in ("q03", "q07")]
+    base = evaluate(QRELS, runs["base"], "nDCG@10", per_query=True).per_query
+    part = evaluate(QRELS, partial, "nDCG@10", per_query=True).per_query
+    y = np.array([base[q]["nDCG@10"] for q in keep])
+    x = np.array([part[q]["nDCG@10"] for q in keep])
+    c = result.comparison("nDCG@10", "partial")
+    assert c.p_value == pytest.approx(stats.ttest_rel(x, y).pvalue)
+    assert result.means["base"]["nDCG@10"] == pytest.approx(y.mean())
+    # Default policy: the two missing queries score as empty rankings (0) instead.
+    default = compare(QRELS, runs, ["nDCG@10"])
+    assert default.n_queries["nDCG@10"] == len(QRELS)
+
+
+def test_labels_exactly_as_typed() -> None:
+    result = compare(QRELS, RUNS, ["ndcg_cut_10", "nDCG@10", "P.5,10"])
+    assert result.labels == ["ndcg_cut_10", "nDCG@10", "P_5", "P_10"]
+    assert result.means["base"]["ndcg_cut_10"] == result.means["base"]["nDCG@10"]
+    assert {c.metric for c in result.comparisons} == set(result.labels)
+
+
+def test_run_names_tag_then_file_name(tmp_path: Path) -> None:
+    paths = []
+    for name in ("base", "better"):
+        path = tmp_path / f"{name}.txt"
+        Run.from_dict(RUNS[name], name="same_tag").write(path)
+        paths.append(path)
+    other = tmp_path / "other.txt"
+    Run.from_dict(RUNS["same"], name="unique").write(other)
+    result = compare(QRELS, [*paths, other], ["AP"])
+    assert result.run_names == ["base.txt", "better.txt", "unique"]
+    renamed = compare(QRELS, [*paths, other], ["AP"], names=["A", "B", "C"])
+    assert renamed.run_names == ["A", "B", "C"]
+    with pytest.raises(OptionError, match="unique"):
+        compare(QRELS, [*paths, other], ["AP"], names=["A", "A", "C"])
+
+
+def test_more_than_26_runs() -> None:
+    runs = {f"r{i}": make_run(QRELS, 100 + i, 0.5 + 0.05 * i, depth=10) for i in range(30)}
+    result = compare(QRELS, runs, ["P@5"], all_pairs=True, test="t", correction="bh")
+    assert len(result.comparisons) == 30 * 29 // 2
+    latex = result.render("latex")
+    assert "\n30 & r29 &" in latex
+
+
+def test_tables_and_notebook_display() -> None:
+    result = compare(QRELS, RUNS, ["AP", "P@5"])
+    frame = result.to_polars()
+    assert frame.height == 4 and frame.get_column("baseline").unique().to_list() == ["base"]
+    runs = result.to_polars("runs")
+    assert runs.shape == (6, 6)
+    per_query = result.to_polars("per_query")
+    assert per_query.shape == (3 * len(QRELS), 4)
+    assert isinstance(frame, pl.DataFrame)
+    pandas_frame = result.to_pandas("runs")
+    assert list(pandas_frame.columns) == runs.columns
+    assert "<table" in result._repr_html_()
+    assert "baseline: base" in repr(result)
+
+
+def test_identical_runs_are_not_different() -> None:
+    result = compare(QRELS, {"a": RUNS["base"], "b": RUNS["base"]}, ["AP"])
+    c = result.comparison("AP", "b")
+    assert (c.delta, c.p_value, c.wins, c.losses) == (0.0, 1.0, 0, 0)
+    assert c.ties == len(QRELS)
+
+
+def test_refusals() -> None:
+    with pytest.raises(OptionError, match="at least two runs"):
+        compare(QRELS, [RUNS["base"]], "AP")
+    with pytest.raises(OptionError, match="no run named"):
+        compare(QRELS, RUNS, "AP", baseline="nope")
+    with pytest.raises(OptionError, match="alpha"):
+        compare(QRELS, RUNS, "AP", alpha=1.5)
+    with pytest.raises(OptionError, match="not both"):
+        compare(QRELS, RUNS, "AP", baseline="base", all_pairs=True)
+    with pytest.raises(OptionError, match="test must be"):
+        compare(QRELS, RUNS, "AP", test="anova")

@@ -1,0 +1,43 @@
+"""The HTML report: tables and images, self-contained."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import pytest
+
+from rankscope.compare.report import report
+
+from .data import make_qrels, make_run
+
+pytest.importorskip("scipy")
+
+QRELS = make_qrels(8, n_queries=12)
+RUNS = {"base": make_run(QRELS, 1, 0.8), "new": make_run(QRELS, 2, 1.5),
+        "other": make_run(QRELS, 3, 1.0)}
+
+
+def test_report_has_tables_and_embedded_images(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "report.html"
+    page = report(QRELS, RUNS, ["nDCG@10", "AP"], output=out, title="My <report>")
+    assert out.read_text(encoding="utf-8") == page
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<title>My &lt;report&gt;</title>" in page
+    assert page.count("<table") == 1 and "baseline: base" in page
+    assert "nDCG@10" in page and "new" in page
+    images = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
+    # curves: nDCG@k and precision-recall; per metric: distribution + 2 difference plots
+    assert len(images) == 2 + 2 * 3
+    for data in images:
+        assert base64.b64decode(data)[:4] == b"\x89PNG"
+    # Self-contained: nothing is fetched from elsewhere.
+    assert not re.search(r"(src|href)=['\"]?(https?:)?//", page)
+    assert "<script" not in page and "<link" not in page
+
+
+def test_report_without_plots() -> None:
+    page = report(QRELS, RUNS, ["AP"], plots=False, test="wilcoxon", baseline="new")
+    assert "<img" not in page and "baseline: new" in page and "Wilcoxon" in page
