@@ -28,22 +28,42 @@ _EXPORTS: dict[str, str] = {
     "Run": "rankscope.data.tables",
     "RankscopeError": "rankscope.errors",
     "RankscopeWarning": "rankscope.errors",
+    "CompareResult": "rankscope.compare.result",
+    "similarity": "rankscope.compare.rank_similarity",
+    "fuse": "rankscope.compare.fusion",
+    "optimize_fusion": "rankscope.compare.fusion_search",
+    "report": "rankscope.compare.html_report",
+    "Judgments": "rankscope.judgments.table",
 }
 
 __all__ = [
+    "CompareResult",
     "EvaluationResult",
+    "Judgments",
     "Metric",
     "Qrels",
     "RankscopeError",
     "RankscopeWarning",
     "Run",
     "__version__",
+    "compare",
     "evaluate",
+    "fuse",
+    "optimize_fusion",
     "parse_metric",
     "parse_metrics",
+    "report",
+    "similarity",
 ]
 
 if TYPE_CHECKING:
+    from rankscope.compare.comparison import compare
+    from rankscope.compare.fusion import fuse
+    from rankscope.compare.fusion_search import optimize_fusion
+    from rankscope.compare.html_report import report
+    from rankscope.compare.rank_similarity import similarity
+    from rankscope.compare.result import CompareResult
+    from rankscope.judgments.table import Judgments
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate
     from rankscope.errors import RankscopeError, RankscopeWarning
@@ -53,6 +73,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "compare":
+        # The subpackage is callable (it runs compare()), so the name means the same
+        # object whether or not one of its submodules has been imported already.
+        return importlib.import_module("rankscope.compare")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'rankscope' has no attribute {name!r}")

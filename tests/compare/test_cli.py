@@ -10,7 +10,7 @@ import pytest
 from rankscope.cli.main import main
 from rankscope.compare.comparison import compare
 from rankscope.compare.fusion import fuse
-from rankscope.compare.similarity import similarity
+from rankscope.compare.rank_similarity import similarity
 from rankscope.data.tables import Qrels, Run
 
 from .data import make_qrels, make_run

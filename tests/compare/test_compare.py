@@ -199,3 +199,19 @@ def test_refusals() -> None:
         compare(QRELS, RUNS, "AP", baseline="base", all_pairs=True)
     with pytest.raises(OptionError, match="test must be"):
         compare(QRELS, RUNS, "AP", test="anova")
+
+
+def test_progress_only_where_bars_are_enabled(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tqdm")
+    import rankscope.progress as progress
+
+    compare(QRELS, RUNS, ["AP"])  # stderr is not a terminal here: no bar
+    assert capsys.readouterr().err == ""
+    progress.set_enabled(True)  # what a terminal gets
+    try:
+        compare(QRELS, RUNS, ["AP"], test="permutation", n_resamples=99)
+        assert "testing" in capsys.readouterr().err
+        compare(QRELS, RUNS, ["AP"], progress=False)
+        assert capsys.readouterr().err == ""
+    finally:
+        progress.set_enabled(None)

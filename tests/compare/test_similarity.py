@@ -9,7 +9,7 @@ from collections import deque
 
 import pytest
 
-from rankscope.compare.similarity import similarity
+from rankscope.compare.rank_similarity import similarity
 from rankscope.engine.evaluate import evaluate
 from rankscope.errors import MetricError, MetricParameterError, OptionError
 from rankscope.metrics.parser import parse_metric

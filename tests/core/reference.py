@@ -117,9 +117,9 @@ def gain(g: Grade, metric: Metric) -> float:
         return 0.0
     table = metric.get("gains")
     if table is not None:
-        return dict(table).get(g, 0.0)
+        return float(dict(table).get(g, 0.0))
     if metric.get("gain") == "exp":
-        return 2.0**g - 1.0
+        return float(2.0**g - 1.0)
     return g
 
 
@@ -260,10 +260,11 @@ def _err(metric: Metric, data: QueryData) -> float:
     if top_grade is None:
         top_grade = data.global_max
     scale = 2.0 ** float(top_grade)
+    exponent = float(metric.get("rank_exponent"))  # position factor 1 / i^e
     total, not_stopped = 0.0, 1.0
     for i, g in enumerate(_top(data.ranked, metric.k), start=1):
         r_i = (2.0**g - 1.0) / scale if g is not None and g > 0 else 0.0
-        total += not_stopped * r_i / i
+        total += not_stopped * r_i / i**exponent
         not_stopped *= 1.0 - r_i
     return total
 

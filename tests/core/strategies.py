@@ -173,6 +173,7 @@ def graded_metrics() -> list[Metric]:
     out += [make_metric("nDCG", k=k, ideal="max", max_grade=6.0, gain=g)
             for k in CUTOFFS for g in ("linear", "exp")]
     out += [make_metric("ERR", k=k, max_grade=mg) for k in CUTOFFS for mg in (None, 4.0, 5.5)]
+    out += [make_metric("ERR", k=k, rank_exponent=0.18) for k in CUTOFFS]
     out += [make_metric("RBP", p=p, gain=g, rel=rel)
             for p in (0.5, 0.8, 0.95) for g in ("binary", "grade") for rel in (1, 2)]
     out += [make_metric("Best", k=k) for k in CUTOFFS[1:]]

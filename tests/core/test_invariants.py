@@ -16,6 +16,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,8 +66,8 @@ def assert_same(a: EvaluationResult, b: EvaluationResult, what: str) -> None:
     if not same.all():
         i, j = (int(x) for x in np.argwhere(~same)[0])
         raise AssertionError(
-            f"{what}: {a.labels[j]} for {a.query_ids[i]!r}: {a.values[i, j]!r} != {b.values[i, j]!r}"
-            f" ({int((~same).sum())} values differ)")
+            f"{what}: {a.labels[j]} for {a.query_ids[i]!r}: {a.values[i, j]!r} != "
+            f"{b.values[i, j]!r} ({int((~same).sum())} values differ)")
     for label in a.labels:
         x, y = a.means[label], b.means[label]
         both_null = x is None and y is None
@@ -92,7 +93,9 @@ def test_shifting_and_scaling_scores(data: Data, shift: int, scale: int,
     assert_same(before, _run(data.qrels, scaled, ALL, opts), f"score * 2^{scale}")
 
 
-def _shuffled(nested: dict[str, dict[str, object]], rng: random.Random) -> dict[str, dict[str, object]]:
+def _shuffled(
+    nested: dict[str, dict[str, object]], rng: random.Random
+) -> dict[str, dict[str, object]]:
     queries = list(nested.items())
     rng.shuffle(queries)
     out = {}
@@ -132,7 +135,7 @@ def test_input_ties_follow_row_order_only_within_ties(data: Data, opts: tuple[st
 
 def _neg_bytes(doc: str) -> tuple[int, ...]:
     # sort key for "doc id descending in byte order" inside an ascending sort
-    return tuple(-b for b in doc.encode()) + (1,)
+    return (*(-b for b in doc.encode()), 1)
 
 
 def _roundtrip(data: Data, fmt_q: str, fmt_r: str, folder: Path, gz: bool) -> tuple[Qrels, Run]:
@@ -150,11 +153,12 @@ def _roundtrip(data: Data, fmt_q: str, fmt_r: str, folder: Path, gz: bool) -> tu
        fmt_q=st.sampled_from(FORMATS), fmt_r=st.sampled_from(FORMATS), gz=st.booleans(),
        opts=st.sampled_from(TREC_OPTIONS))
 def test_every_file_format_gives_the_same_numbers(
-    data: Data, fmt_q: str, fmt_r: str, gz: bool, opts: tuple[str, str, str], tmp_path_factory: object
+    data: Data, fmt_q: str, fmt_r: str, gz: bool, opts: tuple[str, str, str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     if not data.evaluated():
         return
-    folder = tmp_path_factory.mktemp("fmt")  # type: ignore[attr-defined]
+    folder = tmp_path_factory.mktemp("fmt")
     qrels, run = _roundtrip(data, fmt_q, fmt_r, folder, gz)
     before = _run(data.qrels, data.run, SOME, opts)
     assert_same(before, _run(qrels, run, SOME, opts), f"qrels as {fmt_q}, run as {fmt_r}")
@@ -173,6 +177,40 @@ def test_each_format_round_trips_exact_scores(tmp_path: Path) -> None:
     for fmt in FORMATS:
         folder = tmp_path / fmt
         folder.mkdir()
-        qrels, run = _roundtrip(data, fmt, fmt, folder, gz=False)
+        _, run = _roundtrip(data, fmt, fmt, folder, gz=False)
         scores = dict(zip(run.frame["doc_id"].to_list(), run.frame["score"].to_list(), strict=True))
         assert scores == data.run["q"], fmt
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=datasets(), opts=st.sampled_from(OPTIONS),
+       picks=st.lists(st.integers(0, len(SOME) - 1), unique=True, min_size=2, max_size=6))
+def test_a_metric_does_not_depend_on_the_others_asked_for(
+    data: Data, opts: tuple[str, str, str], picks: list[int]
+) -> None:
+    """The engine shares work between metrics; each value must be the one it has alone."""
+    if not data.evaluated():
+        return
+    chosen = [SOME[i] for i in picks]
+    together = _run(data.qrels, data.run, chosen, opts)
+    for j, metric in enumerate(chosen):
+        alone = _run(data.qrels, data.run, [metric], opts)
+        column = together.values[:, [j]]
+        same = (column == alone.values) | (np.isnan(column) & np.isnan(alone.values))
+        assert same.all(), f"{metric.name} differs when asked with {[m.name for m in chosen]}"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=datasets(), extra=st.dictionaries(st.sampled_from(("x1", "x2", "x3")),
+                                              score_values(), min_size=1),
+       opts=st.sampled_from(OPTIONS))
+def test_queries_only_in_the_run_change_nothing(
+    data: Data, extra: dict[str, float], opts: tuple[str, str, str]
+) -> None:
+    if not data.evaluated():
+        return
+    run = {**data.run, "zz-only-in-run": extra}
+    if "zz-only-in-run" in data.qrels:
+        return
+    assert_same(_run(data.qrels, data.run, SOME, opts), _run(data.qrels, run, SOME, opts),
+                "run-only query added")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -38,7 +39,7 @@ from rankscope.metrics.parser import parse_metric
 from rankscope.result import EvaluationResult
 
 TOL = 1e-9
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 
 int_grades = grade_values(integer=True, nulls=False, negative=False)
 tied_dyadic = st.one_of(dyadic_scores(), st.sampled_from([0.0, 1.0, 2.0, 0.5]))
@@ -160,7 +161,7 @@ def _with_a_nonnegative_grade(data: Data) -> Data:
 @given(data=datasets(grades=grade_values(integer=True, nulls=False, negative=True),
                      scores=tied_dyadic).map(_with_a_nonnegative_grade))
 def test_pytrec_eval_negative_grades(data: Data) -> None:
-    """Negative grades: trec_eval's "in the pool but unjudged" (see the bpref report)."""
+    """Negative grades: trec_eval reads them as "in the pool but unjudged" (bpref, -J)."""
     _check_pytrec(data, [(name, name) for name in PYTREC_NAMES])
 
 
@@ -269,16 +270,17 @@ def test_ranx_bpref_query_without_judged_nonrelevant() -> None:
     assert _ranx(qrels, run, ["bpref"])[("q1", "bpref")] == pytest.approx(0.5)
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=False, reason=(
     "ranx's bpref divides by R inside a numba prange loop: a query with no "
-    "relevant judgment (R = 0) raises there and every query's bpref comes back "
-    "0 (trec_eval: 0 for that query only)"))
+    "relevant judgment (R = 0) raises ZeroDivisionError there, which is lost, "
+    "and the queries after it in ranx's (sorted) order come back 0 (trec_eval: "
+    "0 for that query only). Not strict: how many are lost depends on threads"))
 def test_ranx_bpref_query_without_relevant() -> None:
-    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 0}}
-    run = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}}
+    qrels = {"q1": {"a": 1, "b": 0}, "Q2": {"c": 0}}  # "Q2" sorts before "q1"
+    run = {"q1": {"a": 2.0, "b": 1.0}, "Q2": {"c": 1.0}}
     per_query = evaluate(qrels, run, ["bpref"]).per_query
     assert per_query["q1"]["bpref"] == pytest.approx(1.0)  # rank 1 relevant
-    assert per_query["q2"]["bpref"] == 0.0
+    assert per_query["Q2"]["bpref"] == 0.0
     assert _ranx(qrels, run, ["bpref"])[("q1", "bpref")] == pytest.approx(1.0)
 
 
@@ -345,6 +347,8 @@ def test_ir_measures_num_rel_on_queries_in_the_run(data: Data) -> None:
 
 # gdeval (ir_measures' provider for ERR and the exp-log2 nDCG) prints 5 decimals.
 GDEVAL_TOL = 5.1e-6
+needs_perl = pytest.mark.skipif(shutil.which("perl") is None,
+                                reason="ir_measures runs gdeval.pl with perl")
 
 
 def _force_top_grade(data: Data, grade: int) -> Data:
@@ -358,6 +362,7 @@ gdeval_data = datasets(grades=st.sampled_from([0, 0, 1, 2, 3, 4]), scores=dyadic
                        distinct_scores=True, query_pool=NUMERIC_QUERY_POOL)
 
 
+@needs_perl
 @SETTINGS
 @given(data=gdeval_data.map(lambda d: _force_top_grade(d, 4)))
 def test_ir_measures_gdeval(data: Data) -> None:
@@ -367,6 +372,7 @@ def test_ir_measures_gdeval(data: Data) -> None:
                      im.nDCG(dcg="exp-log2") @ 10], tol=GDEVAL_TOL)
 
 
+@needs_perl
 @SETTINGS
 @given(data=gdeval_data)
 def test_ir_measures_err_scale_4(data: Data) -> None:
@@ -378,6 +384,7 @@ def test_ir_measures_err_scale_4(data: Data) -> None:
               tol=GDEVAL_TOL)
 
 
+@needs_perl
 @pytest.mark.xfail(strict=True, reason=(
     "convention: rankscope's ERR@k takes the scale's top grade from the qrels "
     "(max_grade default, documented in rankscope.metrics.graded.err); gdeval / "

@@ -29,6 +29,7 @@ from core.strategies import (
 )
 from rankscope.engine.evaluate import evaluate
 from rankscope.metrics.base import Metric, make_metric
+from rankscope.result import EvaluationResult
 
 TOL = 1e-9
 TIES = ("trec", "input")
@@ -54,6 +55,21 @@ def _short(obj: object, limit: int = 1500) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
+def check_info(data: Data, result: EvaluationResult, **options: str) -> None:
+    """The result says which policy it used and how the query sets compared."""
+    info = result.info
+    assert (info.queries, info.ties, info.unjudged) == (
+        options["queries"], options["ties"], options["unjudged"])
+    graded = {q for q, docs in data.qrels.items() if any(g is not None for g in docs.values())}
+    ranked = {q for q, docs in data.run.items() if docs}
+    assert info.n_evaluated == len(result.query_ids)
+    assert info.n_run_queries == len(ranked)
+    assert info.n_qrels_queries == len(graded)
+    if options["queries"] != "intersection":  # (intersection leaves the list empty)
+        assert set(info.missing_from_run) == graded - ranked
+    assert set(info.run_only) == ranked - graded  # a query with only null grades is not judged
+
+
 def check(
     data: Data,
     metrics: Sequence[Metric],
@@ -63,12 +79,13 @@ def check(
     queries: str = "qrels",
 ) -> None:
     """Evaluate with both and compare query ids, every value and every mean."""
-    result = evaluate(data.qrels, data.run, list(metrics), per_query=True, ties=ties,
-                      unjudged=unjudged, queries=queries)
+    result = evaluate(data.qrels, data.run, list(metrics), per_query=True,
+                      ties=ties, unjudged=unjudged, queries=queries)  # type: ignore[arg-type]
     ref = reference_evaluate(data.qrels, data.run, metrics, ties=ties, unjudged=unjudged,
                              queries=queries)
     assert result.query_ids == ref.query_ids
     assert result.values.shape == (len(ref.query_ids), len(metrics))
+    check_info(data, result, ties=ties, unjudged=unjudged, queries=queries)
     wrong = []
     for j, metric in enumerate(metrics):
         for i, q in enumerate(ref.query_ids):
@@ -149,6 +166,9 @@ def test_reference_hand_computed() -> None:
     # ERR (max grade 3): R_i = (2^g - 1)/8 -> rank 3: 3/8, rank 4: 1/8
     # ERR = (3/8)/3 + (1 - 3/8)(1/8)/4
     assert _ref1(g, make_metric("ERR"), extra) == pytest.approx(1 / 8 + (5 / 8) * (1 / 32))
+    # ERR-0.18: position factors 1/3^0.18 and 1/4^0.18 instead of 1/3 and 1/4
+    assert _ref1(g, make_metric("ERR", rank_exponent=0.18), extra) == pytest.approx(
+        (3 / 8) / 3**0.18 + (5 / 8) * (1 / 8) / 4**0.18)
     # RBP p=0.5 binary: (1 - .5)(.5^2 + .5^3); graded: (1 - .5)(2 * .5^2 + 1 * .5^3)
     assert _ref1(g, make_metric("RBP", p=0.5), extra) == pytest.approx(0.5 * (0.25 + 0.125))
     assert _ref1(g, make_metric("RBP", p=0.5, gain="grade"), extra) == pytest.approx(
@@ -158,7 +178,7 @@ def test_reference_hand_computed() -> None:
     # Best@3: top grade 3 is not retrieved -> 0
     assert _ref1(g, make_metric("Best", k=3), extra) == 0
     assert _ref1([1, 3], make_metric("Best", k=2), [3.0]) == 1
-    # max ideal at k=2 with max grade 3: DCG (0 + 0) / ...; ranking (2, 1) -> (2 + 1/log2 3)/(3 + 3/log2 3)
+    # max ideal, k=2, top grade 3: ranking (2, 1) -> (2 + 1/log2 3) / (3 + 3/log2 3)
     assert _ref1([2, 1], make_metric("nDCG", k=2, ideal="max"), [3.0]) == pytest.approx(
         (2 + 1 / math.log2(3)) / (3 + 3 / math.log2(3)))
 
@@ -287,3 +307,9 @@ def test_metric_grid_covers_every_family() -> None:
     untested = {name for name, fam in FAMILIES.items() if name not in tested and fam.group in
                 ("binary", "graded")}
     assert not untested, f"families without a reference test: {sorted(untested)}"
+    # and every parameter of every family is tried with a value other than its default
+    grid = all_metrics()
+    for name in tested:
+        for param in FAMILIES[name].params:
+            assert any(m.family == name and m.get(param.name) != param.default for m in grid), (
+                f"{name}: parameter {param.name!r} only tested at its default")

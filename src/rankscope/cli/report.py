@@ -37,7 +37,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
     from rankscope.cli.compare import compare_kwargs, read_runs
-    from rankscope.compare.report import DEFAULT_METRICS, plots_available, report
+    from rankscope.compare.html_report import DEFAULT_METRICS, plots_available, report
     from rankscope.data.tables import Qrels
     from rankscope.engine.evaluate import resolve_metrics
     from rankscope.errors import OptionError

@@ -43,7 +43,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute and print; returns the exit code."""
     from rankscope.cli.compare import write_text
-    from rankscope.compare.similarity import similarity
+    from rankscope.compare.rank_similarity import similarity
     from rankscope.data.tables import Run
     from rankscope.engine.evaluate import resolve_metrics
     from rankscope.errors import OptionError

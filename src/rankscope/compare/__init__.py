@@ -9,25 +9,31 @@
   self-contained HTML page (the ``plot`` extra).
 
 Submodules are imported on first use so ``import rankscope.compare`` stays cheap.
+
+The package is itself callable: ``rankscope.compare(qrels, runs, metrics)`` is
+:func:`compare`, whether ``rankscope.compare`` names this package (as it does
+once any of its modules is imported) or the function.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "compare": "rankscope.compare.comparison",
     "CompareResult": "rankscope.compare.result",
     "Comparison": "rankscope.compare.result",
-    "similarity": "rankscope.compare.similarity",
+    "similarity": "rankscope.compare.rank_similarity",
     "fuse": "rankscope.compare.fusion",
     "normalize": "rankscope.compare.fusion",
     "optimize_fusion": "rankscope.compare.fusion_search",
     "FusionSearch": "rankscope.compare.fusion_search",
     "metric_at_k": "rankscope.compare.curves",
     "precision_recall": "rankscope.compare.curves",
-    "report": "rankscope.compare.report",
+    "report": "rankscope.compare.html_report",
 }
 
 __all__ = [
@@ -49,9 +55,9 @@ if TYPE_CHECKING:
     from rankscope.compare.curves import metric_at_k, precision_recall
     from rankscope.compare.fusion import fuse, normalize
     from rankscope.compare.fusion_search import FusionSearch, optimize_fusion
-    from rankscope.compare.report import report
+    from rankscope.compare.html_report import report
+    from rankscope.compare.rank_similarity import similarity
     from rankscope.compare.result import CompareResult, Comparison
-    from rankscope.compare.similarity import similarity
 
 
 def __getattr__(name: str) -> Any:
@@ -65,3 +71,15 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
+
+
+class _CallablePackage(types.ModuleType):
+    """This package, callable as :func:`rankscope.compare.comparison.compare`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from rankscope.compare.comparison import compare as run_compare
+
+        return run_compare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

@@ -110,17 +110,16 @@ def interpolated_precision(
         .to_numpy()
     )
     out = np.zeros(RECALL_LEVELS.size)
-    has_rel = n_rel > 0
+    if qidx.size == 0:
+        return out
+    has_rel = (n_rel > 0)[qidx]
     for i, level in enumerate(RECALL_LEVELS):
-        reached = (recall >= level) & has_rel[qidx]
-        # First row per query that reaches the level; best_after there is the interpolation.
-        first = np.full(n_q, -1, dtype=np.int64)
-        rows = np.flatnonzero(reached)
+        # The first row of each query reaching the level: best_after there interpolates.
+        rows = np.flatnonzero((recall >= level) & has_rel)
         q_of = qidx[rows]
-        keep = np.concatenate(([True], q_of[1:] != q_of[:-1])) if rows.size else rows.astype(bool)
-        first[q_of[keep]] = rows[keep]
-        values = np.where(first >= 0, best_after[np.maximum(first, 0)] if qidx.size else 0.0,
-                          0.0)
+        first = np.concatenate(([True], q_of[1:] != q_of[:-1])) if rows.size else rows > 0
+        values = np.zeros(n_q)
+        values[q_of[first]] = best_after[rows[first]]
         out[i] = float(values.mean())
     return out
 

@@ -320,7 +320,9 @@ def _break_ties_by_doc(
     wrong = same & rising
     if not wrong.any():
         return rows  # the file already lists ties in trec_eval order
-    bad = np.isin(member_groups, np.unique(member_groups[1:][wrong]))
+    bad_group = np.zeros(int(group[-1]) + 1, dtype=bool)
+    bad_group[member_groups[1:][wrong]] = True
+    bad = bad_group[member_groups]
     fix = pl.DataFrame({
         "g": member_groups[bad],
         "d": member_docs.filter(pl.Series(bad)),
@@ -418,7 +420,8 @@ def rank(
         rows = _break_ties_by_doc(rows, qidx, scores, docs)  # scores unchanged: all tied
     if cut:
         rows, qidx, scores = _cut_to_depth(rows, qidx, scores, int(depth or 0), False)
-    grades = _grades_of(run, rows, graded, all_rows=not cut)
+    # hashing every row beats gathering strings once most rows are kept
+    grades = _grades_of(run, rows, graded, all_rows=2 * rows.size > run.frame.height)
     if condensed:
         judged_rows = ~np.isnan(grades)
         rows, qidx, scores, grades = (

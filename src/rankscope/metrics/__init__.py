@@ -22,6 +22,7 @@ from rankscope.metrics.binary import (
     success,
 )
 from rankscope.metrics.graded import best, cumulative_gain, dcg, err, ndcg, rbp
+from rankscope.metrics import similarity as _similarity  # registers RBO, Jaccard, ...
 from rankscope.metrics.parser import known_names, parse_metric, parse_metrics
 
 __all__ = [

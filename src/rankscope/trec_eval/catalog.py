@@ -10,6 +10,7 @@ values the measure prints (``P_5``, ``iprec_at_recall_0.10``, ``ndcg_1=3``).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -172,7 +173,7 @@ def _sorted_unique(name: str, cutoffs: list[float], positive: bool) -> tuple[flo
     cutoffs.sort()
     if positive and cutoffs[0] <= 0:
         raise _cannot(name, "trec_eval: Negative cutoff detected")
-    if any(a == b for a, b in zip(cutoffs, cutoffs[1:], strict=False)):
+    if any(a == b for a, b in itertools.pairwise(cutoffs)):
         raise _cannot(name, "trec_eval: duplicate cutoffs detected")
     return tuple(cutoffs)
 

@@ -24,7 +24,9 @@ LONG_MIN = -(2**63)
 _WS = " \t\n\v\f\r"
 _ATOL = re.compile(r"[+-]?[0-9]+")
 _DEC = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+))(?:[pP]([+-]?[0-9]+))?")
+_HEX = re.compile(
+    r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+))(?:[pP]([+-]?[0-9]+))?"
+)
 _SPECIAL = re.compile(r"([+-]?)(?:(inf(?:inity)?)|(nan(?:\([0-9A-Za-z_]*\))?))", re.IGNORECASE)
 
 

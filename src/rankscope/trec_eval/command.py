@@ -19,6 +19,7 @@ import rankscope.trec_eval.measures_interp
 import rankscope.trec_eval.measures_rank  # noqa: F401  (register their computations)
 from rankscope.trec_eval.catalog import MEASURES, NICKNAMES, Bound, bind
 from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file
+from rankscope.trec_eval.failures import first_failure
 from rankscope.trec_eval.helptext import help_text
 from rankscope.trec_eval.lists import TrecLists, build_lists
 from rankscope.trec_eval.measures_rank import relstrings
@@ -33,7 +34,6 @@ from rankscope.trec_eval.readers import (
     read_input,
 )
 from rankscope.trec_eval.registry import COMPUTE, Settings
-from rankscope.trec_eval.failures import first_failure
 from rankscope.trec_eval.report import PerQuery, Summary, write_report
 from rankscope.trec_eval.stats import QueryStats
 
@@ -45,8 +45,12 @@ _REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 def run(argv: list[str]) -> int:
     """Run trec_eval with ``argv`` (without the program name); returns the exit status."""
     out = sys.stdout
+
+    def write(text: str) -> None:
+        out.write(text)
+
     try:
-        _main(argv, out.write)
+        _main(argv, write)
     except TrecEvalExit as stop:
         out.flush()
         sys.stderr.write(stop.stderr)

@@ -24,7 +24,7 @@ import numpy as np
 from rankscope.trec_eval.cnum import atol
 from rankscope.trec_eval.stats import FloatArray, IntArray, QueryStats, RowSet
 
-__all__ = ["GainInfo", "Entry", "gain_info", "gain_table"]
+__all__ = ["Entry", "GainInfo", "gain_info", "gain_table"]
 
 Entry = tuple[int, float, int | None]  # level, gain, level whose count it takes
 
@@ -59,17 +59,20 @@ def _msort(items: list[Entry]) -> list[Entry]:
 
 def gain_table(pairs: tuple[tuple[str, float], ...], n_levels: int) -> list[Entry]:
     """The sorted gain table of a query with ``n_levels`` = num_rel_levels."""
-    entries: list[list[object]] = [[atol(k), v, None] for k, v in pairs if _valid_int(k)]
-    n_params = len(entries)
+    levels = [atol(k) for k, _ in pairs if _valid_int(k)]
+    gains = [v for k, v in pairs if _valid_int(k)]
+    sources: list[int | None] = [None] * len(levels)
+    n_params = len(levels)
     for level in range(n_levels):
-        for entry in entries[:n_params]:
-            if entry[0] == level:
-                entry[2] = level
+        for j in range(n_params):
+            if levels[j] == level:
+                sources[j] = level  # the first parameter for a level takes its count
                 break
         else:
-            entries.append([level, float(level), level])
-    typed: list[Entry] = [(int(e[0]), float(e[1]), e[2]) for e in entries]  # type: ignore[arg-type, call-overload]
-    return _msort(typed)
+            levels.append(level)
+            gains.append(float(level))
+            sources.append(level)
+    return _msort(list(zip(levels, gains, sources, strict=True)))
 
 
 class GainInfo:
@@ -123,13 +126,12 @@ class GainInfo:
         levels: set[int] = set()
         for table in self.tables.values():
             first: dict[int, float] = {}
-            for level, gain, _ in table:
-                first.setdefault(level, gain)
-            levels.update(level for level, gain in first.items() if gain != 0.0)
+            for level, level_gain, _ in table:
+                first.setdefault(level, level_gain)
+            levels.update(level for level, g in first.items() if g != 0.0)
         wanted = np.array(sorted(levels), dtype=np.int64)
         base = st.judged if wanted.size and wanted.min() >= 0 else st.all_rows
-        values = st.lists.values[base.rows]
-        candidates = base.sub(np.isin(values, wanted))
+        candidates = base.sub(np.isin(st.lists.values[base.rows], wanted))
         values = st.lists.values[candidates.rows]
         gain = np.zeros(values.size, dtype=np.float64)
         row_nrl = nrl[candidates.q]

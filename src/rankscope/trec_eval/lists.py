@@ -133,6 +133,17 @@ def ranked_frame(
     return rows, present
 
 
+def _with_query_index(frame: pl.DataFrame, qids: pl.Series) -> pl.DataFrame:
+    """The rows of ``frame`` whose query is in ``qids``, with its index as ``qidx``."""
+    qidx = frame.get_column("query_id").replace_strict(
+        qids, pl.int_range(qids.len(), eager=True), default=-1, return_dtype=pl.Int64
+    )
+    out = frame.with_columns(qidx.alias("qidx"))
+    if (qidx < 0).any():
+        out = out.filter(pl.col("qidx") >= 0)
+    return out
+
+
 def build_lists(
     qrels: QrelsTable, run: RunTable, *, lvl: int, complete: bool, max_ret: int,
     judged_only: bool, only_query: str | None = None,
@@ -142,9 +153,8 @@ def build_lists(
     if only_query is not None:
         qids = qids.filter(qids == only_query)
     n = qids.len()
-    qmap = pl.DataFrame({"query_id": qids, "qidx": np.arange(n, dtype=np.int64)})
-    judged = qrels.frame.join(qmap, on="query_id", how="inner", maintain_order="left")
-    rows = run.frame.join(qmap, on="query_id", how="inner", maintain_order="left")
+    judged = _with_query_index(qrels.frame, qids)
+    rows = _with_query_index(run.frame, qids)
     present = np.zeros(n, dtype=bool)
     present[rows.get_column("qidx").to_numpy()] = True
     if complete and not present.all():
@@ -183,8 +193,8 @@ def build_lists(
     rel = np.where(match >= 0, jrel[np.maximum(match, 0)], NONPOOL)
     values = np.where((match >= 0) & (rel < 0), UNJUDGED, rel).astype(np.int64)
     if judged_only:
-        keep = values >= 0
-        values, qidx = values[keep], qidx[keep]
+        judged_rows = values >= 0
+        values, qidx = values[judged_rows], qidx[judged_rows]
         offsets = _csr(qidx, n)
 
     all_rel = judged.get_column("rel").to_numpy().astype(np.int64)

@@ -60,7 +60,7 @@ def _ndcg_cut(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
         keep = rows.pos < k
         dcg = np.bincount(rows.q[keep], weights=terms[keep], minlength=st.n).astype(np.float64)
         ikeep = ipos < k
-        idcg = np.bincount(iq[ikeep], weights=iterms[ikeep], minlength=st.n)
+        idcg = np.bincount(iq[ikeep], weights=iterms[ikeep], minlength=st.n).astype(np.float64)
         out.append(np.where(idcg > 0.0, _ratio(dcg, idcg), dcg))
     return out
 

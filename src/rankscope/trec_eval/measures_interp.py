@@ -27,7 +27,7 @@ def lround(values: FloatArray) -> FloatArray:
     """C ``lround``: nearest integer, halves away from zero (exact, no +0.5 trick)."""
     whole = np.trunc(values)
     frac = values - whole
-    return whole + np.sign(values) * (np.abs(frac) >= 0.5)
+    return np.asarray(whole + np.sign(values) * (np.abs(frac) >= 0.5), dtype=np.float64)
 
 
 class _Interpolator:

@@ -170,7 +170,7 @@ def evaluate_prefs(opts: Options, rel_info: QrelsTable, run: RunTable,
         if not wanted or dups[q] is not None:
             continue
         try:
-            qp = count_prefs(ranked.get(q, []), by_query.get(q, []))  # type: ignore[arg-type]
+            qp = count_prefs(ranked.get(q, []), by_query.get(q, []))
         except PrefsError as exc:
             errors[q] = exc
             break  # trec_eval stops at the first failing query

@@ -251,7 +251,7 @@ def relstrings(st: QueryStats, b: Bound) -> list[str]:
     qrels), ``.`` for -2 (judged negative); L is the parameter (default 10).
     """
     limit = b.values[0]
-    length = 0 if not limit == limit or limit < 0 else int(min(limit, 2**62))
+    length = 0 if limit != limit or limit < 0 else int(min(limit, 2**62))
     values = st.lists.values
     chars = np.where(values > 9, ">", np.where(values == -1, "-", np.where(values == -2, ".", "<")))
     digits = (values >= 0) & (values <= 9)

@@ -172,7 +172,7 @@ def parse_args(argv: list[str]) -> Options:
             break
         if arg.startswith("--"):
             long_name, wants_value, short = _long_option(arg)
-            name, eq, attached = arg[2:].partition("=")
+            _name, eq, attached = arg[2:].partition("=")
             value: str | None = None
             if wants_value:
                 if eq:

@@ -19,7 +19,7 @@ def fixed(value: float) -> str:
     """``%6.4f`` as glibc prints it."""
     if value != value:
         return "  -nan"
-    return "%6.4f" % value
+    return f"{value:6.4f}"
 
 
 def long_text(value: float) -> str:
@@ -34,9 +34,9 @@ def value_lines(
 ) -> list[str]:
     """One output line per (qid, value) for one value name."""
     if zscore:
-        head = "Z%-22s\t" % name
+        head = f"Z{name:<22}\t"
         return [f"{head}{q}\t{fixed(v)}\n" for q, v in zip(qids, values, strict=True)]
-    head = "%-22s\t" % name
+    head = f"{name:<22}\t"
     if integer:
         return [f"{head}{q}\t{long_text(v)}\n" for q, v in zip(qids, values, strict=True)]
     return [f"{head}{q}\t{fixed(v)}\n" for q, v in zip(qids, values, strict=True)]

@@ -12,6 +12,8 @@ line). These files are small in practice, so they are read line by line.
 
 from __future__ import annotations
 
+import itertools
+
 import polars as pl
 
 from rankscope.trec_eval.cnum import atof, atol
@@ -72,7 +74,7 @@ def parse_rel_info(rel_format: str, data: bytes, path: str, encoding: str) -> Qr
 
 def _qrels_jg(rows: list[tuple[str, ...]], path: str) -> pl.DataFrame:
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    for prev, cur in zip(rows, rows[1:], strict=False):
+    for prev, cur in itertools.pairwise(rows):
         if prev[:3] == cur[:3]:
             raise quit_in_file(f"trec_eval.get_qrels: duplicate docs {cur[2]}", path)
     return pl.DataFrame(

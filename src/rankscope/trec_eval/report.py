@@ -160,7 +160,7 @@ def write_report(
                 texts = per.relstrings or [""] * len(qids)
                 texts = [("" if per.stand_in[q] and bound.names[0] == "relstring" else t)
                          for q, t in enumerate(texts)]
-                head = "%-22s\t" % bound.names[0]
+                head = f"{bound.names[0]:<22}\t"
                 blocks.append([f"{head}{q}\t'{t}'\n" for q, t in zip(qids, texts, strict=True)])
                 continue
             for name in bound.names:
@@ -185,7 +185,7 @@ def _summary(bounds: list[Bound], flat: dict[str, FloatArray], n_eval: int,
         spec = bound.spec
         if spec.summary == "none":
             if spec.value == "runid":
-                out.append("%-22s\t%s\t%s\n" % ("runid", "all", info.run_id))
+                out.append(f"{'runid':<22}\tall\t{info.run_id}\n")
             continue
         for name in bound.names:
             column = flat[name]
@@ -204,7 +204,7 @@ def _summary(bounds: list[Bound], flat: dict[str, FloatArray], n_eval: int,
                 value = total / n_q if n_q else total
             prefix = "Z" if zmode else ""
             if spec.value == "long" and not zmode:
-                out.append("%-22s\tall\t%s\n" % (name, long_text(value)))
+                out.append(f"{name:<22}\tall\t{long_text(value)}\n")
             else:
-                out.append("%s%-22s\tall\t%s\n" % (prefix, name, fixed(value)))
+                out.append(f"{prefix}{name:<22}\tall\t{fixed(value)}\n")
     return "".join(out)
