@@ -70,7 +70,7 @@ def test_text_formats(files, capsys, fmt):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["-m", "ndgc@10"], "did you mean 'ndcg'"),
+        (["-m", "ndgc@10"], "did you mean 'nDCG'"),
         (["-m", "P@0"], "cut-off must be >= 1"),
         (["-m", "RBP(p=2)"], "(0, 1)"),
     ],

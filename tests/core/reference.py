@@ -115,12 +115,10 @@ def gain(g: Grade, metric: Metric) -> float:
     rel = metric.get("rel")
     if rel is not None and g < rel:
         return 0.0
-    table = metric.get("gains")
-    if table is not None:
-        return float(dict(table).get(g, 0.0))
-    if metric.get("gain") == "exp":
-        return float(2.0**g - 1.0)
-    return g
+    table = dict(metric.get("gains") or ())
+    default = float(2.0**g - 1.0) if metric.get("gain") == "exp" else g
+    # a grade missing from an explicit map keeps its default gain (trec_eval, ir_measures)
+    return float(table.get(g, default))
 
 
 def _dcg(gains: Sequence[float]) -> float:

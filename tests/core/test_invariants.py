@@ -79,7 +79,7 @@ def assert_same(a: EvaluationResult, b: EvaluationResult, what: str) -> None:
 dyadic_scores = st.integers(-4000, 4000).map(lambda n: n / 4)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=datasets(scores=dyadic_scores), shift=st.integers(-10**6, 10**6),
        scale=st.integers(-4, 8), opts=st.sampled_from(OPTIONS))
 def test_shifting_and_scaling_scores(data: Data, shift: int, scale: int,
@@ -106,7 +106,7 @@ def _shuffled(
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=datasets(), seed=st.integers(0, 2**32 - 1), opts=st.sampled_from(TREC_OPTIONS))
 def test_shuffling_rows(data: Data, seed: int, opts: tuple[str, str, str]) -> None:
     """With trec ties the row order of qrels and run is irrelevant."""

@@ -39,7 +39,7 @@ from rankscope.metrics.parser import parse_metric
 from rankscope.result import EvaluationResult
 
 TOL = 1e-9
-SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 
 int_grades = grade_values(integer=True, nulls=False, negative=False)
 tied_dyadic = st.one_of(dyadic_scores(), st.sampled_from([0.0, 1.0, 2.0, 0.5]))
@@ -111,18 +111,21 @@ PYTREC_REL2 = [
 SUMMED = {"num_rel_ret", "num_ret", "num_rel"}
 
 
-def _pytrec(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], level: int = 1
-            ) -> dict[tuple[str, str], float]:
+def _pytrec(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], level: int = 1,
+            judged_only: bool = False) -> dict[tuple[str, str], float]:
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES, relevance_level=level)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES, relevance_level=level,
+                                               judged_docs_only_flag=judged_only)
     return {(q, m): float(v) for q, row in evaluator.evaluate(run).items() for m, v in row.items()}
 
 
-def _check_pytrec(data: Data, pairs: Sequence[tuple[str, str]], level: int = 1) -> None:
+def _check_pytrec(data: Data, pairs: Sequence[tuple[str, str]], level: int = 1,
+                  judged_only: bool = False) -> None:
     qrels, run = _int_qrels(data), _nonempty_run(data)
     assume(qrels)
-    tool = _pytrec(qrels, run, level)
-    result = evaluate(qrels, run, [label for label, _ in pairs], queries="intersection")
+    tool = _pytrec(qrels, run, level, judged_only)
+    result = evaluate(qrels, run, [label for label, _ in pairs], queries="intersection",
+                      unjudged="condensed" if judged_only else "nonrelevant")
     tool_queries = sorted({q for q, _ in tool})
     assert result.query_ids == tool_queries
     wrong = mismatches(result, tool, pairs)
@@ -147,6 +150,26 @@ def test_pytrec_eval_trec_names(data: Data) -> None:
 @given(data=datasets(grades=int_grades, scores=tied_dyadic))
 def test_pytrec_eval_relevance_level_2(data: Data) -> None:
     _check_pytrec(data, PYTREC_REL2, level=2)
+
+
+@SETTINGS
+@given(data=datasets(grades=int_grades, scores=tied_dyadic))
+def test_pytrec_eval_judged_docs_only(data: Data) -> None:
+    """trec_eval -J (judged_docs_only_flag) is rankscope's unjudged="condensed"."""
+    _check_pytrec(data, [(name, name) for name in PYTREC_NAMES], judged_only=True)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "convention: trec_eval -J also drops documents with a negative grade (its "
+    "'in the pool but unjudged', form_res_rels.c), rankscope's condensed lists "
+    "keep them as judged non-relevant (only grade-less documents are dropped)"))
+def test_pytrec_eval_judged_docs_only_negative_grade() -> None:
+    qrels = {"q": {"a": 1, "b": 0, "c": -1}}
+    run = {"q": {"x": 3.0, "c": 2.5, "b": 2.0, "a": 1.0}}
+    tool = _pytrec(qrels, run, judged_only=True)  # -J ranking: b, a
+    assert tool[("q", "recip_rank")] == pytest.approx(1 / 2)
+    result = evaluate(qrels, run, ["recip_rank"], unjudged="condensed")  # c, b, a: 1/3
+    assert result.means["recip_rank"] == pytest.approx(1 / 2)
 
 
 def _with_a_nonnegative_grade(data: Data) -> Data:
@@ -416,13 +439,9 @@ def test_ir_measures_gains_covering_every_grade(data: Data) -> None:
     _ir_check(data, [im.nDCG(gains=gains) @ 5, im.nDCG(gains=gains)])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "convention: a grade missing from the gain map gains 0 in rankscope "
-    "(rankscope.metrics.graded docstring), but keeps its own grade as gain in "
-    "trec_eval (m_ndcg.c: 'level 3 remains at the default') and ir_measures "
-    "(gains.get(grade, grade)); ir_measures even prints nDCG(gains={0:0,1:1,2:3}) "
-    "as nDCG(gains={2:3}), so its own spelling means something else in rankscope"))
 def test_ir_measures_partial_gain_map() -> None:
+    """A grade missing from the gain map keeps its own grade as gain, as in trec_eval
+    ('level 3 remains at the default') and ir_measures (gains.get(grade, grade))."""
     im = pytest.importorskip("ir_measures")
     qrels = {"1": {"a": 1, "b": 2, "c": 0}}
     run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}}
@@ -432,7 +451,7 @@ def test_ir_measures_partial_gain_map() -> None:
     want = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))
     assert tool[("1", str(measure))] == pytest.approx(want)
     got = evaluate(qrels, run, [str(measure)]).means[str(measure)]
-    assert got == pytest.approx(want)  # rankscope: a gains 0 -> (3/log2 3) / 3
+    assert got == pytest.approx(want)
 
 
 # ==================================================================== spellings

@@ -102,7 +102,7 @@ def check(
 
 
 options = st.sampled_from(OPTIONS)
-FAST = settings(max_examples=150, deadline=None,
+FAST = settings(max_examples=100, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -223,7 +223,7 @@ def test_graded_metrics(data: Data, opts: tuple[str, str, str]) -> None:
     check(data, GRADED, ties=ties, unjudged=unjudged, queries=queries)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=datasets(grades=grade_values(integer=True, nulls=False, negative=False),
                      missing=False, empty_rankings=False), opts=options)
 def test_plain_integer_data(data: Data, opts: tuple[str, str, str]) -> None:

@@ -86,7 +86,7 @@ def test_rbp_spellings_keep_each_tools_gain():
 @pytest.mark.parametrize(
     ("text", "error", "fragment"),
     [
-        ("ndgc@10", UnknownMetricError, "did you mean 'ndcg'"),
+        ("ndgc@10", UnknownMetricError, "did you mean 'nDCG'"),
         ("precison@5", UnknownMetricError, "did you mean"),
         ("P@0", MetricParameterError, "cut-off must be >= 1"),
         ("P@-3", MetricParameterError, "cut-off must be >= 1"),

@@ -148,22 +148,29 @@ class Context:
 
     # -- gains ----------------------------------------------------------------
     def gain_of(self, grades: FloatArray, metric: Metric) -> FloatArray:
-        """The gain of each grade under a metric's ``gain`` / ``gains`` / ``rel``."""
-        with np.errstate(invalid="ignore"):
-            g = np.where(np.isnan(grades), 0.0, grades)
+        """The gain of each grade under a metric's ``gain`` / ``gains`` / ``rel``.
+
+        Unjudged documents (NaN) and negative grades gain 0. With a ``gains`` map, a grade
+        missing from the map keeps the gain ``gain`` gives it (trec_eval's and
+        ir_measures' convention).
+        """
+        with np.errstate(invalid="ignore", over="ignore"):
+            unjudged = np.isnan(grades)
+            g = np.where(unjudged, 0.0, grades)
+            if metric.get("gain") == "exp":
+                out = np.where(g > 0, np.exp2(g) - 1.0, 0.0)
+            else:
+                out = np.maximum(g, 0.0)
             gains = metric.get("gains")
             if gains:
                 keys = np.array([p[0] for p in gains])
                 vals = np.array([p[1] for p in gains])
                 idx = np.clip(np.searchsorted(keys, g), 0, len(keys) - 1)
-                out = np.where(keys[idx] == g, vals[idx], 0.0)
-            elif metric.get("gain") == "exp":
-                out = np.where(g > 0, np.exp2(g) - 1.0, 0.0)
-            else:
-                out = np.maximum(g, 0.0)
+                out = np.where(keys[idx] == g, vals[idx], out)
             rel = metric.get("rel")
             if rel is not None:
                 out = np.where(g >= rel, out, 0.0)
+            out = np.where(unjudged | (g < 0), 0.0, out)
         return np.asarray(out, dtype=np.float64)
 
     def metric_max_grade(self, metric: Metric) -> float:

@@ -3,8 +3,9 @@ r"""Graded-relevance metrics: the grade (or a gain computed from it) counts.
 Gains: ``gain="linear"`` uses the grade itself (Järvelin & Kekäläinen; what
 trec_eval, pytrec_eval and ranx's ``ndcg`` do), ``gain="exp"`` uses
 :math:`2^g - 1` (Burges et al.; ranx's ``ndcg_burges``); ``gains`` maps grades
-to gains explicitly (trec_eval's ``ndcg.1=3,2=9``); grades not in the map gain
-0. Negative grades gain 0. With ``rel`` set, grades below it gain 0 (ranx's
+to gains explicitly (trec_eval's ``ndcg.1=3,2=9``, ir_measures'
+``nDCG(gains={...})``); a grade not in the map keeps the gain ``gain`` gives
+it, as in both tools. Negative grades gain 0. With ``rel`` set, grades below it gain 0 (ranx's
 ``-lN`` suffix). Unjudged documents gain 0.
 """
 
@@ -23,7 +24,7 @@ __all__ = [
 
 GAIN = Param("gain", "linear", "str", "gain of a grade g: linear = g, exp = 2^g - 1",
              choices=("linear", "exp"))
-GAINS = Param("gains", None, "gains", "explicit gain per grade, e.g. '1=3,2=9' (overrides gain)")
+GAINS = Param("gains", None, "gains", "explicit gain per grade, e.g. '1=3,2=9'; other grades keep their gain")
 REL_G = Param("rel", None, "float", "grades below this gain 0 (ranx -lN); unset = no threshold")
 IDEAL = Param("ideal", "global", "str",
               "ideal ranking: global = all judged documents, max = top grade repeated, "
@@ -130,7 +131,8 @@ def ndcg(
     gain : {"linear", "exp"}, default "linear"
         Gain of a grade (see :func:`dcg`).
     gains : mapping or str, optional
-        Explicit grade -> gain map (trec_eval's ``ndcg.1=3,2=9``).
+        Explicit grade -> gain map (trec_eval's ``ndcg.1=3,2=9``); grades not in
+        the map keep their ``gain``.
     rel : float, optional
         Grades below it gain 0 (ranx's ``ndcg@10-l2``).
     ideal : {"global", "max", "local"}, default "global"

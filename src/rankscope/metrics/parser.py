@@ -93,6 +93,13 @@ def _ir_ndcg(params: dict[str, Any], k: int | None) -> Metric:
     return make_metric("nDCG", k=k, **params)
 
 
+def _ir_num_ret(params: dict[str, Any], k: int | None) -> Metric:
+    """ir_measures' NumRet: with ``rel`` it counts relevant retrieved (NumRet(rel=1))."""
+    if "rel" in params:
+        return make_metric("num_rel_ret", k=k, **params)
+    return make_metric("num_ret", k=k, **params)
+
+
 def _install_defaults() -> None:
     # Canonical names (and ir_measures', which they follow).
     for fam in ("P", "R", "R_cap", "Hits", "Success", "RPrec", "AP", "RR", "bpref",
@@ -101,10 +108,11 @@ def _install_defaults() -> None:
     register_name("F", _simple("F"), first="beta")
     register_name("nDCG", _ir_ndcg)
     # ir_measures' own spellings.
-    for name, fam in (("Rprec", "RPrec"), ("Bpref", "bpref"), ("NumRet", "num_ret"),
-                      ("NumRel", "num_rel"), ("NumRelRet", "num_rel_ret"), ("SetP", "P"),
-                      ("SetR", "R"), ("SetF", "F")):
+    for name, fam in (("Rprec", "RPrec"), ("Bpref", "bpref"), ("NumRel", "num_rel"),
+                      ("NumRelRet", "num_rel_ret"), ("SetP", "P"), ("SetR", "R"),
+                      ("SetF", "F")):
         register_name(name, _simple(fam), case_sensitive=True)
+    register_name("NumRet", _ir_num_ret, case_sensitive=True)
     register_name("RBP", _simple("RBP", gain="binary"), case_sensitive=True, first="p")
     # ranx (lowercase, as ranx spells them).
     for name, fam, fixed in (
@@ -145,7 +153,10 @@ _FORM = re.compile(
 )
 _TREC_FORM = re.compile(r"^(?P<base>[A-Za-z_]+?)_(?P<k>[0-9]+)$")
 _TREC_DOTTED = re.compile(r"^(?P<base>[A-Za-z_]+)\.(?P<ks>[0-9]+(?:,[0-9]+)*)$")
-_RANX_P = re.compile(r"^rbp\.(?P<p>[0-9]+)$", re.IGNORECASE)
+_RANX_P = re.compile(r"^rbp\.(?P<p>[0-9]+)(?:-l(?P<lvl>[0-9]+(?:\.[0-9]+)?))?$", re.IGNORECASE)
+# Hyphenated names other tools accept (ranx: "r-precision"), mapped to ours.
+_HYPHENATED = {"r-precision": "r_precision", "hit-rate": "hit_rate", "dcg-burges": "dcg_burges",
+               "ndcg-burges": "ndcg_burges"}
 
 
 def _literal(node: ast.AST, text: str) -> Any:
@@ -230,10 +241,14 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
         raise UnknownMetricError(raw, detail="empty name")
     if text in _EXPANSIONS:
         return _EXPANSIONS[text](text)
+    for hyphenated, name in _HYPHENATED.items():
+        if text.lower().startswith(hyphenated):
+            text = name + text[len(hyphenated):]
     m = _RANX_P.match(text)
     if m:
         p = float("0." + m.group("p"))
-        return [(raw, make_metric("RBP", p=p, gain="grade"))]
+        rel = float(m.group("lvl")) if m.group("lvl") else 1
+        return [(raw, make_metric("RBP", p=p, gain="grade", rel=rel))]
     m = _TREC_DOTTED.match(text)
     if m and m.group("base") in _TREC_CUTOFF:
         build = _TREC_CUTOFF[m.group("base")]
@@ -290,9 +305,13 @@ def known_names() -> list[str]:
 
 
 def _suggest(name: str) -> list[str]:
-    pool: Iterable[str] = set(_EXACT) | set(_EXPANSIONS) | {f"{b}_10" for b in _TREC_CUTOFF}
-    lowered = {p.lower(): p for p in pool}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
+    pool = set(_EXACT) | set(_EXPANSIONS) | {f"{b}_10" for b in _TREC_CUTOFF}
+    # Several spellings can share a lowercase form: prefer the canonical family name.
+    canonical = {fam.lower(): fam for fam in base.FAMILIES}
+    lowered: dict[str, str] = {}
+    for p in sorted(pool):
+        lowered.setdefault(p.lower(), canonical.get(p.lower(), p))
+    close = difflib.get_close_matches(name.lower(), sorted(lowered), n=3, cutoff=0.6)
     return [lowered[c] for c in close]
 
 

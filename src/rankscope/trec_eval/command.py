@@ -10,7 +10,7 @@ evaluate every query, print.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from typing import TextIO
 
 import numpy as np
 
@@ -42,27 +42,52 @@ __all__ = ["run"]
 _REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 
 
+class _Output:
+    """stdout and stderr, written as the bytes trec_eval would write.
+
+    Ids are decoded with one encoding (UTF-8, or Latin-1 for other bytes) and
+    encoded back with it, whatever the terminal's locale.
+    """
+
+    def __init__(self) -> None:
+        self.encoding = "utf-8"
+
+    def _emit(self, stream: TextIO, text: str) -> None:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(text)
+            return
+        stream.flush()
+        buffer.write(text.encode(self.encoding, errors="surrogateescape"))
+
+    def out(self, text: str) -> None:
+        self._emit(sys.stdout, text)
+
+    def err(self, text: str) -> None:
+        self._emit(sys.stderr, text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
 def run(argv: list[str]) -> int:
     """Run trec_eval with ``argv`` (without the program name); returns the exit status."""
-    out = sys.stdout
-
-    def write(text: str) -> None:
-        out.write(text)
-
+    io = _Output()
     try:
-        _main(argv, write)
+        _main(argv, io)
     except TrecEvalExit as stop:
-        out.flush()
-        sys.stderr.write(stop.stderr)
-        sys.stderr.flush()
+        io.err(stop.stderr)
+        io.flush()
         return stop.status
     except BrokenPipeError:
         return 0
-    out.flush()
+    io.flush()
     return 0
 
 
-def _main(argv: list[str], write: Callable[[str], None]) -> None:
+def _main(argv: list[str], io: _Output) -> None:
+    write = io.out
     opts = parse_args(argv)
     if opts.help:
         write(help_text(opts.marked, opts.rel_format, opts.results_format))
@@ -79,6 +104,7 @@ def _main(argv: list[str], write: Callable[[str], None]) -> None:
     if opts.results_format == "trec_results":
         results_data = read_input(results_path, "results", stdin_allowed=True)
     encoding = decode_choice(rel_data, results_data or b"")
+    io.encoding = encoding
     rel_info = _read_rel_info(opts.rel_format, rel_data, rel_path, encoding)
     if opts.results_format != "trec_results":
         raise TrecEvalExit(
@@ -99,23 +125,7 @@ def _main(argv: list[str], write: Callable[[str], None]) -> None:
         complete=opts.complete, n_qrels_queries=n_qrels_queries,
         num_rel_complete=num_rel_all, zscores=zscores,
     )
-    sink = _encoder(write, encoding)
-    write_report(per, bounds, info, sink)
-
-
-def _encoder(write: Callable[[str], None], encoding: str) -> Callable[[str], None]:
-    """Write text whose ids were decoded with ``encoding`` back as the same bytes."""
-    if encoding == "utf-8":
-        return write
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        return write
-
-    def emit(text: str) -> None:
-        sys.stdout.flush()
-        buffer.write(text.encode(encoding))
-
-    return emit
+    write_report(per, bounds, info, write)
 
 
 def _cannot_read(rel_format: str, path: str) -> str:

@@ -1,0 +1,1 @@
+"""``rankscope trec_eval``: conformance, errors, differential tests against trec_eval."""

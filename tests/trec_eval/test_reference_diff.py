@@ -1,0 +1,70 @@
+"""rankscope trec_eval against a slow independent implementation (tests/trec_eval/reference.py).
+
+Covers what pytrec_eval cannot check without the 10.0 binary: the 10.0
+rounding of iprec_at_recall and 11pt_avg, rbp, rbp_resid, unj, and the
+``-c``, ``-M`` and ``-J`` options.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from . import reference
+from .generate import qrels_and_run
+from .util import ours
+
+
+def _tables(qrels: str, run: str) -> tuple[dict[str, dict[str, int]],
+                                            dict[str, list[tuple[str, float]]]]:
+    judged: dict[str, dict[str, int]] = {}
+    for line in qrels.splitlines():
+        q, _, d, g = line.split()
+        judged.setdefault(q, {})[d] = int(g)
+    ranked: dict[str, list[tuple[str, float]]] = {}
+    for line in run.splitlines():
+        q, _, d, _, s, _ = line.split()
+        ranked.setdefault(q, []).append((d, float(s)))
+    # keep queries with a judgment >= 0 (trec_eval cannot rank the others reliably)
+    judged = {q: docs for q, docs in judged.items() if max(docs.values()) >= 0}
+    return judged, ranked
+
+
+def _printed(value: float, count: bool) -> str:
+    if value != value:
+        return "  -nan"
+    return str(int(value)) if count else f"{value:6.4f}"
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_matches_reference(tmp_path, seed):
+    rng = random.Random(seed)
+    judged, ranked = _tables(*qrels_and_run(rng, n_docs=rng.choice([10, 40, 150])))
+    if not judged:
+        pytest.skip("no judged query")
+    complete = rng.random() < 0.5
+    if not complete:
+        judged = {q: d for q, d in judged.items() if q in ranked}
+        if not judged:
+            pytest.skip("no query in both files")
+    lvl = rng.choice([1, 1, 2, 3])
+    max_ret = rng.choice([None, None, 1, 3, 10])
+    judged_only = rng.random() < 0.3
+    (tmp_path / "qrels").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in judged.items() for d, g in docs.items()))
+    (tmp_path / "run").write_text(
+        "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in ranked.items() for d, s in docs))
+    args = ["-q", "-m", "all_trec", f"-l{lvl}"]
+    args += ["-c"] if complete else []
+    args += [f"-M{max_ret}"] if max_ret is not None else []
+    args += ["-J"] if judged_only else []
+    got = ours([*args, "qrels", "run"], cwd=tmp_path)
+    assert got.status == 0, got.stderr
+    printed = {(name.strip(), q): v for name, q, v in
+               (line.split("\t") for line in got.stdout.splitlines())}
+    per, means = reference.evaluate(judged, ranked, lvl=lvl, complete=complete,
+                                    max_ret=max_ret, judged_only=judged_only)
+    for q, values in [*per.items(), ("all", means)]:
+        for name, value in values.items():
+            assert printed[(name, q)] == _printed(value, name.startswith("num_")), (name, q)

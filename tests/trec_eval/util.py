@@ -1,0 +1,69 @@
+"""Helpers shared by the trec_eval tests: where the data is, how to run both tools."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from rankscope.trec_eval.command import run
+
+# CI clones the repository with the shared data beside it: <clone>/../shared
+CONFORMANCE = (
+    Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "trec_eval"
+).resolve()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a trec_eval run produced."""
+
+    status: int
+    stdout: str
+    stderr: str
+
+    @property
+    def first_error(self) -> str:
+        return self.stderr.splitlines()[0] if self.stderr else ""
+
+
+def ours(args: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> Outcome:
+    """Run ``rankscope trec_eval`` in-process."""
+    out, err = io.StringIO(), io.StringIO()
+    old_cwd = Path.cwd()
+    old_stdin = sys.stdin
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        if stdin is not None:
+            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = run(list(args))
+    finally:
+        os.chdir(old_cwd)
+        sys.stdin = old_stdin
+    return Outcome(status, out.getvalue(), err.getvalue())
+
+
+def reference_binary() -> str | None:
+    """The trec_eval 10.0 binary to compare against, if this machine has one."""
+    candidates = [os.environ.get("TREC_EVAL_BIN"), "/work/tools/bin/trec_eval",
+                  shutil.which("trec_eval")]
+    for path in candidates:
+        if path and Path(path).is_file() and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def theirs(binary: str, args: list[str], cwd: Path | None = None,
+           stdin: bytes | None = None) -> Outcome:
+    """Run the reference trec_eval binary."""
+    done = subprocess.run([binary, *args], cwd=cwd, input=stdin, capture_output=True,
+                          check=False, timeout=120)
+    return Outcome(done.returncode, done.stdout.decode("latin-1"),
+                   done.stderr.decode("latin-1").replace(binary, "trec_eval"))
