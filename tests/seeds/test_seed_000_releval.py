@@ -84,3 +84,11 @@ def test_dcg_exponential_gain_is_the_seeds_formula():
     qrels, run = _ranked([2, 1])
     got = evaluate(qrels, run, ["DCG(gain=exp)@2"]).means["DCG(gain=exp)@2"]
     assert got == pytest.approx(3 + 1 / math.log2(3))
+
+
+def test_err_refuses_grades_above_max_grade():
+    from rankscope.errors import MetricParameterError
+
+    qrels, run = _ranked([3, 0, 2])
+    with pytest.raises(MetricParameterError, match="above the scale's top grade"):
+        evaluate(qrels, run, ["ERR(max_grade=2)@3"])

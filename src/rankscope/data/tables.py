@@ -88,8 +88,10 @@ class Qrels(_Table):
 
     Notes
     -----
-    Grades may be fractional (a mean of raters' grades is a grade) and negative
-    (trec_eval treats a negative grade as judged non-relevant).
+    Grades may be fractional (a mean of raters' grades is a grade) and negative.
+    As in trec_eval, a negative grade marks a document that was seen but not
+    judged: it is never relevant, gains 0, is not counted among bpref's judged
+    non-relevant documents, and is dropped from condensed (judged-only) lists.
     """
 
     _value = "grade"

@@ -14,6 +14,7 @@ import numpy as np
 
 from rankscope.engine.context import Context
 from rankscope.engine.ranking import FloatArray
+from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
 
 __all__ = ["KERNELS", "register_kernel"]
@@ -195,8 +196,13 @@ def _ndcg(ctx: Context, m: Metric) -> FloatArray:
 def _err(ctx: Context, m: Metric) -> FloatArray:
     top_grade = ctx.metric_max_grade(m)
     g = np.nan_to_num(ctx.lists.grades, nan=0.0)
+    if g.size and float(g.max()) > top_grade:
+        # A stopping probability above 1 is meaningless: refuse rather than clip.
+        raise MetricParameterError(
+            f"{m.name}: a ranked document has grade {float(g.max()):g}, above the scale's "
+            f"top grade max_grade={top_grade:g}"
+        )
     stop = (np.exp2(np.maximum(g, 0.0)) - 1.0) / np.exp2(top_grade)
-    stop = np.clip(stop, 0.0, 1.0)
     cont = 1.0 - stop
     # prod_{j<i}(1 - R_j) within each query, via logs; exact zeros tracked apart.
     zero = cont <= 0.0
