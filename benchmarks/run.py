@@ -290,7 +290,12 @@ def targets(info: dict[str, str], rows: list[dict[str, Any]]) -> str:
             return
         wall = ours["wall"] / theirs["wall"]
         cpu = ours["cpu"] / theirs["cpu"]
-        lines.append(f"| {what} | {wall:.3f} | {cpu:.3f} | {'yes' if wall <= limit else 'no'} |")
+        # wall times suffer from other load on a shared machine, CPU times from our
+        # using two cores: claim a target only when both ratios meet it
+        verdict = ("yes" if wall <= limit and cpu <= limit else
+                   "no" if wall > limit and cpu > limit else "no (met on wall time only)"
+                   if wall <= limit else "no (met on CPU time only)")
+        lines.append(f"| {what} | {wall:.3f} | {cpu:.3f} | {verdict} |")
 
     ratio("10000x1000", "trec_eval", 0.1, "10k x 1000 e2e: wall <= 0.1 x trec_eval")
     ours, te = _cell(rows, "10000x1000", "rankscope"), _cell(rows, "10000x1000", "trec_eval")

@@ -11,7 +11,8 @@ Conventions (trec_eval's unless an option says otherwise):
   order (``ties="trec"``) or kept in input order (``ties="input"``);
 - a document is *judged* when the qrels give it a non-null grade; unjudged
   documents are non-relevant and gain 0 (``unjudged="nonrelevant"``) or are
-  removed before ranks are assigned (``unjudged="condensed"``);
+  removed before ranks are assigned (``unjudged="condensed"``, which also drops
+  negative grades, as trec_eval -J does);
 - relevant means ``grade >= rel``; R counts the query's relevant judgments;
 - queries: every query with at least one non-null grade (``"qrels"``; a query
   the run lacks is an empty ranking), only those the run also has
@@ -72,7 +73,9 @@ def query_data(
     grades: dict[str, float] = {d: float(g) for d, g in qrels_q.items() if g is not None}
     ranked: list[Grade] = [grades.get(d) for d in order_run(run_q, ties)]
     if unjudged == "condensed":
-        ranked = [g for g in ranked if g is not None]
+        # judged-only lists keep documents with a grade >= 0 (a negative grade means
+        # "seen, not judged" in trec_eval, which -J drops too)
+        ranked = [g for g in ranked if g is not None and g >= 0]
     elif unjudged != "nonrelevant":
         raise ValueError(unjudged)
     return QueryData(ranked, list(grades.values()), global_max)

@@ -159,11 +159,9 @@ def test_pytrec_eval_judged_docs_only(data: Data) -> None:
     _check_pytrec(data, [(name, name) for name in PYTREC_NAMES], judged_only=True)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "convention: trec_eval -J also drops documents with a negative grade (its "
-    "'in the pool but unjudged', form_res_rels.c), rankscope's condensed lists "
-    "keep them as judged non-relevant (only grade-less documents are dropped)"))
 def test_pytrec_eval_judged_docs_only_negative_grade() -> None:
+    """trec_eval -J also drops documents with a negative grade (its 'in the pool but
+    unjudged'); so do rankscope's condensed lists."""
     qrels = {"q": {"a": 1, "b": 0, "c": -1}}
     run = {"q": {"x": 3.0, "c": 2.5, "b": 2.0, "a": 1.0}}
     tool = _pytrec(qrels, run, judged_only=True)  # -J ranking: b, a

@@ -94,6 +94,12 @@ def read_table(
         except Exception as exc:  # polars raises several types for bad files
             raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
         return _canonical(raw, value, source), [], source, lambda row: None
+    if fmt == "trec":
+        from rankscope.data.trec import read_trec_file
+
+        streamed = read_trec_file(path, kind)  # plain files: chunked, parallel, bounded
+        if streamed is not None:
+            return streamed
     data, source = read_text(path)
     if fmt == "trec":
         frame, tags = parse_trec(data, source, kind)

@@ -113,7 +113,12 @@ def _read_regular(chunk: bytes, kind: Kind) -> Parsed | None:
     names = _NAMES[kind]
     value = _value_name(kind)
     schema = {n: (pl.Float64 if n == value else pl.String) for n in names}
-    keep = [i for i, n in enumerate(names) if n in ("query_id", "doc_id", value, "tag")]
+    # Reading only the needed columns is faster, but then polars does not see
+    # extra fields; without comments the separator count shows them instead.
+    comments = b"#" in chunk
+    keep = list(range(len(names))) if comments else [
+        i for i, n in enumerate(names) if n in ("query_id", "doc_id", value, "tag")
+    ]
     try:
         raw = pl.read_csv(
             chunk,
@@ -130,6 +135,8 @@ def _read_regular(chunk: bytes, kind: Kind) -> Parsed | None:
         return None
     if raw.width != len(keep):
         return None
+    if not comments and chunk.count(separator.encode()) != (len(names) - 1) * raw.height:
+        return None  # a line with extra fields
     # A hole (short line, blank line, doubled separator) goes to the next reader.
     return _finish(raw, kind)
 

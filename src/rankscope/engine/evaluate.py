@@ -11,7 +11,15 @@ from rankscope.data.formats import as_qrels, as_run
 from rankscope.data.tables import OnDuplicate, Qrels, Run
 from rankscope.engine.context import Context
 from rankscope.engine.kernels import KERNELS
-from rankscope.engine.ranking import FloatArray, QueryPolicy, RankedLists, Ties, Unjudged, rank
+from rankscope.engine.ranking import (
+    FloatArray,
+    QueryPolicy,
+    RankedLists,
+    Ties,
+    Unjudged,
+    rank,
+    required_depth,
+)
 from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.metrics.parser import parse_metrics
@@ -154,7 +162,9 @@ def evaluate(
     pairs = resolve_metrics(metrics)
     qrels_t: Qrels = as_qrels(qrels)
     run_t: Run = as_run(run, name=run_name, on_duplicate=on_duplicate)
-    lists = rank(qrels_t, run_t, ties=ties, unjudged=unjudged, queries=queries)
+    # Rank once, keeping only as deep as the deepest metric reads.
+    depth = required_depth(m for _, m in pairs)
+    lists = rank(qrels_t, run_t, ties=ties, unjudged=unjudged, queries=queries, depth=depth)
     values = compute(lists, [m for _, m in pairs], unjudged=unjudged)
     if queries == "nonnull":
         values[~lists.in_run, :] = np.nan

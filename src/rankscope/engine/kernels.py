@@ -203,18 +203,29 @@ def _err(ctx: Context, m: Metric) -> FloatArray:
             f"top grade max_grade={top_grade:g}"
         )
     stop = (np.exp2(np.maximum(g, 0.0)) - 1.0) / np.exp2(top_grade)
-    cont = 1.0 - stop
-    # prod_{j<i}(1 - R_j) within each query, via logs; exact zeros tracked apart.
-    zero = cont <= 0.0
-    logs = np.log(np.where(zero, 1.0, cont))
-    csum = np.cumsum(logs)
-    start = np.concatenate(([0.0], csum))[ctx.lists.offsets[:-1]]
-    before_log = csum - logs - np.repeat(start, ctx.lengths)
-    zeros_before = ctx.seg_cumsum(zero.astype(np.int64)) - zero
-    reach = np.where(zeros_before > 0, 0.0, np.exp(before_log))
+    reach = _reach(ctx, 1.0 - stop, m.k)
     exponent = float(m.get("rank_exponent"))
     rank = ctx.pos + 1.0 if exponent == 1.0 else np.power(ctx.pos + 1.0, exponent)
     return ctx.seg_sum(reach * stop / rank, ctx.top(m.k))
+
+
+def _reach(ctx: Context, cont: FloatArray, k: int | None) -> FloatArray:
+    """prod_{j<i} cont_j within each query: the chance the user gets to rank i.
+
+    Built depth by depth (row r continues row r - 1 of the same query), so each
+    query's product is exact and independent of the other queries.
+    """
+    reach = np.ones_like(cont)
+    pos = ctx.pos
+    deepest = int(pos.max()) + 1 if pos.size else 0
+    if k is not None:
+        deepest = min(deepest, k)
+    order = np.argsort(pos, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(pos, minlength=deepest))))
+    for d in range(1, deepest):
+        rows = order[bounds[d] : bounds[d + 1]]
+        reach[rows] = reach[rows - 1] * cont[rows - 1]
+    return reach
 
 
 @register_kernel("RBP")

@@ -423,7 +423,9 @@ def rank(
     # hashing every row beats gathering strings once most rows are kept
     grades = _grades_of(run, rows, graded, all_rows=2 * rows.size > run.frame.height)
     if condensed:
-        judged_rows = ~np.isnan(grades)
+        # trec_eval -J: a negative grade means "seen, not judged": dropped as well
+        with np.errstate(invalid="ignore"):
+            judged_rows = grades >= 0
         rows, qidx, scores, grades = (
             rows[judged_rows], qidx[judged_rows], scores[judged_rows], grades[judged_rows]
         )

@@ -25,6 +25,7 @@ from rankscope.trec_eval.lists import TrecLists, build_lists
 from rankscope.trec_eval.measures_rank import relstrings
 from rankscope.trec_eval.options import USAGE, Options, parse_args
 from rankscope.trec_eval.readers import (
+    Blob,
     QrelsTable,
     RunTable,
     decode_choice,
@@ -103,7 +104,7 @@ def _main(argv: list[str], io: _Output) -> None:
     results_data = None
     if opts.results_format == "trec_results":
         results_data = read_input(results_path, "results", stdin_allowed=True)
-    encoding = decode_choice(rel_data, results_data or b"")
+    encoding = decode_choice(*(b for b in (rel_data, results_data) if b is not None))
     io.encoding = encoding
     rel_info = _read_rel_info(opts.rel_format, rel_data, rel_path, encoding)
     if opts.results_format != "trec_results":
@@ -115,6 +116,7 @@ def _main(argv: list[str], io: _Output) -> None:
             f"trec_eval.get_results: Cannot read results file '{results_path}'", results_path
         )
     run_table = parse_results(results_data, results_path, encoding)
+    del results_data, rel_data  # free the files before ranking
     zscores = parse_zscores(opts.zscore_file, encoding) if opts.zscore_file else None
     if not opts.marked:
         opts.marked.update(NICKNAMES["official"])
@@ -136,7 +138,7 @@ def _cannot_read(rel_format: str, path: str) -> str:
     return f"trec_eval.{reader}: Cannot read {what} file '{path}'"
 
 
-def _read_rel_info(rel_format: str, data: bytes, path: str, encoding: str) -> QrelsTable:
+def _read_rel_info(rel_format: str, data: Blob, path: str, encoding: str) -> QrelsTable:
     if rel_format == "qrels":
         return parse_qrels(data, path, encoding)
     from rankscope.trec_eval.readers_prefs import parse_rel_info

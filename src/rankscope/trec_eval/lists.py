@@ -163,20 +163,24 @@ def build_lists(
             "doc_id": [STAND_IN_DOC] * missing.size, "score": np.ones(missing.size),
             "qidx": missing.astype(np.int64),
         })], how="vertical_relaxed")
-    qidx = rows.get_column("qidx").to_numpy().astype(np.int64)
+    # Everything below works in the file's row order; `order` ranks it.
+    qidx = rows.get_column("qidx").to_numpy().astype(np.int64, copy=False)
     docs = rows.get_column("doc_id")
     score = rows.get_column("score").to_numpy() + 0.0  # -0.0 ties with 0.0, as in C
+    del rows
     order = rank_order(qidx, score, docs)
-    qidx = qidx[order]
-    offsets = _csr(qidx, n)
-    if max_ret < qidx.size:
-        pos = np.arange(qidx.size, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
-        keep = np.flatnonzero(pos < max(max_ret, 0))
-        order, qidx = order[keep], qidx[keep]
-        offsets = _csr(qidx, n)
-    docs = docs.gather(pl.Series(order))
+    del score
+    counts = np.bincount(qidx, minlength=n) if qidx.size else np.zeros(n, np.int64)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    kept_ranks: IntArray | None = None  # ranked positions within -M
+    kept_rows: IntArray | None = None  # their rows in file order
+    if max_ret < int(counts.max(initial=0)):
+        depth = np.minimum(counts, max(max_ret, 0))
+        kept_ranks = np.repeat(offsets[:-1], depth) + _ranks(depth)
+        kept_rows = kept_ranks if order is None else order[kept_ranks]
+        offsets = np.concatenate(([0], np.cumsum(depth))).astype(np.int64)
     keys = doc_keys(qidx, docs)
-    run_dup = first_duplicates(qidx, docs, keys, n)
+    run_dup = first_duplicates(qidx, docs, keys, n, kept_rows)
 
     jq = judged.get_column("qidx").to_numpy().astype(np.int64)
     jdocs = judged.get_column("doc_id")
@@ -189,20 +193,26 @@ def build_lists(
             pl.struct("q", "d").is_first_distinct()).to_series().to_numpy())
         jq, jdocs = jq[keep_j], jdocs.gather(pl.Series(keep_j))
         jkeys, jrel = jkeys[keep_j], jrel[keep_j]
-    match = lookup(keys, qidx, docs, jkeys, jq, jdocs)
-    rel = np.where(match >= 0, jrel[np.maximum(match, 0)], NONPOOL)
-    values = np.where((match >= 0) & (rel < 0), UNJUDGED, rel).astype(np.int64)
+    hit, line = lookup(keys, qidx, docs, jkeys, jq, jdocs)
+    values = np.full(qidx.size, NONPOOL, dtype=np.int64)
+    values[hit] = np.where(jrel[line] < 0, UNJUDGED, jrel[line])
+    if order is not None:
+        values = values[order]
+    if kept_ranks is not None:
+        values = values[kept_ranks]
     if judged_only:
+        lengths = np.diff(offsets)
         judged_rows = values >= 0
-        values, qidx = values[judged_rows], qidx[judged_rows]
-        offsets = _csr(qidx, n)
+        per_query = np.repeat(np.arange(n, dtype=np.int64), lengths)[judged_rows]
+        values = values[judged_rows]
+        offsets = _csr(per_query, n)
 
     all_rel = judged.get_column("rel").to_numpy().astype(np.int64)
     all_q = judged.get_column("qidx").to_numpy().astype(np.int64)
     max_rel = np.full(n, -(2**62), dtype=np.int64)
     np.maximum.at(max_rel, all_q, all_rel)
     pos_rel = all_rel >= 0
-    counts = (
+    level_table = (
         pl.DataFrame({"qidx": all_q[pos_rel], "rel": all_rel[pos_rel]})
         .group_by("qidx", "rel").agg(pl.len().alias("count")).sort("qidx", "rel")
     )
@@ -210,12 +220,19 @@ def build_lists(
         query_ids=qids.to_list(),
         offsets=offsets,
         values=values,
-        level_offsets=_csr(counts.get_column("qidx").to_numpy(), n),
-        levels=counts.get_column("rel").to_numpy().astype(np.int64),
-        level_counts=counts.get_column("count").to_numpy().astype(np.int64),
+        level_offsets=_csr(level_table.get_column("qidx").to_numpy(), n),
+        levels=level_table.get_column("rel").to_numpy().astype(np.int64),
+        level_counts=level_table.get_column("count").to_numpy().astype(np.int64),
         lvl=lvl,
         in_run=present,
         run_dup=run_dup,
         qrels_dup=qrels_dup,
         max_rel=max_rel,
     )
+
+
+def _ranks(lengths: IntArray) -> IntArray:
+    """0, 1, ..., length-1 for each length, concatenated."""
+    total = int(lengths.sum())
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.arange(total, dtype=np.int64) - starts

@@ -252,9 +252,12 @@ def _rbp(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 def _rbp_resid(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
     p = _p_param(b)
     power = _powers(p, int(st.lengths.max(initial=0)))
-    every = st.all_rows
-    weights = power[every.pos]
-    weights[st.lists.values >= 0] = 0.0  # adding 0 leaves trec_eval's sum unchanged
-    total = every.sum(weights)
+    total = np.zeros(st.n, dtype=np.float64)
+    for queries, grid in st.padded(fill=0):
+        if grid.shape[1] == 0:
+            continue
+        # p^(rank-1) at unjudged ranks, 0 elsewhere (adding 0 leaves C's sum unchanged)
+        weights = np.where(grid < 0, power[: grid.shape[1]], 0.0)
+        total[queries] = np.cumsum(weights, axis=1)[:, -1]
     has = st.lengths - st.judged.count > 0
     return [np.where(has, power[st.lengths] + (1 - p) * total, 0.0)]

@@ -10,6 +10,8 @@ Formulas are in ``docs/trec_eval.md``; the interpolated measures are in
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from rankscope.trec_eval.catalog import Bound
@@ -251,13 +253,14 @@ def relstrings(st: QueryStats, b: Bound) -> list[str]:
     qrels), ``.`` for -2 (judged negative); L is the parameter (default 10).
     """
     limit = b.values[0]
-    length = 0 if limit != limit or limit < 0 else int(min(limit, 2**62))
-    values = st.lists.values
+    length = 0 if math.isnan(limit) or limit < 0 else int(min(limit, 2**62))
+    shown = np.minimum(st.lengths, length)
+    starts = np.repeat(st.lists.offsets[:-1], shown)
+    values = st.lists.values[starts + (np.arange(int(shown.sum())) - np.repeat(
+        np.cumsum(shown) - shown, shown))]
     chars = np.where(values > 9, ">", np.where(values == -1, "-", np.where(values == -2, ".", "<")))
     digits = (values >= 0) & (values <= 9)
     chars = np.where(digits, _REL_CHARS[np.clip(values, 0, 9)], chars)
-    offsets = st.lists.offsets
-    return [
-        "".join(chars[offsets[q]: offsets[q] + min(length, int(st.lengths[q]))].tolist())
-        for q in range(st.n)
-    ]
+    ends = np.cumsum(shown)
+    text = "".join(chars.tolist())
+    return [text[e - k: e] for e, k in zip(ends.tolist(), shown.tolist(), strict=True)]

@@ -21,16 +21,19 @@ that errors and values are exactly trec_eval's.
 
 from __future__ import annotations
 
+import mmap
 import os
 import sys
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from rankscope.trec_eval.cnum import atof, atof_series, atol, atol_series
 from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file
 
 __all__ = [
+    "Blob",
     "QrelsTable",
     "RunTable",
     "Zscores",
@@ -69,33 +72,57 @@ class Zscores:
     stddev: list[float]
 
 
-def read_input(path: str, what: str, stdin_allowed: bool = False) -> bytes | None:
-    """The bytes of an input file, or None when trec_eval "cannot read" it.
+@dataclass(frozen=True)
+class Blob:
+    """An input file's content: bytes, or a memory map of the file (no copy).
+
+    ``path`` is set when the content is a file the CSV reader can open itself.
+    """
+
+    data: bytes | mmap.mmap
+    path: str | None = None
+
+    def contains(self, needle: bytes) -> bool:
+        """Whether ``needle`` occurs anywhere."""
+        return self.data.find(needle) >= 0
+
+    def is_ascii(self) -> bool:
+        """Whether every byte is below 128."""
+        if isinstance(self.data, bytes):
+            return self.data.isascii()
+        return int(np.frombuffer(self.data, dtype=np.uint8).max()) < 128
+
+    def as_bytes(self) -> bytes:
+        """The content as bytes (copies a memory map)."""
+        return self.data if isinstance(self.data, bytes) else self.data[:]
+
+
+def read_input(path: str, what: str, stdin_allowed: bool = False) -> Blob | None:
+    """An input file's content, or None when trec_eval "cannot read" it.
 
     trec_eval reads a results file whose name starts with ``-`` from stdin; a
-    missing, unreadable or empty file cannot be read.
+    missing, unreadable or empty file cannot be read. Files are memory-mapped.
     """
     if stdin_allowed and path.startswith("-"):
         data = sys.stdin.buffer.read()
-    else:
-        try:
-            with open(os.fsencode(path), "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None
-    return data if data else None
+        return Blob(data) if data else None
+    try:
+        with open(os.fsencode(path), "rb") as handle:
+            return Blob(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), path)
+    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
+        return None
 
 
-def decode_choice(*blobs: bytes) -> str:
+def decode_choice(*blobs: Blob) -> str:
     """The text encoding for ids: UTF-8 if every file is UTF-8, else Latin-1.
 
     Latin-1 maps each byte to one character, so ids compare and print exactly
     as trec_eval's bytes do whatever the files hold.
     """
     for blob in blobs:
-        if not blob.isascii():
+        if not blob.is_ascii():
             try:
-                blob.decode("utf-8")
+                blob.as_bytes().decode("utf-8")
             except UnicodeDecodeError:
                 return "latin-1"
     return "utf-8"
@@ -111,7 +138,8 @@ def _lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")[:-1]
 
 
-def _read_frame(data: bytes, n_cols: int, float_col: int | None) -> pl.DataFrame | None:
+def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
+                columns: list[str] | None = None) -> pl.DataFrame | None:
     schema: dict[str, pl.DataType] = {f"column_{i + 1}": pl.String() for i in range(n_cols)}
     if float_col is not None:
         schema[f"column_{float_col}"] = pl.Float64()
@@ -119,7 +147,7 @@ def _read_frame(data: bytes, n_cols: int, float_col: int | None) -> pl.DataFrame
         return pl.read_csv(
             data, separator=" ", has_header=False, schema=schema, comment_prefix="#",
             quote_char=None, truncate_ragged_lines=True, missing_columns="insert",
-            extra_columns="ignore", raise_if_empty=False,
+            extra_columns="ignore", raise_if_empty=False, columns=columns,
         )
     except Exception:  # polars raises several types for data it refuses
         return None
@@ -127,8 +155,9 @@ def _read_frame(data: bytes, n_cols: int, float_col: int | None) -> pl.DataFrame
 
 # -- qrels --------------------------------------------------------------------------
 
-def parse_qrels(data: bytes, path: str, encoding: str) -> QrelsTable:
+def parse_qrels(blob: Blob, path: str, encoding: str) -> QrelsTable:
     """Parse a qrels file (``qid iter docno rel``), or raise trec_eval's error (exit 2)."""
+    data = blob.as_bytes()
     frame = None
     if not (data.startswith(b"#") or b"\n#" in data):
         frame = _qrels_fast(_as_utf8(data, encoding))
@@ -178,22 +207,31 @@ def _qrels_slow(data: bytes, path: str, encoding: str) -> pl.DataFrame:
 
 # -- results ------------------------------------------------------------------------
 
-def parse_results(data: bytes, path: str, encoding: str) -> RunTable:
+def parse_results(blob: Blob, path: str, encoding: str) -> RunTable:
     """Parse a results file (``qid iter docno rank sim run_id ...``), or raise (exit 2)."""
-    utf8 = _as_utf8(data, encoding)
-    if any(ch in utf8 for ch in _ODD_WS):
-        utf8 = utf8.translate(_WS_TO_SPACE)
-    table = _results_fast(utf8)
+    table = None
+    if encoding == "utf-8" and not any(blob.contains(ch) for ch in _ODD_WS):
+        source: bytes | str = blob.path if blob.path is not None else blob.as_bytes()
+        if not blob.contains(b"  "):
+            # single spaces only: an empty field shows as a null in columns 1, 3, 5 or 6
+            table = _results_fast(source, ["column_1", "column_3", "column_5", "column_6"])
+        if table is None:
+            table = _results_fast(source, None)
     if table is None:
-        table = _results_slow(data, path, encoding)
+        utf8 = _as_utf8(blob.as_bytes(), encoding)
+        if any(ch in utf8 for ch in _ODD_WS):
+            utf8 = utf8.translate(_WS_TO_SPACE)
+        table = _results_fast(utf8, None)
+    if table is None:
+        table = _results_slow(blob.as_bytes(), path, encoding)
     return table
 
 
-def _results_fast(data: bytes) -> RunTable | None:
-    raw = _read_frame(data, 6, 5)
+def _results_fast(data: bytes | str, columns: list[str] | None) -> RunTable | None:
+    raw = _read_frame(data, 6, 5, columns)
     score_text = False
     if raw is None:
-        raw = _read_frame(data, 6, None)  # a score polars cannot read: C atof below
+        raw = _read_frame(data, 6, None, columns)  # a score polars cannot read: C atof
         score_text = True
     if raw is None:
         return None
@@ -249,11 +287,12 @@ def _results_slow(data: bytes, path: str, encoding: str) -> RunTable:
 
 def parse_zscores(path: str, encoding: str) -> Zscores:
     """Read a ``-Z`` file (``qid measure mean stddev``); errors exit with status 255."""
-    data = read_input(path, "zscores")
-    if data is None:
+    blob = read_input(path, "zscores")
+    if blob is None:
         raise TrecEvalExit(
             f"trec_eval.get_zscores: Cannot read zscores file '{path}'\n", 255
         )
+    data = blob.as_bytes()
     rows: list[tuple[str, str, float, float]] = []
     for number, line in enumerate(_lines(data), start=1):
         fields = line.split()

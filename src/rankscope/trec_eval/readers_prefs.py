@@ -18,7 +18,7 @@ import polars as pl
 
 from rankscope.trec_eval.cnum import atof, atol
 from rankscope.trec_eval.exits import quit_in_file
-from rankscope.trec_eval.readers import QrelsTable
+from rankscope.trec_eval.readers import Blob, QrelsTable
 
 __all__ = ["parse_rel_info"]
 
@@ -43,7 +43,7 @@ def _data_lines(data: bytes) -> list[bytes]:
     return out
 
 
-def parse_rel_info(rel_format: str, data: bytes, path: str, encoding: str) -> QrelsTable:
+def parse_rel_info(rel_format: str, blob: Blob, path: str, encoding: str) -> QrelsTable:
     """Parse a prefs, qrels_prefs or qrels_jg file, or raise trec_eval's error (exit 2).
 
     The frame has ``query_id``, ``jg``, ``doc_id`` and ``rel`` (qrels_jg) or
@@ -52,7 +52,7 @@ def parse_rel_info(rel_format: str, data: bytes, path: str, encoding: str) -> Qr
     """
     n_fields, reader = _LAYOUT[rel_format]
     rows: list[tuple[str, ...]] = []
-    for number, line in enumerate(_data_lines(data), start=1):
+    for number, line in enumerate(_data_lines(blob.as_bytes()), start=1):
         fields = line.split()
         if len(fields) != n_fields:
             raise quit_in_file(f"trec_eval.{reader}: Malformed line {number}", path)

@@ -12,6 +12,7 @@ as trec_eval's C loops do; logarithms of integers come from the C library
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -148,6 +149,30 @@ class QueryStats:
         q = np.repeat(np.arange(self.n, dtype=np.int64), self.lengths)
         rows = np.arange(q.size, dtype=np.int64)
         return RowSet(rows, q, rows - self.lists.offsets[q], self.n)
+
+    def padded(self, fill: int) -> Iterator[tuple[IntArray, npt.NDArray[np.int64]]]:
+        """Each query's values as a matrix row, padded with ``fill``, bucket by bucket.
+
+        Yields (query indices, matrix); queries of similar length share a
+        matrix, and when every query has the same length the values are just
+        reshaped (no copy).
+        """
+        lengths = self.lengths
+        values = self.lists.values
+        if self.n and np.all(lengths == lengths[0]):
+            yield np.arange(self.n, dtype=np.int64), values.reshape(self.n, int(lengths[0]))
+            return
+        offsets = self.lists.offsets
+        nonempty = np.flatnonzero(lengths > 0)
+        bucket = np.floor(np.log2(lengths[nonempty])).astype(np.int64)
+        for b in np.unique(bucket):
+            queries = nonempty[bucket == b]
+            lens = lengths[queries]
+            rows = np.repeat(np.arange(queries.size), lens)
+            cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
+            grid = np.full((queries.size, int(lens.max())), fill, dtype=np.int64)
+            grid[rows, cols] = values[np.repeat(offsets[queries], lens) + cols]
+            yield queries, grid
 
     @cached_property
     def rel(self) -> RowSet:
