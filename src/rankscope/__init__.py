@@ -63,10 +63,10 @@ if TYPE_CHECKING:
     from rankscope.compare.html_report import report
     from rankscope.compare.rank_similarity import similarity
     from rankscope.compare.result import CompareResult
-    from rankscope.judgments.table import Judgments
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate
     from rankscope.errors import RankscopeError, RankscopeWarning
+    from rankscope.judgments.table import Judgments
     from rankscope.metrics.base import Metric
     from rankscope.metrics.parser import parse_metric, parse_metrics
     from rankscope.result import EvaluationResult

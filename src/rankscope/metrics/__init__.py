@@ -4,6 +4,7 @@ Build metrics with the factories below or by name with :func:`parse_metric`;
 compute them with :func:`rankscope.evaluate`.
 """
 
+from rankscope.metrics import similarity as _similarity  # noqa: F401 - registers RBO, Jaccard
 from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric
 from rankscope.metrics.binary import (
     average_precision,
@@ -22,7 +23,6 @@ from rankscope.metrics.binary import (
     success,
 )
 from rankscope.metrics.graded import best, cumulative_gain, dcg, err, ndcg, rbp
-from rankscope.metrics import similarity as _similarity  # registers RBO, Jaccard, ...
 from rankscope.metrics.parser import known_names, parse_metric, parse_metrics
 
 __all__ = [

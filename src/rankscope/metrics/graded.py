@@ -24,7 +24,8 @@ __all__ = [
 
 GAIN = Param("gain", "linear", "str", "gain of a grade g: linear = g, exp = 2^g - 1",
              choices=("linear", "exp"))
-GAINS = Param("gains", None, "gains", "explicit gain per grade, e.g. '1=3,2=9'; other grades keep their gain")
+GAINS = Param("gains", None, "gains",
+              "explicit gain per grade, e.g. '1=3,2=9'; other grades keep their gain")
 REL_G = Param("rel", None, "float", "grades below this gain 0 (ranx -lN); unset = no threshold")
 IDEAL = Param("ideal", "global", "str",
               "ideal ranking: global = all judged documents, max = top grade repeated, "

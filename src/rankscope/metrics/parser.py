@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from rankscope.errors import MetricParameterError, UnknownMetricError
