@@ -115,7 +115,10 @@ def _main(argv: list[str], io: _Output) -> None:
         raise quit_in_file(
             f"trec_eval.get_results: Cannot read results file '{results_path}'", results_path
         )
-    run_table = parse_results(results_data, results_path, encoding)
+    queries = None
+    if opts.rel_format == "qrels" and opts.debug_query is None:
+        queries = rel_info.frame.get_column("query_id").unique().sort()
+    run_table = parse_results(results_data, results_path, encoding, queries)
     del results_data, rel_data  # free the files before ranking
     zscores = parse_zscores(opts.zscore_file, encoding) if opts.zscore_file else None
     if not opts.marked:

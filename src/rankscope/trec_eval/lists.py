@@ -15,6 +15,7 @@ run lacks) are recorded per query here and raised in order by the command.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,7 +155,10 @@ def build_lists(
         qids = qids.filter(qids == only_query)
     n = qids.len()
     judged = _with_query_index(qrels.frame, qids)
-    rows = _with_query_index(run.frame, qids)
+    if run.qidx is not None and only_query is None:
+        rows = run.frame.select("doc_id", "score").with_columns(pl.Series("qidx", run.qidx))
+    else:
+        rows = _with_query_index(run.frame, qids)
     present = np.zeros(n, dtype=bool)
     present[rows.get_column("qidx").to_numpy()] = True
     if complete and not present.all():
@@ -168,34 +172,25 @@ def build_lists(
     docs = rows.get_column("doc_id")
     score = rows.get_column("score").to_numpy() + 0.0  # -0.0 ties with 0.0, as in C
     del rows
-    order = rank_order(qidx, score, docs)
-    del score
+    # Matching documents to judgments does not depend on the ranking: it runs
+    # beside it (numpy and polars release the GIL on large arrays).
     counts = np.bincount(qidx, minlength=n) if qidx.size else np.zeros(n, np.int64)
+    truncated = max_ret < int(counts.max(initial=0))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        matching = pool.submit(_match, qidx, docs, judged, n, not truncated)
+        order = rank_order(qidx, score, docs)
+        keys, run_dup, qrels_dup, values_hit, hit = matching.result()
+    del score
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     kept_ranks: IntArray | None = None  # ranked positions within -M
-    kept_rows: IntArray | None = None  # their rows in file order
-    if max_ret < int(counts.max(initial=0)):
+    if truncated:
         depth = np.minimum(counts, max(max_ret, 0))
         kept_ranks = np.repeat(offsets[:-1], depth) + _ranks(depth)
         kept_rows = kept_ranks if order is None else order[kept_ranks]
         offsets = np.concatenate(([0], np.cumsum(depth))).astype(np.int64)
-    keys = doc_keys(qidx, docs)
-    run_dup = first_duplicates(qidx, docs, keys, n, kept_rows)
-
-    jq = judged.get_column("qidx").to_numpy().astype(np.int64)
-    jdocs = judged.get_column("doc_id")
-    jkeys = doc_keys(jq, jdocs)
-    qrels_dup = first_duplicates(jq, jdocs, jkeys, n)
-    jrel = judged.get_column("rel").to_numpy().astype(np.int64)
-    if any(d is not None for d in qrels_dup):
-        # the query fails when reached; any one of its duplicates will do meanwhile
-        keep_j = np.flatnonzero(pl.DataFrame({"q": jq, "d": jdocs}).select(
-            pl.struct("q", "d").is_first_distinct()).to_series().to_numpy())
-        jq, jdocs = jq[keep_j], jdocs.gather(pl.Series(keep_j))
-        jkeys, jrel = jkeys[keep_j], jrel[keep_j]
-    hit, line = lookup(keys, qidx, docs, jkeys, jq, jdocs)
+        run_dup = first_duplicates(qidx, docs, keys, n, kept_rows)
     values = np.full(qidx.size, NONPOOL, dtype=np.int64)
-    values[hit] = np.where(jrel[line] < 0, UNJUDGED, jrel[line])
+    values[hit] = values_hit
     if order is not None:
         values = values[order]
     if kept_ranks is not None:
@@ -229,6 +224,33 @@ def build_lists(
         qrels_dup=qrels_dup,
         max_rel=max_rel,
     )
+
+
+def _match(
+    qidx: IntArray, docs: pl.Series, judged: pl.DataFrame, n: int, all_kept: bool,
+) -> tuple[npt.NDArray[np.uint64], list[str | None], list[str | None], IntArray, IntArray]:
+    """Run keys, run and qrels duplicates, the value of each run row found in the qrels.
+
+    Run duplicates are looked for only when every row is kept (no ``-M`` cut).
+    """
+    keys = doc_keys(qidx, docs)
+    run_dup: list[str | None] = [None] * n
+    if all_kept:
+        run_dup = first_duplicates(qidx, docs, keys, n)
+    jq = judged.get_column("qidx").to_numpy().astype(np.int64)
+    jdocs = judged.get_column("doc_id")
+    jkeys = doc_keys(jq, jdocs)
+    qrels_dup = first_duplicates(jq, jdocs, jkeys, n)
+    jrel = judged.get_column("rel").to_numpy().astype(np.int64)
+    if any(d is not None for d in qrels_dup):
+        # the query fails when reached; any one of its duplicates will do meanwhile
+        keep_j = np.flatnonzero(pl.DataFrame({"q": jq, "d": jdocs}).select(
+            pl.struct("q", "d").is_first_distinct()).to_series().to_numpy())
+        jq, jdocs = jq[keep_j], jdocs.gather(pl.Series(keep_j))
+        jkeys, jrel = jkeys[keep_j], jrel[keep_j]
+    hit, line = lookup(keys, qidx, docs, jkeys, jq, jdocs)
+    found = np.where(jrel[line] < 0, UNJUDGED, jrel[line]).astype(np.int64)
+    return keys, run_dup, qrels_dup, found, hit
 
 
 def _ranks(lengths: IntArray) -> IntArray:

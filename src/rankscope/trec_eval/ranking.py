@@ -59,9 +59,14 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray) -> IntArray:
     """
     by_query = _stable_by_query(qidx)
     counts = np.bincount(qidx)
+    present = np.flatnonzero(counts)
+    width = int(counts[present[0]])
+    if np.all(counts[present] == width):  # every ranking equally long: no padding
+        grouped = by_query.reshape(present.size, width)
+        ranked = np.argsort(-score[grouped], axis=1)
+        return np.take_along_axis(grouped, ranked, axis=1).ravel()
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     order = np.empty_like(by_query)
-    present = np.flatnonzero(counts)
     bucket = np.floor(np.log2(counts[present])).astype(np.int64)
     for b in np.unique(bucket):
         queries = present[bucket == b]

@@ -24,9 +24,11 @@ from __future__ import annotations
 import mmap
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from rankscope.trec_eval.cnum import atof, atof_series, atol, atol_series
@@ -57,10 +59,15 @@ class QrelsTable:
 
 @dataclass(frozen=True)
 class RunTable:
-    """Results in file order (``query_id``, ``doc_id``, ``score``) and the last run tag."""
+    """Results in file order (``query_id``, ``doc_id``, ``score``) and the last run tag.
+
+    ``qidx``, when set, is each row's position in the sorted query list the
+    file was read against (``query_id`` is then an Enum of that list).
+    """
 
     frame: pl.DataFrame
     run_id: str
+    qidx: npt.NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True)
@@ -139,10 +146,13 @@ def _lines(data: bytes) -> list[bytes]:
 
 
 def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
-                columns: list[str] | None = None) -> pl.DataFrame | None:
+                columns: list[str] | None = None,
+                queries: pl.Series | None = None) -> pl.DataFrame | None:
     schema: dict[str, pl.DataType] = {f"column_{i + 1}": pl.String() for i in range(n_cols)}
     if float_col is not None:
         schema[f"column_{float_col}"] = pl.Float64()
+    if queries is not None:
+        schema["column_1"] = pl.Enum(queries)  # fails on a query not in the list
     try:
         return pl.read_csv(
             data, separator=" ", has_header=False, schema=schema, comment_prefix="#",
@@ -207,15 +217,27 @@ def _qrels_slow(data: bytes, path: str, encoding: str) -> pl.DataFrame:
 
 # -- results ------------------------------------------------------------------------
 
-def parse_results(blob: Blob, path: str, encoding: str) -> RunTable:
-    """Parse a results file (``qid iter docno rank sim run_id ...``), or raise (exit 2)."""
+def parse_results(blob: Blob, path: str, encoding: str,
+                  queries: pl.Series | None = None) -> RunTable:
+    """Parse a results file (``qid iter docno rank sim run_id ...``), or raise (exit 2).
+
+    With ``queries`` (sorted, distinct), a file whose queries are all in the
+    list is read with each row's query position already computed.
+    """
     table = None
-    if encoding == "utf-8" and not any(blob.contains(ch) for ch in _ODD_WS):
+    if encoding == "utf-8":
         source: bytes | str = blob.path if blob.path is not None else blob.as_bytes()
-        if not blob.contains(b"  "):
-            # single spaces only: an empty field shows as a null in columns 1, 3, 5 or 6
-            table = _results_fast(source, ["column_1", "column_3", "column_5", "column_6"])
-        if table is None:
+        # Read the four columns we need while this thread checks the layout that
+        # makes that read exact: single spaces only, so that an empty field shows
+        # as a null in columns 1, 3, 5 or 6 (polars works without the GIL).
+        four = ["column_1", "column_3", "column_5", "column_6"]
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            guess = pool.submit(_results_fast, source, four, queries)
+            plain = not any(blob.contains(ch) for ch in (*_ODD_WS, b"  "))
+            table = guess.result() if plain else None
+        if plain and table is None and queries is not None:
+            table = _results_fast(source, four)
+        if table is None and not any(blob.contains(ch) for ch in _ODD_WS):
             table = _results_fast(source, None)
     if table is None:
         utf8 = _as_utf8(blob.as_bytes(), encoding)
@@ -227,9 +249,12 @@ def parse_results(blob: Blob, path: str, encoding: str) -> RunTable:
     return table
 
 
-def _results_fast(data: bytes | str, columns: list[str] | None) -> RunTable | None:
-    raw = _read_frame(data, 6, 5, columns)
+def _results_fast(data: bytes | str, columns: list[str] | None,
+                  queries: pl.Series | None = None) -> RunTable | None:
+    raw = _read_frame(data, 6, 5, columns, queries)
     score_text = False
+    if raw is None and queries is not None:
+        return None  # a query outside the list: read again without it
     if raw is None:
         raw = _read_frame(data, 6, None, columns)  # a score polars cannot read: C atof
         score_text = True
@@ -245,12 +270,13 @@ def _results_fast(data: bytes | str, columns: list[str] | None) -> RunTable | No
         return RunTable(_empty_run(), "")
     score = raw.get_column("column_5")
     scores = atof_series(score) if score_text else score.to_numpy()
-    frame = pl.DataFrame({
-        "query_id": raw.get_column("column_1"),
-        "doc_id": raw.get_column("column_3"),
-        "score": scores,
-    })
-    return RunTable(frame, str(raw.get_column("column_6")[-1]))
+    qcol = raw.get_column("column_1")
+    frame = pl.DataFrame({"query_id": qcol, "doc_id": raw.get_column("column_3"),
+                          "score": scores})
+    qidx = None
+    if queries is not None:
+        qidx = qcol.to_physical().to_numpy().astype(np.int64)
+    return RunTable(frame, str(raw.get_column("column_6")[-1]), qidx)
 
 
 def _empty_run() -> pl.DataFrame:
