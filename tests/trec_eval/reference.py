@@ -15,7 +15,7 @@ CUTS = [5, 10, 15, 20, 30, 100, 200, 500, 1000]
 
 
 def _lround(x: float) -> int:
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
 def _interpolated(vals: list[int], lvl: int, rr: int, c: int) -> float:

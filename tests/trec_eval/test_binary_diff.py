@@ -133,3 +133,22 @@ def test_preference_conflict_aborts(tmp_path):
     assert want.status in (134, -6)  # abort: 128 + SIGABRT, or -6 from subprocess
     assert got.status == 134
     assert got.stderr.splitlines()[:2] == want.stderr.splitlines()[:2]
+
+
+ZSCORES = "1 map 0.1 0.2\n1 P_5 0.2 0\n1 num_ret 1 1\n2 map 0.3 0.1\n2 P_10 0.05 0.5\n" \
+          "3 P_5 0.2 0\n3 recip_rank 0.5 0.25\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["-q", "-Z", "z", "-m", "map", "-m", "P.5,10", "-m", "num_ret", "-m", "recip_rank",
+     "-m", "gm_map"],
+    ["-q", "-Z", "z", "-m", "official"],
+    ["-q", "-D", "0.2", "-m", "map", "-m", "num_q", "-m", "gm_map"],
+    ["-c", "-D", "0.2", "-m", "map", "-m", "num_q", "-m", "gm_map", "-m", "num_rel"],
+    ["-q", "-c", "-D", "0.4", "-m", "all_trec"],
+])
+def test_zscores_and_query_filter(tmp_path, args):
+    (tmp_path / "z").write_text(ZSCORES)
+    _compare(tmp_path, "1 0 a 1\n1 0 b 0\n2 0 a 2\n2 0 c 1\n3 0 d 1\n4 0 e 1\n",
+             "1 Q0 a 1 0.5 r\n1 Q0 c 2 0.4 r\n2 Q0 c 1 0.9 r\n2 Q0 b 2 0.3 r\n3 Q0 a 1 0.1 r\n",
+             args)

@@ -10,9 +10,10 @@ evaluate every query, print.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
+import numpy.typing as npt
 
 import rankscope.trec_eval.measures_gain
 import rankscope.trec_eval.measures_interp
@@ -175,33 +176,43 @@ def evaluate_qrels(opts: Options, lists: TrecLists, bounds: list[Bound]) -> PerQ
     """Compute the qrels-format measures and find where trec_eval would stop."""
     st = QueryStats(lists)
     settings = Settings(n_docs=opts.n_docs)
-    stand_in = (~lists.in_run).astype(np.float64) if opts.complete else np.zeros(lists.n)
-    per = PerQuery(lists.query_ids, stand_in)
+    back = lists.in_query_order()
+
+    def sort(per_query: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return per_query if back is None else per_query[back]
+
+    in_run = sort(lists.in_run)
+    stand_in = (~in_run).astype(np.float64) if opts.complete else np.zeros(lists.n)
+    query_ids = lists.query_ids if back is None else [lists.query_ids[i] for i in back.tolist()]
+    per = PerQuery(query_ids, stand_in)
     for bound in bounds:
         spec = bound.spec
         if spec.name == "num_q":
             per.columns["num_q"] = [np.ones(lists.n)]
         elif spec.name == "relstring":
-            per.relstrings = relstrings(st, bound)
+            texts = relstrings(st, bound)
+            per.relstrings = texts if back is None else [texts[i] for i in back.tolist()]
         elif spec.source == "qrels" and not (spec.name == "utility" and len(bound.values) != 4):
-            per.columns[spec.name] = COMPUTE[spec.name](st, bound, settings)
+            per.columns[spec.name] = [sort(v) for v in COMPUTE[spec.name](st, bound, settings)]
         elif spec.value != "runid":
             per.columns[spec.name] = [np.zeros(lists.n) for _ in bound.names]
     # trec_eval cannot allocate its level counts (and fails without a message)
     # when the first query it ranks has only negative judgments.
-    first_all_negative = lists.n > 0 and bool(st.max_rel[0] < 0)
-    per.failure = first_failure(
-        opts, lists.query_ids, lists.in_run, bounds,
-        lambda q: _qrels_problem(lists, q, first_all_negative), "qrels",
-    )
+    first_all_negative = lists.n > 0 and bool(sort(st.max_rel)[0] < 0)
+
+    def problem(q: int) -> str | None:
+        return _qrels_problem(lists, q if back is None else int(back[q]),
+                              q == 0 and first_all_negative)
+
+    per.failure = first_failure(opts, query_ids, in_run, bounds, problem, "qrels")
     return per
 
 
-def _qrels_problem(lists: TrecLists, q: int, first_all_negative: bool) -> str | None:
+def _qrels_problem(lists: TrecLists, q: int, no_levels: bool) -> str | None:
     if lists.run_dup[q] is not None:
         return f"trec_eval.form_res_qrels: duplicate docs {lists.run_dup[q]}"
     if lists.qrels_dup[q] is not None:
         return f"trec_eval.form_res_rels: duplicate docs {lists.qrels_dup[q]}\n"
-    if q == 0 and first_all_negative:
+    if no_levels:
         return ""
     return None

@@ -57,6 +57,10 @@ class TrecLists:
         Per query, the duplicate document trec_eval would report, if any.
     max_rel : ndarray of int64 or None
         Per query, the highest value in its qrels lines (negative ones too).
+    segment_query : ndarray of int64 or None
+        When the queries are not in byte order (a ranked file keeps its own
+        order), each one's position in byte order; every per-query array above
+        follows the rankings' order.
     """
 
     query_ids: list[str]
@@ -70,6 +74,17 @@ class TrecLists:
     run_dup: list[str | None] = field(default_factory=list)
     qrels_dup: list[str | None] = field(default_factory=list)
     max_rel: IntArray | None = None
+    segment_query: IntArray | None = None
+
+    def in_query_order(self) -> IntArray | None:
+        """Indices putting per-query arrays in byte order of query id (None: already)."""
+        if self.segment_query is None:
+            return None
+        back = np.empty(self.n, dtype=np.int64)
+        back[self.segment_query] = np.arange(self.n, dtype=np.int64)
+        if np.array_equal(back, np.arange(self.n)):
+            return None
+        return back
 
     @property
     def n(self) -> int:
@@ -167,62 +182,66 @@ def build_lists(
             "doc_id": [STAND_IN_DOC] * missing.size, "score": np.ones(missing.size),
             "qidx": missing.astype(np.int64),
         })], how="vertical_relaxed")
-    # Everything below works in the file's row order; `order` ranks it.
+    # Everything below works in the file's row order; `ranking` ranks it.
     qidx = rows.get_column("qidx").to_numpy().astype(np.int64, copy=False)
     docs = rows.get_column("doc_id")
     score = rows.get_column("score").to_numpy() + 0.0  # -0.0 ties with 0.0, as in C
     del rows
     # Matching documents to judgments does not depend on the ranking: it runs
     # beside it (numpy and polars release the GIL on large arrays).
-    counts = np.bincount(qidx, minlength=n) if qidx.size else np.zeros(n, np.int64)
-    truncated = max_ret < int(counts.max(initial=0))
+    most = int(np.bincount(qidx).max(initial=0)) if qidx.size else 0
+    truncated = max_ret < most
     with ThreadPoolExecutor(max_workers=1) as pool:
         matching = pool.submit(_match, qidx, docs, judged, n, not truncated)
-        order = rank_order(qidx, score, docs)
+        ranking = rank_order(qidx, score, docs, n)
         keys, run_dup, qrels_dup, values_hit, hit = matching.result()
     del score
+    counts = ranking.counts
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    kept_ranks: IntArray | None = None  # ranked positions within -M
+    kept: IntArray | None = None  # rank-order positions within -M
     if truncated:
         depth = np.minimum(counts, max(max_ret, 0))
-        kept_ranks = np.repeat(offsets[:-1], depth) + _ranks(depth)
-        kept_rows = kept_ranks if order is None else order[kept_ranks]
+        kept = np.repeat(offsets[:-1], depth) + _ranks(depth)
         offsets = np.concatenate(([0], np.cumsum(depth))).astype(np.int64)
-        run_dup = first_duplicates(qidx, docs, keys, n, kept_rows)
+        run_dup = first_duplicates(qidx, docs, keys, n, ranking.rows(kept))
     values = np.full(qidx.size, NONPOOL, dtype=np.int64)
     values[hit] = values_hit
-    if order is not None:
-        values = values[order]
-    if kept_ranks is not None:
-        values = values[kept_ranks]
+    values = ranking.apply(values)
+    if kept is not None:
+        values = values[kept]
+    segments = ranking.queries
     if judged_only:
-        lengths = np.diff(offsets)
         judged_rows = values >= 0
-        per_query = np.repeat(np.arange(n, dtype=np.int64), lengths)[judged_rows]
+        segment = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))[judged_rows]
         values = values[judged_rows]
-        offsets = _csr(per_query, n)
+        offsets = _csr(segment, n)
 
+    # Judgment counts, per query index, then laid out in segment order.
+    position = np.empty(n, dtype=np.int64)
+    position[segments] = np.arange(n, dtype=np.int64)
     all_rel = judged.get_column("rel").to_numpy().astype(np.int64)
-    all_q = judged.get_column("qidx").to_numpy().astype(np.int64)
+    all_seg = position[judged.get_column("qidx").to_numpy().astype(np.int64)]
     max_rel = np.full(n, -(2**62), dtype=np.int64)
-    np.maximum.at(max_rel, all_q, all_rel)
+    np.maximum.at(max_rel, all_seg, all_rel)
     pos_rel = all_rel >= 0
     level_table = (
-        pl.DataFrame({"qidx": all_q[pos_rel], "rel": all_rel[pos_rel]})
-        .group_by("qidx", "rel").agg(pl.len().alias("count")).sort("qidx", "rel")
+        pl.DataFrame({"seg": all_seg[pos_rel], "rel": all_rel[pos_rel]})
+        .group_by("seg", "rel").agg(pl.len().alias("count")).sort("seg", "rel")
     )
+    names = qids.to_list()
     return TrecLists(
-        query_ids=qids.to_list(),
+        query_ids=[names[q] for q in segments.tolist()],
         offsets=offsets,
         values=values,
-        level_offsets=_csr(level_table.get_column("qidx").to_numpy(), n),
+        level_offsets=_csr(level_table.get_column("seg").to_numpy(), n),
         levels=level_table.get_column("rel").to_numpy().astype(np.int64),
         level_counts=level_table.get_column("count").to_numpy().astype(np.int64),
         lvl=lvl,
-        in_run=present,
-        run_dup=run_dup,
-        qrels_dup=qrels_dup,
+        in_run=present[segments],
+        run_dup=[run_dup[q] for q in segments.tolist()],
+        qrels_dup=[qrels_dup[q] for q in segments.tolist()],
         max_rel=max_rel,
+        segment_query=segments,
     )
 
 

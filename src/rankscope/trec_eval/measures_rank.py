@@ -99,6 +99,13 @@ def _recip_rank(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 def _bpref(st: QueryStats) -> FloatArray:
+    cache: dict[str, FloatArray] = st.__dict__.setdefault("_bpref", {})
+    if "bpref" not in cache:
+        cache["bpref"] = _bpref_values(st)
+    return cache["bpref"]
+
+
+def _bpref_values(st: QueryStats) -> FloatArray:
     judged = st.judged
     is_rel = st.lists.values[judged.rows] >= st.lvl
     nonrel_before = judged.before(~is_rel)[is_rel]

@@ -19,11 +19,13 @@ is done in the file's row order; the ranking is one permutation of it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["doc_keys", "first_duplicates", "lookup", "rank_order"]
+__all__ = ["Ranking", "doc_keys", "first_duplicates", "lookup", "rank_order"]
 
 IntArray = npt.NDArray[np.int64]
 UIntArray = npt.NDArray[np.uint64]
@@ -85,13 +87,43 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray) -> IntArray:
     return order
 
 
-def _fix_ties(order: IntArray | None, qidx: IntArray, score: FloatArray,
-              docs: pl.Series) -> IntArray | None:
-    """Within runs of equal (query, score), put document ids in descending byte order.
+@dataclass(frozen=True)
+class Ranking:
+    """How the file's rows become rankings.
 
-    ``order`` is the ranking so far (None: the file order itself). Only runs
-    holding a pair out of order are touched: a pair is swapped, a longer run
-    sorted.
+    ``order`` lists the rows in rank order (None: the file order itself),
+    after which ``moves`` = (positions, rows) puts ``rows`` at ``positions``
+    (tie fixes of an already ranked file). Segments of ``counts`` rows hold
+    the rankings of the queries ``queries``, in that order.
+    """
+
+    order: IntArray | None
+    moves: tuple[IntArray, IntArray] | None
+    queries: IntArray
+    counts: IntArray
+
+    def apply(self, per_row: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """A per-row array of the file, in rank order."""
+        out = per_row if self.order is None else per_row[self.order]
+        if self.moves is not None:
+            out = out.copy() if out is per_row else out
+            out[self.moves[0]] = per_row[self.moves[1]]
+        return out
+
+    def rows(self, positions: IntArray) -> IntArray:
+        """The file rows at some rank-order positions."""
+        rows = np.arange(self.counts.sum(), dtype=np.int64)
+        return self.apply(rows)[positions]
+
+
+def _tie_moves(order: IntArray | None, qidx: IntArray, score: FloatArray,
+               docs: pl.Series) -> tuple[IntArray, IntArray] | None:
+    """(positions, rows) putting tied rows in descending document id order.
+
+    Within runs of equal (query, score) trec_eval ranks the larger document
+    id (in byte order) first. ``order`` is the ranking so far (None: the file
+    order). Only runs holding a pair out of order move: a pair is swapped, a
+    longer run sorted.
     """
     qs = qidx if order is None else qidx[order]
     ss = score if order is None else score[order]
@@ -99,55 +131,60 @@ def _fix_ties(order: IntArray | None, qidx: IntArray, score: FloatArray,
     del qs, ss
     pairs = np.flatnonzero(tie)
     if pairs.size == 0:
-        return order
+        return None
     first = pairs if order is None else order[pairs]
     second = pairs + 1 if order is None else order[pairs + 1]
     bad = ~(docs.gather(pl.Series(first)) > docs.gather(pl.Series(second))).to_numpy()
     if not bad.any():
-        return order  # already in trec_eval's order
+        return None  # already in trec_eval's order
     # runs of consecutive tied pairs: a run of k pairs is k + 1 tied rows
     opens = np.concatenate(([True], pairs[1:] != pairs[:-1] + 1))
     run = np.cumsum(opens) - 1
     run_start = pairs[opens]
     run_pairs = np.bincount(run)
     run_bad = np.bincount(run, weights=bad) > 0
-    fixed = np.arange(qidx.size, dtype=np.int64) if order is None else order.copy()
     swap = run_start[run_bad & (run_pairs == 1)]
-    fixed[swap], fixed[swap + 1] = fixed[swap + 1], fixed[swap].copy()
+    positions = [swap, swap + 1]
+    rows = [swap + 1, swap]
     longer = np.flatnonzero(run_bad & (run_pairs > 1))
     if longer.size:
         size = run_pairs[longer] + 1
         where = np.repeat(run_start[longer], size) + (
             np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
-        ident = fixed[where]
+        ident = where if order is None else order[where]
         sub = pl.DataFrame({"g": np.repeat(longer, size), "d": docs.gather(pl.Series(ident)),
                             "i": ident}).sort(["g", "d"], descending=[False, True])
-        fixed[where] = sub.get_column("i").to_numpy()
-    return fixed
+        positions.append(where)
+        rows.append(sub.get_column("i").to_numpy())
+    pos = np.concatenate(positions).astype(np.int64)
+    src = np.concatenate(rows).astype(np.int64)
+    if order is not None:
+        src[: 2 * swap.size] = order[src[: 2 * swap.size]]  # pairs name positions
+    return pos, src
 
 
-def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series) -> IntArray | None:
-    """Row order by query, then score descending, then document id descending (bytes).
+def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: int) -> Ranking:
+    """Rows ranked by query, then score descending, then document id descending (bytes).
 
-    Returns None when the file order is already that order.
+    A file already in rank order keeps its query blocks in file order (no
+    copy); otherwise the rankings follow query index order.
     """
     n = qidx.size
+    counts = np.bincount(qidx, minlength=n_queries) if n else np.zeros(n_queries, np.int64)
     if n == 0:
-        return None
+        return Ranking(None, None, np.arange(n_queries, dtype=np.int64), counts)
     change = qidx[1:] != qidx[:-1]
     starts = np.flatnonzero(np.concatenate(([True], change)))
     block_q = qidx[starts]
     ranked = (np.unique(block_q).size == starts.size
               and not np.any(~change & (score[1:] > score[:-1])))
-    if not ranked:
-        return _fix_ties(_sort_within_queries(qidx, score), qidx, score, docs)
-    within = _fix_ties(None, qidx, score, docs)
-    if np.all(block_q[1:] > block_q[:-1]):
-        return within
-    ends = np.append(starts[1:], n)
-    pieces = [np.arange(starts[b], ends[b]) if within is None else within[starts[b]:ends[b]]
-              for b in np.argsort(block_q, kind="stable").tolist()]
-    return np.concatenate(pieces).astype(np.int64, copy=False)
+    if ranked:
+        absent = np.flatnonzero(counts == 0)
+        queries = np.concatenate((block_q, absent)).astype(np.int64)
+        return Ranking(None, _tie_moves(None, qidx, score, docs), queries, counts[queries])
+    order = _sort_within_queries(qidx, score)
+    return Ranking(order, _tie_moves(order, qidx, score, docs),
+                   np.arange(n_queries, dtype=np.int64), counts)
 
 
 def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,

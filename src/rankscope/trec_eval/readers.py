@@ -260,8 +260,8 @@ def _results_fast(data: bytes | str, columns: list[str] | None,
         score_text = True
     if raw is None:
         return None
-    nulls = raw.select(pl.sum_horizontal(pl.all().is_null())).to_series()
-    if (nulls > 0).any():
+    if sum(raw.null_count().row(0)):  # blank lines (all null) are skipped, others fail
+        nulls = raw.select(pl.sum_horizontal(pl.all().is_null())).to_series()
         blank = nulls == raw.width
         if not ((nulls == 0) | blank).all():
             return None
