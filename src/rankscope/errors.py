@@ -14,7 +14,9 @@ one-line message and a non-zero exit code instead of a traceback::
     │   ├── UnknownMetricError      a name no parser accepts ("did you mean")
     │   └── MetricParameterError    cut-off <= 0, p outside (0, 1), ...
     ├── OptionError                 an evaluation option with a bad value
-    └── DependencyError             an optional extra is not installed
+    ├── DependencyError             an optional extra is not installed
+    └── TrecEvalExit                `rankscope trec_eval` stops as trec_eval would
+                                    (exact stderr text and exit status)
 
     RankscopeWarning (UserWarning)  a documented, counted leniency
 """
@@ -33,6 +35,7 @@ __all__ = [
     "RankscopeError",
     "RankscopeWarning",
     "ScaleError",
+    "TrecEvalExit",
     "UnknownMetricError",
 ]
 
@@ -146,6 +149,24 @@ class DependencyError(RankscopeError):
             f"{purpose} needs the optional package {package!r}: "
             f"pip install 'rankscope[{extra}]'"
         )
+
+
+class TrecEvalExit(RankscopeError):
+    """trec_eval would stop here with ``status`` after writing ``stderr``.
+
+    Parameters
+    ----------
+    stderr : str
+        The complete text trec_eval writes to stderr (with its newlines; a
+        few of trec_eval's messages lack the final one and are kept so).
+    status : int
+        The process exit status.
+    """
+
+    def __init__(self, stderr: str, status: int) -> None:
+        self.stderr = stderr
+        self.status = status
+        super().__init__(stderr.splitlines()[0] if stderr else f"exit status {status}")
 
 
 class RankscopeWarning(UserWarning):
