@@ -19,7 +19,8 @@ import polars as pl
 
 from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
 from rankscope.data.tables import OnDuplicate, Qrels, RowLocator, Run
-from rankscope.data.trec import format_trec_qrels, format_trec_run, parse_trec
+from rankscope.data.trec import parse_trec
+from rankscope.data.trec_writer import format_trec_qrels, format_trec_run
 from rankscope.errors import DependencyError, FileAccessError, InputError, OptionError, ParseError
 
 __all__ = [

@@ -311,7 +311,7 @@ def write_judgments_frame(frame: pl.DataFrame, path: PathLike, fmt: str | None =
     """
     fmt = _check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
-        from rankscope.data.trec import format_trec_qrels
+        from rankscope.data.trec_writer import format_trec_qrels
 
         if frame.get_column("rater").n_unique() > 1:
             raise OptionError("a TREC qrels file holds one rater's judgments; write CSV instead")
