@@ -52,3 +52,90 @@ def test_ids_are_bytes(tmp_path):
     assert done.stdout == (b"num_ret               \tq\xe9\t1\n"
                            b"runid                 \tall\tr\xff\n"
                            b"num_ret               \tall\t1\n")
+
+
+# -- the fast columnar run reader against the line-by-line one ---------------------
+
+_TOKENS = [b"q1", b"q2", b"q10", b"Q0", b"d1", b"d2", b"D3", b"1", b"2", b"0.5", b"-0.0",
+           b"1e2", b"run", b"tag", b"#x", b"x#", b"3abc"]
+_SEPARATORS = [b" "] * 12 + [b"  ", b"\t", b" \t"]
+
+
+def _random_run(rng) -> bytes:
+    lines = []
+    for _ in range(rng.randint(0, 8)):
+        kind = rng.random()
+        if kind < 0.08:
+            lines.append(b"")
+        elif kind < 0.12:
+            lines.append(b"# comment " + rng.choice(_TOKENS))
+        else:
+            n = rng.choice([6, 6, 6, 6, 6, 5, 7, 8])
+            fields = [rng.choice(_TOKENS[:3]), b"Q0", rng.choice(_TOKENS[4:7]),
+                      rng.choice(_TOKENS[7:9]), rng.choice([*_TOKENS[7:12], b"3abc"]),
+                      rng.choice(_TOKENS[12:14])] + [rng.choice(_TOKENS) for _ in range(2)]
+            line = fields[0]
+            for field in fields[1:n]:
+                line += rng.choice(_SEPARATORS) + field
+            if rng.random() < 0.1:
+                line = rng.choice([b" ", b"\t"]) + line
+            if rng.random() < 0.1:
+                line += rng.choice([b" ", b"\r", b"  "])
+            lines.append(line)
+    text = b"\n".join(lines)
+    return text + b"\n" if rng.random() < 0.8 else text
+
+
+def _outcome(parse, *args):
+    from rankscope.trec_eval.exits import TrecEvalExit
+
+    try:
+        table = parse(*args)
+    except TrecEvalExit as stop:
+        return ("error", stop.stderr, stop.status)
+    frame = table.frame.with_columns(table.frame.get_column("query_id").cast(str))
+    return (frame.rows(), table.run_id)
+
+
+def test_layout_scan_matches_a_byte_by_byte_count(monkeypatch):
+    import random
+
+    import rankscope.trec_eval.readers as readers
+
+    monkeypatch.setattr(readers, "_CHUNK", 5)  # many chunk boundaries
+    rng = random.Random(7)
+    for _ in range(3000):
+        data = bytes(rng.choice(b"ab  \n\x01#\t\r\x0b\x0c") for _ in range(rng.randint(0, 30)))
+        got = readers.Blob(data).layout()
+        loose = any(data[i] == 32 and (i + 1 == len(data) or data[i + 1] <= 32)
+                    for i in range(len(data)))
+        assert got == readers.Layout(
+            odd_whitespace=any(c in data for c in b"\t\r\x0b\x0c"), comment=b"#" in data,
+            double_space=b"  " in data, loose_space=loose, spaces=data.count(b" ")), data
+
+
+def test_fast_run_reader_equals_the_line_by_line_reader(monkeypatch):
+    import random
+
+    import polars as pl
+
+    import rankscope.trec_eval.readers as readers
+
+    monkeypatch.setattr(readers, "_CHUNK", 7)
+    rng = random.Random(11)
+    paths = {"lean": 0}
+    lean = readers._lean_table
+
+    def counting(*args):
+        table = lean(*args)
+        paths["lean"] += table is not None
+        return table
+
+    monkeypatch.setattr(readers, "_lean_table", counting)
+    for case in range(1500):
+        data = _random_run(rng)
+        queries = rng.choice([None, pl.Series(["q1", "q10", "q2"]), pl.Series(["q1"])])
+        fast = _outcome(readers.parse_results, readers.Blob(data), "run", "utf-8", queries)
+        slow = _outcome(readers._results_slow, data, "run", "utf-8")
+        assert fast == slow, (case, data)
+    assert paths["lean"] > 100  # the lean read is exercised, not only the fallbacks
