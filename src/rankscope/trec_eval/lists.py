@@ -15,7 +15,7 @@ run lacks) are recorded per query here and raised in order by the command.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +55,9 @@ class TrecLists:
         False for a ``-c`` stand-in ranking.
     run_dup, qrels_dup : list of (str or None)
         Per query, the duplicate document trec_eval would report, if any.
+        ``run_dup`` may be given as a future (``pending_run_dup``): the
+        search for duplicates then runs beside the measures, which do not
+        need it (a query with a duplicate fails whatever its values).
     max_rel : ndarray of int64 or None
         Per query, the highest value in its qrels lines (negative ones too).
     segment_query : ndarray of int64 or None
@@ -71,10 +74,18 @@ class TrecLists:
     level_counts: IntArray
     lvl: int
     in_run: npt.NDArray[np.bool_]
-    run_dup: list[str | None] = field(default_factory=list)
+    given_run_dup: list[str | None] = field(default_factory=list)
     qrels_dup: list[str | None] = field(default_factory=list)
     max_rel: IntArray | None = None
     segment_query: IntArray | None = None
+    pending_run_dup: Future[list[str | None]] | None = None
+
+    @property
+    def run_dup(self) -> list[str | None]:
+        """Per query, the duplicate document of the run trec_eval would report, if any."""
+        if self.pending_run_dup is not None:
+            return self.pending_run_dup.result()
+        return self.given_run_dup
 
     def in_query_order(self) -> IntArray | None:
         """Indices putting per-query arrays in byte order of query id (None: already)."""
@@ -171,30 +182,31 @@ def build_lists(
     n = qids.len()
     judged = _with_query_index(qrels.frame, qids)
     if run.qidx is not None and only_query is None:
-        rows = run.frame.select("doc_id", "score").with_columns(pl.Series("qidx", run.qidx))
+        qidx, docs = run.qidx, run.frame.get_column("doc_id")
+        score = run.frame.get_column("score").to_numpy()
     else:
         rows = _with_query_index(run.frame, qids)
+        qidx = rows.get_column("qidx").to_numpy().astype(np.int64, copy=False)
+        docs, score = rows.get_column("doc_id"), rows.get_column("score").to_numpy()
+        del rows
     present = np.zeros(n, dtype=bool)
-    present[rows.get_column("qidx").to_numpy()] = True
+    present[qidx] = True
     if complete and not present.all():
         missing = np.flatnonzero(~present)
-        rows = pl.concat([rows.select("doc_id", "score", "qidx"), pl.DataFrame({
-            "doc_id": [STAND_IN_DOC] * missing.size, "score": np.ones(missing.size),
-            "qidx": missing.astype(np.int64),
-        })], how="vertical_relaxed")
-    # Everything below works in the file's row order; `ranking` ranks it.
-    qidx = rows.get_column("qidx").to_numpy().astype(np.int64, copy=False)
-    docs = rows.get_column("doc_id")
-    score = rows.get_column("score").to_numpy() + 0.0  # -0.0 ties with 0.0, as in C
-    del rows
+        qidx = np.concatenate((qidx, missing.astype(np.int64)))
+        docs = pl.concat([docs, pl.Series([STAND_IN_DOC] * missing.size, dtype=pl.String)])
+        score = np.concatenate((score, np.ones(missing.size)))
+    if np.any(score == 0) and np.any(np.signbit(score) & (score == 0)):
+        score = score + 0.0  # -0.0 becomes 0.0: C compares them equal, polars sorts them apart
     # Matching documents to judgments does not depend on the ranking: it runs
     # beside it (numpy and polars release the GIL on large arrays).
     most = int(np.bincount(qidx).max(initial=0)) if qidx.size else 0
     truncated = max_ret < most
     with ThreadPoolExecutor(max_workers=1) as pool:
-        matching = pool.submit(_match, qidx, docs, judged, n, not truncated)
+        matching = pool.submit(_match, qidx, docs, judged, n)
         ranking = rank_order(qidx, score, docs, n)
-        keys, run_dup, qrels_dup, values_hit, hit = matching.result()
+        keys, qrels_dup, values_hit, hit, levels = matching.result()
+    level_q, level_rel, level_count, max_rel = levels
     del score
     counts = ranking.counts
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
@@ -203,59 +215,59 @@ def build_lists(
         depth = np.minimum(counts, max(max_ret, 0))
         kept = np.repeat(offsets[:-1], depth) + _ranks(depth)
         offsets = np.concatenate(([0], np.cumsum(depth))).astype(np.int64)
-        run_dup = first_duplicates(qidx, docs, keys, n, ranking.rows(kept))
+    segments = ranking.queries
+    # Duplicates (among the rows within -M) are looked for beside the measures.
+    searching = ThreadPoolExecutor(max_workers=1)
+    run_dup = searching.submit(
+        _run_duplicates, qidx, docs, keys, n, None if kept is None else ranking.rows(kept),
+        segments)
+    searching.shutdown(wait=False)
     values = np.full(qidx.size, NONPOOL, dtype=np.int64)
     values[hit] = values_hit
-    values = ranking.apply(values)
+    values = ranking.apply(values, in_place=True)
     if kept is not None:
         values = values[kept]
-    segments = ranking.queries
     if judged_only:
         judged_rows = values >= 0
         segment = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))[judged_rows]
         values = values[judged_rows]
         offsets = _csr(segment, n)
 
-    # Judgment counts, per query index, then laid out in segment order.
+    # Judgment counts (per query index, from the matching thread) in segment order.
     position = np.empty(n, dtype=np.int64)
     position[segments] = np.arange(n, dtype=np.int64)
-    all_rel = judged.get_column("rel").to_numpy().astype(np.int64)
-    all_seg = position[judged.get_column("qidx").to_numpy().astype(np.int64)]
-    max_rel = np.full(n, -(2**62), dtype=np.int64)
-    np.maximum.at(max_rel, all_seg, all_rel)
-    pos_rel = all_rel >= 0
-    level_table = (
-        pl.DataFrame({"seg": all_seg[pos_rel], "rel": all_rel[pos_rel]})
-        .group_by("seg", "rel").agg(pl.len().alias("count")).sort("seg", "rel")
-    )
+    level_seg = position[level_q]
+    by_segment = np.lexsort((level_rel, level_seg))
+    level_seg, level_rel, level_count = (
+        level_seg[by_segment], level_rel[by_segment], level_count[by_segment])
     names = qids.to_list()
     return TrecLists(
         query_ids=[names[q] for q in segments.tolist()],
         offsets=offsets,
         values=values,
-        level_offsets=_csr(level_table.get_column("seg").to_numpy(), n),
-        levels=level_table.get_column("rel").to_numpy().astype(np.int64),
-        level_counts=level_table.get_column("count").to_numpy().astype(np.int64),
+        level_offsets=_csr(level_seg, n),
+        levels=level_rel,
+        level_counts=level_count,
         lvl=lvl,
         in_run=present[segments],
-        run_dup=[run_dup[q] for q in segments.tolist()],
+        pending_run_dup=run_dup,
         qrels_dup=[qrels_dup[q] for q in segments.tolist()],
-        max_rel=max_rel,
+        max_rel=max_rel[segments],
         segment_query=segments,
     )
 
 
 def _match(
-    qidx: IntArray, docs: pl.Series, judged: pl.DataFrame, n: int, all_kept: bool,
-) -> tuple[npt.NDArray[np.uint64], list[str | None], list[str | None], IntArray, IntArray]:
-    """Run keys, run and qrels duplicates, the value of each run row found in the qrels.
+    qidx: IntArray, docs: pl.Series, judged: pl.DataFrame, n: int,
+) -> tuple[npt.NDArray[np.uint64], list[str | None], IntArray, IntArray,
+           tuple[IntArray, IntArray, IntArray, IntArray]]:
+    """Run keys, qrels duplicates, the value of each run row found in the qrels.
 
-    Run duplicates are looked for only when every row is kept (no ``-M`` cut).
+    Also the judgment counts: (query, level, count) rows for the levels >= 0,
+    and each query's highest value (negative ones too).
     """
     keys = doc_keys(qidx, docs)
-    run_dup: list[str | None] = [None] * n
-    if all_kept:
-        run_dup = first_duplicates(qidx, docs, keys, n)
+    levels = _level_counts(judged, n)
     jq = judged.get_column("qidx").to_numpy().astype(np.int64)
     jdocs = judged.get_column("doc_id")
     jkeys = doc_keys(jq, jdocs)
@@ -269,7 +281,28 @@ def _match(
         jkeys, jrel = jkeys[keep_j], jrel[keep_j]
     hit, line = lookup(keys, qidx, docs, jkeys, jq, jdocs)
     found = np.where(jrel[line] < 0, UNJUDGED, jrel[line]).astype(np.int64)
-    return keys, run_dup, qrels_dup, found, hit
+    return keys, qrels_dup, found, hit, levels
+
+
+def _level_counts(judged: pl.DataFrame, n: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    all_q = judged.get_column("qidx").to_numpy().astype(np.int64)
+    all_rel = judged.get_column("rel").to_numpy().astype(np.int64)
+    max_rel = np.full(n, -(2**62), dtype=np.int64)
+    np.maximum.at(max_rel, all_q, all_rel)
+    table = (
+        pl.DataFrame({"q": all_q, "rel": all_rel}).filter(pl.col("rel") >= 0)
+        .group_by("q", "rel").agg(pl.len().alias("count"))
+    )
+    return (table.get_column("q").to_numpy().astype(np.int64),
+            table.get_column("rel").to_numpy().astype(np.int64),
+            table.get_column("count").to_numpy().astype(np.int64), max_rel)
+
+
+def _run_duplicates(qidx: IntArray, docs: pl.Series, keys: npt.NDArray[np.uint64], n: int,
+                    rows: IntArray | None, segments: IntArray) -> list[str | None]:
+    """Per segment, the run's first duplicate document (among ``rows``, default all)."""
+    found = first_duplicates(qidx, docs, keys, n, rows)
+    return [found[q] for q in segments.tolist()]
 
 
 def _ranks(lengths: IntArray) -> IntArray:

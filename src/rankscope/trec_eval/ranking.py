@@ -102,11 +102,14 @@ class Ranking:
     queries: IntArray
     counts: IntArray
 
-    def apply(self, per_row: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """A per-row array of the file, in rank order."""
+    def apply(self, per_row: npt.NDArray[np.int64], *,
+              in_place: bool = False) -> npt.NDArray[np.int64]:
+        """A per-row array of the file, in rank order (``in_place``: may overwrite it)."""
         out = per_row if self.order is None else per_row[self.order]
         if self.moves is not None:
-            out = out.copy() if out is per_row else out
+            if out is per_row and not in_place:
+                out = out.copy()
+            # the right side is gathered before anything is written: safe in place
             out[self.moves[0]] = per_row[self.moves[1]]
         return out
 
