@@ -110,7 +110,7 @@ def test_layout_scan_matches_a_byte_by_byte_count(monkeypatch):
         loose = any(data[i] == 32 and (i + 1 == len(data) or data[i + 1] <= 32)
                     for i in range(len(data)))
         assert got == readers.Layout(
-            odd_whitespace=any(c in data for c in b"\t\r\x0b\x0c"), comment=b"#" in data,
+            odd_whitespace=any(c in data for c in b"\t\r\x0b\x0c"),
             double_space=b"  " in data, loose_space=loose, spaces=data.count(b" ")), data
 
 

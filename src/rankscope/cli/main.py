@@ -61,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     if argv is None and args_list and not args_list[0].startswith("-"):
-        from rankscope.cli.memory import keep_freed_memory
+        from rankscope.cli.process import prepare_process
 
-        keep_freed_memory()  # a command runs in this process: let it reuse freed memory
+        prepare_process()  # a command runs in this process (see rankscope.cli.process)
     if args_list and args_list[0] == "trec_eval" and "trec_eval" in _available():
         # trec_eval has its own option syntax (-mndcg_cut.10 -q ...): hand it the rest.
         module = importlib.import_module(COMMANDS["trec_eval"][0])

@@ -22,7 +22,13 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.trec_eval.ranking import doc_keys, first_duplicates, lookup, rank_order
+from rankscope.trec_eval.ranking import (
+    distinct_within,
+    doc_keys,
+    first_duplicates,
+    lookup,
+    rank_order,
+)
 from rankscope.trec_eval.readers import QrelsTable, RunTable
 
 __all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame"]
@@ -217,10 +223,15 @@ def build_lists(
         offsets = np.concatenate(([0], np.cumsum(depth))).astype(np.int64)
     segments = ranking.queries
     # Duplicates (among the rows within -M) are looked for beside the measures.
+    if kept is None:  # each query's set of rows: the order within a query does not matter
+        grouped = keys if ranking.order is None else keys[ranking.order]
+        group_sizes = counts
+    else:
+        grouped, group_sizes = ranking.apply(keys)[kept], np.diff(offsets)
     searching = ThreadPoolExecutor(max_workers=1)
     run_dup = searching.submit(
         _run_duplicates, qidx, docs, keys, n, None if kept is None else ranking.rows(kept),
-        segments)
+        segments, grouped, group_sizes)
     searching.shutdown(wait=False)
     values = np.full(qidx.size, NONPOOL, dtype=np.int64)
     values[hit] = values_hit
@@ -299,8 +310,16 @@ def _level_counts(judged: pl.DataFrame, n: int) -> tuple[IntArray, IntArray, Int
 
 
 def _run_duplicates(qidx: IntArray, docs: pl.Series, keys: npt.NDArray[np.uint64], n: int,
-                    rows: IntArray | None, segments: IntArray) -> list[str | None]:
-    """Per segment, the run's first duplicate document (among ``rows``, default all)."""
+                    rows: IntArray | None, segments: IntArray,
+                    grouped: npt.NDArray[np.uint64], group_sizes: IntArray) -> list[str | None]:
+    """Per segment, the run's first duplicate document (among ``rows``, default all).
+
+    ``grouped`` holds the same keys segment by segment (``group_sizes`` each):
+    when no segment repeats a key there is no duplicate, the common case,
+    proved by a cheap sort; otherwise the documents are compared exactly.
+    """
+    if distinct_within(grouped, group_sizes):
+        return [None] * len(segments)
     found = first_duplicates(qidx, docs, keys, n, rows)
     return [found[q] for q in segments.tolist()]
 

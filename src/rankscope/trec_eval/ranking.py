@@ -20,26 +20,34 @@ is done in the file's row order; the ranking is one permutation of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["Ranking", "doc_keys", "first_duplicates", "lookup", "rank_order"]
+__all__ = ["Ranking", "distinct_within", "doc_keys", "first_duplicates", "lookup", "rank_order"]
 
 IntArray = npt.NDArray[np.int64]
+_Item = TypeVar("_Item", bound=np.generic)
 UIntArray = npt.NDArray[np.uint64]
 FloatArray = npt.NDArray[np.float64]
-_MIX = np.uint64(0x9E3779B97F4A7C15)
+MIX = 0x9E3779B97F4A7C15  # mixes the query index into a document hash
+_MIX = np.uint64(MIX)
 
 
 def doc_keys(qidx: IntArray, docs: pl.Series) -> UIntArray:
     """A 64-bit key per (query index, document id) row."""
-    hashed = docs.hash(seed=0x5EED).to_numpy()
+    keys = docs.hash(seed=0x5EED).to_numpy()
+    if not keys.flags.writeable:
+        keys = keys.copy()
+    step = 1 << 20  # mixed in the query block by block: no temporary as long as the run
     with np.errstate(over="ignore"):
-        mixed = qidx.astype(np.uint64) * _MIX
-    np.bitwise_xor(mixed, hashed, out=mixed)
-    return mixed
+        for lo in range(0, qidx.size, step):
+            mixed = qidx[lo:lo + step].astype(np.uint64)
+            np.multiply(mixed, _MIX, out=mixed)
+            np.bitwise_xor(keys[lo:lo + step], mixed, out=keys[lo:lo + step])
+    return keys
 
 
 def _stable_by_query(qidx: IntArray) -> IntArray:
@@ -102,8 +110,8 @@ class Ranking:
     queries: IntArray
     counts: IntArray
 
-    def apply(self, per_row: npt.NDArray[np.int64], *,
-              in_place: bool = False) -> npt.NDArray[np.int64]:
+    def apply(self, per_row: npt.NDArray[_Item], *,
+              in_place: bool = False) -> npt.NDArray[_Item]:
         """A per-row array of the file, in rank order (``in_place``: may overwrite it)."""
         out = per_row if self.order is None else per_row[self.order]
         if self.moves is not None:
@@ -188,6 +196,43 @@ def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: in
     order = _sort_within_queries(qidx, score)
     return Ranking(order, _tie_moves(order, qidx, score, docs),
                    np.arange(n_queries, dtype=np.int64), counts)
+
+
+def distinct_within(keys: UIntArray, counts: IntArray) -> bool:
+    """Whether each group of keys (consecutive, ``counts`` long) holds no key twice.
+
+    Groups of similar length are sorted as the rows of padded matrices
+    (numpy sorts many short rows much faster than polars or one long sort
+    finds duplicates), a few million keys at a time. Padding is the largest
+    key and sorts last, so only each row's first ``count`` entries are compared.
+    """
+    present = np.flatnonzero(counts > 1)
+    if present.size == 0:
+        return True
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    bucket = np.floor(np.log2(counts[present])).astype(np.int64)
+    top = np.iinfo(np.uint64).max
+    for b in np.unique(bucket):
+        groups = present[bucket == b]
+        width = int(counts[groups].max())
+        step = max(1, (1 << 22) // width)
+        for lo in range(0, groups.size, step):
+            chunk = groups[lo:lo + step]
+            lens = counts[chunk]
+            if np.all(lens == width) and np.all(np.diff(offsets[chunk]) == width):
+                start = int(offsets[chunk[0]])  # contiguous, no padding: a view
+                grid = np.sort(keys[start:start + chunk.size * width].reshape(-1, width), axis=1)
+            else:
+                rows = np.repeat(np.arange(chunk.size), lens)
+                cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
+                grid = np.full((chunk.size, width), top, dtype=np.uint64)
+                grid[rows, cols] = keys[np.repeat(offsets[chunk], lens) + cols]
+                grid.sort(axis=1)
+            same = grid[:, 1:] == grid[:, :-1]
+            same &= np.arange(1, width) < lens[:, None]
+            if same.any():
+                return False
+    return True
 
 
 def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,

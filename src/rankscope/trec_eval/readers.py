@@ -90,8 +90,6 @@ class Layout:
     ----------
     odd_whitespace : bool
         A tab, carriage return, vertical tab or form feed occurs.
-    comment : bool
-        A ``#`` occurs (perhaps a comment line).
     double_space : bool
         Two spaces in a row occur.
     loose_space : bool
@@ -102,7 +100,6 @@ class Layout:
     """
 
     odd_whitespace: bool
-    comment: bool
     double_space: bool
     loose_space: bool
     spaces: int
@@ -124,11 +121,10 @@ class Blob:
 
     def layout(self) -> Layout:
         """What the fast run reader must know about the bytes (see :class:`Layout`)."""
-        comment = self.contains(b"#")
         loose, spaces, other_low = self._scan(double_only=False)
         odd = other_low and any(self.contains(ch) for ch in _ODD_WS)
         double = loose and self._scan(double_only=True)[0]
-        return Layout(odd, comment, double, loose, spaces)
+        return Layout(odd, double, loose, spaces)
 
     def _scan(self, double_only: bool) -> tuple[bool, int, bool]:
         """One pass over the bytes, in 1 MB chunks and reused buffers.
@@ -219,7 +215,7 @@ def _lines(data: bytes) -> list[bytes]:
 
 def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
                 columns: list[str] | None = None,
-                queries: pl.Series | None = None) -> pl.DataFrame | None:
+                queries: pl.Series | None = None, comments: bool = True) -> pl.DataFrame | None:
     schema: dict[str, pl.DataType] = {f"column_{i + 1}": pl.String() for i in range(n_cols)}
     if float_col is not None:
         schema[f"column_{float_col}"] = pl.Float64()
@@ -229,7 +225,8 @@ def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
         schema["column_1"] = pl.Enum(queries)  # fails on a query not in the list
     try:
         return pl.read_csv(
-            data, separator=" ", has_header=False, schema=schema, comment_prefix="#",
+            data, separator=" ", has_header=False, schema=schema,
+            comment_prefix="#" if comments else None,
             quote_char=None, truncate_ragged_lines=True, missing_columns="insert",
             extra_columns="ignore", raise_if_empty=False, columns=columns,
         )
@@ -253,7 +250,7 @@ def parse_qrels(blob: Blob, path: str, encoding: str) -> QrelsTable:
 def _qrels_fast(data: bytes) -> pl.DataFrame | None:
     if any(ch in data for ch in _ODD_WS):
         data = data.translate(_WS_TO_SPACE)
-    raw = _read_frame(data, 4, None)
+    raw = _read_frame(data, 4, None, comments=False)  # no line starts with "#"
     if raw is None or raw.height == 0:
         return None
     if sum(raw.null_count().row(0)) or data.count(b" ") != 3 * raw.height:
@@ -301,17 +298,22 @@ def parse_results(blob: Blob, path: str, encoding: str,
     table = None
     if encoding == "utf-8":
         source: bytes | str = blob.path if blob.path is not None else blob.as_bytes()
-        # Read the three columns we need (and the 7th, to see that there is
-        # none) while this thread checks the layout that makes that read exact.
-        # Polars works without the GIL.
+        # Without a "#" anywhere, read the three columns we need (and the 7th,
+        # to see that there is none) while this thread checks the layout that
+        # makes that read exact; polars works without the GIL, and splits
+        # lines faster when it need not look for comments.
+        comment = blob.contains(b"#")
+        raw = None
         with ThreadPoolExecutor(max_workers=1) as pool:
-            lean = pool.submit(_read_frame, source, 7, 5, _LEAN, queries)
+            lean = None if comment else pool.submit(
+                _read_frame, source, 7, 5, _LEAN, queries, comments=False)
             layout = blob.layout()
-            raw = lean.result()
+            if lean is not None:
+                raw = lean.result()
         plain = not (layout.odd_whitespace or layout.double_space)
-        if plain and not (layout.comment or layout.loose_space):
+        if plain and not (comment or layout.loose_space):
             if raw is None and queries is not None:  # most likely a query not in the qrels
-                raw = _read_frame(source, 7, 5, _LEAN)
+                raw = _read_frame(source, 7, 5, _LEAN, comments=False)
             if raw is not None:
                 table = _lean_table(raw, layout.spaces, blob, encoding)
         del raw

@@ -1,19 +1,24 @@
-"""Process-wide memory settings for the command line (never applied by the library).
+"""Process-wide settings for the command line (never applied by the library).
 
-An evaluation allocates and frees arrays of tens of megabytes many times.
+Memory: an evaluation allocates and frees arrays of tens of megabytes many times.
 glibc serves each from a fresh ``mmap`` and unmaps it when freed, so every
 such array costs one page fault per 4 kB page, which on virtual machines is
 a large part of the run time. Telling glibc to serve large blocks from its
 heap and to keep freed memory lets later arrays reuse pages already mapped.
 Peak memory is unchanged: memory is kept, not added.
+
+Threads: OpenBLAS starts one thread per core when numpy is imported, and
+those threads poll for work that never comes (rankscope does no linear
+algebra on large matrices), taking CPU time from the threads that evaluate.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 
-__all__ = ["keep_freed_memory"]
+__all__ = ["keep_freed_memory", "prepare_process", "single_threaded_blas"]
 
 _M_TRIM_THRESHOLD = -1  # from glibc's malloc.h
 _M_MMAP_MAX = -4
@@ -31,3 +36,17 @@ def keep_freed_memory() -> bool:
     mallopt.restype = ctypes.c_int
     # no mmap for large blocks, and never give the heap's top back to the system
     return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
+
+
+def single_threaded_blas() -> None:
+    """One OpenBLAS thread, unless the user chose; effective only before numpy is imported."""
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        if name in os.environ:
+            return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
+def prepare_process() -> None:
+    """Both settings above, for a command about to run in this process."""
+    single_threaded_blas()
+    keep_freed_memory()
