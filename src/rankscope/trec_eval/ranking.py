@@ -145,15 +145,17 @@ def _tie_moves(order: IntArray | None, qidx: IntArray, score: FloatArray,
         return None
     first = pairs if order is None else order[pairs]
     second = pairs + 1 if order is None else order[pairs + 1]
-    bad = ~(docs.gather(pl.Series(first)) > docs.gather(pl.Series(second))).to_numpy()
+    bad = (docs.gather(pl.Series(first)) <= docs.gather(pl.Series(second))).to_numpy()
     if not bad.any():
         return None  # already in trec_eval's order
     # runs of consecutive tied pairs: a run of k pairs is k + 1 tied rows
-    opens = np.concatenate(([True], pairs[1:] != pairs[:-1] + 1))
-    run = np.cumsum(opens) - 1
-    run_start = pairs[opens]
-    run_pairs = np.bincount(run)
-    run_bad = np.bincount(run, weights=bad) > 0
+    opens = np.empty(pairs.size, dtype=bool)
+    opens[0] = True
+    np.not_equal(np.diff(pairs), 1, out=opens[1:])
+    starts = np.flatnonzero(opens)  # each run's first pair
+    run_start = pairs[starts]
+    run_pairs = np.diff(starts, append=pairs.size)
+    run_bad = np.logical_or.reduceat(bad, starts)
     swap = run_start[run_bad & (run_pairs == 1)]
     positions = [swap, swap + 1]
     rows = [swap + 1, swap]
@@ -167,8 +169,8 @@ def _tie_moves(order: IntArray | None, qidx: IntArray, score: FloatArray,
                             "i": ident}).sort(["g", "d"], descending=[False, True])
         positions.append(where)
         rows.append(sub.get_column("i").to_numpy())
-    pos = np.concatenate(positions).astype(np.int64)
-    src = np.concatenate(rows).astype(np.int64)
+    pos = np.concatenate(positions).astype(np.int64, copy=False)
+    src = np.concatenate(rows).astype(np.int64, copy=False)
     if order is not None:
         src[: 2 * swap.size] = order[src[: 2 * swap.size]]  # pairs name positions
     return pos, src
