@@ -47,6 +47,6 @@ def single_threaded_blas() -> None:
 
 
 def prepare_process() -> None:
-    """Both settings above, for a command about to run in this process."""
+    """The settings above, for a command about to run in this process."""
     single_threaded_blas()
     keep_freed_memory()

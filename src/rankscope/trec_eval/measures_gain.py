@@ -258,6 +258,7 @@ def _rbp_resid(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
             continue
         # p^(rank-1) at unjudged ranks, 0 elsewhere (adding 0 leaves C's sum unchanged)
         weights = np.where(grid < 0, power[: grid.shape[1]], 0.0)
-        total[queries] = np.cumsum(weights, axis=1)[:, -1]
+        # a running sum adds left to right, as C does (a sum may pair terms)
+        total[queries] = np.cumsum(weights, axis=1, out=weights)[:, -1]
     has = st.lengths - st.judged.count > 0
     return [np.where(has, power[st.lengths] + (1 - p) * total, 0.0)]
