@@ -10,6 +10,7 @@ evaluate every query, print.
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TextIO
 
 import numpy as np
@@ -105,6 +106,10 @@ def _main(argv: list[str], io: _Output) -> None:
     results_data = None
     if opts.results_format == "trec_results":
         results_data = read_input(results_path, "results", stdin_allowed=True)
+    # The run's layout (for its fast reader) is checked beside the qrels reading.
+    checking = ThreadPoolExecutor(max_workers=1)
+    layout = None if results_data is None else checking.submit(results_data.layout)
+    checking.shutdown(wait=False)
     encoding = decode_choice(*(b for b in (rel_data, results_data) if b is not None))
     io.encoding = encoding
     rel_info = _read_rel_info(opts.rel_format, rel_data, rel_path, encoding)
@@ -119,7 +124,7 @@ def _main(argv: list[str], io: _Output) -> None:
     queries = None
     if opts.rel_format == "qrels" and opts.debug_query is None:
         queries = rel_info.frame.get_column("query_id").unique().sort()
-    run_table = parse_results(results_data, results_path, encoding, queries)
+    run_table = parse_results(results_data, results_path, encoding, queries, layout)
     del results_data, rel_data  # free the files before ranking
     zscores = parse_zscores(opts.zscore_file, encoding) if opts.zscore_file else None
     if not opts.marked:

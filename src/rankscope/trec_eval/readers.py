@@ -24,7 +24,7 @@ from __future__ import annotations
 import mmap
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -289,11 +289,13 @@ def _qrels_slow(data: bytes, path: str, encoding: str) -> pl.DataFrame:
 # -- results ------------------------------------------------------------------------
 
 def parse_results(blob: Blob, path: str, encoding: str,
-                  queries: pl.Series | None = None) -> RunTable:
+                  queries: pl.Series | None = None,
+                  layout: Future[Layout] | None = None) -> RunTable:
     """Parse a results file (``qid iter docno rank sim run_id ...``), or raise (exit 2).
 
     With ``queries`` (sorted, distinct), a file whose queries are all in the
-    list is read with each row's query position already computed.
+    list is read with each row's query position already computed. ``layout``
+    is the file's :meth:`Blob.layout` when already being computed elsewhere.
     """
     table = None
     if encoding == "utf-8":
@@ -307,21 +309,21 @@ def parse_results(blob: Blob, path: str, encoding: str,
         with ThreadPoolExecutor(max_workers=1) as pool:
             lean = None if comment else pool.submit(
                 _read_frame, source, 7, 5, _LEAN, queries, comments=False)
-            layout = blob.layout()
+            facts = blob.layout() if layout is None else layout.result()
             if lean is not None:
                 raw = lean.result()
-        plain = not (layout.odd_whitespace or layout.double_space)
-        if plain and not (comment or layout.loose_space):
+        plain = not (facts.odd_whitespace or facts.double_space)
+        if plain and not (comment or facts.loose_space):
             if raw is None and queries is not None:  # most likely a query not in the qrels
                 raw = _read_frame(source, 7, 5, _LEAN, comments=False)
             if raw is not None:
-                table = _lean_table(raw, layout.spaces, blob, encoding)
+                table = _lean_table(raw, facts.spaces, blob, encoding)
         del raw
         if table is None and plain:
             table = _results_fast(source, _FOUR, queries)
             if table is None and queries is not None:
                 table = _results_fast(source, _FOUR)
-        if table is None and not layout.odd_whitespace:
+        if table is None and not facts.odd_whitespace:
             table = _results_fast(source, None)
     if table is None:
         utf8 = _as_utf8(blob.as_bytes(), encoding)
