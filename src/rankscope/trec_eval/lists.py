@@ -23,11 +23,13 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.trec_eval.ranking import (
+    base_order,
     distinct_within,
     doc_keys,
+    find_ties,
     first_duplicates,
+    fix_ties,
     lookup,
-    rank_order,
 )
 from rankscope.trec_eval.readers import QrelsTable, RunTable
 
@@ -210,9 +212,15 @@ def build_lists(
     truncated = max_ret < most
     with ThreadPoolExecutor(max_workers=1) as pool:
         matching = pool.submit(_match, qidx, docs, judged, n)
-        ranking = rank_order(qidx, score, docs, n)
+        base = base_order(qidx, score, n)
+        ties = find_ties(base, qidx, score)
         keys, qrels_dup, values_hit, hit, levels = matching.result()
     level_q, level_rel, level_count, max_rel = levels
+    values = np.full(qidx.size, NONPOOL, dtype=np.int64)
+    values[hit] = values_hit
+    # Ties matter only between rows of different values, unless -M cuts
+    # rankings (then which rows survive the cut matters too).
+    ranking = fix_ties(base, ties, docs, None if truncated else values)
     del score
     counts = ranking.counts
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
@@ -233,8 +241,6 @@ def build_lists(
         _run_duplicates, qidx, docs, keys, n, None if kept is None else ranking.rows(kept),
         segments, grouped, group_sizes)
     searching.shutdown(wait=False)
-    values = np.full(qidx.size, NONPOOL, dtype=np.int64)
-    values[hit] = values_hit
     values = ranking.apply(values, in_place=True)
     if kept is not None:
         values = values[kept]

@@ -26,7 +26,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["Ranking", "distinct_within", "doc_keys", "first_duplicates", "lookup", "rank_order"]
+__all__ = [
+    "Ranking", "Ties", "base_order", "distinct_within", "doc_keys", "find_ties",
+    "first_duplicates", "fix_ties", "lookup", "rank_order",
+]
 
 IntArray = npt.NDArray[np.int64]
 _Item = TypeVar("_Item", bound=np.generic)
@@ -127,7 +130,51 @@ class Ranking:
         return self.apply(rows)[positions]
 
 
-def _tie_moves(order: IntArray | None, qidx: IntArray, score: FloatArray,
+@dataclass(frozen=True)
+class Ties:
+    """Runs of tied rows of a ranking: equal query and score, next to each other.
+
+    ``pairs`` lists the rank-order positions p whose row ties with the row at
+    p + 1; ``starts`` indexes the first pair of each run (a run of k pairs is
+    k + 1 tied rows).
+    """
+
+    pairs: IntArray
+    starts: IntArray
+
+    def keep_runs(self, keep: npt.NDArray[np.bool_]) -> Ties:
+        """The runs where ``keep`` (one flag per run) holds."""
+        lengths = np.diff(self.starts, append=self.pairs.size)
+        pairs = self.pairs[np.repeat(keep, lengths)]
+        kept_lengths = lengths[keep]
+        starts = np.concatenate(([0], np.cumsum(kept_lengths)[:-1])).astype(np.int64)
+        return Ties(pairs, starts if kept_lengths.size else starts[:0])
+
+
+def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
+    """The tied runs of ``base`` (None when no two neighbouring rows tie)."""
+    order = base.order
+    qs = qidx if order is None else qidx[order]
+    ss = score if order is None else score[order]
+    tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+    del qs, ss
+    pairs = np.flatnonzero(tie)
+    if pairs.size == 0:
+        return None
+    opens = np.empty(pairs.size, dtype=bool)
+    opens[0] = True
+    np.not_equal(np.diff(pairs), 1, out=opens[1:])
+    return Ties(pairs, np.flatnonzero(opens))
+
+
+def _valued_runs(ties: Ties, values: IntArray) -> Ties:
+    """The runs whose rows do not all share a value (``values`` in rank order)."""
+    differs = values[1:] != values[:-1]  # whole arrays: cheaper than gathers at the pairs
+    differs = differs[ties.pairs]
+    return ties.keep_runs(np.logical_or.reduceat(differs, ties.starts))
+
+
+def _tie_moves(order: IntArray | None, ties: Ties,
                docs: pl.Series) -> tuple[IntArray, IntArray] | None:
     """(positions, rows) putting tied rows in descending document id order.
 
@@ -136,11 +183,7 @@ def _tie_moves(order: IntArray | None, qidx: IntArray, score: FloatArray,
     order). Only runs holding a pair out of order move: a pair is swapped, a
     longer run sorted.
     """
-    qs = qidx if order is None else qidx[order]
-    ss = score if order is None else score[order]
-    tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
-    del qs, ss
-    pairs = np.flatnonzero(tie)
+    pairs = ties.pairs
     if pairs.size == 0:
         return None
     first = pairs if order is None else order[pairs]
@@ -148,11 +191,7 @@ def _tie_moves(order: IntArray | None, qidx: IntArray, score: FloatArray,
     bad = (docs.gather(pl.Series(first)) <= docs.gather(pl.Series(second))).to_numpy()
     if not bad.any():
         return None  # already in trec_eval's order
-    # runs of consecutive tied pairs: a run of k pairs is k + 1 tied rows
-    opens = np.empty(pairs.size, dtype=bool)
-    opens[0] = True
-    np.not_equal(np.diff(pairs), 1, out=opens[1:])
-    starts = np.flatnonzero(opens)  # each run's first pair
+    starts = ties.starts
     run_start = pairs[starts]
     run_pairs = np.diff(starts, append=pairs.size)
     run_bad = np.logical_or.reduceat(bad, starts)
@@ -182,6 +221,12 @@ def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: in
     A file already in rank order keeps its query blocks in file order (no
     copy); otherwise the rankings follow query index order.
     """
+    base = base_order(qidx, score, n_queries)
+    return fix_ties(base, find_ties(base, qidx, score), docs)
+
+
+def base_order(qidx: IntArray, score: FloatArray, n_queries: int) -> Ranking:
+    """Rows ranked by query, then score descending; ties not yet ordered (see :func:`fix_ties`)."""
     n = qidx.size
     counts = np.bincount(qidx, minlength=n_queries) if n else np.zeros(n_queries, np.int64)
     if n == 0:
@@ -194,10 +239,27 @@ def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: in
     if ranked:
         absent = np.flatnonzero(counts == 0)
         queries = np.concatenate((block_q, absent)).astype(np.int64)
-        return Ranking(None, _tie_moves(None, qidx, score, docs), queries, counts[queries])
+        return Ranking(None, None, queries, counts[queries])
     order = _sort_within_queries(qidx, score)
-    return Ranking(order, _tie_moves(order, qidx, score, docs),
-                   np.arange(n_queries, dtype=np.int64), counts)
+    return Ranking(order, None, np.arange(n_queries, dtype=np.int64), counts)
+
+
+def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
+             values: IntArray | None = None) -> Ranking:
+    """``base`` with its ties (from :func:`find_ties`) in trec_eval's order.
+
+    trec_eval ranks tied documents by id, descending. With ``values`` (one
+    per file row: what the measures will see), only runs whose rows differ
+    in value are put in order: swapping two rows of the same value changes
+    no measure, and most ties of a ranking are between unjudged documents,
+    so most string comparisons are saved. Without ``values`` (when ``-M``
+    cuts rankings, which rows survive the cut matters) every tie is ordered.
+    """
+    if ties is None:
+        return base
+    if values is not None:
+        ties = _valued_runs(ties, values if base.order is None else values[base.order])
+    return Ranking(base.order, _tie_moves(base.order, ties, docs), base.queries, base.counts)
 
 
 def distinct_within(keys: UIntArray, counts: IntArray) -> bool:
