@@ -45,3 +45,47 @@ def test_doc_keys_mix_the_query_into_the_document_hash():
     assert keys[:20].tolist() == expected
     # one key per distinct (query, document): the same document in two queries gets two
     assert len(set(zip(qidx.tolist(), docs.to_list(), strict=True))) == len(set(keys.tolist()))
+
+
+def test_ties_between_equal_values_need_no_order():
+    # Ordering only the tied runs whose rows differ in value yields the same
+    # value at every rank as ordering every run (the measures see nothing else).
+    from rankscope.trec_eval.ranking import base_order, find_ties, fix_ties, rank_order
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n_queries = int(rng.integers(1, 5))
+        size = int(rng.integers(1, 60))
+        qidx = np.sort(rng.integers(0, n_queries, size)) if rng.random() < 0.5 else \
+            rng.integers(0, n_queries, size)
+        score = rng.integers(0, 4, size).astype(np.float64)
+        if rng.random() < 0.5:  # a file already in rank order
+            order = np.lexsort((-score, qidx))
+            qidx, score = qidx[order], score[order]
+        # distinct ids (a query listing a document twice fails whatever its order)
+        docs = pl.Series([f"d{int(x)}" for x in rng.permutation(size)])
+        values = rng.choice([-1, -1, -1, 0, 1, 2], size).astype(np.int64)
+        full = rank_order(qidx, score, docs, n_queries)
+        base = base_order(qidx, score, n_queries)
+        lean = fix_ties(base, find_ties(base, qidx, score), docs, values)
+        assert full.apply(values).tolist() == lean.apply(values).tolist()
+        assert full.queries.tolist() == lean.queries.tolist()
+
+
+def test_a_cut_inside_a_tie_run_keeps_the_larger_ids(tmp_path):
+    # c, b and a tie at score 5 below c at 9: trec_eval ranks c, c, b, a (ids
+    # descending), so -M2 keeps c twice (a duplicate: exit 4) and -M1 does not.
+    from .util import ours
+
+    (tmp_path / "qrels").write_bytes(b"q 0 x 1\n")
+    (tmp_path / "run").write_bytes(b"q Q0 c 1 9 r\nq Q0 a 2 5 r\nq Q0 b 3 5 r\nq Q0 c 4 5 r\n")
+    cut2 = ours(["-M2", "-m", "num_ret", "qrels", "run"], cwd=tmp_path)
+    assert cut2.status == 4
+    assert cut2.stderr.startswith("trec_eval.form_res_qrels: duplicate docs c")
+    assert ours(["-M1", "-m", "num_ret", "qrels", "run"], cwd=tmp_path).stdout == \
+        "num_ret               \tall\t1\n"
+    # b (relevant) ties with a and d at 5: ranked d, b, a, so b is third
+    (tmp_path / "qrels").write_bytes(b"q 0 b 1\n")
+    (tmp_path / "run").write_bytes(b"q Q0 c 1 9 r\nq Q0 a 2 5 r\nq Q0 b 3 5 r\nq Q0 d 4 5 r\n")
+    out = ours(["-m", "P.2,3", "qrels", "run"], cwd=tmp_path).stdout
+    assert out == "P_2                   \tall\t0.0000\nP_3                   \tall\t0.3333\n"
