@@ -254,11 +254,18 @@ def _rbp_resid(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
     power = _powers(p, int(st.lengths.max(initial=0)))
     total = np.zeros(st.n, dtype=np.float64)
     for queries, grid in st.padded(fill=0):
-        if grid.shape[1] == 0:
+        width = grid.shape[1]
+        if width == 0:
             continue
-        # p^(rank-1) at unjudged ranks, 0 elsewhere (adding 0 leaves C's sum unchanged)
-        weights = np.where(grid < 0, power[: grid.shape[1]], 0.0)
-        # a running sum adds left to right, as C does (a sum may pair terms)
-        total[queries] = np.cumsum(weights, axis=1, out=weights)[:, -1]
+        step = max(1, (1 << 19) // width)  # a few MB at a time, reused: no fresh pages
+        weights = np.empty((min(step, len(queries)), width), dtype=np.float64)
+        for lo in range(0, len(queries), step):
+            rows = grid[lo:lo + step]
+            w = weights[: rows.shape[0]]
+            # p^(rank-1) at unjudged ranks, 0 elsewhere (adding 0 leaves C's sum unchanged)
+            w[...] = 0.0
+            np.copyto(w, power[:width], where=rows < 0)
+            # a running sum adds left to right, as C does (a sum may pair terms)
+            total[queries[lo:lo + step]] = np.cumsum(w, axis=1, out=w)[:, -1]
     has = st.lengths - st.judged.count > 0
     return [np.where(has, power[st.lengths] + (1 - p) * total, 0.0)]
