@@ -35,7 +35,8 @@ class EvaluationInfo:
             f"(policy {self.queries!r}; qrels {self.n_qrels_queries}, run {self.n_run_queries}"
         )
         if self.missing_from_run:
-            verb = "scored as empty" if self.queries == "qrels" else "without a value"
+            verb = {"qrels": "scored as empty", "intersection": "left out"}.get(
+                self.queries, "without a value")
             text += f"; {len(self.missing_from_run)} missing from the run, {verb}"
         if self.run_only:
             text += f"; {len(self.run_only)} only in the run, ignored"

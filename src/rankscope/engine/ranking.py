@@ -104,7 +104,8 @@ class RankedLists:
     run_only_queries : list of str
         Queries the run has but the qrels do not (reported, not evaluated).
     missing_queries : list of str
-        Evaluated queries the run lacks (scored as empty rankings).
+        Queries of the qrels the run lacks: scored as empty rankings with the
+        "qrels" policy, left out with "intersection", null with "nonnull".
     """
 
     query_ids: list[str]
@@ -458,5 +459,5 @@ def rank(
         run_docs=docs,
         depth=depth,
         run_only_queries=sorted(run_queries - qrels_queries),
-        missing_queries=[q for q, present in zip(evaluated, in_run, strict=True) if not present],
+        missing_queries=sorted(qrels_queries - run_queries),  # whatever the policy did with them
     )

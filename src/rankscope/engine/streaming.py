@@ -244,7 +244,7 @@ def _assemble(
         n_qrels_queries=len(qrels_queries),
         n_run_queries=len(run_queries),
         n_evaluated=len(query_ids),
-        missing_from_run=missing if queries != "intersection" else [],
+        missing_from_run=missing,
         run_only=sorted(run_queries - qrels_queries),
     )
     return EvaluationResult(

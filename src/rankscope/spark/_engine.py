@@ -187,7 +187,7 @@ def _assemble(
         n_qrels_queries=qrels_rows.height,
         n_run_queries=len(run_ids),
         n_evaluated=kept.height,
-        missing_from_run=missing if queries != "intersection" else [],
+        missing_from_run=missing,
         run_only=run_only,
     )
     return EvaluationResult(
