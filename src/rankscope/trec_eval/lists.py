@@ -210,8 +210,8 @@ def build_lists(
     # beside it (numpy and polars release the GIL on large arrays).
     most = int(np.bincount(qidx).max(initial=0)) if qidx.size else 0
     truncated = max_ret < most
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        matching = pool.submit(_match, qidx, docs, judged, n)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        matching = pool.submit(_match, qidx, docs, judged, n, pool)
         base = base_order(qidx, score, n)
         ties = find_ties(base, qidx, score)
         keys, qrels_dup, values_hit, hit, levels = matching.result()
@@ -275,15 +275,16 @@ def build_lists(
 
 
 def _match(
-    qidx: IntArray, docs: pl.Series, judged: pl.DataFrame, n: int,
+    qidx: IntArray, docs: pl.Series, judged: pl.DataFrame, n: int, pool: ThreadPoolExecutor,
 ) -> tuple[npt.NDArray[np.uint64], list[str | None], IntArray, IntArray,
            tuple[IntArray, IntArray, IntArray, IntArray]]:
     """Run keys, qrels duplicates, the value of each run row found in the qrels.
 
     Also the judgment counts: (query, level, count) rows for the levels >= 0,
-    and each query's highest value (negative ones too).
+    and each query's highest value (negative ones too). The run's rows are
+    hashed and looked up in halves, on two of ``pool``'s threads (polars'
+    lookup uses one core).
     """
-    keys = doc_keys(qidx, docs)
     levels = _level_counts(judged, n)
     jq = judged.get_column("qidx").to_numpy().astype(np.int64)
     jdocs = judged.get_column("doc_id")
@@ -296,9 +297,21 @@ def _match(
             pl.struct("q", "d").is_first_distinct()).to_series().to_numpy())
         jq, jdocs = jq[keep_j], jdocs.gather(pl.Series(keep_j))
         jkeys, jrel = jkeys[keep_j], jrel[keep_j]
-    hit, line = lookup(keys, qidx, docs, jkeys, jq, jdocs)
-    found = np.where(jrel[line] < 0, UNJUDGED, jrel[line]).astype(np.int64)
-    return keys, qrels_dup, found, hit, levels
+    keys = np.empty(qidx.size, dtype=np.uint64)
+    half = qidx.size // 2
+    parts = [(0, half), (half, qidx.size)] if half >= 1 << 16 else [(0, qidx.size)]
+
+    def probe(lo: int, hi: int) -> tuple[IntArray, IntArray]:
+        part_q, part_docs = qidx[lo:hi], docs.slice(lo, hi - lo)
+        part_keys = doc_keys(part_q, part_docs, out=keys[lo:hi])
+        hit, line = lookup(part_keys, part_q, part_docs, jkeys, jq, jdocs)
+        return hit + lo, line
+
+    found = [f.result() for f in [pool.submit(probe, lo, hi) for lo, hi in parts]]
+    hit = np.concatenate([h for h, _ in found])
+    line = np.concatenate([j for _, j in found])
+    values = np.where(jrel[line] < 0, UNJUDGED, jrel[line]).astype(np.int64)
+    return keys, qrels_dup, values, hit, levels
 
 
 def _level_counts(judged: pl.DataFrame, n: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:

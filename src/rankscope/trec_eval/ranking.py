@@ -39,18 +39,18 @@ MIX = 0x9E3779B97F4A7C15  # mixes the query index into a document hash
 _MIX = np.uint64(MIX)
 
 
-def doc_keys(qidx: IntArray, docs: pl.Series) -> UIntArray:
-    """A 64-bit key per (query index, document id) row."""
-    keys = docs.hash(seed=0x5EED).to_numpy()
-    if not keys.flags.writeable:
-        keys = keys.copy()
+def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
+    """A 64-bit key per (query index, document id) row (written to ``out`` if given)."""
+    hashed = docs.hash(seed=0x5EED).to_numpy()
+    if out is None:
+        out = hashed if hashed.flags.writeable else hashed.copy()
     step = 1 << 20  # mixed in the query block by block: no temporary as long as the run
     with np.errstate(over="ignore"):
         for lo in range(0, qidx.size, step):
             mixed = qidx[lo:lo + step].astype(np.uint64)
             np.multiply(mixed, _MIX, out=mixed)
-            np.bitwise_xor(keys[lo:lo + step], mixed, out=keys[lo:lo + step])
-    return keys
+            np.bitwise_xor(hashed[lo:lo + step], mixed, out=out[lo:lo + step])
+    return out
 
 
 def _stable_by_query(qidx: IntArray) -> IntArray:
