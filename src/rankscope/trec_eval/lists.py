@@ -297,6 +297,7 @@ def _match(
             pl.struct("q", "d").is_first_distinct()).to_series().to_numpy())
         jq, jdocs = jq[keep_j], jdocs.gather(pl.Series(keep_j))
         jkeys, jrel = jkeys[keep_j], jrel[keep_j]
+    distinct = pl.Series(jkeys).n_unique() == jkeys.size  # else: a collision, match strings
     keys = np.empty(qidx.size, dtype=np.uint64)
     half = qidx.size // 2
     parts = [(0, half), (half, qidx.size)] if half >= 1 << 16 else [(0, qidx.size)]
@@ -304,7 +305,7 @@ def _match(
     def probe(lo: int, hi: int) -> tuple[IntArray, IntArray]:
         part_q, part_docs = qidx[lo:hi], docs.slice(lo, hi - lo)
         part_keys = doc_keys(part_q, part_docs, out=keys[lo:hi])
-        hit, line = lookup(part_keys, part_q, part_docs, jkeys, jq, jdocs)
+        hit, line = lookup(part_keys, part_q, part_docs, jkeys, jq, jdocs, distinct)
         return hit + lo, line
 
     found = [f.result() for f in [pool.submit(probe, lo, hi) for lo, hi in parts]]

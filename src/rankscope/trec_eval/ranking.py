@@ -317,14 +317,18 @@ def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries
 
 
 def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series, qrels_keys: UIntArray,
-           qrels_q: IntArray, qrels_docs: pl.Series) -> tuple[IntArray, IntArray]:
+           qrels_q: IntArray, qrels_docs: pl.Series,
+           keys_distinct: bool | None = None) -> tuple[IntArray, IntArray]:
     """The run rows found in the qrels, and the index of their qrels line.
 
-    The qrels must not hold the same (query, document) twice.
+    The qrels must not hold the same (query, document) twice. ``keys_distinct``
+    says whether ``qrels_keys`` are all different, when already known.
     """
     index = np.arange(qrels_keys.size, dtype=np.int64)
     keyed = pl.DataFrame({"k": qrels_keys, "j": index})
-    if keyed.get_column("k").n_unique() != qrels_keys.size:
+    if keys_distinct is None:
+        keys_distinct = keyed.get_column("k").n_unique() == qrels_keys.size
+    if not keys_distinct:
         # a hash collision between different qrels lines: match on the strings
         left = pl.DataFrame({"q": run_q, "d": run_docs})
         right = pl.DataFrame({"q": qrels_q, "d": qrels_docs, "j": index})
