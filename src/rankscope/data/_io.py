@@ -60,19 +60,23 @@ def read_text(path: PathLike) -> tuple[bytes, str]:
     """
     data = read_bytes(path)
     name = display_name(path)
-    head = data[:65536]
+    check_text_head(data[:65536], name)
+    return data, name
+
+
+def check_text_head(head: bytes, name: str) -> None:
+    """Refuse a file whose first bytes are not text (NUL bytes, or not UTF-8)."""
     if b"\x00" in head:
         raise FileAccessError("binary file (contains NUL bytes), expected text", source=name)
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # A multi-byte character cut at the 64 KiB boundary is not binary.
+        # A multi-byte character cut at the end of the head is not binary.
         if exc.start < len(head) - 4:
             line = head[: exc.start].count(b"\n") + 1
             raise FileAccessError(
                 "not UTF-8 text (binary file?)", source=name, line=line
             ) from None
-    return data, name
 
 
 def write_bytes(path: PathLike, data: bytes) -> None:

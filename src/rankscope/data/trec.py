@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import polars as pl
 
+from rankscope.data._io import check_text_head
 from rankscope.errors import FileAccessError, ParseError
 
 if TYPE_CHECKING:
@@ -374,20 +375,6 @@ def _file_chunks(handle: BinaryIO, size: int) -> Iterator[bytes]:
             start = end
 
 
-def _check_head(head: bytes, name: str) -> None:
-    """The checks :func:`rankscope.data._io.read_text` makes on a file's start."""
-    if b"\x00" in head:
-        raise FileAccessError("binary file (contains NUL bytes), expected text", source=name)
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:
-            line = head[: exc.start].count(b"\n") + 1
-            raise FileAccessError(
-                "not UTF-8 text (binary file?)", source=name, line=line
-            ) from None
-
-
 def _open(path: PathLike, name: str) -> BinaryIO:
     try:
         return open(path, "rb")
@@ -446,7 +433,7 @@ def iter_trec_chunks(
             raise FileAccessError(
                 "gzipped input cannot be streamed; decompress it first", source=name
             )
-        _check_head(head, name)
+        check_text_head(head, name)
         handle.seek(0)
         offset = 0
         lines_before = _file_lines_before(path)
@@ -478,7 +465,7 @@ def read_trec_file(
         head = handle.read(65536)
         if head[:2] == _GZIP_MAGIC:
             return None
-        _check_head(head, name)
+        check_text_head(head, name)
         handle.seek(0)
         size = os.fstat(handle.fileno()).st_size
         from rankscope.progress import byte_bar
