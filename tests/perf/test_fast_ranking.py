@@ -181,3 +181,16 @@ def test_hash_collisions_alone_are_not_duplicates(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(DuplicateDocumentError) as err:
         Run(dup)
     assert err.value.line == 3
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_duplicates_in_a_run_grouped_by_query(seed: int) -> None:
+    # each query's rows together: the duplicate proof sorts each query's hashes
+    frame = _with_duplicates(seed).sort("query_id", maintain_order=True)
+    expected = slow_first_duplicate(frame)
+    assert expected is not None
+    with pytest.raises(DuplicateDocumentError) as err:
+        Run(frame, source="r")
+    assert err.value.line == expected[1] + 1
+    distinct = frame.unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+    assert Run(distinct).frame.height == distinct.height  # and none when there is none

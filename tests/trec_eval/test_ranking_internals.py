@@ -7,7 +7,8 @@ import random
 import numpy as np
 import polars as pl
 
-from rankscope.trec_eval.ranking import MIX, distinct_within, doc_keys
+from rankscope.data.distinct import distinct_within
+from rankscope.trec_eval.ranking import MIX, doc_keys
 
 
 def test_distinct_within_matches_sets_per_group():

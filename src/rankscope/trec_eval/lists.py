@@ -22,9 +22,9 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.distinct import distinct_within
 from rankscope.trec_eval.ranking import (
     base_order,
-    distinct_within,
     doc_keys,
     find_ties,
     first_duplicates,

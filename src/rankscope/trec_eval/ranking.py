@@ -27,7 +27,7 @@ import numpy.typing as npt
 import polars as pl
 
 __all__ = [
-    "Ranking", "Ties", "base_order", "distinct_within", "doc_keys", "find_ties",
+    "Ranking", "Ties", "base_order", "doc_keys", "find_ties",
     "first_duplicates", "fix_ties", "lookup", "rank_order",
 ]
 
@@ -260,43 +260,6 @@ def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
     if values is not None:
         ties = _valued_runs(ties, values if base.order is None else values[base.order])
     return Ranking(base.order, _tie_moves(base.order, ties, docs), base.queries, base.counts)
-
-
-def distinct_within(keys: UIntArray, counts: IntArray) -> bool:
-    """Whether each group of keys (consecutive, ``counts`` long) holds no key twice.
-
-    Groups of similar length are sorted as the rows of padded matrices
-    (numpy sorts many short rows much faster than polars or one long sort
-    finds duplicates), a few million keys at a time. Padding is the largest
-    key and sorts last, so only each row's first ``count`` entries are compared.
-    """
-    present = np.flatnonzero(counts > 1)
-    if present.size == 0:
-        return True
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    bucket = np.floor(np.log2(counts[present])).astype(np.int64)
-    top = np.iinfo(np.uint64).max
-    for b in np.unique(bucket):
-        groups = present[bucket == b]
-        width = int(counts[groups].max())
-        step = max(1, (1 << 22) // width)
-        for lo in range(0, groups.size, step):
-            chunk = groups[lo:lo + step]
-            lens = counts[chunk]
-            if np.all(lens == width) and np.all(np.diff(offsets[chunk]) == width):
-                start = int(offsets[chunk[0]])  # contiguous, no padding: a view
-                grid = np.sort(keys[start:start + chunk.size * width].reshape(-1, width), axis=1)
-            else:
-                rows = np.repeat(np.arange(chunk.size), lens)
-                cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
-                grid = np.full((chunk.size, width), top, dtype=np.uint64)
-                grid[rows, cols] = keys[np.repeat(offsets[chunk], lens) + cols]
-                grid.sort(axis=1)
-            same = grid[:, 1:] == grid[:, :-1]
-            same &= np.arange(1, width) < lens[:, None]
-            if same.any():
-                return False
-    return True
 
 
 def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,
