@@ -35,7 +35,7 @@ def distinct_within(keys: UIntArray, counts: IntArray) -> bool:
     for b in np.unique(bucket):
         groups = present[bucket == b]
         width = int(counts[groups].max())
-        step = max(1, (1 << 22) // width)
+        step = max(1, (1 << 20) // width)
         for lo in range(0, groups.size, step):
             chunk = groups[lo:lo + step]
             lens = counts[chunk]

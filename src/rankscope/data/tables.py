@@ -10,11 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-import numpy.typing as npt
 import polars as pl
 
-from rankscope.data.distinct import distinct_within
 from rankscope.errors import DuplicateDocumentError, InputError, OptionError, ParseError
 
 if TYPE_CHECKING:
@@ -265,24 +262,9 @@ def pair_hashes(frame: pl.DataFrame) -> pl.Series:
 def _candidates(frame: pl.DataFrame) -> pl.Series | None:
     """Rows that may repeat a pair (their hash repeats); None when no row can."""
     keys = pair_hashes(frame)
-    blocks = _query_blocks(frame.get_column("query_id"))
-    if blocks is not None:  # each query's rows together: sort each query's hashes
-        if distinct_within(keys.to_numpy(), blocks):
-            return None
-    elif keys.n_unique() == keys.len():
+    if keys.n_unique() == keys.len():
         return None  # all hashes distinct, so all pairs distinct
     return keys.is_duplicated()
-
-
-def _query_blocks(query_ids: pl.Series) -> npt.NDArray[np.int64] | None:
-    """The lengths of the runs of equal query ids, if no query comes back after another."""
-    if query_ids.len() < 2:
-        return None
-    opens = (query_ids != query_ids.shift(1)).fill_null(True)
-    starts = opens.arg_true()
-    if query_ids.gather(starts).n_unique() != starts.len():
-        return None
-    return np.diff(starts.to_numpy().astype(np.int64), append=query_ids.len())
 
 
 def _first_duplicate(frame: pl.DataFrame) -> tuple[int, int] | None:
