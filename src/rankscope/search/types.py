@@ -1,0 +1,89 @@
+"""The contract every search endpoint keeps, whatever engine is behind it.
+
+An :class:`Endpoint` answers one :class:`QueryItem` with a :class:`SearchResponse`:
+the ranked :class:`Hit` list plus what a snapshot must keep to be re-scored and
+shown later (the rendered request, latency, a hash of the raw answer). Remote
+kinds (Elasticsearch, OpenSearch, Solr, any HTTP JSON API) and the embedded
+engine implement the same protocol, so the snapshot service never knows which
+one it drives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Endpoint", "EndpointConfig", "Hit", "QueryItem", "SearchResponse"]
+
+
+@dataclass(frozen=True)
+class QueryItem:
+    """One query of a query set: its id, its text and named template parameters."""
+
+    query_id: str
+    text: str
+    params: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked result as the engine returned it (rank = position in the list, from 1)."""
+
+    doc_id: str
+    score: float | None = None
+    title: str | None = None
+    snippet: str | None = None
+    url: str | None = None
+    image: str | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """What one query returned, with what a snapshot keeps about the exchange."""
+
+    query: QueryItem
+    hits: tuple[Hit, ...]
+    request: Mapping[str, Any]
+    """The rendered request: ``method``, ``url``, and ``body`` and/or ``params``."""
+    latency_ms: float
+    raw_sha256: str
+    """SHA-256 (hex) of the raw response body."""
+    raw: bytes | None = None
+    """The raw response body, when the endpoint is asked to keep it."""
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """An endpoint description read from TOML (credentials only as env-variable names).
+
+    ``settings`` holds every key of the file as read (after ``template_file`` is
+    resolved into ``template``); ``config_hash`` is a SHA-256 of their canonical
+    JSON, so two snapshots taken with the same configuration can be recognised.
+    """
+
+    kind: str
+    name: str
+    settings: Mapping[str, Any]
+    config_hash: str
+    source: str | None = None
+
+
+@runtime_checkable
+class Endpoint(Protocol):
+    """A search engine that answers queries (use as an async context manager)."""
+
+    config: EndpointConfig
+
+    async def search(self, query: QueryItem, depth: int) -> SearchResponse:
+        """Return at most ``depth`` hits for ``query``, best first."""
+        ...
+
+    async def version(self) -> str | None:
+        """The engine's version where it reports one, else ``None``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and files."""
+        ...
