@@ -2,7 +2,7 @@
 # Install everything the test suite needs into .venv, then run lint, types and every test.
 # Works on a fresh machine with only Python, pip and apt: as root it installs with apt what
 # the tests need outside Python (a headless Java for Spark, PostgreSQL for the database
-# tests) and starts a throwaway PostgreSQL cluster on 127.0.0.1 for the run.
+# tests, Debian's Chromium for the browser tests) and starts a throwaway PostgreSQL cluster on 127.0.0.1 for the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -13,6 +13,7 @@ PY=${PYTHON:-python3}
 need=()
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)   # the web app's browser tests (Playwright)
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
      --no-install-recommends "${need[@]}" >/dev/null) \
