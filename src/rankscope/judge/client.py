@@ -66,8 +66,9 @@ class Budget:
 
     A request starts only while fewer than ``max_calls`` were sent, and when
     the tokens used, plus the estimates of requests in flight, plus this
-    request's estimate stay within ``max_tokens``. When an answer arrives its
-    estimate is replaced by the tokens the endpoint reports.
+    request's estimate stay within ``max_tokens`` (when only the requests in
+    flight stand in the way, it waits for them to settle). When an answer
+    arrives its estimate is replaced by the tokens the endpoint reports.
     """
 
     def __init__(self, max_calls: int | None = None, max_tokens: int | None = None) -> None:
@@ -76,20 +77,26 @@ class Budget:
         self.calls = 0
         self.tokens = 0
         self._reserved = 0
+        self._settled: asyncio.Event | None = None
         self.exhausted: str | None = None
 
-    def acquire(self, estimate: int) -> bool:
+    async def acquire(self, estimate: int) -> bool:
         """Reserve one request of about ``estimate`` tokens; False once spent."""
-        if self.exhausted is not None:
-            return False
-        if self.max_calls is not None and self.calls >= self.max_calls:
-            self.exhausted = f"the call budget ({self.max_calls}) is spent"
-            return False
-        if self.max_tokens is not None and (
-            self.tokens + self._reserved + estimate > self.max_tokens
-        ):
-            self.exhausted = f"the token budget ({self.max_tokens}) is spent"
-            return False
+        while True:
+            if self.exhausted is not None:
+                return False
+            if self.max_calls is not None and self.calls >= self.max_calls:
+                self.exhausted = f"the call budget ({self.max_calls}) is spent"
+                return False
+            if self.max_tokens is None or (
+                self.tokens + self._reserved + estimate <= self.max_tokens
+            ):
+                break
+            if self.tokens + estimate > self.max_tokens or self._reserved == 0:
+                self.exhausted = f"the token budget ({self.max_tokens}) is spent"
+                return False
+            self._settled = self._settled or asyncio.Event()
+            await self._settled.wait()
         self.calls += 1
         self._reserved += estimate
         return True
@@ -98,6 +105,9 @@ class Budget:
         """Replace a reservation by what the request really used (None: the estimate)."""
         self._reserved -= estimate
         self.tokens += estimate if actual is None else actual
+        if self._settled is not None:
+            self._settled.set()
+            self._settled = None
 
 
 @dataclass
@@ -250,7 +260,7 @@ class ChatClient:
         last = "no request sent"
         status: int | None = None
         for attempt in range(self.max_retries + 1):
-            if not self.budget.acquire(estimate):
+            if not await self.budget.acquire(estimate):
                 return None
             await self._pace()
             self.stats.requests += 1
