@@ -13,7 +13,7 @@ from rankscope.errors import JudgeError
 from rankscope.judge.api import judge, judge_async
 from rankscope.judgments import Judgments
 
-from .conftest import Reply, grades_script, wait_until
+from .conftest import Reply, grades_script
 
 ALL_PAIRS = {("q1", "d3"), ("q1", "d1"), ("q1", "d2"), ("q1", "d4"),
              ("q2", "d5"), ("q2", "d1"), ("q2", "d6")}
@@ -282,7 +282,7 @@ def test_samples_majority_vote_and_self_consistency(server, collection, fast_sle
     votes = {"d3": ["2", "2", "3"], "d1": ["1", "2", "3"], "d2": ["0", "0", "0"],
              "d4": ["1", "x", "1"]}
     server.script = lambda doc, n, body: Reply(
-        '{"grade": %s}' % votes[doc][n] if votes[doc][n] != "x" else "no idea")
+        f'{{"grade": {votes[doc][n]}}}' if votes[doc][n] != "x" else "no idea")
     cache = tmp_path / "c.sqlite"
     result = _run(server, collection, fast_sleep, pairs=[("q1", d) for d in votes],
                   runs=[], samples=3, temperature=0.7, cache=cache, concurrency=1)

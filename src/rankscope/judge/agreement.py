@@ -157,7 +157,8 @@ def judge_agreement(
         The two sets of grades (a qrels file is one rater; an LLM grades file
         from :func:`rankscope.judge` has one rater per model).
     scale : Scale or str, optional
-        The grading scale (default: the judgments' declared one).
+        The grading scale (default: the judgments' declared one, else graded
+        when every grade is a whole number 0-3, else detail when 1-10).
     threshold : float, default 1
         The lowest relevant grade, for the binarised kappa and the base rates.
     runs : sequence of runs (Run, path, DataFrame, dict), optional
@@ -179,7 +180,7 @@ def judge_agreement(
     sc = get_scale(scale)
     h = as_judgments(human, scale=sc)
     m = as_judgments(llm, scale=sc)
-    sc = sc or h.scale or m.scale
+    sc = sc or h.scale or m.scale or _guess_scale(h, m)
     common = set(h.raters) & set(m.raters)
     if common:
         raise InputError(f"the same rater on both sides: {', '.join(sorted(common))}")
@@ -206,7 +207,7 @@ def judge_agreement(
     )
     if level == "auto":
         level = sc.default_level if sc is not None else "ordinal"
-    ranking = _ranking(h, m, runs, metric) if runs else None
+    ranking = _ranking(h, m, runs, metric, sc) if runs else None
     return JudgeAgreement(
         n_items=n,
         n_human_only=h_major.height - n,
@@ -231,6 +232,17 @@ def judge_agreement(
     )
 
 
+def _guess_scale(*parts: Judgments) -> Scale | None:
+    """graded when every grade is a whole number 0-3 (then detail 1-10), else None."""
+    from rankscope.judgments.scales import DETAIL, GRADED
+
+    grades = pl.concat([p.frame.get_column("grade").drop_nulls() for p in parts])
+    for scale in (GRADED, DETAIL):
+        if grades.len() and all(scale.contains(g) for g in grades.unique().to_list()):
+            return scale
+    return None
+
+
 def _confusion(merged: pl.DataFrame, categories: list[float]) -> pl.DataFrame:
     """Counts: one row per human grade, one column per LLM grade."""
     names = [f"{c:g}" for c in categories]
@@ -244,7 +256,9 @@ def _confusion(merged: pl.DataFrame, categories: list[float]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def _ranking(h: Judgments, m: Judgments, runs: Sequence[Any], metric: str) -> SystemRanking:
+def _ranking(
+    h: Judgments, m: Judgments, runs: Sequence[Any], metric: str, sc: Scale | None
+) -> SystemRanking:
     from rankscope.data.formats import as_run
     from rankscope.engine.evaluate import evaluate
     from rankscope.metrics.parser import parse_metric
@@ -255,8 +269,8 @@ def _ranking(h: Judgments, m: Judgments, runs: Sequence[Any], metric: str) -> Sy
         raise DependencyError("scipy", "stats", "Kendall's tau between system rankings") \
             from None
     parse_metric(metric)  # an unknown name fails before any work
-    human_q = h.aggregate()
-    llm_q = m.aggregate()
+    human_q = h.aggregate(scale=sc)
+    llm_q = m.aggregate(scale=sc)
     both = sorted(set(human_q.query_ids) & set(llm_q.query_ids))
     if not both:
         raise OptionError("the human and LLM judgments share no query: no system ranking")
@@ -265,10 +279,12 @@ def _ranking(h: Judgments, m: Judgments, runs: Sequence[Any], metric: str) -> Sy
 
     human_q = Qrels(human_q.frame.filter(keep), source=human_q.source)
     llm_q = Qrels(llm_q.frame.filter(keep), source=llm_q.source)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, run in enumerate(runs):
         run_t = as_run(run)
-        name = run_t.name if run_t.name else f"run{i + 1}"
+        name = run_t.name or f"run{i + 1}"
+        if any(r["run"] == name for r in rows):  # two runs of one name stay apart
+            name = f"{name} ({i + 1})"
         a = evaluate(human_q, run_t, [metric])[metric]
         b = evaluate(llm_q, run_t, [metric])[metric]
         rows.append({"run": name, "human": a, "llm": b,

@@ -49,6 +49,8 @@ class JudgeResult:
         What was done and what it cost (None for a dry run).
     rows : polars.DataFrame
         Every row of this rater in the grades file (see :mod:`rankscope.judge.output`).
+    scale : Scale
+        The grading scale.
     agreement : JudgeAgreement or None
         Agreement with the human grades given as ``human`` (when they overlap).
     """
@@ -58,13 +60,14 @@ class JudgeResult:
     plan: Plan
     usage: Usage | None
     rows: pl.DataFrame
+    scale: Scale = GRADED
     agreement: JudgeAgreement | None = None
 
     @property
     def judgments(self) -> Judgments:
         """The grades as :class:`~rankscope.judgments.Judgments` (no grade = null)."""
         return Judgments(self.rows.select("query_id", "doc_id", "rater", "grade"),
-                         source=f"<{self.rater}>")
+                         source=f"<{self.rater}>", scale=self.scale)
 
 
 def _pairs(
@@ -175,7 +178,7 @@ async def judge_async(
         found = judge_agreement(human, llm, scale=sc)
         agreed = found if found.n_items else None
     return JudgeResult(rater=spec.rater, template_sha256=template.sha256, plan=counted,
-                       usage=usage, rows=mine, agreement=agreed)
+                       usage=usage, rows=mine, scale=sc, agreement=agreed)
 
 
 def judge(
