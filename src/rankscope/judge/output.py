@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from rankscope.errors import FileAccessError, ParseError
+from rankscope.errors import FileAccessError, OptionError, ParseError
 
 __all__ = ["COLUMNS", "DONE", "ResultsFile", "rows_frame"]
 
@@ -46,11 +46,10 @@ Row = dict[str, str]
 
 def _format(path: str) -> str:
     lower = path.lower()
-    if lower.endswith(".jsonl"):
-        return "jsonl"
-    if lower.endswith(".tsv"):
-        return "tsv"
-    return "csv"
+    for fmt in ("csv", "tsv", "jsonl"):
+        if lower.endswith("." + fmt):
+            return fmt
+    raise OptionError(f"the grades file must end in .csv, .tsv or .jsonl, not {path!r}")
 
 
 def cell(value: Any) -> str:
@@ -77,6 +76,8 @@ class ResultsFile:
 
     def __init__(self, path: str | os.PathLike[str] | None) -> None:
         self.path = None if path is None else os.fspath(path)
+        if self.path is not None:
+            _format(self.path)  # refuse a name no judgments reader would take
         self.rows: list[Row] = []
         self._header: list[str] = list(COLUMNS)
         if self.path is not None and os.path.exists(self.path):
