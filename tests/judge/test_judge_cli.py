@@ -48,14 +48,16 @@ def test_a_judging_run_reports_usage_and_agreement(server, collection, capsys):
 
 
 def test_usage_errors_are_one_line_and_exit_2(server, collection, capsys):
+    x = str(collection["dir"] / "x.csv")
     cases = [
         (["judge", "--model", "m", "--queries", "q", "--docs", "d", "--run", "r"],
          "--endpoint"),
-        (_args(server, collection, "--setting", "nokey"), "KEY=VALUE"),
+        (_args(server, collection, "--setting", "nokey", "-o", x), "KEY=VALUE"),
         (_args(server, collection, "-o", str(collection["dir"] / "grades.txt")), ".csv"),
-        (_args(server, collection, "--prompt", str(collection["dir"] / "none.j2")),
+        (_args(server, collection, "--prompt", str(collection["dir"] / "none.j2"), "-o", x),
          "no such template"),
-        (_args(server, collection, "--samples", "0"), "samples"),
+        (_args(server, collection, "--samples", "0", "-o", x), "samples"),
+        (_args(server, collection), "-o FILE"),
     ]
     for argv, needle in cases:
         assert main(argv) == 2, argv
@@ -63,6 +65,7 @@ def test_usage_errors_are_one_line_and_exit_2(server, collection, capsys):
         assert needle in err and err.count("\n") == 1 and "Traceback" not in err
     assert server.count == 0
     server.script = lambda doc, n, body: Reply(status=404)
-    assert main(_args(server, collection, "--concurrency", "1")) == 2
+    assert main(_args(server, collection, "--concurrency", "1", "-o",
+                      str(collection["dir"] / "g.csv"))) == 2
     err = capsys.readouterr().err
     assert "404" in err and err.count("\n") == 1

@@ -136,6 +136,8 @@ def _judge(args: argparse.Namespace) -> int:
         raise OptionError("give --run RUN (its top --depth) or --pairs FILE to grade")
     if args.queries is None or args.docs is None:
         raise OptionError("--queries and --docs are required")
+    if not args.output and not args.dry_run:
+        raise OptionError("give -o FILE for the grades (or --dry-run to count only)")
     guidelines = ""
     if args.guidelines:
         from rankscope.data._io import read_text
@@ -190,6 +192,8 @@ def _judge(args: argparse.Namespace) -> int:
         out.write(f"grades in {args.output}\n")
     if result.agreement is not None:
         out.write("\n" + format_agreement(result.agreement))
+    elif args.human:
+        out.write(f"no result graded both here and in {args.human}: no agreement to report\n")
     return 0
 
 
