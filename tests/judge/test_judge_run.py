@@ -254,7 +254,7 @@ def test_the_token_budget(server, collection, fast_sleep):
     assert result.usage.stopped and len(_rows(out)) == server.count
     asked = server.count
     server.reset()
-    _run(server, collection, fast_sleep, output=out)
+    _run(server, collection, fast_sleep, output=out, settings={"max_tokens": 10})
     assert server.count == 7 - asked
 
 
@@ -333,3 +333,23 @@ def test_the_api_key_comes_from_the_named_variable(server, collection, fast_slee
 
     with pytest.raises(OptionError, match="JUDGE_TEST_KEY"):
         _run(server, collection, fast_sleep, api_key_env="JUDGE_TEST_KEY", depth=1)
+
+
+def test_resuming_refuses_to_mix_prompts_or_settings(server, collection, fast_sleep, tmp_path):
+    from rankscope.errors import OptionError
+
+    server.script = lambda doc, n, body: Reply('{"grade": 1}')
+    out = tmp_path / "grades.csv"
+    _run(server, collection, fast_sleep, output=out, depth=1)
+    assert _rows(out)[0]["settings"] == '{"temperature":0.0}'
+    server.reset()
+    template = tmp_path / "p.j2"
+    template.write_text("Grade {{ query }} / {{ document }} as {\"grade\": N}")
+    for change in (dict(temperature=0.5), dict(prompt=template), dict(settings={"seed": 3})):
+        with pytest.raises(OptionError, match="another model, prompt or settings"):
+            _run(server, collection, fast_sleep, output=out, **change)
+    assert server.count == 0
+    # another rater name keeps both in one file
+    _run(server, collection, fast_sleep, output=out, depth=1, temperature=0.5, rater="llm:hot")
+    assert server.count == 2
+    assert sorted(Judgments.read(out).raters) == ["llm:hot", "llm:tiny-judge"]

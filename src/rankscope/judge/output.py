@@ -8,6 +8,7 @@ and, after them, what the run knows about each grade::
     reason           why there is no grade (empty when graded)
     model            the model's name
     template_sha256  SHA-256 of the prompt template
+    settings         the decoding settings sent (canonical JSON: temperature, ...)
     samples, votes   how many answers were asked, and their grades ("2,2,3";
                      "?" = an answer with no grade)
     consistency      share of the answers that gave the majority grade
@@ -36,7 +37,8 @@ __all__ = ["COLUMNS", "DONE", "ResultsFile", "rows_frame"]
 
 COLUMNS = (
     "query_id", "doc_id", "rater", "grade", "status", "reason", "model", "template_sha256",
-    "samples", "votes", "consistency", "prompt_tokens", "completion_tokens", "cached", "raw",
+    "settings", "samples", "votes", "consistency", "prompt_tokens", "completion_tokens",
+    "cached", "raw",
 )
 DONE = ("graded", "unrateable", "no_majority")
 """Statuses of a pair that is not asked again (``failed`` is, with ``retry_failed``)."""
@@ -130,6 +132,11 @@ class ResultsFile:
                 status = r.get("status") or ("graded" if r.get("grade") else "unrateable")
                 out[(r["query_id"], r["doc_id"])] = status
         return out
+
+    def configurations(self, rater: str) -> set[tuple[str, str, str]]:
+        """The (model, template hash, settings) the rater's rows were made with."""
+        return {(r.get("model", ""), r.get("template_sha256", ""), r.get("settings", ""))
+                for r in self.rows if r.get("rater") == rater}
 
     def drop(self, rater: str, pairs: Iterable[tuple[str, str]]) -> None:
         """Remove the rater's rows for these pairs (before asking them again)."""

@@ -13,6 +13,7 @@ request starts, and what was done is saved.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
 from collections import Counter
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rankscope.errors import InputError, JudgeRequestError
+from rankscope.errors import InputError, JudgeRequestError, OptionError
 from rankscope.judge.cache import AnswerCache, CachedAnswer, cache_key
 from rankscope.judge.client import Budget, ChatClient, Completion, Sleep
 from rankscope.judge.inputs import Pair, TextSource
@@ -54,6 +55,11 @@ class RunSpec:
     guidelines: str = ""
     max_doc_chars: int | None = 6000
     concurrency: int = 8
+
+    @property
+    def settings_json(self) -> str:
+        """The settings as canonical JSON (recorded with every grade)."""
+        return json.dumps(dict(self.settings), sort_keys=True, separators=(",", ":"))
 
     @property
     def answer_tokens(self) -> int:
@@ -147,7 +153,23 @@ def _jobs(spec: RunSpec, pairs: Sequence[Pair], texts: TextSource) -> list[_Job]
 def _todo(
     spec: RunSpec, pairs: Sequence[Pair], results: ResultsFile, retry_failed: bool
 ) -> tuple[list[Pair], int, list[Pair]]:
-    """(pairs to ask, how many are done already, failed pairs to ask again)."""
+    """(pairs to ask, how many are done already, failed pairs to ask again).
+
+    Raises
+    ------
+    OptionError
+        The file holds grades by this rater made with another model, prompt or
+        settings: resuming would mix them (a new file or another rater name will do).
+    """
+    mine = (spec.model, spec.template.sha256, spec.settings_json)
+    others = {c for c in results.configurations(spec.rater) if c != mine}
+    if others:
+        model, sha, settings = sorted(others)[0]
+        raise OptionError(
+            f"{results.path} already holds grades by {spec.rater} made with another model, "
+            f"prompt or settings (model {model or '?'}, template {sha[:12] or '?'}, settings "
+            f"{settings or '?'}); write to a new file or name another rater"
+        )
     status = results.status_of(spec.rater)
     todo, done, again = [], 0, []
     for p in pairs:
@@ -208,8 +230,6 @@ def _vote(spec: RunSpec, answers: list[CachedAnswer]) -> dict[str, Any]:
 
 
 def _escape(text: str) -> str:
-    import json
-
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
@@ -259,6 +279,7 @@ async def run(
         results.append({
             "query_id": job.pair.query_id, "doc_id": job.pair.doc_id, "rater": spec.rater,
             "model": spec.model, "template_sha256": spec.template.sha256,
+            "settings": spec.settings_json,
             "prompt_tokens": sum(a.prompt_tokens or 0 for a in answers) if answers else None,
             "completion_tokens": (sum(a.completion_tokens or 0 for a in answers)
                                   if answers else None),
