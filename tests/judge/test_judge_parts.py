@@ -272,3 +272,20 @@ def test_rankscope_judge_is_callable_from_the_top(server, collection, fast_sleep
                              sleep=fast_sleep)
     assert result.judgments.aggregate().to_dict() == {"q1": {"d3": 3.0}}
     assert "judge" in rankscope.__all__
+
+
+def test_backoff_doubles_with_jitter_and_a_cap():
+    async def go() -> list[float]:
+        out = []
+        for r in (0.0, 1.0):
+            client = ChatClient("http://127.0.0.1:9/v1", "m", backoff=1.0, max_backoff=10.0,
+                                rng=lambda r=r: r)
+            out += [client._delay(n, None) for n in range(6)]
+            out.append(client._delay(0, 500.0))  # Retry-After, capped at max_retry_after
+            await client.aclose()
+        return out
+
+    low, high = (d := asyncio.run(go()))[:7], d[7:]
+    # the n-th retry waits between half and all of min(10, 2**n) seconds
+    assert low == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 300.0]
+    assert high == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 300.0]
