@@ -49,6 +49,7 @@ __all__ = [
     "compare",
     "evaluate",
     "fuse",
+    "judge",
     "optimize_fusion",
     "parse_metric",
     "parse_metrics",
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate
     from rankscope.errors import RankscopeError, RankscopeWarning
+    from rankscope.judge.api import judge
     from rankscope.judgments.table import Judgments
     from rankscope.metrics.base import Metric
     from rankscope.metrics.parser import parse_metric, parse_metrics
@@ -73,10 +75,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "compare":
-        # The subpackage is callable (it runs compare()), so the name means the same
-        # object whether or not one of its submodules has been imported already.
-        return importlib.import_module("rankscope.compare")
+    if name in ("compare", "judge"):
+        # The subpackage is callable (it runs compare() / judge()), so the name means the
+        # same object whether or not one of its submodules has been imported already.
+        return importlib.import_module(f"rankscope.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'rankscope' has no attribute {name!r}")

@@ -15,6 +15,9 @@ one-line message and a non-zero exit code instead of a traceback::
     │   └── MetricParameterError    cut-off <= 0, p outside (0, 1), ...
     ├── OptionError                 an evaluation option with a bad value
     ├── DependencyError             an optional extra is not installed
+    ├── JudgeError                  an LLM judging run cannot go on (endpoint
+    │   │                           refuses, bad prompt template, unusable cache)
+    │   └── JudgeRequestError       one request failed after its retries
     └── TrecEvalExit                `rankscope trec_eval` stops as trec_eval would
                                     (exact stderr text and exit status)
 
@@ -28,6 +31,8 @@ __all__ = [
     "DuplicateDocumentError",
     "FileAccessError",
     "InputError",
+    "JudgeError",
+    "JudgeRequestError",
     "MetricError",
     "MetricParameterError",
     "OptionError",
@@ -149,6 +154,34 @@ class DependencyError(RankscopeError):
             f"{purpose} needs the optional package {package!r}: "
             f"pip install 'rankscope[{extra}]'"
         )
+
+
+class JudgeError(RankscopeError):
+    """An LLM judging run that cannot go on.
+
+    The endpoint refuses every request (401, 403, 404), a prompt template does
+    not compile or render, or the cache file is unusable. What was graded
+    before the error is saved.
+    """
+
+
+class JudgeRequestError(JudgeError):
+    """One request to a model endpoint failed after its retries.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong (status and the start of the body, or the network error).
+    status : int, optional
+        The last HTTP status (None for a timeout or a connection error).
+    attempts : int
+        How many requests were sent.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
 
 
 class TrecEvalExit(RankscopeError):

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("rankscope.cli.report", "write a self-contained HTML report"),
     "judgments": ("rankscope.cli.judgments", "aggregate, transform, check agreement of judgments"),
     "coverage": ("rankscope.cli.coverage", "share of top-k results that are graded"),
+    "judge": ("rankscope.cli.judge", "grade results with an LLM; its agreement with humans"),
 }
 
 EXIT_USAGE = 2

@@ -1,0 +1,252 @@
+"""``rankscope judge``: grade pairs with an LLM; ``rankscope judge agreement``: trust it?
+
+Two forms share the command::
+
+    rankscope judge --endpoint URL --model NAME --queries Q.tsv --docs D.jsonl \\
+        --run RUN.txt [--depth 10] -o grades.csv [--cache FILE] [--dry-run] ...
+    rankscope judge agreement HUMAN LLM [--runs RUN ...] [-m nDCG@10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``judge`` command (grading) and its ``agreement`` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text,
+        description="Grade query-document pairs with a model behind any OpenAI-compatible "
+        "chat-completions endpoint (OpenAI, Azure, vLLM, llama.cpp server, Ollama). Grades "
+        "are written in the judgments format (rater llm:MODEL) as they arrive; a rerun "
+        "resumes, and cached answers cost nothing. 'rankscope judge agreement HUMAN LLM' "
+        "compares LLM grades with human ones.",
+    )
+    ep = p.add_argument_group("endpoint")
+    ep.add_argument("--endpoint", metavar="URL",
+                    help="API base, e.g. http://localhost:8080/v1 (or a full "
+                         ".../chat/completions URL)")
+    ep.add_argument("--model", metavar="NAME", help="model name sent with each request")
+    ep.add_argument("--api-key-env", metavar="VAR",
+                    help="environment variable holding the API key")
+    ep.add_argument("--auth-header", default="Authorization",
+                    help="header for the key (default: Authorization: Bearer KEY; Azure: "
+                         "api-key)")
+    ep.add_argument("--rater", help="rater name of the grades (default: llm:MODEL)")
+    src = p.add_argument_group("what to grade")
+    src.add_argument("--queries", metavar="Q.tsv", help="queries: query_id<TAB>text")
+    src.add_argument("--docs", metavar="D.jsonl", help="documents: JSONL with id and text "
+                                                       "fields")
+    src.add_argument("--doc-fields", default="title,text",
+                     help="document fields shown to the model, in order (default: title,text)")
+    src.add_argument("--run", action="append", default=[], metavar="RUN",
+                     help="grade this run's top --depth (repeatable)")
+    src.add_argument("--depth", type=int, default=10, help="top k of each run (default 10)")
+    src.add_argument("--pairs", metavar="FILE",
+                     help="grade these pairs (CSV/TSV/JSONL with query and document columns, "
+                          "or 'query_id doc_id' lines)")
+    src.add_argument("--holes-of", metavar="QRELS",
+                     help="leave out pairs already graded in these qrels or judgments")
+    pr = p.add_argument_group("prompt and answers")
+    pr.add_argument("--scale", default="graded",
+                    help="binary, graded (0-3, default), detail (1-10) or MIN-MAX")
+    pr.add_argument("--prompt", metavar="TEMPLATE",
+                    help="Jinja template file, or a built-in name (graded, binary, detail, "
+                         "generic)")
+    pr.add_argument("--guidelines", metavar="FILE", help="team guidelines given to the prompt")
+    pr.add_argument("--max-doc-chars", type=int, default=6000,
+                    help="cut documents at this length (default 6000)")
+    pr.add_argument("--temperature", type=float, default=0.0, help="default 0")
+    pr.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                    help="another decoding setting sent with each request (JSON value), e.g. "
+                         "seed=1 or max_tokens=50 (repeatable; part of the cache key)")
+    pr.add_argument("--samples", type=int, default=1,
+                    help="answers per pair; grade = majority vote (default 1)")
+    run = p.add_argument_group("running")
+    run.add_argument("-o", "--output", metavar="FILE",
+                     help="grades file (CSV; .tsv/.jsonl by name); an existing one is resumed")
+    run.add_argument("--cache", metavar="FILE", help="SQLite answer cache")
+    run.add_argument("--concurrency", type=int, default=8, help="requests in flight "
+                                                                  "(default 8)")
+    run.add_argument("--rpm", type=float, help="at most this many requests a minute")
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds per request "
+                                                                  "(default 60)")
+    run.add_argument("--max-retries", type=int, default=5, help="default 5")
+    run.add_argument("--max-calls", type=int, help="send at most this many requests")
+    run.add_argument("--max-tokens", type=int,
+                     help="stop before the tokens used would pass this")
+    run.add_argument("--dry-run", action="store_true",
+                     help="count pairs, cache hits, calls and tokens; send nothing")
+    run.add_argument("--retry-failed", action="store_true",
+                     help="ask again the pairs recorded as failed")
+    run.add_argument("--human", metavar="JUDGMENTS",
+                     help="report agreement with these human grades at the end")
+    run.add_argument("-f", "--format", dest="fmt", choices=("text", "json"), default="text",
+                     help="report format")
+    p.set_defaults(handler=_judge)
+
+    actions = p.add_subparsers(dest="action", metavar="agreement")
+    agr = actions.add_parser(
+        "agreement", help="agreement of LLM grades with human grades",
+        description="Cohen's kappa (full scale, weighted, binarised), confusion matrix, base "
+        "rates and Krippendorff's alpha on the results both graded; with --runs, Kendall's "
+        "tau between the system rankings the two sets of grades produce.",
+    )
+    agr.add_argument("human", help="human judgments or qrels")
+    agr.add_argument("llm", help="LLM grades (from rankscope judge)")
+    agr.add_argument("--scale", help="grading scale (default: graded when the grades fit)")
+    agr.add_argument("--threshold", type=float, default=1,
+                     help="lowest relevant grade, for the binarised kappa (default 1)")
+    agr.add_argument("--runs", nargs="+", default=[], metavar="RUN",
+                     help="runs to rank under both sets of grades")
+    agr.add_argument("-m", "--metric", default="nDCG@10", help="metric for the runs")
+    agr.add_argument("-f", "--format", dest="fmt", choices=("text", "json"), default="text")
+    agr.set_defaults(handler=_agreement)
+
+
+def _settings(values: list[str]) -> dict[str, Any]:
+    from rankscope.errors import OptionError
+
+    out: dict[str, Any] = {}
+    for item in values:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise OptionError(f"--setting wants KEY=VALUE, not {item!r}")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def _judge(args: argparse.Namespace) -> int:
+    from rankscope.errors import OptionError
+    from rankscope.judge.api import judge
+
+    missing = [o for o, v in (("--endpoint", args.endpoint), ("--model", args.model))
+               if not v]
+    if missing:
+        raise OptionError(f"{' and '.join(missing)} required (or: rankscope judge agreement)")
+    if not args.run and not args.pairs:
+        raise OptionError("give --run RUN (its top --depth) or --pairs FILE to grade")
+    if args.queries is None or args.docs is None:
+        raise OptionError("--queries and --docs are required")
+    if not args.output and not args.dry_run:
+        raise OptionError("give -o FILE for the grades (or --dry-run to count only)")
+    guidelines = ""
+    if args.guidelines:
+        from rankscope.data._io import read_text
+
+        guidelines = read_text(args.guidelines)[0].decode("utf-8")
+    result = judge(
+        args.pairs, endpoint=args.endpoint, model=args.model, queries=args.queries,
+        docs=args.docs, runs=args.run, depth=args.depth, holes_of=args.holes_of,
+        scale=args.scale, prompt=args.prompt, guidelines=guidelines,
+        doc_fields=[f.strip() for f in args.doc_fields.split(",") if f.strip()],
+        max_doc_chars=args.max_doc_chars, output=args.output, cache=args.cache,
+        api_key_env=args.api_key_env, auth_header=args.auth_header, rater=args.rater,
+        temperature=args.temperature, settings=_settings(args.setting),
+        samples=args.samples, concurrency=args.concurrency, rpm=args.rpm,
+        timeout=args.timeout, max_retries=args.max_retries, max_calls=args.max_calls,
+        max_tokens=args.max_tokens, dry_run=args.dry_run, retry_failed=args.retry_failed,
+        human=args.human,
+    )
+    out = sys.stdout
+    if args.fmt == "json":
+        report: dict[str, Any] = {
+            "rater": result.rater, "template_sha256": result.template_sha256,
+            "plan": result.plan.to_dict(),
+            "usage": None if result.usage is None else result.usage.to_dict(),
+        }
+        if result.agreement is not None:
+            report["agreement"] = result.agreement.to_dict()
+        out.write(json.dumps(report, indent=2) + "\n")
+        return 0
+    plan = result.plan
+    out.write(f"rater {result.rater}; template sha256 {result.template_sha256[:12]}\n")
+    out.write(f"pairs {plan.pairs}: {plan.already_done} already done, {plan.to_grade} to grade "
+              f"({plan.answers} answers: {plan.cache_hits} in the cache, {plan.calls} calls)\n")
+    out.write(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} "
+              f"completion\n")
+    if result.usage is None:
+        out.write("dry run: no request sent\n")
+        return 0
+    u = result.usage
+    out.write(f"graded {u.graded}, unrateable {u.unrateable}, no majority {u.no_majority}, "
+              f"failed {u.failed}, not reached {u.not_reached}\n")
+    out.write(f"requests {u.requests} ({u.retries} retries), cache hits {u.cache_hits}; "
+              f"tokens {u.prompt_tokens} prompt + {u.completion_tokens} completion "
+              f"({u.saved_tokens} saved by the cache); {u.seconds:.1f} s\n")
+    if u.self_consistency is not None:
+        out.write(f"self-consistency over {args.samples} samples: {u.self_consistency:.3f}\n")
+    if u.stopped:
+        out.write(f"stopped: {u.stopped}; rerun to continue\n")
+    if u.failed:
+        out.write(f"{u.failed} pairs failed; --retry-failed asks them again\n")
+    if args.output:
+        out.write(f"grades in {args.output}\n")
+    if result.agreement is not None:
+        out.write("\n" + format_agreement(result.agreement))
+    elif args.human:
+        out.write(f"no result graded both here and in {args.human}: no agreement to report\n")
+    return 0
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from rankscope.judge.agreement import judge_agreement
+    from rankscope.judgments.table import Judgments
+
+    scale = args.scale
+    human = Judgments.read(args.human, scale=scale)
+    llm = Judgments.read(args.llm, scale=scale)
+    result = judge_agreement(human, llm, scale=scale, threshold=args.threshold,
+                             runs=args.runs, metric=args.metric)
+    if args.fmt == "json":
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(format_agreement(result))
+    return 0
+
+
+def format_agreement(a: Any) -> str:
+    """The agreement report as text."""
+    from rankscope.render.tabular import format_value as num
+
+    scale = f" on the {a.scale.describe()} scale" if a.scale is not None else ""
+    lines = [
+        f"{a.n_items} results graded by both{scale} (human only {a.n_human_only}, "
+        f"LLM only {a.n_llm_only}, tied human votes left out {a.human_ties})",
+        f"human raters: {', '.join(a.human_raters)}; LLM raters: {', '.join(a.llm_raters)}",
+        "",
+    ]
+    figures = [
+        ("exact agreement", a.exact),
+        ("Cohen's kappa", a.kappa),
+        ("Cohen's kappa, linear weights", a.kappa_linear),
+        ("Cohen's kappa, quadratic weights", a.kappa_quadratic),
+        (f"Cohen's kappa, binary (grade >= {a.threshold:g})", a.kappa_binary),
+        ("base rate, human", a.base_rate_human),
+        ("base rate, LLM", a.base_rate_llm),
+        (f"Krippendorff's alpha ({a.alpha_level}, every rater)", a.alpha),
+    ]
+    width = max(len(k) for k, _ in figures)
+    lines += [f"{k.ljust(width)}  {num(v)}" for k, v in figures]
+    if a.confusion.height:
+        lines += ["", "confusion (rows: human grade, columns: LLM grade)"]
+        header = ["", *a.confusion.columns[1:]]
+        body = [[str(x) for x in row] for row in a.confusion.iter_rows()]
+        widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+        for row in [header, *body]:
+            lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+    if a.ranking is not None:
+        r = a.ranking
+        lines += ["", f"system ranking by {r.metric} over {r.n_queries} queries: "
+                      f"Kendall's tau {num(r.tau)} (p {num(r.p_value)})"]
+        for name, h, m, d in r.runs.iter_rows():
+            lines.append(f"  {name}: human {num(h)}  LLM {num(m)}  delta {num(d)}")
+    return "\n".join(lines) + "\n"

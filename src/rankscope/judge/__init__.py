@@ -1,0 +1,83 @@
+"""LLM judges: grade query-document pairs with a language model, and know how far to trust it.
+
+- :func:`judge` (also ``rankscope.judge(...)``): grade the pairs of runs'
+  top k, the holes in existing judgments, or a pairs file, with any
+  OpenAI-compatible chat-completions endpoint; cached, resumable, within a
+  budget; grades in the judgments format (rater ``llm:<model>``);
+- :func:`judge_agreement`: Cohen's kappa (plain, weighted, binarised),
+  confusion matrix, base rates, Krippendorff's alpha against human grades,
+  and Kendall's tau between the system rankings both produce;
+- :mod:`~rankscope.judge.prompts`, :mod:`~rankscope.judge.parse`,
+  :mod:`~rankscope.judge.client`, :mod:`~rankscope.judge.cache`: the parts.
+
+Needs the ``judge`` extra (httpx, jinja2); agreement needs ``agreement`` and
+``stats``. The package is itself callable: ``rankscope.judge(...)`` is
+:func:`judge` whether ``rankscope.judge`` names this package or the function.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "judge": "rankscope.judge.api",
+    "judge_async": "rankscope.judge.api",
+    "JudgeResult": "rankscope.judge.api",
+    "judge_agreement": "rankscope.judge.agreement",
+    "JudgeAgreement": "rankscope.judge.agreement",
+    "FileTexts": "rankscope.judge.inputs",
+    "Pair": "rankscope.judge.inputs",
+    "TextSource": "rankscope.judge.inputs",
+    "PromptTemplate": "rankscope.judge.prompts",
+    "load_template": "rankscope.judge.prompts",
+    "parse_grade": "rankscope.judge.parse",
+}
+
+__all__ = [
+    "FileTexts",
+    "JudgeAgreement",
+    "JudgeResult",
+    "Pair",
+    "PromptTemplate",
+    "TextSource",
+    "judge",
+    "judge_agreement",
+    "judge_async",
+    "load_template",
+    "parse_grade",
+]
+
+if TYPE_CHECKING:
+    from rankscope.judge.agreement import JudgeAgreement, judge_agreement
+    from rankscope.judge.api import JudgeResult, judge, judge_async
+    from rankscope.judge.inputs import FileTexts, Pair, TextSource
+    from rankscope.judge.parse import parse_grade
+    from rankscope.judge.prompts import PromptTemplate, load_template
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rankscope.judge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+class _CallablePackage(types.ModuleType):
+    """This package, callable as :func:`rankscope.judge.api.judge`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from rankscope.judge.api import judge as run_judge
+
+        return run_judge(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

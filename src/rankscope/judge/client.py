@@ -1,0 +1,330 @@
+"""A small client for OpenAI-compatible chat-completions endpoints (httpx, no SDK).
+
+OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
+``POST {base}/chat/completions`` with ``choices[0].message.content`` and a
+``usage`` record. This client sends one request per answer and:
+
+- retries 429, 5xx, timeouts and connection errors with exponential backoff
+  and jitter, waiting exactly what a ``Retry-After`` header asks (seconds or
+  an HTTP date; capped at ``max_retry_after``);
+- paces requests to at most ``rpm`` a minute;
+- asks a :class:`Budget` before every request, retries included, and sends
+  nothing once it is spent;
+- stops the run (:class:`~rankscope.errors.JudgeError`) on 401, 403 and 404,
+  which no retry mends; other 4xx fail the one request.
+
+``sleep`` and ``clock`` are injectable, so tests of the waiting are instant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rankscope.errors import DependencyError, JudgeError, JudgeRequestError
+
+__all__ = ["Budget", "ChatClient", "Completion", "chat_url"]
+
+Sleep = Callable[[float], Awaitable[None]]
+_FATAL = {401: "unauthorised (check the API key)", 403: "forbidden", 404: "not found (check "
+          "the endpoint URL and the model name)"}
+
+
+def chat_url(endpoint: str) -> str:
+    """``{endpoint}/chat/completions`` unless the URL already names that path."""
+    base, _, query = endpoint.strip().partition("?")
+    base = base.rstrip("/")
+    if not base.endswith("/chat/completions"):
+        base += "/chat/completions"
+    return base + ("?" + query if query else "")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer: its text and the tokens the endpoint says it used."""
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+    @property
+    def tokens(self) -> int | None:
+        """Prompt + completion tokens (None when the endpoint did not say)."""
+        if self.prompt_tokens is None and self.completion_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+
+class Budget:
+    """A cap on requests and tokens, checked before each request.
+
+    A request starts only while fewer than ``max_calls`` were sent, and when
+    the tokens used, plus the estimates of requests in flight, plus this
+    request's estimate stay within ``max_tokens`` (when only the requests in
+    flight stand in the way, it waits for them to settle). When an answer
+    arrives its estimate is replaced by the tokens the endpoint reports.
+    """
+
+    def __init__(self, max_calls: int | None = None, max_tokens: int | None = None) -> None:
+        self.max_calls = max_calls
+        self.max_tokens = max_tokens
+        self.calls = 0
+        self.tokens = 0
+        self._reserved = 0
+        self._settled: asyncio.Event | None = None
+        self.exhausted: str | None = None
+
+    async def acquire(self, estimate: int) -> bool:
+        """Reserve one request of about ``estimate`` tokens; False once spent."""
+        while True:
+            if self.exhausted is not None:
+                return False
+            if self.max_calls is not None and self.calls >= self.max_calls:
+                self.exhausted = f"the call budget ({self.max_calls}) is spent"
+                return False
+            if self.max_tokens is None or (
+                self.tokens + self._reserved + estimate <= self.max_tokens
+            ):
+                break
+            if self.tokens + estimate > self.max_tokens or self._reserved == 0:
+                self.exhausted = f"the token budget ({self.max_tokens}) is spent"
+                return False
+            self._settled = self._settled or asyncio.Event()
+            await self._settled.wait()
+        self.calls += 1
+        self._reserved += estimate
+        return True
+
+    def settle(self, estimate: int, actual: int | None) -> None:
+        """Replace a reservation by what the request really used (None: the estimate)."""
+        self._reserved -= estimate
+        self.tokens += estimate if actual is None else actual
+        if self._settled is not None:
+            self._settled.set()
+            self._settled = None
+
+
+@dataclass
+class ClientStats:
+    """What a client sent and what came back."""
+
+    requests: int = 0
+    retries: int = 0
+    statuses: dict[str, int] | None = None
+
+    def count(self, what: str) -> None:
+        if self.statuses is None:
+            self.statuses = {}
+        self.statuses[what] = self.statuses.get(what, 0) + 1
+
+
+def _retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def _body_text(response: Any) -> str:
+    text = str(response.text).strip().replace("\n", " ")
+    return text[:200]
+
+
+class ChatClient:
+    """Send chat-completions requests to one endpoint and model.
+
+    Parameters
+    ----------
+    endpoint : str
+        The API base (``http://localhost:8080/v1``) or the full
+        ``.../chat/completions`` URL (query string kept, as Azure needs).
+    model : str
+        The model name sent with every request.
+    api_key : str, optional
+        Sent as ``Authorization: Bearer KEY`` (or in ``auth_header`` as is).
+    auth_header : str, default "Authorization"
+        Another header name for the key (Azure: ``api-key``).
+    timeout : float, default 60
+        Seconds for one request.
+    max_retries : int, default 5
+        Retries after the first request (429, 5xx, timeout, connection error).
+    backoff, max_backoff : float
+        The n-th retry waits ``min(max_backoff, backoff * 2**n)`` seconds,
+        half of it random (jitter), unless Retry-After says otherwise.
+    max_retry_after : float, default 300
+        The longest Retry-After honoured.
+    rpm : float, optional
+        At most this many requests a minute.
+    budget : Budget, optional
+        Asked before every request.
+    sleep, clock, rng : callables
+        ``asyncio.sleep``, ``time.monotonic`` and ``random.random`` unless given.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        auth_header: str = "Authorization",
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        max_retry_after: float = 300.0,
+        rpm: float | None = None,
+        budget: Budget | None = None,
+        sleep: Sleep | None = None,
+        clock: Callable[[], float] | None = None,
+        rng: Callable[[], float] | None = None,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError:
+            raise DependencyError("httpx", "judge", "LLM judges") from None
+        self.endpoint = endpoint
+        self.url = chat_url(endpoint)
+        self.model = model
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers[auth_header] = f"Bearer {api_key}" if auth_header == "Authorization" \
+                else api_key
+        self._http = httpx.AsyncClient(timeout=timeout, headers=headers)
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_after = max_retry_after
+        self.rpm = rpm
+        self.budget = budget or Budget()
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self._clock = clock or time.monotonic
+        self._rng = rng or random.random
+        self._pace_lock = asyncio.Lock()
+        self._next_start = 0.0
+        self.stats = ClientStats()
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    async def _pace(self) -> None:
+        if not self.rpm:
+            return
+        async with self._pace_lock:
+            now = self._clock()
+            if self._next_start > now:
+                await self._sleep(self._next_start - now)
+            self._next_start = max(now, self._next_start) + 60.0 / self.rpm
+
+    def _delay(self, retry: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        cap = min(self.max_backoff, self.backoff * 2.0 ** retry)
+        return cap / 2 + self._rng() * cap / 2
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        settings: Mapping[str, Any],
+        *,
+        estimate: int = 0,
+    ) -> Completion | None:
+        """One answer, retried as needed; None when the budget allows no (more) request.
+
+        Raises
+        ------
+        JudgeRequestError
+            The request failed for good (retries spent, a 4xx, a malformed body).
+        JudgeError
+            The endpoint refuses every request (401, 403, 404).
+        """
+        import httpx
+
+        body = {"model": self.model, "messages": [dict(m) for m in messages], **settings}
+        last = "no request sent"
+        status: int | None = None
+        for attempt in range(self.max_retries + 1):
+            if not await self.budget.acquire(estimate):
+                return None
+            await self._pace()
+            self.stats.requests += 1
+            if attempt:
+                self.stats.retries += 1
+            used: int | None = 0
+            retry_after: float | None = None
+            try:
+                response = await self._http.post(self.url, json=body)
+            except httpx.TimeoutException:
+                self.stats.count("timeout")
+                last, status = f"timed out after {self._http.timeout.read}s", None
+            except httpx.TransportError as exc:
+                self.stats.count("connection error")
+                last, status = f"connection error: {exc}", None
+            else:
+                status = response.status_code
+                self.stats.count(str(status))
+                if status == 200:
+                    try:
+                        done = _completion(response.json())
+                    except (ValueError, KeyError, IndexError, TypeError) as exc:
+                        self.budget.settle(estimate, 0)
+                        raise JudgeRequestError(
+                            f"malformed response body ({exc}): {_body_text(response)}",
+                            status=status, attempts=attempt + 1,
+                        ) from None
+                    used = done.tokens
+                    self.budget.settle(estimate, used)
+                    return done
+                if status in _FATAL:
+                    self.budget.settle(estimate, 0)
+                    raise JudgeError(
+                        f"{self.url} answered {status} {_FATAL[status]}: {_body_text(response)}"
+                    )
+                last = f"HTTP {status}: {_body_text(response)}"
+                if status != 429 and status < 500:
+                    self.budget.settle(estimate, 0)
+                    raise JudgeRequestError(last, status=status, attempts=attempt + 1)
+                retry_after = _retry_after(response.headers.get("retry-after"), time.time())
+            self.budget.settle(estimate, used)
+            if attempt < self.max_retries:
+                await self._sleep(self._delay(attempt, retry_after))
+        raise JudgeRequestError(
+            f"gave up after {self.max_retries + 1} requests; last: {last}",
+            status=status, attempts=self.max_retries + 1,
+        )
+
+
+def _completion(data: Any) -> Completion:
+    """The text and usage of a chat-completions response body."""
+    if isinstance(data, str):
+        data = json.loads(data)
+    message = data["choices"][0]["message"]
+    content = message.get("content")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):  # content parts (a list of {"type": "text", ...})
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    usage = data.get("usage") or {}
+    prompt = usage.get("prompt_tokens")
+    completion = usage.get("completion_tokens")
+    return Completion(
+        text=content,
+        prompt_tokens=int(prompt) if isinstance(prompt, int | float) else None,
+        completion_tokens=int(completion) if isinstance(completion, int | float) else None,
+    )

@@ -1,0 +1,260 @@
+"""What an LLM judge grades: the pairs, and the texts of their queries and documents.
+
+Pairs come from the top k of one or more runs (ranked as evaluation ranks
+them), minus the pairs already graded ("fill the holes"), or from a pairs
+file. Texts come from a :class:`TextSource`: :class:`FileTexts` reads a
+queries TSV (``query_id<TAB>text``, optional header) and a documents JSONL
+(``id`` and text fields); any object with the same two methods (the snapshot
+store, say) can stand in for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import polars as pl
+
+from rankscope.data._io import PathLike, read_text
+from rankscope.engine.ranking import Ties
+from rankscope.errors import InputError, ParseError
+
+__all__ = [
+    "DOC_ID_FIELDS",
+    "FileTexts",
+    "Pair",
+    "TextSource",
+    "drop_graded",
+    "pairs_from_runs",
+    "read_documents",
+    "read_pairs",
+    "read_queries",
+]
+
+DOC_ID_FIELDS = ("id", "_id", "doc_id", "docid", "docno", "pid")
+"""Names accepted for a document's id in a JSONL corpus (the first present wins)."""
+
+
+@dataclass(frozen=True, order=True)
+class Pair:
+    """A (query, document) to grade."""
+
+    query_id: str
+    doc_id: str
+
+
+@runtime_checkable
+class TextSource(Protocol):
+    """Where the texts of queries and documents come from."""
+
+    def query_text(self, query_id: str) -> str | None:
+        """The query's text, or None when unknown."""
+
+    def document(self, doc_id: str) -> Mapping[str, str] | None:
+        """The document's text fields (name -> text, in display order), or None."""
+
+
+class FileTexts:
+    """Texts read from a queries TSV and a documents JSONL (or given as mappings).
+
+    Parameters
+    ----------
+    queries : path or mapping
+        ``query_id<TAB>text`` lines (an optional header line ``query_id<TAB>...``),
+        or ``{query_id: text}``.
+    docs : path or mapping
+        JSONL with an id (see :data:`DOC_ID_FIELDS`) and text fields, or
+        ``{doc_id: text}`` / ``{doc_id: {field: text}}``.
+    fields : sequence of str, default ("title", "text")
+        The document fields shown to the judge, in order (missing ones are skipped).
+    only : iterable of str, optional
+        Keep only these documents (a large corpus is read once, kept small).
+    """
+
+    def __init__(
+        self,
+        queries: PathLike | Mapping[str, str],
+        docs: PathLike | Mapping[str, Any],
+        *,
+        fields: Sequence[str] = ("title", "text"),
+        only: Iterable[str] | None = None,
+    ) -> None:
+        self.fields = tuple(fields)
+        self.queries = dict(queries) if isinstance(queries, Mapping) else read_queries(queries)
+        if isinstance(docs, Mapping):
+            self.docs = {
+                str(k): ({self.fields[-1] if self.fields else "text": v} if isinstance(v, str)
+                         else {f: str(v[f]) for f in self.fields if v.get(f) is not None})
+                for k, v in docs.items()
+            }
+        else:
+            self.docs = read_documents(docs, self.fields, only=only)
+
+    def query_text(self, query_id: str) -> str | None:
+        """The query's text, or None."""
+        return self.queries.get(query_id)
+
+    def document(self, doc_id: str) -> Mapping[str, str] | None:
+        """The document's fields, or None."""
+        return self.docs.get(doc_id)
+
+
+def read_queries(path: PathLike) -> dict[str, str]:
+    """``query_id<TAB>text`` lines -> ``{query_id: text}`` (a header line is skipped).
+
+    Raises
+    ------
+    ParseError
+        A line without a tab, an empty id, or a query id given twice.
+    """
+    data, source = read_text(path)
+    out: dict[str, str] = {}
+    for number, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        qid, sep, text = raw.partition("\t")
+        qid = qid.strip()
+        if number == 1 and qid.lower() in ("query_id", "qid", "id", "query-id", "_id"):
+            continue
+        if not sep or not qid:
+            raise ParseError("expected query_id<TAB>text", source=source, line=number,
+                             value=raw)
+        if qid in out:
+            raise ParseError(f"query {qid!r} is given twice", source=source, line=number,
+                             value=raw)
+        out[qid] = text.strip()
+    return out
+
+
+def read_documents(
+    path: PathLike, fields: Sequence[str] = ("title", "text"), *,
+    only: Iterable[str] | None = None,
+) -> dict[str, dict[str, str]]:
+    """A JSONL corpus -> ``{doc_id: {field: text}}`` with the named fields only.
+
+    Raises
+    ------
+    ParseError
+        A line that is not a JSON object, or an object without an id.
+    """
+    wanted = None if only is None else set(only)
+    data, source = read_text(path)
+    out: dict[str, dict[str, str]] = {}
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=number,
+                             value=raw.decode("utf-8", "replace")) from None
+        if not isinstance(record, dict):
+            raise ParseError("expected a JSON object per line", source=source, line=number)
+        key = next((k for k in DOC_ID_FIELDS if record.get(k) is not None), None)
+        if key is None:
+            raise ParseError(f"no document id ({', '.join(DOC_ID_FIELDS)})", source=source,
+                             line=number, value=raw.decode("utf-8", "replace"))
+        doc_id = str(record[key])
+        if wanted is not None and doc_id not in wanted:
+            continue
+        out[doc_id] = {f: _text(record[f]) for f in fields if record.get(f) is not None}
+    return out
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_text(v) for v in value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value)
+
+
+def pairs_from_runs(
+    runs: Sequence[Any], depth: int | None, *, ties: Ties = "trec"
+) -> list[Pair]:
+    """The union of every run's top ``depth`` pairs, by query, then best rank, then run order."""
+    from rankscope.data.formats import as_run
+    from rankscope.judgments.coverage import ranked_top_k
+
+    if depth is not None and depth < 1:
+        raise InputError(f"depth must be >= 1, not {depth}")
+    frames = []
+    for i, run in enumerate(runs):
+        top = ranked_top_k(as_run(run), depth, ties=ties)
+        frames.append(top.with_columns(pl.lit(i).alias("_run")))
+    if not frames:
+        return []
+    merged = (
+        pl.concat(frames)
+        .sort("query_id", "rank", "_run")
+        .unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+    )
+    return [Pair(q, d) for q, d in merged.select("query_id", "doc_id").iter_rows()]
+
+
+def drop_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
+    """The pairs without a grade in ``judged`` (qrels or judgments; path or table)."""
+    from rankscope.data.tables import Qrels
+    from rankscope.judgments.io import has_rater_column
+    from rankscope.judgments.table import Judgments, as_judgments
+
+    if isinstance(judged, str | os.PathLike):
+        judged = Judgments.read(judged) if has_rater_column(judged) else Qrels.read(judged)
+    if not isinstance(judged, Qrels):
+        judged = as_judgments(judged)
+    graded = judged.frame.filter(pl.col("grade").is_not_null()).select("query_id", "doc_id")
+    done = set(graded.iter_rows())
+    return [p for p in pairs if (p.query_id, p.doc_id) not in done]
+
+
+def read_pairs(path: PathLike) -> list[Pair]:
+    """Pairs from a file: CSV / TSV / JSONL / JSON with query and document columns
+    (the names judgments files use, e.g. ``rankscope coverage --ungraded``), or text
+    lines ``query_id doc_id``, TREC qrels (``q 0 d grade``) or TREC run lines.
+
+    Raises
+    ------
+    ParseError
+        A line with another number of fields, or no query / document column.
+    """
+    from rankscope.data.formats import guess_format
+    from rankscope.judgments.io import ALIASES
+
+    fmt = guess_format(path)
+    data, source = read_text(path)
+    if fmt in ("csv", "tsv", "jsonl", "json"):
+        try:
+            if fmt in ("csv", "tsv"):
+                raw = pl.read_csv(data, separator="," if fmt == "csv" else "\t",
+                                  infer_schema=False, comment_prefix="#")
+            elif fmt == "jsonl":
+                raw = pl.DataFrame([json.loads(x) for x in data.splitlines() if x.strip()])
+            else:
+                raw = pl.DataFrame(json.loads(data))
+        except Exception as exc:  # polars and json raise several types on malformed text
+            raise ParseError(f"cannot read the pairs ({exc})", source=source) from None
+        lowered = {c.lower(): c for c in raw.columns}
+        q = next((lowered[a] for a in ALIASES["query_id"] if a in lowered), None)
+        d = next((lowered[a] for a in ALIASES["doc_id"] if a in lowered), None)
+        if q is None or d is None:
+            raise ParseError(f"no query / document columns; found {', '.join(raw.columns)}",
+                             source=source)
+        frame = raw.select(pl.col(q).cast(pl.String), pl.col(d).cast(pl.String))
+        rows = list(frame.iter_rows())
+    else:
+        rows = []
+        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+            parts = line.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if len(parts) == 2:
+                rows.append((parts[0], parts[1]))
+            elif len(parts) in (4, 6):
+                rows.append((parts[0], parts[2]))
+            else:
+                raise ParseError("expected 'query_id doc_id', a qrels or a run line",
+                                 source=source, line=number, value=line)
+    return list(dict.fromkeys(Pair(str(a), str(b)) for a, b in rows))
