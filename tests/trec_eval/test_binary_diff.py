@@ -3,8 +3,8 @@
 Runs when a trec_eval binary is found (``TREC_EVAL_BIN``, or
 ``/work/tools/bin/trec_eval``, or ``trec_eval`` on the PATH); skipped
 otherwise. The same comparison runs without the binary on the committed
-golden outputs (``test_golden.py``). Every case must give the same stdout, exit status and first stderr
-line.
+golden outputs (``test_golden.py``). Every case must give the same stdout,
+exit status and first stderr line.
 """
 
 from __future__ import annotations

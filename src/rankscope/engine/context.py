@@ -12,6 +12,8 @@ from functools import cached_property
 import numpy as np
 
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
+from rankscope.engine.trec_lists import trec_lists_from_ranked
+from rankscope.engine.trec_stats import QueryStats
 from rankscope.metrics.base import Metric
 
 __all__ = ["Context"]
@@ -144,6 +146,13 @@ class Context:
         key = ("hits", rel, k)
         if key not in self._cache:
             self._cache[key] = self.seg_sum(self.relevant(rel).astype(np.float64), self.top(k))
+        return self._cache[key]  # type: ignore[return-value]
+
+    def trec_stats(self, lvl: int) -> QueryStats:
+        """trec_eval's per-query statistics at relevance level ``lvl`` (built once)."""
+        key = ("trec_eval", lvl)
+        if key not in self._cache:
+            self._cache[key] = QueryStats(trec_lists_from_ranked(self.lists, lvl))
         return self._cache[key]  # type: ignore[return-value]
 
     # -- gains ----------------------------------------------------------------

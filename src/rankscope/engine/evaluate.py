@@ -10,7 +10,7 @@ import numpy as np
 from rankscope.data.formats import as_qrels, as_run
 from rankscope.data.tables import OnDuplicate, Qrels, Run
 from rankscope.engine.context import Context
-from rankscope.engine.kernels import KERNELS
+from rankscope.engine.kernels import KERNELS, NULL_KERNELS
 from rankscope.engine.ranking import (
     FloatArray,
     QueryPolicy,
@@ -26,10 +26,6 @@ from rankscope.metrics.parser import parse_metrics
 from rankscope.result import EvaluationInfo, EvaluationResult
 
 __all__ = ["NULL_KERNELS", "aggregate", "compute", "evaluate", "resolve_metrics"]
-
-NullKernel = Callable[[Context, Metric], FloatArray]
-NULL_KERNELS: dict[str, NullKernel] = {}
-"""Kernels of the judging platform's null rules (``unjudged="null"``), by family."""
 
 MetricsArg = str | Metric | Iterable[str | Metric]
 
@@ -76,8 +72,6 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
 
 
 def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], FloatArray]:
-    if unjudged == "null":
-        import rankscope.engine.null_mode  # noqa: F401  (fills NULL_KERNELS on first use)
     table = NULL_KERNELS if unjudged == "null" else KERNELS
     if metric.family not in table:
         if unjudged == "null":

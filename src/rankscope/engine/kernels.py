@@ -3,7 +3,10 @@
 A kernel takes the shared :class:`~rankscope.engine.context.Context` and a
 bound :class:`~rankscope.metrics.Metric` and returns a float64 array with one
 value per evaluated query (NaN = null). The definitions they implement are the
-factories' docstrings in :mod:`rankscope.metrics`.
+factories' docstrings in :mod:`rankscope.metrics`. The table is complete on
+import: the core kernels here, trec_eval's own measures
+(:mod:`rankscope.engine.kernels_trec_families`), and beside it the table of the
+judging platform's null rules (:data:`NULL_KERNELS`, ``unjudged="null"``).
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from collections.abc import Callable
 import numpy as np
 
 from rankscope.engine.context import Context
+from rankscope.engine.kernels_trec_families import TREC_KERNELS
+from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
 
-__all__ = ["KERNELS", "register_kernel"]
+__all__ = ["KERNELS", "NULL_KERNELS", "register_kernel"]
 
 Kernel = Callable[[Context, Metric], FloatArray]
 KERNELS: dict[str, Kernel] = {}
@@ -249,3 +254,7 @@ def _best(ctx: Context, m: Metric) -> FloatArray:
     top = np.where(top > 0, top, np.inf)  # no positive grade: nothing is "best"
     is_best = ctx.lists.grades == top[ctx.row_query]
     return (ctx.seg_sum(is_best.astype(np.float64), ctx.top(m.k)) > 0).astype(np.float64)
+
+
+# trec_eval's own measures (rankscope.metrics.trec_eval_names) share the table.
+KERNELS.update(TREC_KERNELS)

@@ -39,12 +39,15 @@ from collections.abc import Callable
 import numpy as np
 
 from rankscope.engine.context import Context
-from rankscope.engine.evaluate import NULL_KERNELS, NullKernel
 from rankscope.engine.ranking import FloatArray
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
-__all__ = ["graded_positions"]
+__all__ = ["NULL_KERNELS", "graded_positions"]
+
+NullKernel = Callable[[Context, Metric], FloatArray]
+NULL_KERNELS: dict[str, NullKernel] = {}
+"""Kernels of the judging platform's null rules (``unjudged="null"``), by family."""
 
 
 def _register(family: str) -> Callable[[NullKernel], NullKernel]:

@@ -1,10 +1,13 @@
 """Metric definitions (data, no computation), the registry and the name parser.
 
 Build metrics with the factories below or by name with :func:`parse_metric`;
-compute them with :func:`rankscope.evaluate`.
+compute them with :func:`rankscope.evaluate`. Every registry (families, names,
+trec_eval's measures in :mod:`rankscope.metrics.trec_eval_names`) is complete
+once this package is imported.
 """
 
 from rankscope.metrics import similarity as _similarity  # noqa: F401 - registers RBO, Jaccard
+from rankscope.metrics import trec_eval_names as _trec_eval_names  # noqa: F401 - registers
 from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric
 from rankscope.metrics.binary import (
     average_precision,

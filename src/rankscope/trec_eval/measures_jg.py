@@ -13,14 +13,21 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.trec_dialect import QrelsTable, RunTable
+from rankscope.engine.trec_lists import (
+    NONPOOL,
+    UNJUDGED,
+    TrecLists,
+    _csr,
+    _first_dups,
+    ranked_frame,
+)
+from rankscope.engine.trec_registry import COMPUTE, Settings
+from rankscope.engine.trec_stats import FloatArray, QueryStats
 from rankscope.trec_eval.catalog import BY_NAME, Bound
 from rankscope.trec_eval.failures import first_failure
-from rankscope.trec_eval.lists import NONPOOL, UNJUDGED, TrecLists, _csr, _first_dups, ranked_frame
 from rankscope.trec_eval.options import Options
-from rankscope.trec_eval.readers import QrelsTable, RunTable
-from rankscope.trec_eval.registry import COMPUTE, Settings
 from rankscope.trec_eval.report import PerQuery
-from rankscope.trec_eval.stats import FloatArray, QueryStats
 
 __all__ = ["evaluate_jg"]
 

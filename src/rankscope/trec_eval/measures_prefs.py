@@ -2,7 +2,7 @@
 
 The run is ranked by score with ties broken by document id *ascending* (unlike
 the qrels measures), cut to ``-M`` and checked for duplicates; ``-J`` and
-``-l`` do not apply. Counting is in :mod:`rankscope.trec_eval.prefs_counts`;
+``-l`` do not apply. Counting is in :mod:`rankscope.engine.trec_prefs_counts`;
 the measures combine the counts as trec_eval 10.0 does (formulas in
 ``docs/trec_eval.md``). Queries are handled one at a time.
 """
@@ -14,13 +14,13 @@ import math
 import numpy as np
 import polars as pl
 
+from rankscope.data.trec_dialect import QrelsTable, RunTable
+from rankscope.engine.trec_lists import _first_dups, ranked_frame
+from rankscope.engine.trec_prefs_counts import JudgmentGroup, PrefsError, QueryPrefs, count_prefs
 from rankscope.trec_eval.catalog import Bound
 from rankscope.trec_eval.exits import TrecEvalExit
 from rankscope.trec_eval.failures import first_failure
-from rankscope.trec_eval.lists import _first_dups, ranked_frame
 from rankscope.trec_eval.options import Options
-from rankscope.trec_eval.prefs_counts import JudgmentGroup, PrefsError, QueryPrefs, count_prefs
-from rankscope.trec_eval.readers import QrelsTable, RunTable
 from rankscope.trec_eval.report import Failure, PerQuery
 
 __all__ = ["evaluate_prefs", "prefs_values"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rankscope.data.cnum import LONG_MAX, atol
 from rankscope.trec_eval.catalog import expand
-from rankscope.trec_eval.cnum import LONG_MAX, atol
 from rankscope.trec_eval.exits import TrecEvalExit
 
 __all__ = ["USAGE", "VERSION", "Options", "parse_args"]

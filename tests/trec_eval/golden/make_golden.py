@@ -108,7 +108,8 @@ def _cases() -> list[dict[str, object]]:
         docs = [f"d{i}" for i in range(rng.randint(2, 9))]
         qrels_prefs = seed % 3 == 0
         fmt = "qrels_prefs" if qrels_prefs else "prefs"
-        files = {"prefs": prefs_file(rng, qids, docs, qrels_prefs), "run": _run_for(rng, qids, docs)}
+        files = {"prefs": prefs_file(rng, qids, docs, qrels_prefs),
+                 "run": _run_for(rng, qids, docs)}
         args = ["-m", "all_prefs", "-q", "-R", fmt, *(["-M3"] if seed % 4 == 1 else []),
                 "prefs", "run"]
         add("prefs", files, args)
@@ -144,8 +145,9 @@ def _cases() -> list[dict[str, object]]:
                  ["-q", "-Z", "z", "-m", "official"], ["-q", "-c", "-D", "0.4", "-m", "all_trec"],
                  ["-c", "-D", "0.2", "-m", "map", "-m", "num_q", "-m", "gm_map", "-m", "num_rel"]):
         add("zscores", {"qrels": small[0], "run": small[1], "z": zscores}, [*args, "qrels", "run"])
-    for seed, args in enumerate((["-c"], ["-c", "-J"], ["-c", "-M20", "-l2"], ["-c", "-l0", "-N", "900"],
-                                 ["-c", "-J", "-M7"], [])):
+    bulk_flags = (["-c"], ["-c", "-J"], ["-c", "-M20", "-l2"], ["-c", "-l0", "-N", "900"],
+                  ["-c", "-J", "-M7"], [])
+    for seed, args in enumerate(bulk_flags):
         qrels, run = _bulk(random.Random(4000 + seed), complete=not args)
         add("bulk", {"qrels": qrels, "run": run}, ["-q", "-m", "all_trec", *args, "qrels", "run"])
     for args in (["-m", "all_trec", "-q", "-J"], ["-m", "all_trec", "-l3", "-M5"],

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from rankscope.trec_eval.lists import TrecLists
+from rankscope.engine.trec_lists import TrecLists
 
 __all__ = [
     "FloatArray", "IntArray", "QueryStats", "RowSet", "c_log", "log2_table", "running_sum",

@@ -23,7 +23,9 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
-from rankscope.trec_eval.ranking import (
+from rankscope.data.trec_dialect import QrelsTable, RunTable
+from rankscope.engine.ranking import RankedLists
+from rankscope.engine.trec_order import (
     base_order,
     doc_keys,
     find_ties,
@@ -31,9 +33,8 @@ from rankscope.trec_eval.ranking import (
     fix_ties,
     lookup,
 )
-from rankscope.trec_eval.readers import QrelsTable, RunTable
 
-__all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame"]
+__all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame", "trec_lists_from_ranked"]
 
 IntArray = npt.NDArray[np.int64]
 STAND_IN_DOC = "ceci_nest_pas_un_docno"
@@ -349,3 +350,40 @@ def _ranks(lengths: IntArray) -> IntArray:
     total = int(lengths.sum())
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     return np.arange(total, dtype=np.int64) - starts
+
+
+def trec_lists_from_ranked(lists: RankedLists, lvl: int) -> TrecLists:
+    """trec_eval's view of the engine's rankings.
+
+    Grades truncated to integer levels, negative grades as "pooled but
+    unjudged" (-2), unjudged documents as -1, and a query the run lacks given
+    trec_eval ``-c``'s one-document stand-in ranking.
+    """
+    grades = lists.grades
+    with np.errstate(invalid="ignore"):
+        values = np.where(np.isnan(grades), -1, np.where(grades < 0, -2, np.trunc(grades)))
+    values = values.astype(np.int64)
+    lengths = np.diff(lists.offsets)
+    missing = np.flatnonzero(~lists.in_run & (lengths == 0))
+    if missing.size:
+        values = np.insert(values, lists.offsets[missing], -1)
+        lengths = lengths.copy()
+        lengths[missing] = 1
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n = lists.n_queries
+    jq = np.repeat(np.arange(n, dtype=np.int64), np.diff(lists.judged_offsets))
+    levels = np.trunc(lists.judged_grades).astype(np.int64)
+    max_rel = np.full(n, -(2**62), dtype=np.int64)
+    np.maximum.at(max_rel, jq, levels)
+    keep = levels >= 0
+    counts = (pl.DataFrame({"q": jq[keep], "l": levels[keep]})
+              .group_by("q", "l").agg(pl.len().alias("c")).sort("q", "l"))
+    cq = counts.get_column("q").to_numpy()
+    level_counts = np.bincount(cq, minlength=n) if cq.size else np.zeros(n, np.int64)
+    return TrecLists(
+        query_ids=lists.query_ids, offsets=offsets, values=values,
+        level_offsets=np.concatenate(([0], np.cumsum(level_counts))).astype(np.int64),
+        levels=counts.get_column("l").to_numpy().astype(np.int64),
+        level_counts=counts.get_column("c").to_numpy().astype(np.int64),
+        lvl=lvl, in_run=lists.in_run, max_rel=max_rel,
+    )
