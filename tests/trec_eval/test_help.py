@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rankscope.trec_eval.catalog import MEASURES, NICKNAMES
-from rankscope.trec_eval.helptext import MEASURE_DOCS
+from rankscope.trec_eval.helptext import measure_docs
+
+MEASURE_DOCS = measure_docs()
 
 from .util import ours, reference_binary, theirs
 
