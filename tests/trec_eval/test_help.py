@@ -7,9 +7,9 @@ import pytest
 from rankscope.trec_eval.catalog import MEASURES, NICKNAMES
 from rankscope.trec_eval.helptext import measure_docs
 
-MEASURE_DOCS = measure_docs()
-
 from .util import ours, reference_binary, theirs
+
+MEASURE_DOCS = measure_docs()
 
 COMBOS = [
     ["-h"],
