@@ -3,38 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from rankscope.data.formats import as_qrels, as_run
-from rankscope.data.tables import OnDuplicate, Qrels, Run
+from rankscope.data.tables import Qrels, Run
+from rankscope.engine.assemble import aggregate, assemble_result
 from rankscope.engine.context import Context
 from rankscope.engine.kernels import KERNELS, NULL_KERNELS
-from rankscope.engine.ranking import (
-    FloatArray,
-    QueryPolicy,
-    RankedLists,
-    Ties,
-    Unjudged,
-    rank,
-    required_depth,
-)
+from rankscope.engine.options import EvalOptions, OptionFields, Unjudged
+from rankscope.engine.ranking import FloatArray, RankedLists, rank, required_depth
 from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.metrics.parser import parse_metrics
-from rankscope.result import EvaluationInfo, EvaluationResult
+from rankscope.result import EvaluationResult
 
 __all__ = ["NULL_KERNELS", "aggregate", "compute", "evaluate", "resolve_metrics"]
 
 MetricsArg = str | Metric | Iterable[str | Metric]
 
 
-def resolve_metrics(metrics: MetricsArg) -> list[tuple[str, Metric]]:
+def resolve_metrics(
+    metrics: MetricsArg, options: EvalOptions | None = None
+) -> list[tuple[str, Metric]]:
     """Turn the user's metric argument into ``(label, metric)`` pairs.
 
     Labels are the names as typed (a :class:`Metric` is labelled by its
-    canonical name); a label asked for twice is kept once.
+    canonical name); a label asked for twice is kept once. With ``options``,
+    its relevance threshold (when set) is bound into every metric that has one.
     """
     items: Sequence[str | Metric]
     if isinstance(metrics, str | Metric):
@@ -55,7 +52,7 @@ def resolve_metrics(metrics: MetricsArg) -> list[tuple[str, Metric]]:
         for label, metric in found:
             if label not in seen:
                 seen.add(label)
-                pairs.append((label, metric))
+                pairs.append((label, metric if options is None else options.bind(metric)))
     return pairs
 
 
@@ -83,34 +80,15 @@ def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], F
     return table[metric.family]
 
 
-def aggregate(values: FloatArray, how: str) -> float | None:
-    """One number from per-query values; NaN (null) values are left out.
-
-    ``mean`` and ``sum`` are plain; ``gmean`` is trec_eval's geometric mean,
-    with values floored at 1e-5 before the logarithm. None when no query has
-    a value.
-    """
-    present = values[~np.isnan(values)]
-    if present.size == 0:
-        return None
-    if how == "sum":
-        return float(present.sum())
-    if how == "gmean":
-        return float(np.exp(np.mean(np.log(np.maximum(present, 1e-5)))))
-    return float(present.mean())
-
-
 def evaluate(
     qrels: Any,
     run: Any,
     metrics: MetricsArg,
     *,
     per_query: bool = False,
-    ties: Ties = "trec",
-    unjudged: Unjudged = "nonrelevant",
-    queries: QueryPolicy = "qrels",
-    on_duplicate: OnDuplicate = "error",
     run_name: str | None = None,
+    options: EvalOptions | None = None,
+    **option_fields: Unpack[OptionFields],
 ) -> EvaluationResult:
     """Evaluate one run against qrels with any number of metrics.
 
@@ -125,19 +103,17 @@ def evaluate(
     per_query : bool, default False
         Keep per-query values in the result's printed form (they are always
         available as ``result.per_query``).
-    ties : {"trec", "input"}, default "trec"
-        Score ties broken by document id descending (trec_eval), or input order.
-    unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
-        Unjudged documents are non-relevant; or removed before ranking
-        (judged-only lists); or the judging platform's null rules.
-    queries : {"qrels", "intersection", "nonnull"}, default "qrels"
-        Which queries are averaged: every query with judgments (a query the
-        run lacks scores as an empty ranking); only queries in both; or every
-        query with judgments but a query the run lacks has no value.
-    on_duplicate : {"error", "first", "max"}, default "error"
-        A document twice in one query's ranking.
     run_name : str, optional
         Name for the run (default: its run tag or file name).
+    options : EvalOptions, optional
+        Ties, unjudged documents, query policy, duplicates, relevance
+        threshold (see :class:`~rankscope.engine.options.EvalOptions`).
+    **option_fields
+        Any field of :class:`~rankscope.engine.options.EvalOptions` as a
+        keyword, on top of ``options``: ``ties`` ({"trec", "input"}),
+        ``unjudged`` ({"nonrelevant", "condensed", "null"}), ``queries``
+        ({"qrels", "intersection", "nonnull"}), ``on_duplicate`` ({"error",
+        "first", "max"}), ``rel``.
 
     Returns
     -------
@@ -153,36 +129,25 @@ def evaluate(
     >>> result["P@1"]
     0.5
     """
-    pairs = resolve_metrics(metrics)
+    opts = EvalOptions.merged(options, option_fields)
+    pairs = resolve_metrics(metrics, opts)
     qrels_t: Qrels = as_qrels(qrels)
-    run_t: Run = as_run(run, name=run_name, on_duplicate=on_duplicate)
+    run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
     # Rank once, keeping only as deep as the deepest metric reads.
     depth = required_depth(m for _, m in pairs)
-    lists = rank(qrels_t, run_t, ties=ties, unjudged=unjudged, queries=queries, depth=depth)
-    values = compute(lists, [m for _, m in pairs], unjudged=unjudged)
-    if queries == "nonnull":
-        values[~lists.in_run, :] = np.nan
-    means = {
-        label: aggregate(values[:, j], metric.spec.aggregate)
-        for j, (label, metric) in enumerate(pairs)
-    }
-    info = EvaluationInfo(
-        run_name=run_t.name,
-        queries=queries,
-        ties=ties,
-        unjudged=unjudged,
-        n_qrels_queries=lists.n_qrels_queries,
-        n_run_queries=lists.n_run_queries,
-        n_evaluated=lists.n_queries,
-        missing_from_run=lists.missing_queries,
-        run_only=lists.run_only_queries,
+    lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
+                 depth=depth)
+    values = compute(lists, [m for _, m in pairs], unjudged=opts.unjudged)
+    return assemble_result(
+        [label for label, _ in pairs], [m for _, m in pairs], lists.query_ids, values,
+        options=opts, run_name=run_t.name, per_query=per_query,
+        qrels_queries=_queries(lists, in_qrels=True), run_queries=_queries(lists, in_qrels=False),
     )
-    return EvaluationResult(
-        labels=[label for label, _ in pairs],
-        metrics=[m for _, m in pairs],
-        query_ids=lists.query_ids,
-        values=values,
-        means=means,
-        info=info,
-        show_per_query=per_query,
-    )
+
+
+def _queries(lists: RankedLists, *, in_qrels: bool) -> list[str]:
+    """Every query the qrels (or the run) has, rebuilt from the ranked lists' account."""
+    in_both = [q for q, present in zip(lists.query_ids, lists.in_run, strict=True) if present]
+    if in_qrels:
+        return sorted(set(lists.query_ids) | set(lists.missing_queries))
+    return sorted(set(in_both) | set(lists.run_only_queries))
