@@ -14,6 +14,7 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.trec_dialect import RunTable
+from rankscope.engine.options import EvalOptions
 from rankscope.engine.trec_lists import (
     NONPOOL,
     UNJUDGED,
@@ -21,6 +22,7 @@ from rankscope.engine.trec_lists import (
     _csr,
     _first_dups,
     ranked_frame,
+    trec_level,
 )
 from rankscope.engine.trec_stats import FloatArray
 
@@ -28,14 +30,18 @@ __all__ = ["average_over_groups", "jg_lists"]
 
 
 def jg_lists(
-    qrels: pl.DataFrame, run: RunTable, qmap: pl.DataFrame, *, complete: bool, max_ret: int,
-    judged_only: bool, lvl: int,
+    qrels: pl.DataFrame, run: RunTable, qmap: pl.DataFrame, options: EvalOptions, *,
+    max_ret: int,
 ) -> tuple[TrecLists, npt.NDArray[np.bool_], list[str | None], npt.NDArray[np.int64]]:
     """Rankings of every (query, JG) pair, their query index, and run duplicates.
 
-    ``qmap`` gives each evaluated query its index (``query_id``, ``qidx``); the
-    other arguments are trec_eval's ``-c``, ``-M``, ``-J`` and ``-l``.
+    ``qmap`` gives each evaluated query its index (``query_id``, ``qidx``);
+    ``options`` and ``max_ret`` are read as by
+    :func:`~rankscope.engine.trec_lists.build_lists` (``-c``, ``-J``, ``-l``, ``-M``).
     """
+    complete = options.queries == "qrels"
+    judged_only = options.unjudged == "condensed"
+    lvl = trec_level(options.rel)
     n = qmap.height
     rows, present = ranked_frame(qmap, run, complete=complete, max_ret=max_ret)
     run_dup = _first_dups(rows.select("qidx", "doc_id"), n)

@@ -15,6 +15,7 @@ run lacks) are recorded per query here and raised in order by the command.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ import polars as pl
 
 from rankscope.data.distinct import distinct_within
 from rankscope.data.trec_dialect import QrelsTable, RunTable
+from rankscope.engine.options import EvalOptions
 from rankscope.engine.ranking import RankedLists
 from rankscope.engine.trec_order import (
     base_order,
@@ -34,7 +36,8 @@ from rankscope.engine.trec_order import (
     lookup,
 )
 
-__all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame", "trec_lists_from_ranked"]
+__all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame", "trec_level",
+           "trec_lists_from_ranked"]
 
 IntArray = npt.NDArray[np.int64]
 STAND_IN_DOC = "ceci_nest_pas_un_docno"
@@ -112,6 +115,11 @@ class TrecLists:
         return len(self.query_ids)
 
 
+def trec_level(rel: float | None) -> int:
+    """The integer level a relevance threshold means for integer grades (>= rel)."""
+    return 1 if rel is None else math.ceil(rel)
+
+
 def _csr(index: IntArray, n: int) -> IntArray:
     counts = np.bincount(index, minlength=n) if index.size else np.zeros(n, np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -181,10 +189,19 @@ def _with_query_index(frame: pl.DataFrame, qids: pl.Series) -> pl.DataFrame:
 
 
 def build_lists(
-    qrels: QrelsTable, run: RunTable, *, lvl: int, complete: bool, max_ret: int,
-    judged_only: bool, only_query: str | None = None,
+    qrels: QrelsTable, run: RunTable, options: EvalOptions, *, max_ret: int,
+    only_query: str | None = None,
 ) -> TrecLists:
-    """Rank the run against the qrels the way trec_eval 10.0 does (see module doc)."""
+    """Rank the run against the qrels the way trec_eval 10.0 does (see module doc).
+
+    From ``options``: ``queries="qrels"`` gives a query the run lacks the
+    stand-in ranking (``-c``), ``unjudged="condensed"`` drops unjudged
+    documents after the ``max_ret`` cut (``-J`` after ``-M``), ``rel`` is the
+    relevance level (``-l``); ties are always trec_eval's.
+    """
+    lvl = trec_level(options.rel)
+    complete = options.queries == "qrels"
+    judged_only = options.unjudged == "condensed"
     qids = qrels.frame.get_column("query_id").unique().sort()
     if only_query is not None:
         qids = qids.filter(qids == only_query)

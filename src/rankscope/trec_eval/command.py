@@ -167,10 +167,8 @@ def _evaluate(
         from rankscope.trec_eval.measures_prefs import evaluate_prefs
 
         return evaluate_prefs(opts, rel_info, run_table, bounds), n_qrels_queries, num_rel_all
-    lists = build_lists(
-        rel_info, run_table, lvl=opts.level, complete=opts.complete, max_ret=opts.max_ret,
-        judged_only=opts.judged_only, only_query=opts.debug_query,
-    )
+    lists = build_lists(rel_info, run_table, opts.evaluation(), max_ret=opts.max_ret,
+                        only_query=opts.debug_query)
     return evaluate_qrels(opts, lists, bounds), n_qrels_queries, num_rel_all
 
 

@@ -34,8 +34,7 @@ def evaluate_jg(opts: Options, rel_info: QrelsTable, run: RunTable,
     n = qids.len()
     qmap = pl.DataFrame({"query_id": qids, "qidx": np.arange(n, dtype=np.int64)})
     lists, present, run_dup, pair_query = jg_lists(
-        qrels, run, qmap, complete=opts.complete, max_ret=opts.max_ret,
-        judged_only=opts.judged_only, lvl=opts.level)
+        qrels, run, qmap, opts.evaluation(), max_ret=opts.max_ret)
     st = QueryStats(lists)
     n_jgs = np.bincount(pair_query, minlength=n).astype(np.float64)
     stand_in = (~present).astype(np.float64) if opts.complete else np.zeros(n)
