@@ -13,10 +13,15 @@ import numpy as np
 
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
 from rankscope.engine.trec_lists import trec_lists_from_ranked
-from rankscope.engine.trec_stats import QueryStats
+from rankscope.engine.trec_stats import QueryStats, log2_table
 from rankscope.metrics.base import Metric
 
-__all__ = ["Context"]
+__all__ = ["Context", "log2_ranks"]
+
+
+def log2_ranks(pos: IntArray) -> FloatArray:
+    """:math:`\\log_2(i + 1)` for 0-based positions ``pos`` (i = pos + 1, the rank)."""
+    return log2_table(int(pos.max(initial=0)) + 2)[pos + 2]
 
 
 class Context:
@@ -45,9 +50,14 @@ class Context:
         return np.arange(self.lists.grades.size, dtype=np.int64) - np.repeat(starts, self.lengths)
 
     @cached_property
-    def discount(self) -> FloatArray:
-        """:math:`1 / \\log_2(i + 1)` for every ranked row (i the 1-based rank)."""
-        return np.asarray(1.0 / np.log2(self.pos + 2.0), dtype=np.float64)
+    def log2_rank(self) -> FloatArray:
+        """:math:`\\log_2(i + 1)` for every ranked row (i the 1-based rank).
+
+        DCG divides each gain by it, as trec_eval does, with the C library's
+        logarithms (:func:`~rankscope.engine.trec_stats.log2_table`), so the
+        numbers are trec_eval's to the last bit.
+        """
+        return log2_ranks(self.pos)
 
     @cached_property
     def judged(self) -> BoolArray:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rankscope.engine.context import Context
+from rankscope.engine.context import Context, log2_ranks
 from rankscope.engine.kernels_trec_families import TREC_KERNELS
 from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
@@ -161,7 +161,7 @@ def _cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
 
 @register_kernel("DCG")
 def _dcg(ctx: Context, m: Metric) -> FloatArray:
-    gains = ctx.gain_of(ctx.lists.grades, m) * ctx.discount
+    gains = ctx.gain_of(ctx.lists.grades, m) / ctx.log2_rank
     return ctx.seg_sum(gains, ctx.top(m.k))
 
 
@@ -172,15 +172,14 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
         order = np.lexsort((-gains, ctx.judged_query))
         gains = gains[order]
-        disc = 1.0 / np.log2(ctx.judged_pos + 2.0)
         mask = None if m.k is None else ctx.judged_pos < m.k
-        return ctx.judged_sum(gains * disc, mask)
+        return ctx.judged_sum(gains / log2_ranks(ctx.judged_pos), mask)
     if flavor == "max":
         top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
         depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)
         longest = int(depth.max()) if depth.size else 0
-        prefix = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(longest) + 2.0))))
-        return top_gain * prefix[depth]
+        steps = top_gain / log2_ranks(np.arange(longest, dtype=np.int64))
+        return np.concatenate(([0.0], np.cumsum(steps)))[depth]
     # local: the best order of the retrieved top k
     mask = ctx.top(m.k)
     gains = ctx.gain_of(ctx.lists.grades, m)
@@ -188,7 +187,7 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         gains = np.where(mask, gains, -np.inf)
     order = np.lexsort((-gains, ctx.row_query))
     best = gains[order]
-    contrib = np.where(np.isfinite(best), best * ctx.discount, 0.0)
+    contrib = np.where(np.isfinite(best), best / ctx.log2_rank, 0.0)
     return ctx.seg_sum(contrib)
 
 

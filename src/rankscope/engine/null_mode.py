@@ -108,7 +108,7 @@ def _cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
 
 
 def _dcg(ctx: Context, m: Metric) -> FloatArray:
-    gains = ctx.gain_of(ctx.lists.grades, m) * ctx.discount
+    gains = ctx.gain_of(ctx.lists.grades, m) / ctx.log2_rank
     return ctx.seg_sum(gains, ctx.top(m.k))
 
 
@@ -130,7 +130,7 @@ def _ndcg(ctx: Context, m: Metric) -> FloatArray:
         gains = np.where(top, gains, -np.inf)
     # Sort each query's top-k gains descending; rows outside the top k sink last.
     best = gains[np.lexsort((-gains, ctx.row_query))]
-    ideal = ctx.seg_sum(np.where(np.isfinite(best), best * ctx.discount, 0.0))
+    ideal = ctx.seg_sum(np.where(np.isfinite(best), best / ctx.log2_rank, 0.0))
     return _nullify(_safe_div(_dcg(ctx, m), ideal), ctx, m.k)
 
 
