@@ -13,9 +13,9 @@ import math
 import random
 
 import pytest
+from tests.trec_eval.generate import qrels_and_run
 
 import rankscope
-from tests.trec_eval.generate import qrels_and_run
 
 
 def _parse(qrels: str, run: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
