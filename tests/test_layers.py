@@ -57,3 +57,11 @@ def test_registries_are_complete_once_metrics_is_imported():
                           check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "infAP"
+
+
+def test_every_qrels_measure_of_trec_eval_has_a_computation():
+    from rankscope.engine.trec_compute import COMPUTE
+    from rankscope.metrics.trec_catalog import MEASURES
+
+    wanted = {m.name for m in MEASURES if m.source == "qrels" and m.value != "string"}
+    assert wanted - set(COMPUTE) == set()

@@ -8,13 +8,16 @@ queries in Python.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rankscope.engine.c_math import log2_table
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
-from rankscope.engine.trec_lists import trec_lists_from_ranked
-from rankscope.engine.trec_stats import QueryStats, log2_table
 from rankscope.metrics.base import Metric
+
+if TYPE_CHECKING:
+    from rankscope.engine.trec_stats import QueryStats
 
 __all__ = ["Context", "log2_ranks"]
 
@@ -160,6 +163,9 @@ class Context:
 
     def trec_stats(self, lvl: int) -> QueryStats:
         """trec_eval's per-query statistics at relevance level ``lvl`` (built once)."""
+        from rankscope.engine.trec_lists import trec_lists_from_ranked  # only trec_eval's measures
+        from rankscope.engine.trec_stats import QueryStats
+
         key = ("trec_eval", lvl)
         if key not in self._cache:
             self._cache[key] = QueryStats(trec_lists_from_ranked(self.lists, lvl))

@@ -6,7 +6,8 @@ the rankings (integer levels, pooled-but-unjudged and unjudged documents
 apart, the ``-c`` stand-in for a query the run lacks), built once per
 relevance level and cached in the context (:meth:`Context.trec_stats`), and
 runs the measure's computation from :data:`~rankscope.engine.trec_registry.COMPUTE`,
-the same one ``rankscope trec_eval`` prints.
+the same one ``rankscope trec_eval`` prints. The table is complete on import;
+the computations themselves are loaded on first use.
 """
 
 from __future__ import annotations
@@ -16,13 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import rankscope.engine.kernels_trec
-import rankscope.engine.kernels_trec_gain
-import rankscope.engine.kernels_trec_interp  # noqa: F401  (fill COMPUTE)
 from rankscope.data.cnum import atof
 from rankscope.engine.context import Context
 from rankscope.engine.ranking import FloatArray
-from rankscope.engine.trec_registry import COMPUTE, Settings
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
 from rankscope.metrics.trec_catalog import BY_NAME, well_formed_pairs
@@ -82,6 +79,9 @@ def measure_args(family: str, m: Metric) -> _Args:
 
 def _kernel(family: str) -> Callable[[Context, Metric], FloatArray]:
     def kernel(ctx: Context, m: Metric) -> FloatArray:
+        # The computations load with their first use: `import rankscope` stays light.
+        from rankscope.engine.trec_compute import COMPUTE, Settings
+
         params: dict[str, Any] = dict(m.params)
         st = ctx.trec_stats(math.ceil(float(params.get("rel", 1))))  # level >= rel
         n_docs = int(params.get("n_docs", 0) or 0)

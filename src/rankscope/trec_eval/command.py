@@ -27,8 +27,8 @@ from rankscope.data.trec_dialect import (
     read_input,
 )
 from rankscope.engine.kernels_trec import relstrings
+from rankscope.engine.trec_compute import COMPUTE, Settings
 from rankscope.engine.trec_lists import TrecLists, build_lists
-from rankscope.engine.trec_registry import COMPUTE, Settings
 from rankscope.engine.trec_stats import QueryStats
 from rankscope.trec_eval.catalog import MEASURES, NICKNAMES, Bound, bind
 from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file

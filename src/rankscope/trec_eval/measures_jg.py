@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 
 from rankscope.data.trec_dialect import QrelsTable, RunTable
+from rankscope.engine.trec_compute import COMPUTE, Settings
 from rankscope.engine.trec_jg import average_over_groups, jg_lists
-from rankscope.engine.trec_registry import COMPUTE, Settings
 from rankscope.engine.trec_stats import QueryStats
 from rankscope.trec_eval.catalog import BY_NAME, Bound
 from rankscope.trec_eval.failures import first_failure
