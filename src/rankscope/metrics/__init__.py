@@ -7,7 +7,6 @@ once this package is imported.
 """
 
 from rankscope.metrics import similarity as _similarity  # noqa: F401 - registers RBO, Jaccard
-from rankscope.metrics import trec_eval_names as _trec_eval_names  # noqa: F401 - registers
 from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric
 from rankscope.metrics.binary import (
     average_precision,
@@ -58,3 +57,6 @@ __all__ = [
     "reciprocal_rank",
     "success",
 ]
+
+# trec_eval's own measures, registered after the core families they build on.
+from rankscope.metrics import trec_eval_names as _trec_eval_names  # noqa: F401
