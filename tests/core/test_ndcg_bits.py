@@ -13,21 +13,9 @@ import math
 import random
 
 import pytest
-from tests.trec_eval.generate import qrels_and_run
+from tests.trec_eval.generate import as_dicts, qrels_and_run
 
 import rankscope
-
-
-def _parse(qrels: str, run: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    judged: dict[str, dict[str, int]] = {}
-    for line in qrels.splitlines():
-        q, _, d, g = line.split()
-        judged.setdefault(q, {})[d] = int(g)
-    ranked: dict[str, dict[str, float]] = {}
-    for line in run.splitlines():
-        q, _, d, _, s, _ = line.split()
-        ranked.setdefault(q, {})[d] = float(s)
-    return judged, ranked
 
 
 def _reference(judged: dict[str, int], ranked: dict[str, float], k: int | None) -> float:
@@ -46,7 +34,7 @@ def _reference(judged: dict[str, int], ranked: dict[str, float], k: int | None) 
 @pytest.mark.parametrize("seed", range(40))
 def test_ndcg_is_trec_eval_to_the_last_bit(seed):
     rng = random.Random(seed)
-    judged, ranked = _parse(*qrels_and_run(rng, n_docs=rng.choice([30, 120])))
+    judged, ranked = as_dicts(*qrels_and_run(rng, n_docs=rng.choice([30, 120])))
     result = rankscope.evaluate(judged, ranked, ["ndcg", "ndcg_cut.3,10", "nDCG@5"],
                                 queries="intersection")
     for q in result.query_ids:
