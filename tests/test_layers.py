@@ -60,8 +60,8 @@ def test_registries_are_complete_once_metrics_is_imported():
 
 
 def test_every_qrels_measure_of_trec_eval_has_a_computation():
+    from rankscope.data.trec_catalog import MEASURES
     from rankscope.engine.trec_compute import COMPUTE
-    from rankscope.metrics.trec_catalog import MEASURES
 
     wanted = {m.name for m in MEASURES if m.source == "qrels" and m.value != "string"}
     assert wanted - set(COMPUTE) == set()

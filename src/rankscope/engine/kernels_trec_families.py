@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankscope.data.cnum import atof
+from rankscope.data.trec_catalog import BY_NAME, well_formed_pairs
 from rankscope.engine.context import Context
 from rankscope.engine.ranking import FloatArray
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
-from rankscope.metrics.trec_catalog import BY_NAME, well_formed_pairs
 from rankscope.metrics.trec_eval_names import STAND_IN_ZERO, TREC_FAMILIES
 
 __all__ = ["TREC_KERNELS", "measure_args"]

@@ -14,11 +14,13 @@ at once) is meant to be an ``EvalOptions`` preset plus a naming table.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from rankscope.data.tables import OnDuplicate
 from rankscope.errors import OptionError
-from rankscope.metrics.base import Metric, make_metric
+
+if TYPE_CHECKING:
+    from rankscope.metrics.base import Metric
 
 __all__ = ["EvalOptions", "OptionFields", "QueryPolicy", "Ties", "Unjudged"]
 
@@ -113,4 +115,6 @@ class EvalOptions:
         """``metric`` with this evaluation's relevance threshold, when one is set."""
         if self.rel is None or not any(p.name == "rel" for p in metric.spec.params):
             return metric
+        from rankscope.metrics.base import make_metric
+
         return make_metric(metric.family, k=metric.k, **{**dict(metric.params), "rel": self.rel})

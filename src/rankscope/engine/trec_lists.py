@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -25,8 +26,10 @@ import polars as pl
 
 from rankscope.data.distinct import distinct_within
 from rankscope.data.trec_dialect import QrelsTable, RunTable
+
+if TYPE_CHECKING:
+    from rankscope.engine.ranking import RankedLists
 from rankscope.engine.options import EvalOptions
-from rankscope.engine.ranking import RankedLists
 from rankscope.engine.trec_order import (
     base_order,
     doc_keys,

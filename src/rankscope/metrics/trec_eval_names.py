@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rankscope.data.trec_catalog import BY_NAME, NICKNAMES, double_cutoff_name
 from rankscope.metrics import trec_eval_measures as d
 from rankscope.metrics.base import Family, Metric, Param, make_metric, register
 from rankscope.metrics.parser import (
@@ -23,7 +24,6 @@ from rankscope.metrics.parser import (
     register_name,
     register_trec_cutoff,
 )
-from rankscope.metrics.trec_catalog import BY_NAME, NICKNAMES, double_cutoff_name
 
 __all__ = ["STAND_IN_ZERO", "TREC_FAMILIES"]
 

@@ -1,6 +1,6 @@
 """trec_eval's ``-m NAME.PARAMS``: reading a measure's parameters as trec_eval does.
 
-The measure table itself is data in :mod:`rankscope.metrics.trec_catalog`
+The measure table itself is data in :mod:`rankscope.data.trec_catalog`
 (re-exported here); everything trec_eval prints follows its order.
 :func:`bind` checks a parameter string the way trec_eval does and names the
 values the measure prints (``P_5``, ``iprec_at_recall_0.10``, ``ndcg_1=3``).
@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 
 from rankscope.data.cnum import atof, atol
-from rankscope.metrics.trec_catalog import (
+from rankscope.data.trec_catalog import (
     BY_NAME,
     MEASURES,
     NICKNAMES,

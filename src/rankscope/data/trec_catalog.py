@@ -5,8 +5,11 @@ parameters it takes (``-m NAME.PARAMS``: none, integer cut-offs, real
 cut-offs, real parameters or ``key=value`` pairs), its defaults, how its value
 is printed and summed over queries, and which relevance file it reads. The
 nicknames (``official``, ``all_trec``...) name groups of them. The metric
-registry (:mod:`rankscope.metrics.trec_eval_names`) and the drop-in command
-(:mod:`rankscope.trec_eval`) both read this table.
+registry (:mod:`rankscope.metrics.trec_eval_names`), the engine and the drop-in
+command (:mod:`rankscope.trec_eval`) all read this table. It is part of
+trec_eval's dialect (what trec_eval reads and prints) and lives with its
+readers, below every layer that needs it, so the command can read it without
+loading the metric registry.
 """
 
 from __future__ import annotations
