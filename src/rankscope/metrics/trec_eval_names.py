@@ -25,7 +25,7 @@ from rankscope.metrics.parser import (
     register_trec_cutoff,
 )
 
-__all__ = ["STAND_IN_ZERO", "TREC_FAMILIES"]
+__all__ = ["STAND_IN_ZERO", "TREC_FAMILIES", "member_spelling"]
 
 _REL = Param("rel", 1, "float", "minimum level counted as relevant (trec_eval -l)")
 _GAINS = Param("gains", "", "str", "trec_eval gain parameters, e.g. '1=3,2=9' (unset levels gain "
@@ -144,13 +144,18 @@ _MEMBER_SPELLING = {
 }
 
 
+def member_spelling(measure: str) -> str:
+    """How the parser spells a trec_eval measure with its default parameters."""
+    return _MEMBER_SPELLING.get(measure, measure)
+
+
 def _nickname(nickname: str) -> Callable[[str], list[tuple[str, Metric]]]:
     def expand(text: str) -> list[tuple[str, Metric]]:
         out: list[tuple[str, Metric]] = []
         for spec in (BY_NAME[name] for name in NICKNAMES[nickname]):
             if spec.value in ("runid", "string") or spec.name == "num_q":
                 continue
-            found = parse_metrics(_MEMBER_SPELLING.get(spec.name, spec.name))
+            found = parse_metrics(member_spelling(spec.name))
             if spec.name == "rbp":
                 found = [("rbp", found[0][1])]
             out.extend(found)
