@@ -354,20 +354,31 @@ class EmbeddedEndpoint:
             fields={k: v for k, v in doc.items() if k not in taken},
         )
 
-    async def search(self, query: QueryItem, depth: int) -> SearchResponse:
-        """The top ``depth`` documents for ``query``."""
-        import time
-
-        started = time.perf_counter()
+    def _text(self, query: QueryItem, depth: int) -> str:
         values = template_params(query.text, depth, {**self.variables, **query.params})
         values["query"] = query.text
         try:
-            text = render_text(self.settings.template, values)
+            return render_text(self.settings.template, values)
         except MissingParameter as exc:
             raise ConfigError(
                 f"query {query.query_id}: the template uses {{{{{exc.args[0]}}}}} but neither "
                 "the query nor the endpoint's variables give it a value",
                 source=self.config.source) from None
+
+    def preview(self, query: QueryItem, depth: int) -> dict[str, Any]:
+        """The search :meth:`search` would run for ``query`` (nothing is run)."""
+        text = self._text(query, depth)
+        return {"method": self.config.settings.get("engine", "fts5"),
+                "index": self.settings.index.name, "text": text,
+                "match": fts_query(query_terms(text)), "weights": self.settings.weights,
+                "limit": depth}
+
+    async def search(self, query: QueryItem, depth: int) -> SearchResponse:
+        """The top ``depth`` documents for ``query``."""
+        import time
+
+        started = time.perf_counter()
+        text = self._text(query, depth)
         rows, request, total = self.rank(text, depth)
         raw = json.dumps([[d, r] for d, r, _ in rows]).encode("utf-8")
         hits = tuple(self._hit(d, r, b) for d, r, b in rows)

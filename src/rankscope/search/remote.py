@@ -152,6 +152,10 @@ class RemoteEndpoint:
                 "the query nor the endpoint's variables give it a value",
                 source=self.config.source) from None
 
+    def preview(self, query: QueryItem, depth: int) -> dict[str, Any]:
+        """The rendered request for ``query`` (nothing is sent)."""
+        return self.render(query, depth).describe()
+
     def _mapping_error(self, query: QueryItem, request: HttpRequest, what: str,
                        body: bytes) -> SearchRequestError:
         start = body[:120].decode("utf-8", errors="replace").replace("\n", " ")

@@ -96,6 +96,14 @@ class Endpoint(Protocol):
         """The engine's version where it reports one, else ``None``."""
         ...
 
+    def needed_params(self) -> set[str]:
+        """Named parameters every query must give (its templates use them, nothing else does)."""
+        ...
+
+    def preview(self, query: QueryItem, depth: int) -> dict[str, Any]:
+        """The request that :meth:`search` would send for ``query``, sending nothing."""
+        ...
+
     async def aclose(self) -> None:
         """Release connections and files."""
         ...
