@@ -15,7 +15,8 @@ from rankscope.errors import ConfigError, SearchRequestError
 from rankscope.search.config import endpoint_from_dict, open_endpoint
 from rankscope.search.types import QueryItem, SearchResponse
 
-from .conftest import RECORDED, EngineServer, FastSleep, Reply, recorded
+from .conftest import FastSleep
+from .engine_server import RECORDED, EngineServer, Reply, recorded
 
 
 def _search(settings: dict[str, Any], query: QueryItem, depth: int = 10,
