@@ -12,9 +12,8 @@ from typing import Any
 __all__ = ["register"]
 
 
-def _store_option(p: argparse.ArgumentParser, required: bool) -> None:
+def _store_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DB", default=os.environ.get("RANKSCOPE_STORE"),
-                   required=required and not os.environ.get("RANKSCOPE_STORE"),
                    help="the snapshot store (a SQLite file or a database URL; default: "
                         "$RANKSCOPE_STORE)")
 
@@ -30,13 +29,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     ls = actions.add_parser("list", help="every snapshot of the store")
-    _store_option(ls, True)
+    _store_option(ls)
     ls.add_argument("-f", "--format", choices=("table", "json"), default="table")
     ls.set_defaults(handler=_list)
 
     show = actions.add_parser("show", help="one snapshot: its settings and results")
     show.add_argument("snapshot", help="id or name")
-    _store_option(show, True)
+    _store_option(show)
     show.add_argument("-q", "--query", action="append", dest="queries", metavar="QUERY_ID",
                       help="show this query's results in full (repeatable)")
     show.add_argument("-f", "--format", choices=("table", "json"), default="table")
@@ -45,7 +44,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     export = actions.add_parser(
         "export", help="write a snapshot as a TREC run or JSONL (with display fields)")
     export.add_argument("snapshot", help="id or name")
-    _store_option(export, True)
+    _store_option(export)
     export.add_argument("-o", "--output", required=True, help="the file to write (- = stdout)")
     export.add_argument("-f", "--format", choices=("trec", "jsonl"), default=None,
                         help="trec (a run) or jsonl (one object per query, with its request, "
@@ -63,7 +62,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "each top k).")
     diff.add_argument("snapshots", nargs="+", metavar="SNAPSHOT",
                       help="ids, names or run files; the first is the baseline")
-    _store_option(diff, False)
+    _store_option(diff)
     diff.add_argument("-k", type=int, default=10, help="cut-off of Jaccard, churn, moves "
                       "(default 10)")
     diff.add_argument("--p", type=float, default=0.9, help="RBO persistence (default 0.9)")
@@ -83,7 +82,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "holes", help="unjudged documents in each snapshot's top k: the next batch to grade")
     holes.add_argument("snapshots", nargs="+", metavar="SNAPSHOT",
                        help="ids, names or run files")
-    _store_option(holes, False)
+    _store_option(holes)
     holes.add_argument("--qrels", required=True, help="the judgments so far")
     holes.add_argument("-k", type=int, default=10, help="cut-off (default 10)")
     holes.add_argument("-o", "--output", metavar="FILE",
