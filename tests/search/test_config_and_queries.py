@@ -82,7 +82,7 @@ def test_bad_files_are_refused_by_name(data, message):
 def test_toml_errors_name_the_file_and_line(tmp_path):
     with pytest.raises(ConfigError, match=r"e.toml: not valid TOML: .*line 2"):
         load_endpoint(write(tmp_path / "e.toml", 'kind = "solr"\nurl = \n'))
-    with pytest.raises(FileAccessError, match="nope.toml: cannot read"):
+    with pytest.raises(FileAccessError, match=r"nope\.toml: cannot read"):
         load_endpoint(tmp_path / "nope.toml")
 
 

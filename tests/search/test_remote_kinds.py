@@ -15,7 +15,6 @@ from rankscope.errors import ConfigError, SearchRequestError
 from rankscope.search.config import endpoint_from_dict, open_endpoint
 from rankscope.search.types import QueryItem, SearchResponse
 
-from .conftest import FastSleep
 from .engine_server import RECORDED, EngineServer, Reply, recorded
 
 

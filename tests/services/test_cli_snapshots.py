@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from search.engine_server import EngineServer, Reply
 
 import rankscope
 from rankscope.cli.main import main
+from search.engine_server import EngineServer, Reply
 
 from .conftest import standin_package
 
@@ -87,6 +87,8 @@ def test_store_list_show_export_diff_holes(demo_dir, tmp_path, capsys):
     b = rankscope.evaluate(str(d / "qrels.txt"), str(d / "tuned.txt"), "nDCG@10")["nDCG@10"]
     (comparison,) = out["metrics"]["comparisons"]
     assert comparison["delta"] == pytest.approx(b - a)
+    assert out["metrics"]["runs"]["#1 demo-baseline"]["mean"]["nDCG@10"] == pytest.approx(a)
+    assert out["metrics"]["runs"]["#2 demo-tuned"]["mean"]["nDCG@10"] == pytest.approx(b)
     text = run_ok(["snapshots", "diff", "1", "2", "--store", db, "--qrels", d / "qrels.txt",
                    "-q"], capsys).out
     assert "RBO" in text and "q08" in text and "holes" in text

@@ -13,9 +13,9 @@ from rankscope.services.snapshot_diff import Ranking, diff_rankings, holes
 
 
 def ranking(label, lists, queries=None):
-    rows = [(q, d, r) for q, docs in lists.items() for r, d in enumerate(docs, 1)]
+    rows = [(q, d, r, 100.0 - r) for q, docs in lists.items() for r, d in enumerate(docs, 1)]
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
-                                       "rank": pl.Int64}, orient="row")
+                                       "rank": pl.Int64, "score": pl.Float64}, orient="row")
     return Ranking(label=label, frame=frame, query_ids=queries or list(lists),
                    texts={q: f"text of {q}" for q in lists})
 

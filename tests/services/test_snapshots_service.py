@@ -14,7 +14,6 @@ from rankscope.search.queries import read_queries
 from rankscope.search.types import QueryItem
 from rankscope.services.demo import init_demo
 from rankscope.services.snapshots import run_lines, take_snapshot, write_run
-
 from search.engine_server import EngineServer, Reply, recorded
 
 
@@ -36,15 +35,16 @@ def test_demo_init_writes_the_collection(tmp_path, standin):
                      "qrels.txt", "queries.tsv"]
     from .conftest import STANDIN
 
-    assert (tmp_path / "d" / "corpus.jsonl").read_bytes() == (STANDIN / "corpus.jsonl").read_bytes()
-    assert (tmp_path / "d" / "endpoint.toml").read_bytes() == (STANDIN / "baseline.toml").read_bytes()
-    with pytest.raises(OptionError, match="already has corpus.jsonl"):
+    out = tmp_path / "d"
+    assert (out / "corpus.jsonl").read_bytes() == (STANDIN / "corpus.jsonl").read_bytes()
+    assert (out / "endpoint.toml").read_bytes() == (STANDIN / "baseline.toml").read_bytes()
+    with pytest.raises(OptionError, match=r"already has corpus\.jsonl"):
         init_demo(tmp_path / "d", source=standin)
     init_demo(tmp_path / "d", source=standin, force=True)
     (standin / "qrels.txt").unlink()
     from rankscope.errors import FileAccessError
 
-    with pytest.raises(FileAccessError, match="incomplete in this installation .*qrels.txt"):
+    with pytest.raises(FileAccessError, match=r"incomplete in this installation .*qrels\.txt"):
         init_demo(tmp_path / "e", source=standin)
 
 

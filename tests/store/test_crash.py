@@ -14,16 +14,15 @@ import pytest
 
 pytest.importorskip("sqlalchemy")
 
-from search.engine_server import EngineServer, Reply  # noqa: E402
-
-from rankscope.cli.main import main  # noqa: E402
-from rankscope.store.db import open_store  # noqa: E402
-from rankscope.store.snapshots import (  # noqa: E402
+from rankscope.cli.main import main
+from rankscope.store.db import open_store
+from rankscope.store.snapshots import (
     find_snapshot,
     list_snapshots,
     snapshot_hits,
     snapshot_queries,
 )
+from search.engine_server import EngineServer, Reply
 
 N_QUERIES = 40
 

@@ -1,8 +1,13 @@
 """How snapshots differ: RBO, Jaccard@k, churn and rank moves; the holes in the judgments.
 
 A *ranking* is a snapshot from the store or a run file, reduced to each
-query's documents in rank order. Each later ranking is compared with the
-first (the baseline), per query and overall:
+query's documents in rank order, with the scores its run file has. Rank
+similarity compares the orders as the engine returned them; metrics and
+holes use :meth:`Ranking.run`, the run exactly as ``rankscope snapshot -o``
+writes it (and ``rankscope snapshots export`` exports it), so a metric here
+equals what ``rankscope evaluate`` prints for that file, ties in score
+included. Each later ranking is compared with the first (the baseline), per
+query and overall:
 
 - **RBO**: rank-biased overlap, seed 000's extrapolated form (``RBO_EXT``)
   over the whole lists, computed by :func:`rankscope.compare.rank_similarity.rbo_values`;
@@ -56,8 +61,8 @@ class Ranking:
     label : str
         How it is shown (``#3 demo-baseline`` for a snapshot, the run's name).
     frame : polars.DataFrame
-        ``query_id, doc_id, rank`` (rank from 1), plus ``title, url, snippet``
-        for a snapshot.
+        ``query_id, doc_id, rank, score`` (rank from 1 in the engine's order;
+        score as in the run file), plus ``title, url, snippet`` for a snapshot.
     query_ids : list of str
         Every query it answers, in order (with those that returned nothing).
     texts : dict
@@ -69,11 +74,16 @@ class Ranking:
     query_ids: list[str]
     texts: dict[str, str] = field(default_factory=dict)
 
-    def run(self) -> Run:
+    def ordered_run(self) -> Run:
         """A :class:`~rankscope.Run` whose scores (``-rank``) keep exactly this order."""
         frame = self.frame.select("query_id", "doc_id",
                                   (-pl.col("rank").cast(pl.Float64)).alias("score"))
         return Run(frame, name=self.label, source=self.label)
+
+    def run(self) -> Run:
+        """The run as its file holds it (scores of the run file; ties as in evaluation)."""
+        return Run(self.frame.select("query_id", "doc_id", "score"), name=self.label,
+                   source=self.label)
 
 
 def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -> Ranking:
@@ -84,6 +94,7 @@ def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -
     StoreError
         No such snapshot, or it is not complete (unless ``allow_partial``).
     """
+    from rankscope.services.snapshots import run_scores
     from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
 
     info = find_snapshot(store, ref)
@@ -94,12 +105,17 @@ def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -
     records = snapshot_queries(store, info.id)
     answered = [r for r in records if r.status == "ok"]
     rows = snapshot_hits(store, info.id)
+    by_query: dict[str, list[float | None]] = {}
+    for row in rows:
+        by_query.setdefault(row["query_id"], []).append(row["score"])
+    scores = [s for q in dict.fromkeys(r["query_id"] for r in rows)
+              for s in run_scores(by_query[q], info.depth)]
     frame = pl.DataFrame(
         {"query_id": [r["query_id"] for r in rows], "doc_id": [r["doc_id"] for r in rows],
-         "rank": [r["rank"] for r in rows],
+         "rank": [r["rank"] for r in rows], "score": scores,
          **{k: [r[k] for r in rows] for k in _DISPLAY}},
         schema={"query_id": pl.String, "doc_id": pl.String, "rank": pl.Int64,
-                **dict.fromkeys(_DISPLAY, pl.String)})
+                "score": pl.Float64, **dict.fromkeys(_DISPLAY, pl.String)})
     return Ranking(label=f"#{info.id} {info.name}", frame=frame,
                    query_ids=[r.query_id for r in answered],
                    texts={r.query_id: r.text for r in records})
@@ -110,7 +126,10 @@ def ranking_from_run(path: str | Path, *, ties: str = "trec") -> Ranking:
     from rankscope.judgments.coverage import ranked_top_k
 
     run = Run.read(path)
-    frame = ranked_top_k(run, None, ties=ties)  # type: ignore[arg-type]
+    ranked = ranked_top_k(run, None, ties=ties)  # type: ignore[arg-type]
+    # ranked_top_k keeps the file's row order within equal scores; attach each row's score
+    frame = ranked.join(run.frame, on=["query_id", "doc_id"], how="left").sort(
+        "query_id", "rank")
     ids = frame.get_column("query_id").unique(maintain_order=True).to_list()
     return Ranking(label=run.name, frame=frame, query_ids=[str(q) for q in ids])
 
@@ -209,7 +228,8 @@ class PairDiff:
 
 
 def _diff_pair(base: Ranking, other: Ranking, k: int, p: float) -> PairDiff:
-    pairs, _, _ = pair_rankings(base.run(), other.run(), ties="trec", queries="union")
+    pairs, _, _ = pair_rankings(base.ordered_run(), other.ordered_run(), ties="trec",
+                                queries="union")
     rbo = rbo_values(pairs, p, "ext")
     jaccard = jaccard_values(pairs.cut(k))
     scores = pl.DataFrame({"query_id": pairs.query_ids, "rbo": rbo, "jaccard": jaccard},
