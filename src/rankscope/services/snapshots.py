@@ -21,7 +21,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,13 +138,11 @@ async def take_snapshot(
     ConfigError
         A query lacks a template parameter (checked before anything is sent).
     """
-    from rankscope.store.models import utcnow
-
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ConfigError(f"depth must be a whole number >= 1, not {depth!r}")
     check_params(endpoint, queries)
     name = name or endpoint.config.name
-    started = utcnow()
+    started = datetime.now(UTC)
     version = await endpoint.version()
     snapshot_id: int | None = None
     rows: dict[str, int] = {}
@@ -163,8 +161,6 @@ async def take_snapshot(
         pending.put_nowait(i)
 
     async def worker() -> None:
-        from rankscope.store.snapshots import record_query
-
         while True:
             try:
                 i = pending.get_nowait()
@@ -173,6 +169,8 @@ async def take_snapshot(
             response = await endpoint.search(queries[i], depth)
             results[i] = response
             if store is not None and snapshot_id is not None:
+                from rankscope.store.snapshots import record_query
+
                 record_query(store, snapshot_id, rows[queries[i].query_id],
                              request=response.request, latency_ms=response.latency_ms,
                              raw_sha256=response.raw_sha256,
@@ -218,7 +216,7 @@ async def take_snapshot(
     done = [r for r in results if r is not None]
     return SnapshotOutcome(name=name, depth=depth, engine_version=version, responses=done,
                            snapshot_id=snapshot_id, status=status, started_at=started,
-                           finished_at=utcnow())
+                           finished_at=datetime.now(UTC))
 
 
 def run_scores(scores: Sequence[float | None], depth: int) -> list[float]:
