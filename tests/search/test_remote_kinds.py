@@ -175,16 +175,20 @@ def test_http_kind_post_body_and_url_placeholders(engine):
     assert sent.headers["X-Client"] == "rankscope-tests"
 
 
-@pytest.mark.parametrize("status, body, said", [
-    (400, "es_400_parsing.json", "parsing_exception: unknown query [mtch]"),
-    (401, "es_401_security.json", "security_exception: missing authentication credentials"),
-    (404, "es_404_index.json", "index_not_found_exception: no such index [productz]"),
+@pytest.mark.parametrize("kind, status, body, said", [
+    ("elasticsearch", 400, "es_400_parsing.json", "parsing_exception: unknown query [mtch]"),
+    ("elasticsearch", 401, "es_401_security.json",
+     "security_exception: missing authentication credentials"),
+    ("elasticsearch", 404, "es_404_index.json",
+     "index_not_found_exception: no such index [productz]"),
+    ("opensearch", 404, "opensearch2_404_index.json",
+     "index_not_found_exception: no such index [products-v2]"),
 ])
-def test_non_retryable_answers_name_the_query_and_the_server(engine, fast_sleep, status, body,
-                                                             said):
+def test_non_retryable_answers_name_the_query_and_the_server(engine, fast_sleep, kind, status,
+                                                             body, said):
     engine.route("POST", "/products/_search", Reply(body, status=status))
     with pytest.raises(SearchRequestError) as caught:
-        _search(es(engine), QueryItem("q42", "boots"), sleep=fast_sleep)
+        _search(es(engine, kind), QueryItem("q42", "boots"), sleep=fast_sleep)
     message = str(caught.value)
     assert message.startswith("query q42: ")
     assert f"HTTP {status} from POST {engine.url}/products/_search" in message

@@ -146,3 +146,44 @@ def test_run_scores_fall_back_to_depth_minus_rank():
     assert run_lines(outcome.responses, 10, "sorted by price") == [
         "q1 Q0 p-101 1 10.0 sorted_by_price\n", "q1 Q0 p-207 2 9.0 sorted_by_price\n",
         "q1 Q0 p-033 3 8.0 sorted_by_price\n"]
+
+
+class Interrupted:
+    """An endpoint whose third query is interrupted (Ctrl-C)."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def needed_params(self):
+        return set()
+
+    def preview(self, query, depth):
+        return {}
+
+    async def version(self):
+        return "fake 1"
+
+    async def search(self, query, depth):
+        from rankscope.search.types import Hit, SearchResponse
+
+        if query.query_id == "q3":
+            raise KeyboardInterrupt
+        return SearchResponse(query, (Hit("d1", 1.0),), {"q": query.text}, 1.0, "0" * 64)
+
+    async def aclose(self):
+        pass
+
+
+def test_an_interrupted_snapshot_is_recorded_incomplete(tmp_path):
+    from rankscope.store.db import open_store
+    from rankscope.store.models import Snapshot
+
+    config = endpoint_from_dict({"kind": "http", "url": "http://x", "hits": "r", "name": "i"})
+    store = open_store(tmp_path / "s.sqlite")
+    queries = [QueryItem(f"q{i}", "x") for i in range(1, 6)]
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(take_snapshot(Interrupted(config), queries, store=store, concurrency=1))
+    with store.read() as session:
+        snapshot = session.get(Snapshot, 1)
+        assert (snapshot.status, snapshot.n_done) == ("incomplete", 2)  # stored, not inferred
+    store.close()

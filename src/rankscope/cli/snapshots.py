@@ -284,7 +284,7 @@ def _diff(args: argparse.Namespace) -> int:
     compared = None
     coverages = None
     if args.qrels:
-        from rankscope.compare.comparison import compare
+        from rankscope import compare
 
         qrels = Qrels.read(args.qrels)
         metrics = args.metrics or ["nDCG@10", "P@5"]
