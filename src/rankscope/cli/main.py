@@ -30,6 +30,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judgments": ("rankscope.cli.judgments", "aggregate, transform, check agreement of judgments"),
     "coverage": ("rankscope.cli.coverage", "share of top-k results that are graded"),
     "judge": ("rankscope.cli.judge", "grade results with an LLM; its agreement with humans"),
+    "snapshot": ("rankscope.cli.snapshot", "run a query set against a search endpoint, keep "
+                 "the results"),
+    "snapshots": ("rankscope.cli.snapshots", "list, show, export, diff snapshots; find holes"),
+    "check": ("rankscope.cli.check", "CI regression check: is a run worse than its baseline?"),
+    "demo": ("rankscope.cli.demo", "write the bundled demo collection to a directory"),
 }
 
 EXIT_USAGE = 2
