@@ -68,8 +68,18 @@ def _curve_family(result: CompareResult) -> str | None:
     return None
 
 
+def _curve_qrels(qrels: Any, metric: str, judged: dict[str, Any] | None) -> Any:
+    """The qrels a curve is drawn on: raters' grades aggregated on the metric's scale."""
+    if judged is None:
+        return qrels
+    from rankscope.judgments.evaluation import plan_evaluation
+
+    return plan_evaluation(qrels, [metric], **judged).qrels()
+
+
 def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
-             options: dict[str, Any]) -> list[tuple[str, list[str]]]:
+             options: dict[str, Any], judged: dict[str, Any] | None = None,
+             ) -> list[tuple[str, list[str]]]:
     from rankscope.compare import plots
 
     sections: list[tuple[str, list[str]]] = []
@@ -77,9 +87,11 @@ def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
     family = _curve_family(result)
     names = result.run_names
     if family is not None:
-        fig = plots.plot_metric_at_k(qrels, runs, family, ks=ks, names=names, **options)
+        fig = plots.plot_metric_at_k(_curve_qrels(qrels, f"{family}@1", judged), runs, family,
+                                     ks=ks, names=names, **options)
         curves.append(_img(fig, f"mean {family}@k for k = 1..{max(ks)}"))
-    fig = plots.plot_precision_recall(qrels, runs, names=names, **options)
+    fig = plots.plot_precision_recall(_curve_qrels(qrels, "P@1", judged), runs, names=names,
+                                      **options)
     curves.append(_img(fig, "11-point interpolated precision-recall"))
     sections.append(("Curves", curves))
     base = result.baseline or names[0]
@@ -142,8 +154,9 @@ def report(
 
     Parameters
     ----------
-    qrels : Qrels, path, DataFrame or dict
-        Relevance judgments.
+    qrels : Qrels, Judgments, path, DataFrame or dict
+        Relevance judgments, or raters' grades (as in :func:`rankscope.compare`;
+        the curves use the grades aggregated on the scale of their metric).
     runs : sequence of runs, or mapping name -> run
         Two or more runs.
     metrics : str, Metric or a sequence of them, default DEFAULT_METRICS
@@ -169,8 +182,19 @@ def report(
         The HTML page.
     """
     from rankscope.compare.runs import load_runs
+    from rankscope.judgments.table import Judgments
 
-    qrels_t = as_qrels(qrels)
+    judged: dict[str, Any] | None = {
+        key: compare_options[key] for key in ("scale", "strategy", "transforms")
+        if compare_options.get(key) is not None
+    }
+    if isinstance(qrels, Judgments) or judged:
+        from rankscope.judgments.table import as_judgments
+
+        qrels_t: Any = as_judgments(qrels)
+    else:
+        judged = None
+        qrels_t = as_qrels(qrels)
     names = compare_options.pop("names", None)
     tables, run_names = load_runs(runs, names=names,
                                   on_duplicate=compare_options.pop("on_duplicate", "error"))
@@ -184,7 +208,9 @@ def report(
     note = ""
     if include:
         figures = _figures(result, qrels_t, named, list(ks),
-                           {"ties": ties, "unjudged": unjudged, "queries": queries})
+                           {"ties": ties, "unjudged": unjudged, "queries": queries,
+                            "allow_no_overlap": compare_options.get("allow_no_overlap", False)},
+                           judged)
     elif plots is None:
         note = "Plots left out: install rankscope[plot] (matplotlib) to include them."
     page = render_report(result, title=title, figures=figures, note=note)
