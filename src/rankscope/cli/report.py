@@ -29,6 +29,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--no-plots", action="store_true", help="tables only")
     p.add_argument("--max-k", type=int, default=20,
                    help="largest cut-off of the metric@k curve (20)")
+    p.add_argument("--figures", metavar="DIR",
+                   help="also write every plot into DIR as PDF and SVG (for papers)")
+    p.add_argument("--figure-formats", default="pdf,svg", metavar="FORMATS",
+                   help="formats of --figures, comma separated: pdf, svg, png (pdf,svg)")
     add_compare_options(p)
     add_evaluation_options(p)
     p.set_defaults(handler=run)
@@ -50,8 +54,10 @@ def run(args: argparse.Namespace) -> int:
     runs = read_runs(args)
     qrels = read_qrels(args)
     plots = False if args.no_plots else None
+    formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
     report(qrels, runs, metrics, output=args.output, title=args.title, plots=plots,
-           ks=range(1, args.max_k + 1), **compare_kwargs(args), **judgments_kwargs(args))
+           ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
+           **compare_kwargs(args), **judgments_kwargs(args))
     if plots is None and not plots_available():
         sys.stderr.write("rankscope report: plots left out; install rankscope[plot]\n")
     return 0

@@ -93,6 +93,13 @@ class Coverage:
             out["ungraded"] = self.ungraded.to_dicts()
         return out
 
+    def _repr_html_(self) -> str:
+        from rankscope.render.tabular import format_value, frame_html
+
+        caption = (f"coverage@{self.k}: {self.graded} of {self.positions} top-{self.k} positions "
+                   f"graded ({format_value(self.overall)}); {self.ungraded.height} ungraded pairs")
+        return frame_html(self.per_query, caption)
+
     def write_ungraded(
         self, path: PathLike, *, format: str | None = None, rater: str | None = None
     ) -> None:

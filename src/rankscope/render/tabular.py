@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rankscope.result import EvaluationResult
 
 __all__ = [
-    "EVALUATION_FORMATS", "evaluation_html", "format_value", "render_evaluation",
+    "EVALUATION_FORMATS", "evaluation_html", "format_value", "frame_html", "render_evaluation",
     "render_evaluations",
 ]
 
@@ -148,5 +148,33 @@ def evaluation_html(result: EvaluationResult, *, per_query: bool) -> str:
         parts.append("<tr>" + f"<td>{html.escape(str(row[0]))}</td>")
         parts += [f"<td style='text-align:right'>{html.escape(c)}</td>" for c in row[1:]]
         parts.append("</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def frame_html(frame: Any, caption: str = "", *, max_rows: int = 50) -> str:
+    """A polars DataFrame as an HTML table for notebooks: numbers right-aligned, null as '-'.
+
+    Only the first ``max_rows`` rows are shown; the caption then says how many there are.
+    """
+    shown = frame.head(max_rows)
+    if frame.height > max_rows:
+        caption += f" (first {max_rows} of {frame.height} rows)"
+    parts = ["<table>"]
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    parts.append("<tr>" + "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+                 + "</tr>")
+    for row in shown.iter_rows():
+        cells = []
+        for value in row:
+            number = value is None or (isinstance(value, int | float)
+                                       and not isinstance(value, bool))
+            if not number:
+                cells.append(f"<td>{html.escape(str(value))}</td>")
+            else:
+                text = str(value) if isinstance(value, int) else format_value(value)
+                cells.append(f"<td style='text-align:right'>{text}</td>")
+        parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</table>")
     return "".join(parts)
