@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judgments": ("rankscope.cli.judgments", "aggregate, transform, check agreement of judgments"),
     "coverage": ("rankscope.cli.coverage", "share of top-k results that are graded"),
     "judge": ("rankscope.cli.judge", "grade results with an LLM; its agreement with humans"),
+    "sample-data": ("rankscope.cli.sample_data", "copy the bundled sample qrels and runs"),
 }
 
 EXIT_USAGE = 2
