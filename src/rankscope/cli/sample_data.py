@@ -1,4 +1,4 @@
-"""``rankscope sample-data [DIR]``: copy the bundled sample qrels and runs to try the commands on."""
+"""``rankscope sample-data [DIR]``: copy the bundled sample qrels and runs, to try commands on."""
 
 from __future__ import annotations
 
