@@ -10,8 +10,12 @@ one-line message and a non-zero exit code instead of a traceback::
     │   ├── ParseError              malformed line, non-numeric / non-finite value
     │   ├── DuplicateDocumentError  a document twice in one query's ranking
     │   ├── ScaleError              a grade outside the declared scale
-    │   └── ConfigError             a bad endpoint file or template (names the
-    │                               file and the key)
+    │   ├── ConfigError             a bad endpoint file or template (names the
+    │   │                           file and the key)
+    │   └── NoOverlapError          no query of one input is in the other
+    │                               (Q1 vs q1, 1.0 vs 1, an empty file)
+    ├── OutputError                 a value the output format cannot hold
+    │                               (a TREC id with whitespace)
     ├── MetricError                 a metric that cannot be computed as asked
     │   ├── UnknownMetricError      a name no parser accepts ("did you mean")
     │   └── MetricParameterError    cut-off <= 0, p outside (0, 1), ...
@@ -43,7 +47,9 @@ __all__ = [
     "JudgeRequestError",
     "MetricError",
     "MetricParameterError",
+    "NoOverlapError",
     "OptionError",
+    "OutputError",
     "ParseError",
     "RankscopeError",
     "RankscopeWarning",
@@ -123,6 +129,29 @@ class ScaleError(InputError):
 
 class ConfigError(InputError):
     """A bad endpoint file or template: names the file, the key and the value."""
+class NoOverlapError(InputError):
+    """No query of one input is in the other, so every score would be a quiet 0.
+
+    Raised by evaluation, comparison, reports, rank similarity and fusion
+    (see :mod:`rankscope.data.overlap`); ``allow_no_overlap=True`` (on the
+    command line ``--allow-no-overlap``) evaluates anyway.
+    """
+
+
+class OutputError(RankscopeError):
+    """A value the output format cannot hold (e.g. a document id with a space in TREC).
+
+    Parameters
+    ----------
+    message : str
+        What cannot be written, and what to write instead.
+    target : str, optional
+        The file being written (``"<stdout>"`` for ``-``).
+    """
+
+    def __init__(self, message: str, *, target: str | None = None) -> None:
+        self.target = target
+        super().__init__(f"{target}: {message}" if target else message)
 
 
 class MetricError(RankscopeError):

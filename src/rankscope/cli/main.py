@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "snapshots": ("rankscope.cli.snapshots", "list, show, export, diff snapshots; find holes"),
     "check": ("rankscope.cli.check", "CI regression check: is a run worse than its baseline?"),
     "demo": ("rankscope.cli.demo", "write the bundled demo collection to a directory"),
+    "sample-data": ("rankscope.cli.sample_data", "copy the bundled sample qrels and runs"),
 }
 
 EXIT_USAGE = 2
@@ -49,8 +50,9 @@ def _available() -> dict[str, tuple[str, str]]:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser; with ``only``, import just that subcommand's module."""
     from rankscope import __version__
+    from rankscope.cli.parsing import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rankscope",
         description="Measure the quality of search rankings.",
     )
@@ -95,12 +97,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     command = next((a for a in args_list if not a.startswith("-")), None)
     parser = build_parser(command if command in COMMANDS else None)
-    args = parser.parse_args(args_list)
+    from rankscope.cli.parsing import one_line_warnings
+
+    with one_line_warnings(command or "rankscope"):
+        args = parser.parse_args(args_list)  # a deprecated option warns here
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return int(args.handler(args))
+        with one_line_warnings(args.command):
+            return int(args.handler(args))
     except RankscopeError as exc:
         sys.stderr.write(f"rankscope {args.command}: error: {exc}\n")
         return EXIT_USAGE

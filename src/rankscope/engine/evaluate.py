@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.data.formats import as_qrels, as_run
+from rankscope.data.formats import as_qrels, as_run, input_name
+from rankscope.data.overlap import check_overlap
 from rankscope.data.tables import OnDuplicate, Qrels, Run
 from rankscope.engine.context import Context
 from rankscope.engine.kernels import KERNELS
@@ -117,6 +118,7 @@ def evaluate(
     queries: QueryPolicy = "qrels",
     on_duplicate: OnDuplicate = "error",
     run_name: str | None = None,
+    allow_no_overlap: bool = False,
 ) -> EvaluationResult:
     """Evaluate one run against qrels with any number of metrics.
 
@@ -144,6 +146,11 @@ def evaluate(
         A document twice in one query's ranking.
     run_name : str, optional
         Name for the run (default: its run tag or file name).
+    allow_no_overlap : bool, default False
+        Evaluate even when the run shares no query with the qrels (by
+        default :class:`~rankscope.errors.NoOverlapError`: every score would
+        be a quiet 0). Some queries on one side only give a
+        :class:`~rankscope.errors.RankscopeWarning` with the counts.
 
     Returns
     -------
@@ -165,6 +172,9 @@ def evaluate(
     # Rank once, keeping only as deep as the deepest metric reads.
     depth = required_depth(m for _, m in pairs)
     lists = rank(qrels_t, run_t, ties=ties, unjudged=unjudged, queries=queries, depth=depth)
+    check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
+                  input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
+                  allow=allow_no_overlap)
     values = compute(lists, [m for _, m in pairs], unjudged=unjudged)
     if queries == "nonnull":
         values[~lists.in_run, :] = np.nan

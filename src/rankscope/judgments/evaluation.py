@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.data.formats import as_run
+from rankscope.data.formats import as_run, input_name
+from rankscope.data.overlap import check_query_sets
 from rankscope.data.tables import OnDuplicate, Qrels
 from rankscope.engine.evaluate import aggregate as aggregate_values
 from rankscope.engine.evaluate import compute, resolve_metrics
@@ -132,6 +133,7 @@ class JudgmentPlan:
     metrics: list[Metric]
     scales: list[Scale | None]
     groups: list[_Group]
+    source: str = "the judgments"
 
     def qrels(self, scale: Scale | str | None = None) -> Qrels:
         """The aggregated qrels of one scale (the only one when there is one)."""
@@ -156,9 +158,15 @@ class JudgmentPlan:
         queries: QueryPolicy = "qrels",
         on_duplicate: OnDuplicate = "error",
         run_name: str | None = None,
+        allow_no_overlap: bool = False,
     ) -> EvaluationResult:
         """Evaluate one run (options as :func:`rankscope.evaluate`)."""
         run_t = as_run(run, name=run_name, on_duplicate=on_duplicate)
+        run_queries = set(run_t.frame.get_column("query_id").unique().to_list())
+        judged_queries = {q for g in self.groups
+                          for q in g.qrels.frame.get_column("query_id").unique().to_list()}
+        check_query_sets(input_name(run_t), run_queries, self.source, judged_queries,
+                         allow=allow_no_overlap)
         parts = []
         for group in self.groups:
             lists = rank(group.qrels, run_t, ties=ties, unjudged=unjudged, queries=queries)
@@ -166,7 +174,6 @@ class JudgmentPlan:
             if queries == "nonnull":
                 values[~lists.in_run, :] = np.nan
             parts.append((group, lists, values))
-        run_queries = set(run_t.frame.get_column("query_id").unique().to_list())
         evaluated = {q for _, lists, _ in parts for q in lists.query_ids}
         if unjudged == "null":
             # A query whose results are all ungraded (or tied) has no value under the
@@ -257,7 +264,9 @@ def plan_evaluation(
         qrels = aggregate(on_target, strategy, scale=target)
         columns = [i for i, s in enumerate(needed) if s == target]
         groups.append(_Group(target, qrels, columns))
-    return JudgmentPlan(labels=labels, metrics=bound, scales=needed, groups=groups)
+    source = j.source if not j.source.startswith("<") else "the judgments"
+    return JudgmentPlan(labels=labels, metrics=bound, scales=needed, groups=groups,
+                        source=source)
 
 
 def evaluate_judgments(
@@ -275,6 +284,7 @@ def evaluate_judgments(
     queries: QueryPolicy = "qrels",
     on_duplicate: OnDuplicate = "error",
     run_name: str | None = None,
+    allow_no_overlap: bool = False,
 ) -> EvaluationResult:
     """Evaluate a run against raters' judgments: transform, aggregate, compute.
 
@@ -303,7 +313,7 @@ def evaluate_judgments(
     unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
         ``"null"`` applies the platform's null rules (see
         :mod:`rankscope.engine.null_mode`).
-    per_query, ties, queries, on_duplicate, run_name
+    per_query, ties, queries, on_duplicate, run_name, allow_no_overlap
         As for :func:`rankscope.evaluate`.
 
     Returns
@@ -331,5 +341,5 @@ def evaluate_judgments(
     )
     return plan.evaluate(
         run, per_query=per_query, ties=ties, unjudged=unjudged, queries=queries,
-        on_duplicate=on_duplicate, run_name=run_name,
+        on_duplicate=on_duplicate, run_name=run_name, allow_no_overlap=allow_no_overlap,
     )
