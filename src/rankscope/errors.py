@@ -9,7 +9,13 @@ one-line message and a non-zero exit code instead of a traceback::
     │   ├── FileAccessError         missing, unreadable or binary file
     │   ├── ParseError              malformed line, non-numeric / non-finite value
     │   ├── DuplicateDocumentError  a document twice in one query's ranking
-    │   └── ScaleError              a grade outside the declared scale
+    │   ├── ScaleError              a grade outside the declared scale
+    │   ├── ConfigError             a bad endpoint file or template (names the
+    │   │                           file and the key)
+    │   └── NoOverlapError          no query of one input is in the other
+    │                               (Q1 vs q1, 1.0 vs 1, an empty file)
+    ├── OutputError                 a value the output format cannot hold
+    │                               (a TREC id with whitespace)
     ├── MetricError                 a metric that cannot be computed as asked
     │   ├── UnknownMetricError      a name no parser accepts ("did you mean")
     │   └── MetricParameterError    cut-off <= 0, p outside (0, 1), ...
@@ -18,6 +24,11 @@ one-line message and a non-zero exit code instead of a traceback::
     ├── JudgeError                  an LLM judging run cannot go on (endpoint
     │   │                           refuses, bad prompt template, unusable cache)
     │   └── JudgeRequestError       one request failed after its retries
+    ├── SearchError                 a search endpoint cannot be queried
+    │   └── SearchRequestError      one query failed for good (names the query
+    │                               and what the server said)
+    ├── StoreError                  the snapshot store cannot be opened, or a
+    │                               snapshot asked for is not in it
     └── TrecEvalExit                `rankscope trec_eval` stops as trec_eval would
                                     (exact stderr text and exit status)
 
@@ -27,6 +38,7 @@ one-line message and a non-zero exit code instead of a traceback::
 from __future__ import annotations
 
 __all__ = [
+    "ConfigError",
     "DependencyError",
     "DuplicateDocumentError",
     "FileAccessError",
@@ -35,11 +47,16 @@ __all__ = [
     "JudgeRequestError",
     "MetricError",
     "MetricParameterError",
+    "NoOverlapError",
     "OptionError",
+    "OutputError",
     "ParseError",
     "RankscopeError",
     "RankscopeWarning",
     "ScaleError",
+    "SearchError",
+    "SearchRequestError",
+    "StoreError",
     "TrecEvalExit",
     "UnknownMetricError",
 ]
@@ -108,6 +125,33 @@ class DuplicateDocumentError(InputError):
 
 class ScaleError(InputError):
     """A grade outside the declared grading scale."""
+
+
+class ConfigError(InputError):
+    """A bad endpoint file or template: names the file, the key and the value."""
+class NoOverlapError(InputError):
+    """No query of one input is in the other, so every score would be a quiet 0.
+
+    Raised by evaluation, comparison, reports, rank similarity and fusion
+    (see :mod:`rankscope.data.overlap`); ``allow_no_overlap=True`` (on the
+    command line ``--allow-no-overlap``) evaluates anyway.
+    """
+
+
+class OutputError(RankscopeError):
+    """A value the output format cannot hold (e.g. a document id with a space in TREC).
+
+    Parameters
+    ----------
+    message : str
+        What cannot be written, and what to write instead.
+    target : str, optional
+        The file being written (``"<stdout>"`` for ``-``).
+    """
+
+    def __init__(self, message: str, *, target: str | None = None) -> None:
+        self.target = target
+        super().__init__(f"{target}: {message}" if target else message)
 
 
 class MetricError(RankscopeError):
@@ -182,6 +226,38 @@ class JudgeRequestError(JudgeError):
         self.status = status
         self.attempts = attempts
         super().__init__(message)
+
+
+class SearchError(RankscopeError):
+    """A search endpoint that cannot be queried (or an engine index that cannot be built)."""
+
+
+class SearchRequestError(SearchError):
+    """One query failed for good: a non-retryable answer, or retries spent.
+
+    Parameters
+    ----------
+    query_id : str
+        The query that failed.
+    message : str
+        What happened, with what the server said (one line).
+    status : int, optional
+        The last HTTP status (None for a timeout or a connection error).
+    attempts : int
+        How many requests were sent for this query.
+    """
+
+    def __init__(
+        self, query_id: str, message: str, *, status: int | None = None, attempts: int = 1
+    ) -> None:
+        self.query_id = query_id
+        self.status = status
+        self.attempts = attempts
+        super().__init__(f"query {query_id}: {message}")
+
+
+class StoreError(RankscopeError):
+    """The snapshot store cannot be opened or migrated, or a snapshot is not in it."""
 
 
 class TrecEvalExit(RankscopeError):

@@ -99,6 +99,17 @@ class EvaluationResult:
         return dict(self.means)
 
     @property
+    def n_queries(self) -> dict[str, int]:
+        """Label -> how many queries its mean was taken over (those with a value).
+
+        Under the null rules (``unjudged="null"``) or the ``nonnull`` query
+        policy a metric can have no value for some queries, so the counts
+        differ by metric.
+        """
+        counts = np.count_nonzero(~np.isnan(self.values), axis=0)
+        return {label: int(counts[j]) for j, label in enumerate(self.labels)}
+
+    @property
     def per_query(self) -> dict[str, dict[str, float | None]]:
         """Query id -> {label: value} (None = null)."""
         return {
@@ -113,23 +124,25 @@ class EvaluationResult:
     def to_dict(self, *, per_query: bool | None = None) -> dict[str, Any]:
         """The JSON shape of ``rankscope evaluate --format json``."""
         show = self.show_per_query if per_query is None else per_query
-        out: dict[str, Any] = {"mean": dict(self.means)}
+        out: dict[str, Any] = {"mean": dict(self.means), "n_queries": self.n_queries}
         if show:
             out["per_query"] = self.per_query
         out["info"] = self.info.to_dict()
         return out
 
     def to_polars(self, *, per_query: bool | None = None) -> pl.DataFrame:
-        """Means as one row per metric, or per-query values (one column per metric)."""
+        """Means as one row per metric (with ``n_queries``), or per-query values."""
         show = self.show_per_query if per_query is None else per_query
         if show:
             data: dict[str, Any] = {"query_id": self.query_ids}
             for j, label in enumerate(self.labels):
                 data[label] = pl.Series(label, self.values[:, j]).fill_nan(None)
             return pl.DataFrame(data)
+        counts = self.n_queries
         return pl.DataFrame(
-            {"metric": self.labels, "value": [self.means[label] for label in self.labels]},
-            schema={"metric": pl.String, "value": pl.Float64},
+            {"metric": self.labels, "value": [self.means[label] for label in self.labels],
+             "n_queries": [counts[label] for label in self.labels]},
+            schema={"metric": pl.String, "value": pl.Float64, "n_queries": pl.Int64},
         )
 
     def to_pandas(self, *, per_query: bool | None = None) -> Any:

@@ -104,3 +104,57 @@ def test_console_script_sample_data_and_metrics_listing():
         assert name in listing.stdout
     help_out = subprocess.run([*exe, "--help"], capture_output=True, text=True, check=True)
     assert "evaluate" in help_out.stdout
+
+
+def test_json_shape_does_not_change_with_the_number_of_runs(files, tmp_path, capsys):
+    qrels, run = files
+    other = tmp_path / "other.txt"
+    other.write_text(run.read_text())  # same run tag 'r': the names fall back to file names
+    for argv in ([str(run)], [str(run), str(other)]):
+        assert main(["evaluate", str(qrels), *argv, "-m", "P@1", "-f", "json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert set(out["runs"]) == ({"r"} if len(argv) == 1 else {"run.txt", "other.txt"})
+        for result in out["runs"].values():
+            # q1: a first (relevant); q2: d first (unjudged); q3: missing -> 0. Mean 1/3.
+            assert result["mean"] == {"P@1": pytest.approx(1 / 3)}
+            assert result["n_queries"] == {"P@1": 3}
+            assert result["info"]["run_only"] == ["q9"]
+        if len(argv) == 1:  # one run: its keys also at the top, as before
+            assert out["mean"] == out["runs"]["r"]["mean"]
+        else:
+            assert "mean" not in out
+
+
+def test_csv_has_a_run_column_and_one_header(files, tmp_path, capsys):
+    qrels, run = files
+    other = tmp_path / "other.txt"
+    other.write_text(run.read_text().replace(" r\n", " s\n"))
+    assert main(["evaluate", str(qrels), str(run), str(other), "-m", "P@1", "-m", "RR",
+                 "-f", "csv", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "run,query,P@1,RR"
+    assert lines.count(lines[0]) == 1
+    # per run: q1..q3, all, n_queries; RR: q1 1, q2 1/2, q3 0 -> 0.5
+    assert lines[1:6] == ["r,q1,1.0,1.0", "r,q2,0.0,0.5", "r,q3,0.0,0.0",
+                          f"r,all,{1 / 3!r},0.5", "r,n_queries,3,3"]
+    assert [line.split(",")[0] for line in lines[6:]] == ["s"] * 5
+
+
+def test_output_file(files, tmp_path, capsys):
+    qrels, run = files
+    target = tmp_path / "out.json"
+    assert main(["evaluate", str(qrels), str(run), "-m", "P@1", "-f", "json", "-o",
+                 str(target)]) == 0
+    assert capsys.readouterr().out == ""
+    assert json.loads(target.read_text())["mean"]["P@1"] == pytest.approx(1 / 3)
+
+
+def test_sample_data_command(tmp_path, capsys):
+    target = tmp_path / "demo"
+    assert main(["sample-data", str(target)]) == 0
+    assert (target / "qrels.txt").read_bytes() == (SAMPLE / "qrels.txt").read_bytes()
+    assert main(["evaluate", str(target / "qrels.txt"), str(target / "run_a.txt"),
+                 "-m", "P@5", "-f", "json"]) == 0
+    assert json.loads(capsys.readouterr().out.split("\n", 1)[1])["n_queries"] == {"P@5": 50}
+    assert main(["sample-data", str(target)]) == 2  # never overwrites
+    assert "exists already" in capsys.readouterr().err

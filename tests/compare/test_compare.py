@@ -12,7 +12,7 @@ import pytest
 from rankscope.compare.comparison import compare
 from rankscope.data.tables import Run
 from rankscope.engine.evaluate import evaluate
-from rankscope.errors import OptionError
+from rankscope.errors import OptionError, RankscopeWarning
 
 from .data import make_qrels, make_run
 
@@ -25,6 +25,19 @@ RUNS = {"base": make_run(QRELS, 10, 0.8), "better": make_run(QRELS, 11, 1.6),
 METRICS = ["nDCG@10", "P@5", "AP"]
 
 
+def _reference_intervals(rows: np.ndarray, level: float = 0.95, n_resamples: int = 10000,
+                         seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap the slow way: gather each resample's values, take means, quantiles.
+
+    The resamples are drawn as the documented ``rng.integers(0, n, (B, n))``.
+    """
+    n = rows.shape[1]
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+    means = np.stack([rows[r][idx].mean(axis=1) for r in range(rows.shape[0])], axis=1)
+    tail = (1 - level) / 2
+    return np.quantile(means, tail, axis=0), np.quantile(means, 1 - tail, axis=0)
+
+
 def _per_query(run: dict[str, dict[str, float]], metric: str, **options: object) -> np.ndarray:
     result = evaluate(QRELS, run, [metric], **options)  # type: ignore[arg-type]
     return result.values[:, 0]
@@ -35,14 +48,17 @@ def test_t_test_against_baseline_matches_scipy() -> None:
     assert result.baseline == "base"
     for metric in METRICS:
         y = _per_query(RUNS["base"], metric)
+        columns = [_per_query(RUNS[n], metric) for n in RUNS]
+        diffs = [columns[1] - columns[0], columns[2] - columns[0]]
+        low, high = _reference_intervals(np.vstack([*columns, *diffs]))
         raw = []
-        for name in ("better", "same"):
+        for i, name in enumerate(("better", "same")):
             x = _per_query(RUNS[name], metric)
             c = result.comparison(metric, name)
             ref = stats.ttest_rel(x, y)
-            ci = ref.confidence_interval(confidence_level=0.95)
             assert c.p_value == pytest.approx(ref.pvalue, rel=1e-10)
-            assert (c.ci_low, c.ci_high) == pytest.approx((ci.low, ci.high))
+            # Intervals of differences: percentile bootstrap, resampled with the runs' means.
+            assert (c.ci_low, c.ci_high) == pytest.approx((low[3 + i], high[3 + i]), abs=1e-12)
             assert c.delta == pytest.approx(x.mean() - y.mean())
             assert (c.wins, c.ties, c.losses) == (
                 int(np.sum(x > y + 1e-12)), int(np.sum(np.abs(x - y) <= 1e-12)),
@@ -53,11 +69,14 @@ def test_t_test_against_baseline_matches_scipy() -> None:
         holm = multitest.multipletests(raw, method="holm")[1]
         got = [result.comparison(metric, n).p_adjusted for n in ("better", "same")]
         assert got == pytest.approx(list(holm))
-        for name in RUNS:
+        for r, name in enumerate(RUNS):
             x = _per_query(RUNS[name], metric)
             assert result.means[name][metric] == pytest.approx(x.mean())
-            ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence_level=0.95)
-            assert result.intervals[name][metric] == pytest.approx((ci.low, ci.high))
+            assert result.intervals[name][metric] == pytest.approx((low[r], high[r]), abs=1e-12)
+            # and close to scipy's percentile bootstrap (other resamples: Monte Carlo error)
+            ci = stats.bootstrap((x,), np.mean, method="percentile", n_resamples=10000,
+                                 rng=np.random.default_rng(1)).confidence_interval
+            assert result.intervals[name][metric] == pytest.approx((ci.low, ci.high), abs=0.01)
 
 
 def test_the_better_run_is_found_better() -> None:
@@ -120,18 +139,23 @@ def test_baseline_by_name() -> None:
 def test_intersection_policy_pairs_the_shared_queries() -> None:
     partial = {q: docs for q, docs in RUNS["better"].items() if q not in ("q03", "q07")}
     runs = {"base": RUNS["base"], "partial": partial}
-    result = compare(QRELS, runs, ["nDCG@10"], queries="intersection")
+    # The run lacking two queries is named, with the counts of both sides.
+    lacking = r"38 of the 38 queries of run 'partial' are in the qrels \(40 queries\); 2 only"
+    with pytest.warns(RankscopeWarning, match=lacking):
+        result = compare(QRELS, runs, ["nDCG@10"], queries="intersection")
     assert result.n_queries["nDCG@10"] == len(QRELS) - 2
     keep = [q for q in sorted(QRELS) if q not in ("q03", "q07")]
     base = evaluate(QRELS, runs["base"], "nDCG@10", per_query=True).per_query
-    part = evaluate(QRELS, partial, "nDCG@10", per_query=True).per_query
+    with pytest.warns(RankscopeWarning, match=r"only in the qrels \(q03, q07\)"):
+        part = evaluate(QRELS, partial, "nDCG@10", per_query=True, run_name="partial").per_query
     y = np.array([base[q]["nDCG@10"] for q in keep])
     x = np.array([part[q]["nDCG@10"] for q in keep])
     c = result.comparison("nDCG@10", "partial")
     assert c.p_value == pytest.approx(stats.ttest_rel(x, y).pvalue)
     assert result.means["base"]["nDCG@10"] == pytest.approx(y.mean())
     # Default policy: the two missing queries score as empty rankings (0) instead.
-    default = compare(QRELS, runs, ["nDCG@10"])
+    with pytest.warns(RankscopeWarning, match=lacking):
+        default = compare(QRELS, runs, ["nDCG@10"])
     assert default.n_queries["nDCG@10"] == len(QRELS)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from rankscope.compare.fusion import fuse, normalize
 from rankscope.compare.fusion_search import optimize_fusion, simplex_weights
-from rankscope.errors import OptionError
+from rankscope.errors import NoOverlapError, OptionError, RankscopeWarning
 
 # A ranks d1 (3), d2 (2), d3 (1); B ranks d2 (4), d4 (2).
 A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
@@ -93,8 +93,17 @@ def test_rank_ties_and_depth() -> None:
 
 
 def test_queries_are_the_union() -> None:
-    fused = fuse([A, {"q2": {"e": 1.0}}], method="combsum", norm="none").to_dict()
+    with pytest.raises(NoOverlapError, match=r"no query of run 'run' \(1 query: q2\) is in"):
+        fuse([A, {"q2": {"e": 1.0}}], method="combsum", norm="none")
+    with pytest.warns(RankscopeWarning, match="no query of"):
+        fused = fuse([A, {"q2": {"e": 1.0}}], method="combsum", norm="none",
+                     allow_no_overlap=True).to_dict()
     assert fused == {"q1": A["q1"], "q2": {"e": 1.0}}
+    with pytest.warns(RankscopeWarning, match=r"1 of the 2 queries of run 'run' are in run 'run' "
+                                              r"\(1 query\); 1 only in run 'run' \(q2\)"):
+        fused = fuse([A, {"q1": {"e": 1.0}, "q2": {"e": 1.0}}], method="combsum",
+                     norm="none").to_dict()
+    assert set(fused) == {"q1", "q2"}
 
 
 def test_fused_run_is_a_run() -> None:

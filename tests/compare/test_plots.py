@@ -52,5 +52,5 @@ def test_png_and_svg(tmp_path: Path) -> None:
     plots.save_figure(fig, svg)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in svg.read_bytes()[:2000]
-    with pytest.raises(OptionError, match="png or svg"):
+    with pytest.raises(OptionError, match="png, svg or pdf"):
         plots.save_figure(fig, tmp_path / "pr.gif")

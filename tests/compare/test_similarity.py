@@ -11,7 +11,13 @@ import pytest
 
 from rankscope.compare.rank_similarity import similarity
 from rankscope.engine.evaluate import evaluate
-from rankscope.errors import MetricError, MetricParameterError, OptionError
+from rankscope.errors import (
+    MetricError,
+    MetricParameterError,
+    NoOverlapError,
+    OptionError,
+    RankscopeWarning,
+)
 from rankscope.metrics.parser import parse_metric
 
 
@@ -90,15 +96,21 @@ def test_identical_rankings(p: float) -> None:
 def test_empty_side_and_both_empty() -> None:
     a = {"q1": {"d1": 1.0, "d2": 0.5}}
     b = {"q2": {"d1": 1.0}}
-    result = similarity(a, b, ["rbo(p=0.9)", "rbo_min(0.9)", "rbo_res(0.9)", "jaccard",
-                               "overlap@5", "kendall_tau"], per_query=True)
+    with pytest.raises(NoOverlapError, match=r"no query of run 'run' \(1 query: q1\) is in "
+                                            r"run 'run' \(1 query: q2\)"):
+        similarity(a, b, "jaccard")
+    with pytest.warns(RankscopeWarning, match="no query of"):
+        result = similarity(a, b, ["rbo(p=0.9)", "rbo_min(0.9)", "rbo_res(0.9)", "jaccard",
+                                   "overlap@5", "kendall_tau"], per_query=True,
+                            allow_no_overlap=True)
     # Union: q1 is empty in b, q2 empty in a. Nothing shared; RES = 1 (anything possible).
     for q in ("q1", "q2"):
         row = result.per_query[q]
         assert (row["rbo(p=0.9)"], row["rbo_min(0.9)"]) == (0.0, 0.0)
         assert row["rbo_res(0.9)"] == pytest.approx(1.0)
         assert (row["jaccard"], row["overlap@5"], row["kendall_tau"]) == (0.0, 0.0, None)
-    inter = similarity(a, b, "rbo(p=0.9)", queries="intersection")
+    with pytest.warns(RankscopeWarning, match="no query of"):
+        inter = similarity(a, b, "rbo(p=0.9)", queries="intersection", allow_no_overlap=True)
     assert inter.query_ids == [] and inter["rbo(p=0.9)"] is None
 
 
@@ -310,7 +322,7 @@ def test_json_shape_is_evaluates() -> None:
     b = _run(["b", "a"], ["c", "d"])
     out = similarity(a, b, ["jaccard", "overlap@2"], per_query=True,
                      names=("old", "new")).to_dict()
-    assert set(out) == {"mean", "per_query", "info"}
+    assert set(out) == {"mean", "n_queries", "per_query", "info"}
     # q0: {a,b} vs {b,a} -> J 1; q1: {c} vs {c,d} -> J 1/2; mean 3/4
     assert out["mean"]["jaccard"] == pytest.approx(0.75)
     assert out["per_query"]["q1"] == {"jaccard": 0.5, "overlap@2": 0.5}

@@ -11,6 +11,9 @@ from rankscope.engine.streaming import evaluate_streaming
 from rankscope.errors import OptionError
 from rankscope.judgments.evaluation import evaluate_judgments
 
+# The data has queries on one side only, on purpose: the overlap warning is expected.
+pytestmark = pytest.mark.filterwarnings("ignore::rankscope.errors.RankscopeWarning")
+
 QRELS = {"q1": {"a": 2, "b": 1, "c": 0}, "q2": {"d": 1}, "q3": {"e": 3}}
 RUN = {"q1": {"a": 0.5, "b": 0.9, "c": 0.5, "x": 0.1}, "q2": {"z": 1.0, "d": 0.2}}
 

@@ -35,7 +35,11 @@ def test_evaluate_judgments_csv_json_shape(capsys):
                         "null", "-m", "P@5", "-m", "nDCG@5", "-m", "ERR@5", "-q", "-f", "json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"mean", "per_query", "info"}
+    # one run: its keys at the top (as before) and under "runs", keyed by its name
+    assert set(data) == {"mean", "n_queries", "per_query", "info", "runs"}
+    assert data["runs"] == {"bm25": {k: v for k, v in data.items() if k != "runs"}}
+    # q3 has no value under the null rules: every mean is over the other two queries
+    assert data["n_queries"] == {"P@5": 2, "nDCG@5": 2, "ERR@5": 2}
     pq = data["per_query"]
     # P@5 on binary (graded -> binary 0 -> 0, 1..3 -> 1, majority vote):
     # q1 ranks d1 (3,3,2 -> 1), d2 (1,0 -> tie, null), d3 (2,2 -> 1), d9 (ungraded),

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankscope
-from rankscope.errors import OptionError
+from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics import err
 
 NAN = float("nan")
@@ -150,8 +150,10 @@ def test_err_max_grade_defaults_to_qrels_max():
 def test_query_missing_from_run_and_all_null_query_have_no_value():
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     run = {"q1": {"a": 1.0}}
-    r = _null(qrels, run, ["P@3", "nDCG@3"])
+    with pytest.warns(RankscopeWarning, match=r"1 only in the qrels \(q2\)"):
+        r = _null(qrels, run, ["P@3", "nDCG@3"])
     assert r.per_query["q2"] == {"P@3": None, "nDCG@3": None}
+    assert r.n_queries == {"P@3": 1, "nDCG@3": 1}
     assert r["P@3"] == 1.0  # mean over the one query with a value
     json_ready = r.to_dict()
     assert json_ready["mean"]["P@3"] == 1.0 and json_ready["per_query"]["q2"]["P@3"] is None

@@ -23,7 +23,13 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 
 from .conftest import make_case, write_trec
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # pyspark on pandas 3
+# The data are generated with queries missing on either side, on purpose: the partial-overlap
+# warning is tested in tests/data/test_overlap.py; here the subject is the numbers.
+PARTIAL_OVERLAP = r"ignore:(\d+ of the \d+ quer|no query of):rankscope.errors.RankscopeWarning"
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::FutureWarning"),  # pyspark on pandas 3
+    pytest.mark.filterwarnings(PARTIAL_OVERLAP),
+]
 
 # every family is computed per query (ERR too: an exact product per query), so
 # how the queries are split between Spark tasks cannot change a bit

@@ -13,6 +13,11 @@ from rankscope.errors import DuplicateDocumentError, InputError
 
 from .conftest import METRICS
 
+# The data are generated with queries missing on either side, on purpose: the partial-overlap
+# warning is tested in tests/data/test_overlap.py; here the subject is the numbers.
+PARTIAL_OVERLAP = r"ignore:(\d+ of the \d+ quer|no query of):rankscope.errors.RankscopeWarning"
+pytestmark = pytest.mark.filterwarnings(PARTIAL_OVERLAP)
+
 
 def _same(a: rankscope.EvaluationResult, b: rankscope.EvaluationResult) -> None:
     assert a.query_ids == b.query_ids

@@ -11,7 +11,7 @@ import pytest
 
 import rankscope
 from rankscope.cli.main import main
-from rankscope.errors import MetricParameterError
+from rankscope.errors import MetricParameterError, RankscopeWarning
 from rankscope.metrics import make_metric, parse_metric
 
 from .util import CONFORMANCE
@@ -57,8 +57,10 @@ def test_level_and_missing_queries_follow_trec_eval_c(tmp_path):
     trunc.write_text("".join(" ".join(line.split()[:6]) + "\n" for line in
                              (CONFORMANCE / "results.trunc").read_text().splitlines()))
     expected = _summary("out.test.aqc")
-    result = rankscope.evaluate(CONFORMANCE / "qrels.test", trunc,
-                                ["11pt_avg", "iprec_at_recall_0.00", "infAP", "rbp_resid"])
+    with pytest.warns(RankscopeWarning, match=r"2 of the 2 queries of .*results.trunc are in "
+                                              r".*qrels.test \(3 queries\); 1 only in"):
+        result = rankscope.evaluate(CONFORMANCE / "qrels.test", trunc,
+                                    ["11pt_avg", "iprec_at_recall_0.00", "infAP", "rbp_resid"])
     for name in ("11pt_avg", "iprec_at_recall_0.00", "infAP", "rbp_resid"):
         assert f"{result[name]:6.4f}" == expected[name], name
 
@@ -79,7 +81,9 @@ def test_evaluate_command_accepts_trec_eval_names(capsys):
                  "-m", "iprec_at_recall_0.10", "-m", "gm_map", "-m", "11pt_avg", "-m", "P_5",
                  "-f", "tsv"])
     assert code == 0
-    rows = dict(line.split("\t") for line in capsys.readouterr().out.splitlines()[1:])
+    # columns: run, metric, value, n_queries
+    rows = {line.split("\t")[1]: line.split("\t")[2]
+            for line in capsys.readouterr().out.splitlines()[1:]}
     expected = _summary("out.test.a")
     for name in ("iprec_at_recall_0.10", "gm_map", "11pt_avg", "P_5"):
         assert f"{float(rows[name]):6.4f}" == expected[name], name

@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 __all__ = [
-    "add_compare_options", "add_evaluation_options", "compare_kwargs", "read_runs", "register",
-    "write_text",
+    "add_compare_options", "add_evaluation_options", "compare_kwargs", "judgments_kwargs",
+    "read_qrels", "read_runs", "register", "write_text",
 ]
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "tsv", "json")
@@ -27,6 +27,11 @@ def add_evaluation_options(p: argparse.ArgumentParser) -> None:
                         "value for)")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
+    from rankscope.cli.evaluate import add_overlap_option
+    from rankscope.cli.judgments import add_judgments_group
+
+    add_overlap_option(p)
+    add_judgments_group(p)
 
 
 def add_compare_options(p: argparse.ArgumentParser) -> None:
@@ -60,7 +65,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "differences to the baseline (or all pairs), paired significance tests with "
         "adjusted p-values, effect sizes and per-query wins / ties / losses.",
     )
-    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet)")
+    p.add_argument("qrels", help="qrels or raters' judgments file (TREC, JSON, JSONL, CSV, "
+                                 "TSV, Parquet; - = stdin)")
     p.add_argument("runs", nargs="+", metavar="run", help="two or more run files")
     p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
                    help="metric to compare on (repeatable)")
@@ -73,11 +79,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def read_runs(args: argparse.Namespace) -> list[Any]:
     """Read every run file named on the command line."""
+    from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.data.tables import Run
-    from rankscope.errors import OptionError
 
-    if sum(1 for path in args.runs if path == "-") > 1:
-        raise OptionError("only one run can come from stdin (-)")
+    refuse_double_stdin(getattr(args, "qrels", None), getattr(args, "optimize", None), *args.runs)
     return [Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
             for path in args.runs]
 
@@ -89,7 +94,30 @@ def compare_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "correction": args.correction, "alpha": args.alpha, "confidence": args.confidence,
         "n_resamples": args.rounds, "seed": args.seed, "names": args.names,
         "ties": args.ties, "unjudged": args.unjudged, "queries": args.queries,
+        "allow_no_overlap": args.allow_no_overlap,
     }
+
+
+def judgments_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """``scale``, ``strategy`` and ``transforms`` for raters' judgments (empty for qrels)."""
+    from rankscope.cli.judgments import strategy_arg, transforms_arg, wants_judgments
+
+    if not wants_judgments(args):
+        return {}
+    from rankscope.judgments.scales import get_scale
+
+    return {"scale": get_scale(args.scale), "strategy": strategy_arg(args.strategy),
+            "transforms": transforms_arg(args.transform)}
+
+
+def read_qrels(args: argparse.Namespace) -> Any:
+    """The qrels argument: qrels, or raters' judgments when asked or when it has a rater column."""
+    from rankscope.cli.judgments import read_judgments, wants_judgments
+    from rankscope.data.tables import Qrels
+
+    if wants_judgments(args):
+        return read_judgments([args.qrels], args, args.qrels_format)
+    return Qrels.read(args.qrels, format=args.qrels_format)
 
 
 def write_text(path: str, text: str) -> None:
@@ -105,14 +133,14 @@ def write_text(path: str, text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compare and print; returns the exit code."""
     from rankscope.compare.comparison import compare
-    from rankscope.data.tables import Qrels
-    from rankscope.engine.evaluate import resolve_metrics
     from rankscope.errors import OptionError
+    from rankscope.judgments.evaluation import resolve_seed_metrics
 
-    resolve_metrics(args.metrics)  # fail fast on a bad name, before reading any file
+    resolve_seed_metrics(args.metrics)  # fail fast on a bad name, before reading any file
     if len(args.runs) < 2:
         raise OptionError("compare needs at least two runs")
-    qrels = Qrels.read(args.qrels, format=args.qrels_format)
-    result = compare(qrels, read_runs(args), args.metrics, **compare_kwargs(args))
+    runs = read_runs(args)
+    qrels = read_qrels(args)
+    result = compare(qrels, runs, args.metrics, **compare_kwargs(args), **judgments_kwargs(args))
     write_text(args.output, result.render(args.format) + "\n")
     return 0

@@ -30,6 +30,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--run-format", help="format of the run file (default: from its name)")
     p.add_argument("--ties", choices=("trec", "input"), default="trec",
                    help="score ties: document id descending (trec_eval) or input order")
+    p.add_argument("--unjudged", choices=("nonrelevant", "condensed", "null"),
+                   default="nonrelevant",
+                   help="judgments: with null, a result is graded when its aggregated grade is "
+                        "not empty (a tied vote is ungraded), as the metrics count it")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
     p.add_argument("-q", "--per-query", action="store_true", help="print every query")
@@ -44,10 +48,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute and print coverage; returns the exit code."""
     from rankscope.cli.judgments import read_judgments, strategy_arg
+    from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.data.tables import Qrels, Run
     from rankscope.judgments.coverage import coverage
     from rankscope.judgments.io import has_rater_column
 
+    refuse_double_stdin(args.qrels, args.run)
     judged: Any
     as_judgments = (
         args.scale or args.strategy or args.min_grades != 1
@@ -59,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         judged = Qrels.read(args.qrels, format=args.qrels_format)
     run_t = Run.read(args.run, format=args.run_format, on_duplicate=args.on_duplicate)
     result = coverage(judged, run_t, args.k, ties=args.ties, min_grades=args.min_grades,
-                      strategy=strategy_arg(args.strategy))
+                      strategy=strategy_arg(args.strategy), unjudged=args.unjudged)
     if args.ungraded:
         fmt = "csv" if args.ungraded == "-" else None
         result.write_ungraded(args.ungraded, format=fmt, rater=args.ungraded_rater)

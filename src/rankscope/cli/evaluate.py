@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
-__all__ = ["register"]
+__all__ = ["add_overlap_option", "register"]
+
+
+def add_overlap_option(p: Any) -> None:
+    """``--allow-no-overlap``: go on when the inputs share no query."""
+    p.add_argument("--allow-no-overlap", action="store_true",
+                   help="go on when the inputs share no query (Q1 vs q1, an empty file; by "
+                        "default an error, as every score would be a meaningless 0)")
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -25,7 +30,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="metric to compute (repeatable)")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
     p.add_argument("-f", "--format", default="table",
-                   choices=("table", "json", "csv", "tsv", "markdown"))
+                   choices=("table", "json", "csv", "tsv", "markdown"),
+                   help="output format (JSON: {\"runs\": {name: ...}}, plus the run's own keys "
+                        "at the top for one run; CSV/TSV: a run column first)")
+    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--run-format", help="format of the run files (default: from their names)")
     p.add_argument("--ties", choices=("trec", "input"), default="trec",
@@ -36,39 +44,43 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="which queries are averaged")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
+    add_overlap_option(p)
     e = p.add_argument_group("engine")
     e.add_argument("--engine", choices=("local", "streaming", "spark"), default="local",
                    help="local: in memory (default); streaming: bounded memory, for runs larger "
                    "than memory (a TREC run grouped by query); spark: distributed by query on "
                    "Spark (the spark extra; TREC or Parquet paths)")
-    e.add_argument("--memory", default="2G", metavar="SIZE",
+    e.add_argument("--memory", metavar="SIZE",
                    help="memory budget of --engine streaming, e.g. 512M or 4G (default 2G)")
     e.add_argument("--quiet", action="store_true",
                    help="no progress bars (they show only on a terminal anyway)")
-    j = p.add_argument_group(
-        "raters' judgments",
-        "The qrels argument may be raters' judgments (a file with a rater column, e.g. CSV "
-        "query_id,doc_id,rater,grade; an empty grade = not graded): they are mapped to the "
-        "scale each metric needs and aggregated first (seed 004's two stages).",
-    )
-    j.add_argument("--judgments", action="store_true",
-                   help="read the qrels argument as judgments (detected from a rater column)")
-    from rankscope.cli.judgments import add_judgment_options
+    from rankscope.cli.judgments import add_judgments_group
 
-    add_judgment_options(j)
+    add_judgments_group(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate and print; returns the exit code."""
+    from rankscope.cli.compare import write_text
     from rankscope.cli.judgments import evaluate_with_judgments, wants_judgments
+    from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate, resolve_metrics
+    from rankscope.render.tabular import render_evaluations
 
+    refuse_double_stdin(args.qrels, *args.runs)
     if args.quiet:
         from rankscope.progress import set_enabled
 
         set_enabled(False)
+    if args.memory is not None and args.engine != "streaming":
+        import warnings
+
+        from rankscope.errors import RankscopeWarning
+
+        warnings.warn(f"--memory is the budget of --engine streaming; ignored with --engine "
+                      f"{args.engine}", RankscopeWarning, stacklevel=1)
     if args.engine != "local":
         results = _other_engine(args)
     elif wants_judgments(args):
@@ -81,21 +93,24 @@ def run(args: argparse.Namespace) -> int:
             run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
             results.append(
                 evaluate(qrels, run_t, args.metrics, per_query=args.per_query, ties=args.ties,
-                         unjudged=args.unjudged, queries=args.queries)
+                         unjudged=args.unjudged, queries=args.queries,
+                         allow_no_overlap=args.allow_no_overlap)
             )
-    out = sys.stdout
-    if args.format == "json":
-        if len(results) == 1:
-            payload: Any = results[0].to_dict()
-        else:
-            payload = {"runs": {r.info.run_name: r.to_dict() for r in results}}
-        out.write(json.dumps(payload, indent=2, allow_nan=False) + "\n")
-        return 0
-    for i, result in enumerate(results):
-        if len(results) > 1 and args.format in ("table", "markdown"):
-            out.write(("\n" if i else "") + f"# {result.info.run_name}\n")
-        out.write(result.render(args.format) + "\n")
+    names = run_names(results, args.runs)
+    text = render_evaluations(list(zip(names, results, strict=True)), args.format,
+                              per_query=args.per_query)
+    write_text(args.output, text + "\n")
     return 0
+
+
+def run_names(results: list[Any], paths: list[str]) -> list[str]:
+    """One distinct name per run: its tag, else its file name, else its path."""
+    import os
+
+    from rankscope.compare.runs import unique_names
+
+    return unique_names([[r.info.run_name, os.path.basename(p), p]
+                         for r, p in zip(results, paths, strict=True)])
 
 
 def _size(text: str) -> int:
@@ -127,10 +142,22 @@ def _other_engine(args: argparse.Namespace) -> list[Any]:
 
         resolve_metrics(args.metrics)
         qrels = Qrels.read(args.qrels, format=args.qrels_format)
-        memory = _size(args.memory)
-        return [evaluate_streaming(qrels, path, args.metrics, memory=memory, **options)
-                for path in args.runs]
-    from rankscope.spark import evaluate_paths
+        memory = _size(args.memory or "2G")
+        results = [evaluate_streaming(qrels, path, args.metrics, memory=memory, **options)
+                   for path in args.runs]
+    else:
+        from rankscope.spark import evaluate_paths
 
-    return [evaluate_paths(args.qrels, path, args.metrics, qrels_format=args.qrels_format,
-                           run_format=args.run_format, **options) for path in args.runs]
+        results = [evaluate_paths(args.qrels, path, args.metrics, qrels_format=args.qrels_format,
+                                  run_format=args.run_format, **options) for path in args.runs]
+    for result, path in zip(results, args.runs, strict=True):
+        _check_overlap(result.info, path, args)
+    return results
+
+
+def _check_overlap(info: Any, path: str, args: argparse.Namespace) -> None:
+    """The overlap rule for engines that learn the run's queries only while reading it."""
+    from rankscope.data.overlap import check_overlap
+
+    check_overlap(path, info.n_run_queries, info.run_only, args.qrels, info.n_qrels_queries,
+                  info.missing_from_run, allow=args.allow_no_overlap)

@@ -14,6 +14,8 @@ NORMS = ("min-max", "zscore", "sum", "max", "rank", "none")
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``fuse`` subcommand."""
+    from rankscope.cli.parsing import deprecated_alias
+
     p: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help_text,
@@ -25,7 +27,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--method", choices=METHODS, default="rrf", help="fusion method (rrf)")
     p.add_argument("--norm", choices=NORMS, default="min-max",
                    help="score normalization before combining (min-max; RRF ignores it)")
-    p.add_argument("--k", type=float, default=60.0, help="RRF's constant (60)")
+    p.add_argument("--rrf-k", dest="k", type=float, default=60.0, help="RRF's constant (60)")
+    p.add_argument("--k", dest="k", type=float, metavar="RRF_K",
+                   action=deprecated_alias("--k", "--rrf-k"),
+                   help="deprecated: use --rrf-k (-k is a cut-off in other commands)")
     p.add_argument("--weights", help="wsum weights, comma separated, one per run")
     p.add_argument("--depth", type=int, help="use only each run's first DEPTH documents")
     p.add_argument("--name", help="run tag of the fused run (default: the method)")
@@ -43,6 +48,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
+    from rankscope.cli.evaluate import add_overlap_option
+
+    add_overlap_option(p)
     p.set_defaults(handler=run)
 
 
@@ -74,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         qrels = Qrels.read(args.optimize, format=args.qrels_format)
         search = optimize_fusion(qrels, named, method=args.method, metric=args.metric,
                                  norm=args.norm, k=args.k, step=args.step, depth=args.depth,
-                                 ties=args.ties)
+                                 ties=args.ties, allow_no_overlap=args.allow_no_overlap)
         sys.stderr.write(_trials_text(search) + "\n")
         fused = search.best_run
         if args.name:
@@ -82,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         fused = fuse(named, method=args.method, norm=args.norm, k=args.k,
                      weights=_weights(args.weights), depth=args.depth, ties=args.ties,
-                     name=args.name)
+                     name=args.name, allow_no_overlap=args.allow_no_overlap)
     fused.write(args.output, format=args.format)
     return 0
 

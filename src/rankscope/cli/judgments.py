@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add_judgment_options",
+    "add_judgments_group",
     "evaluate_with_judgments",
     "read_judgments",
     "register",
@@ -42,6 +43,19 @@ def add_judgment_options(
                                    "(default: the file's name)")
     p.add_argument("--on-duplicate-grade", choices=("error", "first", "last", "latest"),
                    default="error", help="a rater grading one result twice")
+
+
+def add_judgments_group(p: argparse.ArgumentParser) -> None:
+    """The "raters' judgments" option group of evaluate, compare and report."""
+    j = p.add_argument_group(
+        "raters' judgments",
+        "The qrels argument may be raters' judgments (a file with a rater column, e.g. CSV "
+        "query_id,doc_id,rater,grade; an empty grade = not graded): they are mapped to the "
+        "scale each metric needs and aggregated first (seed 004's two stages).",
+    )
+    j.add_argument("--judgments", action="store_true",
+                   help="read the qrels argument as judgments (detected from a rater column)")
+    add_judgment_options(j)
 
 
 def strategy_arg(values: Sequence[str] | None) -> str | dict[str, str] | None:
@@ -106,7 +120,8 @@ def wants_judgments(args: argparse.Namespace) -> bool:
     """
     from rankscope.judgments.io import has_rater_column
 
-    if args.judgments or args.scale or args.strategy or args.transform:
+    if getattr(args, "judgments", False) or args.scale or args.strategy or \
+            getattr(args, "transform", None):
         return True
     if args.qrels == "-":
         return False
@@ -128,7 +143,8 @@ def evaluate_with_judgments(args: argparse.Namespace) -> list[EvaluationResult]:
     for path in args.runs:
         run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
         results.append(plan.evaluate(run_t, per_query=args.per_query, ties=args.ties,
-                                     unjudged=args.unjudged, queries=args.queries))
+                                     unjudged=args.unjudged, queries=args.queries,
+                                     allow_no_overlap=args.allow_no_overlap))
     return results
 
 
@@ -147,11 +163,17 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
     agg = actions.add_parser("aggregate", help="one grade per result (qrels, null = ungraded)")
     agg.add_argument("files", nargs="+", metavar="judgments")
-    add_judgment_options(agg, transforms=False)
-    agg.add_argument("--format", dest="input_format", help="input format (default: from name)")
+    add_judgment_options(agg)
+    _input_format_options(agg)
+    agg.add_argument("-m", "--metric", action="append", dest="metrics",
+                     help="aggregate on the scale this metric is computed on, as `rankscope "
+                          "evaluate` over the raters' file does (transform, then the scale's "
+                          "strategy), so evaluating the output gives its numbers (repeatable; "
+                          "the metrics must share a scale)")
     agg.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    agg.add_argument("--output-format", help="csv, tsv, jsonl, json, parquet, trec (drops "
-                                             "ungraded); default: from the name, CSV on stdout")
+    agg.add_argument("-f", "--output-format", help="csv, tsv, jsonl, json, parquet, trec (drops "
+                                                   "ungraded); default: from the name, CSV on "
+                                                   "stdout")
     agg.add_argument("--details", action="store_true",
                      help="also write n_grades, n_raters and tie per result")
     agg.set_defaults(handler=_aggregate)
@@ -159,7 +181,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     agr = actions.add_parser("agreement", help="agreement between raters (kappas, alpha)")
     agr.add_argument("files", nargs="+", metavar="judgments")
     add_judgment_options(agr, transforms=False)
-    agr.add_argument("--format", dest="input_format", help="input format (default: from name)")
+    _input_format_options(agr)
     agr.add_argument("--weights", choices=("auto", "none", "linear", "quadratic"),
                      default="auto", help="Cohen's kappa weights (auto: quadratic if ordinal)")
     agr.add_argument("-q", "--per-query", action="store_true", help="also per query")
@@ -170,12 +192,24 @@ def register(sub: Any, name: str, help_text: str) -> None:
     tr = actions.add_parser("transform", help="map grades to another scale")
     tr.add_argument("files", nargs="+", metavar="judgments")
     add_judgment_options(tr, transforms=False)
-    tr.add_argument("--format", dest="input_format", help="input format (default: from name)")
+    _input_format_options(tr)
     tr.add_argument("--to", required=True, help="target scale")
     tr.add_argument("--rules", help="rules like '0=0,1..3=1' (override the defaults)")
     tr.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    tr.add_argument("--output-format", help="default: from the name, CSV on stdout")
+    tr.add_argument("-f", "--output-format", help="default: from the name, CSV on stdout")
     tr.set_defaults(handler=_transform)
+
+
+def _input_format_options(p: argparse.ArgumentParser) -> None:
+    """``--input-format``, and ``--format``: its deprecated name (the output format elsewhere)."""
+    from rankscope.cli.parsing import deprecated_alias
+
+    p.add_argument("--input-format", dest="input_format",
+                   help="format of the judgments files (default: from their names)")
+    p.add_argument("--format", dest="input_format", metavar="INPUT_FORMAT",
+                   action=deprecated_alias("--format", "--input-format"),
+                   help="deprecated: use --input-format (--format is the output format in "
+                        "every other command)")
 
 
 def _output_format(args: argparse.Namespace) -> str | None:
@@ -191,8 +225,23 @@ def _aggregate(args: argparse.Namespace) -> int:
     from rankscope.judgments.io import write_judgments_frame
 
     j = read_judgments(args.files, args, args.input_format)
-    details = aggregate_frame(j, strategy_arg(args.strategy))
     fmt = _output_format(args)
+    if args.metrics:
+        qrels, note = _aggregate_for_metrics(j, args)
+        if args.details:
+            from rankscope.errors import OptionError
+
+            raise OptionError("--details describes one scale's votes; leave out -m for it")
+        _note_ungraded(qrels.frame, fmt, args.output)
+        qrels.write(args.output, format=fmt)
+        sys.stderr.write(f"rankscope judgments aggregate: note: {note}\n")
+        return 0
+    if getattr(args, "transform", None):
+        from rankscope.errors import OptionError
+
+        raise OptionError("--transform applies with -m (aggregating for a metric's scale)")
+    details = aggregate_frame(j, strategy_arg(args.strategy))
+    _note_ungraded(details, fmt, args.output)
     if args.details:
         if fmt == "trec":
             from rankscope.errors import OptionError
@@ -204,6 +253,45 @@ def _aggregate(args: argparse.Namespace) -> int:
             args.output, format=fmt
         )
     return 0
+
+
+def _aggregate_for_metrics(j: Judgments, args: argparse.Namespace) -> tuple[Any, str]:
+    """The qrels ``rankscope evaluate`` builds from raters' grades for these metrics."""
+    from rankscope.errors import OptionError
+    from rankscope.judgments.evaluation import plan_evaluation
+
+    plan = plan_evaluation(j, args.metrics, strategy=strategy_arg(args.strategy),
+                           transforms=transforms_arg(args.transform))
+    if len(plan.groups) > 1:
+        by_scale = "; ".join(
+            f"{g.scale}: {', '.join(plan.labels[i] for i in g.columns)}" for g in plan.groups
+        )
+        raise OptionError(f"these metrics are computed on different scales ({by_scale}); "
+                          "aggregate once per scale")
+    group = plan.groups[0]
+    scale = f"the {group.scale} scale" if group.scale is not None else "the judgments' grades"
+    note = (f"aggregated on {scale}, as `rankscope evaluate` does for "
+            f"{', '.join(plan.labels)}: evaluating this file with the same --unjudged gives "
+            "the same numbers")
+    bound = [m for m in plan.metrics if any(p == "max_grade" for p, _ in m.params)]
+    if bound:
+        note += "; name the top grade as it did: " + ", ".join(m.name for m in bound)
+    return group.qrels, note
+
+
+def _note_ungraded(frame: Any, fmt: str | None, output: str) -> None:
+    """Say what TREC output leaves out: results without an aggregated grade."""
+    from rankscope.data.formats import guess_format
+
+    if (fmt or (guess_format(output) if output != "-" else "csv")) != "trec":
+        return
+    empty = int(frame.get_column("grade").null_count())
+    if empty:
+        sys.stderr.write(
+            f"rankscope judgments aggregate: note: {empty} results without a grade (ungraded, or "
+            "a tied vote) left out: a TREC file cannot hold an empty grade; rankscope counts an "
+            "absent result exactly as an empty grade (unjudged, or null under --unjudged null)\n"
+        )
 
 
 def _transform(args: argparse.Namespace) -> int:

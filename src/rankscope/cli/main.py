@@ -30,6 +30,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judgments": ("rankscope.cli.judgments", "aggregate, transform, check agreement of judgments"),
     "coverage": ("rankscope.cli.coverage", "share of top-k results that are graded"),
     "judge": ("rankscope.cli.judge", "grade results with an LLM; its agreement with humans"),
+    "snapshot": ("rankscope.cli.snapshot", "run a query set against a search endpoint, keep "
+                 "the results"),
+    "snapshots": ("rankscope.cli.snapshots", "list, show, export, diff snapshots; find holes"),
+    "check": ("rankscope.cli.check", "CI regression check: is a run worse than its baseline?"),
+    "demo": ("rankscope.cli.demo", "write the bundled demo collection to a directory"),
+    "sample-data": ("rankscope.cli.sample_data", "copy the bundled sample qrels and runs"),
 }
 
 EXIT_USAGE = 2
@@ -44,8 +50,9 @@ def _available() -> dict[str, tuple[str, str]]:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser; with ``only``, import just that subcommand's module."""
     from rankscope import __version__
+    from rankscope.cli.parsing import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rankscope",
         description="Measure the quality of search rankings.",
     )
@@ -90,12 +97,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     command = next((a for a in args_list if not a.startswith("-")), None)
     parser = build_parser(command if command in COMMANDS else None)
-    args = parser.parse_args(args_list)
+    from rankscope.cli.parsing import one_line_warnings
+
+    with one_line_warnings(command or "rankscope"):
+        args = parser.parse_args(args_list)  # a deprecated option warns here
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return int(args.handler(args))
+        with one_line_warnings(args.command):
+            return int(args.handler(args))
     except RankscopeError as exc:
         sys.stderr.write(f"rankscope {args.command}: error: {exc}\n")
         return EXIT_USAGE

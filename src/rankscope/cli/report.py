@@ -29,6 +29,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--no-plots", action="store_true", help="tables only")
     p.add_argument("--max-k", type=int, default=20,
                    help="largest cut-off of the metric@k curve (20)")
+    p.add_argument("--figures", metavar="DIR",
+                   help="also write every plot into DIR as PDF and SVG (for papers)")
+    p.add_argument("--figure-formats", default="pdf,svg", metavar="FORMATS",
+                   help="formats of --figures, comma separated: pdf, svg, png (pdf,svg)")
     add_compare_options(p)
     add_evaluation_options(p)
     p.set_defaults(handler=run)
@@ -36,22 +40,24 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
-    from rankscope.cli.compare import compare_kwargs, read_runs
+    from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, read_runs
     from rankscope.compare.html_report import DEFAULT_METRICS, plots_available, report
-    from rankscope.data.tables import Qrels
-    from rankscope.engine.evaluate import resolve_metrics
     from rankscope.errors import OptionError
+    from rankscope.judgments.evaluation import resolve_seed_metrics
 
     metrics = args.metrics or list(DEFAULT_METRICS)
-    resolve_metrics(metrics)  # fail fast on a bad name, before reading any file
+    resolve_seed_metrics(metrics)  # fail fast on a bad name, before reading any file
     if len(args.runs) < 2:
         raise OptionError("report needs at least two runs")
     if args.max_k < 1:
         raise OptionError(f"--max-k must be >= 1, not {args.max_k}")
-    qrels = Qrels.read(args.qrels, format=args.qrels_format)
+    runs = read_runs(args)
+    qrels = read_qrels(args)
     plots = False if args.no_plots else None
-    report(qrels, read_runs(args), metrics, output=args.output, title=args.title,
-                  plots=plots, ks=range(1, args.max_k + 1), **compare_kwargs(args))
+    formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
+    report(qrels, runs, metrics, output=args.output, title=args.title, plots=plots,
+           ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
+           **compare_kwargs(args), **judgments_kwargs(args))
     if plots is None and not plots_available():
         sys.stderr.write("rankscope report: plots left out; install rankscope[plot]\n")
     return 0

@@ -37,6 +37,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="a document twice in one ranking")
     p.add_argument("--name", action="append", dest="names", metavar="NAME",
                    help="names of the two runs (give it twice)")
+    from rankscope.cli.evaluate import add_overlap_option
+
+    add_overlap_option(p)
     p.set_defaults(handler=run)
 
 
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     b = Run.read(args.run_b, format=args.run_format, on_duplicate=args.on_duplicate)
     names = (args.names[0], args.names[1]) if args.names else None
     result = similarity(a, b, metrics, per_query=args.per_query, queries=args.queries,
-                        ties=args.ties, names=names)
+                        ties=args.ties, names=names, allow_no_overlap=args.allow_no_overlap)
     if args.format == "json":
         text = json.dumps(result.to_dict(), indent=2, allow_nan=False)
     else:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,10 +14,10 @@ from rankscope.compare.result import CompareResult, Comparison
 from rankscope.compare.runs import align, load_runs
 from rankscope.compare.significance import (
     adjust,
+    bootstrap_intervals,
     check_correction,
     check_test,
     effect_size,
-    mean_interval,
     paired_test,
     tukey_hsd,
     win_tie_loss,
@@ -25,10 +26,13 @@ from rankscope.data.formats import as_qrels
 from rankscope.data.tables import OnDuplicate
 from rankscope.engine.evaluate import MetricsArg, evaluate, resolve_metrics
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
-from rankscope.errors import OptionError
+from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
 
-__all__ = ["compare"]
+if TYPE_CHECKING:
+    from rankscope.judgments.evaluation import JudgmentPlan
+
+__all__ = ["MIN_TEST_QUERIES", "compare"]
 
 
 def _check_level(value: float, what: str) -> float:
@@ -57,6 +61,10 @@ def compare(
     on_duplicate: OnDuplicate = "error",
     tie_tolerance: float = 1e-12,
     progress: bool = True,
+    scale: Any = None,
+    strategy: str | Mapping[str, str] | None = None,
+    transforms: Mapping[Any, Any] | None = None,
+    allow_no_overlap: bool = False,
 ) -> CompareResult:
     """Compare runs on several metrics with paired significance tests.
 
@@ -71,12 +79,17 @@ def compare(
 
     Parameters
     ----------
-    qrels : Qrels, path, DataFrame or dict
-        Relevance judgments.
+    qrels : Qrels, Judgments, path, DataFrame or dict
+        Relevance judgments, or raters' grades (a
+        :class:`~rankscope.Judgments`, or any input with ``scale``,
+        ``strategy`` or ``transforms`` given): these are transformed and
+        aggregated per metric as :func:`rankscope.judgments.evaluate_judgments`
+        does, once for all runs.
     runs : sequence of runs, or mapping name -> run
         Two or more runs (:class:`~rankscope.Run`, paths, DataFrames, dicts).
     metrics : str, Metric or a sequence of them
-        Any spelling :func:`rankscope.parse_metrics` accepts.
+        Any spelling :func:`rankscope.parse_metrics` accepts (with judgments,
+        also the judging platform's ``nDCG(d)@k`` and ``ERR-0.18@k``).
     baseline : str, optional
         Name of the baseline run (default: the first run).
     all_pairs : bool, default False
@@ -105,6 +118,11 @@ def compare(
     progress : bool, default True
         Allow progress bars (drawn only when stderr is a terminal and tqdm is
         installed; see :mod:`rankscope.progress`).
+    scale, strategy, transforms
+        For raters' grades: as in :func:`rankscope.judgments.evaluate_judgments`.
+    allow_no_overlap : bool, default False
+        As in :func:`rankscope.evaluate`: a run sharing no query with the
+        qrels is an error unless this is True.
 
     Returns
     -------
@@ -134,9 +152,13 @@ def compare(
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise OptionError(f"n_resamples must be a whole number >= 1, not {n_resamples!r}")
     asked = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
-    pairs = resolve_metrics(asked)  # fail on a bad name before reading any file
+    judged = _judgments_plan(qrels, asked, scale, strategy, transforms)
+    if judged is None:
+        pairs = resolve_metrics(asked)  # fail on a bad name before reading any file
+        qrels_t = as_qrels(qrels)
+    else:
+        pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    qrels_t = as_qrels(qrels)
     tables, run_names = load_runs(runs, names=names, on_duplicate=on_duplicate)
     if len(tables) < 2:
         raise OptionError(f"compare needs at least two runs, got {len(tables)}")
@@ -149,8 +171,14 @@ def compare(
     results = []
     with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
         for table, name in zip(tables, run_names, strict=True):
-            results.append(evaluate(qrels_t, table, asked, ties=ties, unjudged=unjudged,
-                                    queries=queries, run_name=name))
+            if judged is None:
+                results.append(evaluate(qrels_t, table, asked, ties=ties, unjudged=unjudged,
+                                        queries=queries, run_name=name,
+                                        allow_no_overlap=allow_no_overlap))
+            else:
+                results.append(judged.evaluate(table, ties=ties, unjudged=unjudged,
+                                               queries=queries, run_name=name,
+                                               allow_no_overlap=allow_no_overlap))
             advance(1)
     query_ids, values = align(results)
 
@@ -165,24 +193,27 @@ def compare(
     intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
     n_queries: dict[str, int] = {}
     comparisons: list[Comparison] = []
-    interval_method = "bootstrap" if test == "bootstrap" else "t"
     with bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
         for m, label in enumerate(labels):
             block = values[:, :, m]
             paired = block[:, ~np.isnan(block).any(axis=0)]
             n_queries[label] = paired.shape[1]
+            # Every run's mean and every compared difference, from the same resamples.
+            rows = np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
+            low, high = bootstrap_intervals(rows, confidence=level, n_resamples=n_resamples,
+                                            seed=seed)
             for r, name in enumerate(run_names):
                 x = paired[r]
                 means[name][label] = float(x.mean()) if x.size else None
-                intervals[name][label] = mean_interval(
-                    x, confidence=level, method=interval_method, n_resamples=n_resamples,
-                    seed=seed,
-                )
+                intervals[name][label] = (float(low[r]), float(high[r]))
+            k_runs = len(run_names)
             comparisons += _compare_metric(
                 label, paired, run_names, order, test=test, correction=correction, alpha=alpha,
                 confidence=level, n_resamples=n_resamples, seed=seed, tolerance=tie_tolerance,
-                advance=advance,
+                advance=advance, delta_intervals=list(zip(low[k_runs:], high[k_runs:],
+                                                          strict=True)),
             )
+    _warn_few_queries(n_queries)
     return CompareResult(
         labels=labels,
         metrics=[metric for _, metric in pairs],
@@ -204,6 +235,41 @@ def compare(
     )
 
 
+MIN_TEST_QUERIES = 10
+"""Fewer paired queries than this draw a warning: a test on them says little.
+
+With 5 or fewer, no two-sided permutation test can even reach p < 0.05
+(its smallest p-value is :math:`2 / 2^n`); TREC-style test collections have
+50 or more topics.
+"""
+
+
+def _warn_few_queries(n_queries: dict[str, int]) -> None:
+    few = {label: n for label, n in n_queries.items() if n < MIN_TEST_QUERIES}
+    if not few:
+        return
+    counts = ", ".join(f"{label}: {n}" for label, n in few.items())
+    warnings.warn(
+        f"too few paired queries for a significance test to mean much ({counts}; fewer than "
+        f"{MIN_TEST_QUERIES}): treat the p-values and intervals as anecdotes",
+        RankscopeWarning,
+        stacklevel=3,
+    )
+
+
+def _judgments_plan(
+    qrels: Any, metrics: list[Any], scale: Any, strategy: Any, transforms: Any
+) -> JudgmentPlan | None:
+    """Raters' grades aggregated once per needed scale; None for plain qrels."""
+    from rankscope.judgments.table import Judgments
+
+    if not isinstance(qrels, Judgments) and scale is None and strategy is None and not transforms:
+        return None
+    from rankscope.judgments.evaluation import plan_evaluation
+
+    return plan_evaluation(qrels, metrics, scale=scale, strategy=strategy, transforms=transforms)
+
+
 def _compare_metric(
     label: str,
     paired: np.ndarray,
@@ -218,13 +284,18 @@ def _compare_metric(
     seed: int | None,
     tolerance: float,
     advance: Callable[[int], None],
+    delta_intervals: list[tuple[float, float]],
 ) -> list[Comparison]:
-    """Every pair of one metric: test, interval, effect size, wins; then adjust."""
+    """Every pair of one metric: test, interval, effect size, wins; then adjust.
+
+    The intervals of the differences are the bootstrap ones given, except
+    under Tukey's HSD, whose simultaneous intervals belong to the test.
+    """
     n = paired.shape[1]
     if test == "tukey":
         p_matrix, half = tukey_hsd(paired, confidence=confidence)
     raw: list[tuple[float, float, float]] = []
-    for run, base in order:
+    for (run, base), (low, high) in zip(order, delta_intervals, strict=True):
         x, y = paired[run], paired[base]
         if test == "tukey":
             delta = float(np.mean(x - y)) if n else math.nan
@@ -232,7 +303,7 @@ def _compare_metric(
         else:
             outcome = paired_test(x, y, test, confidence=confidence, n_resamples=n_resamples,
                                   seed=seed)
-            raw.append((outcome.p_value, outcome.ci_low, outcome.ci_high))
+            raw.append((outcome.p_value, float(low), float(high)))
         advance(1)
     p_values = np.array([r[0] for r in raw], dtype=np.float64)
     adjusted = p_values if test == "tukey" else adjust(p_values, correction, alpha=alpha)

@@ -10,7 +10,8 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.compare.runs import load_runs
-from rankscope.data.formats import as_qrels
+from rankscope.data.formats import as_qrels, input_name
+from rankscope.data.overlap import check_overlap
 from rankscope.engine.evaluate import evaluate
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank
 from rankscope.errors import MetricError, OptionError
@@ -42,12 +43,13 @@ def metric_at_k(
     ties: Ties = "trec",
     unjudged: Unjudged = "nonrelevant",
     queries: QueryPolicy = "qrels",
+    allow_no_overlap: bool = False,
 ) -> pl.DataFrame:
     """Mean of ``metric`` at every cut-off k, for every run.
 
     ``metric`` names the family and its parameters (``"nDCG"``,
     ``"P(rel=2)"``); a cut-off in it is replaced by each k. Returns columns
-    ``run``, ``k``, ``value``.
+    ``run``, ``k``, ``value``. ``allow_no_overlap`` as in :func:`rankscope.evaluate`.
     """
     k_list = sorted({int(k) for k in ks})
     if not k_list or k_list[0] < 1:
@@ -57,7 +59,8 @@ def metric_at_k(
     tables, run_names = load_runs(runs, names=names)
     rows: list[dict[str, Any]] = []
     for table, name in zip(tables, run_names, strict=True):
-        result = evaluate(qrels_t, table, metrics, ties=ties, unjudged=unjudged, queries=queries)
+        result = evaluate(qrels_t, table, metrics, ties=ties, unjudged=unjudged, queries=queries,
+                          allow_no_overlap=allow_no_overlap)
         for k, m in zip(k_list, metrics, strict=True):
             rows.append({"run": name, "k": k, "value": result.means[m.name]})
     return pl.DataFrame(rows, schema={"run": pl.String, "k": pl.Int64, "value": pl.Float64})
@@ -71,6 +74,7 @@ def interpolated_precision(
     ties: Ties = "trec",
     unjudged: Unjudged = "nonrelevant",
     queries: QueryPolicy = "qrels",
+    allow_no_overlap: bool = False,
 ) -> FloatArray:
     r"""Mean interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval ``iprec_at_recall``).
 
@@ -78,13 +82,19 @@ def interpolated_precision(
     rank i, the interpolated precision at recall level r is
     :math:`\max \{P_i : R_i \ge r\}` (0 when no rank reaches r, and for
     queries without relevant documents); the curve is its mean over queries.
+    A run sharing no query with the qrels is refused unless ``allow_no_overlap``
+    (see :func:`rankscope.evaluate`).
 
     Returns
     -------
     ndarray, shape (11,)
     """
     (table,), _ = load_runs([run])
-    lists = rank(as_qrels(qrels), table, ties=ties, unjudged=unjudged, queries=queries)
+    qrels_t = as_qrels(qrels)
+    lists = rank(qrels_t, table, ties=ties, unjudged=unjudged, queries=queries)
+    check_overlap(input_name(table), lists.n_run_queries, lists.run_only_queries,
+                  input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
+                  allow=allow_no_overlap)
     n_q = lists.n_queries
     if n_q == 0:
         return np.zeros(RECALL_LEVELS.size)
@@ -133,6 +143,7 @@ def precision_recall(
     ties: Ties = "trec",
     unjudged: Unjudged = "nonrelevant",
     queries: QueryPolicy = "qrels",
+    allow_no_overlap: bool = False,
 ) -> pl.DataFrame:
     """11-point interpolated precision-recall curves: columns ``run``, ``recall``, ``precision``."""
     qrels_t = as_qrels(qrels)
@@ -140,7 +151,7 @@ def precision_recall(
     frames = []
     for table, name in zip(tables, run_names, strict=True):
         curve = interpolated_precision(qrels_t, table, rel=rel, ties=ties, unjudged=unjudged,
-                                       queries=queries)
+                                       queries=queries, allow_no_overlap=allow_no_overlap)
         frames.append(pl.DataFrame({"run": [name] * curve.size, "recall": RECALL_LEVELS,
                                     "precision": curve}))
     return pl.concat(frames)

@@ -48,6 +48,8 @@ from typing import Any
 import polars as pl
 
 from rankscope.compare.runs import load_runs
+from rankscope.data.formats import input_name
+from rankscope.data.overlap import check_query_sets
 from rankscope.data.tables import OnDuplicate, Run
 from rankscope.engine.ranking import Ties
 from rankscope.errors import OptionError
@@ -140,6 +142,7 @@ def fuse(
     ties: Ties = "trec",
     on_duplicate: OnDuplicate = "error",
     name: str | None = None,
+    allow_no_overlap: bool = False,
 ) -> Run:
     """Fuse two or more runs into one.
 
@@ -166,6 +169,11 @@ def fuse(
         A document twice in one ranking, for runs read here.
     name : str, optional
         Name (run tag) of the fused run (default: the method).
+    allow_no_overlap : bool, default False
+        Fuse even when a run shares no query with the first run (by default
+        :class:`~rankscope.errors.NoOverlapError`: the ids likely differ, e.g.
+        ``Q1`` vs ``q1``); queries in some runs only give a
+        :class:`~rankscope.errors.RankscopeWarning`.
 
     Returns
     -------
@@ -188,6 +196,10 @@ def fuse(
     tables, _ = load_runs(runs, on_duplicate=on_duplicate)
     if len(tables) < 2:
         raise OptionError(f"fusion needs at least two runs, got {len(tables)}")
+    first = set(tables[0].frame.get_column("query_id").unique().to_list())
+    for table in tables[1:]:
+        check_query_sets(input_name(table), table.frame.get_column("query_id").unique().to_list(),
+                         input_name(tables[0]), first, allow=allow_no_overlap)
     if weights is not None and method != "wsum":
         raise OptionError(f"weights apply to method 'wsum', not {method!r}")
     if method == "wsum":

@@ -100,6 +100,7 @@ def optimize_fusion(
     queries: QueryPolicy = "qrels",
     on_duplicate: OnDuplicate = "error",
     progress: bool = True,
+    allow_no_overlap: bool = False,
 ) -> FusionSearch:
     """Try every point of a parameter grid and keep the best fused run.
 
@@ -120,7 +121,7 @@ def optimize_fusion(
         Values of the parameters the grid does not vary.
     step : float, default 0.1
         Grid step of the default ``wsum`` weights.
-    depth, ties, unjudged, queries, on_duplicate
+    depth, ties, unjudged, queries, on_duplicate, allow_no_overlap
         As in :func:`~rankscope.compare.fusion.fuse` and :func:`rankscope.evaluate`.
     progress : bool, default True
         Allow a progress bar (drawn only on a terminal with tqdm installed).
@@ -153,9 +154,11 @@ def optimize_fusion(
         for point in points:
             params = {"norm": norm, "k": k, **point}
             fused = fuse(named, method=method, norm=params["norm"], k=params["k"],
-                         weights=params.get("weights"), depth=depth, ties=ties)
+                         weights=params.get("weights"), depth=depth, ties=ties,
+                         allow_no_overlap=allow_no_overlap)
             score = evaluate(qrels_t, fused, [parsed], ties=ties, unjudged=unjudged,
-                             queries=queries).means[parsed.name]
+                             queries=queries, allow_no_overlap=allow_no_overlap
+                             ).means[parsed.name]
             rows.append({**{key: _cell(point[key]) for key in keys}, "score": score})
             if score is not None and (best is None or score > best[0]):
                 best = (score, point, fused)

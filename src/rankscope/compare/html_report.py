@@ -1,7 +1,10 @@
 """One self-contained HTML page: comparison tables and plots, readable offline.
 
-Everything is inline: the style sheet in a ``<style>`` element and every plot
-as a base64 PNG ``data:`` URI, so the file can be mailed or archived alone.
+Everything is inline: the style sheet in a ``<style>`` element, every plot
+as a base64 PNG ``data:`` URI and the few lines of script that sort the
+per-query table, so the file can be mailed or archived alone. The page names
+the queries each run got worse on; the plots can also be written as PDF or
+SVG files for papers (``figures_dir``).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -16,10 +20,10 @@ from rankscope.compare.comparison import compare
 from rankscope.compare.result import CompareResult
 from rankscope.data.formats import as_qrels
 from rankscope.engine.evaluate import MetricsArg
-from rankscope.errors import DependencyError
+from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
 
-__all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report"]
+__all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report", "save_figures"]
 
 DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 """Metrics of a report when none are named."""
@@ -51,6 +55,10 @@ def plots_available() -> bool:
     return True
 
 
+Shown = tuple[str, Any, str]
+"""A figure of the report: file stem, the figure, its caption."""
+
+
 def _img(fig: Any, caption: str) -> str:
     from rankscope.compare.plots import figure_bytes
 
@@ -68,29 +76,62 @@ def _curve_family(result: CompareResult) -> str | None:
     return None
 
 
+def _curve_qrels(qrels: Any, metric: str, judged: dict[str, Any] | None) -> Any:
+    """The qrels a curve is drawn on: raters' grades aggregated on the metric's scale."""
+    if judged is None:
+        return qrels
+    from rankscope.judgments.evaluation import plan_evaluation
+
+    return plan_evaluation(qrels, [metric], **judged).qrels()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9@._-]+", "_", text).strip("_") or "figure"
+
+
 def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
-             options: dict[str, Any]) -> list[tuple[str, list[str]]]:
+             options: dict[str, Any], judged: dict[str, Any] | None = None,
+             ) -> list[tuple[str, list[Shown]]]:
     from rankscope.compare import plots
 
-    sections: list[tuple[str, list[str]]] = []
-    curves: list[str] = []
+    sections: list[tuple[str, list[Shown]]] = []
+    curves: list[Shown] = []
     family = _curve_family(result)
     names = result.run_names
     if family is not None:
-        fig = plots.plot_metric_at_k(qrels, runs, family, ks=ks, names=names, **options)
-        curves.append(_img(fig, f"mean {family}@k for k = 1..{max(ks)}"))
-    fig = plots.plot_precision_recall(qrels, runs, names=names, **options)
-    curves.append(_img(fig, "11-point interpolated precision-recall"))
+        fig = plots.plot_metric_at_k(_curve_qrels(qrels, f"{family}@1", judged), runs, family,
+                                     ks=ks, names=names, **options)
+        curves.append((f"{family}_at_k", fig, f"mean {family}@k for k = 1..{max(ks)}"))
+    fig = plots.plot_precision_recall(_curve_qrels(qrels, "P@1", judged), runs, names=names,
+                                      **options)
+    curves.append(("precision_recall", fig, "11-point interpolated precision-recall"))
     sections.append(("Curves", curves))
     base = result.baseline or names[0]
     others = [n for n in names if n != base][:MAX_DIFFERENCE_PLOTS]
     for label in result.labels:
-        images = [_img(plots.plot_distribution(result, label),
-                       f"per-query {label}, every run")]
-        images += [_img(plots.plot_differences(result, label, run=name),
-                        f"{label}: {name} - {base}, per query, sorted") for name in others]
-        sections.append((f"Per-query {label}", images))
+        shown: list[Shown] = [(f"distribution_{label}", plots.plot_distribution(result, label),
+                               f"per-query {label}, every run")]
+        shown += [(f"differences_{label}_{name}_vs_{base}",
+                   plots.plot_differences(result, label, run=name),
+                   f"{label}: {name} - {base}, per query, sorted") for name in others]
+        sections.append((f"Per-query {label}", shown))
     return sections
+
+
+def save_figures(sections: Sequence[tuple[str, list[Shown]]], directory: str | os.PathLike[str],
+                 formats: Sequence[str] = ("pdf", "svg")) -> list[str]:
+    """Write every figure of a report as ``DIR/<name>.<format>``; returns the paths."""
+    from rankscope.compare.plots import save_figure
+
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for _, shown in sections:
+        for stem, fig, _ in shown:
+            for fmt in formats:
+                path = os.path.join(directory, f"{_slug(stem)}.{fmt}")
+                save_figure(fig, path, fmt=fmt)
+                written.append(path)
+    return written
 
 
 def render_report(
@@ -103,6 +144,11 @@ def render_report(
     """The HTML page of a comparison with already-rendered figure sections."""
     from rankscope import __version__
     from rankscope.render.comparison import comparison_html
+    from rankscope.render.report_tables import (
+        SORT_SCRIPT,
+        per_query_table_html,
+        worse_queries_html,
+    )
 
     parts = [
         "<!DOCTYPE html>",
@@ -117,9 +163,13 @@ def render_report(
     ]
     if note:
         parts.append(f"<p class='note'>{html.escape(note)}</p>")
+    parts += ["<h2>Queries that got worse</h2>", worse_queries_html(result)]
     for heading, images in figures:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         parts += images
+    parts += ["<h2>Per-query values</h2>",
+              "<p class='note'>Click a column header to sort by it.</p>",
+              per_query_table_html(result), f"<script>{SORT_SCRIPT}</script>"]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -133,6 +183,8 @@ def report(
     title: str = "rankscope report",
     plots: bool | None = None,
     ks: Iterable[int] = range(1, 21),
+    figures_dir: str | os.PathLike[str] | None = None,
+    figure_formats: Sequence[str] = ("pdf", "svg"),
     ties: Any = "trec",
     unjudged: Any = "nonrelevant",
     queries: Any = "qrels",
@@ -142,8 +194,9 @@ def report(
 
     Parameters
     ----------
-    qrels : Qrels, path, DataFrame or dict
-        Relevance judgments.
+    qrels : Qrels, Judgments, path, DataFrame or dict
+        Relevance judgments, or raters' grades (as in :func:`rankscope.compare`;
+        the curves use the grades aggregated on the scale of their metric).
     runs : sequence of runs, or mapping name -> run
         Two or more runs.
     metrics : str, Metric or a sequence of them, default DEFAULT_METRICS
@@ -157,6 +210,9 @@ def report(
         installed; without it the page says that plots were left out.
     ks : iterable of int, default 1..20
         Cut-offs of the metric@k curve.
+    figures_dir : path, optional
+        Also write every plot there, once per format of ``figure_formats``
+        (``pdf``, ``svg``, ``png``), for papers; needs plots.
     ties, unjudged, queries
         As in :func:`rankscope.evaluate`.
     **compare_options
@@ -169,8 +225,19 @@ def report(
         The HTML page.
     """
     from rankscope.compare.runs import load_runs
+    from rankscope.judgments.table import Judgments
 
-    qrels_t = as_qrels(qrels)
+    judged: dict[str, Any] | None = {
+        key: compare_options[key] for key in ("scale", "strategy", "transforms")
+        if compare_options.get(key) is not None
+    }
+    if isinstance(qrels, Judgments) or judged:
+        from rankscope.judgments.table import as_judgments
+
+        qrels_t: Any = as_judgments(qrels)
+    else:
+        judged = None
+        qrels_t = as_qrels(qrels)
     names = compare_options.pop("names", None)
     tables, run_names = load_runs(runs, names=names,
                                   on_duplicate=compare_options.pop("on_duplicate", "error"))
@@ -182,9 +249,19 @@ def report(
         raise DependencyError("matplotlib", "plot", "plots in reports")
     figures: list[tuple[str, list[str]]] = []
     note = ""
+    if figures_dir is not None and not include:
+        if not plots_available():
+            raise DependencyError("matplotlib", "plot", "figure files")
+        raise OptionError("figures_dir needs the plots (plots=False was given)")
     if include:
-        figures = _figures(result, qrels_t, named, list(ks),
-                           {"ties": ties, "unjudged": unjudged, "queries": queries})
+        shown = _figures(result, qrels_t, named, list(ks),
+                         {"ties": ties, "unjudged": unjudged, "queries": queries,
+                          "allow_no_overlap": compare_options.get("allow_no_overlap", False)},
+                         judged)
+        if figures_dir is not None:
+            save_figures(shown, figures_dir, figure_formats)
+        figures = [(heading, [_img(fig, caption) for _, fig, caption in items])
+                   for heading, items in shown]
     elif plots is None:
         note = "Plots left out: install rankscope[plot] (matplotlib) to include them."
     page = render_report(result, title=title, figures=figures, note=note)

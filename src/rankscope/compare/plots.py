@@ -1,8 +1,9 @@
 """Plots of comparisons (matplotlib, the ``plot`` extra): curves, differences, distributions.
 
 Every function returns a :class:`matplotlib.figure.Figure` built without
-pyplot (no global state, no display needed); :func:`save_figure` writes it as
-PNG or SVG.
+pyplot (no global state, no display needed) that a notebook draws inline
+(:mod:`rankscope.compare.figure`); :func:`save_figure` writes it as PNG, SVG
+or PDF (for papers).
 """
 
 from __future__ import annotations
@@ -31,16 +32,15 @@ __all__ = [
     "save_figure",
 ]
 
-FIGURE_FORMATS = ("png", "svg")
+FIGURE_FORMATS = ("png", "svg", "pdf")
 
 
 def _figure(width: float = 6.4, height: float = 4.0) -> Figure:
     try:
-        from matplotlib.figure import Figure
+        from rankscope.compare.figure import Figure as ShownFigure
     except ImportError:
         raise DependencyError("matplotlib", "plot", "plotting") from None
-    fig = Figure(figsize=(width, height), layout="constrained")
-    return fig
+    return ShownFigure(figsize=(width, height), layout="constrained")
 
 
 def plot_metric_at_k(
@@ -107,7 +107,11 @@ def plot_differences(result: CompareResult, metric: str, *, run: str | None = No
     """
     run, base = _pick_pair(result, metric, run)
     diff = result.column(run, metric) - result.column(base, metric)
-    diff = np.sort(diff[~np.isnan(diff)])[::-1]
+    present = ~np.isnan(diff)
+    ids = np.array(result.query_ids, dtype=object)[present]
+    diff = diff[present]
+    order = np.argsort(-diff, kind="stable")
+    diff, ids = diff[order], ids[order]
     fig = _figure()
     ax = fig.subplots()
     colors = np.where(diff > 0, "tab:green", np.where(diff < 0, "tab:red", "tab:gray"))
@@ -117,8 +121,19 @@ def plot_differences(result: CompareResult, metric: str, *, run: str | None = No
     ax.set_title(f"{metric}: {run} - {base} per query ({wins} better, {losses} worse)")
     ax.set_xlabel("queries, sorted by difference")
     ax.set_ylabel(f"difference in {metric}")
-    ax.set_xticks([])
+    # Query ids under the bars: all of them when they fit, else the extremes at each end.
+    shown = (np.arange(diff.size) if diff.size <= MAX_LABELLED_QUERIES
+             else np.r_[0:EXTREMES, diff.size - EXTREMES:diff.size])
+    size = max(4.0, min(8.0, 400.0 / max(1, shown.size)))
+    ax.set_xticks(shown, [str(q) for q in ids[shown]], rotation=90, fontsize=size)
     return fig
+
+
+MAX_LABELLED_QUERIES = 60
+"""Difference plots name every query up to this many, else only the extremes."""
+
+EXTREMES = 8
+"""How many queries at each end of a long difference plot are named."""
 
 
 def plot_distribution(result: CompareResult, metric: str) -> Figure:
@@ -137,16 +152,16 @@ def plot_distribution(result: CompareResult, metric: str) -> Figure:
 
 
 def figure_bytes(fig: Figure, fmt: str = "png", *, dpi: int = 110) -> bytes:
-    """The figure encoded as PNG or SVG."""
+    """The figure encoded as PNG, SVG or PDF."""
     if fmt not in FIGURE_FORMATS:
-        raise OptionError(f"figure format must be png or svg, not {fmt!r}")
+        raise OptionError(f"figure format must be png, svg or pdf, not {fmt!r}")
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, dpi=dpi)
     return buffer.getvalue()
 
 
 def save_figure(fig: Figure, path: str | os.PathLike[str], *, fmt: str | None = None) -> None:
-    """Write the figure to ``path`` as PNG or SVG (from the extension unless ``fmt``)."""
+    """Write the figure to ``path`` as PNG, SVG or PDF (from the extension unless ``fmt``)."""
     from rankscope.data._io import write_bytes
 
     if fmt is None:

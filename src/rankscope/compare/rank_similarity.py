@@ -20,7 +20,8 @@ import polars as pl
 
 import rankscope.metrics.similarity as _families
 from rankscope.compare.runs import name_candidates, unique_names
-from rankscope.data.formats import as_run
+from rankscope.data.formats import as_run, input_name
+from rankscope.data.overlap import check_overlap
 from rankscope.data.tables import OnDuplicate, Run
 from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
 from rankscope.engine.ranking import Ties
@@ -328,6 +329,7 @@ def similarity(
     ties: Ties = "trec",
     on_duplicate: OnDuplicate = "error",
     names: tuple[str, str] | None = None,
+    allow_no_overlap: bool = False,
 ) -> EvaluationResult:
     """How alike two runs' rankings are, per query and averaged.
 
@@ -350,6 +352,10 @@ def similarity(
         A document twice in one ranking (for runs read here).
     names : (str, str), optional
         Names of the runs (default: their run tags or file names).
+    allow_no_overlap : bool, default False
+        Go on when the runs share no query (by default
+        :class:`~rankscope.errors.NoOverlapError`); some queries in one run
+        only give a :class:`~rankscope.errors.RankscopeWarning`.
 
     Returns
     -------
@@ -373,6 +379,8 @@ def similarity(
     else:
         name_a, name_b = unique_names([name_candidates(a), name_candidates(b)])
     ranked, only_a, only_b = pair_rankings(a, b, ties=ties, queries=queries)
+    check_overlap(input_name(a), a.n_queries, only_a, input_name(b), b.n_queries, only_b,
+                  allow=allow_no_overlap)
     values = np.empty((len(ranked.query_ids), len(pairs_m)), dtype=np.float64)
     for j, (_, metric) in enumerate(pairs_m):
         values[:, j] = similarity_values(ranked, metric)

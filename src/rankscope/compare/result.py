@@ -148,6 +148,23 @@ class CompareResult:
             raise OptionError(f"no metric {label!r}; metrics: {', '.join(self.labels)}")
         return self.labels.index(label)
 
+    def worse_queries(
+        self, metric: str, run: str, baseline: str | None = None, *, tolerance: float = 1e-12
+    ) -> list[tuple[str, float, float, float]]:
+        """The queries where ``run`` scores lower than the baseline on ``metric``, worst first.
+
+        Returns ``(query, run value, baseline value, difference)`` tuples for
+        every query both have a value for and where the run is lower by more
+        than ``tolerance``; the baseline defaults to the comparison's (the
+        first run in an all-pairs comparison).
+        """
+        base = baseline or self.baseline or self.run_names[0]
+        x, y = self.column(run, metric), self.column(base, metric)
+        with np.errstate(invalid="ignore"):
+            lower = np.flatnonzero((x - y) < -tolerance)
+        rows = [(self.query_ids[i], float(x[i]), float(y[i]), float(x[i] - y[i])) for i in lower]
+        return sorted(rows, key=lambda row: (row[3], row[0]))
+
     @property
     def queries(self) -> str:
         """The query policy every run was evaluated with."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from io import BytesIO
 from typing import Any, Literal
@@ -18,10 +19,19 @@ from typing import Any, Literal
 import polars as pl
 
 from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
+from rankscope.data.delimited import read_delimited
+from rankscope.data.json_text import KeyedDict, find_key_line, loads_keeping_duplicates
 from rankscope.data.tables import OnDuplicate, Qrels, RowLocator, Run
 from rankscope.data.trec import parse_trec
-from rankscope.data.trec_writer import format_trec_qrels, format_trec_run
-from rankscope.errors import DependencyError, FileAccessError, InputError, OptionError, ParseError
+from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels, format_trec_run
+from rankscope.errors import (
+    DependencyError,
+    FileAccessError,
+    InputError,
+    OptionError,
+    ParseError,
+    RankscopeWarning,
+)
 
 __all__ = [
     "FORMATS",
@@ -29,8 +39,11 @@ __all__ = [
     "as_run",
     "frame_from_nested_dict",
     "guess_format",
+    "id_column",
+    "input_name",
     "read_table",
     "require_pandas",
+    "value_column",
     "write_table",
 ]
 
@@ -106,15 +119,7 @@ def read_table(
         frame, tags = parse_trec(data, source, kind)
         return frame, tags, source, _trec_locator(data)
     if fmt in ("csv", "tsv"):
-        try:
-            raw = pl.read_csv(
-                data,
-                separator="," if fmt == "csv" else "\t",
-                infer_schema=False,
-                comment_prefix="#",
-            )
-        except Exception as exc:
-            raise ParseError(f"malformed {fmt.upper()} ({exc})", source=source) from None
+        raw = read_delimited(data, fmt, source)
         frame = _canonical(raw, value, source, numeric_from_text=True, header_lines=1)
         return frame, [], source, lambda row: row + 2
     if fmt == "jsonl":
@@ -172,9 +177,9 @@ def _canonical(
         taken.add(col)
         chosen[target] = col
     frame = raw.select(
-        pl.col(chosen["query_id"]).cast(pl.String).alias("query_id"),
-        pl.col(chosen["doc_id"]).cast(pl.String).alias("doc_id"),
-        pl.col(chosen[value]).alias(value),
+        id_column(raw.get_column(chosen["query_id"]), source).alias("query_id"),
+        id_column(raw.get_column(chosen["doc_id"]), source).alias("doc_id"),
+        value_column(raw.get_column(chosen[value]), value, source).alias(value),
     )
     if numeric_from_text or frame.schema[value] == pl.String:
         text = frame.get_column(value).str.strip_chars()
@@ -191,6 +196,49 @@ def _canonical(
             )
         frame = frame.with_columns(numbers.alias(value))
     return frame
+
+
+def id_column(column: pl.Series, source: str) -> pl.Series:
+    """Query or document ids as text; whole-number floats (pandas' ``1.0``) become ``1``.
+
+    A column of floats whose values are all whole numbers is read as
+    integers, with a :class:`~rankscope.errors.RankscopeWarning`: pandas
+    turns an integer column with a missing value into floats, and ``"1.0"``
+    would never match the ``1`` of a TREC file. Other types than text and
+    numbers (lists, structs, booleans, dates) are refused.
+    """
+    dtype = column.dtype
+    if dtype == pl.String or dtype == pl.Null:
+        return column.cast(pl.String)
+    if dtype.is_float():
+        present = column.drop_nulls()
+        if present.len() and bool(((present.round(0) == present) & present.is_finite()).all()):
+            warnings.warn(
+                f"{source}: column {column.name!r} holds whole numbers as floats (e.g. "
+                f"{present[0]!r}); read as integers ({int(present[0])}), as written in TREC "
+                "files",
+                RankscopeWarning,
+                stacklevel=4,
+            )
+            return column.cast(pl.Int64).cast(pl.String)
+        return column.cast(pl.String)
+    if dtype.is_integer() or isinstance(dtype, pl.Categorical | pl.Enum):
+        return column.cast(pl.String)
+    raise ParseError(
+        f"column {column.name!r} has type {dtype}; an id must be text or a whole number",
+        source=source,
+    )
+
+
+def value_column(column: pl.Series, value: str, source: str) -> pl.Series:
+    """The grade or score column: numbers, or text read as numbers later; nothing else."""
+    dtype = column.dtype
+    if dtype == pl.String or dtype == pl.Null or (dtype.is_numeric() and dtype != pl.Boolean):
+        return column
+    raise ParseError(
+        f"column {column.name!r} has type {dtype}; a {value} must be a number",
+        source=source,
+    )
 
 
 def _records_frame(records: list[Any], value: str, source: str) -> pl.DataFrame:
@@ -217,12 +265,16 @@ def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, lis
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = loads_keeping_duplicates(line)
         except json.JSONDecodeError as exc:
             raise ParseError(
                 f"invalid JSON ({exc.msg})", source=source, line=number,
                 value=line.decode("utf-8", "replace"),
             ) from None
+        if isinstance(record, KeyedDict) and record.duplicates:
+            raise ParseError(f"key {record.duplicates[0]!r} twice in one record",
+                             source=source, line=number)
+        records.append(record)
     if not records:
         return _empty(value), []
     return _records_frame(records, value, source), []
@@ -230,12 +282,16 @@ def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, lis
 
 def _read_json(data: bytes, value: str, source: str) -> pl.DataFrame:
     try:
-        obj = json.loads(data)
+        obj = loads_keeping_duplicates(data)
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
     if isinstance(obj, Mapping):
-        return frame_from_nested_dict(obj, value, source)
+        return frame_from_nested_dict(obj, value, source, text=data)
     if isinstance(obj, list):
+        for i, rec in enumerate(obj):
+            if isinstance(rec, KeyedDict) and rec.duplicates:
+                raise ParseError(f"key {rec.duplicates[0]!r} twice in record {i + 1}",
+                                 source=source)
         return _records_frame(obj, value, source) if obj else _empty(value)
     raise ParseError("expected a JSON object {query: {doc: value}} or a list", source=source)
 
@@ -244,27 +300,52 @@ def _empty(value: str) -> pl.DataFrame:
     return pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, value: pl.Float64})
 
 
-def frame_from_nested_dict(data: Mapping[Any, Any], value: str, source: str) -> pl.DataFrame:
-    """Flatten ``{query: {doc: value}}`` into canonical columns, checking every value."""
+def frame_from_nested_dict(
+    data: Mapping[Any, Any], value: str, source: str, *, text: bytes | None = None
+) -> pl.DataFrame:
+    """Flatten ``{query: {doc: value}}`` into canonical columns, checking every value.
+
+    ``text`` is the JSON the mapping was parsed from (with
+    :func:`~rankscope.data.json_text.loads_keeping_duplicates`): errors then
+    name a line, and a key given twice is an error rather than "last wins".
+    """
     queries: list[str] = []
     docs: list[str] = []
     values: list[float | None] = []
+
+    def line_of(*keys: str, occurrence: int = 1) -> int | None:
+        return None if text is None else find_key_line(text, keys, occurrence=occurrence)
+
+    if isinstance(data, KeyedDict) and data.duplicates:
+        q = data.duplicates[0]
+        raise ParseError(f"query {q!r} given twice", source=source,
+                         line=line_of(q, occurrence=2))
     for q, ranking in data.items():
         if not isinstance(ranking, Mapping):
             raise ParseError(
                 f"query {q!r} maps to {type(ranking).__name__}, expected {{doc: {value}}}",
-                source=source,
+                source=source, line=line_of(q),
             )
+        if isinstance(ranking, KeyedDict) and ranking.duplicates:
+            d = ranking.duplicates[0]
+            raise ParseError(f"document {d!r} given twice for query {q!r}", source=source,
+                             line=line_of(q, d, occurrence=2))
         for d, v in ranking.items():
             if v is None:
                 number = None
-            elif isinstance(v, bool) or not isinstance(v, int | float):
+            elif isinstance(v, bool):
+                raise ParseError(
+                    f"{value} for query {q!r}, document {d!r} is a boolean, not a number",
+                    source=source, line=line_of(q, d), value=json.dumps(v),
+                )
+            elif not isinstance(v, int | float):
                 try:
                     number = float(v)
                 except (TypeError, ValueError):
                     raise ParseError(
                         f"{value} for query {q!r}, document {d!r} is not a number",
                         source=source,
+                        line=line_of(q, d),
                         value=repr(v),
                     ) from None
             else:
@@ -285,6 +366,7 @@ def write_table(
     fmt = _check_format(fmt) if fmt else guess_format(path)
     value = "grade" if kind == "qrels" else "score"
     if fmt == "trec":
+        check_trec_ids(frame, "<stdout>" if os.fspath(path) == "-" else os.fspath(path))
         if kind == "qrels":
             data = format_trec_qrels(frame)
         else:
@@ -303,6 +385,15 @@ def write_table(
         frame.write_parquet(buffer)
         data = buffer.getvalue()
     write_bytes(path, data)
+
+
+def input_name(table: Qrels | Run) -> str:
+    """How messages name a table: its file, else the run's name, else ``the qrels``."""
+    if not table.source.startswith("<"):
+        return table.source
+    if isinstance(table, Run):
+        return f"run {table.name!r}"
+    return "the qrels"
 
 
 def require_pandas(purpose: str) -> Any:

@@ -4,7 +4,41 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["format_trec_qrels", "format_trec_run"]
+from rankscope.errors import OutputError
+
+__all__ = ["check_trec_ids", "format_trec_qrels", "format_trec_run"]
+
+_SEPARATORS = "[ \t\n\r\x0b\x0c]"  # what splits fields or ends lines in a TREC file
+
+
+def check_trec_ids(frame: pl.DataFrame, target: str | None = None) -> None:
+    """Refuse ids a TREC file cannot hold: whitespace inside, empty, a query id starting '#'.
+
+    Written anyway, such a line would be read back as other fields (or as a
+    comment): the file would not be the data. CSV, TSV, JSON and JSONL hold
+    any id.
+
+    Raises
+    ------
+    OutputError
+        Naming the first such id, its query, and the formats that can hold it.
+    """
+    for column in ("query_id", "doc_id"):
+        ids = frame.get_column(column)
+        bad = ids.str.contains(_SEPARATORS) | (ids.str.len_bytes() == 0)
+        if column == "query_id":
+            bad = bad | ids.str.starts_with("#")
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            what = f"query id {ids[row]!r}"
+            if column == "doc_id":
+                what = f"document id {ids[row]!r} (query {frame.get_column('query_id')[row]!r})"
+            raise OutputError(
+                f"cannot write the {what} to a TREC file (an id there cannot be empty, hold "
+                "spaces, tabs or line breaks, or start a line with #); write CSV, TSV, JSON "
+                "or JSONL instead",
+                target=target,
+            )
 
 
 def _format_number(values: pl.Expr) -> pl.Expr:

@@ -7,7 +7,8 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from rankscope.data.formats import as_qrels, as_run
+from rankscope.data.formats import as_qrels, as_run, input_name
+from rankscope.data.overlap import check_overlap
 from rankscope.data.tables import Qrels, Run
 from rankscope.engine.assemble import aggregate, assemble_result
 from rankscope.engine.context import Context
@@ -87,6 +88,7 @@ def evaluate(
     *,
     per_query: bool = False,
     run_name: str | None = None,
+    allow_no_overlap: bool = False,
     options: EvalOptions | None = None,
     **option_fields: Unpack[OptionFields],
 ) -> EvaluationResult:
@@ -105,6 +107,11 @@ def evaluate(
         available as ``result.per_query``).
     run_name : str, optional
         Name for the run (default: its run tag or file name).
+    allow_no_overlap : bool, default False
+        Evaluate even when the run shares no query with the qrels (by
+        default :class:`~rankscope.errors.NoOverlapError`: every score would
+        be a quiet 0). Some queries on one side only give a
+        :class:`~rankscope.errors.RankscopeWarning` with the counts.
     options : EvalOptions, optional
         Ties, unjudged documents, query policy, duplicates, relevance
         threshold (see :class:`~rankscope.engine.options.EvalOptions`).
@@ -137,6 +144,9 @@ def evaluate(
     depth = required_depth(m for _, m in pairs)
     lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
                  depth=depth)
+    check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
+                  input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
+                  allow=allow_no_overlap)
     values = compute(lists, [m for _, m in pairs], unjudged=opts.unjudged)
     return assemble_result(
         [label for label, _ in pairs], [m for _, m in pairs], lists.query_ids, values,

@@ -19,19 +19,19 @@ OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rankscope.errors import DependencyError, JudgeError, JudgeRequestError
+from rankscope.retry import Pacer, parse_retry_after
+from rankscope.retry import Sleep as Sleep  # re-exported: the judge's modules import it here
 
 __all__ = ["Budget", "ChatClient", "Completion", "chat_url"]
 
-Sleep = Callable[[float], Awaitable[None]]
 _FATAL = {401: "unauthorised (check the API key)", 403: "forbidden", 404: "not found (check "
           "the endpoint URL and the model name)"}
 
@@ -124,20 +124,7 @@ class ClientStats:
         self.statuses[what] = self.statuses.get(what, 0) + 1
 
 
-def _retry_after(value: str | None, now: float) -> float | None:
-    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - now)
+_retry_after = parse_retry_after  # the shared rule (rankscope.retry)
 
 
 def _body_text(response: Any) -> str:
@@ -215,8 +202,7 @@ class ChatClient:
         self._sleep: Sleep = sleep or asyncio.sleep
         self._clock = clock or time.monotonic
         self._rng = rng or random.random
-        self._pace_lock = asyncio.Lock()
-        self._next_start = 0.0
+        self._pacer = Pacer(60.0 / rpm if rpm else 0.0, sleep=self._sleep, clock=self._clock)
         self.stats = ClientStats()
 
     async def aclose(self) -> None:
@@ -224,13 +210,7 @@ class ChatClient:
         await self._http.aclose()
 
     async def _pace(self) -> None:
-        if not self.rpm:
-            return
-        async with self._pace_lock:
-            now = self._clock()
-            if self._next_start > now:
-                await self._sleep(self._next_start - now)
-            self._next_start = max(now, self._next_start) + 60.0 / self.rpm
+        await self._pacer.wait()
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
         if retry_after is not None:

@@ -335,6 +335,30 @@ class Agreement:
             }
         return out
 
+    def to_polars(self) -> pl.DataFrame:
+        """The summary figures as rows ``measure, value``."""
+        rows: list[tuple[str, float | None]] = [
+            ("percent agreement", self.percent),
+            (f"Cohen's kappa ({self.cohen_weights or 'unweighted'}, mean of pairs)",
+             self.cohen_mean),
+            ("Fleiss' kappa", self.fleiss.value),
+            *[(f"Krippendorff's alpha, {level}", v) for level, v in self.alpha.items()],
+            ("majority-vote tie rate", self.tie_rate),
+        ]
+        return pl.DataFrame(rows, schema={"measure": pl.String, "value": pl.Float64},
+                            orient="row")
+
+    def _repr_html_(self) -> str:
+        from rankscope.render.tabular import frame_html
+
+        head = f"{self.n_items} graded results, {self.n_raters} raters"
+        parts = [frame_html(self.to_polars(), head)]
+        if self.cohen.height:
+            parts.append(frame_html(self.cohen, "Cohen's kappa per pair of raters"))
+        if self.per_query is not None:
+            parts.append(frame_html(self.per_query, "per query"))
+        return "".join(parts)
+
 
 def _summary(data: _Ratings, q: int | None, weights: str | None) -> dict[str, Any]:
     pairs = _cohen(data, q, weights)

@@ -20,7 +20,7 @@ import polars as pl
 
 from rankscope.data.formats import as_qrels, as_run
 from rankscope.data.tables import OnDuplicate, Qrels, Run
-from rankscope.engine.ranking import Ties
+from rankscope.engine.ranking import Ties, Unjudged
 from rankscope.errors import MetricParameterError, OptionError
 from rankscope.judgments.scales import Scale
 from rankscope.judgments.table import Judgments
@@ -93,6 +93,13 @@ class Coverage:
             out["ungraded"] = self.ungraded.to_dicts()
         return out
 
+    def _repr_html_(self) -> str:
+        from rankscope.render.tabular import format_value, frame_html
+
+        caption = (f"coverage@{self.k}: {self.graded} of {self.positions} top-{self.k} positions "
+                   f"graded ({format_value(self.overall)}); {self.ungraded.height} ungraded pairs")
+        return frame_html(self.per_query, caption)
+
     def write_ungraded(
         self, path: PathLike, *, format: str | None = None, rater: str | None = None
     ) -> None:
@@ -141,13 +148,14 @@ def _graded_pairs(
     min_grades: int,
     strategy: str | Mapping[str, str] | None,
     scale: Scale | str | None,
+    aggregated: bool = False,
 ) -> pl.DataFrame:
     """``query_id, doc_id`` of every graded pair."""
     if isinstance(judged, Qrels):
         if min_grades != 1 or strategy is not None:
             raise OptionError("min_grades and strategy apply to raters' judgments, not qrels")
         return judged.frame.filter(pl.col("grade").is_not_null()).select("query_id", "doc_id")
-    if strategy is not None:
+    if strategy is not None or aggregated:
         from rankscope.judgments.aggregate import aggregate_frame
 
         details = aggregate_frame(judged, strategy, scale=scale)
@@ -170,6 +178,7 @@ def coverage(
     strategy: str | Mapping[str, str] | None = None,
     scale: Scale | str | None = None,
     on_duplicate: OnDuplicate = "error",
+    unjudged: Unjudged = "nonrelevant",
 ) -> Coverage:
     """The share of each query's top-k positions that are graded, and the ungraded pairs.
 
@@ -193,6 +202,11 @@ def coverage(
         The judgments' scale, for ``strategy``.
     on_duplicate : {"error", "first", "max"}, default "error"
         A document twice in one ranking.
+    unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
+        Judgments only: with ``"null"`` a result is graded when its
+        aggregated grade (``strategy``, else each scale's default) is
+        non-null, exactly the results the metrics under
+        ``unjudged="null"`` count as graded.
 
     Returns
     -------
@@ -212,7 +226,10 @@ def coverage(
 
         judged = as_judgments(judged) if not isinstance(judged, dict) else as_qrels(judged)
     run_t = as_run(run, on_duplicate=on_duplicate)
-    graded = _graded_pairs(judged, min_grades=min_grades, strategy=strategy, scale=scale)
+    if unjudged not in ("nonrelevant", "condensed", "null"):
+        raise OptionError(f"unjudged must be nonrelevant, condensed or null, not {unjudged!r}")
+    graded = _graded_pairs(judged, min_grades=min_grades, strategy=strategy, scale=scale,
+                           aggregated=unjudged == "null")
     top = ranked_top_k(run_t, k, ties=ties).join(
         graded.with_columns(pl.lit(True).alias("graded")), on=["query_id", "doc_id"], how="left"
     ).with_columns(pl.col("graded").fill_null(False))

@@ -25,7 +25,8 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from rankscope.data.formats import as_run
+from rankscope.data.formats import as_run, input_name
+from rankscope.data.overlap import check_query_sets
 from rankscope.data.tables import Qrels
 from rankscope.engine.assemble import assemble_result
 from rankscope.engine.evaluate import compute, resolve_metrics
@@ -133,6 +134,7 @@ class JudgmentPlan:
     metrics: list[Metric]
     scales: list[Scale | None]
     groups: list[_Group]
+    source: str = "the judgments"
 
     def qrels(self, scale: Scale | str | None = None) -> Qrels:
         """The aggregated qrels of one scale (the only one when there is one)."""
@@ -153,6 +155,7 @@ class JudgmentPlan:
         *,
         per_query: bool = False,
         run_name: str | None = None,
+        allow_no_overlap: bool = False,
         options: EvalOptions | None = None,
         **option_fields: Unpack[OptionFields],
     ) -> EvaluationResult:
@@ -160,13 +163,17 @@ class JudgmentPlan:
         opts = EvalOptions.merged(options, option_fields)
         metrics = [opts.bind(m) for m in self.metrics]
         run_t = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
+        run_queries = set(run_t.frame.get_column("query_id").unique().to_list())
+        judged_queries = {q for g in self.groups
+                          for q in g.qrels.frame.get_column("query_id").unique().to_list()}
+        check_query_sets(input_name(run_t), run_queries, self.source, judged_queries,
+                         allow=allow_no_overlap)
         parts = []
         for group in self.groups:
             lists = rank(group.qrels, run_t, ties=opts.ties, unjudged=opts.unjudged,
                          queries=opts.queries)
             values = compute(lists, [metrics[j] for j in group.columns], unjudged=opts.unjudged)
             parts.append((group, lists, values))
-        run_queries = set(run_t.frame.get_column("query_id").unique().to_list())
         evaluated = {q for _, lists, _ in parts for q in lists.query_ids}
         if opts.unjudged == "null":
             # A query whose results are all ungraded (or tied) has no value under the
@@ -237,7 +244,9 @@ def plan_evaluation(
         qrels = aggregate(on_target, strategy, scale=target)
         columns = [i for i, s in enumerate(needed) if s == target]
         groups.append(_Group(target, qrels, columns))
-    return JudgmentPlan(labels=labels, metrics=bound, scales=needed, groups=groups)
+    source = j.source if not j.source.startswith("<") else "the judgments"
+    return JudgmentPlan(labels=labels, metrics=bound, scales=needed, groups=groups,
+                        source=source)
 
 
 def evaluate_judgments(
@@ -251,6 +260,7 @@ def evaluate_judgments(
     metric_scales: Mapping[str, Scale | str] | None = None,
     per_query: bool = False,
     run_name: str | None = None,
+    allow_no_overlap: bool = False,
     options: EvalOptions | None = None,
     **option_fields: Unpack[OptionFields],
 ) -> EvaluationResult:
@@ -281,7 +291,7 @@ def evaluate_judgments(
     unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
         ``"null"`` applies the platform's null rules (see
         :mod:`rankscope.engine.null_mode`).
-    per_query, run_name, options, **option_fields
+    per_query, run_name, allow_no_overlap, options, **option_fields
         As for :func:`rankscope.evaluate` (one
         :class:`~rankscope.engine.options.EvalOptions`, or its fields).
 
@@ -308,5 +318,5 @@ def evaluate_judgments(
         judgments, metrics, scale=scale, strategy=strategy, transforms=transforms,
         metric_scales=metric_scales,
     )
-    return plan.evaluate(run, per_query=per_query, run_name=run_name, options=options,
-                         **option_fields)
+    return plan.evaluate(run, per_query=per_query, run_name=run_name,
+                         allow_no_overlap=allow_no_overlap, options=options, **option_fields)

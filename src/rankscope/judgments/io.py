@@ -19,7 +19,8 @@ from typing import Any
 import polars as pl
 
 from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
-from rankscope.data.formats import guess_format
+from rankscope.data.delimited import read_delimited
+from rankscope.data.formats import guess_format, id_column, value_column
 from rankscope.data.trec import parse_trec
 from rankscope.errors import FileAccessError, InputError, OptionError, ParseError
 from rankscope.judgments.scales import Scale
@@ -144,15 +145,15 @@ def canonical_frame(
             taken.add(col)
         chosen[target] = col
     labels = scale.label_map() if scale is not None else {}
-    grade_raw = raw.get_column(chosen["grade"])  # type: ignore[arg-type]
-    if grade_raw.dtype.is_numeric() and grade_raw.dtype != pl.Boolean:
+    grade_raw = value_column(raw.get_column(chosen["grade"]), "grade", source)  # type: ignore[arg-type]
+    if grade_raw.dtype.is_numeric():
         grade = grade_raw.cast(pl.Float64)
     else:
         grade = _numbers(grade_raw.cast(pl.String), "grade", source, locate, labels)
     rater_col = chosen["rater"]
     columns = [
-        raw.get_column(chosen["query_id"]).cast(pl.String).alias("query_id"),  # type: ignore[arg-type]
-        raw.get_column(chosen["doc_id"]).cast(pl.String).alias("doc_id"),  # type: ignore[arg-type]
+        id_column(raw.get_column(chosen["query_id"]), source).alias("query_id"),  # type: ignore[arg-type]
+        id_column(raw.get_column(chosen["doc_id"]), source).alias("doc_id"),  # type: ignore[arg-type]
         (
             raw.get_column(rater_col).cast(pl.String).alias("rater")
             if rater_col is not None
@@ -219,11 +220,7 @@ def read_judgments_frame(
         )
         return frame, source, _line_locator(data, skip_comments=True)
     if fmt in ("csv", "tsv"):
-        try:
-            raw = pl.read_csv(data, separator="," if fmt == "csv" else "\t",
-                              infer_schema=False, comment_prefix="#")
-        except Exception as exc:  # polars raises several types for malformed text
-            raise ParseError(f"malformed {fmt.upper()} ({exc})", source=source) from None
+        raw = read_delimited(data, fmt, source)
         locate = _line_locator(data, skip_comments=True, offset=1)
     elif fmt == "jsonl":
         records: list[Any] = []
@@ -311,10 +308,11 @@ def write_judgments_frame(frame: pl.DataFrame, path: PathLike, fmt: str | None =
     """
     fmt = _check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
-        from rankscope.data.trec_writer import format_trec_qrels
+        from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels
 
         if frame.get_column("rater").n_unique() > 1:
             raise OptionError("a TREC qrels file holds one rater's judgments; write CSV instead")
+        check_trec_ids(frame, "<stdout>" if os.fspath(path) == "-" else os.fspath(path))
         data = format_trec_qrels(frame.select("query_id", "doc_id", "grade"))
     elif fmt in ("csv", "tsv"):
         data = frame.write_csv(separator="," if fmt == "csv" else "\t").encode()

@@ -210,6 +210,11 @@ class Judgments:
             f"{len(self.raters)} raters, {len(self)} rows{scale})"
         )
 
+    def _repr_html_(self) -> str:
+        from rankscope.render.tabular import frame_html
+
+        return frame_html(self._frame, repr(self), max_rows=20)
+
     # -- derived tables -----------------------------------------------------------
     def with_scale(self, scale: Scale | str) -> Judgments:
         """The same judgments with a declared scale (checked: a bad grade is an error)."""

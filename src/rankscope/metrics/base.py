@@ -21,6 +21,7 @@ from rankscope.errors import MetricParameterError, UnknownMetricError
 
 __all__ = [
     "FAMILIES",
+    "MAX_CUTOFF",
     "Aggregate",
     "Family",
     "Metric",
@@ -304,6 +305,10 @@ def family(name: str) -> Family:
         raise UnknownMetricError(name) from None
 
 
+MAX_CUTOFF = 2**31 - 1
+"""The largest cut-off a metric takes (far beyond any real ranking's length)."""
+
+
 def make_metric(family_name: str, k: int | None = None, **params: Any) -> Metric:
     """Bind a family's parameters, check them, and return the metric.
 
@@ -321,6 +326,8 @@ def make_metric(family_name: str, k: int | None = None, **params: Any) -> Metric
         k = int(k)
         if k <= 0:
             raise MetricParameterError(f"{label}: cut-off must be >= 1, not {k}")
+        if k > MAX_CUTOFF:  # no ranking is that long; beyond int64 the kernels would overflow
+            raise MetricParameterError(f"{label}: cut-off must be at most {MAX_CUTOFF}, not {k}")
         if spec.cutoff == "none":
             raise MetricParameterError(f"{label} takes no cut-off (@k)")
     elif spec.cutoff == "required":

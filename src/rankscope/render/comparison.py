@@ -29,10 +29,10 @@ def number(value: float | None, digits: int = 4, *, signed: bool = False) -> str
 
 
 def p_text(value: float | None) -> str:
-    """A p-value: four decimals, or scientific notation below 0.0001."""
+    """A p-value: four decimals, or ``< 1e-4`` below 0.0001 (never a bare 0)."""
     if value is None or math.isnan(value):
         return "-"
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+    return f"{value:.4f}" if value >= 1e-4 else "< 1e-4"
 
 
 def _interval(low: float, high: float, *, signed: bool = False) -> str:

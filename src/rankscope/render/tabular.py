@@ -14,7 +14,10 @@ from rankscope.errors import OptionError
 if TYPE_CHECKING:
     from rankscope.result import EvaluationResult
 
-__all__ = ["EVALUATION_FORMATS", "evaluation_html", "format_value", "render_evaluation"]
+__all__ = [
+    "EVALUATION_FORMATS", "evaluation_html", "format_value", "frame_html", "render_evaluation",
+    "render_evaluations",
+]
 
 EVALUATION_FORMATS = ("table", "json", "csv", "tsv", "markdown")
 
@@ -29,6 +32,8 @@ def format_value(value: float | None, digits: int = 4, *, count: bool = False) -
 
 
 def _rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[list[Any]]]:
+    """Header and rows; every mean comes with the number of queries it was taken over."""
+    counts = result.n_queries
     if per_query:
         header = ["query", *result.labels]
         rows: list[list[Any]] = [
@@ -36,8 +41,11 @@ def _rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[li
             for i, q in enumerate(result.query_ids)
         ]
         rows.append(["all", *[result.means[label] for label in result.labels]])
+        rows.append(["n_queries", *[counts[label] for label in result.labels]])
         return header, rows
-    return ["metric", "value"], [[label, result.means[label]] for label in result.labels]
+    return ["metric", "value", "n_queries"], [
+        [label, result.means[label], counts[label]] for label in result.labels
+    ]
 
 
 def _aligned(header: list[str], rows: list[list[str]]) -> str:
@@ -53,28 +61,50 @@ def _aligned(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _cell(value: Any) -> Any:
+    """A CSV cell: exact floats (repr), empty for null."""
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else value
+
+
+def _delimited(
+    results: list[tuple[str, EvaluationResult]], fmt: str, per_query: bool
+) -> str:
+    """CSV / TSV of one or more runs: a ``run`` column first, one header."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
+    for i, (name, result) in enumerate(results):
+        header, rows = _rows(result, per_query)
+        if i == 0:
+            writer.writerow(["run", *header])
+        for row in rows:
+            writer.writerow([name, *[_cell(c) for c in row]])
+    return buffer.getvalue().rstrip("\n")
+
+
+def _text_rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[list[str]]]:
+    header, rows = _rows(result, per_query)
+    sums = [m.spec.aggregate == "sum" for m in result.metrics]
+    if per_query:
+        text_rows = [
+            [row[0], *[format_value(c, count=n or row[0] == "n_queries")
+                       for c, n in zip(row[1:], sums, strict=True)]]
+            for row in rows
+        ]
+    else:
+        text_rows = [[row[0], format_value(row[1], count=n), str(row[2])]
+                     for row, n in zip(rows, sums, strict=True)]
+    return header, text_rows
+
+
 def render_evaluation(result: EvaluationResult, fmt: str, *, per_query: bool) -> str:
     """Render ``result`` in ``fmt`` (see :data:`EVALUATION_FORMATS`)."""
     if fmt == "json":
         return json.dumps(result.to_dict(per_query=per_query), indent=2, allow_nan=False)
-    header, rows = _rows(result, per_query)
     if fmt in ("csv", "tsv"):
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow(["" if c is None else (repr(c) if isinstance(c, float) else c)
-                             for c in row])
-        return buffer.getvalue().rstrip("\n")
-    counts = [m.spec.aggregate == "sum" for m in result.metrics]
-    if per_query:
-        text_rows = [
-            [row[0], *[format_value(c, count=n) for c, n in zip(row[1:], counts, strict=True)]]
-            for row in rows
-        ]
-    else:
-        text_rows = [[row[0], format_value(row[1], count=n)]
-                     for row, n in zip(rows, counts, strict=True)]
+        return _delimited([(result.info.run_name, result)], fmt, per_query)
+    header, text_rows = _text_rows(result, per_query)
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |",
                  "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |"]
@@ -85,15 +115,66 @@ def render_evaluation(result: EvaluationResult, fmt: str, *, per_query: bool) ->
     raise OptionError(f"unknown format {fmt!r}; choose one of {', '.join(EVALUATION_FORMATS)}")
 
 
+def render_evaluations(
+    results: list[tuple[str, EvaluationResult]], fmt: str, *, per_query: bool
+) -> str:
+    """Several runs in one document whose shape does not depend on how many there are.
+
+    JSON: ``{"runs": {name: {...}}}``, and for one run also that run's
+    ``mean`` / ``n_queries`` / ``per_query`` / ``info`` at the top level (the
+    shape of earlier versions). CSV / TSV: one table with a ``run`` column.
+    Text formats: one titled table per run.
+    """
+    if fmt == "json":
+        runs = {name: r.to_dict(per_query=per_query) for name, r in results}
+        payload: dict[str, Any] = dict(runs[results[0][0]]) if len(results) == 1 else {}
+        payload["runs"] = runs
+        return json.dumps(payload, indent=2, allow_nan=False)
+    if fmt in ("csv", "tsv"):
+        return _delimited(results, fmt, per_query)
+    if len(results) == 1:
+        return render_evaluation(results[0][1], fmt, per_query=per_query)
+    parts = [f"# {name}\n" + r.render(fmt, per_query=per_query) for name, r in results]
+    return "\n\n".join(parts)
+
+
 def evaluation_html(result: EvaluationResult, *, per_query: bool) -> str:
     """An HTML table (for notebooks), with the policy line as a caption."""
-    header, rows = _rows(result, per_query)
+    header, rows = _text_rows(result, per_query)
     parts = ["<table>", f"<caption>{html.escape(result.info.describe())}</caption>", "<tr>"]
     parts += [f"<th>{html.escape(h)}</th>" for h in header]
     parts.append("</tr>")
     for row in rows:
         parts.append("<tr>" + f"<td>{html.escape(str(row[0]))}</td>")
-        parts += [f"<td style='text-align:right'>{format_value(c)}</td>" for c in row[1:]]
+        parts += [f"<td style='text-align:right'>{html.escape(c)}</td>" for c in row[1:]]
         parts.append("</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def frame_html(frame: Any, caption: str = "", *, max_rows: int = 50) -> str:
+    """A polars DataFrame as an HTML table for notebooks: numbers right-aligned, null as '-'.
+
+    Only the first ``max_rows`` rows are shown; the caption then says how many there are.
+    """
+    shown = frame.head(max_rows)
+    if frame.height > max_rows:
+        caption += f" (first {max_rows} of {frame.height} rows)"
+    parts = ["<table>"]
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    parts.append("<tr>" + "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+                 + "</tr>")
+    for row in shown.iter_rows():
+        cells = []
+        for value in row:
+            number = value is None or (isinstance(value, int | float)
+                                       and not isinstance(value, bool))
+            if not number:
+                cells.append(f"<td>{html.escape(str(value))}</td>")
+            else:
+                text = str(value) if isinstance(value, int) else format_value(value)
+                cells.append(f"<td style='text-align:right'>{text}</td>")
+        parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</table>")
     return "".join(parts)

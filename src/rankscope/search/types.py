@@ -19,11 +19,17 @@ __all__ = ["Endpoint", "EndpointConfig", "Hit", "QueryItem", "SearchResponse"]
 
 @dataclass(frozen=True)
 class QueryItem:
-    """One query of a query set: its id, its text and named template parameters."""
+    """One query of a query set: its id, its text and named template parameters.
+
+    ``params`` values are strings when read from a file and may be any JSON
+    value when given from Python; ``need`` is the information need a grader
+    reads (optional).
+    """
 
     query_id: str
     text: str
-    params: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    need: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class SearchResponse:
     """SHA-256 (hex) of the raw response body."""
     raw: bytes | None = None
     """The raw response body, when the endpoint is asked to keep it."""
+    total_hits: int | None = None
+    """How many documents matched, where the engine says (ES ``hits.total``, Solr ``numFound``)."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +67,10 @@ class EndpointConfig:
     """An endpoint description read from TOML (credentials only as env-variable names).
 
     ``settings`` holds every key of the file as read (after ``template_file`` is
-    resolved into ``template``); ``config_hash`` is a SHA-256 of their canonical
-    JSON, so two snapshots taken with the same configuration can be recognised.
+    resolved into ``template`` and other tools' placeholders are converted);
+    ``config_hash`` is a SHA-256 of the canonical JSON of the settings that
+    shape results (not the name, timeouts or rate limits), so two snapshots
+    taken with the same configuration can be recognised.
     """
 
     kind: str
@@ -68,6 +78,8 @@ class EndpointConfig:
     settings: Mapping[str, Any]
     config_hash: str
     source: str | None = None
+    base_dir: str | None = None
+    """The directory relative paths in ``settings`` are resolved against (the TOML's)."""
 
 
 @runtime_checkable
@@ -82,6 +94,14 @@ class Endpoint(Protocol):
 
     async def version(self) -> str | None:
         """The engine's version where it reports one, else ``None``."""
+        ...
+
+    def needed_params(self) -> set[str]:
+        """Named parameters every query must give (its templates use them, nothing else does)."""
+        ...
+
+    def preview(self, query: QueryItem, depth: int) -> dict[str, Any]:
+        """The request that :meth:`search` would send for ``query``, sending nothing."""
         ...
 
     async def aclose(self) -> None:

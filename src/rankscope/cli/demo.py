@@ -1,0 +1,38 @@
+"""``rankscope demo init DIR``: the bundled demo collection, ready to snapshot."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``demo`` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text,
+        description="The demo collection that ships with rankscope: a corpus, queries, graded "
+        "judgments and two embedded endpoints over the corpus (no server, no network).")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    init = actions.add_parser(
+        "init", help="write the demo collection to DIR",
+        description="Write DIR/corpus.jsonl, DIR/queries.tsv, DIR/qrels.txt, "
+        "DIR/endpoint.toml (an embedded endpoint: the baseline) and DIR/endpoint_tuned.toml "
+        "(the tuned configuration). Then: rankscope snapshot DIR/endpoint.toml "
+        "DIR/queries.tsv -o DIR/run.txt && rankscope evaluate DIR/qrels.txt DIR/run.txt "
+        "-m nDCG@10 -m P@5")
+    init.add_argument("dir", help="the directory to write (created if needed)")
+    init.add_argument("--force", action="store_true", help="overwrite existing files")
+    init.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the demo; returns the exit code."""
+    from rankscope.services.demo import init_demo
+
+    written = init_demo(args.dir, force=args.force)
+    sys.stdout.write(f"wrote {len(written)} files to {args.dir}: "
+                     + ", ".join(p.name for p in written) + "\n")
+    return 0

@@ -1,0 +1,92 @@
+"""The per-query parts of the HTML report: a sortable table and the queries that got worse.
+
+The table sorts itself when a header is clicked, with a few lines of script
+inlined in the page (no library, nothing fetched), so the report stays one
+self-contained file.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import TYPE_CHECKING
+
+from rankscope.render.tabular import format_value
+
+if TYPE_CHECKING:
+    from rankscope.compare.result import CompareResult
+
+__all__ = ["SORT_SCRIPT", "per_query_table_html", "worse_queries_html"]
+
+SORT_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("th").forEach(function (th, col) {
+    th.title = "sort"; th.style.cursor = "pointer";
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0], rows = Array.from(body.rows);
+      var down = th.dataset.order !== "desc"; th.dataset.order = down ? "desc" : "asc";
+      function key(row) { var t = row.cells[col].textContent, n = parseFloat(t);
+                          return isNaN(n) ? (t === "-" ? -Infinity : t) : n; }
+      rows.sort(function (a, b) { var x = key(a), y = key(b);
+        var c = (typeof x === typeof y) ? (x < y ? -1 : x > y ? 1 : 0)
+                                        : (typeof x === "number" ? -1 : 1);
+        return down ? -c : c; });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+"""Click a header: sort by that column, descending first; numbers as numbers, '-' lowest."""
+
+
+def _cell(value: float) -> str:
+    return "-" if math.isnan(value) else format_value(value)
+
+
+def per_query_table_html(result: CompareResult) -> str:
+    """Every query's value on every metric for every run (and the difference to the baseline)."""
+    base = result.baseline or result.run_names[0]
+    others = [n for n in result.run_names if n != base]
+    header = ["query"]
+    columns = []
+    for label in result.labels:
+        for name in result.run_names:
+            header.append(f"{label} {name}")
+            columns.append(result.column(name, label))
+        for name in others:
+            header.append(f"{label} {name} - {base}")
+            columns.append(result.column(name, label) - result.column(base, label))
+    parts = ["<table class='sortable rankscope-per-query'><thead><tr>"]
+    parts += [f"<th>{html.escape(h)}</th>" for h in header]
+    parts.append("</tr></thead><tbody>")
+    for i, q in enumerate(result.query_ids):
+        cells = "".join(f"<td style='text-align:right'>{_cell(float(c[i]))}</td>"
+                        for c in columns)
+        parts.append(f"<tr><td>{html.escape(q)}</td>{cells}</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def worse_queries_html(result: CompareResult, *, limit: int = 20) -> str:
+    """For each metric and run, the queries where it scores below the baseline, worst first."""
+    base = result.baseline or result.run_names[0]
+    parts = []
+    for label in result.labels:
+        for name in (n for n in result.run_names if n != base):
+            worse = result.worse_queries(label, name, base)
+            title = f"{label}: {name} below {base} on {len(worse)} queries"
+            if not worse:
+                parts.append(f"<p>{html.escape(title)}.</p>")
+                continue
+            shown = worse[:limit]
+            more = f" (the {limit} worst shown)" if len(worse) > limit else ""
+            parts.append(f"<table class='rankscope-worse'><caption>{html.escape(title + more)}"
+                         f"</caption><thead><tr><th>query</th><th>{html.escape(name)}</th>"
+                         f"<th>{html.escape(base)}</th><th>difference</th></tr></thead><tbody>")
+            for q, x, y, d in shown:
+                parts.append(f"<tr><td>{html.escape(q)}</td><td style='text-align:right'>"
+                             f"{format_value(x)}</td><td style='text-align:right'>"
+                             f"{format_value(y)}</td><td style='text-align:right'>{d:+.4f}</td>"
+                             "</tr>")
+            parts.append("</tbody></table>")
+    return "".join(parts)

@@ -1,0 +1,352 @@
+"""Endpoint files: read a TOML description, check it, and open the endpoint it names.
+
+Every kind shares a small shape (``kind``, ``name``, ``url``, ``template`` or
+``template_file``, ``id_field``); each kind adds its own keys (see
+docs/snapshots.md). Unknown keys are refused with a "did you mean", so a typo
+never silently changes what is measured. Credentials are referenced by the
+name of an environment variable (``password_env = "ES_PASSWORD"``) and read
+only when the endpoint is opened; a key that would hold a secret in the file
+itself is refused.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rankscope.errors import ConfigError
+from rankscope.search.paths import parse_path
+from rankscope.search.templates import import_template, parse_json_template
+from rankscope.search.types import Endpoint, EndpointConfig
+
+__all__ = [
+    "KINDS",
+    "OPERATIONAL_KEYS",
+    "endpoint_from_dict",
+    "load_endpoint",
+    "open_endpoint",
+    "resolve_auth",
+]
+
+KINDS = ("elasticsearch", "opensearch", "solr", "http", "embedded")
+
+_COMMON = {
+    "kind", "name", "description", "template", "template_file", "template_syntax",
+    "id_field", "score_field", "title_field", "snippet_field", "url_field", "image_field",
+    "display_fields", "variables",
+}
+_REMOTE = {
+    "url", "headers", "headers_env", "auth", "timeout", "concurrency", "rps", "max_retries",
+    "backoff", "max_backoff", "max_retry_after", "verify_tls", "total_field",
+}
+_KEYS: dict[str, set[str]] = {
+    "elasticsearch": _COMMON | _REMOTE | {"index", "search_template"},
+    "opensearch": _COMMON | _REMOTE | {"index", "search_template"},
+    "solr": _COMMON | _REMOTE | {"collection", "core", "handler", "api", "params"},
+    "http": _COMMON | _REMOTE | {"method", "params", "hits", "version_url", "version_path"},
+    "embedded": _COMMON | {"corpus", "index", "fields", "weights", "tokenizer", "engine",
+                           "snippet_length"},
+}
+OPERATIONAL_KEYS = frozenset({
+    "name", "description", "timeout", "concurrency", "rps", "max_retries", "backoff",
+    "max_backoff", "max_retry_after", "headers_env", "auth",
+})
+"""Keys that do not change what an engine returns: left out of the config hash."""
+
+_PATH_KEYS = ("id_field", "score_field", "title_field", "snippet_field", "url_field",
+              "image_field", "hits", "total_field", "version_path")
+_SECRET_WORDS = frozenset({"password", "token", "secret", "apikey", "key", "authorization",
+                           "auth", "cookie"})
+_AUTH_TYPES = ("basic", "bearer", "api_key", "header")
+
+
+def _fail(message: str, source: str | None, value: Any = None) -> ConfigError:
+    return ConfigError(message, source=source, value=None if value is None else str(value))
+
+
+def _suggest(key: str, allowed: set[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(allowed), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _check_keys(data: Mapping[str, Any], kind: str, source: str | None) -> None:
+    allowed = _KEYS[kind]
+    for key in data:
+        if key not in allowed:
+            raise _fail(f"unknown key {key!r} for kind {kind!r}{_suggest(key, allowed)}", source)
+
+
+def _check_no_secrets(data: Mapping[str, Any], source: str | None) -> None:
+    auth = data.get("auth")
+    if auth is not None:
+        if not isinstance(auth, dict):
+            raise _fail("auth must be a table, e.g. auth = { type = \"basic\", ... }", source)
+        for key in auth:
+            if key in ("type", "username", "header") or key.endswith("_env"):
+                continue
+            raise _fail(
+                f"auth.{key}: credentials are referenced by environment variable name "
+                f"({key}_env = \"VARIABLE\"), never stored in the file", source)
+        kind = auth.get("type")
+        if kind not in _AUTH_TYPES:
+            raise _fail(f"auth.type must be one of {', '.join(_AUTH_TYPES)}", source, kind)
+    headers = data.get("headers") or {}
+    if not isinstance(headers, dict):
+        raise _fail("headers must be a table of header = value", source)
+    for name in headers:
+        words = set(str(name).lower().replace("-", "_").split("_"))
+        if words & _SECRET_WORDS:
+            raise _fail(
+                f"headers.{name} looks like a credential: put it in headers_env = "
+                f"{{ \"{name}\" = \"VARIABLE\" }} and the value in that environment variable",
+                source)
+
+
+def _template_text(data: dict[str, Any], base: Path, source: str | None) -> str | None:
+    if "template" in data and "template_file" in data:
+        raise _fail("give template or template_file, not both", source)
+    text: Any = data.get("template")
+    if "template_file" in data:
+        file = base / str(data["template_file"])
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"template_file cannot be read ({exc.strerror})", source,
+                        str(file)) from None
+    if text is None:
+        return None
+    if isinstance(text, dict | list):  # a TOML table: already a parsed value
+        return json.dumps(text, ensure_ascii=False)
+    if not isinstance(text, str):
+        raise _fail("template must be a string (JSON text) or a table", source)
+    return import_template(text, str(data.get("template_syntax", "mustache")))
+
+
+def _json_template_kind(data: Mapping[str, Any]) -> bool:
+    kind = data["kind"]
+    if kind in ("elasticsearch", "opensearch"):
+        return True
+    if kind == "solr":
+        return bool(data.get("api", "select") == "json")
+    return bool(kind == "http")
+
+
+def _config_hash(settings: Mapping[str, Any]) -> str:
+    shaping = {k: v for k, v in settings.items() if k not in OPERATIONAL_KEYS}
+    text = json.dumps(shaping, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def endpoint_from_dict(
+    data: Mapping[str, Any], *, source: str | None = None, base_dir: str | Path | None = None
+) -> EndpointConfig:
+    """Check an endpoint description (as read from TOML) and return its config.
+
+    Parameters
+    ----------
+    data : mapping
+        The keys of the file.
+    source : str, optional
+        The file name, for messages.
+    base_dir : path, optional
+        Where relative paths (``template_file``, ``corpus``, ``index``) start
+        (default: the current directory).
+
+    Raises
+    ------
+    ConfigError
+        A missing or unknown key, a bad value, a credential in the file, a
+        template that does not parse, a path that does not parse.
+    """
+    settings = dict(data)
+    kind = settings.get("kind")
+    if kind not in KINDS:
+        raise _fail(f"kind must be one of {', '.join(KINDS)}", source, kind)
+    _check_keys(settings, kind, source)
+    _check_no_secrets(settings, source)
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    name = settings.get("name")
+    if name is None:
+        name = Path(source).stem if source else kind
+    if not isinstance(name, str) or not name.strip():
+        raise _fail("name must be a non-empty string", source, name)
+    settings["name"] = name
+    template = _template_text(settings, base, source)
+    settings.pop("template_file", None)
+    settings.pop("template_syntax", None)
+    if template is not None:
+        settings["template"] = template
+        if _json_template_kind(settings):
+            parse_json_template(template, source=source)
+    if kind != "embedded":
+        url = settings.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise _fail("url must be an http:// or https:// address", source, url)
+    if kind in ("elasticsearch", "opensearch") and not isinstance(settings.get("index"), str):
+        raise _fail(f"{kind} needs index = \"NAME\"", source)
+    if kind == "solr":
+        if "core" in settings and "collection" not in settings:
+            settings["collection"] = settings.pop("core")
+        if not isinstance(settings.get("collection"), str):
+            raise _fail("solr needs collection = \"NAME\" (or core)", source)
+        if settings.get("api", "select") not in ("select", "json"):
+            raise _fail("solr api must be 'select' (/select parameters) or 'json' (the JSON "
+                        "Request API)", source, settings.get("api"))
+    if kind == "http" and "hits" not in settings:
+        raise _fail("http needs hits = \"PATH\" (where the list of results is, e.g. "
+                    "'results[*]')", source)
+    if kind == "embedded" and not isinstance(settings.get("corpus"), str):
+        raise _fail("embedded needs corpus = \"FILE.jsonl\"", source)
+    for key in _PATH_KEYS:
+        if key in settings and settings[key] is not None:
+            parse_path(settings[key], key=key, source=source)
+    display = settings.get("display_fields", {})
+    if not isinstance(display, dict):
+        raise _fail("display_fields must be a table of name = \"path\"", source)
+    for field_name, path in display.items():
+        parse_path(path, key=f"display_fields.{field_name}", source=source)
+    variables = settings.get("variables", {})
+    if not isinstance(variables, dict):
+        raise _fail("variables must be a table of name = value", source)
+    for key in ("timeout", "rps", "backoff", "max_backoff", "max_retry_after"):
+        value = settings.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or value <= 0):
+            raise _fail(f"{key} must be a number > 0", source, value)
+    for key in ("concurrency", "max_retries", "snippet_length"):
+        value = settings.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < (0 if key == "max_retries" else 1)):
+            raise _fail(f"{key} must be a whole number >= "
+                        f"{0 if key == 'max_retries' else 1}", source, value)
+    return EndpointConfig(
+        kind=kind,
+        name=name,
+        settings=settings,
+        config_hash=_config_hash(settings),
+        source=source,
+        base_dir=str(base),
+    )
+
+
+def load_endpoint(path: str | Path) -> EndpointConfig:
+    """Read and check an endpoint TOML file.
+
+    Raises
+    ------
+    FileAccessError, ConfigError
+    """
+    from rankscope.errors import FileAccessError
+
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise FileAccessError(f"cannot read the endpoint file ({exc.strerror})",
+                              source=str(path)) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", source=str(path)) from None
+    return endpoint_from_dict(data, source=str(path), base_dir=file.resolve().parent)
+
+
+def _env(name: Any, key: str, source: str | None) -> str:
+    if not isinstance(name, str) or not name:
+        raise _fail(f"{key} must name an environment variable", source, name)
+    value = os.environ.get(name)
+    if value is None:
+        raise _fail(f"environment variable {name} is not set ({key})", source)
+    return value
+
+
+def resolve_auth(config: EndpointConfig) -> dict[str, str]:
+    """The headers that carry credentials, read from the environment now.
+
+    Raises
+    ------
+    ConfigError
+        A variable named in the file is not set.
+    """
+    import base64
+
+    settings, source = config.settings, config.source
+    headers: dict[str, str] = {}
+    for header, var in (settings.get("headers_env") or {}).items():
+        headers[str(header)] = _env(var, f"headers_env.{header}", source)
+    auth = settings.get("auth")
+    if not auth:
+        return headers
+    kind = auth["type"]
+    if kind == "basic":
+        user = auth.get("username")
+        if user is None:
+            user = _env(auth.get("username_env"), "auth.username_env", source)
+        password = _env(auth.get("password_env"), "auth.password_env", source)
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        headers["Authorization"] = f"Basic {token}"
+    elif kind == "bearer":
+        headers["Authorization"] = "Bearer " + _env(auth.get("token_env"), "auth.token_env",
+                                                    source)
+    elif kind == "api_key":  # Elasticsearch / OpenSearch API keys
+        headers["Authorization"] = "ApiKey " + _env(auth.get("key_env"), "auth.key_env", source)
+    else:
+        header = auth.get("header")
+        if not isinstance(header, str) or not header:
+            raise _fail("auth.header must name the header that carries the key", source)
+        headers[header] = _env(auth.get("value_env"), "auth.value_env", source)
+    return headers
+
+
+def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
+    """Open the endpoint a config describes (a context manager; close it after use).
+
+    Parameters
+    ----------
+    config : EndpointConfig
+    **options
+        ``keep_raw`` (keep raw response bodies), and for remote kinds
+        ``timeout``, ``concurrency``, ``rps``, ``max_retries`` overriding the
+        file, and the test hooks ``sleep``, ``rng``, ``transport``.
+
+    Raises
+    ------
+    DependencyError
+        A remote kind without httpx (the ``search`` extra), or the tantivy
+        engine without tantivy.
+    """
+    if config.kind == "embedded":
+        engine = config.settings.get("engine", "fts5")
+        if engine == "tantivy":
+            from rankscope.search.tantivy_engine import TantivyEndpoint
+
+            return TantivyEndpoint(config, keep_raw=bool(options.get("keep_raw", False)))
+        if engine != "fts5":
+            raise _fail("engine must be 'fts5' (SQLite, built in) or 'tantivy'", config.source,
+                        engine)
+        from rankscope.search.embedded import EmbeddedEndpoint
+
+        return EmbeddedEndpoint(config, keep_raw=bool(options.get("keep_raw", False)))
+    from rankscope.search.client import SearchClient
+
+    client = SearchClient.for_config(config, **options)
+    keep_raw = bool(options.get("keep_raw", False))
+    if config.kind in ("elasticsearch", "opensearch"):
+        from rankscope.search.elasticsearch import ElasticsearchEndpoint
+
+        return ElasticsearchEndpoint(config, client, keep_raw=keep_raw)
+    if config.kind == "solr":
+        from rankscope.search.solr import SolrEndpoint
+
+        return SolrEndpoint(config, client, keep_raw=keep_raw)
+    from rankscope.search.http_json import HttpJsonEndpoint
+
+    return HttpJsonEndpoint(config, client, keep_raw=keep_raw)

@@ -1,0 +1,402 @@
+"""The embedded engine: BM25 over a JSONL corpus with SQLite FTS5, no server.
+
+Exact semantics (the demo collection's judgments are pooled with them):
+
+- **Index**: one SQLite file. ``docs(rowid INTEGER PRIMARY KEY, doc_id TEXT
+  UNIQUE NOT NULL, body TEXT NOT NULL)`` (``body`` = the JSON line, for
+  display) and ``fts USING fts5(<fields in order>, tokenize='<tokenizer>')``
+  with the same rowid; documents inserted in corpus order; a missing field
+  is indexed as the empty string, a non-string field as its JSON text. A
+  ``meta`` table records the corpus file's SHA-256 and the settings' hash
+  (fields, tokenizer, id field): when either differs the index is rebuilt,
+  into a temporary file renamed over the old one, so a crash never leaves a
+  half-built index in place.
+- **Query**: terms = ``re.findall(r"\\w+", text.casefold())``, duplicates
+  dropped keeping the first; no terms, no hits. The FTS5 query is
+  ``" OR ".join('"' + t + '"' for t in terms)``: every term quoted, so no
+  FTS5 syntax from the user reaches the parser.
+- **Ranking**: ``bm25(fts, w1, w2, ...)`` with the weights in field order,
+  ``ORDER BY r ASC, doc_id ASC``; score = ``-r`` (higher is better).
+
+Blank lines of the corpus are skipped; any other line must be a JSON object
+with an id (a string, or a whole number written as text).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rankscope.errors import ConfigError, FileAccessError, ParseError, SearchError
+from rankscope.search.templates import (
+    BUILTIN_NAMES,
+    MissingParameter,
+    placeholder_names,
+    render_text,
+    template_params,
+)
+from rankscope.search.types import EndpointConfig, Hit, QueryItem, SearchResponse
+
+__all__ = [
+    "EmbeddedEndpoint",
+    "EmbeddedSettings",
+    "build_index",
+    "corpus_documents",
+    "fts_query",
+    "query_terms",
+    "snippet_of",
+]
+
+INDEX_FORMAT = "rankscope-embedded-1"
+SNIPPET_LENGTH = 240
+
+
+def query_terms(text: str) -> list[str]:
+    """The query's terms: ``\\w+`` runs of the case-folded text, first occurrences.
+
+    Examples
+    --------
+    >>> query_terms("Read a CSV file, then read JSON")
+    ['read', 'a', 'csv', 'file', 'then', 'json']
+    """
+    return list(dict.fromkeys(re.findall(r"\w+", text.casefold())))
+
+
+def fts_query(terms: list[str]) -> str:
+    """The FTS5 MATCH string: each term quoted, joined by OR.
+
+    Examples
+    --------
+    >>> fts_query(["json", "dumps"])
+    '"json" OR "dumps"'
+    """
+    return " OR ".join('"' + t + '"' for t in terms)
+
+
+def snippet_of(value: Any, length: int = SNIPPET_LENGTH) -> str | None:
+    """The start of a text, cut at a word boundary within ``length`` characters.
+
+    Examples
+    --------
+    >>> snippet_of("one two three four", 9)
+    'one two …'
+    """
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    if len(text) <= length:
+        return text
+    cut = text[:length]
+    space = cut.rfind(" ")
+    if space > length // 2:
+        cut = cut[:space]
+    return cut.rstrip() + " …"
+
+
+def _field_text(value: Any) -> str:
+    # A present field that is not a string (a number, a list, null) is indexed as its JSON text.
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class EmbeddedSettings:
+    """The embedded keys of an endpoint file, checked, with paths resolved."""
+
+    def __init__(self, config: EndpointConfig) -> None:
+        settings, source = config.settings, config.source
+        base = Path(config.base_dir or ".")
+        self.corpus = base / str(settings["corpus"])
+        index = settings.get("index") or f"{config.name}.index.sqlite"
+        self.index = base / str(index)
+        fields = settings.get("fields", ["title", "text"])
+        if (not isinstance(fields, list) or not fields
+                or not all(isinstance(f, str) and re.fullmatch(r"[A-Za-z_]\w*", f)
+                           for f in fields) or len(set(fields)) != len(fields)):
+            raise ConfigError("fields must be a list of distinct names (letters, digits, _)",
+                              source=source, value=str(fields))
+        self.fields: list[str] = list(fields)
+        weights = settings.get("weights", {})
+        if not isinstance(weights, dict) or any(k not in self.fields for k in weights):
+            raise ConfigError("weights must be a table over the indexed fields",
+                              source=source, value=str(weights))
+        self.weights: list[float] = []
+        for name in self.fields:
+            value = weights.get(name, 1.0)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"weights.{name} must be a number >= 0", source=source,
+                                  value=str(value))
+            self.weights.append(float(value))
+        tokenizer = settings.get("tokenizer", "unicode61")
+        if not isinstance(tokenizer, str) or not re.fullmatch(r"[\w\s\"'=.-]+", tokenizer):
+            raise ConfigError("tokenizer must be an FTS5 tokenizer spec such as "
+                              "'porter unicode61'", source=source, value=str(tokenizer))
+        self.tokenizer: str = tokenizer
+        self.id_field = str(settings.get("id_field", "id"))
+        self.title_field = str(settings.get("title_field", "title"))
+        self.snippet_field = str(settings.get("snippet_field", "text"))
+        self.url_field = str(settings.get("url_field", "url"))
+        self.image_field = str(settings.get("image_field", "image"))
+        self.snippet_length = int(settings.get("snippet_length", SNIPPET_LENGTH))
+        template = settings.get("template", "{{query}}")
+        if not isinstance(template, str):
+            raise ConfigError("template must be a string for the embedded engine",
+                              source=source)
+        self.template: str = template
+
+    def index_hash(self) -> str:
+        """A hash of what shapes the index (not the weights, applied at query time)."""
+        text = json.dumps({"format": INDEX_FORMAT, "fields": self.fields,
+                           "tokenizer": self.tokenizer, "id_field": self.id_field},
+                          sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file (raises FileAccessError)."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise FileAccessError(f"cannot read the corpus ({exc.strerror})",
+                              source=str(path)) from None
+    return digest.hexdigest()
+
+
+def corpus_documents(path: Path, id_field: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """(line number, doc id, the JSON line, the object) of each corpus line."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise ParseError("not UTF-8 text", source=str(path), line=number) from None
+            if not line.strip():
+                continue
+            try:
+                doc = json.loads(line)
+            except ValueError as exc:
+                raise ParseError(f"not a JSON object ({exc})", source=str(path), line=number,
+                                 value=line[:80]) from None
+            if not isinstance(doc, dict):
+                raise ParseError("not a JSON object", source=str(path), line=number,
+                                 value=line[:80])
+            doc_id = doc.get(id_field)
+            if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+                doc_id = str(doc_id)
+            if not isinstance(doc_id, str) or not doc_id.strip():
+                raise ParseError(f"no document id in field {id_field!r}", source=str(path),
+                                 line=number, value=line[:80])
+            yield number, doc_id, line, doc
+
+
+def _check_fts5() -> None:
+    try:
+        with contextlib.closing(sqlite3.connect(":memory:")) as probe:
+            probe.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    except sqlite3.OperationalError:
+        raise SearchError(
+            f"this Python's SQLite ({sqlite3.sqlite_version}) has no FTS5: the embedded "
+            "engine needs it (or engine = \"tantivy\" with pip install 'rankscope[tantivy]')"
+        ) from None
+
+
+def _index_is_current(settings: EmbeddedSettings, corpus_sha: str) -> bool:
+    if not settings.index.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(settings.index.resolve().as_uri() + "?mode=ro",
+                                                uri=True)) as con:
+            meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.Error:
+        return False
+    return (meta.get("corpus_sha256") == corpus_sha
+            and meta.get("settings_hash") == settings.index_hash())
+
+
+def build_index(settings: EmbeddedSettings, corpus_sha: str | None = None) -> Path:
+    """Build the index file from the corpus (into a temporary file, then renamed).
+
+    Returns the index path. Raises ParseError for a bad corpus line (naming
+    the file and line) and SearchError when SQLite lacks FTS5.
+    """
+    _check_fts5()
+    corpus_sha = corpus_sha or file_sha256(settings.corpus)
+    settings.index.parent.mkdir(parents=True, exist_ok=True)
+    temp = settings.index.with_name(f".{settings.index.name}.{os.getpid()}.tmp")
+    temp.unlink(missing_ok=True)
+    columns = ", ".join(settings.fields)
+    tokenize = settings.tokenizer.replace("'", "''")
+    try:
+        with contextlib.closing(sqlite3.connect(temp)) as con:
+            con.execute("PRAGMA journal_mode=OFF")
+            con.execute("PRAGMA synchronous=OFF")
+            con.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            con.execute("CREATE TABLE docs(rowid INTEGER PRIMARY KEY, doc_id TEXT UNIQUE "
+                        "NOT NULL, body TEXT NOT NULL)")
+            try:
+                con.execute(f"CREATE VIRTUAL TABLE fts USING fts5({columns}, "
+                            f"tokenize='{tokenize}')")
+            except sqlite3.OperationalError as exc:
+                raise ConfigError(f"FTS5 refuses the tokenizer ({exc})",
+                                  value=settings.tokenizer) from None
+            marks = ", ".join("?" for _ in settings.fields)
+            seen: dict[str, int] = {}
+            rowid = 0
+            for number, doc_id, line, doc in corpus_documents(settings.corpus, settings.id_field):
+                if doc_id in seen:
+                    raise ParseError(f"document id {doc_id!r} already on line {seen[doc_id]}",
+                                     source=str(settings.corpus), line=number)
+                seen[doc_id] = number
+                rowid += 1
+                con.execute("INSERT INTO docs(rowid, doc_id, body) VALUES (?, ?, ?)",
+                            (rowid, doc_id, line))
+                values = ["" if f not in doc else _field_text(doc[f]) for f in settings.fields]
+                con.execute(f"INSERT INTO fts(rowid, {columns}) VALUES (?, {marks})",
+                            (rowid, *values))
+            con.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
+                ("format", INDEX_FORMAT), ("corpus_sha256", corpus_sha),
+                ("settings_hash", settings.index_hash()), ("documents", str(rowid)),
+            ])
+            con.commit()
+        os.replace(temp, settings.index)
+    finally:
+        temp.unlink(missing_ok=True)
+    return settings.index
+
+
+def ensure_index(settings: EmbeddedSettings) -> str:
+    """Build the index when missing or stale; returns the corpus SHA-256."""
+    if not settings.corpus.is_file():
+        raise FileAccessError("the corpus file does not exist", source=str(settings.corpus))
+    corpus_sha = file_sha256(settings.corpus)
+    if not _index_is_current(settings, corpus_sha):
+        build_index(settings, corpus_sha)
+    return corpus_sha
+
+
+class EmbeddedEndpoint:
+    """A BM25 search over a JSONL corpus (see the module docstring)."""
+
+    def __init__(self, config: EndpointConfig, *, keep_raw: bool = False) -> None:
+        self.config = config
+        self.keep_raw = keep_raw
+        self.settings = EmbeddedSettings(config)
+        self.variables: dict[str, Any] = dict(config.settings.get("variables") or {})
+        self._corpus_sha: str | None = None
+        self._con: sqlite3.Connection | None = None
+
+    async def __aenter__(self) -> EmbeddedEndpoint:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            self._corpus_sha = ensure_index(self.settings)
+            uri = self.settings.index.resolve().as_uri() + "?mode=ro"
+            self._con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        return self._con
+
+    def needed_params(self) -> set[str]:
+        """Named parameters each query must give."""
+        return {n for n in placeholder_names(self.settings.template)
+                if n not in BUILTIN_NAMES and n not in self.variables
+                and not (n.startswith("keyword") and n[7:].isdigit())}
+
+    def rank(self, text: str, depth: int) -> tuple[list[tuple[str, float, str]], dict[str, Any],
+                                                   int]:
+        """(doc id, bm25 value r, body) best first, the request as recorded, and the match count."""
+        con = self._connection()
+        terms = query_terms(text)
+        match = fts_query(terms)
+        request: dict[str, Any] = {
+            "method": "fts5", "index": self.settings.index.name, "text": text,
+            "match": match, "weights": self.settings.weights, "limit": depth,
+        }
+        if not terms:
+            return [], request, 0
+        weights = ", ".join("?" for _ in self.settings.weights)
+        rows = con.execute(
+            f"SELECT d.doc_id, bm25(fts, {weights}) AS r, d.body FROM fts "
+            "JOIN docs d ON d.rowid = fts.rowid WHERE fts MATCH ? "
+            "ORDER BY r ASC, d.doc_id ASC LIMIT ?",
+            (*self.settings.weights, match, depth),
+        ).fetchall()
+        total = int(con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
+                                (match,)).fetchone()[0])
+        return [(str(d), float(r), str(b)) for d, r, b in rows], request, total
+
+    def _hit(self, doc_id: str, r: float, body: str) -> Hit:
+        doc = json.loads(body)
+        s = self.settings
+        taken = {s.id_field, s.title_field, s.snippet_field, s.url_field, s.image_field}
+
+        def text(name: str) -> str | None:
+            value = doc.get(name)
+            if value is None:
+                return None
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+        return Hit(
+            doc_id=doc_id, score=-r, title=text(s.title_field),
+            snippet=snippet_of(doc.get(s.snippet_field), s.snippet_length),
+            url=text(s.url_field), image=text(s.image_field),
+            fields={k: v for k, v in doc.items() if k not in taken},
+        )
+
+    def _text(self, query: QueryItem, depth: int) -> str:
+        values = template_params(query.text, depth, {**self.variables, **query.params})
+        values["query"] = query.text
+        try:
+            return render_text(self.settings.template, values)
+        except MissingParameter as exc:
+            raise ConfigError(
+                f"query {query.query_id}: the template uses {{{{{exc.args[0]}}}}} but neither "
+                "the query nor the endpoint's variables give it a value",
+                source=self.config.source) from None
+
+    def preview(self, query: QueryItem, depth: int) -> dict[str, Any]:
+        """The search :meth:`search` would run for ``query`` (nothing is run)."""
+        text = self._text(query, depth)
+        return {"method": self.config.settings.get("engine", "fts5"),
+                "index": self.settings.index.name, "text": text,
+                "match": fts_query(query_terms(text)), "weights": self.settings.weights,
+                "limit": depth}
+
+    async def search(self, query: QueryItem, depth: int) -> SearchResponse:
+        """The top ``depth`` documents for ``query``."""
+        import time
+
+        started = time.perf_counter()
+        text = self._text(query, depth)
+        rows, request, total = self.rank(text, depth)
+        raw = json.dumps([[d, r] for d, r, _ in rows]).encode("utf-8")
+        hits = tuple(self._hit(d, r, b) for d, r, b in rows)
+        return SearchResponse(
+            query=query, hits=hits, request=request,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            raw_sha256=hashlib.sha256(raw).hexdigest(),
+            raw=raw if self.keep_raw else None, total_hits=total,
+        )
+
+    async def version(self) -> str | None:
+        """SQLite's version and the corpus's SHA-256 (its first 12 hex digits)."""
+        self._connection()
+        corpus = (self._corpus_sha or "")[:12]
+        return f"sqlite {sqlite3.sqlite_version} fts5; corpus sha256:{corpus}"
+
+    async def aclose(self) -> None:
+        """Close the index."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None

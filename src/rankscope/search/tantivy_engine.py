@@ -1,0 +1,149 @@
+"""The embedded engine on tantivy (``engine = "tantivy"``, the ``tantivy`` extra).
+
+The same corpus, fields, weights and query handling as the SQLite engine
+(:mod:`rankscope.search.embedded`), with tantivy's BM25 and tokenizers:
+``tokenizer = "default"`` (lower case, split on non-alphanumerics) or
+``"en_stem"`` (the same plus an English stemmer). The index is a directory
+(``index``, default ``<name>.tantivy``) rebuilt when the corpus or the
+settings change, into a temporary directory swapped in when complete.
+Results are ordered by score, then document id ascending.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from typing import Any
+
+from rankscope.errors import ConfigError, DependencyError
+from rankscope.search.embedded import (
+    EmbeddedEndpoint,
+    corpus_documents,
+    file_sha256,
+    fts_query,
+    query_terms,
+)
+from rankscope.search.types import EndpointConfig
+
+__all__ = ["TantivyEndpoint"]
+
+_META = "rankscope-meta.json"
+_TOKENIZERS = ("default", "en_stem", "raw", "whitespace")
+
+
+def _tantivy() -> Any:
+    try:
+        import tantivy
+    except ImportError:
+        raise DependencyError("tantivy", "tantivy", "the tantivy embedded engine") from None
+    return tantivy
+
+
+class TantivyEndpoint(EmbeddedEndpoint):
+    """A BM25 search over a JSONL corpus with tantivy."""
+
+    def __init__(self, config: EndpointConfig, *, keep_raw: bool = False) -> None:
+        settings = dict(config.settings)
+        settings.setdefault("tokenizer", "default")
+        settings.setdefault("index", f"{config.name}.tantivy")
+        patched = EndpointConfig(config.kind, config.name, settings, config.config_hash,
+                                 config.source, config.base_dir)
+        super().__init__(patched, keep_raw=keep_raw)
+        self.config = config
+        if self.settings.tokenizer not in _TOKENIZERS:
+            raise ConfigError(f"tantivy tokenizer must be one of {', '.join(_TOKENIZERS)}",
+                              source=config.source, value=self.settings.tokenizer)
+        self._tv = _tantivy()
+        self._index: Any = None
+
+    def _build(self, corpus_sha: str) -> None:
+        s = self.settings
+        builder = self._tv.SchemaBuilder()
+        builder.add_text_field("doc_id", stored=True, tokenizer_name="raw")
+        builder.add_text_field("body", stored=True, tokenizer_name="raw", index_option="basic")
+        for name in s.fields:
+            builder.add_text_field(name, tokenizer_name=s.tokenizer)
+        schema = builder.build()
+        temp = s.index.with_name(f".{s.index.name}.{os.getpid()}.tmp")
+        shutil.rmtree(temp, ignore_errors=True)
+        temp.mkdir(parents=True)
+        try:
+            index = self._tv.Index(schema, path=str(temp))
+            writer = index.writer()
+            seen: set[str] = set()
+            for number, doc_id, line, doc in corpus_documents(s.corpus, s.id_field):
+                if doc_id in seen:
+                    from rankscope.errors import ParseError
+
+                    raise ParseError(f"document id {doc_id!r} appears twice",
+                                     source=str(s.corpus), line=number)
+                seen.add(doc_id)
+                values: dict[str, Any] = {"doc_id": doc_id, "body": line}
+                for name in s.fields:
+                    value = doc.get(name, "")
+                    values[name] = value if isinstance(value, str) else json.dumps(
+                        value, ensure_ascii=False)
+                writer.add_document(self._tv.Document(**values))
+            writer.commit()
+            writer.wait_merging_threads()
+            (temp / _META).write_text(json.dumps(
+                {"corpus_sha256": corpus_sha, "settings_hash": self._hash()}))
+            old = s.index.with_name(f".{s.index.name}.{os.getpid()}.old")
+            if s.index.exists():
+                os.replace(s.index, old)
+            os.replace(temp, s.index)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(temp, ignore_errors=True)
+
+    def _hash(self) -> str:
+        return hashlib.sha256(("tantivy:" + self.settings.index_hash()).encode()).hexdigest()
+
+    def _open(self) -> Any:
+        if self._index is None:
+            s = self.settings
+            if not s.corpus.is_file():
+                from rankscope.errors import FileAccessError
+
+                raise FileAccessError("the corpus file does not exist", source=str(s.corpus))
+            corpus_sha = file_sha256(s.corpus)
+            meta_file = s.index / _META
+            try:
+                meta = json.loads(meta_file.read_text())
+            except (OSError, ValueError):
+                meta = {}
+            if meta.get("corpus_sha256") != corpus_sha or meta.get("settings_hash") != self._hash():
+                self._build(corpus_sha)
+            self._corpus_sha = corpus_sha
+            self._index = self._tv.Index.open(str(s.index))
+        return self._index
+
+    def rank(self, text: str, depth: int) -> tuple[list[tuple[str, float, str]], dict[str, Any],
+                                                   int]:
+        index = self._open()
+        terms = query_terms(text)
+        match = fts_query(terms)
+        boosts = dict(zip(self.settings.fields, self.settings.weights, strict=True))
+        request: dict[str, Any] = {"method": "tantivy", "index": self.settings.index.name,
+                                   "text": text, "match": match, "weights": boosts,
+                                   "limit": depth}
+        if not terms:
+            return [], request, 0
+        query = index.parse_query(match, self.settings.fields, field_boosts=boosts)
+        searcher = index.searcher()
+        # Fetch a little more than asked, so ties at the cut are ordered by id as documented.
+        result = searcher.search(query, depth + 32, count=True)
+        rows = []
+        for score, address in result.hits:
+            doc = searcher.doc(address)
+            rows.append((str(doc["doc_id"][0]), -float(score), str(doc["body"][0])))
+        rows.sort(key=lambda row: (row[1], row[0]))
+        return rows[:depth], request, int(result.count or 0)
+
+    async def version(self) -> str | None:
+        self._open()
+        corpus = (self._corpus_sha or "")[:12]
+        version = str(getattr(self._tv, "__version__", "tantivy")).split(",")[0]
+        return f"{version}; corpus sha256:{corpus}"

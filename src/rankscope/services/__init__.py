@@ -1,0 +1,8 @@
+"""Services: the work the command line (and the web app) asks for, over the layers below.
+
+- :mod:`rankscope.services.snapshots`: take a snapshot of an endpoint over a query set;
+- :mod:`rankscope.services.snapshot_diff`: compare snapshots (RBO, Jaccard, churn, moves,
+  metric deltas) and find the holes in the judgments;
+- :mod:`rankscope.services.regression`: the CI check (is a run worse than its baseline?);
+- :mod:`rankscope.services.demo`: write the bundled demo collection to a directory.
+"""

@@ -1,0 +1,275 @@
+"""Opening the store, migrating it, and the one way to write to it.
+
+``open_store("snapshots.sqlite")`` (a file path) or ``open_store(URL)``
+(``sqlite:///...``, ``postgresql+psycopg://user@host/db``; a plain
+``postgresql://`` is read as psycopg 3). The schema is brought to the
+newest revision on open (alembic, in place).
+
+SQLite is opened in WAL mode with ``foreign_keys=ON``, a busy timeout and
+``synchronous=FULL`` (a commit that returned survives a crash of the
+process and of the machine).
+
+**Writes** go through :meth:`Store.write` with a function of a session: the
+function runs in its own transaction, committed when it returns, rolled back
+when it raises. Who runs it is the store's *writer*: inline in the caller's
+thread (the command line, one process), or one thread owning every write
+(:class:`ThreadWriter`, what a multi-user app puts in front of SQLite so no
+request ever meets "database is locked"). Code written against
+:meth:`Store.write` works unchanged with either.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from rankscope.errors import DependencyError, StoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+    from sqlalchemy.orm import Session
+
+__all__ = [
+    "InlineWriter",
+    "Store",
+    "ThreadWriter",
+    "Writer",
+    "downgrade",
+    "open_store",
+    "store_url",
+    "upgrade",
+]
+
+T = TypeVar("T")
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _require() -> None:
+    try:
+        import alembic  # noqa: F401
+        import sqlalchemy  # noqa: F401
+    except ImportError as exc:
+        raise DependencyError(exc.name or "sqlalchemy", "store", "the snapshot store") from None
+
+
+def store_url(target: str | Path) -> str:
+    """The SQLAlchemy URL for a file path or URL.
+
+    Examples
+    --------
+    >>> store_url("postgresql://u@h/db")
+    'postgresql+psycopg://u@h/db'
+    >>> store_url("sqlite:///x.sqlite")
+    'sqlite:///x.sqlite'
+    """
+    text = str(target)
+    if text.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + text.split("://", 1)[1]
+    if "://" in text:
+        return text
+    return "sqlite:///" + str(Path(text).expanduser().resolve())
+
+
+class Writer(Protocol):
+    """Runs a unit of work (already wrapped in its transaction) and returns its result."""
+
+    def run(self, job: Callable[[], T]) -> T:
+        """Run ``job`` and return what it returns (raising what it raises)."""
+        ...
+
+    def close(self) -> None:
+        """Stop accepting work."""
+        ...
+
+
+class InlineWriter:
+    """Runs each write in the calling thread (one process, one writer)."""
+
+    def run(self, job: Callable[[], T]) -> T:
+        """Run ``job`` now."""
+        return job()
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+
+class ThreadWriter:
+    """Runs every write, in order, on one thread that owns the writing.
+
+    Callers on any thread block until their write is committed (or has
+    failed, in which case they get its exception).
+    """
+
+    def __init__(self) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="rankscope-writer")
+
+    def run(self, job: Callable[[], T]) -> T:
+        """Queue ``job`` for the writer thread and wait for its result."""
+        return self._pool.submit(job).result()
+
+    def close(self) -> None:
+        """Finish the queued writes and stop the thread."""
+        self._pool.shutdown(wait=True)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.close()
+
+
+class Store:
+    """An open snapshot store: an engine, a session factory and a writer.
+
+    Use :func:`open_store` to make one.
+    """
+
+    def __init__(self, url: str, engine: Engine, writer: Writer) -> None:
+        from sqlalchemy.orm import sessionmaker
+
+        self.url = url
+        self.engine = engine
+        self.writer = writer
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return str(self.engine.dialect.name)
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reading (closed on exit; nothing is committed)."""
+        session = self._sessions()
+        try:
+            yield session
+        finally:
+            session.rollback()
+            session.close()
+
+    def write(self, work: Callable[[Session], T]) -> T:
+        """Run ``work(session)`` in one transaction through the writer; its result.
+
+        The transaction is committed when ``work`` returns and rolled back
+        when it raises (the exception then reaches the caller).
+        """
+
+        def job() -> T:
+            with self._sessions() as session, session.begin():
+                return work(session)
+
+        return self.writer.run(job)
+
+    def close(self) -> None:
+        """Stop the writer and close every connection."""
+        self.writer.close()
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _engine(url: str) -> Engine:
+    from sqlalchemy import create_engine, event
+
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _alembic_config(connection: Any) -> Any:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", "rankscope.store:migrations")
+    config.attributes["connection"] = connection
+    return config
+
+
+def _current_and_head(engine: Engine) -> tuple[str | None, str]:
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+        head = ScriptDirectory.from_config(_alembic_config(connection)).get_current_head()
+    return current, str(head)
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Migrate the schema up to ``revision`` (alembic, in one transaction)."""
+    from alembic import command
+
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), revision)
+
+
+def downgrade(engine: Engine, revision: str = "base") -> None:
+    """Migrate the schema down to ``revision`` (``base``: drop every table)."""
+    from alembic import command
+
+    with engine.begin() as connection:
+        command.downgrade(_alembic_config(connection), revision)
+
+
+def open_store(
+    target: str | Path, *, writer: Writer | None = None, migrate: bool = True
+) -> Store:
+    """Open (creating or migrating when needed) the store at a path or URL.
+
+    Parameters
+    ----------
+    target : str or Path
+        A file path (SQLite) or a SQLAlchemy URL.
+    writer : Writer, optional
+        Who runs writes (default :class:`InlineWriter`).
+    migrate : bool, default True
+        Bring the schema to the newest revision.
+
+    Raises
+    ------
+    DependencyError
+        SQLAlchemy or alembic is missing (the ``store`` extra).
+    StoreError
+        The database cannot be reached, or its schema is newer than this
+        rankscope knows.
+    """
+    _require()
+    from sqlalchemy.exc import SQLAlchemyError
+
+    url = store_url(target)
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        parent = Path(url[len("sqlite:///"):]).parent
+        if not parent.is_dir():
+            raise StoreError(f"cannot create the store {target}: {parent} is not a directory")
+    try:
+        engine = _engine(url)
+        if migrate:
+            current, head = _current_and_head(engine)
+            if current != head:
+                from alembic.script import ScriptDirectory
+
+                with engine.connect() as connection:
+                    known = {s.revision for s in ScriptDirectory.from_config(
+                        _alembic_config(connection)).walk_revisions()}
+                if current is not None and current not in known:
+                    raise StoreError(f"the store {target} has schema revision {current}, newer "
+                                     "than this rankscope knows: upgrade rankscope")
+                upgrade(engine)
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None)
+        reason = str(orig) if orig is not None else str(exc)
+        raise StoreError(f"cannot open the store {target}: {reason.splitlines()[0]}") from None
+    return Store(url, engine, writer or InlineWriter())

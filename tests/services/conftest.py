@@ -1,0 +1,37 @@
+"""The stand-in demo collection (tests/services/standin), laid out as the packaged one."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+STANDIN = Path(__file__).parent / "standin"
+PACKAGED = Path(__file__).resolve().parents[2] / "src" / "rankscope" / "demo_data"
+
+
+def standin_package(target: Path) -> Path:
+    """A directory holding the stand-in with the packaged names (corpus gzipped)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("queries.tsv", "qrels.txt", "baseline.toml", "tuned.toml", "README.md"):
+        shutil.copy(STANDIN / name, target / name)
+    (target / "corpus.jsonl.gz").write_bytes(gzip.compress((STANDIN / "corpus.jsonl")
+                                                           .read_bytes()))
+    return target
+
+
+@pytest.fixture
+def standin(tmp_path) -> Path:
+    """The stand-in as the packaged demo_data directory would hold it."""
+    return standin_package(tmp_path / "demo_data")
+
+
+@pytest.fixture
+def demo(tmp_path) -> Path:
+    """A directory as `rankscope demo init` writes it, from the stand-in."""
+    from rankscope.services.demo import init_demo
+
+    init_demo(tmp_path / "demo", source=standin_package(tmp_path / "pkg"))
+    return tmp_path / "demo"

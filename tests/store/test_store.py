@@ -1,0 +1,213 @@
+"""The store: migrations both ways, the schema the models declare, SQLite's settings, writes."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+sa = pytest.importorskip("sqlalchemy")
+
+from rankscope.errors import StoreError  # noqa: E402
+from rankscope.store.db import ThreadWriter, downgrade, open_store, upgrade  # noqa: E402
+from rankscope.store.models import Base, Project, SnapshotHit  # noqa: E402
+from rankscope.store.snapshots import (  # noqa: E402
+    HitRow,
+    NewQuery,
+    find_snapshot,
+    finish_snapshot,
+    list_snapshots,
+    record_failure,
+    record_query,
+    snapshot_hits,
+    snapshot_queries,
+    start_snapshot,
+)
+
+TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapshot_queries",
+          "snapshot_hits"}
+
+
+def tables(engine) -> set[str]:
+    return set(sa.inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def test_upgrade_from_empty_matches_the_models_and_downgrade_to_base(db_url):
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    store = open_store(db_url)
+    try:
+        assert tables(store.engine) == TABLES
+        with store.engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            diffs = compare_metadata(context, Base.metadata)
+        assert diffs == []  # the migration creates exactly what the models declare
+        downgrade(store.engine, "base")
+        assert tables(store.engine) == set()
+        upgrade(store.engine)
+        assert tables(store.engine) == TABLES
+    finally:
+        store.close()
+
+
+def test_sqlite_is_opened_with_wal_foreign_keys_and_a_busy_timeout(tmp_path):
+    store = open_store(tmp_path / "s.sqlite")
+    with store.engine.connect() as con:
+        assert con.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert con.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert con.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+        assert con.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+    store.close()
+
+
+def test_foreign_keys_are_enforced(db_url):
+    store = open_store(db_url)
+    try:
+        with pytest.raises(sa.exc.IntegrityError):
+            store.write(lambda s: s.add(SnapshotHit(snapshot_query_id=999, rank=1, doc_id="d",
+                                                    fields={})) or s.flush())
+    finally:
+        store.close()
+
+
+def test_times_go_in_and_come_out_utc(db_url):
+    store = open_store(db_url)
+    try:
+        plus_two = timezone(timedelta(hours=2))
+        when = datetime(2024, 5, 1, 14, 30, tzinfo=plus_two)
+        store.write(lambda s: s.add(Project(name="p", created_at=when)))
+        with store.read() as s:
+            got = s.scalar(sa.select(Project.created_at).where(Project.name == "p"))
+        assert got == datetime(2024, 5, 1, 12, 30, tzinfo=UTC) and got.tzinfo == UTC
+        with pytest.raises(sa.exc.StatementError, match="naive datetime"):
+            store.write(lambda s: s.add(Project(name="q", created_at=datetime(2024, 1, 1))))
+    finally:
+        store.close()
+
+
+def test_a_failed_unit_of_work_leaves_nothing(db_url):
+    store = open_store(db_url)
+    try:
+        def work(session):
+            session.add(Project(name="kept?"))
+            session.flush()
+            raise RuntimeError("boom")
+
+        with pytest.raises(RuntimeError):
+            store.write(work)
+        with store.read() as s:
+            assert s.scalar(sa.select(sa.func.count()).select_from(Project)) == 0
+    finally:
+        store.close()
+
+
+def test_one_writer_thread_serves_many_threads(tmp_path):
+    store = open_store(tmp_path / "w.sqlite", writer=ThreadWriter())
+    errors: list[BaseException] = []
+
+    def client(n: int) -> None:
+        try:
+            for i in range(25):
+                store.write(lambda s, name=f"p{n}-{i}": s.add(Project(name=name)))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    with store.read() as s:
+        assert s.scalar(sa.select(sa.func.count()).select_from(Project)) == 200
+    store.close()
+
+
+def _start(store, n=3):
+    return start_snapshot(
+        store, name="snap", endpoint_name="ep", kind="embedded", config={"corpus": "c.jsonl"},
+        config_hash="a" * 64, query_set_name="qs", query_set_source="q.tsv",
+        queries=[NewQuery(f"q{i}", f"text {i}", {"brand": "x"} if i == 1 else {},
+                          "a need" if i == 2 else None) for i in range(1, n + 1)],
+        depth=10, engine_version="v1")
+
+
+def test_snapshot_records_round_trip(db_url):
+    store = open_store(db_url)
+    try:
+        sid, rows = _start(store)
+        assert set(rows) == {"q1", "q2", "q3"}
+        hits = [HitRow(1, "d1", 2.5, "T1", "snip", "https://x/1", None, {"brand": "A"}),
+                HitRow(2, "d2", None, None, None, None, "https://x/i.png", {})]
+        record_query(store, sid, rows["q1"], request={"method": "POST", "body": {"q": "ü"}},
+                     latency_ms=12.5, raw_sha256="f" * 64, raw=b"raw bytes", total_hits=41,
+                     hits=hits)
+        record_failure(store, sid, rows["q2"], "query q2: HTTP 400")
+        info = find_snapshot(store, str(sid))
+        assert (info.status, info.n_done, info.n_failed, info.n_hits) == ("running", 1, 1, 2)
+        with pytest.raises(StoreError, match="has 1 of 3 queries: it cannot be complete"):
+            finish_snapshot(store, sid, "complete")
+        finish_snapshot(store, sid, "failed", "query q2: HTTP 400")
+        info = find_snapshot(store, "snap")
+        assert info.status == "failed" and info.error == "query q2: HTTP 400"
+        records = snapshot_queries(store, sid)
+        assert [(r.query_id, r.status) for r in records] == [("q1", "ok"), ("q2", "error"),
+                                                             ("q3", None)]
+        assert records[0].request == {"method": "POST", "body": {"q": "ü"}}
+        assert records[0].params == {"brand": "x"} and records[1].need == "a need"
+        got = snapshot_hits(store, sid)
+        assert [(h["rank"], h["doc_id"], h["score"], h["title"], h["image"], h["fields"])
+                for h in got] == [(1, "d1", 2.5, "T1", None, {"brand": "A"}),
+                                  (2, "d2", None, None, "https://x/i.png", {})]
+        # a second snapshot of the same query set reuses it; names resolve to the newest
+        sid2, rows2 = _start(store)
+        assert rows2 == rows and sid2 != sid
+        assert find_snapshot(store, "snap").id == sid2
+        assert [s.id for s in list_snapshots(store)] == [sid, sid2]
+        with pytest.raises(StoreError, match="no snapshot 'nope'"):
+            find_snapshot(store, "nope")
+    finally:
+        store.close()
+
+
+def test_a_running_snapshot_of_a_dead_process_is_incomplete(tmp_path):
+    import subprocess
+    import sys
+
+    from rankscope.store.models import Snapshot
+
+    store = open_store(tmp_path / "s.sqlite")
+    sid, _ = _start(store)
+    assert find_snapshot(store, str(sid)).status == "running"  # this process is alive
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    import socket
+
+    store.write(lambda s: s.get(Snapshot, sid).__setattr__(
+        "owner", f"{socket.gethostname()}:{dead.pid}"))
+    assert find_snapshot(store, str(sid)).status == "incomplete"
+    # on another host: stale after 15 minutes without a write
+    old = datetime.now(UTC) - timedelta(minutes=16)
+
+    def elsewhere(s):
+        snap = s.get(Snapshot, sid)
+        snap.owner, snap.heartbeat_at = "other-host:1", old
+
+    store.write(elsewhere)
+    assert find_snapshot(store, str(sid)).status == "incomplete"
+    store.write(lambda s: s.get(Snapshot, sid).__setattr__("heartbeat_at", datetime.now(UTC)))
+    assert find_snapshot(store, str(sid)).status == "running"
+    store.close()
+
+
+def test_a_newer_schema_is_refused(tmp_path):
+    store = open_store(tmp_path / "s.sqlite")
+    with store.engine.begin() as con:
+        con.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
+    store.close()
+    with pytest.raises(StoreError, match="schema revision 9999, newer than this rankscope"):
+        open_store(tmp_path / "s.sqlite")
+    with pytest.raises(StoreError, match="is not a directory"):
+        open_store(tmp_path / "missing" / "s.sqlite")
