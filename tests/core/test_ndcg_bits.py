@@ -13,12 +13,12 @@ import math
 import random
 
 import pytest
+
+import rankscope
 from tests.trec_eval.generate import as_dicts, qrels_and_run
 
 # The data has queries on one side only, on purpose: the overlap warning is expected.
 pytestmark = pytest.mark.filterwarnings("ignore::rankscope.errors.RankscopeWarning")
-
-import rankscope
 
 
 def _reference(judged: dict[str, int], ranked: dict[str, float], k: int | None) -> float:
