@@ -13,9 +13,9 @@ import math
 import random
 
 import pytest
+from tests.trec_eval.generate import as_dicts, qrels_and_run
 
 import rankscope
-from tests.trec_eval.generate import as_dicts, qrels_and_run
 
 # The data has queries on one side only, on purpose: the overlap warning is expected.
 pytestmark = pytest.mark.filterwarnings("ignore::rankscope.errors.RankscopeWarning")
