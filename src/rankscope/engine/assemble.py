@@ -9,15 +9,16 @@ metric (:func:`aggregate`), and an account of which queries each side had.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from rankscope.engine.options import EvalOptions
-from rankscope.engine.ranking import FloatArray
+from rankscope.engine.ranking import BoolArray, FloatArray
 from rankscope.metrics.base import Metric
 from rankscope.result import EvaluationInfo, EvaluationResult
 
-__all__ = ["aggregate", "assemble_result"]
+__all__ = ["QueryAccount", "aggregate", "assemble_result"]
 
 
 def aggregate(values: FloatArray, how: str) -> float | None:
@@ -37,6 +38,23 @@ def aggregate(values: FloatArray, how: str) -> float | None:
     return float(present.mean())
 
 
+@dataclass(frozen=True)
+class QueryAccount:
+    """How many queries each side had, and which were on one side only (sorted)."""
+
+    n_qrels: int
+    n_run: int
+    missing_from_run: list[str]
+    run_only: list[str]
+
+    @classmethod
+    def of(cls, qrels_queries: Collection[str], run_queries: Collection[str]) -> QueryAccount:
+        """The account of two sets of query ids."""
+        qrels_set, run_set = set(qrels_queries), set(run_queries)
+        return cls(len(qrels_set), len(run_set), sorted(qrels_set - run_set),
+                   sorted(run_set - qrels_set))
+
+
 def assemble_result(
     labels: Sequence[str],
     metrics: Sequence[Metric],
@@ -45,19 +63,17 @@ def assemble_result(
     *,
     options: EvalOptions,
     run_name: str,
-    qrels_queries: Collection[str],
-    run_queries: Collection[str],
+    account: QueryAccount,
+    in_run: BoolArray,
     per_query: bool,
 ) -> EvaluationResult:
     """An :class:`EvaluationResult` from per-query values (rows follow ``query_ids``).
 
-    ``qrels_queries`` and ``run_queries`` are every query each side has (for
-    the account); ``values`` is changed in place by the ``nonnull`` policy.
+    ``in_run`` says, per evaluated query, whether the run has it; ``values`` is
+    changed in place by the ``nonnull`` policy (a query the run lacks has no
+    value).
     """
-    run_set = set(run_queries)
-    qrels_set = set(qrels_queries)
     if options.queries == "nonnull" and values.size:
-        in_run = np.fromiter((q in run_set for q in query_ids), dtype=bool, count=len(query_ids))
         values[~in_run, :] = np.nan
     means = {
         label: aggregate(values[:, j], metric.spec.aggregate)
@@ -68,11 +84,11 @@ def assemble_result(
         queries=options.queries,
         ties=options.ties,
         unjudged=options.unjudged,
-        n_qrels_queries=len(qrels_set),
-        n_run_queries=len(run_set),
+        n_qrels_queries=account.n_qrels,
+        n_run_queries=account.n_run,
         n_evaluated=len(query_ids),
-        missing_from_run=sorted(qrels_set - run_set),
-        run_only=sorted(run_set - qrels_set),
+        missing_from_run=account.missing_from_run,
+        run_only=account.run_only,
     )
     return EvaluationResult(
         labels=list(labels),

@@ -10,7 +10,7 @@ import numpy as np
 from rankscope.data.formats import as_qrels, as_run, input_name
 from rankscope.data.overlap import check_overlap
 from rankscope.data.tables import Qrels, Run
-from rankscope.engine.assemble import aggregate, assemble_result
+from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
 from rankscope.engine.context import Context
 from rankscope.engine.kernels import KERNELS, NULL_KERNELS
 from rankscope.engine.options import EvalOptions, OptionFields, Unjudged
@@ -150,14 +150,7 @@ def evaluate(
     values = compute(lists, [m for _, m in pairs], unjudged=opts.unjudged)
     return assemble_result(
         [label for label, _ in pairs], [m for _, m in pairs], lists.query_ids, values,
-        options=opts, run_name=run_t.name, per_query=per_query,
-        qrels_queries=_queries(lists, in_qrels=True), run_queries=_queries(lists, in_qrels=False),
+        options=opts, run_name=run_t.name, per_query=per_query, in_run=lists.in_run,
+        account=QueryAccount(lists.n_qrels_queries, lists.n_run_queries, lists.missing_queries,
+                             lists.run_only_queries),
     )
-
-
-def _queries(lists: RankedLists, *, in_qrels: bool) -> list[str]:
-    """Every query the qrels (or the run) has, rebuilt from the ranked lists' account."""
-    in_both = [q for q, present in zip(lists.query_ids, lists.in_run, strict=True) if present]
-    if in_qrels:
-        return sorted(set(lists.query_ids) | set(lists.missing_queries))
-    return sorted(set(in_both) | set(lists.run_only_queries))

@@ -35,7 +35,7 @@ from rankscope.data._io import PathLike
 from rankscope.data.formats import as_qrels
 from rankscope.data.tables import Qrels, Run
 from rankscope.data.trec import iter_trec_chunks
-from rankscope.engine.assemble import assemble_result
+from rankscope.engine.assemble import QueryAccount, assemble_result
 from rankscope.engine.evaluate import MetricsArg, compute, resolve_metrics
 from rankscope.engine.options import EvalOptions, OptionFields
 from rankscope.engine.ranking import rank, required_depth
@@ -226,8 +226,10 @@ def _assemble(
     all_values = np.concatenate(blocks) if blocks else np.zeros((0, width))
     order = sorted(range(len(ids)), key=ids.__getitem__)
     all_values = all_values[np.array(order, dtype=np.int64)] if order else all_values
+    query_ids = [ids[i] for i in order]
+    in_run = np.fromiter((q in run_queries for q in query_ids), dtype=bool, count=len(query_ids))
     return assemble_result(
-        [label for label, _ in pairs], metric_list, [ids[i] for i in order], all_values,
-        options=opts, run_name=run_name, qrels_queries=qrels_queries,
-        run_queries=run_queries, per_query=per_query,
+        [label for label, _ in pairs], metric_list, query_ids, all_values,
+        options=opts, run_name=run_name, account=QueryAccount.of(qrels_queries, run_queries),
+        in_run=in_run, per_query=per_query,
     )

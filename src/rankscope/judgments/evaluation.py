@@ -28,7 +28,7 @@ import numpy as np
 from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_query_sets
 from rankscope.data.tables import Qrels
-from rankscope.engine.assemble import assemble_result
+from rankscope.engine.assemble import QueryAccount, assemble_result
 from rankscope.engine.evaluate import compute, resolve_metrics
 from rankscope.engine.options import EvalOptions, OptionFields
 from rankscope.engine.ranking import rank
@@ -193,9 +193,12 @@ class JudgmentPlan:
             if opts.unjudged != "null":
                 judged = judged.drop_nulls("grade")
             qrels_queries.update(judged.get_column("query_id").unique().to_list())
+        in_run = np.fromiter((q in run_queries for q in query_ids), dtype=bool,
+                             count=len(query_ids))
         return assemble_result(
             self.labels, metrics, query_ids, values, options=opts, run_name=run_t.name,
-            qrels_queries=qrels_queries, run_queries=run_queries, per_query=per_query,
+            account=QueryAccount.of(qrels_queries, run_queries), in_run=in_run,
+            per_query=per_query,
         )
 
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from rankscope.engine.assemble import assemble_result
+from rankscope.engine.assemble import QueryAccount, assemble_result
 from rankscope.engine.evaluate import MetricsArg, resolve_metrics
 from rankscope.engine.options import EvalOptions
 from rankscope.errors import InputError
@@ -159,5 +159,6 @@ def _assemble(
     return assemble_result(
         labels, [m for _, m in pairs], kept.get_column("query_id").to_list(), values,
         options=opts, run_name=run_name, per_query=per_query,
-        qrels_queries=qrels_rows.get_column("query_id").to_list(), run_queries=run_ids,
+        in_run=kept.get_column("in_run").to_numpy().astype(bool),
+        account=QueryAccount.of(qrels_rows.get_column("query_id").to_list(), run_ids),
     )
