@@ -5,7 +5,6 @@ Run: python scripts/gen_metric_docs.py   (tests/test_docs.py checks the pages ar
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -21,13 +20,8 @@ TITLES = {
 
 def render() -> dict[str, str]:
     """Page name -> Markdown, for every group of registered families."""
-    import rankscope.metrics
     from rankscope.metrics.base import FAMILIES
 
-    with contextlib.suppress(ImportError):  # optional groups registered by subpackages
-        import rankscope.metrics.similarity
-    with contextlib.suppress(ImportError):
-        import rankscope.trec_eval.measures  # noqa: F401
     pages: dict[str, list[str]] = {}
     for fam in FAMILIES.values():
         lines = pages.setdefault(fam.group, [f"# {TITLES.get(fam.group, fam.group)}", "",
@@ -45,7 +39,46 @@ def render() -> dict[str, str]:
             lines += [f"- parameter `{p.name}` = `{p.default}`{choices}: {p.doc}"]
         lines += ["", "### Definition", "", fam.doc_section("Notes"), "",
                   "### References", "", fam.doc_section("References"), ""]
-    return {group: "\n".join(lines).rstrip() + "\n" for group, lines in pages.items()}
+    out = {group: "\n".join(lines).rstrip() + "\n" for group, lines in pages.items()}
+    out["trec_eval_measures"] = _trec_eval_table()
+    return out
+
+
+_ONLY_COMMAND = {
+    "none": "printed by `rankscope trec_eval` (not a metric)",
+    "prefs": "`rankscope trec_eval -R prefs` / `-R qrels_prefs` only (reads preferences)",
+    "qrels_jg": "`rankscope trec_eval -R qrels_jg` only (reads judgment groups)",
+    "qrels": "printed by `rankscope trec_eval` (a string, not a number)",
+}
+
+
+def _trec_eval_table() -> str:
+    """Every measure of trec_eval 10.0 and the registered metric(s) it is."""
+    from rankscope.data.trec_catalog import MEASURES
+    from rankscope.errors import UnknownMetricError
+    from rankscope.metrics.parser import parse_metrics
+    from rankscope.metrics.trec_eval_names import member_spelling
+
+    lines = ["# trec_eval 10.0's measures", "",
+             "Generated from trec_eval's measure table (`rankscope/data/trec_catalog.py`) and "
+             "the metric registry by `scripts/gen_metric_docs.py`; do not edit.", "",
+             "Every measure `rankscope trec_eval` prints, in trec_eval's order, with the "
+             "metric `rankscope.evaluate` computes for it under the same name (default "
+             "parameters shown).", "",
+             "| trec_eval measure | metric(s) | notes |", "| --- | --- | --- |"]
+    for m in MEASURES:
+        spelled = member_spelling(m.name)
+        try:
+            metrics = [metric.name for _, metric in parse_metrics(spelled)]
+        except UnknownMetricError:
+            lines.append(f"| `{m.name}` | | {_ONLY_COMMAND[m.source]} |")
+            continue
+        shown = ", ".join(f"`{name}`" for name in metrics[:3])
+        if len(metrics) > 3:
+            shown += f", ... ({len(metrics)})"
+        note = f"spelled `{spelled}`" if spelled != m.name else ""
+        lines.append(f"| `{m.name}` | {shown} | {note} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:

@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "evaluate": "rankscope.engine.evaluate",
+    "EvalOptions": "rankscope.engine.options",
     "EvaluationResult": "rankscope.result",
     "Metric": "rankscope.metrics.base",
     "parse_metric": "rankscope.metrics.parser",
@@ -38,6 +39,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "CompareResult",
+    "EvalOptions",
     "EvaluationResult",
     "Judgments",
     "Metric",
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate
+    from rankscope.engine.options import EvalOptions
     from rankscope.errors import RankscopeError, RankscopeWarning
     from rankscope.judge.api import judge
     from rankscope.judgments.table import Judgments

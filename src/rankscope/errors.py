@@ -272,6 +272,11 @@ class TrecEvalExit(RankscopeError):
         The process exit status.
     """
 
+    @classmethod
+    def in_file(cls, message: str, path: str) -> TrecEvalExit:
+        """A reader failure: its message, then trec_eval's ``Quit in file`` line (exit 2)."""
+        return cls(f"{message}\ntrec_eval: Quit in file '{path}'\n", 2)
+
     def __init__(self, stderr: str, status: int) -> None:
         self.stderr = stderr
         self.status = status

@@ -111,3 +111,16 @@ def qrels_jg_file(rng: random.Random, qids: list[str], docs: list[str]) -> str:
                 lines.append(f"{q} {jg} {d} {rng.choice([0, 1, 2, -1])}")
     rng.shuffle(lines)
     return "\n".join(lines) + "\n"
+
+
+def as_dicts(qrels: str, run: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """The generated files as ``{query: {doc: grade}}`` and ``{query: {doc: score}}``."""
+    judged: dict[str, dict[str, int]] = {}
+    for line in qrels.splitlines():
+        q, _, d, g = line.split()
+        judged.setdefault(q, {})[d] = int(g)
+    ranked: dict[str, dict[str, float]] = {}
+    for line in run.splitlines():
+        q, _, d, _, s, _ = line.split()
+        ranked.setdefault(q, {})[d] = float(s)
+    return judged, ranked

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankscope.trec_eval.cnum import atof, atof_series, atol, atol_series
+from rankscope.data.cnum import atof, atof_series, atol, atol_series
 from rankscope.trec_eval.exits import TrecEvalExit
 from rankscope.trec_eval.options import parse_args
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from rankscope.trec_eval.catalog import MEASURES, NICKNAMES
-from rankscope.trec_eval.helptext import MEASURE_DOCS
+from rankscope.trec_eval.helptext import measure_docs
 
 from .util import ours, reference_binary, theirs
+
+MEASURE_DOCS = measure_docs()
 
 COMBOS = [
     ["-h"],

@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from .generate import qrels_and_run
+from .generate import as_dicts, qrels_and_run
 from .util import ours
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -27,14 +27,7 @@ COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 
 
 def _tables(qrels: str, run: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    judged: dict[str, dict[str, int]] = {}
-    for line in qrels.splitlines():
-        q, _, d, g = line.split()
-        judged.setdefault(q, {})[d] = int(g)
-    ranked: dict[str, dict[str, float]] = {}
-    for line in run.splitlines():
-        q, _, d, _, s, _ = line.split()
-        ranked.setdefault(q, {})[d] = float(s)
+    judged, ranked = as_dicts(qrels, run)
     # 9.x skips qrels queries the run lacks; it cannot take all-negative queries
     judged = {q: docs for q, docs in judged.items()
               if q in ranked and max(docs.values()) >= 0}

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
-from rankscope.trec_eval.ranking import MIX, doc_keys
+from rankscope.engine.trec_order import MIX, doc_keys
 
 
 def test_distinct_within_matches_sets_per_group():
@@ -51,7 +51,7 @@ def test_doc_keys_mix_the_query_into_the_document_hash():
 def test_ties_between_equal_values_need_no_order():
     # Ordering only the tied runs whose rows differ in value yields the same
     # value at every rank as ordering every run (the measures see nothing else).
-    from rankscope.trec_eval.ranking import base_order, find_ties, fix_ties, rank_order
+    from rankscope.engine.trec_order import base_order, find_ties, fix_ties, rank_order
 
     rng = np.random.default_rng(5)
     for _ in range(200):

@@ -100,7 +100,7 @@ def _outcome(parse, *args):
 def test_layout_scan_matches_a_byte_by_byte_count(monkeypatch):
     import random
 
-    import rankscope.trec_eval.readers as readers
+    import rankscope.data.trec_dialect as readers
 
     monkeypatch.setattr(readers, "_CHUNK", 5)  # many chunk boundaries
     rng = random.Random(7)
@@ -119,7 +119,7 @@ def test_fast_run_reader_equals_the_line_by_line_reader(monkeypatch):
 
     import polars as pl
 
-    import rankscope.trec_eval.readers as readers
+    import rankscope.data.trec_dialect as readers
 
     monkeypatch.setattr(readers, "_CHUNK", 7)
     rng = random.Random(11)

@@ -13,10 +13,8 @@ from pathlib import Path
 
 from rankscope.trec_eval.command import run
 
-# CI clones the repository with the shared data beside it: <clone>/../shared
-CONFORMANCE = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "trec_eval"
-).resolve()
+# trec_eval's own test inputs and outputs, kept with the tests (see its LICENSE file there)
+CONFORMANCE = Path(__file__).resolve().parent / "conformance"
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,7 @@ def describe(family_name: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the listing; returns the exit code."""
-    import rankscope.metrics  # registers the families
-    import rankscope.trec_eval.measures  # noqa: F401 - and trec_eval's
+    import rankscope.metrics  # noqa: F401 - every family, trec_eval's included
     from rankscope.metrics.base import FAMILIES
     from rankscope.metrics.parser import parse_metric
 

@@ -8,13 +8,23 @@ queries in Python.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rankscope.engine.c_math import log2_table
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
 from rankscope.metrics.base import Metric
 
-__all__ = ["Context"]
+if TYPE_CHECKING:
+    from rankscope.engine.trec_stats import QueryStats
+
+__all__ = ["Context", "log2_ranks"]
+
+
+def log2_ranks(pos: IntArray) -> FloatArray:
+    """:math:`\\log_2(i + 1)` for 0-based positions ``pos`` (i = pos + 1, the rank)."""
+    return log2_table(int(pos.max(initial=0)) + 2)[pos + 2]
 
 
 class Context:
@@ -43,9 +53,14 @@ class Context:
         return np.arange(self.lists.grades.size, dtype=np.int64) - np.repeat(starts, self.lengths)
 
     @cached_property
-    def discount(self) -> FloatArray:
-        """:math:`1 / \\log_2(i + 1)` for every ranked row (i the 1-based rank)."""
-        return np.asarray(1.0 / np.log2(self.pos + 2.0), dtype=np.float64)
+    def log2_rank(self) -> FloatArray:
+        """:math:`\\log_2(i + 1)` for every ranked row (i the 1-based rank).
+
+        DCG divides each gain by it, as trec_eval does, with the C library's
+        logarithms (:func:`~rankscope.engine.trec_stats.log2_table`), so the
+        numbers are trec_eval's to the last bit.
+        """
+        return log2_ranks(self.pos)
 
     @cached_property
     def judged(self) -> BoolArray:
@@ -144,6 +159,16 @@ class Context:
         key = ("hits", rel, k)
         if key not in self._cache:
             self._cache[key] = self.seg_sum(self.relevant(rel).astype(np.float64), self.top(k))
+        return self._cache[key]  # type: ignore[return-value]
+
+    def trec_stats(self, lvl: int) -> QueryStats:
+        """trec_eval's per-query statistics at relevance level ``lvl`` (built once)."""
+        from rankscope.engine.trec_lists import trec_lists_from_ranked  # only trec_eval's measures
+        from rankscope.engine.trec_stats import QueryStats
+
+        key = ("trec_eval", lvl)
+        if key not in self._cache:
+            self._cache[key] = QueryStats(trec_lists_from_ranked(self.lists, lvl))
         return self._cache[key]  # type: ignore[return-value]
 
     # -- gains ----------------------------------------------------------------

@@ -3,43 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from rankscope.data.formats import as_qrels, as_run, input_name
 from rankscope.data.overlap import check_overlap
-from rankscope.data.tables import OnDuplicate, Qrels, Run
+from rankscope.data.tables import Qrels, Run
+from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
 from rankscope.engine.context import Context
-from rankscope.engine.kernels import KERNELS
-from rankscope.engine.ranking import (
-    FloatArray,
-    QueryPolicy,
-    RankedLists,
-    Ties,
-    Unjudged,
-    rank,
-    required_depth,
-)
+from rankscope.engine.kernels import KERNELS, NULL_KERNELS
+from rankscope.engine.options import EvalOptions, OptionFields, Unjudged
+from rankscope.engine.ranking import FloatArray, RankedLists, rank, required_depth
 from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.metrics.parser import parse_metrics
-from rankscope.result import EvaluationInfo, EvaluationResult
+from rankscope.result import EvaluationResult
 
 __all__ = ["NULL_KERNELS", "aggregate", "compute", "evaluate", "resolve_metrics"]
-
-NullKernel = Callable[[Context, Metric], FloatArray]
-NULL_KERNELS: dict[str, NullKernel] = {}
-"""Kernels of the judging platform's null rules (``unjudged="null"``), by family."""
 
 MetricsArg = str | Metric | Iterable[str | Metric]
 
 
-def resolve_metrics(metrics: MetricsArg) -> list[tuple[str, Metric]]:
+def resolve_metrics(
+    metrics: MetricsArg, options: EvalOptions | None = None
+) -> list[tuple[str, Metric]]:
     """Turn the user's metric argument into ``(label, metric)`` pairs.
 
     Labels are the names as typed (a :class:`Metric` is labelled by its
-    canonical name); a label asked for twice is kept once.
+    canonical name); a label asked for twice is kept once. With ``options``,
+    its relevance threshold (when set) is bound into every metric that has one.
     """
     items: Sequence[str | Metric]
     if isinstance(metrics, str | Metric):
@@ -60,7 +53,7 @@ def resolve_metrics(metrics: MetricsArg) -> list[tuple[str, Metric]]:
         for label, metric in found:
             if label not in seen:
                 seen.add(label)
-                pairs.append((label, metric))
+                pairs.append((label, metric if options is None else options.bind(metric)))
     return pairs
 
 
@@ -77,8 +70,6 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
 
 
 def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], FloatArray]:
-    if unjudged == "null":
-        import rankscope.engine.null_mode  # noqa: F401  (fills NULL_KERNELS on first use)
     table = NULL_KERNELS if unjudged == "null" else KERNELS
     if metric.family not in table:
         if unjudged == "null":
@@ -90,35 +81,16 @@ def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], F
     return table[metric.family]
 
 
-def aggregate(values: FloatArray, how: str) -> float | None:
-    """One number from per-query values; NaN (null) values are left out.
-
-    ``mean`` and ``sum`` are plain; ``gmean`` is trec_eval's geometric mean,
-    with values floored at 1e-5 before the logarithm. None when no query has
-    a value.
-    """
-    present = values[~np.isnan(values)]
-    if present.size == 0:
-        return None
-    if how == "sum":
-        return float(present.sum())
-    if how == "gmean":
-        return float(np.exp(np.mean(np.log(np.maximum(present, 1e-5)))))
-    return float(present.mean())
-
-
 def evaluate(
     qrels: Any,
     run: Any,
     metrics: MetricsArg,
     *,
     per_query: bool = False,
-    ties: Ties = "trec",
-    unjudged: Unjudged = "nonrelevant",
-    queries: QueryPolicy = "qrels",
-    on_duplicate: OnDuplicate = "error",
     run_name: str | None = None,
     allow_no_overlap: bool = False,
+    options: EvalOptions | None = None,
+    **option_fields: Unpack[OptionFields],
 ) -> EvaluationResult:
     """Evaluate one run against qrels with any number of metrics.
 
@@ -133,17 +105,6 @@ def evaluate(
     per_query : bool, default False
         Keep per-query values in the result's printed form (they are always
         available as ``result.per_query``).
-    ties : {"trec", "input"}, default "trec"
-        Score ties broken by document id descending (trec_eval), or input order.
-    unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
-        Unjudged documents are non-relevant; or removed before ranking
-        (judged-only lists); or the judging platform's null rules.
-    queries : {"qrels", "intersection", "nonnull"}, default "qrels"
-        Which queries are averaged: every query with judgments (a query the
-        run lacks scores as an empty ranking); only queries in both; or every
-        query with judgments but a query the run lacks has no value.
-    on_duplicate : {"error", "first", "max"}, default "error"
-        A document twice in one query's ranking.
     run_name : str, optional
         Name for the run (default: its run tag or file name).
     allow_no_overlap : bool, default False
@@ -151,6 +112,15 @@ def evaluate(
         default :class:`~rankscope.errors.NoOverlapError`: every score would
         be a quiet 0). Some queries on one side only give a
         :class:`~rankscope.errors.RankscopeWarning` with the counts.
+    options : EvalOptions, optional
+        Ties, unjudged documents, query policy, duplicates, relevance
+        threshold (see :class:`~rankscope.engine.options.EvalOptions`).
+    **option_fields
+        Any field of :class:`~rankscope.engine.options.EvalOptions` as a
+        keyword, on top of ``options``: ``ties`` ({"trec", "input"}),
+        ``unjudged`` ({"nonrelevant", "condensed", "null"}), ``queries``
+        ({"qrels", "intersection", "nonnull"}), ``on_duplicate`` ({"error",
+        "first", "max"}), ``rel``.
 
     Returns
     -------
@@ -166,39 +136,21 @@ def evaluate(
     >>> result["P@1"]
     0.5
     """
-    pairs = resolve_metrics(metrics)
+    opts = EvalOptions.merged(options, option_fields)
+    pairs = resolve_metrics(metrics, opts)
     qrels_t: Qrels = as_qrels(qrels)
-    run_t: Run = as_run(run, name=run_name, on_duplicate=on_duplicate)
+    run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
     # Rank once, keeping only as deep as the deepest metric reads.
     depth = required_depth(m for _, m in pairs)
-    lists = rank(qrels_t, run_t, ties=ties, unjudged=unjudged, queries=queries, depth=depth)
+    lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
+                 depth=depth)
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
                   input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)
-    values = compute(lists, [m for _, m in pairs], unjudged=unjudged)
-    if queries == "nonnull":
-        values[~lists.in_run, :] = np.nan
-    means = {
-        label: aggregate(values[:, j], metric.spec.aggregate)
-        for j, (label, metric) in enumerate(pairs)
-    }
-    info = EvaluationInfo(
-        run_name=run_t.name,
-        queries=queries,
-        ties=ties,
-        unjudged=unjudged,
-        n_qrels_queries=lists.n_qrels_queries,
-        n_run_queries=lists.n_run_queries,
-        n_evaluated=lists.n_queries,
-        missing_from_run=lists.missing_queries,
-        run_only=lists.run_only_queries,
-    )
-    return EvaluationResult(
-        labels=[label for label, _ in pairs],
-        metrics=[m for _, m in pairs],
-        query_ids=lists.query_ids,
-        values=values,
-        means=means,
-        info=info,
-        show_per_query=per_query,
+    values = compute(lists, [m for _, m in pairs], unjudged=opts.unjudged)
+    return assemble_result(
+        [label for label, _ in pairs], [m for _, m in pairs], lists.query_ids, values,
+        options=opts, run_name=run_t.name, per_query=per_query, in_run=lists.in_run,
+        account=QueryAccount(lists.n_qrels_queries, lists.n_run_queries, lists.missing_queries,
+                             lists.run_only_queries),
     )

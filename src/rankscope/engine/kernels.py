@@ -3,7 +3,10 @@
 A kernel takes the shared :class:`~rankscope.engine.context.Context` and a
 bound :class:`~rankscope.metrics.Metric` and returns a float64 array with one
 value per evaluated query (NaN = null). The definitions they implement are the
-factories' docstrings in :mod:`rankscope.metrics`.
+factories' docstrings in :mod:`rankscope.metrics`. The table is complete on
+import: the core kernels here, trec_eval's own measures
+(:mod:`rankscope.engine.kernels_trec_families`), and beside it the table of the
+judging platform's null rules (:data:`NULL_KERNELS`, ``unjudged="null"``).
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rankscope.engine.context import Context
+from rankscope.engine.context import Context, log2_ranks
+from rankscope.engine.kernels_trec_families import TREC_KERNELS
+from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
 
-__all__ = ["KERNELS", "register_kernel"]
+__all__ = ["KERNELS", "NULL_KERNELS", "register_kernel"]
 
 Kernel = Callable[[Context, Metric], FloatArray]
 KERNELS: dict[str, Kernel] = {}
@@ -156,7 +161,7 @@ def _cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
 
 @register_kernel("DCG")
 def _dcg(ctx: Context, m: Metric) -> FloatArray:
-    gains = ctx.gain_of(ctx.lists.grades, m) * ctx.discount
+    gains = ctx.gain_of(ctx.lists.grades, m) / ctx.log2_rank
     return ctx.seg_sum(gains, ctx.top(m.k))
 
 
@@ -167,15 +172,14 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
         order = np.lexsort((-gains, ctx.judged_query))
         gains = gains[order]
-        disc = 1.0 / np.log2(ctx.judged_pos + 2.0)
         mask = None if m.k is None else ctx.judged_pos < m.k
-        return ctx.judged_sum(gains * disc, mask)
+        return ctx.judged_sum(gains / log2_ranks(ctx.judged_pos), mask)
     if flavor == "max":
         top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
         depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)
         longest = int(depth.max()) if depth.size else 0
-        prefix = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(longest) + 2.0))))
-        return top_gain * prefix[depth]
+        steps = top_gain / log2_ranks(np.arange(longest, dtype=np.int64))
+        return np.concatenate(([0.0], np.cumsum(steps)))[depth]
     # local: the best order of the retrieved top k
     mask = ctx.top(m.k)
     gains = ctx.gain_of(ctx.lists.grades, m)
@@ -183,7 +187,7 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         gains = np.where(mask, gains, -np.inf)
     order = np.lexsort((-gains, ctx.row_query))
     best = gains[order]
-    contrib = np.where(np.isfinite(best), best * ctx.discount, 0.0)
+    contrib = np.where(np.isfinite(best), best / ctx.log2_rank, 0.0)
     return ctx.seg_sum(contrib)
 
 
@@ -249,3 +253,7 @@ def _best(ctx: Context, m: Metric) -> FloatArray:
     top = np.where(top > 0, top, np.inf)  # no positive grade: nothing is "best"
     is_best = ctx.lists.grades == top[ctx.row_query]
     return (ctx.seg_sum(is_best.astype(np.float64), ctx.top(m.k)) > 0).astype(np.float64)
+
+
+# trec_eval's own measures (rankscope.metrics.trec_eval_names) share the table.
+KERNELS.update(TREC_KERNELS)

@@ -39,12 +39,15 @@ from collections.abc import Callable
 import numpy as np
 
 from rankscope.engine.context import Context
-from rankscope.engine.evaluate import NULL_KERNELS, NullKernel
 from rankscope.engine.ranking import FloatArray
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
-__all__ = ["graded_positions"]
+__all__ = ["NULL_KERNELS", "graded_positions"]
+
+NullKernel = Callable[[Context, Metric], FloatArray]
+NULL_KERNELS: dict[str, NullKernel] = {}
+"""Kernels of the judging platform's null rules (``unjudged="null"``), by family."""
 
 
 def _register(family: str) -> Callable[[NullKernel], NullKernel]:
@@ -105,7 +108,7 @@ def _cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
 
 
 def _dcg(ctx: Context, m: Metric) -> FloatArray:
-    gains = ctx.gain_of(ctx.lists.grades, m) * ctx.discount
+    gains = ctx.gain_of(ctx.lists.grades, m) / ctx.log2_rank
     return ctx.seg_sum(gains, ctx.top(m.k))
 
 
@@ -127,7 +130,7 @@ def _ndcg(ctx: Context, m: Metric) -> FloatArray:
         gains = np.where(top, gains, -np.inf)
     # Sort each query's top-k gains descending; rows outside the top k sink last.
     best = gains[np.lexsort((-gains, ctx.row_query))]
-    ideal = ctx.seg_sum(np.where(np.isfinite(best), best * ctx.discount, 0.0))
+    ideal = ctx.seg_sum(np.where(np.isfinite(best), best / ctx.log2_rank, 0.0))
     return _nullify(_safe_div(_dcg(ctx, m), ideal), ctx, m.k)
 
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.tables import Qrels, Run, pair_hashes
+from rankscope.engine.options import QueryPolicy, Ties, Unjudged
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
@@ -39,10 +39,6 @@ __all__ = ["CUTOFF_FAMILIES", "QueryPolicy", "RankedLists", "Ties", "Unjudged", 
            "required_depth"]
 
 _SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
-
-Ties = Literal["trec", "input"]
-Unjudged = Literal["nonrelevant", "condensed", "null"]
-QueryPolicy = Literal["qrels", "intersection", "nonnull"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -26,19 +26,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import polars as pl
 
 from rankscope.data._io import PathLike
 from rankscope.data.formats import as_qrels
-from rankscope.data.tables import OnDuplicate, Qrels, Run
+from rankscope.data.tables import Qrels, Run
 from rankscope.data.trec import iter_trec_chunks
-from rankscope.engine.evaluate import MetricsArg, aggregate, compute, resolve_metrics
-from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank, required_depth
+from rankscope.engine.assemble import QueryAccount, assemble_result
+from rankscope.engine.evaluate import MetricsArg, compute, resolve_metrics
+from rankscope.engine.options import EvalOptions, OptionFields
+from rankscope.engine.ranking import rank, required_depth
 from rankscope.errors import InputError, OptionError
-from rankscope.result import EvaluationInfo, EvaluationResult
+from rankscope.result import EvaluationResult
 
 __all__ = ["DEFAULT_MEMORY", "evaluate_streaming", "query_batches"]
 
@@ -92,12 +94,10 @@ def evaluate_streaming(
     metrics: MetricsArg,
     *,
     per_query: bool = False,
-    ties: Ties = "trec",
-    unjudged: Unjudged = "nonrelevant",
-    queries: QueryPolicy = "qrels",
-    on_duplicate: OnDuplicate = "error",
     run_name: str | None = None,
     memory: int = DEFAULT_MEMORY,
+    options: EvalOptions | None = None,
+    **option_fields: Unpack[OptionFields],
 ) -> EvaluationResult:
     """Evaluate a run file of any size in bounded memory (see the module docstring).
 
@@ -118,7 +118,8 @@ def evaluate_streaming(
     InputError
         When a query's lines are not together in the file (with its line).
     """
-    pairs = resolve_metrics(metrics)
+    opts = EvalOptions.merged(options, option_fields)
+    pairs = resolve_metrics(metrics, opts)
     metric_list = [m for _, m in pairs]
     qrels_t: Qrels = as_qrels(qrels)
     depth = required_depth(metric_list)
@@ -144,22 +145,21 @@ def evaluate_streaming(
                 frame,
                 name="streaming",
                 source=source,
-                on_duplicate=on_duplicate,
+                on_duplicate=opts.on_duplicate,
                 _locate=_shifted(locate_file, first_row),
             )
             # only this batch's judgments, with the whole qrels' highest grade
             wanted = batch.frame.get_column("query_id").unique().implode()
             part = Qrels(judged.filter(pl.col("query_id").is_in(wanted)), source=qrels_t.source)
-            lists = rank(part, batch, ties=ties, unjudged=unjudged, queries="intersection",
-                         depth=depth, max_grade=top_grade)
+            lists = rank(part, batch, ties=opts.ties, unjudged=opts.unjudged,
+                         queries="intersection", depth=depth, max_grade=top_grade)
             if lists.n_queries:
-                blocks.append(compute(lists, metric_list, unjudged=unjudged))
+                blocks.append(compute(lists, metric_list, unjudged=opts.unjudged))
                 ids.extend(lists.query_ids)
             advance(consumed - done)
             done = consumed
     tag = run_name or _first_tag(run) or source
-    return _assemble(qrels_t, pairs, ids, blocks, seen, queries, ties, unjudged, tag,
-                     per_query, depth)
+    return _assemble(qrels_t, pairs, ids, blocks, seen, opts, tag, per_query, depth)
 
 
 def _shifted(locate: Callable[[int], int | None], base: int) -> Callable[[int], int | None]:
@@ -202,9 +202,7 @@ def _assemble(
     ids: list[str],
     blocks: list[np.ndarray],
     run_queries: set[str],
-    queries: QueryPolicy,
-    ties: Ties,
-    unjudged: Unjudged,
+    opts: EvalOptions,
     run_name: str,
     per_query: bool,
     depth: int | None,
@@ -215,44 +213,23 @@ def _assemble(
     graded = qrels.frame.filter(pl.col("grade").is_not_null())
     qrels_queries = set(graded.get_column("query_id").unique().to_list())
     missing = sorted(qrels_queries - run_queries)
-    if missing and queries != "intersection":
+    if missing and opts.queries != "intersection":
         # Queries the run lacks score as empty rankings, as in the local engine.
         empty = Run(pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
                                          "score": pl.Float64}), name="empty")
-        lists = rank(qrels, empty, ties=ties, unjudged=unjudged, queries="qrels", depth=depth)
-        values = compute(lists, metric_list, unjudged=unjudged)
+        lists = rank(qrels, empty, ties=opts.ties, unjudged=opts.unjudged, queries="qrels",
+                     depth=depth)
+        values = compute(lists, metric_list, unjudged=opts.unjudged)
         where = {q: i for i, q in enumerate(lists.query_ids)}
-        picked = np.array([where[q] for q in missing], dtype=np.int64)
-        block = values[picked]
-        if queries == "nonnull":
-            block[:] = np.nan
-        blocks.append(block)
+        blocks.append(values[np.array([where[q] for q in missing], dtype=np.int64)])
         ids.extend(missing)
     all_values = np.concatenate(blocks) if blocks else np.zeros((0, width))
     order = sorted(range(len(ids)), key=ids.__getitem__)
     all_values = all_values[np.array(order, dtype=np.int64)] if order else all_values
     query_ids = [ids[i] for i in order]
-    means = {
-        label: aggregate(all_values[:, j], metric.spec.aggregate)
-        for j, (label, metric) in enumerate(pairs)
-    }
-    info = EvaluationInfo(
-        run_name=run_name,
-        queries=queries,
-        ties=ties,
-        unjudged=unjudged,
-        n_qrels_queries=len(qrels_queries),
-        n_run_queries=len(run_queries),
-        n_evaluated=len(query_ids),
-        missing_from_run=missing,
-        run_only=sorted(run_queries - qrels_queries),
-    )
-    return EvaluationResult(
-        labels=[label for label, _ in pairs],
-        metrics=metric_list,
-        query_ids=query_ids,
-        values=all_values,
-        means=means,
-        info=info,
-        show_per_query=per_query,
+    in_run = np.fromiter((q in run_queries for q in query_ids), dtype=bool, count=len(query_ids))
+    return assemble_result(
+        [label for label, _ in pairs], metric_list, query_ids, all_values,
+        options=opts, run_name=run_name, account=QueryAccount.of(qrels_queries, run_queries),
+        in_run=in_run, per_query=per_query,
     )

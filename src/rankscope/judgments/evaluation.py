@@ -21,23 +21,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_query_sets
-from rankscope.data.tables import OnDuplicate, Qrels
-from rankscope.engine.evaluate import aggregate as aggregate_values
+from rankscope.data.tables import Qrels
+from rankscope.engine.assemble import QueryAccount, assemble_result
 from rankscope.engine.evaluate import compute, resolve_metrics
-from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank
+from rankscope.engine.options import EvalOptions, OptionFields
+from rankscope.engine.ranking import rank
 from rankscope.errors import MetricError, OptionError
 from rankscope.judgments.aggregate import aggregate
 from rankscope.judgments.scales import BINARY, DETAIL, GRADED, Scale, get_scale
 from rankscope.judgments.table import Judgments, as_judgments
 from rankscope.judgments.transform import DEFAULT_RULES, transform
 from rankscope.metrics.base import Metric, make_metric
-from rankscope.result import EvaluationInfo, EvaluationResult
+from rankscope.result import EvaluationResult
 
 __all__ = ["JudgmentPlan", "evaluate_judgments", "plan_evaluation", "resolve_seed_metrics"]
 
@@ -153,15 +154,15 @@ class JudgmentPlan:
         run: Any,
         *,
         per_query: bool = False,
-        ties: Ties = "trec",
-        unjudged: Unjudged = "nonrelevant",
-        queries: QueryPolicy = "qrels",
-        on_duplicate: OnDuplicate = "error",
         run_name: str | None = None,
         allow_no_overlap: bool = False,
+        options: EvalOptions | None = None,
+        **option_fields: Unpack[OptionFields],
     ) -> EvaluationResult:
         """Evaluate one run (options as :func:`rankscope.evaluate`)."""
-        run_t = as_run(run, name=run_name, on_duplicate=on_duplicate)
+        opts = EvalOptions.merged(options, option_fields)
+        metrics = [opts.bind(m) for m in self.metrics]
+        run_t = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
         run_queries = set(run_t.frame.get_column("query_id").unique().to_list())
         judged_queries = {q for g in self.groups
                           for q in g.qrels.frame.get_column("query_id").unique().to_list()}
@@ -169,53 +170,35 @@ class JudgmentPlan:
                          allow=allow_no_overlap)
         parts = []
         for group in self.groups:
-            lists = rank(group.qrels, run_t, ties=ties, unjudged=unjudged, queries=queries)
-            values = compute(lists, [self.metrics[j] for j in group.columns], unjudged=unjudged)
-            if queries == "nonnull":
-                values[~lists.in_run, :] = np.nan
+            lists = rank(group.qrels, run_t, ties=opts.ties, unjudged=opts.unjudged,
+                         queries=opts.queries)
+            values = compute(lists, [metrics[j] for j in group.columns], unjudged=opts.unjudged)
             parts.append((group, lists, values))
         evaluated = {q for _, lists, _ in parts for q in lists.query_ids}
-        if unjudged == "null":
+        if opts.unjudged == "null":
             # A query whose results are all ungraded (or tied) has no value under the
             # null rules: list it as null rather than drop it.
             extra = {q for g in self.groups
                      for q in g.qrels.frame.get_column("query_id").unique().to_list()}
-            evaluated |= extra & run_queries if queries == "intersection" else extra
+            evaluated |= extra & run_queries if opts.queries == "intersection" else extra
         query_ids = sorted(evaluated)
         index = {q: i for i, q in enumerate(query_ids)}
-        values = np.full((len(query_ids), len(self.metrics)), np.nan)
+        values = np.full((len(query_ids), len(metrics)), np.nan)
         qrels_queries: set[str] = set()
         for group, lists, part in parts:
             rows = np.array([index[q] for q in lists.query_ids], dtype=np.int64)
             if rows.size:
                 values[np.ix_(rows, np.array(group.columns))] = part
             judged = group.qrels.frame
-            if unjudged != "null":
+            if opts.unjudged != "null":
                 judged = judged.drop_nulls("grade")
             qrels_queries.update(judged.get_column("query_id").unique().to_list())
-        means = {
-            label: aggregate_values(values[:, j], metric.spec.aggregate)
-            for j, (label, metric) in enumerate(zip(self.labels, self.metrics, strict=True))
-        }
-        info = EvaluationInfo(
-            run_name=run_t.name,
-            queries=queries,
-            ties=ties,
-            unjudged=unjudged,
-            n_qrels_queries=len(qrels_queries),
-            n_run_queries=len(run_queries),
-            n_evaluated=len(query_ids),
-            missing_from_run=[q for q in query_ids if q not in run_queries],
-            run_only=sorted(run_queries - qrels_queries),
-        )
-        return EvaluationResult(
-            labels=list(self.labels),
-            metrics=list(self.metrics),
-            query_ids=query_ids,
-            values=values,
-            means=means,
-            info=info,
-            show_per_query=per_query,
+        in_run = np.fromiter((q in run_queries for q in query_ids), dtype=bool,
+                             count=len(query_ids))
+        return assemble_result(
+            self.labels, metrics, query_ids, values, options=opts, run_name=run_t.name,
+            account=QueryAccount.of(qrels_queries, run_queries), in_run=in_run,
+            per_query=per_query,
         )
 
 
@@ -278,13 +261,11 @@ def evaluate_judgments(
     strategy: str | Mapping[str, str] | None = None,
     transforms: TransformsArg = None,
     metric_scales: Mapping[str, Scale | str] | None = None,
-    unjudged: Unjudged = "nonrelevant",
     per_query: bool = False,
-    ties: Ties = "trec",
-    queries: QueryPolicy = "qrels",
-    on_duplicate: OnDuplicate = "error",
     run_name: str | None = None,
     allow_no_overlap: bool = False,
+    options: EvalOptions | None = None,
+    **option_fields: Unpack[OptionFields],
 ) -> EvaluationResult:
     """Evaluate a run against raters' judgments: transform, aggregate, compute.
 
@@ -313,8 +294,9 @@ def evaluate_judgments(
     unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
         ``"null"`` applies the platform's null rules (see
         :mod:`rankscope.engine.null_mode`).
-    per_query, ties, queries, on_duplicate, run_name, allow_no_overlap
-        As for :func:`rankscope.evaluate`.
+    per_query, run_name, allow_no_overlap, options, **option_fields
+        As for :func:`rankscope.evaluate` (one
+        :class:`~rankscope.engine.options.EvalOptions`, or its fields).
 
     Returns
     -------
@@ -339,7 +321,5 @@ def evaluate_judgments(
         judgments, metrics, scale=scale, strategy=strategy, transforms=transforms,
         metric_scales=metric_scales,
     )
-    return plan.evaluate(
-        run, per_query=per_query, ties=ties, unjudged=unjudged, queries=queries,
-        on_duplicate=on_duplicate, run_name=run_name, allow_no_overlap=allow_no_overlap,
-    )
+    return plan.evaluate(run, per_query=per_query, run_name=run_name,
+                         allow_no_overlap=allow_no_overlap, options=options, **option_fields)

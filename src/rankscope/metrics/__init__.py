@@ -1,7 +1,9 @@
 """Metric definitions (data, no computation), the registry and the name parser.
 
 Build metrics with the factories below or by name with :func:`parse_metric`;
-compute them with :func:`rankscope.evaluate`.
+compute them with :func:`rankscope.evaluate`. Every registry (families, names,
+trec_eval's measures in :mod:`rankscope.metrics.trec_eval_names`) is complete
+once this package is imported.
 """
 
 from rankscope.metrics import similarity as _similarity  # noqa: F401 - registers RBO, Jaccard
@@ -55,3 +57,6 @@ __all__ = [
     "reciprocal_rank",
     "success",
 ]
+
+# trec_eval's own measures, registered after the core families they build on.
+from rankscope.metrics import trec_eval_names as _trec_eval_names  # noqa: F401

@@ -37,12 +37,10 @@ _EXACT: dict[str, Builder] = {}
 _LOWER: dict[str, Builder] = {}
 # trec_eval style "<base>_<k>" and "<base>.<k1>,<k2>" families.
 _TREC_CUTOFF: dict[str, Callable[[int], Metric]] = {}
-# Names that expand to several metrics (trec_eval nicknames, registered by others).
+# Names that expand to several metrics (trec_eval nicknames, see trec_eval_names).
 _EXPANSIONS: dict[str, Callable[[str], list[tuple[str, Metric]]]] = {}
 # builder id -> the parameter a lone positional value binds to: RBP(0.9).
 _FIRST: dict[int, str] = {}
-# Whether rankscope.trec_eval.measures has registered its names yet.
-_TREC_EVAL_NAMES = False
 
 
 def register_name(
@@ -231,10 +229,6 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     MetricParameterError
         For a cut-off <= 0 or a parameter out of range.
     """
-    global _TREC_EVAL_NAMES  # one-time lazy registration of trec_eval names
-    if not _TREC_EVAL_NAMES:
-        _TREC_EVAL_NAMES = True  # set first: the import below parses names itself
-        import rankscope.trec_eval.measures  # noqa: F401  (trec_eval's names and kernels)
     raw = text
     text = text.strip()
     if not text:

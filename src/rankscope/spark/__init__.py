@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, Unpack
 
 from rankscope.engine.evaluate import MetricsArg
-from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
+from rankscope.engine.options import EvalOptions, OptionFields
 from rankscope.errors import DependencyError
 from rankscope.result import EvaluationResult
 
@@ -37,12 +37,10 @@ def evaluate(
     metrics: MetricsArg,
     *,
     per_query: bool = False,
-    ties: Ties = "trec",
-    unjudged: Unjudged = "nonrelevant",
-    queries: QueryPolicy = "qrels",
-    on_duplicate: str = "error",
     run_name: str = "run",
     buckets: int | None = None,
+    options: EvalOptions | None = None,
+    **option_fields: Unpack[OptionFields],
 ) -> EvaluationResult:
     """Evaluate a run held in a Spark DataFrame against qrels in another.
 
@@ -53,8 +51,9 @@ def evaluate(
     run_df : pyspark.sql.DataFrame
         Columns ``query_id``, ``doc_id``, ``score``. With ``ties="input"`` or
         ``on_duplicate="first"``, "input order" is the DataFrame's row order.
-    metrics, per_query, ties, unjudged, queries, on_duplicate
-        As in :func:`rankscope.evaluate`.
+    metrics, per_query, options, **option_fields
+        As in :func:`rankscope.evaluate` (one
+        :class:`~rankscope.engine.options.EvalOptions`, or its fields).
     run_name : str, default "run"
         The run's name in the result.
     buckets : int, optional
@@ -70,8 +69,8 @@ def evaluate(
     from rankscope.spark._engine import evaluate_frames
 
     return evaluate_frames(
-        qrels_df, run_df, metrics, per_query=per_query, ties=ties, unjudged=unjudged,
-        queries=queries, on_duplicate=on_duplicate, run_name=run_name, buckets=buckets,
+        qrels_df, run_df, metrics, per_query=per_query,
+        options=EvalOptions.merged(options, option_fields), run_name=run_name, buckets=buckets,
     )
 
 

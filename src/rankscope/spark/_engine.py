@@ -15,11 +15,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from rankscope.data.tables import OnDuplicate
-from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
-from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
-from rankscope.errors import InputError, OptionError
-from rankscope.result import EvaluationInfo, EvaluationResult
+from rankscope.engine.assemble import QueryAccount, assemble_result
+from rankscope.engine.evaluate import MetricsArg, resolve_metrics
+from rankscope.engine.options import EvalOptions
+from rankscope.errors import InputError
+from rankscope.result import EvaluationResult
 
 __all__ = ["evaluate_frames"]
 
@@ -34,15 +34,11 @@ def _no_line(row: int) -> int | None:
 
 def _task(
     metric_names: list[str],
-    ties: Ties,
-    unjudged: Unjudged,
-    on_duplicate: str,
+    opts: EvalOptions,
     max_grade: float,
     depth: int | None,
 ) -> Any:
     """The function each task runs on one bucket (closes over plain values only)."""
-
-    policy = cast(OnDuplicate, on_duplicate)
 
     def run_bucket(qrels_table: Any, run_table: Any) -> Any:
         import polars as pl
@@ -66,10 +62,11 @@ def _task(
         )
         try:
             qrels = Qrels(qframe, source="<spark qrels>", _locate=_no_line)
-            run = Run(rframe, source="<spark run>", on_duplicate=policy, _locate=_no_line)
-            lists = rank(qrels, run, ties=ties, unjudged=unjudged, queries="qrels",
+            run = Run(rframe, source="<spark run>", on_duplicate=opts.on_duplicate,
+                      _locate=_no_line)
+            lists = rank(qrels, run, ties=opts.ties, unjudged=opts.unjudged, queries="qrels",
                          depth=depth, max_grade=max_grade)
-            values = compute(lists, metrics, unjudged=unjudged)
+            values = compute(lists, metrics, unjudged=opts.unjudged)
         except RankscopeError as exc:
             error_row: dict[str, list[Any]] = {n: [None] for n in schema.names}
             message = getattr(exc, "message", str(exc))
@@ -96,10 +93,7 @@ def evaluate_frames(
     metrics: MetricsArg,
     *,
     per_query: bool = False,
-    ties: Ties = "trec",
-    unjudged: Unjudged = "nonrelevant",
-    queries: QueryPolicy = "qrels",
-    on_duplicate: str = "error",
+    options: EvalOptions,
     run_name: str = "run",
     buckets: int | None = None,
 ) -> EvaluationResult:
@@ -108,12 +102,9 @@ def evaluate_frames(
 
     from rankscope.engine.ranking import required_depth
 
-    pairs = resolve_metrics(metrics)
+    pairs = resolve_metrics(metrics, options)
     metric_list = [m for _, m in pairs]
     labels = [label for label, _ in pairs]
-    for name in (ties, unjudged, queries, on_duplicate):
-        if not isinstance(name, str):
-            raise OptionError(f"expected an option name, got {name!r}")
     spark = run_df.sparkSession
     n_buckets = buckets or max(1, 4 * spark.sparkContext.defaultParallelism)
 
@@ -134,19 +125,16 @@ def evaluate_frames(
     schema = "query_id string, in_run boolean, in_qrels boolean, error string, " + ", ".join(
         f"m{j} double" for j in range(len(metric_list))
     )
-    task = _task([m.name for m in metric_list], ties, unjudged, on_duplicate, max_grade,
-                 required_depth(metric_list))
+    task = _task([m.name for m in metric_list], options, max_grade, required_depth(metric_list))
     rows = q_side.cogroup(r_side).applyInArrow(task, schema=schema).toArrow()
-    return _assemble(rows, pairs, labels, queries, ties, unjudged, run_name, per_query)
+    return _assemble(rows, pairs, labels, options, run_name, per_query)
 
 
 def _assemble(
     table: Any,
     pairs: list[tuple[str, Any]],
     labels: list[str],
-    queries: QueryPolicy,
-    ties: Ties,
-    unjudged: Unjudged,
+    opts: EvalOptions,
     run_name: str,
     per_query: bool,
 ) -> EvaluationResult:
@@ -165,37 +153,12 @@ def _assemble(
     frame = frame.sort("query_id")
     qrels_rows = frame.filter(pl.col("in_qrels"))
     run_ids = frame.filter(pl.col("in_run")).get_column("query_id").to_list()
-    run_only = frame.filter(~pl.col("in_qrels")).get_column("query_id").to_list()
-    missing = qrels_rows.filter(~pl.col("in_run")).get_column("query_id").to_list()
-    if queries == "intersection":
-        kept = qrels_rows.filter(pl.col("in_run"))
-    else:
-        kept = qrels_rows
+    kept = qrels_rows.filter(pl.col("in_run")) if opts.queries == "intersection" else qrels_rows
     values = kept.select([f"m{j}" for j in range(len(pairs))]).to_numpy().astype(np.float64)
     values = values.reshape(kept.height, len(pairs))
-    if queries == "nonnull":
-        values[~kept.get_column("in_run").to_numpy()] = np.nan
-    means = {
-        label: aggregate(values[:, j], metric.spec.aggregate)
-        for j, (label, metric) in enumerate(pairs)
-    }
-    info = EvaluationInfo(
-        run_name=run_name,
-        queries=queries,
-        ties=ties,
-        unjudged=unjudged,
-        n_qrels_queries=qrels_rows.height,
-        n_run_queries=len(run_ids),
-        n_evaluated=kept.height,
-        missing_from_run=missing,
-        run_only=run_only,
-    )
-    return EvaluationResult(
-        labels=labels,
-        metrics=[m for _, m in pairs],
-        query_ids=kept.get_column("query_id").to_list(),
-        values=values,
-        means=means,
-        info=info,
-        show_per_query=per_query,
+    return assemble_result(
+        labels, [m for _, m in pairs], kept.get_column("query_id").to_list(), values,
+        options=opts, run_name=run_name, per_query=per_query,
+        in_run=kept.get_column("in_run").to_numpy().astype(bool),
+        account=QueryAccount.of(qrels_rows.get_column("query_id").to_list(), run_ids),
     )

@@ -1,9 +1,10 @@
-"""trec_eval 10.0, reproduced: the ``rankscope trec_eval`` command and its measures.
+"""trec_eval 10.0, reproduced: the ``rankscope trec_eval`` command.
 
 The command (:func:`rankscope.trec_eval.command.run`) reads trec_eval's
-options and files with trec_eval's own rules and prints the same bytes; the
-measures are computed for all queries at once on columnar arrays. The same
-measures are available to :func:`rankscope.evaluate` under their trec_eval
-names (``iprec_at_recall_0.10``, ``gm_map``, ``11pt_avg``...), registered by
-:mod:`rankscope.trec_eval.measures`.
+options, reads its files with the trec_eval dialect of the TREC readers
+(:mod:`rankscope.data.trec_dialect`), computes the measures with the engine's
+kernels (:mod:`rankscope.engine`) and prints the same bytes with the same exit
+status. The measures themselves are metric definitions
+(:mod:`rankscope.metrics.trec_eval_names`), so :func:`rankscope.evaluate`
+accepts the same names (``iprec_at_recall_0.10``, ``gm_map``, ``11pt_avg``...).
 """

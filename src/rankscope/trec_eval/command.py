@@ -16,17 +16,7 @@ from typing import Any, TextIO
 import numpy as np
 import numpy.typing as npt
 
-import rankscope.trec_eval.measures_gain
-import rankscope.trec_eval.measures_interp
-import rankscope.trec_eval.measures_rank  # noqa: F401  (register their computations)
-from rankscope.trec_eval.catalog import MEASURES, NICKNAMES, Bound, bind
-from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file
-from rankscope.trec_eval.failures import first_failure
-from rankscope.trec_eval.helptext import help_text
-from rankscope.trec_eval.lists import TrecLists, build_lists
-from rankscope.trec_eval.measures_rank import relstrings
-from rankscope.trec_eval.options import USAGE, Options, parse_args
-from rankscope.trec_eval.readers import (
+from rankscope.data.trec_dialect import (
     Blob,
     QrelsTable,
     RunTable,
@@ -36,9 +26,16 @@ from rankscope.trec_eval.readers import (
     parse_zscores,
     read_input,
 )
-from rankscope.trec_eval.registry import COMPUTE, Settings
+from rankscope.engine.kernels_trec import relstrings
+from rankscope.engine.trec_compute import COMPUTE, Settings
+from rankscope.engine.trec_lists import TrecLists, build_lists
+from rankscope.engine.trec_stats import QueryStats
+from rankscope.trec_eval.catalog import MEASURES, NICKNAMES, Bound, bind
+from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file
+from rankscope.trec_eval.failures import first_failure
+from rankscope.trec_eval.helptext import help_text
+from rankscope.trec_eval.options import USAGE, Options, parse_args
 from rankscope.trec_eval.report import PerQuery, Summary, write_report
-from rankscope.trec_eval.stats import QueryStats
 
 __all__ = ["run"]
 
@@ -150,7 +147,7 @@ def _cannot_read(rel_format: str, path: str) -> str:
 def _read_rel_info(rel_format: str, data: Blob, path: str, encoding: str) -> QrelsTable:
     if rel_format == "qrels":
         return parse_qrels(data, path, encoding)
-    from rankscope.trec_eval.readers_prefs import parse_rel_info
+    from rankscope.data.trec_dialect_prefs import parse_rel_info
 
     return parse_rel_info(rel_format, data, path, encoding)
 
@@ -170,10 +167,8 @@ def _evaluate(
         from rankscope.trec_eval.measures_prefs import evaluate_prefs
 
         return evaluate_prefs(opts, rel_info, run_table, bounds), n_qrels_queries, num_rel_all
-    lists = build_lists(
-        rel_info, run_table, lvl=opts.level, complete=opts.complete, max_ret=opts.max_ret,
-        judged_only=opts.judged_only, only_query=opts.debug_query,
-    )
+    lists = build_lists(rel_info, run_table, opts.evaluation(), max_ret=opts.max_ret,
+                        only_query=opts.debug_query)
     return evaluate_qrels(opts, lists, bounds), n_qrels_queries, num_rel_all
 
 

@@ -14,4 +14,4 @@ __all__ = ["TrecEvalExit", "quit_in_file"]
 
 def quit_in_file(message: str, path: str) -> TrecEvalExit:
     """A reader failure: its message, then trec_eval's ``Quit in file`` line (exit 2)."""
-    return TrecEvalExit(f"{message}\ntrec_eval: Quit in file '{path}'\n", 2)
+    return TrecEvalExit.in_file(message, path)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rankscope.data.cnum import LONG_MAX, atol
+from rankscope.engine.options import EvalOptions
 from rankscope.trec_eval.catalog import expand
-from rankscope.trec_eval.cnum import LONG_MAX, atol
 from rankscope.trec_eval.exits import TrecEvalExit
 
 __all__ = ["USAGE", "VERSION", "Options", "parse_args"]
@@ -70,6 +71,21 @@ class Options:
     marked: set[str] = field(default_factory=set)
     measure_params: dict[str, str] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+
+    def evaluation(self) -> EvalOptions:
+        """The options every driver shares, as ``-c``, ``-J`` and ``-l`` set them.
+
+        Ties are trec_eval's; ``-c`` evaluates every qrels query (a query the
+        run lacks gets trec_eval's stand-in ranking), without it a query the
+        run lacks stops the command when reached; ``-J`` is ``condensed``;
+        ``-l`` is the relevance threshold.
+        """
+        return EvalOptions(
+            ties="trec",
+            unjudged="condensed" if self.judged_only else "nonrelevant",
+            queries="qrels" if self.complete else "intersection",
+            rel=self.level,  # an int: exact even for levels beyond 2**53
+        )
 
     def mark(self, text: str) -> None:
         """Apply one ``-m`` value: split off parameters, mark the measure(s).

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rankscope.data.trec_dialect import Zscores
+from rankscope.engine.trec_stats import FloatArray
 from rankscope.trec_eval.catalog import Bound
 from rankscope.trec_eval.exits import TrecEvalExit
 from rankscope.trec_eval.output import fixed, long_text, value_lines
-from rankscope.trec_eval.readers import Zscores
-from rankscope.trec_eval.stats import FloatArray
 
 __all__ = ["Failure", "PerQuery", "Summary", "write_report"]
 

@@ -11,7 +11,6 @@ as trec_eval's C loops do; logarithms of integers come from the C library
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,7 +18,8 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from rankscope.trec_eval.lists import TrecLists
+from rankscope.engine.c_math import c_log, log2_table
+from rankscope.engine.trec_lists import TrecLists
 
 __all__ = [
     "FloatArray", "IntArray", "QueryStats", "RowSet", "c_log", "log2_table", "running_sum",
@@ -28,16 +28,6 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-
-_LOG2: list[float] = [math.nan, 0.0]
-
-
-def log2_table(upto: int) -> FloatArray:
-    """``log2(i)`` for i = 0..upto from the C library (entry 0 is unused)."""
-    if len(_LOG2) <= upto:
-        _LOG2.extend(math.log2(i) for i in range(len(_LOG2), upto + 1))
-    return np.asarray(_LOG2[: upto + 1], dtype=np.float64)
-
 
 def running_sum(weights: FloatArray, offsets: IntArray) -> FloatArray:
     """Per-segment running sums, each added left to right from 0 as a C loop does.
@@ -63,18 +53,6 @@ def running_sum(weights: FloatArray, offsets: IntArray) -> FloatArray:
         grid[rows, cols] = weights[src]
         np.cumsum(grid, axis=1, out=grid)
         out[src] = grid[rows, cols]
-    return out
-
-
-def c_log(values: FloatArray) -> FloatArray:
-    """C ``log`` of each value (``-inf`` at 0, NaN below), via the C library."""
-    out = np.empty(values.size, dtype=np.float64)
-    for i, x in enumerate(values.tolist()):
-        if x > 0.0 and x != math.inf:
-            out[i] = math.log(x)
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out[i] = np.log(x)
     return out
 
 

@@ -1,6 +1,6 @@
 """Where trec_eval measure computations register: name -> vectorized function.
 
-A computation takes the shared :class:`~rankscope.trec_eval.stats.QueryStats`,
+A computation takes the shared :class:`~rankscope.engine.trec_stats.QueryStats`,
 the bound measure (its parameters) and the evaluation settings, and returns
 one float64 array per printed value (``P_5``, ``P_10``...), each with one
 entry per evaluated query.
@@ -10,11 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from rankscope.trec_eval.catalog import Bound
-from rankscope.trec_eval.stats import FloatArray, QueryStats
+from rankscope.engine.trec_stats import FloatArray, QueryStats
 
-__all__ = ["COMPUTE", "Compute", "Settings", "computes"]
+__all__ = ["COMPUTE", "Compute", "MeasureArgs", "Settings", "computes"]
+
+
+class MeasureArgs(Protocol):
+    """A trec_eval measure with its parameters read (what a computation needs).
+
+    ``values`` are its cut-offs or numeric parameters, ``pairs`` its
+    ``key=value`` parameters, both as trec_eval's ``-m NAME.PARAMS`` gives them.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def values(self) -> tuple[float, ...]: ...
+
+    @property
+    def pairs(self) -> tuple[tuple[str, float], ...]: ...
 
 
 @dataclass(frozen=True)
@@ -24,7 +41,7 @@ class Settings:
     n_docs: int = 0
 
 
-Compute = Callable[[QueryStats, Bound, Settings], list[FloatArray]]
+Compute = Callable[[QueryStats, MeasureArgs, Settings], list[FloatArray]]
 COMPUTE: dict[str, Compute] = {}
 
 

@@ -16,9 +16,9 @@ import itertools
 
 import polars as pl
 
-from rankscope.trec_eval.cnum import atof, atol
-from rankscope.trec_eval.exits import quit_in_file
-from rankscope.trec_eval.readers import Blob, QrelsTable
+from rankscope.data.cnum import atof, atol
+from rankscope.data.trec_dialect import Blob, QrelsTable
+from rankscope.errors import TrecEvalExit
 
 __all__ = ["parse_rel_info"]
 
@@ -55,7 +55,7 @@ def parse_rel_info(rel_format: str, blob: Blob, path: str, encoding: str) -> Qre
     for number, line in enumerate(_data_lines(blob.as_bytes()), start=1):
         fields = line.split()
         if len(fields) != n_fields:
-            raise quit_in_file(f"trec_eval.{reader}: Malformed line {number}", path)
+            raise TrecEvalExit.in_file(f"trec_eval.{reader}: Malformed line {number}", path)
         rows.append(tuple(f.decode(encoding) for f in fields))
     if rel_format == "qrels_jg":
         return QrelsTable(_qrels_jg(rows, path))
@@ -76,7 +76,7 @@ def _qrels_jg(rows: list[tuple[str, ...]], path: str) -> pl.DataFrame:
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     for prev, cur in itertools.pairwise(rows):
         if prev[:3] == cur[:3]:
-            raise quit_in_file(f"trec_eval.get_qrels: duplicate docs {cur[2]}", path)
+            raise TrecEvalExit.in_file(f"trec_eval.get_qrels: duplicate docs {cur[2]}", path)
     return pl.DataFrame(
         {"query_id": [r[0] for r in rows], "jg": [r[1] for r in rows],
          "doc_id": [r[2] for r in rows], "rel": [atol(r[3]) for r in rows]},

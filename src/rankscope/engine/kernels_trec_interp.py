@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankscope.trec_eval.catalog import Bound
-from rankscope.trec_eval.registry import Settings, computes
-from rankscope.trec_eval.stats import FloatArray, IntArray, QueryStats
+from rankscope.engine.trec_registry import MeasureArgs, Settings, computes
+from rankscope.engine.trec_stats import FloatArray, IntArray, QueryStats
 
 __all__ = ["lround"]
 
@@ -103,13 +102,13 @@ def _recall_cuts(st: QueryStats, points: tuple[float, ...]) -> list[IntArray]:
 
 
 @computes("iprec_at_recall")
-def _iprec_at_recall(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _iprec_at_recall(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     values, _ = _walk(st, _recall_cuts(st, b.values))
     return values
 
 
 @computes("11pt_avg")
-def _eleven_pt_avg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _eleven_pt_avg(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     values, active = _walk(st, _recall_cuts(st, b.values))
     total = np.zeros(st.n, dtype=np.float64)
     for j in range(len(values) - 1, -1, -1):  # trec_eval adds from the last point down
@@ -118,7 +117,7 @@ def _eleven_pt_avg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("Rprec_mult")
-def _rprec_mult(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _rprec_mult(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     big_r = st.num_rel.astype(np.float64)
     n = st.lengths
     rr = st.num_rel_ret

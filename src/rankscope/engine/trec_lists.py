@@ -15,15 +15,22 @@ run lacks) are recorded per query here and raised in order by the command.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
-from rankscope.trec_eval.ranking import (
+from rankscope.data.trec_dialect import QrelsTable, RunTable
+
+if TYPE_CHECKING:
+    from rankscope.engine.ranking import RankedLists
+from rankscope.engine.options import EvalOptions
+from rankscope.engine.trec_order import (
     base_order,
     doc_keys,
     find_ties,
@@ -31,9 +38,9 @@ from rankscope.trec_eval.ranking import (
     fix_ties,
     lookup,
 )
-from rankscope.trec_eval.readers import QrelsTable, RunTable
 
-__all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame"]
+__all__ = ["STAND_IN_DOC", "TrecLists", "build_lists", "ranked_frame", "trec_level",
+           "trec_lists_from_ranked"]
 
 IntArray = npt.NDArray[np.int64]
 STAND_IN_DOC = "ceci_nest_pas_un_docno"
@@ -111,6 +118,11 @@ class TrecLists:
         return len(self.query_ids)
 
 
+def trec_level(rel: float | None) -> int:
+    """The integer level a relevance threshold means for integer grades (>= rel)."""
+    return 1 if rel is None else math.ceil(rel)
+
+
 def _csr(index: IntArray, n: int) -> IntArray:
     counts = np.bincount(index, minlength=n) if index.size else np.zeros(n, np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -180,10 +192,19 @@ def _with_query_index(frame: pl.DataFrame, qids: pl.Series) -> pl.DataFrame:
 
 
 def build_lists(
-    qrels: QrelsTable, run: RunTable, *, lvl: int, complete: bool, max_ret: int,
-    judged_only: bool, only_query: str | None = None,
+    qrels: QrelsTable, run: RunTable, options: EvalOptions, *, max_ret: int,
+    only_query: str | None = None,
 ) -> TrecLists:
-    """Rank the run against the qrels the way trec_eval 10.0 does (see module doc)."""
+    """Rank the run against the qrels the way trec_eval 10.0 does (see module doc).
+
+    From ``options``: ``queries="qrels"`` gives a query the run lacks the
+    stand-in ranking (``-c``), ``unjudged="condensed"`` drops unjudged
+    documents after the ``max_ret`` cut (``-J`` after ``-M``), ``rel`` is the
+    relevance level (``-l``); ties are always trec_eval's.
+    """
+    lvl = trec_level(options.rel)
+    complete = options.queries == "qrels"
+    judged_only = options.unjudged == "condensed"
     qids = qrels.frame.get_column("query_id").unique().sort()
     if only_query is not None:
         qids = qids.filter(qids == only_query)
@@ -349,3 +370,40 @@ def _ranks(lengths: IntArray) -> IntArray:
     total = int(lengths.sum())
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     return np.arange(total, dtype=np.int64) - starts
+
+
+def trec_lists_from_ranked(lists: RankedLists, lvl: int) -> TrecLists:
+    """trec_eval's view of the engine's rankings.
+
+    Grades truncated to integer levels, negative grades as "pooled but
+    unjudged" (-2), unjudged documents as -1, and a query the run lacks given
+    trec_eval ``-c``'s one-document stand-in ranking.
+    """
+    grades = lists.grades
+    with np.errstate(invalid="ignore"):
+        values = np.where(np.isnan(grades), -1, np.where(grades < 0, -2, np.trunc(grades)))
+    values = values.astype(np.int64)
+    lengths = np.diff(lists.offsets)
+    missing = np.flatnonzero(~lists.in_run & (lengths == 0))
+    if missing.size:
+        values = np.insert(values, lists.offsets[missing], -1)
+        lengths = lengths.copy()
+        lengths[missing] = 1
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n = lists.n_queries
+    jq = np.repeat(np.arange(n, dtype=np.int64), np.diff(lists.judged_offsets))
+    levels = np.trunc(lists.judged_grades).astype(np.int64)
+    max_rel = np.full(n, -(2**62), dtype=np.int64)
+    np.maximum.at(max_rel, jq, levels)
+    keep = levels >= 0
+    counts = (pl.DataFrame({"q": jq[keep], "l": levels[keep]})
+              .group_by("q", "l").agg(pl.len().alias("c")).sort("q", "l"))
+    cq = counts.get_column("q").to_numpy()
+    level_counts = np.bincount(cq, minlength=n) if cq.size else np.zeros(n, np.int64)
+    return TrecLists(
+        query_ids=lists.query_ids, offsets=offsets, values=values,
+        level_offsets=np.concatenate(([0], np.cumsum(level_counts))).astype(np.int64),
+        levels=counts.get_column("l").to_numpy().astype(np.int64),
+        level_counts=counts.get_column("c").to_numpy().astype(np.int64),
+        lvl=lvl, in_run=lists.in_run, max_rel=max_rel,
+    )

@@ -12,7 +12,7 @@ in ways scripts rely on, so they are reproduced here exactly:
   skipped; a run line whose first non-blank character is ``#`` is a comment;
 - "Malformed line N" counts only the lines parsed as data;
 - duplicates are kept here: trec_eval complains about them only when the
-  query is evaluated (see :mod:`rankscope.trec_eval.lists`).
+  query is evaluated (see :mod:`rankscope.engine.trec_lists`).
 
 Large files take a fast columnar path (polars); anything irregular (leading
 blanks, repeated separators, comments in qrels) is re-read line by line so
@@ -31,8 +31,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.trec_eval.cnum import atof, atof_series, atol, atol_series
-from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file
+from rankscope.data.cnum import atof, atof_series, atol, atol_series
+from rankscope.errors import TrecEvalExit
 
 __all__ = [
     "Blob",
@@ -274,7 +274,7 @@ def _qrels_slow(data: bytes, path: str, encoding: str) -> pl.DataFrame:
         may_skip = True
         fields = line.split()
         if len(fields) != 4:
-            raise quit_in_file(
+            raise TrecEvalExit.in_file(
                 f"trec_eval.get_qrels: Malformed line {len(queries) + 1}", path
             )
         queries.append(fields[0].decode(encoding))
@@ -415,7 +415,7 @@ def _results_slow(data: bytes, path: str, encoding: str) -> RunTable:
         if not fields or fields[0].startswith(b"#"):
             continue
         if len(fields) < 6:
-            raise quit_in_file(
+            raise TrecEvalExit.in_file(
                 f"trec_eval.get_results: Malformed line {len(queries) + 1}", path
             )
         queries.append(fields[0].decode(encoding))

@@ -1,6 +1,6 @@
 """trec_eval's gain-based measures: ndcg and its variants, G, rbp, rbp_resid.
 
-Gains come from :mod:`rankscope.trec_eval.gains` (the relevance level
+Gains come from :mod:`rankscope.engine.trec_gains` (the relevance level
 itself unless ``key=value`` parameters change it); the discount at rank k is
 log2(k + 1). ``-l`` does not change gains. Sums are taken in rank order per
 query, as in the C code, so every printed digit agrees with trec_eval 10.0.
@@ -12,10 +12,9 @@ import math
 
 import numpy as np
 
-from rankscope.trec_eval.catalog import Bound
-from rankscope.trec_eval.gains import Entry, GainInfo, gain_info
-from rankscope.trec_eval.registry import Settings, computes
-from rankscope.trec_eval.stats import FloatArray, IntArray, QueryStats, log2_table, running_sum
+from rankscope.engine.trec_gains import Entry, GainInfo, gain_info
+from rankscope.engine.trec_registry import MeasureArgs, Settings, computes
+from rankscope.engine.trec_stats import FloatArray, IntArray, QueryStats, log2_table, running_sum
 
 __all__: list[str] = []
 
@@ -37,7 +36,7 @@ def _ideal_dcg(st: QueryStats, gi: GainInfo) -> FloatArray:
 
 
 @computes("ndcg", "dcg", "ideal_dcg")
-def _ndcg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _ndcg(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     gi = gain_info(st, b.pairs)
     if b.name == "dcg":
         return [_results_dcg(st, gi)]
@@ -48,7 +47,7 @@ def _ndcg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("ndcg_cut")
-def _ndcg_cut(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _ndcg_cut(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     gi = gain_info(st, ())  # ndcg_cut always uses the levels as gains
     rows = gi.rows  # the rows with a value > 0, and those values as gains
     terms = gi.gain / st.discount(rows.pos)
@@ -101,7 +100,7 @@ def _ideal_through(gi: GainInfo, running_ideal: FloatArray, query: IntArray,
 
 
 @computes("ndcg_rel")
-def _ndcg_rel(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _ndcg_rel(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     gi = gain_info(st, b.pairs)
     run_dcg, run_ideal = _running_parts(st, gi)
     positive = gi.gain > 0.0
@@ -120,7 +119,7 @@ def _ndcg_rel(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("Rndcg")
-def _rndcg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _rndcg(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     gi = gain_info(st, b.pairs)
     run_dcg, run_ideal = _running_parts(st, gi)
     n, length = st.lengths, gi.ideal_len
@@ -158,7 +157,7 @@ def _rndcg(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("G")
-def _g(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _g(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     gi = gain_info(st, b.pairs)
     walk = np.where(gi.top > 0.0, gi.ideal_len, 0)
     # The cost of each step of the ideal walk: its gain, at least 1 (1 after it ends).
@@ -216,7 +215,7 @@ def _c_log2(values: FloatArray) -> FloatArray:
     return out
 
 
-def _p_param(b: Bound) -> float:
+def _p_param(b: MeasureArgs) -> float:
     p = 0.9
     for key, value in b.pairs:
         if key == "p":
@@ -241,7 +240,7 @@ def _powers(p: float, upto: int) -> FloatArray:
 
 
 @computes("rbp")
-def _rbp(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _rbp(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     p = _p_param(b)
     gi = gain_info(st, b.pairs, key="rbp", transform=_rescale)
     power = _powers(p, int(st.lengths.max(initial=0)))
@@ -249,7 +248,7 @@ def _rbp(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("rbp_resid")
-def _rbp_resid(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _rbp_resid(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     p = _p_param(b)
     power = _powers(p, int(st.lengths.max(initial=0)))
     total = np.zeros(st.n, dtype=np.float64)

@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rankscope.trec_eval.cnum import atol
-from rankscope.trec_eval.stats import FloatArray, IntArray, QueryStats, RowSet
+from rankscope.data.cnum import atol
+from rankscope.engine.trec_stats import FloatArray, IntArray, QueryStats, RowSet
 
 __all__ = ["Entry", "GainInfo", "gain_info", "gain_table"]
 

@@ -5,7 +5,7 @@ with the same floating-point operations in the same order as the C code, so
 the printed digits agree. "Relevant" means value >= the relevance level
 (``-l``, default 1); R = ``num_rel``, RR = ``num_rel_ret``, N = ``num_ret``.
 Formulas are in ``docs/trec_eval.md``; the interpolated measures are in
-:mod:`rankscope.trec_eval.measures_interp`.
+:mod:`rankscope.engine.kernels_trec_interp`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ import math
 
 import numpy as np
 
-from rankscope.trec_eval.catalog import Bound
-from rankscope.trec_eval.registry import Settings, computes
-from rankscope.trec_eval.stats import FloatArray, IntArray, QueryStats, c_log, log2_table
+from rankscope.engine.trec_registry import MeasureArgs, Settings, computes
+from rankscope.engine.trec_stats import FloatArray, IntArray, QueryStats, c_log, log2_table
 
 __all__ = ["MIN_GEO_MEAN", "relstrings"]
 
@@ -37,22 +36,22 @@ def _ratio(num: FloatArray, den: FloatArray, where: object) -> FloatArray:
 
 
 @computes("num_ret")
-def _num_ret(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _num_ret(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_f(st.lengths)]
 
 
 @computes("num_rel")
-def _num_rel(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _num_rel(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_f(st.num_rel)]
 
 
 @computes("num_rel_ret")
-def _num_rel_ret(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _num_rel_ret(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_f(st.num_rel_ret)]
 
 
 @computes("num_nonrel_judged_ret")
-def _num_nonrel_judged_ret(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _num_nonrel_judged_ret(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_f(st.lengths - st.num_nonpool - st.num_unjudged - st.num_rel_ret)]
 
 
@@ -61,7 +60,7 @@ def _ap(st: QueryStats) -> FloatArray:
 
 
 @computes("map")
-def _map(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _map(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_ap(st)]
 
 
@@ -71,12 +70,12 @@ def _gm(values: FloatArray) -> FloatArray:
 
 
 @computes("gm_map")
-def _gm_map(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _gm_map(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_gm(_ap(st))]
 
 
 @computes("yaap")
-def _yaap(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _yaap(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     total = st.ap_sum
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = (1.0 + total) / ((1.0 + _f(st.num_rel)) - total)
@@ -84,13 +83,13 @@ def _yaap(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("Rprec")
-def _rprec(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _rprec(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     depth = np.minimum(st.lengths, st.num_rel)
     return [_ratio(_f(st.hits(depth)), _f(st.num_rel), depth > 0)]
 
 
 @computes("recip_rank")
-def _recip_rank(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _recip_rank(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     out = np.zeros(st.n, dtype=np.float64)
     rel = st.rel
     has = np.flatnonzero(rel.count > 0)
@@ -120,17 +119,17 @@ def _bpref_values(st: QueryStats) -> FloatArray:
 
 
 @computes("bpref")
-def _bpref_measure(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _bpref_measure(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_bpref(st)]
 
 
 @computes("gm_bpref")
-def _gm_bpref(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _gm_bpref(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_gm(_bpref(st))]
 
 
 @computes("infAP")
-def _infap(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _infap(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     pool = st.pool
     v = st.lists.values[pool.rows]
     is_rel = (v >= 0) & (v >= st.lvl)
@@ -150,7 +149,7 @@ def _infap(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("binG")
-def _bin_g(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _bin_g(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     rel = st.rel
     arg = 3 + rel.pos - rel.index
     terms = 1.0 / log2_table(int(arg.max(initial=2)))[arg]
@@ -162,18 +161,18 @@ def _cut_hits(st: QueryStats, k: float) -> IntArray:
 
 
 @computes("P")
-def _p(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _p(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_f(_cut_hits(st, k)) / float(k) for k in b.values]
 
 
 @computes("recall")
-def _recall(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _recall(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     big_r = _f(st.num_rel)
     return [_ratio(_f(_cut_hits(st, k)), big_r, big_r > 0) for k in b.values]
 
 
 @computes("relative_P")
-def _relative_p(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _relative_p(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     big_r = st.num_rel
     return [
         _ratio(_f(_cut_hits(st, k)), _f(np.minimum(big_r, int(k))), big_r > 0) for k in b.values
@@ -181,12 +180,12 @@ def _relative_p(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("success")
-def _success(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _success(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [(_cut_hits(st, k) > 0).astype(np.float64) for k in b.values]
 
 
 @computes("map_cut")
-def _map_cut(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _map_cut(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     rel = st.rel
     terms = st.prec_at_rel
     big_r = _f(st.num_rel)
@@ -199,7 +198,7 @@ def _map_cut(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("unj")
-def _unj(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _unj(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     out = []
     for k in b.values:
         depth = np.minimum(st.lengths, int(min(k, 2**62)))
@@ -209,7 +208,7 @@ def _unj(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("utility")
-def _utility(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _utility(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     p1, p2, p3, p4 = b.values  # the command checks there are four first
     rr, n, big_r = st.num_rel_ret, st.lengths, st.num_rel
     value = p1 * _f(rr) + p2 * _f(n - rr) + p3 * _f(big_r - rr) + p4 * _f(s.n_docs + rr - n - big_r)
@@ -217,30 +216,30 @@ def _utility(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 
 
 @computes("set_P")
-def _set_p(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _set_p(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_ratio(_f(st.num_rel_ret), _f(st.lengths), st.lengths > 0)]
 
 
 @computes("set_recall")
-def _set_recall(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _set_recall(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     return [_ratio(_f(st.num_rel_ret), _f(st.num_rel), st.num_rel > 0)]
 
 
 @computes("set_relative_P")
-def _set_relative_p(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _set_relative_p(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     ok = (st.lengths > 0) & (st.num_rel > 0)
     return [_ratio(_f(st.num_rel_ret), _f(np.minimum(st.lengths, st.num_rel)), ok)]
 
 
 @computes("set_map")
-def _set_map(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _set_map(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     ok = (st.lengths > 0) & (st.num_rel > 0)
     rr = _f(st.num_rel_ret)
     return [_ratio(rr * rr, _f(st.lengths) * _f(st.num_rel), ok)]
 
 
 @computes("set_F")
-def _set_f(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
+def _set_f(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     x = b.values[0]
     ok = st.num_rel_ret > 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -253,7 +252,7 @@ def _set_f(st: QueryStats, b: Bound, s: Settings) -> list[FloatArray]:
 _REL_CHARS = np.array(list("0123456789"), dtype="<U1")
 
 
-def relstrings(st: QueryStats, b: Bound) -> list[str]:
+def relstrings(st: QueryStats, b: MeasureArgs) -> list[str]:
     """trec_eval's ``relstring``: one character per ranked value, first L ranks.
 
     ``0``-``9`` for values 0-9, ``>`` above 9, ``-`` for -1 (not in the

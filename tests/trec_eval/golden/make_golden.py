@@ -1,0 +1,183 @@
+"""Produce ``cases.jsonl.gz``: trec_eval 10.0's own output on generated cases.
+
+The differential tests against the trec_eval binary need the binary; these
+golden outputs let the same comparison run anywhere (``test_golden.py``).
+How they were made, to remake them:
+
+1. Build trec_eval 10.0 from its public source (github.com/usnistgov/trec_eval,
+   the commit "Updating CHANGELOG for version 10.0", f4253652): ``make``.
+2. ``TREC_EVAL_BIN=/path/to/trec_eval python tests/trec_eval/golden/make_golden.py``
+   (from the repository root).
+
+Each line of the file is one case: the input files (text), the arguments,
+and what the binary printed (stdout, exit status, first stderr line). The
+inputs come from the seeded generators of ``tests/trec_eval/generate.py``
+(ties, -0.0, graded and negative grades, queries missing on either side,
+empty rankings, ids whose byte order differs from numeric order) and cover
+-c, -J, -M, -l, -N, -q, all_trec, official, set, all_prefs, qrels_jg, ndcg gain
+parameters, relstring, z-scores and trec_eval's file-format quirks. Cases
+with ``"cwd": "conformance"`` run on the conformance files instead.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+
+from tests.trec_eval.generate import (  # noqa: E402
+    options,
+    prefs_file,
+    qrels_and_run,
+    qrels_jg_file,
+)
+
+CONFORMANCE = HERE.parent / "conformance"
+OUT = HERE / "cases.jsonl.gz"
+
+
+def _run_for(rng: random.Random, qids: list[str], docs: list[str]) -> str:
+    lines = [f"{q} Q0 {d} {i} {rng.randint(0, 16) / 8} r"
+             for q in qids for i, d in enumerate(rng.sample(docs, rng.randint(1, len(docs))))]
+    return "\n".join(lines) + "\n"
+
+
+def _bulk(rng: random.Random, complete: bool) -> tuple[str, str]:
+    """Many queries: ties, -0.0, negative and graded grades, queries missing on either side."""
+    docs = [f"d{i}" for i in range(300)] + ["D1", "a", "B", "b", "Ab", "d1x"]
+    qrels: list[str] = []
+    run: list[str] = []
+    for q in [f"q{i}" for i in range(150)] + [str(i) for i in range(40)]:
+        in_qrels, in_run = rng.random() < 0.93, complete or rng.random() < 0.9
+        if in_qrels or not in_run:
+            levels = rng.choice([[0, 1], [0, 1, 2], [-1, 0, 1, 2, 3], [0, 1, 2, 3, 4], [-2, 0, 2]])
+            grades = [(d, rng.choice(levels)) for d in rng.sample(docs, rng.randint(1, 60))]
+            if max(g for _, g in grades) < 0:
+                grades[0] = (grades[0][0], 0)
+            qrels += [f"{q} 0 {d} {g}" for d, g in grades]
+        if in_run:
+            ranked = rng.sample(docs, rng.choice([1, 3, 10, 50, 200]))
+            run += [f"{q} Q0 {d} {i} {rng.choice([rng.randint(-3, 10) / 4, rng.random(), -0.0])} r"
+                    for i, d in enumerate(ranked)]
+    rng.shuffle(qrels)
+    rng.shuffle(run)
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
+
+
+def _cases() -> list[dict[str, object]]:
+    cases: list[dict[str, object]] = []
+
+    def add(kind: str, files: dict[str, str], args: list[str]) -> None:
+        cases.append({"kind": kind, "files": files, "args": args})
+
+    for seed in range(300):
+        rng = random.Random(seed)
+        qrels, run = qrels_and_run(rng)
+        add("random_small", {"qrels": qrels, "run": run}, [*options(rng), "qrels", "run"])
+    for seed in range(1000, 1060):
+        rng = random.Random(seed)
+        qrels, run = qrels_and_run(rng, n_docs=300)
+        add("random_long", {"qrels": qrels, "run": run}, [*options(rng), "qrels", "run"])
+    for seed in range(2000, 2060):
+        rng = random.Random(seed)
+        qrels, run = qrels_and_run(rng, n_docs=80)
+        args = ["-m", "all_trec", "-q", "-c", f"-M{rng.randint(1, 40)}", f"-l{rng.randint(0, 3)}"]
+        if seed % 2:
+            args.append("-J")
+        if seed % 3 == 0:
+            args += ["-N", str(rng.choice([50, 1000]))]
+        add("all_trec_flags", {"qrels": qrels, "run": run}, [*args, "qrels", "run"])
+    gains = ["ndcg.1=3,2=9", "ndcg.0=-1,3=2", "ndcg_rel.1=0,2=1", "Rndcg.2=0.5", "G.0=1,2=0.5",
+             "rbp.1=2,2=0.5,p=0.7", "ndcg_cut.1,3,7", "ideal_dcg.2=5", "dcg.1=0.5"]
+    for seed in range(3000, 3060):
+        rng = random.Random(seed)
+        qrels, run = qrels_and_run(rng, n_docs=60)
+        args = ["-q", "-m", gains[seed % len(gains)], *rng.choice([[], ["-c"], ["-J"], ["-M5"]])]
+        add("gain_params", {"qrels": qrels, "run": run}, [*args, "qrels", "run"])
+    for seed in range(60):
+        rng = random.Random(seed)
+        qids = rng.sample(["1", "2", "10", "x"], rng.randint(1, 3))
+        docs = [f"d{i}" for i in range(rng.randint(2, 9))]
+        qrels_prefs = seed % 3 == 0
+        fmt = "qrels_prefs" if qrels_prefs else "prefs"
+        files = {"prefs": prefs_file(rng, qids, docs, qrels_prefs),
+                 "run": _run_for(rng, qids, docs)}
+        args = ["-m", "all_prefs", "-q", "-R", fmt, *(["-M3"] if seed % 4 == 1 else []),
+                "prefs", "run"]
+        add("prefs", files, args)
+    for seed in range(60):
+        rng = random.Random(seed)
+        qids = rng.sample(["1", "2", "10", "x"], rng.randint(1, 3))
+        docs = [f"d{i}" for i in range(rng.randint(2, 12))]
+        files = {"qrels": qrels_jg_file(rng, qids, docs), "run": _run_for(rng, qids, docs)}
+        args = ["-m", "qrels_jg", "-q", "-R", "qrels_jg",
+                *rng.choice([[], ["-J"], ["-M4"], ["-l2"], ["-c"]]), "qrels", "run"]
+        add("qrels_jg", files, args)
+    quirks_qrels = "q1\t0\ta\t1.9\r\nq1 0 b  0\n#c\nq1 0 c +2\nq2 0 a 1x\n"
+    quirks_run = (" q1 Q0 a 1 0.5 tag extra fields\n\n# comment\nq1\tQ0\tb\t2\t0.5abc\tt\n"
+                  "q1 Q0 c 3 1e-1 t\nq2 Q0 a 1 inf t\nq2 Q0 z 2 -inf t\n")
+    for args in (["-q", "-m", "all_trec"], ["-q", "-c", "-J", "-m", "official"]):
+        add("file_quirks", {"qrels": quirks_qrels, "run": quirks_run}, [*args, "qrels", "run"])
+    errors = [
+        ("q1 0 a 1\nq1 0 a 0\n", "q1 Q0 a 1 1 r\n"),  # duplicate judgment
+        ("q1 0 a 1\nq2 0 b 1\n", "q1 Q0 a 1 1 r\nq1 Q0 a 2 0.5 r\nq2 Q0 b 1 1 r\n"),
+        ("q1 0 a 1\nq2 0 b 1\n", "q2 Q0 b 1 1 r\n"),  # q1 missing, no -c: exit 4
+        ("q1 0 a\n", "q1 Q0 a 1 1 r\n"),  # malformed qrels line
+        ("q1 0 a 1\n", "q1 Q0 a 1 r\n"),  # malformed run line
+    ]
+    for i, (qrels, run) in enumerate(errors):
+        add("errors", {"qrels": qrels, "run": run}, ["-q", "-m", "map", "qrels", "run"])
+        add("errors", {"qrels": qrels, "run": run}, ["-c", "-m", "P.1", "qrels", "run"])
+        del i
+    zscores = ("1 map 0.1 0.2\n1 P_5 0.2 0\n1 num_ret 1 1\n2 map 0.3 0.1\n2 P_10 0.05 0.5\n"
+               "3 P_5 0.2 0\n3 recip_rank 0.5 0.25\n")
+    small = ("1 0 a 1\n1 0 b 0\n2 0 a 2\n2 0 c 1\n3 0 d 1\n4 0 e 1\n",
+             "1 Q0 a 1 0.5 r\n1 Q0 c 2 0.4 r\n2 Q0 c 1 0.9 r\n2 Q0 b 2 0.3 r\n3 Q0 a 1 0.1 r\n")
+    for args in (["-q", "-Z", "z", "-m", "map", "-m", "P.5,10", "-m", "num_ret", "-m", "gm_map"],
+                 ["-q", "-Z", "z", "-m", "official"], ["-q", "-c", "-D", "0.4", "-m", "all_trec"],
+                 ["-c", "-D", "0.2", "-m", "map", "-m", "num_q", "-m", "gm_map", "-m", "num_rel"]):
+        add("zscores", {"qrels": small[0], "run": small[1], "z": zscores}, [*args, "qrels", "run"])
+    bulk_flags = (["-c"], ["-c", "-J"], ["-c", "-M20", "-l2"], ["-c", "-l0", "-N", "900"],
+                  ["-c", "-J", "-M7"], [])
+    for seed, args in enumerate(bulk_flags):
+        qrels, run = _bulk(random.Random(4000 + seed), complete=not args)
+        add("bulk", {"qrels": qrels, "run": run}, ["-q", "-m", "all_trec", *args, "qrels", "run"])
+    for args in (["-m", "all_trec", "-q", "-J"], ["-m", "all_trec", "-l3", "-M5"],
+                 ["-m", "all_trec", "-q", "-c", "-J", "-M50"], ["-m", "yaap", "-m", "dcg", "-q"],
+                 ["-m", "all_trec", "-N", "100000", "-n", "-q"], ["-m", "set", "-q", "-l0"]):
+        for qrels, run in (("qrels.test", "results.test"), ("qrels.rel_level", "results.trunc")):
+            cases.append({"kind": "conformance_flags", "cwd": "conformance",
+                          "args": [*args, qrels, run]})
+    return cases
+
+
+def main() -> None:
+    binary = os.environ.get("TREC_EVAL_BIN")
+    if not binary:
+        raise SystemExit("set TREC_EVAL_BIN to a trec_eval 10.0 binary")
+    out: list[str] = []
+    for case in _cases():
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = CONFORMANCE if case.get("cwd") == "conformance" else Path(tmp)
+            for name, text in case.get("files", {}).items():  # type: ignore[union-attr]
+                (Path(tmp) / name).write_text(text)
+            done = subprocess.run([binary, *case["args"]], cwd=cwd,  # type: ignore[misc]
+                                  capture_output=True, check=False, timeout=120)
+        err = done.stderr.decode("latin-1").replace(binary, "trec_eval").splitlines()
+        case.update(status=done.returncode, stdout=done.stdout.decode("latin-1"),
+                    first_error=err[0] if err else "")
+        out.append(json.dumps(case, sort_keys=True))
+    with gzip.GzipFile(OUT, "wb", mtime=0) as handle:
+        handle.write(("\n".join(out) + "\n").encode())
+
+
+if __name__ == "__main__":
+    main()
