@@ -206,7 +206,10 @@ def test_a_repeated_run_costs_zero_requests_and_any_change_misses(
         _run(server, collection, fast_sleep, output=tmp_path / f"c{i}.csv", **{**base, **change})
         assert server.count == want, change
     # one character of the prompt
-    template.write_text(source.replace("careful search", "careful  search"))
+    changed = source.replace("no other text.", "no other text!")
+    assert len(changed) == len(source) and sum(
+        a != b for a, b in zip(changed, source, strict=True)) == 1
+    template.write_text(changed)
     server.reset()
     _run(server, collection, fast_sleep, output=tmp_path / "d.csv", prompt=template, **base)
     assert server.count == 4
