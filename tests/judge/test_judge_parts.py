@@ -121,11 +121,13 @@ def test_cache_key_covers_everything_that_determines_the_answer(tmp_path):
     messages = [{"role": "user", "content": "grade this"}]
     base = cache_key("http://h:1/v1", "m", messages, {"temperature": 0})
     # the key is the SHA-256 of the canonical JSON of all of it
-    canonical = json.dumps({"endpoint": "http://h:1/v1", "messages": messages, "model": "m",
+    canonical = json.dumps({"endpoint": "http://h:1/v1/chat/completions", "messages": messages,
+                            "model": "m",
                             "sample": 0, "settings": {"temperature": 0}},
                            sort_keys=True, separators=(",", ":"))
     assert base == hashlib.sha256(canonical.encode()).hexdigest()
     assert cache_key("HTTP://H:1/v1/", "m", messages, {"temperature": 0}) == base
+    assert cache_key("http://h:1/v1/chat/completions", "m", messages, {"temperature": 0}) == base
     changed = [
         cache_key("http://h:2/v1", "m", messages, {"temperature": 0}),
         cache_key("http://h:1/v1", "m2", messages, {"temperature": 0}),

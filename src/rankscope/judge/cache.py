@@ -39,12 +39,21 @@ CREATE TABLE IF NOT EXISTS answers (
 
 
 def endpoint_identity(url: str) -> str:
-    """The URL that identifies an endpoint: scheme and host lower-cased, no trailing slash."""
+    """The URL that identifies an endpoint: the chat-completions URL it is sent to, with
+    scheme and host lower-cased (``http://H/v1`` and ``http://h/v1/chat/completions``
+    are one endpoint).
+
+    Examples
+    --------
+    >>> endpoint_identity("HTTP://Localhost:8080/v1/")
+    'http://localhost:8080/v1/chat/completions'
+    """
     from urllib.parse import urlsplit, urlunsplit
 
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+    from rankscope.judge.client import chat_url
+
+    parts = urlsplit(chat_url(url))
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
 
 
 def cache_key(
