@@ -91,7 +91,7 @@ def document_text(fields: Mapping[str, str], max_chars: int | None) -> str:
     --------
     >>> document_text({"title": "json.dumps", "snippet": "Serialize obj.",
     ...                "url": "https://docs.python.org/json.html"}, None)
-    'json.dumps\n\nSerialize obj.\n\nurl: https://docs.python.org/json.html'
+    'json.dumps\\n\\nSerialize obj.\\n\\nurl: https://docs.python.org/json.html'
     >>> document_text({"text": "one two three"}, 7)
     'one two [...]'
     """
