@@ -100,14 +100,25 @@ def test_needs_failures_budget_and_samples(server, fast_sleep):
     assert sampled.samples == 3 and sampled.usage.self_consistency == pytest.approx(2 / 3)
 
 
-def test_inside_a_running_loop_and_bad_items(server):
+def test_inside_a_running_loop_and_bad_items(server, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rankscope.judge.cache import AnswerCache
+
     server.script = lambda doc, n, body: Reply('{"grade": 0}')
     judge = JudgeConfig(endpoint=server.url, model="tiny")
+    shared = AnswerCache(tmp_path / "shared.sqlite")  # opened here, used from other threads
 
     async def from_a_handler() -> float | None:
-        return grade_items(_items(("q2", "d6")), judge).grades[0].grade
+        return grade_items(_items(("q2", "d6")), judge, cache=shared).grades[0].grade
 
-    assert asyncio.run(from_a_handler()) == 0.0
+    assert asyncio.run(from_a_handler()) == 0.0  # graded in a thread of its own
+    with ThreadPoolExecutor(max_workers=4) as pool:  # four web workers, one cache
+        cached = list(pool.map(lambda _: grade_items(_items(("q2", "d6")), judge,
+                                                     cache=shared).grades[0].cached, range(4)))
+    assert cached == [True] * 4 and server.count == 1 and len(shared) == 1
+    shared.close()
+    server.reset()
     with pytest.raises(InputError, match="item 2"):
         grade_items([*_items(("q1", "d3")), GradeItem("q1", "d1", "another text", {})], judge)
     with pytest.raises(InputError, match="other fields"):
@@ -115,7 +126,7 @@ def test_inside_a_running_loop_and_bad_items(server):
                     judge)
     assert [g.doc_id for g in grade_items(_items(("q1", "d3"), ("q1", "d3")), judge).grades] \
         == ["d3", "d3"]  # a repeated item is asked once, answered twice
-    assert server.count == 2
+    assert server.count == 1
     server.script = lambda doc, n, body: Reply(status=401)
     with pytest.raises(JudgeError, match="401"):
         grade_items(_items(("q1", "d1")), judge)
