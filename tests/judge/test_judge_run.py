@@ -414,3 +414,26 @@ def test_a_killed_process_resumes_where_it_stopped(server, collection, tmp_path)
     assert server.count == len(ALL_PAIRS) - done_before_kill
     rows = _rows(out)
     assert {(r["query_id"], r["doc_id"]) for r in rows} == ALL_PAIRS and len(rows) == 7
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_no_more_requests_in_flight_than_the_concurrency(server, collection, fast_sleep,
+                                                        concurrency):
+    import threading
+    import time
+
+    lock = threading.Lock()
+    in_flight, peak = [0], [0]
+
+    def script(doc, n, body):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.1)  # long enough for the next requests to arrive meanwhile
+        with lock:
+            in_flight[0] -= 1
+        return Reply('{"grade": 1}')
+
+    server.script = script
+    result = _run(server, collection, fast_sleep, concurrency=concurrency)
+    assert result.usage.graded == 7 and peak[0] == concurrency

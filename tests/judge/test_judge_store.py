@@ -112,7 +112,14 @@ def test_only_the_holes_or_only_the_graded_and_a_sample(server, snapshot, fast_s
     assert {(r["query_id"], r["doc_id"]) for r in holes.rows.to_dicts()} == set(top) - set(
         judged)
     assert server.count == len(top) - len(judged)
+    # human grades from the judgments format: a result seen but left ungraded is a hole too
+    grades = snapshot["dir"] / "grades.csv"
+    grades.write_text("query_id,doc_id,rater,grade\n"
+                      f"{top[0][0]},{top[0][1]},ann,2\n{top[1][0]},{top[1][1]},ann,\n")
     server.reset()
+    by_people = judge(endpoint=server.url, model="tiny", store=snapshot["store"],
+                      snapshot="pets", depth=DEPTH, holes_of=grades, dry_run=True)
+    assert by_people.plan.pairs == len(top) - 1 and server.count == 0
     graded = judge(endpoint=server.url, model="tiny", store=snapshot["store"],
                    snapshot="pets", depth=DEPTH, graded_in=qrels, sleep=fast_sleep)
     assert {(r["query_id"], r["doc_id"]) for r in graded.rows.to_dicts()} == set(judged)
