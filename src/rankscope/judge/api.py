@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -32,6 +32,9 @@ from rankscope.judge.runner import Plan, Usage, build_spec, plan, run, run_block
 from rankscope.judge.snapshots import SnapshotTexts
 from rankscope.judgments.scales import GRADED, Scale
 from rankscope.judgments.table import Judgments
+
+if TYPE_CHECKING:
+    from rankscope.store.db import Store
 
 __all__ = ["DEFAULT_DOC_FIELDS", "JudgeResult", "judge", "judge_async", "select_pairs"]
 
@@ -127,7 +130,8 @@ def _texts(
     snapshot_texts: SnapshotTexts | None,
     wanted: set[str],
 ) -> TextSource:
-    """Where texts come from: ``texts``, else the files, else the snapshots (files first)."""
+    """Where texts come from: ``texts`` if given, else the snapshots (a queries or
+    documents file replacing theirs), else the files; ``needs`` preferred to any."""
     need_map = None if needs is None else (
         dict(needs) if isinstance(needs, Mapping) else read_needs(needs))
     if texts is None and snapshot_texts is not None:
@@ -156,7 +160,7 @@ async def judge_async(
     docs: PathLike | Mapping[str, Any] | None = None,
     needs: PathLike | Mapping[str, str] | None = None,
     texts: TextSource | None = None,
-    store: Any = None,
+    store: Store | PathLike | None = None,
     snapshot: str | int | Sequence[str | int] | None = None,
     partial: bool = False,
     runs: Sequence[Any] = (),
