@@ -187,21 +187,22 @@ _TEXT_HEADERS = ("text", "query", "title", "query_text")
 _NEED_HEADERS = ("need", "information_need", "description", "desc")
 
 
-def _tsv_rows(path: PathLike, second: tuple[str, ...], what: str
-              ) -> tuple[list[tuple[int, str, dict[str, str]]], str]:
-    """(line, id, {column: value}) of a TSV with an optional header; unnamed: id, value."""
+def _tsv_rows(path: PathLike, what: str) -> list[tuple[str, list[str], list[str]]]:
+    """(id, column names, values) per line of a TSV whose first line may be a header
+    (its first field names the id column: ``query_id``, ``qid``, ``id``)."""
     data, source = read_text(path)
-    rows: list[tuple[int, str, dict[str, str]]] = []
+    rows: list[tuple[str, list[str], list[str]]] = []
     header: list[str] | None = None
     seen: set[str] = set()
     for number, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
         if not raw.strip():
             continue
-        cells = raw.split("\t")
-        first = cells[0].strip().lower()
-        if not rows and header is None and first in _ID_HEADERS and len(cells) >= 2 and (
-                cells[1].strip().lower() in second):
-            header = [c.strip().lower() for c in cells]
+        cells = [c.strip() for c in raw.split("\t")]
+        if not rows and header is None and cells[0].lower() in _ID_HEADERS and len(cells) > 1:
+            header = [c.lower() for c in cells]
+            if len(set(header)) != len(header):
+                raise ParseError("the header names a column twice", source=source,
+                                 line=number, value=raw)
             continue
         width = len(header) if header else 2
         if len(cells) != width:
@@ -209,38 +210,44 @@ def _tsv_rows(path: PathLike, second: tuple[str, ...], what: str
                         else f"{width} tab-separated fields as in the header")
             raise ParseError(f"expected {expected}, found {len(cells)} field(s)",
                              source=source, line=number, value=raw)
-        qid = cells[0].strip()
-        if not qid:
+        if not cells[0]:
             raise ParseError("empty query id", source=source, line=number, value=raw)
-        if qid in seen:
-            raise ParseError(f"query {qid!r} is given twice", source=source, line=number,
+        if cells[0] in seen:
+            raise ParseError(f"query {cells[0]!r} is given twice", source=source, line=number,
                              value=raw)
-        seen.add(qid)
-        names = header or ["query_id", what]
-        rows.append((number, qid, {n: c.strip() for n, c in zip(names[1:], cells[1:],
-                                                                  strict=True)}))
-    return rows, source
+        seen.add(cells[0])
+        rows.append((cells[0], header or ["query_id", what], cells))
+    return rows
+
+
+def _column(names: list[str], values: list[str], wanted: tuple[str, ...],
+            fallback: bool) -> str:
+    """The first wanted column's value; else (``fallback``) the second column's."""
+    for name in wanted:
+        if name in names:
+            return values[names.index(name)]
+    return values[1] if fallback else ""
 
 
 def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
     """A queries TSV -> (``{query_id: text}``, ``{query_id: need}``).
 
-    Lines are ``query_id<TAB>text``; a header line (``query_id<TAB>text``,
-    also ``qid``/``id`` and ``query``/``title``) may name more columns, of
-    which ``need`` (also ``information_need``, ``description``) is the
-    information need; others are ignored.
+    Lines are ``query_id<TAB>text``. A header line (its first field
+    ``query_id``, ``qid`` or ``id``) may name more columns: the text is the
+    ``text`` (also ``query``, ``title``) column, else the second; ``need``
+    (also ``information_need``, ``description``) is the information need;
+    other columns are ignored.
 
     Raises
     ------
     ParseError
         A line with another number of fields, an empty id, or a query id given twice.
     """
-    rows, _ = _tsv_rows(path, _TEXT_HEADERS, "text")
     texts: dict[str, str] = {}
     needs: dict[str, str] = {}
-    for _, qid, cells in rows:
-        texts[qid] = next((cells[c] for c in _TEXT_HEADERS if c in cells), "")
-        need = next((cells[c] for c in _NEED_HEADERS if cells.get(c)), None)
+    for qid, names, values in _tsv_rows(path, "text"):
+        texts[qid] = _column(names, values, _TEXT_HEADERS, fallback=True)
+        need = _column(names, values, _NEED_HEADERS, fallback=False)
         if need:
             needs[qid] = need
     return texts, needs
@@ -258,17 +265,16 @@ def read_queries(path: PathLike) -> dict[str, str]:
 
 
 def read_needs(path: PathLike) -> dict[str, str]:
-    """``query_id<TAB>need`` lines (header optional) -> ``{query_id: need}``.
+    """``query_id<TAB>need`` lines (a header line optional) -> ``{query_id: need}``.
 
     Raises
     ------
     ParseError
         A line with another number of fields, an empty id, or a query id given twice.
     """
-    rows, _ = _tsv_rows(path, _NEED_HEADERS, "need")
     out: dict[str, str] = {}
-    for _, qid, cells in rows:
-        need = next((cells[c] for c in _NEED_HEADERS if cells.get(c)), None)
+    for qid, names, values in _tsv_rows(path, "need"):
+        need = _column(names, values, _NEED_HEADERS, fallback=True)
         if need:
             out[qid] = need
     return out
