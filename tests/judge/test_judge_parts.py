@@ -121,11 +121,13 @@ def test_cache_key_covers_everything_that_determines_the_answer(tmp_path):
     messages = [{"role": "user", "content": "grade this"}]
     base = cache_key("http://h:1/v1", "m", messages, {"temperature": 0})
     # the key is the SHA-256 of the canonical JSON of all of it
-    canonical = json.dumps({"endpoint": "http://h:1/v1", "messages": messages, "model": "m",
+    canonical = json.dumps({"endpoint": "http://h:1/v1/chat/completions", "messages": messages,
+                            "model": "m",
                             "sample": 0, "settings": {"temperature": 0}},
                            sort_keys=True, separators=(",", ":"))
     assert base == hashlib.sha256(canonical.encode()).hexdigest()
     assert cache_key("HTTP://H:1/v1/", "m", messages, {"temperature": 0}) == base
+    assert cache_key("http://h:1/v1/chat/completions", "m", messages, {"temperature": 0}) == base
     changed = [
         cache_key("http://h:2/v1", "m", messages, {"temperature": 0}),
         cache_key("http://h:1/v1", "m2", messages, {"temperature": 0}),
@@ -289,3 +291,26 @@ def test_backoff_doubles_with_jitter_and_a_cap():
     # the n-th retry waits between half and all of min(10, 2**n) seconds
     assert low == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 300.0]
     assert high == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 300.0]
+
+
+def test_queries_with_a_need_column_and_a_needs_file(tmp_path):
+    from rankscope.judge.inputs import read_needs, read_query_file
+
+    q = tmp_path / "q.tsv"
+    q.write_text("qid\tlang\tquery\tneed\n1\ten\tcheap flights\tFlights under $100.\n"
+                 "2\tfr\tvols\t\n")
+    assert read_query_file(q) == ({"1": "cheap flights", "2": "vols"},
+                                  {"1": "Flights under $100."})
+    q.write_text("id\tcontent\n1\tcheap flights\n")  # a header naming the text otherwise
+    assert read_query_file(q) == ({"1": "cheap flights"}, {})
+    q.write_text("1\tcheap\tflights\n")
+    with pytest.raises(ParseError, match=r"line 1: expected query_id<TAB>text, found 3"):
+        read_query_file(q)
+    q.write_text("query_id\ttext\ttext\n")
+    with pytest.raises(ParseError, match="twice"):
+        read_query_file(q)
+    n = tmp_path / "needs.tsv"
+    n.write_text("query_id\tneed\nq1\tWants X.\nq2\t\n")
+    assert read_needs(n) == {"q1": "Wants X."}
+    n.write_text("q1\tWants Y.\n")
+    assert read_needs(n) == {"q1": "Wants Y."}

@@ -206,7 +206,10 @@ def test_a_repeated_run_costs_zero_requests_and_any_change_misses(
         _run(server, collection, fast_sleep, output=tmp_path / f"c{i}.csv", **{**base, **change})
         assert server.count == want, change
     # one character of the prompt
-    template.write_text(source.replace("careful search", "careful  search"))
+    changed = source.replace("no other text.", "no other text!")
+    assert len(changed) == len(source) and sum(
+        a != b for a, b in zip(changed, source, strict=True)) == 1
+    template.write_text(changed)
     server.reset()
     _run(server, collection, fast_sleep, output=tmp_path / "d.csv", prompt=template, **base)
     assert server.count == 4
@@ -353,3 +356,84 @@ def test_resuming_refuses_to_mix_prompts_or_settings(server, collection, fast_sl
     _run(server, collection, fast_sleep, output=out, depth=1, temperature=0.5, rater="llm:hot")
     assert server.count == 2
     assert sorted(Judgments.read(out).raters) == ["llm:hot", "llm:tiny-judge"]
+
+
+def test_connection_errors_are_retried_then_recorded_as_failed(collection, fast_sleep,
+                                                                tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on any more
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "g.csv"
+    result = judge(endpoint=f"http://127.0.0.1:{port}/v1", model="m",
+                   queries=collection["queries"], docs=collection["docs"],
+                   pairs=[("q1", "d3"), ("q2", "d5")], max_retries=2, concurrency=1,
+                   output=out, sleep=fast_sleep, timeout=2.0)
+    assert result.usage.failed == 2 and result.usage.requests == 6
+    assert result.usage.statuses == {"connection error": 6}
+    assert len(fast_sleep.delays) == 4  # two waits between the three tries of each pair
+    assert all(r["status"] == "failed" and "connection error" in r["reason"]
+               for r in _rows(out))
+
+
+def test_a_killed_process_resumes_where_it_stopped(server, collection, tmp_path):
+    """SIGKILL in the middle of a run of the command: the grades written survive, and the
+    same command asks only what is left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from .conftest import wait_until
+
+    done_before_kill = 3
+    server.script = lambda doc, n, body: (Reply('{"grade": 1}') if server.count
+                                          <= done_before_kill else Reply(delay=30.0))
+    out = tmp_path / "grades.csv"
+    argv = ["judge", "--endpoint", server.url, "--model", "tiny", "--queries",
+            str(collection["queries"]), "--docs", str(collection["docs"]), "--run",
+            str(collection["run"]), "--concurrency", "1", "-o", str(out), "--cache",
+            str(tmp_path / "c.sqlite")]
+    proc = subprocess.Popen([sys.executable, "-m", "rankscope", *argv],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: server.count > done_before_kill, timeout=30.0)
+        wait_until(lambda: out.exists() and len(_rows(out)) == done_before_kill, timeout=10.0)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    server.release.set()
+    kept = _rows(out)
+    assert len(kept) == done_before_kill and all(r["grade"] == "1" for r in kept)
+    server.reset()
+    server.script = lambda doc, n, body: Reply('{"grade": 2}')
+    from rankscope.cli.main import main
+
+    assert main(argv) == 0
+    assert server.count == len(ALL_PAIRS) - done_before_kill
+    rows = _rows(out)
+    assert {(r["query_id"], r["doc_id"]) for r in rows} == ALL_PAIRS and len(rows) == 7
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_no_more_requests_in_flight_than_the_concurrency(server, collection, fast_sleep,
+                                                        concurrency):
+    import threading
+    import time
+
+    lock = threading.Lock()
+    in_flight, peak = [0], [0]
+
+    def script(doc, n, body):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.1)  # long enough for the next requests to arrive meanwhile
+        with lock:
+            in_flight[0] -= 1
+        return Reply('{"grade": 1}')
+
+    server.script = script
+    result = _run(server, collection, fast_sleep, concurrency=concurrency)
+    assert result.usage.graded == 7 and peak[0] == concurrency

@@ -4,6 +4,8 @@ Two forms share the command::
 
     rankscope judge --endpoint URL --model NAME --queries Q.tsv --docs D.jsonl \\
         --run RUN.txt [--depth 10] -o grades.csv [--cache FILE] [--dry-run] ...
+    rankscope judge --endpoint URL --model NAME --store DB --snapshot NAME \\
+        [--depth 20] [--holes-of QRELS] -o grades.csv ...
     rankscope judge agreement HUMAN LLM [--runs RUN ...] [-m nDCG@10]
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -39,19 +42,40 @@ def register(sub: Any, name: str, help_text: str) -> None:
                          "api-key)")
     ep.add_argument("--rater", help="rater name of the grades (default: llm:MODEL)")
     src = p.add_argument_group("what to grade")
-    src.add_argument("--queries", metavar="Q.tsv", help="queries: query_id<TAB>text")
+    src.add_argument("--queries", metavar="Q.tsv",
+                     help="queries: query_id<TAB>text (a header line may name a 'need' "
+                          "column)")
     src.add_argument("--docs", metavar="D.jsonl", help="documents: JSONL with id and text "
                                                        "fields")
-    src.add_argument("--doc-fields", default="title,text",
-                     help="document fields shown to the model, in order (default: title,text)")
+    src.add_argument("--needs", metavar="FILE",
+                     help="information needs, query_id<TAB>need, shown with each query")
+    src.add_argument("--store", metavar="DB", default=os.environ.get("RANKSCOPE_STORE"),
+                     help="the snapshot store of --snapshot (default: $RANKSCOPE_STORE)")
+    src.add_argument("--snapshot", action="append", default=[], metavar="NAME|ID",
+                     help="grade this snapshot's top --depth, with the queries, needs and "
+                          "display fields the store kept (repeatable; --queries / --docs "
+                          "replace its queries / documents)")
+    src.add_argument("--partial", action="store_true",
+                     help="accept a snapshot that is not complete")
+    src.add_argument("--doc-fields",
+                     help="document fields shown to the model, in order (default: title,text "
+                          "for --docs; title,snippet,url and the other fields for a "
+                          "snapshot)")
     src.add_argument("--run", action="append", default=[], metavar="RUN",
                      help="grade this run's top --depth (repeatable)")
-    src.add_argument("--depth", type=int, default=10, help="top k of each run (default 10)")
+    src.add_argument("--depth", type=int, default=10,
+                     help="top k of each run or snapshot (default 10)")
     src.add_argument("--pairs", metavar="FILE",
                      help="grade these pairs (CSV/TSV/JSONL with query and document columns, "
                           "or 'query_id doc_id' lines)")
     src.add_argument("--holes-of", metavar="QRELS",
                      help="leave out pairs already graded in these qrels or judgments")
+    src.add_argument("--graded-in", metavar="QRELS",
+                     help="keep only pairs graded in these qrels or judgments (to measure "
+                          "the judge against them)")
+    src.add_argument("--sample", type=int, metavar="N",
+                     help="grade a random sample of N of the pairs (the same for one --seed)")
+    src.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     pr = p.add_argument_group("prompt and answers")
     pr.add_argument("--scale", default="graded",
                     help="binary, graded (0-3, default), detail (1-10) or MIN-MAX")
@@ -132,10 +156,13 @@ def _judge(args: argparse.Namespace) -> int:
                if not v]
     if missing:
         raise OptionError(f"{' and '.join(missing)} required (or: rankscope judge agreement)")
-    if not args.run and not args.pairs:
-        raise OptionError("give --run RUN (its top --depth) or --pairs FILE to grade")
-    if args.queries is None or args.docs is None:
-        raise OptionError("--queries and --docs are required")
+    if args.snapshot and not args.store:
+        raise OptionError("--snapshot needs --store DB (or RANKSCOPE_STORE)")
+    if not args.run and not args.pairs and not args.snapshot:
+        raise OptionError("give --run RUN or --snapshot NAME (their top --depth) or --pairs "
+                          "FILE to grade")
+    if not args.snapshot and (args.queries is None or args.docs is None):
+        raise OptionError("--queries and --docs are required (or --store and --snapshot)")
     if not args.output and not args.dry_run:
         raise OptionError("give -o FILE for the grades (or --dry-run to count only)")
     guidelines = ""
@@ -143,11 +170,16 @@ def _judge(args: argparse.Namespace) -> int:
         from rankscope.data._io import read_text
 
         guidelines = read_text(args.guidelines)[0].decode("utf-8")
+    fields = None
+    if args.doc_fields is not None:
+        fields = [f.strip() for f in args.doc_fields.split(",") if f.strip()]
     result = judge(
         args.pairs, endpoint=args.endpoint, model=args.model, queries=args.queries,
-        docs=args.docs, runs=args.run, depth=args.depth, holes_of=args.holes_of,
-        scale=args.scale, prompt=args.prompt, guidelines=guidelines,
-        doc_fields=[f.strip() for f in args.doc_fields.split(",") if f.strip()],
+        docs=args.docs, needs=args.needs, store=args.store if args.snapshot else None,
+        snapshot=args.snapshot or None, partial=args.partial, runs=args.run,
+        depth=args.depth, holes_of=args.holes_of, graded_in=args.graded_in,
+        sample=args.sample, seed=args.seed, scale=args.scale, prompt=args.prompt,
+        guidelines=guidelines, doc_fields=fields,
         max_doc_chars=args.max_doc_chars, output=args.output, cache=args.cache,
         api_key_env=args.api_key_env, auth_header=args.auth_header, rater=args.rater,
         temperature=args.temperature, settings=_settings(args.setting),

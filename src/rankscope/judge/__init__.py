@@ -4,6 +4,12 @@
   top k, the holes in existing judgments, or a pairs file, with any
   OpenAI-compatible chat-completions endpoint; cached, resumable, within a
   budget; grades in the judgments format (rater ``llm:<model>``);
+- :func:`~rankscope.judge.grading.grade_items`: grade a list of results
+  given as values (query, need, display fields) with a :class:`JudgeConfig`,
+  through the same cache: what the web app calls;
+- :class:`~rankscope.judge.snapshots.SnapshotTexts`: the queries, needs,
+  display fields and top-k pairs of snapshots in the store (``store=``,
+  ``snapshot=`` of :func:`judge`);
 - :func:`judge_agreement`: Cohen's kappa (plain, weighted, binarised),
   confusion matrix, base rates, Krippendorff's alpha against human grades,
   and Kendall's tau between the system rankings both produce;
@@ -29,6 +35,12 @@ _EXPORTS = {
     "judge_agreement": "rankscope.judge.agreement",
     "JudgeAgreement": "rankscope.judge.agreement",
     "FileTexts": "rankscope.judge.inputs",
+    "GradeItem": "rankscope.judge.grading",
+    "GradingResult": "rankscope.judge.grading",
+    "JudgeConfig": "rankscope.judge.grading",
+    "LLMGrade": "rankscope.judge.grading",
+    "SnapshotTexts": "rankscope.judge.snapshots",
+    "grade_items": "rankscope.judge.grading",
     "Pair": "rankscope.judge.inputs",
     "TextSource": "rankscope.judge.inputs",
     "PromptTemplate": "rankscope.judge.prompts",
@@ -38,11 +50,17 @@ _EXPORTS = {
 
 __all__ = [
     "FileTexts",
+    "GradeItem",
+    "GradingResult",
     "JudgeAgreement",
+    "JudgeConfig",
     "JudgeResult",
+    "LLMGrade",
     "Pair",
     "PromptTemplate",
+    "SnapshotTexts",
     "TextSource",
+    "grade_items",
     "judge",
     "judge_agreement",
     "judge_async",
@@ -53,9 +71,17 @@ __all__ = [
 if TYPE_CHECKING:
     from rankscope.judge.agreement import JudgeAgreement, judge_agreement
     from rankscope.judge.api import JudgeResult, judge, judge_async
+    from rankscope.judge.grading import (
+        GradeItem,
+        GradingResult,
+        JudgeConfig,
+        LLMGrade,
+        grade_items,
+    )
     from rankscope.judge.inputs import FileTexts, Pair, TextSource
     from rankscope.judge.parse import parse_grade
     from rankscope.judge.prompts import PromptTemplate, load_template
+    from rankscope.judge.snapshots import SnapshotTexts
 
 
 def __getattr__(name: str) -> Any:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -18,19 +16,30 @@ from rankscope.judge.cache import AnswerCache
 from rankscope.judge.client import Budget, Sleep
 from rankscope.judge.inputs import (
     FileTexts,
+    MixedTexts,
     Pair,
     TextSource,
     drop_graded,
+    keep_graded,
     pairs_from_runs,
+    read_needs,
     read_pairs,
+    sample_pairs,
 )
 from rankscope.judge.output import ResultsFile, rows_frame
-from rankscope.judge.prompts import load_template
-from rankscope.judge.runner import Plan, RunSpec, Usage, plan, run
-from rankscope.judgments.scales import GRADED, Scale, get_scale
+from rankscope.judge.prompts import PromptTemplate
+from rankscope.judge.runner import Plan, Usage, build_spec, plan, run, run_blocking
+from rankscope.judge.snapshots import SnapshotTexts
+from rankscope.judgments.scales import GRADED, Scale
 from rankscope.judgments.table import Judgments
 
-__all__ = ["JudgeResult", "judge", "judge_async"]
+if TYPE_CHECKING:
+    from rankscope.store.db import Store
+
+__all__ = ["DEFAULT_DOC_FIELDS", "JudgeResult", "judge", "judge_async", "select_pairs"]
+
+DEFAULT_DOC_FIELDS = ("title", "text")
+"""The fields of a documents file shown to the judge unless ``doc_fields`` names others."""
 
 
 @dataclass(frozen=True)
@@ -70,26 +79,76 @@ class JudgeResult:
                          source=f"<{self.rater}>", scale=self.scale)
 
 
-def _pairs(
+def _chosen(
     pairs: Iterable[tuple[str, str] | Pair] | PathLike | None,
     runs: Sequence[Any],
     depth: int | None,
-    holes_of: Any,
+    snapshot_texts: SnapshotTexts | None,
 ) -> list[Pair]:
+    """The pairs given, else the runs' top k, else the snapshots' top k."""
     if pairs is not None and runs:
         raise OptionError("give the pairs to grade or the runs to take them from, not both")
-    if pairs is None and not runs:
-        raise OptionError("nothing to grade: give pairs, a pairs file, or runs")
     if isinstance(pairs, str | os.PathLike):
-        chosen = read_pairs(pairs)
-    elif pairs is not None:
-        chosen = list(dict.fromkeys(p if isinstance(p, Pair) else Pair(str(p[0]), str(p[1]))
-                                    for p in pairs))
-    else:
-        chosen = pairs_from_runs(runs, depth)
+        return read_pairs(pairs)
+    if pairs is not None:
+        return list(dict.fromkeys(p if isinstance(p, Pair) else Pair(str(p[0]), str(p[1]))
+                                  for p in pairs))
+    if runs:
+        return pairs_from_runs(runs, depth)
+    if snapshot_texts is not None:
+        return snapshot_texts.pairs(depth)
+    raise OptionError("nothing to grade: give pairs, a pairs file, runs or a snapshot")
+
+
+def select_pairs(
+    chosen: Sequence[Pair],
+    *,
+    holes_of: Any = None,
+    graded_in: Any = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[Pair]:
+    """The pairs left after the filters: not graded in ``holes_of``, graded in
+    ``graded_in``, then a seeded random sample of ``sample`` of them."""
+    out = list(chosen)
     if holes_of is not None:
-        chosen = drop_graded(chosen, holes_of)
-    return chosen
+        out = drop_graded(out, holes_of)
+    if graded_in is not None:
+        out = keep_graded(out, graded_in)
+    if sample is not None:
+        out = sample_pairs(out, sample, seed)
+    return out
+
+
+def _texts(
+    *,
+    texts: TextSource | None,
+    queries: PathLike | Mapping[str, str] | None,
+    docs: PathLike | Mapping[str, Any] | None,
+    needs: PathLike | Mapping[str, str] | None,
+    doc_fields: Sequence[str] | None,
+    snapshot_texts: SnapshotTexts | None,
+    wanted: set[str],
+) -> TextSource:
+    """Where texts come from: ``texts`` if given, else the snapshots (a queries or
+    documents file replacing theirs), else the files; ``needs`` preferred to any."""
+    need_map = None if needs is None else (
+        dict(needs) if isinstance(needs, Mapping) else read_needs(needs))
+    if texts is None and snapshot_texts is not None:
+        query_source: TextSource = snapshot_texts
+        doc_source: TextSource = snapshot_texts
+        if queries is not None:
+            query_source = FileTexts(queries, {}, fields=())
+        if docs is not None:
+            doc_source = FileTexts({}, docs, fields=doc_fields or DEFAULT_DOC_FIELDS,
+                                   only=wanted)
+        texts = MixedTexts(query_source, doc_source)
+    elif texts is None:
+        if queries is None or docs is None:
+            raise OptionError("give the queries and documents (files or mappings), a "
+                              "snapshot, or a texts source")
+        texts = FileTexts(queries, docs, fields=doc_fields or DEFAULT_DOC_FIELDS, only=wanted)
+    return MixedTexts(texts, texts, need_map) if need_map else texts
 
 
 async def judge_async(
@@ -99,14 +158,21 @@ async def judge_async(
     model: str,
     queries: PathLike | Mapping[str, str] | None = None,
     docs: PathLike | Mapping[str, Any] | None = None,
+    needs: PathLike | Mapping[str, str] | None = None,
     texts: TextSource | None = None,
+    store: Store | PathLike | None = None,
+    snapshot: str | int | Sequence[str | int] | None = None,
+    partial: bool = False,
     runs: Sequence[Any] = (),
     depth: int | None = 10,
     holes_of: Any = None,
+    graded_in: Any = None,
+    sample: int | None = None,
+    seed: int = 0,
     scale: Scale | str = GRADED,
-    prompt: PathLike | None = None,
+    prompt: PromptTemplate | PathLike | None = None,
     guidelines: str = "",
-    doc_fields: Sequence[str] = ("title", "text"),
+    doc_fields: Sequence[str] | None = None,
     max_doc_chars: int | None = 6000,
     output: PathLike | None = None,
     cache: PathLike | None = None,
@@ -129,11 +195,6 @@ async def judge_async(
     sleep: Sleep | None = None,
 ) -> JudgeResult:
     """The coroutine behind :func:`judge` (same parameters), for code already in a loop."""
-    sc = get_scale(scale) or GRADED
-    if samples < 1:
-        raise OptionError(f"samples must be >= 1, not {samples}")
-    if concurrency < 1:
-        raise OptionError(f"concurrency must be >= 1, not {concurrency}")
     for name, value in (("max_calls", max_calls), ("max_tokens", max_tokens)):
         if value is not None and value < 0:
             raise OptionError(f"{name} must be >= 0, not {value}")
@@ -142,43 +203,45 @@ async def judge_async(
         if not api_key:
             raise OptionError(f"the environment variable {api_key_env} holding the API key "
                               "is not set")
-    chosen = _pairs(pairs, runs, depth, holes_of)
-    if texts is None:
-        if queries is None or docs is None:
-            raise OptionError("give the queries and documents (files or mappings) or a texts "
-                              "source")
-        texts = FileTexts(queries, docs, fields=doc_fields, only={p.doc_id for p in chosen})
-    template = load_template(prompt, sc)
-    spec = RunSpec(
-        endpoint=endpoint, model=model, rater=rater or f"llm:{model}", scale=sc,
-        template=template, settings={"temperature": temperature, **(settings or {})},
-        samples=samples, guidelines=guidelines, max_doc_chars=max_doc_chars,
-        concurrency=concurrency,
-    )
+    spec = build_spec(endpoint=endpoint, model=model, scale=scale, prompt=prompt, rater=rater,
+                      temperature=temperature, settings=settings, samples=samples,
+                      guidelines=guidelines, max_doc_chars=max_doc_chars,
+                      concurrency=concurrency)
+    snapshot_texts = None
+    if snapshot is not None or store is not None:
+        if snapshot is None or store is None:
+            raise OptionError("a snapshot needs its store, and a store the snapshot to read")
+        refs = [snapshot] if isinstance(snapshot, str | int) else list(snapshot)
+        snapshot_texts = SnapshotTexts(store, refs, fields=doc_fields, partial=partial)
+    chosen = select_pairs(_chosen(pairs, runs, depth, snapshot_texts), holes_of=holes_of,
+                          graded_in=graded_in, sample=sample, seed=seed)
+    source = _texts(texts=texts, queries=queries, docs=docs, needs=needs,
+                    doc_fields=doc_fields, snapshot_texts=snapshot_texts,
+                    wanted={p.doc_id for p in chosen})
     results = ResultsFile(output)
-    store = AnswerCache(cache) if cache is not None else None
+    answers = AnswerCache(cache) if cache is not None else None
     try:
-        counted = plan(spec, chosen, texts, results, store, retry_failed=retry_failed)
+        counted = plan(spec, chosen, source, results, answers, retry_failed=retry_failed)
         usage = None
         if not dry_run:
             usage = await run(
-                spec, chosen, texts, results, store,
+                spec, chosen, source, results, answers,
                 {"api_key": api_key, "auth_header": auth_header, "timeout": timeout,
                  "max_retries": max_retries, "rpm": rpm},
                 budget=Budget(max_calls, max_tokens), retry_failed=retry_failed, sleep=sleep,
             )
     finally:
-        if store is not None:
-            store.close()
+        if answers is not None:
+            answers.close()
     mine = rows_frame([r for r in results.rows if r.get("rater") == spec.rater])
     agreed = None
     if human is not None and usage is not None and mine.height:
         llm = Judgments(mine.select("query_id", "doc_id", "rater", "grade"),
-                        source=f"<{spec.rater}>", scale=sc)
-        found = judge_agreement(human, llm, scale=sc)
+                        source=f"<{spec.rater}>", scale=spec.scale)
+        found = judge_agreement(human, llm, scale=spec.scale)
         agreed = found if found.n_items else None
-    return JudgeResult(rater=spec.rater, template_sha256=template.sha256, plan=counted,
-                       usage=usage, rows=mine, scale=sc, agreement=agreed)
+    return JudgeResult(rater=spec.rater, template_sha256=spec.template.sha256, plan=counted,
+                       usage=usage, rows=mine, scale=spec.scale, agreement=agreed)
 
 
 def judge(
@@ -195,19 +258,38 @@ def judge(
     model : str
         The model's name; the grades' rater is ``llm:<model>`` unless ``rater`` is given.
     queries, docs : path or mapping
-        Queries TSV (``query_id<TAB>text``) and documents JSONL (``id`` and the
-        ``doc_fields``), or mappings; or a ``texts`` source instead.
+        Queries TSV (``query_id<TAB>text``; a header may name a ``need``
+        column) and documents JSONL (``id`` and the ``doc_fields``), or
+        mappings; or a snapshot, or a ``texts`` source instead. Given with a
+        snapshot, they replace its queries or its documents.
+    needs : path or mapping, optional
+        Information needs (``query_id<TAB>need``), shown to the model with the
+        query; preferred to the needs a queries file or snapshot holds.
+    store, snapshot : store (path, URL or Store) and id/name (or several)
+        Grade the snapshots' top ``depth`` (unless ``pairs`` or ``runs`` say
+        which), with the queries, needs and display fields (title, snippet,
+        URL, other fields) the store kept (see :mod:`rankscope.judge.snapshots`).
+    partial : bool, default False
+        Accept a snapshot that is not complete.
     runs : sequence of runs, optional
         Grade the union of their top ``depth`` (default 10) results.
     holes_of : qrels or judgments (path or table), optional
         Leave out the pairs already graded there ("fill the holes").
+    graded_in : qrels or judgments (path or table), optional
+        Keep only the pairs graded there (to measure the judge against them).
+    sample, seed : int, optional
+        Grade a random sample of this many of the pairs (after the filters),
+        the same for the same ``seed`` (default 0).
     scale : Scale or str, default "graded"
         ``binary``, ``graded`` (0-3), ``detail`` (1-10) or any scale; picks the
         built-in prompt unless ``prompt`` names a template file.
-    prompt : path, optional
+    prompt : path, built-in name or PromptTemplate, optional
         A Jinja template (see :mod:`rankscope.judge.prompts`).
     guidelines : str, optional
         The team's guidelines, given to the template.
+    doc_fields : sequence of str, optional
+        The document fields shown, in order (files: ``title, text``;
+        snapshots: ``title, snippet, url``, then the hits' other fields).
     output : path, optional
         The grades file (CSV; TSV or JSONL by name), appended as answers
         arrive; an existing one is resumed.
@@ -245,12 +327,9 @@ def judge(
     ...     queries="queries.tsv", docs="corpus.jsonl", runs=["run.txt"], depth=10,
     ...     holes_of="qrels.txt", output="grades.csv", cache="answers.sqlite")
     >>> result.usage.requests, result.judgments  # doctest: +SKIP
+    >>> holes = rankscope.judge(  # doctest: +SKIP
+    ...     endpoint="http://localhost:8080/v1", model="qwen2.5-7b-instruct",
+    ...     store="demo/snapshots.sqlite", snapshot="demo-tuned", depth=20,
+    ...     holes_of="demo/qrels.txt", needs="demo/needs.tsv", output="grades.csv")
     """
-    coro = judge_async(pairs, **options)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    # Called from inside a running loop (a notebook): run in a thread of our own.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+    return run_blocking(judge_async(pairs, **options))

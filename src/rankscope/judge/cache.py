@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,12 +40,21 @@ CREATE TABLE IF NOT EXISTS answers (
 
 
 def endpoint_identity(url: str) -> str:
-    """The URL that identifies an endpoint: scheme and host lower-cased, no trailing slash."""
+    """The URL that identifies an endpoint: the chat-completions URL it is sent to, with
+    scheme and host lower-cased (``http://H/v1`` and ``http://h/v1/chat/completions``
+    are one endpoint).
+
+    Examples
+    --------
+    >>> endpoint_identity("HTTP://Localhost:8080/v1/")
+    'http://localhost:8080/v1/chat/completions'
+    """
     from urllib.parse import urlsplit, urlunsplit
 
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+    from rankscope.judge.client import chat_url
+
+    parts = urlsplit(chat_url(url))
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
 
 
 def cache_key(
@@ -78,6 +88,10 @@ class CachedAnswer:
 class AnswerCache:
     """Answers by :func:`cache_key`, in an SQLite file (``":memory:"`` for none on disk).
 
+    One object may be shared by threads (a web app's workers; a call from inside
+    a running event loop runs in a thread of its own): every use takes a lock.
+    Several processes may share the file (WAL journal, a busy timeout).
+
     Raises
     ------
     JudgeError
@@ -86,8 +100,11 @@ class AnswerCache:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
+        self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(self.path)
+            self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(_SCHEMA)
             self._db.commit()
         except sqlite3.Error as exc:
@@ -96,34 +113,42 @@ class AnswerCache:
 
     def get(self, key: str) -> CachedAnswer | None:
         """The stored answer, or None."""
-        row = self._db.execute(
-            "SELECT answer, prompt_tokens, completion_tokens FROM answers WHERE key = ?", (key,)
-        ).fetchone()
+        with self._lock:
+            row = self._db.execute(
+                "SELECT answer, prompt_tokens, completion_tokens FROM answers WHERE key = ?",
+                (key,),
+            ).fetchone()
         return None if row is None else CachedAnswer(row[0], row[1], row[2])
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._db.execute(
-            "SELECT 1 FROM answers WHERE key = ?", (key,)
-        ).fetchone() is not None
+        if not isinstance(key, str):
+            return False
+        with self._lock:
+            return self._db.execute(
+                "SELECT 1 FROM answers WHERE key = ?", (key,)
+            ).fetchone() is not None
 
     def put(self, key: str, model: str, answer: CachedAnswer) -> None:
         """Store an answer (committed at once, so an interrupted run keeps it)."""
         try:
-            self._db.execute(
-                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
-                (key, model, answer.answer, answer.prompt_tokens, answer.completion_tokens,
-                 time.time()),
-            )
-            self._db.commit()
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
+                    (key, model, answer.answer, answer.prompt_tokens,
+                     answer.completion_tokens, time.time()),
+                )
+                self._db.commit()
         except sqlite3.Error as exc:
             raise JudgeError(f"{self.path}: cannot write to the answer cache ({exc})") from None
 
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
 
     def close(self) -> None:
         """Close the database."""
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __enter__(self) -> AnswerCache:
         return self

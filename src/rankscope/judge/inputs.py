@@ -1,17 +1,21 @@
 """What an LLM judge grades: the pairs, and the texts of their queries and documents.
 
 Pairs come from the top k of one or more runs (ranked as evaluation ranks
-them), minus the pairs already graded ("fill the holes"), or from a pairs
-file. Texts come from a :class:`TextSource`: :class:`FileTexts` reads a
-queries TSV (``query_id<TAB>text``, optional header) and a documents JSONL
-(``id`` and text fields); any object with the same two methods (the snapshot
-store, say) can stand in for it.
+them) or of snapshots (:mod:`rankscope.judge.snapshots`), or from a pairs
+file; then optionally only those not graded yet ("fill the holes"), or only
+those graded already (to measure the judge), and a seeded random sample of
+them. Texts come from a :class:`TextSource`: :class:`FileTexts` reads a
+queries TSV (``query_id<TAB>text``, a header line may name a ``need``
+column) and a documents JSONL (``id`` and text fields);
+:class:`~rankscope.judge.snapshots.SnapshotTexts` reads a snapshot store;
+any object with the same methods can stand in for them.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -25,13 +29,20 @@ from rankscope.errors import InputError, ParseError
 __all__ = [
     "DOC_ID_FIELDS",
     "FileTexts",
+    "MixedTexts",
     "Pair",
     "TextSource",
+    "document_fields",
     "drop_graded",
+    "keep_graded",
     "pairs_from_runs",
+    "query_need",
     "read_documents",
+    "read_needs",
     "read_pairs",
     "read_queries",
+    "read_query_file",
+    "sample_pairs",
 ]
 
 DOC_ID_FIELDS = ("id", "_id", "doc_id", "docid", "docno", "pid")
@@ -48,7 +59,14 @@ class Pair:
 
 @runtime_checkable
 class TextSource(Protocol):
-    """Where the texts of queries and documents come from."""
+    """Where the texts of queries and documents come from.
+
+    Two optional methods refine it: ``query_need(query_id)`` (the information
+    need, or None) and ``pair_document(query_id, doc_id)`` (the document as
+    shown for that query, when it depends on the query, as a highlighted
+    snippet does); :func:`query_need` and :func:`document_fields` use them
+    when present.
+    """
 
     def query_text(self, query_id: str) -> str | None:
         """The query's text, or None when unknown."""
@@ -57,14 +75,64 @@ class TextSource(Protocol):
         """The document's text fields (name -> text, in display order), or None."""
 
 
+def query_need(texts: TextSource, query_id: str) -> str | None:
+    """The query's information need, when the source knows one."""
+    method = getattr(texts, "query_need", None)
+    need = method(query_id) if callable(method) else None
+    return need if isinstance(need, str) and need.strip() else None
+
+
+def document_fields(texts: TextSource, pair: Pair) -> Mapping[str, str] | None:
+    """The document's fields as shown for the pair's query (or as the source has it)."""
+    method = getattr(texts, "pair_document", None)
+    if callable(method):
+        found: Mapping[str, str] | None = method(pair.query_id, pair.doc_id)
+        return found
+    return texts.document(pair.doc_id)
+
+
+class MixedTexts:
+    """Queries from one source, documents from another, needs from a third (optional).
+
+    Parameters
+    ----------
+    queries, docs : TextSource
+        Where query texts (and needs) and documents come from.
+    needs : mapping, optional
+        ``{query_id: need}``, preferred to the queries source's needs.
+    """
+
+    def __init__(self, queries: TextSource, docs: TextSource,
+                 needs: Mapping[str, str] | None = None) -> None:
+        self.queries = queries
+        self.docs = docs
+        self.needs = dict(needs or {})
+
+    def query_text(self, query_id: str) -> str | None:
+        """The query's text, or None."""
+        return self.queries.query_text(query_id)
+
+    def query_need(self, query_id: str) -> str | None:
+        """The need given, else the queries source's, else None."""
+        return self.needs.get(query_id) or query_need(self.queries, query_id)
+
+    def document(self, doc_id: str) -> Mapping[str, str] | None:
+        """The document's fields, or None."""
+        return self.docs.document(doc_id)
+
+    def pair_document(self, query_id: str, doc_id: str) -> Mapping[str, str] | None:
+        """The document as shown for the query, or None."""
+        return document_fields(self.docs, Pair(query_id, doc_id))
+
+
 class FileTexts:
     """Texts read from a queries TSV and a documents JSONL (or given as mappings).
 
     Parameters
     ----------
     queries : path or mapping
-        ``query_id<TAB>text`` lines (an optional header line ``query_id<TAB>...``),
-        or ``{query_id: text}``.
+        ``query_id<TAB>text`` lines (an optional header line ``query_id<TAB>text``,
+        which may name a further ``need`` column), or ``{query_id: text}``.
     docs : path or mapping
         JSONL with an id (see :data:`DOC_ID_FIELDS`) and text fields, or
         ``{doc_id: text}`` / ``{doc_id: {field: text}}``.
@@ -72,6 +140,8 @@ class FileTexts:
         The document fields shown to the judge, in order (missing ones are skipped).
     only : iterable of str, optional
         Keep only these documents (a large corpus is read once, kept small).
+    needs : mapping, optional
+        ``{query_id: need}``: the information needs (preferred to a need column).
     """
 
     def __init__(
@@ -81,9 +151,15 @@ class FileTexts:
         *,
         fields: Sequence[str] = ("title", "text"),
         only: Iterable[str] | None = None,
+        needs: Mapping[str, str] | None = None,
     ) -> None:
         self.fields = tuple(fields)
-        self.queries = dict(queries) if isinstance(queries, Mapping) else read_queries(queries)
+        self.needs: dict[str, str] = {}
+        if isinstance(queries, Mapping):
+            self.queries = dict(queries)
+        else:
+            self.queries, self.needs = read_query_file(queries)
+        self.needs.update(needs or {})
         if isinstance(docs, Mapping):
             self.docs = {
                 str(k): ({self.fields[-1] if self.fields else "text": v} if isinstance(v, str)
@@ -97,35 +173,110 @@ class FileTexts:
         """The query's text, or None."""
         return self.queries.get(query_id)
 
+    def query_need(self, query_id: str) -> str | None:
+        """The query's information need, or None."""
+        return self.needs.get(query_id)
+
     def document(self, doc_id: str) -> Mapping[str, str] | None:
         """The document's fields, or None."""
         return self.docs.get(doc_id)
 
 
-def read_queries(path: PathLike) -> dict[str, str]:
-    """``query_id<TAB>text`` lines -> ``{query_id: text}`` (a header line is skipped).
+_ID_HEADERS = ("query_id", "qid", "id", "query-id", "_id")
+_TEXT_HEADERS = ("text", "query", "title", "query_text")
+_NEED_HEADERS = ("need", "information_need", "description", "desc")
+
+
+def _tsv_rows(path: PathLike, what: str) -> list[tuple[str, list[str], list[str]]]:
+    """(id, column names, values) per line of a TSV whose first line may be a header
+    (its first field names the id column: ``query_id``, ``qid``, ``id``)."""
+    data, source = read_text(path)
+    rows: list[tuple[str, list[str], list[str]]] = []
+    header: list[str] | None = None
+    seen: set[str] = set()
+    for number, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        cells = [c.strip() for c in raw.split("\t")]
+        if not rows and header is None and cells[0].lower() in _ID_HEADERS and len(cells) > 1:
+            header = [c.lower() for c in cells]
+            if len(set(header)) != len(header):
+                raise ParseError("the header names a column twice", source=source,
+                                 line=number, value=raw)
+            continue
+        width = len(header) if header else 2
+        if len(cells) != width:
+            expected = (f"query_id<TAB>{what}" if header is None
+                        else f"{width} tab-separated fields as in the header")
+            raise ParseError(f"expected {expected}, found {len(cells)} field(s)",
+                             source=source, line=number, value=raw)
+        if not cells[0]:
+            raise ParseError("empty query id", source=source, line=number, value=raw)
+        if cells[0] in seen:
+            raise ParseError(f"query {cells[0]!r} is given twice", source=source, line=number,
+                             value=raw)
+        seen.add(cells[0])
+        rows.append((cells[0], header or ["query_id", what], cells))
+    return rows
+
+
+def _column(names: list[str], values: list[str], wanted: tuple[str, ...],
+            fallback: bool) -> str:
+    """The first wanted column's value; else (``fallback``) the second column's."""
+    for name in wanted:
+        if name in names:
+            return values[names.index(name)]
+    return values[1] if fallback else ""
+
+
+def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
+    """A queries TSV -> (``{query_id: text}``, ``{query_id: need}``).
+
+    Lines are ``query_id<TAB>text``. A header line (its first field
+    ``query_id``, ``qid`` or ``id``) may name more columns: the text is the
+    ``text`` (also ``query``, ``title``) column, else the second; ``need``
+    (also ``information_need``, ``description``) is the information need;
+    other columns are ignored.
 
     Raises
     ------
     ParseError
-        A line without a tab, an empty id, or a query id given twice.
+        A line with another number of fields, an empty id, or a query id given twice.
     """
-    data, source = read_text(path)
+    texts: dict[str, str] = {}
+    needs: dict[str, str] = {}
+    for qid, names, values in _tsv_rows(path, "text"):
+        texts[qid] = _column(names, values, _TEXT_HEADERS, fallback=True)
+        need = _column(names, values, _NEED_HEADERS, fallback=False)
+        if need:
+            needs[qid] = need
+    return texts, needs
+
+
+def read_queries(path: PathLike) -> dict[str, str]:
+    """``query_id<TAB>text`` lines -> ``{query_id: text}`` (see :func:`read_query_file`).
+
+    Raises
+    ------
+    ParseError
+        A line with another number of fields, an empty id, or a query id given twice.
+    """
+    return read_query_file(path)[0]
+
+
+def read_needs(path: PathLike) -> dict[str, str]:
+    """``query_id<TAB>need`` lines (a header line optional) -> ``{query_id: need}``.
+
+    Raises
+    ------
+    ParseError
+        A line with another number of fields, an empty id, or a query id given twice.
+    """
     out: dict[str, str] = {}
-    for number, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
-        qid, sep, text = raw.partition("\t")
-        qid = qid.strip()
-        if number == 1 and qid.lower() in ("query_id", "qid", "id", "query-id", "_id"):
-            continue
-        if not sep or not qid:
-            raise ParseError("expected query_id<TAB>text", source=source, line=number,
-                             value=raw)
-        if qid in out:
-            raise ParseError(f"query {qid!r} is given twice", source=source, line=number,
-                             value=raw)
-        out[qid] = text.strip()
+    for qid, names, values in _tsv_rows(path, "need"):
+        need = _column(names, values, _NEED_HEADERS, fallback=True)
+        if need:
+            out[qid] = need
     return out
 
 
@@ -208,6 +359,31 @@ def drop_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
     graded = judged.frame.filter(pl.col("grade").is_not_null()).select("query_id", "doc_id")
     done = set(graded.iter_rows())
     return [p for p in pairs if (p.query_id, p.doc_id) not in done]
+
+
+def keep_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
+    """The pairs that have a grade in ``judged`` (to measure a judge on them)."""
+    ungraded = set(drop_graded(pairs, judged))
+    return [p for p in pairs if p not in ungraded]
+
+
+def sample_pairs(pairs: Sequence[Pair], n: int, seed: int = 0) -> list[Pair]:
+    """A random sample of ``n`` pairs (all when fewer), in their order; the same each time.
+
+    Examples
+    --------
+    >>> pairs = [Pair("q1", d) for d in "abcdef"]
+    >>> sample_pairs(pairs, 3, seed=1) == sample_pairs(pairs, 3, seed=1)
+    True
+    >>> len(sample_pairs(pairs, 3)), sample_pairs(pairs, 10) == pairs
+    (3, True)
+    """
+    if n < 1:
+        raise InputError(f"the sample size must be >= 1, not {n}")
+    if n >= len(pairs):
+        return list(pairs)
+    chosen = sorted(random.Random(seed).sample(range(len(pairs)), n))
+    return [pairs[i] for i in chosen]
 
 
 def read_pairs(path: PathLike) -> list[Pair]:

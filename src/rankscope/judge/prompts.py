@@ -6,11 +6,12 @@ line: ``[system]`` starts the system message, ``[user]`` the user message
 template's *source*, before rendering, so a document containing ``[user]``
 cannot open a section of its own. Every section is rendered with:
 
-``query``, ``query_id``
-    the query's text and id;
+``query``, ``query_id``, ``need``
+    the query's text and id, and the searcher's information need (an empty
+    string when none is known);
 ``document``, ``doc_id``, ``fields``
-    the document's fields joined by blank lines (cut at ``max_doc_chars``),
-    its id, and the fields as a mapping (``fields.title``);
+    the document's fields (see :func:`document_text`; cut at
+    ``max_doc_chars``), its id, and the fields as a mapping (``fields.title``);
 ``scale``, ``grades``
     the :class:`~rankscope.judgments.Scale` (``scale.min``, ``scale.max``,
     ``scale.name``) and its grades as records with ``grade`` and ``label``;
@@ -20,9 +21,12 @@ cannot open a section of its own. Every section is rendered with:
 Templates run in Jinja's sandbox with undefined names an error. The SHA-256
 of the template's source is recorded with every grade, so a grade always
 says which prompt produced it. The built-in templates (``graded``,
-``binary``, ``detail`` and ``generic`` for any other scale) follow the
-published approach of Thomas et al. (2023) and UMBRELA (Upadhyay et al.
-2024) in rankscope's own words.
+``binary``, ``detail`` and ``generic`` for any other scale) are rankscope's
+own text; their structure follows the published approach of Thomas et al.
+(2023) and UMBRELA (Upadhyay et al. 2024): the rater's task, the query (and
+the need when known), the passage, the grade definitions, a short method
+(the searcher's intent first, then how much of it the passage meets and
+whether it can be trusted), and an answer the code can parse.
 
 References
 ----------
@@ -46,12 +50,22 @@ from typing import Any
 from rankscope.errors import DependencyError, FileAccessError, JudgeError
 from rankscope.judgments.scales import Scale
 
-__all__ = ["BUILTIN_TEMPLATES", "Message", "PromptTemplate", "document_text", "load_template"]
+__all__ = [
+    "BUILTIN_TEMPLATES",
+    "PLAIN_FIELDS",
+    "Message",
+    "PromptTemplate",
+    "document_text",
+    "load_template",
+]
 
 Message = dict[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": text}``."""
 
 BUILTIN_TEMPLATES = ("graded", "binary", "detail", "generic")
+PLAIN_FIELDS = frozenset({"title", "text", "snippet", "body", "content", "contents",
+                          "passage", "abstract"})
+"""Fields shown as bare text; any other field is shown as ``name: value``."""
 _SECTION = re.compile(r"^\[(system|user|assistant)\][ \t]*$", re.MULTILINE)
 
 
@@ -68,8 +82,23 @@ def _jinja() -> Any:
 
 
 def document_text(fields: Mapping[str, str], max_chars: int | None) -> str:
-    """The document's non-empty fields joined by blank lines, cut at ``max_chars``."""
-    text = "\n\n".join(v.strip() for v in fields.values() if v and v.strip())
+    """The document's non-empty fields joined by blank lines, cut at ``max_chars``.
+
+    Title, text, snippet and the like are shown as they are; any other field
+    (a URL, a brand, a price) as ``name: value``, so the model knows what it is.
+
+    Examples
+    --------
+    >>> document_text({"title": "json.dumps", "snippet": "Serialize obj.",
+    ...                "url": "https://docs.python.org/json.html"}, None)
+    'json.dumps\\n\\nSerialize obj.\\n\\nurl: https://docs.python.org/json.html'
+    >>> document_text({"text": "one two three"}, 7)
+    'one two [...]'
+    """
+    text = "\n\n".join(
+        v.strip() if k in PLAIN_FIELDS else f"{k}: {v.strip()}"
+        for k, v in fields.items() if v and v.strip()
+    )
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars].rstrip() + " [...]"
     return text
@@ -142,6 +171,7 @@ class PromptTemplate:
         scale: Scale,
         guidelines: str = "",
         max_doc_chars: int | None = None,
+        need: str | None = None,
     ) -> list[Message]:
         """The chat messages for one (query, document).
 
@@ -155,7 +185,8 @@ class PromptTemplate:
             for g in (scale.values or (scale.min, scale.max))
         ]
         context = {
-            "query": query, "query_id": query_id, "doc_id": doc_id, "fields": dict(fields),
+            "query": query, "query_id": query_id, "need": (need or "").strip(),
+            "doc_id": doc_id, "fields": dict(fields),
             "document": document_text(fields, max_doc_chars),
             "scale": {"name": scale.name, "min": _num(scale.min), "max": _num(scale.max)},
             "grades": grades, "guidelines": guidelines or "",
@@ -189,7 +220,9 @@ def builtin_name(scale: Scale) -> str:
     return "generic"
 
 
-def load_template(spec: str | os.PathLike[str] | None, scale: Scale) -> PromptTemplate:
+def load_template(
+    spec: PromptTemplate | str | os.PathLike[str] | None, scale: Scale
+) -> PromptTemplate:
     """A template from a file path, a built-in name, or (None) the scale's built-in one.
 
     Raises
@@ -199,6 +232,8 @@ def load_template(spec: str | os.PathLike[str] | None, scale: Scale) -> PromptTe
     JudgeError
         The template does not compile.
     """
+    if isinstance(spec, PromptTemplate):
+        return spec
     if spec is None:
         spec = builtin_name(scale)
     text_spec = os.fspath(spec)

@@ -15,22 +15,35 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from rankscope.errors import InputError, JudgeRequestError, OptionError
 from rankscope.judge.cache import AnswerCache, CachedAnswer, cache_key
 from rankscope.judge.client import Budget, ChatClient, Completion, Sleep
-from rankscope.judge.inputs import Pair, TextSource
+from rankscope.judge.inputs import Pair, TextSource, document_fields, query_need
 from rankscope.judge.output import DONE, ResultsFile
 from rankscope.judge.parse import parse_grade
 from rankscope.judge.prompts import Message, PromptTemplate
 from rankscope.judgments.scales import Scale
 
-__all__ = ["ANSWER_TOKENS", "Plan", "RunSpec", "Usage", "estimate_tokens", "plan", "run"]
+__all__ = [
+    "ANSWER_TOKENS",
+    "Plan",
+    "RunSpec",
+    "Usage",
+    "build_spec",
+    "estimate_tokens",
+    "plan",
+    "run",
+    "run_blocking",
+]
+
+T = TypeVar("T")
 
 ANSWER_TOKENS = 16
 """Tokens expected in one answer (``{"grade": 2}``) when no ``max_tokens`` caps it."""
@@ -65,6 +78,47 @@ class RunSpec:
     def answer_tokens(self) -> int:
         cap = self.settings.get("max_tokens", self.settings.get("max_completion_tokens"))
         return int(cap) if isinstance(cap, int) and cap > 0 else ANSWER_TOKENS
+
+
+def build_spec(
+    *,
+    endpoint: str,
+    model: str,
+    scale: Scale | str = "graded",
+    prompt: PromptTemplate | str | os.PathLike[str] | None = None,
+    rater: str | None = None,
+    temperature: float = 0.0,
+    settings: Mapping[str, Any] | None = None,
+    samples: int = 1,
+    guidelines: str = "",
+    max_doc_chars: int | None = 6000,
+    concurrency: int = 8,
+) -> RunSpec:
+    """A checked :class:`RunSpec` (the settings sent are the temperature plus ``settings``).
+
+    Raises
+    ------
+    OptionError
+        ``samples`` or ``concurrency`` below 1, an empty endpoint or model.
+    JudgeError, FileAccessError
+        The prompt template cannot be read or compiled.
+    """
+    from rankscope.judge.prompts import load_template
+    from rankscope.judgments.scales import GRADED, get_scale
+
+    if not endpoint or not model:
+        raise OptionError("an endpoint URL and a model name are both needed")
+    if samples < 1:
+        raise OptionError(f"samples must be >= 1, not {samples}")
+    if concurrency < 1:
+        raise OptionError(f"concurrency must be >= 1, not {concurrency}")
+    sc = get_scale(scale) or GRADED
+    return RunSpec(
+        endpoint=endpoint, model=model, rater=rater or f"llm:{model}", scale=sc,
+        template=load_template(prompt, sc),
+        settings={"temperature": temperature, **(settings or {})}, samples=samples,
+        guidelines=guidelines, max_doc_chars=max_doc_chars, concurrency=concurrency,
+    )
 
 
 @dataclass(frozen=True)
@@ -129,7 +183,8 @@ class _Job:
 
 def _jobs(spec: RunSpec, pairs: Sequence[Pair], texts: TextSource) -> list[_Job]:
     missing_q = [p.query_id for p in pairs if texts.query_text(p.query_id) is None]
-    missing_d = [p.doc_id for p in pairs if texts.document(p.doc_id) is None]
+    shown = {p: document_fields(texts, p) for p in pairs}
+    missing_d = [p.doc_id for p in pairs if shown[p] is None]
     for what, ids in (("query", missing_q), ("document", missing_d)):
         if ids:
             distinct = list(dict.fromkeys(ids))
@@ -141,8 +196,8 @@ def _jobs(spec: RunSpec, pairs: Sequence[Pair], texts: TextSource) -> list[_Job]
     for p in pairs:
         messages = spec.template.render(
             query_id=p.query_id, query=texts.query_text(p.query_id) or "", doc_id=p.doc_id,
-            fields=texts.document(p.doc_id) or {}, scale=spec.scale,
-            guidelines=spec.guidelines, max_doc_chars=spec.max_doc_chars,
+            fields=shown[p] or {}, scale=spec.scale, guidelines=spec.guidelines,
+            max_doc_chars=spec.max_doc_chars, need=query_need(texts, p.query_id),
         )
         keys = [cache_key(spec.endpoint, spec.model, messages, spec.settings, sample=s)
                 for s in range(spec.samples)]
@@ -338,3 +393,16 @@ async def run(
     usage.not_reached = usage.to_grade - (usage.graded + usage.unrateable + usage.no_majority
                                           + usage.failed)
     return usage
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from synchronous code, even inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # Called from inside a running loop (a notebook, a web handler): a thread of our own.
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
