@@ -58,7 +58,11 @@ def resolve_metrics(
 
 
 def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged) -> FloatArray:
-    """Per-query values, shape (n_queries, n_metrics); NaN = null."""
+    """Per-query values, shape (n_queries, n_metrics); NaN = null.
+
+    Raises the run's duplicate-document error when its search ran beside the
+    kernels (see :func:`~rankscope.engine.ranking.rank`).
+    """
     ctx = Context(lists)
     out = np.empty((lists.n_queries, len(metrics)), dtype=np.float64)
     computed: dict[Metric, FloatArray] = {}
@@ -66,6 +70,7 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
         if metric not in computed:
             computed[metric] = _kernel(metric, unjudged)(ctx, metric)
         out[:, j] = computed[metric]
+    lists.check_duplicates()
     return out
 
 
@@ -139,11 +144,14 @@ def evaluate(
     opts = EvalOptions.merged(options, option_fields)
     pairs = resolve_metrics(metrics, opts)
     qrels_t: Qrels = as_qrels(qrels)
-    run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
+    # a document ranked twice is looked for beside the kernels (compute raises it)
+    run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate,
+                        defer_duplicates=True)
     # Rank once, keeping only as deep as the deepest metric reads.
     depth = required_depth(m for _, m in pairs)
     lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
                  depth=depth)
+    lists.check_duplicates()  # a bad run is reported before its overlap with the qrels
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
                   input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)

@@ -127,7 +127,9 @@ def recall_capped(k: int, *, rel: float = 1) -> Metric:
     return make_metric("R_cap", k=k, rel=rel)
 
 
-def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1) -> Metric:
+def f_measure(
+    k: int | None = None, *, beta: float = 1.0, rel: float = 1, beta2: float | None = None
+) -> Metric:
     r"""F-beta: the weighted harmonic mean of precision and recall at k.
 
     Parameters
@@ -139,6 +141,9 @@ def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1) -> Met
         Weight of recall (beta > 1 favours recall); must be > 0.
     rel : float, default 1
         Minimum grade counted as relevant.
+    beta2 : float, optional
+        :math:`\beta^2` given directly, as trec_eval's ``set_F.x`` gives it
+        (:math:`(x + 1) P R / (x P + R)`); overrides ``beta``.
 
     Returns
     -------
@@ -154,7 +159,7 @@ def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1) -> Met
     ----------
     .. [1] van Rijsbergen, *Information Retrieval*, 2nd ed., ch. 7 (1979).
     """
-    return make_metric("F", k=k, beta=beta, rel=rel)
+    return make_metric("F", k=k, beta=beta, rel=rel, beta2=beta2)
 
 
 def hits(k: int | None = None, *, rel: float = 1) -> Metric:
@@ -422,6 +427,8 @@ def num_rel_ret(k: int | None = None, *, rel: float = 1) -> Metric:
 
 
 BETA = Param("beta", 1.0, "float", "weight of recall against precision", low=0.0, open_low=True)
+BETA2 = Param("beta2", None, "float", "beta squared given directly (trec_eval's set_F.x); "
+              "overrides beta")
 
 _T, _PT, _RX, _IR = "trec_eval", "pytrec_eval", "ranx", "ir_measures"
 
@@ -456,7 +463,7 @@ _fam("P", precision, "optional", (REL,), ("precision@k", "P_k", "P@k", "set_P"),
 _fam("R", recall, "optional", (REL,), ("recall@k", "recall_k", "R@k", "set_recall"),
      (f"{_T} recall_k / set_recall", f"{_PT} recall_k", f"{_RX} recall@k", f"{_IR} R@k"))
 _fam("R_cap", recall_capped, "required", (REL,), ("R_cap@k",), ("BEIR R_cap@k",))
-_fam("F", f_measure, "optional", (BETA, REL), ("f1@k", "F@k", "set_F"),
+_fam("F", f_measure, "optional", (BETA, REL, BETA2), ("f1@k", "F@k", "set_F"),
      (f"{_T} set_F (no cut-off, beta=1)", f"{_RX} f1@k (beta=1)"))
 _fam("Hits", hits, "optional", (REL,), ("hits@k",), (f"{_RX} hits@k",))
 _fam("Success", success, "optional", (REL,), ("hit_rate@k", "success_k", "Success@k"),
