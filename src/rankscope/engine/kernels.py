@@ -228,12 +228,16 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         return np.asarray(out, dtype=np.float64)
     flavor = m.get("ideal")
     if flavor == "global":
-        gains = ctx.gain_of(ctx.lists.judged_grades, m)
-        # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
-        order = np.lexsort((-gains, ctx.judged_query))
-        gains = gains[order]
+        def make() -> FloatArray:
+            gains = ctx.gain_of(ctx.lists.judged_grades, m)
+            # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
+            order = np.lexsort((-gains, ctx.judged_query))
+            return gains[order] / log2_ranks(ctx.judged_pos)
+
+        # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...)
+        terms = ctx.cached(("ideal", m.get("gain"), m.get("gains"), m.get("rel")), make)
         mask = None if m.k is None else ctx.judged_pos < m.k
-        return ctx.judged_sum(gains / log2_ranks(ctx.judged_pos), mask)
+        return ctx.judged_sum(terms, mask)
     if flavor == "max":
         top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
         depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)
