@@ -344,4 +344,4 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
 def rater_names(store: Store) -> dict[int, str]:
     """Rater id -> name (for pages that list grades)."""
     with store.read() as session:
-        return dict(session.execute(select(Rater.id, Rater.name)).tuples().all())
+        return dict(session.execute(select(Rater.id, Rater.name)).all())

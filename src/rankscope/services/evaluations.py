@@ -310,7 +310,7 @@ def _create_tasks(session: Session, ev: Evaluation, snapshot_id: int) -> dict[st
     counts = dict(session.execute(
         select(Grade.item_id, func.count(Grade.id))
         .where(Grade.item_id.in_(list(tasks)), Grade.active, Grade.scale == ev.scale)
-        .group_by(Grade.item_id)).tuples().all()) if tasks else {}
+        .group_by(Grade.item_id)).all()) if tasks else {}
     to_grade = sum(1 for item_id in tasks if counts.get(item_id, 0) < ev.grades_wanted)
     return {"tasks": len(tasks), "to_grade": to_grade, "results": len(rows)}
 

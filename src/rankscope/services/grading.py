@@ -135,7 +135,7 @@ def _counts(session: Session, item_ids: Sequence[int], scale: str) -> dict[int, 
     rows = session.execute(select(Grade.item_id, func.count(Grade.id))
                            .where(Grade.item_id.in_(list(item_ids)), Grade.active,
                                   Grade.scale == scale)
-                           .group_by(Grade.item_id)).tuples().all()
+                           .group_by(Grade.item_id)).all()
     return {int(i): int(n) for i, n in rows}
 
 
@@ -163,7 +163,7 @@ def _candidates(session: Session, ev: Evaluation, rater: Rater,
                 select(Task.item_id, func.count(Lease.id)).join(Lease, Lease.task_id == Task.id)
                 .where(Lease.expires_at > now, Lease.rater_id != rater.id,
                        Task.item_id.in_(item_ids))
-                .group_by(Task.item_id)).tuples():
+                .group_by(Task.item_id)):
             held[int(item_id)] = int(n)
     deferred = set(session.scalars(select(Deferral.task_id).where(
         Deferral.rater_id == rater.id)))
