@@ -308,6 +308,8 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
         if base.project_id != ev.project_id:
             raise NotFoundError(f"no evaluation #{other_id} in this project")
         data, base_data = load_data(session, ev), load_data(session, base)
+        ev_label, base_label = f"#{ev.id} {ev.name}", f"#{base.id} {base.name}"
+        ev_id, base_id, base_name, depth = ev.id, base.id, base.name, ev.depth
     if data.run.frame.height == 0 or base_data.run.frame.height == 0:
         raise ConflictError("both evaluations need a snapshot: run them first")
     rows: list[dict[str, Any]] = []
@@ -331,9 +333,9 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
                                     for r in rows], dtype=np.float64), "holm")
         for row, p in zip(rows, adjusted, strict=True):
             row["p_adjusted"] = _clean(p)
-    diff = diff_rankings([_ranking(base_data, f"#{base.id} {base.name}"),
-                          _ranking(data, f"#{ev.id} {ev.name}")], k=ev.depth, p=0.9)[0]
-    return {"evaluation_id": ev.id, "baseline_id": base.id, "baseline_name": base.name,
+    diff = diff_rankings([_ranking(base_data, base_label), _ranking(data, ev_label)], k=depth,
+                         p=0.9)[0]
+    return {"evaluation_id": ev_id, "baseline_id": base_id, "baseline_name": base_name,
             "test": "paired t-test", "correction": "holm (over the metrics)", "metrics": rows,
             "similarity": {k: v for k, v in diff.summary().items()
                            if k in ("rbo", "jaccard", "queries", "queries_changed", "k", "p")},
