@@ -15,6 +15,6 @@ from rankscope.errors import DependencyError
 try:  # every module of the app needs these; say which extra to install, once, here
     import fastapi as _fastapi  # noqa: F401
     import jinja2 as _jinja2  # noqa: F401
-    import multipart as _multipart  # noqa: F401
+    import python_multipart as _multipart  # noqa: F401
 except ImportError as _missing:
     raise DependencyError(_missing.name or "fastapi", "app", "the web app") from None

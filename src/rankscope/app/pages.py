@@ -15,7 +15,7 @@ from rankscope.services.exchange import MAX_UPLOAD
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
 
 
 def _safe_next(target: str | None) -> str:

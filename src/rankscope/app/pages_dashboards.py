@@ -18,7 +18,7 @@ from rankscope.services.accounts import Actor
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
 
 
 def _can_curate(request: Request, actor: Actor, project_id: int) -> bool:

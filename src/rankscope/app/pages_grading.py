@@ -20,7 +20,7 @@ from rankscope.services.accounts import Actor
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
 
 
 def _keys(scale: dict[str, Any]) -> list[tuple[str, float]]:
