@@ -68,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
         data_dir = Path(args.data_dir or Path.cwd())
     store = open_app_store(db)
     try:
+        from rankscope.services.evaluations import recover_interrupted_runs
+
+        for evaluation_id in recover_interrupted_runs(store):
+            sys.stderr.write(f"note: evaluation #{evaluation_id} was running when the server "
+                             "stopped; marked failed (run it again)\n")
         address = f"http://{args.host}:{args.port}/"
         if args.demo:
             from rankscope.services.accounts import list_users

@@ -43,6 +43,7 @@ __all__ = [
     "latest_snapshot_id",
     "list_evaluations",
     "query_key",
+    "recover_interrupted_runs",
     "run_evaluation",
     "update_evaluation",
 ]
@@ -268,6 +269,23 @@ def list_evaluations(store: Store, actor: Actor, project_id: int) -> list[Evalua
         return [_view(session, ev) for ev in session.scalars(
             select(Evaluation).where(Evaluation.project_id == project_id)
             .order_by(Evaluation.id.desc()))]
+
+
+def recover_interrupted_runs(store: Store) -> list[int]:
+    """Mark ``failed`` the runs a stopped server left ``running`` (call before serving).
+
+    A run happens inside the server's process, so when a server starts none of
+    them is going on any more; what their snapshot recorded stays, and the
+    evaluation can be run again. Returns the evaluations so marked.
+    """
+
+    def work(session: Session) -> list[int]:
+        stuck = list(session.scalars(select(Evaluation).where(Evaluation.status == "running")))
+        for ev in stuck:
+            ev.status, ev.error = "failed", "the server stopped during the run; run it again"
+        return [ev.id for ev in stuck]
+
+    return store.write(work)
 
 
 def _set_status(store: Store, evaluation_id: int, status: str, error: str | None) -> None:
