@@ -205,3 +205,15 @@ def _other_task(store, world) -> int:
     with store.read() as s:
         return int(s.scalar(select(Task.id).where(
             Task.evaluation_id == world.other_evaluation.id).limit(1)))
+
+
+def test_moving_on_without_grading_releases_the_lease(store, world):
+    first = grading.next_task(store, world.judge, world.evaluation.id)
+    grading.next_task(store, world.judge2, world.evaluation.id)  # both slots held
+    assert grading.next_task(store, world.judge3, world.evaluation.id).task_id != first.task_id
+    grading.release(store, world.judge, first.task_id)
+    with store.read() as s:
+        assert s.scalar(select(func.count(Lease.id)).where(Lease.task_id == first.task_id)) == 1
+    # judge3's own lease on another task keeps; the freed slot is now theirs to take
+    offered = grading.next_tasks(store, world.judge3, world.evaluation.id, n=500)
+    assert first.task_id in {t.task_id for t in offered}

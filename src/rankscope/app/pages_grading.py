@@ -54,6 +54,8 @@ def _page(request: Request, actor: Actor, evaluation_id: int,
 @router.get("/evaluations/{evaluation_id}/grade", response_class=HTMLResponse)
 def grade_next(request: Request, actor: PageActor, evaluation_id: int,
                skip: int | None = None, message: str | None = None) -> Response:
+    if skip:  # moving on without grading: the skipped result goes back to the pool
+        grading.release(settings_of(request).store, actor, skip)
     task = grading.next_task(settings_of(request).store, actor, evaluation_id,
                              exclude=[skip] if skip else ())
     if task is None and skip:  # nothing else: the skipped one is still the one to grade

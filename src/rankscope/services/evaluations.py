@@ -347,6 +347,9 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int) -> dict[str, 
 
     def start(session: Session) -> tuple[Any, list[QueryItem], int, str, str, str | None]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
+        # lock the row (PostgreSQL): two runs started at once see each other's "running"
+        session.execute(select(Evaluation.id).where(Evaluation.id == ev.id).with_for_update())
+        session.refresh(ev)
         if ev.status == "running":
             from rankscope.errors import ConflictError
 

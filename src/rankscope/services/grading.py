@@ -66,6 +66,7 @@ __all__ = [
     "next_task",
     "next_tasks",
     "query_results",
+    "release",
     "submit_batch",
     "submit_grade",
     "task_view",
@@ -459,6 +460,17 @@ def judge_later(store: Store, actor: Actor, task_id: int) -> None:
         if session.scalar(select(Deferral.id).where(Deferral.task_id == task.id,
                                                     Deferral.rater_id == rater.id)) is None:
             session.add(Deferral(task_id=task.id, rater_id=rater.id, created_at=utcnow()))
+        session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
+
+    store.write(work)
+
+
+def release(store: Store, actor: Actor, task_id: int) -> None:
+    """Give a leased task back to the pool (the grader moved on without grading it)."""
+
+    def work(session: Session) -> None:
+        task, _ = _task(session, actor, task_id)
+        rater = rater_for(session, actor)
         session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
 
     store.write(work)
