@@ -12,7 +12,10 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 def line_chart(labels: Sequence[str], series: dict[str, Sequence[float | None]],
                notes: Sequence[str] = (), *, width: int = 720, height: int = 280) -> str:
-    """A line per series over the labels (evaluations, oldest first), values in [0, 1].
+    """A line per series over the labels (evaluations, oldest first).
+
+    The axis runs from 0 to 1, or to the largest value when one is above 1
+    (DCG, CG).
 
     A point without a value is left out (the line breaks there); each label's
     note (the evaluation's "what changed") is its tooltip and is numbered
@@ -23,21 +26,25 @@ def line_chart(labels: Sequence[str], series: dict[str, Sequence[float | None]],
     >>> svg = line_chart(["a", "b"], {"nDCG@10": [0.5, 0.75]}, ["first", "stemming"])
     >>> svg.startswith("<svg") and svg.count("<circle") == 2 and "stemming" in svg
     True
+    >>> ">3.00<" in line_chart(["a"], {"DCG@10": [3.0]})  # the axis grows to the data
+    True
     """
     left, right, top, bottom = 48, 150, 16, 56
     plot_w, plot_h = width - left - right, height - top - bottom
     n = len(labels)
+    top_value = max([1.0, *(v for vs in series.values() for v in vs if v is not None)])
 
     def x(i: int) -> float:
         return left + (plot_w * (i + 0.5) / n if n else 0)
 
     def y(v: float) -> float:
-        return top + plot_h * (1 - max(0.0, min(1.0, v)))
+        return top + plot_h * (1 - max(0.0, min(1.0, v / top_value)))
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="metrics over time" '
              'font-family="sans-serif" font-size="11">']
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+    for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+        tick = share * top_value
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" '
                      f'y2="{y(tick):.1f}" stroke="#ddd"/>'
                      f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">'
