@@ -94,7 +94,10 @@ class EvaluationData:
 
     def evaluate(self, run: Run | None = None) -> EvaluationResult:
         """The metrics, per query and mean, as ``rankscope evaluate`` computes them."""
+        # Grading goes a query at a time: a run only partly graded (or not yet at all)
+        # is the normal state here, and the dashboards show the coverage themselves.
         return self.plan().evaluate(run if run is not None else self.run, per_query=True,
+                                    allow_no_overlap=True, warn_overlap=False,
                                     unjudged=self.unjudged)  # type: ignore[arg-type]
 
 
