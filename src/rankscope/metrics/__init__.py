@@ -6,6 +6,7 @@ trec_eval's measures in :mod:`rankscope.metrics.trec_eval_names`) is complete
 once this package is imported.
 """
 
+from rankscope.metrics import cwl as _cwl  # noqa: F401 - registers BPM, INST, SDCG, NERR...
 from rankscope.metrics import similarity as _similarity  # noqa: F401 - registers RBO, Jaccard
 from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric
 from rankscope.metrics.binary import (
