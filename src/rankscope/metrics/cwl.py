@@ -117,8 +117,8 @@ def insq(*, T: float = 1.0, min_rel: float = 0.0, max_rel: float | None = None,
     --------
     >>> import rankscope
     >>> value = rankscope.evaluate({"q": {"a": 1}}, {"q": {"a": 0.9, "b": 0.8}}, "INSQ")["INSQ"]
-    >>> round(value, 4)
-    0.2592
+    >>> round(value, 4)  # 1 / sum over i of (2 / (i + 1))^2, i = 1..1000
+    0.3882
     """
     return make_metric("INSQ", T=T, min_rel=min_rel, max_rel=max_rel, depth=depth)
 
@@ -155,7 +155,7 @@ def inst(*, T: float = 1.0, min_rel: float = 0.0, max_rel: float | None = None,
     >>> import rankscope
     >>> value = rankscope.evaluate({"q": {"a": 1}}, {"q": {"a": 0.9, "b": 0.8}}, "INST")["INST"]
     >>> round(value, 4)
-    0.5767
+    0.6083
     """
     return make_metric("INST", T=T, min_rel=min_rel, max_rel=max_rel, depth=depth)
 
@@ -198,7 +198,7 @@ def sdcg(k: int, *, min_rel: float = 0.0, max_rel: float | None = None,
     >>> value = rankscope.evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 0.9, "b": 0.8}},
     ...                            "SDCG@2")["SDCG@2"]
     >>> round(value, 4)  # (1 + 0.5 / log2 3) / (1 + 1 / log2 3)
-    0.8065
+    0.8066
     """
     return make_metric("SDCG", k=k, min_rel=min_rel, max_rel=max_rel, depth=depth)
 

@@ -41,17 +41,23 @@ _TREC_CUTOFF: dict[str, Callable[[int], Metric]] = {}
 _EXPANSIONS: dict[str, Callable[[str], list[tuple[str, Metric]]]] = {}
 # builder id -> the parameter a lone positional value binds to: RBP(0.9).
 _FIRST: dict[int, str] = {}
+# builder id -> the parameter "@x" binds to instead of a cut-off: IPrec@0.5 (a recall).
+_AT: dict[int, str] = {}
 
 
 def register_name(
-    name: str, builder: Builder, *, case_sensitive: bool = False, first: str | None = None
+    name: str, builder: Builder, *, case_sensitive: bool = False, first: str | None = None,
+    at: str | None = None,
 ) -> None:
     """Teach the parser a spelling; ``builder(params, k)`` returns the metric.
 
-    ``first`` names the parameter a single positional value binds to.
+    ``first`` names the parameter a single positional value binds to; ``at``
+    the parameter ``@x`` sets instead of a cut-off.
     """
     if first is not None:
         _FIRST[id(builder)] = first
+    if at is not None:
+        _AT[id(builder)] = at
     _EXACT[name] = builder
     if not case_sensitive:
         _LOWER.setdefault(name.lower(), builder)
@@ -270,7 +276,10 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
         params.setdefault(first, positional[0])
     if params.get("cutoff") is not None:
         params["cutoff"] = _cutoff(str(params["cutoff"]), raw)
-    k = _cutoff(m.group("k"), raw) if m.group("k") else params.pop("cutoff", None)
+    token = m.group("k")
+    if token and id(builder) in _AT:  # IPrec@0.5: "@" sets a parameter, not a cut-off
+        params[_AT[id(builder)]], token = token, None
+    k = _cutoff(token, raw) if token else params.pop("cutoff", None)
     if m.group("lvl"):
         params["rel"] = float(m.group("lvl"))
     return [(raw, builder(params, k))]
