@@ -98,12 +98,12 @@ def _builder(family: str) -> Any:
 register(Family(
     name="Accuracy", params=(_REL,), cutoff="optional", aggregate="mean",
     empty_value=float("nan"), graded=False, aliases=("Accuracy@k",),
-    agrees_with=("ir_measures Accuracy (accuracy provider)",), factory=accuracy, group="binary",
+    agrees_with=("ir_measures Accuracy (accuracy provider)",), factory=accuracy, group="diagnostic",
 ))
 register(Family(
     name="NumQ", params=(), cutoff="none", aggregate="sum", empty_value=0.0, graded=False,
     aliases=("NumQ",), agrees_with=("ir_measures NumQ", "trec_eval num_q (no -c)"),
-    factory=num_q, group="binary",
+    factory=num_q, group="diagnostic",
 ))
 register_name("Accuracy", _builder("Accuracy"), case_sensitive=True)
 register_name("NumQ", _builder("NumQ"), case_sensitive=True)
