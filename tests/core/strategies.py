@@ -177,7 +177,8 @@ def graded_metrics() -> list[Metric]:
     out += [make_metric("RBP", p=p, gain=g, rel=rel)
             for p in (0.5, 0.8, 0.95) for g in ("binary", "grade") for rel in (1, 2)]
     out += [make_metric("Best", k=k) for k in CUTOFFS[1:]]
-    out += [make_metric("Compat", p=p, normalize=norm) for p in (0.95, 0.5) for norm in (True, False)]
+    out += [make_metric("Compat", p=p, normalize=norm)
+            for p in (0.95, 0.5) for norm in (True, False)]
     return out
 
 
