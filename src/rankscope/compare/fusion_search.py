@@ -18,6 +18,7 @@ Supervised methods (``mapfuse``, ``posfuse``, ``probfuse``, ``segfuse``,
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,7 @@ from rankscope.data.formats import as_qrels
 from rankscope.data.tables import OnDuplicate, Qrels, Run
 from rankscope.engine.evaluate import aggregate, evaluate, resolve_metrics
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
-from rankscope.errors import OptionError
+from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
 
 __all__ = ["FusionSearch", "default_grid", "optimize_fusion", "simplex_weights"]
@@ -146,22 +147,27 @@ class _Setup:
     eval_options: dict[str, Any]
 
 
-def _restrict(frame_owner: Qrels | Run, queries: set[str]) -> Any:
-    frame = frame_owner.frame.filter(pl.col("query_id").is_in(list(queries)))
-    if isinstance(frame_owner, Qrels):
-        return Qrels(frame, source=frame_owner.source)
-    return Run(frame, name=frame_owner.name, source=frame_owner.source)
+def _restrict(qrels: Qrels, queries: set[str]) -> Qrels:
+    """The judgments of ``queries`` only (a fold's training queries)."""
+    return Qrels(qrels.frame.filter(pl.col("query_id").is_in(list(queries))),
+                 source=qrels.source)
 
 
 def _values(setup: _Setup, point: dict[str, Any], train: Qrels | None, judge: Qrels,
-            query_ids: list[str]) -> tuple[np.ndarray, Run]:
-    """Per-query values (in ``query_ids`` order) of one grid point's fused run."""
+            query_ids: list[str], *, quiet: bool = False) -> tuple[np.ndarray, Run]:
+    """Per-query values (in ``query_ids`` order) of one grid point's fused run.
+
+    ``quiet``: a repeat (another fold) of an evaluation already checked and warned about.
+    """
+    if quiet:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RankscopeWarning)
+            return _values(setup, point, train, judge, query_ids)
     params = {**setup.fixed, **point}
     norm = params.pop("norm", None)
     fused = fuse(setup.named, method=setup.spec.name, qrels=train,
                  norm=norm if norm is not None else "min-max", **params, **setup.fuse_options)
-    scored = _restrict(fused, set(judge.frame.get_column("query_id").unique().to_list()))
-    result = evaluate(judge, scored, [setup.metric], allow_no_overlap=True, **setup.eval_options)
+    result = evaluate(judge, fused, [setup.metric], **setup.eval_options)
     index = {q: i for i, q in enumerate(result.query_ids)}
     column = result.column(setup.metric.name)
     out = np.array([column[index[q]] if q in index else np.nan for q in query_ids])
@@ -249,7 +255,8 @@ def optimize_fusion(
     fixed = {"norm": norm, **({"k": k} if k is not None else {}), **dict(params or {})}
     setup = _Setup(spec, dict(zip(names, tables, strict=True)), parsed, fixed,
                    {"depth": depth, "ties": ties, "allow_no_overlap": allow_no_overlap},
-                   {"ties": ties, "unjudged": unjudged, "queries": queries})
+                   {"ties": ties, "unjudged": unjudged, "queries": queries,
+                    "allow_no_overlap": allow_no_overlap})
     query_ids = sorted(qrels_t.frame.get_column("query_id").unique().to_list())
     n_folds = folds if folds is not None else (_SUPERVISED_FOLDS if spec.kind == "supervised"
                                                else 0)
@@ -309,7 +316,7 @@ def _cross_validate(search: FusionSearch, setup: _Setup, points: list[dict[str, 
                                       if keep})
             values = np.empty_like(full)
             for i, point in enumerate(points):
-                values[i], _ = _values(setup, point, train, qrels, query_ids)
+                values[i], _ = _values(setup, point, train, qrels, query_ids, quiet=True)
                 advance(1)
         else:
             values = full  # no training: a point's per-query values do not depend on the fold
