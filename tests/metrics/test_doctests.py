@@ -9,7 +9,8 @@ import pytest
 
 MODULES = ["rankscope.metrics.binary", "rankscope.metrics.graded", "rankscope.metrics.cwl",
            "rankscope.metrics.compatibility", "rankscope.metrics.diagnostics",
-           "rankscope.metrics.similarity", "rankscope.compare.fusion"]
+           "rankscope.metrics.similarity", "rankscope.metrics.intent_aware",
+           "rankscope.compare.fusion", "rankscope.spread"]
 
 
 @pytest.mark.parametrize("name", MODULES)

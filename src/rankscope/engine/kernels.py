@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rankscope.engine.context import Context, log2_ranks
+from rankscope.engine.intents import INTENT_KERNELS
 from rankscope.engine.kernels_compat import COMPAT_KERNELS
 from rankscope.engine.kernels_cwl import CWL_KERNELS
 from rankscope.engine.kernels_trec_families import TREC_KERNELS
@@ -261,3 +262,4 @@ def _best(ctx: Context, m: Metric) -> FloatArray:
 KERNELS.update(TREC_KERNELS)
 KERNELS.update(CWL_KERNELS)  # C/W/L user models (rankscope.metrics.cwl)
 KERNELS.update(COMPAT_KERNELS)  # Compat, Accuracy, NumQ
+KERNELS.update(INTENT_KERNELS)  # intent-aware measures over subtopic qrels

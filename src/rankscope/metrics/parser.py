@@ -160,7 +160,10 @@ _TREC_DOTTED = re.compile(r"^(?P<base>[A-Za-z_]+)\.(?P<ks>[0-9]+(?:,[0-9]+)*)$")
 _RANX_P = re.compile(r"^rbp\.(?P<p>[0-9]+)(?:-l(?P<lvl>[0-9]+(?:\.[0-9]+)?))?$", re.IGNORECASE)
 # Hyphenated names other tools accept (ranx: "r-precision"), mapped to ours.
 _HYPHENATED = {"r-precision": "r_precision", "hit-rate": "hit_rate", "dcg-burges": "dcg_burges",
-               "ndcg-burges": "ndcg_burges"}
+               "ndcg-burges": "ndcg_burges",
+               # ndeval's intent-aware names
+               "err-ia": "err_ia", "nerr-ia": "nerr_ia", "alpha-dcg": "alpha_dcg",
+               "alpha-ndcg": "alpha_ndcg", "p-ia": "p_ia", "map-ia": "map_ia"}
 
 
 def _literal(node: ast.AST, text: str) -> Any:
