@@ -146,3 +146,19 @@ def test_reader_errors_and_plain_qrels(tmp_path: Path) -> None:
     assert qrels.collapsed().to_dict() == {"q": {"a": 2.0, "b": 1.0}}
     mixed = rankscope.evaluate(qrels, {"q": {"b": 2.0, "a": 1.0}}, ["P@1", "StRecall@1"])
     assert mixed["P@1"] == 1.0 and mixed["StRecall@1"] == 0.5
+
+
+def test_command_line_reads_subtopic_qrels(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                           ) -> None:
+    from rankscope.cli.main import main
+
+    qrels = tmp_path / "div.qrels"
+    qrels.write_text("1 1 a 1\n1 1 b 1\n1 2 c 1\n")
+    run = tmp_path / "div.run"
+    run.write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n")
+    assert main(["evaluate", str(qrels), str(run), "-m", "ERR-IA@3", "-m", "P@2",
+                 "-f", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # ERR-IA@3 by hand (see test_by_hand); P@2 on the collapsed qrels
+    assert lines[1].split(",")[2] == repr((1 + 0.25 + 1 / 3) / (2 * (1 + 0.25 + 0.25 / 3)))
+    assert lines[2].split(",")[:3] == ["r", "P@2", "1.0"]
