@@ -134,6 +134,12 @@ def _dcg(gains: Sequence[float]) -> float:
 
 def metric_value(metric: Metric, data: QueryData) -> float:
     """One query's value of one metric, from the definition."""
+    if any(name == "judged_only" and value for name, value in metric.params):
+        # judged_only: the ranking without unjudged (or negatively graded) documents
+        data = QueryData([g for g in data.ranked if g is not None and g >= 0], data.judged,
+                         data.global_max)
+        metric = Metric(metric.family, tuple((n, False if n == "judged_only" else v)
+                                             for n, v in metric.params), metric.k)
     fam, k, ranked, judged = metric.family, metric.k, data.ranked, data.judged
     if fam in ("P", "R", "R_cap", "F", "Hits", "Success", "RPrec", "AP", "RR", "bpref",
                "num_rel", "num_rel_ret", "RBP"):

@@ -157,3 +157,25 @@ def test_spellings_name_the_registered_families() -> None:
 
     with pytest.raises(MetricParameterError, match="recall level"):
         rankscope.parse_metric("IPrec")
+
+
+@QUIET
+def test_judged_only_against_pytrec_eval_provider() -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = _generate(13)
+    names = ["P(judged_only=True)@5", "P(judged_only=True,rel=2)@10", "AP(judged_only=True)",
+             "Rprec(judged_only=True)", "RR(judged_only=True)", "R(judged_only=True)@10",
+             "nDCG(judged_only=True)@10", "Success(judged_only=True)@3"]
+    measures = [ir_measures.parse_measure(n) for n in names]
+    expected = {(str(m.measure), m.query_id): m.value
+                for m in ir_measures.pytrec_eval.iter_calc(measures, qrels, run)}
+    result = rankscope.evaluate(qrels, run, names, allow_no_overlap=True)
+    for name, measure in zip(names, measures, strict=True):
+        for q in run:
+            assert result.per_query[q][name] == pytest.approx(
+                expected[(str(measure), q)], abs=1e-12), (name, q)
+    # and each equals the plain metric under the evaluation option unjudged="condensed"
+    plain = rankscope.evaluate(qrels, run, ["P@5", "AP"], unjudged="condensed",
+                               allow_no_overlap=True)
+    assert result["P(judged_only=True)@5"] == pytest.approx(plain["P@5"])
+    assert result["AP(judged_only=True)"] == pytest.approx(plain["AP"])

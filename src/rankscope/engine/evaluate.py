@@ -14,6 +14,7 @@ from rankscope.data.tables import Qrels, Run
 from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
 from rankscope.engine.context import Context
 from rankscope.engine.intents import IntentContext
+from rankscope.engine.judged_only import condense, is_judged_only, without_judged_only
 from rankscope.engine.kernels import KERNELS, NULL_KERNELS
 from rankscope.engine.options import EvalOptions, OptionFields, Unjudged
 from rankscope.engine.ranking import FloatArray, RankedLists, rank, required_depth
@@ -67,12 +68,24 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
     ``subtopics`` (the intent-aware measures' judgments) makes the shared context
     an :class:`~rankscope.engine.intents.IntentContext`.
     """
-    ctx = Context(lists) if subtopics is None else IntentContext(lists, subtopics)
+    def context(ranked: RankedLists) -> Context:
+        return Context(ranked) if subtopics is None else IntentContext(ranked, subtopics)
+
+    ctx = context(lists)
+    condensed: Context | None = None
     out = np.empty((lists.n_queries, len(metrics)), dtype=np.float64)
     computed: dict[Metric, FloatArray] = {}
     for j, metric in enumerate(metrics):
         if metric not in computed:
-            computed[metric] = _kernel(metric, unjudged)(ctx, metric)
+            if is_judged_only(metric):
+                if lists.depth is not None:  # a driver cut the rankings: judged rows are lost
+                    raise OptionError(f"{metric.name} reads past the cut-off, so it needs whole "
+                                      "rankings (rankscope.evaluate, the local engine)")
+                condensed = condensed or context(condense(lists))
+                plain = without_judged_only(metric)
+                computed[metric] = _kernel(plain, unjudged)(condensed, plain)
+            else:
+                computed[metric] = _kernel(metric, unjudged)(ctx, metric)
         out[:, j] = computed[metric]
     return out
 
@@ -164,6 +177,8 @@ def evaluate(
     run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
     # Rank once, keeping only as deep as the deepest metric reads.
     depth = required_depth(m for _, m in pairs)
+    if any(is_judged_only(m) for _, m in pairs):
+        depth = None  # judged rows may lie below any cut-off
     lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
                  depth=depth)
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,

@@ -90,10 +90,6 @@ def _ir_ndcg(params: dict[str, Any], k: int | None) -> Metric:
         if dcg not in choices:
             raise MetricParameterError(f"nDCG: dcg must be 'log2' or 'exp-log2', not {dcg!r}")
         params["gain"] = choices[dcg]
-    if params.pop("judged_only", False):
-        raise MetricParameterError(
-            "nDCG: judged_only is an evaluation option here: evaluate(..., unjudged='condensed')"
-        )
     return make_metric("nDCG", k=k, **params)
 
 
