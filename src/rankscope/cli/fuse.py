@@ -134,7 +134,7 @@ def _trials_text(search: Any) -> str:
         shown = "  ".join(str(row[p]) for p in params)
         score = "-" if row["score"] is None else f"{row['score']:.4f}"
         lines.append(f"{shown}  {score}")
-    best = ", ".join(f"{k}={v}" for k, v in search.best_params.items())
+    best = ", ".join(f"{k}={v}" for k, v in search.best_params.items()) or "no parameters"
     lines.append(f"best: {best} ({search.metric} = {search.best_score:.4f} on the queries it "
                  "was tuned on)")
     if search.cv_score is not None:
