@@ -156,10 +156,16 @@ class JudgmentPlan:
         per_query: bool = False,
         run_name: str | None = None,
         allow_no_overlap: bool = False,
+        warn_overlap: bool = True,
         options: EvalOptions | None = None,
         **option_fields: Unpack[OptionFields],
     ) -> EvaluationResult:
-        """Evaluate one run (options as :func:`rankscope.evaluate`)."""
+        """Evaluate one run (options as :func:`rankscope.evaluate`).
+
+        ``warn_overlap=False`` leaves out the partial-overlap warning, for callers
+        that report coverage themselves (the judging app, where a run is graded
+        a query at a time).
+        """
         opts = EvalOptions.merged(options, option_fields)
         metrics = [opts.bind(m) for m in self.metrics]
         run_t = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
@@ -167,7 +173,7 @@ class JudgmentPlan:
         judged_queries = {q for g in self.groups
                           for q in g.qrels.frame.get_column("query_id").unique().to_list()}
         check_query_sets(input_name(run_t), run_queries, self.source, judged_queries,
-                         allow=allow_no_overlap)
+                         allow=allow_no_overlap, warn=warn_overlap)
         parts = []
         for group in self.groups:
             lists = rank(group.qrels, run_t, ties=opts.ties, unjudged=opts.unjudged,

@@ -46,6 +46,9 @@ RBP_GAIN = Param("gain", "binary", "str",
                  "binary = 1 for relevant documents (Moffat & Zobel); grade = the grade "
                  "itself (ranx's rbp)", choices=("binary", "grade"))
 REL = Param("rel", 1, "float", "minimum grade counted as relevant")
+JUDGED_ONLY = Param("judged_only", False, "bool",
+                    "drop unjudged documents from the ranking first (trec_eval -J, "
+                    "ir_measures' judged_only)")
 
 
 def cumulative_gain(
@@ -135,6 +138,7 @@ def ndcg(
     ideal: str = "global",
     max_grade: float | None = None,
     gain_table: str | None = None,
+    judged_only: bool = False,
 ) -> Metric:
     r"""Normalized DCG: DCG divided by the DCG of an ideal ranking.
 
@@ -163,6 +167,9 @@ def ndcg(
         with trec_eval's comparator (gains less than 1 apart keep their
         order); the ideal ranking walks the table from the top and stops at
         the first gain <= 0. Overrides ``gain``, ``gains`` and ``ideal``.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``nDCG(judged_only=True)``) for this metric alone.
 
     Returns
     -------
@@ -182,7 +189,7 @@ def ndcg(
     """
     return make_metric(
         "nDCG", k=k, gain=gain, gains=gains, rel=rel, ideal=ideal, max_grade=max_grade,
-        gain_table=gain_table,
+        gain_table=gain_table, judged_only=judged_only,
     )
 
 
@@ -310,7 +317,7 @@ _fam("CG", cumulative_gain, "optional", (GAIN, GAINS, REL_G), ("CG@k",), ())
 _fam("DCG", dcg, "optional", (GAIN, GAINS, REL_G, GAIN_TABLE),
      ("dcg@k", "dcg_burges@k", "DCG@k"),
      ("ranx dcg@k (linear), dcg_burges@k (exp)",))
-_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, GAIN_TABLE),
+_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, GAIN_TABLE, JUDGED_ONLY),
      ("ndcg@k", "ndcg_burges@k", "ndcg_cut_k", "ndcg", "nDCG@k"),
      ("trec_eval ndcg / ndcg_cut_k", "pytrec_eval ndcg_cut_k", "ranx ndcg@k",
       "ir_measures nDCG@k"))
