@@ -117,7 +117,7 @@ def evaluate(
         threshold (see :class:`~rankscope.engine.options.EvalOptions`).
     **option_fields
         Any field of :class:`~rankscope.engine.options.EvalOptions` as a
-        keyword, on top of ``options``: ``ties`` ({"trec", "input"}),
+        keyword, on top of ``options``: ``ties`` ({"trec", "input", "docid_asc"}),
         ``unjudged`` ({"nonrelevant", "condensed", "null"}), ``queries``
         ({"qrels", "intersection", "nonnull"}), ``on_duplicate`` ({"error",
         "first", "max"}), ``rel``.
