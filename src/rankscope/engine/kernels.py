@@ -17,6 +17,7 @@ import numpy as np
 
 from rankscope.engine.context import Context, log2_ranks
 from rankscope.engine.kernels_trec_families import TREC_KERNELS
+from rankscope.engine.kernels_variants import VARIANT_KERNELS
 from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
 from rankscope.errors import MetricParameterError
@@ -257,3 +258,5 @@ def _best(ctx: Context, m: Metric) -> FloatArray:
 
 # trec_eval's own measures (rankscope.metrics.trec_eval_names) share the table.
 KERNELS.update(TREC_KERNELS)
+# so do other tools' variants (rankscope.metrics.variants)
+KERNELS.update(VARIANT_KERNELS)

@@ -277,11 +277,18 @@ class Metric:
         return make_metric(self.family, k=k, **dict(self.params))
 
 
+def _number(value: float) -> str:
+    """Short form of a number that still parses back to it exactly."""
+    short = f"{value:g}"
+    # a name must parse back to the same metric (Spark re-parses names on its workers)
+    return short if float(short) == value else repr(value)
+
+
 def _show(value: ParamValue) -> str:
     if isinstance(value, float):
-        return f"{value:g}"
+        return _number(value)
     if isinstance(value, tuple):
-        return "'" + ",".join(f"{g:g}={v:g}" for g, v in value) + "'"
+        return "'" + ",".join(f"{_number(g)}={_number(v)}" for g, v in value) + "'"
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
