@@ -25,7 +25,20 @@ from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric, make_metric
 from rankscope.metrics.parser import register_name
 
-__all__ = ["set_f_beta"]
+__all__ = ["SPELLING_NOTES", "set_f_beta"]
+
+SPELLING_NOTES: dict[str, str] = {
+    "SetF": "ir_measures' SetF(beta=x) weighs recall by x as trec_eval's set_F does: "
+            "(1 + x) P R / (R + x P), i.e. F(beta=sqrt(x)); this spelling gives that number",
+    "set_F": "trec_eval's set_F with parameter x computes (1 + x) P R / (R + x P), i.e. "
+             "F(beta=sqrt(x)); this spelling gives that number (rankscope's F(beta=x) "
+             "weighs by beta squared)",
+    "ndcg_score": "scikit-learn's ndcg_score: tied scores share their mean gain, the ideal "
+                  "from the ranked documents' own grades (sklearn_nDCG)",
+    "dcg_score": "scikit-learn's dcg_score: tied scores share their mean gain (sklearn_DCG)",
+    "NDCG_CUT": "Quepid's NDCG_CUT@k scorer: gain 2^g - 1, the ideal cut at k",
+}
+"""Spellings that belong to one tool and give its number everywhere, and what they mean."""
 
 
 def set_f_beta(weight: Any, label: str = "set_F") -> float:
