@@ -97,7 +97,9 @@ class EvalOptions:
         or highest-scored line.
     rel : float, optional
         The relevance threshold of every metric that has one (trec_eval
-        ``-l``); default: each metric's own ``rel``.
+        ``-l``); default: each metric's own ``rel``. Gains are not thresholded
+        by it (nDCG's own ``rel`` is; trec_eval's ``-l`` does not touch
+        ``ndcg`` either).
     scores : {"float64", "float32"}, default "float64"
         ``float32`` rounds every score to a 32-bit float before ranking, as
         pytrec_eval reads them (scores closer than float32 resolution tie).
@@ -183,8 +185,14 @@ class EvalOptions:
         return "qrels" if self.queries == "zero" else self.queries
 
     def bind(self, metric: Metric) -> Metric:
-        """``metric`` with this evaluation's relevance threshold, when one is set."""
-        if self.rel is None or not any(p.name == "rel" for p in metric.spec.params):
+        """``metric`` with this evaluation's relevance threshold, when one is set.
+
+        Only a relevance threshold is bound: the ``rel`` of CG, DCG and nDCG
+        (grades below it gain 0, ranx's ``-lN``) is left alone, as trec_eval's
+        ``-l`` leaves its ``ndcg`` alone.
+        """
+        if self.rel is None or not any(p.name == "rel" and p.default is not None
+                                       for p in metric.spec.params):
             return metric
         from rankscope.metrics.base import make_metric
 

@@ -85,8 +85,9 @@ class Resolved:
     note: str = ""
 
 
-Rule = Callable[[Metric], "tuple[Metric, Reading, str] | None"]
-"""A metric -> the metric the tool computes for it, its reading and why (None: no change)."""
+Rule = Callable[[str, Metric], "tuple[Metric, Reading, str] | None"]
+"""(spelling, metric) -> the metric the tool computes for it, its reading and why (None:
+no change)."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class Profile:
     def read(self, label: str, metric: Metric) -> Resolved:
         """The metric the tool computes for ``metric`` (spelled ``label``)."""
         for rule in self.rules:
-            found = rule(metric)
+            found = rule(label, metric)
             if found is not None:
                 rewritten, reading, note = found
                 return Resolved(label, rewritten, reading, note)
@@ -133,7 +134,7 @@ def _with(metric: Metric, **params: Any) -> Metric:
     return make_metric(metric.family, k=metric.k, **{**dict(metric.params), **params})
 
 
-def _trec9(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _trec9(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     """iprec_at_recall / 11pt_avg: trec_eval 9.x's recall points (pytrec_eval)."""
     if metric.family == "iprec_at_recall":
         params: dict[str, Any] = dict(metric.params)
@@ -149,7 +150,7 @@ def _trec9(metric: Metric) -> tuple[Metric, Reading, str] | None:
 
 # -------------------------------------------------------------------- ir_measures
 
-def _ir_msmarco_rr(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _ir_msmarco_rr(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     if metric.family == "RR" and metric.k is not None:
         return (metric, Reading(ties="docid_asc", scores="float64"),
                 "RR@k comes from ir_measures' msmarco provider: ties by document id "
@@ -157,7 +158,7 @@ def _ir_msmarco_rr(metric: Metric) -> tuple[Metric, Reading, str] | None:
     return None
 
 
-def _ir_judged(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _ir_judged(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     if metric.family == "Judged":
         return (metric, Reading(ties="docid_asc", scores="float64"),
                 "Judged comes from ir_measures' judged provider: ties by document id "
@@ -165,7 +166,7 @@ def _ir_judged(metric: Metric) -> tuple[Metric, Reading, str] | None:
     return None
 
 
-def _ir_cwl_rbp(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _ir_cwl_rbp(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     if metric.family == "RBP":
         return (metric, Reading(ties="input", scores="float64", depth=1000),
                 "RBP comes from ir_measures' cwl_eval provider: tied scores keep their "
@@ -173,7 +174,7 @@ def _ir_cwl_rbp(metric: Metric) -> tuple[Metric, Reading, str] | None:
     return None
 
 
-def _ir_gdeval(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _ir_gdeval(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     if metric.family == "ERR":
         rewritten = metric if metric.get("max_grade") is not None else _with(metric, max_grade=4.0)
         return (rewritten, Reading(scores="float64"),
@@ -189,7 +190,7 @@ def _ir_gdeval(metric: Metric) -> tuple[Metric, Reading, str] | None:
 
 # -------------------------------------------------------------------- ranx
 
-def _ranx_bpref(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _ranx_bpref(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     if metric.family == "bpref":
         return (make_metric("ranx_bpref", rel=metric.get("rel")), Reading(),
                 "ranx counts a judged negative grade as non-relevant; trec_eval skips it "
@@ -207,7 +208,7 @@ def _plain(metric: Metric) -> bool:
             and params.get("max_grade") is None)
 
 
-def _sklearn(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _sklearn(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     if metric.family in ("nDCG", "DCG") and _plain(metric):
         family = "sklearn_nDCG" if metric.family == "nDCG" else "sklearn_DCG"
         what = ("ideal from the ranked documents' own grades; " if metric.family == "nDCG"
@@ -219,7 +220,7 @@ def _sklearn(metric: Metric) -> tuple[Metric, Reading, str] | None:
 
 # -------------------------------------------------------------------- Quepid
 
-def _quepid(metric: Metric) -> tuple[Metric, Reading, str] | None:
+def _quepid(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
     if metric.family == "P" and metric.k is not None and metric.get("rel") == 1:
         return (make_metric("quepid_P", k=metric.k), Reading(),
                 "Quepid's P@k divides by the documents shown, min(k, n), not by k")

@@ -12,6 +12,8 @@ tools share):
 - ``ndcg_score`` and ``dcg_score`` (scikit-learn, ``@k`` or ``(k=10)``, and
   ``ignore_ties=True``): ``sklearn_nDCG`` / ``sklearn_DCG``.
 - ``NDCG_CUT@k`` (Quepid's scorer): ``nDCG(gain=exp)@k``.
+- ``rbp`` alone (trec_eval's ``-m rbp``; ranx always writes a persistence,
+  ``rbp.95``): trec_eval's rbp, ``trec_rbp``.
 
 Importing :mod:`rankscope.metrics` registers them.
 """
@@ -23,7 +25,7 @@ from typing import Any
 
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric, make_metric
-from rankscope.metrics.parser import register_name
+from rankscope.metrics.parser import register_expansion, register_name
 
 __all__ = ["SPELLING_NOTES", "set_f_beta"]
 
@@ -37,6 +39,8 @@ SPELLING_NOTES: dict[str, str] = {
                   "from the ranked documents' own grades (sklearn_nDCG)",
     "dcg_score": "scikit-learn's dcg_score: tied scores share their mean gain (sklearn_DCG)",
     "NDCG_CUT": "Quepid's NDCG_CUT@k scorer: gain 2^g - 1, the ideal cut at k",
+    "rbp": "rbp alone is trec_eval's rbp (p = 0.9, gains scaled to [0, 1]: trec_rbp); "
+           "rbp.95 and rbp(p=0.95) are ranx's (the grade as gain)",
 }
 """Spellings that belong to one tool and give its number everywhere, and what they mean."""
 
@@ -89,3 +93,4 @@ register_name("set_F", _set_f("set_F"), case_sensitive=True)
 register_name("ndcg_score", _sklearn("sklearn_nDCG"))
 register_name("dcg_score", _sklearn("sklearn_DCG"))
 register_name("NDCG_CUT", _ndcg_cut, case_sensitive=True)
+register_expansion("rbp", lambda text: [(text, make_metric("trec_rbp"))])
