@@ -10,7 +10,11 @@ not run in CI (``tests/trec_eval/test_binary_diff.py`` runs it when present).
 
 from __future__ import annotations
 
+import gzip
+import json
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +85,49 @@ class _no_warning:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+# measures trec_eval prints only when asked by name (not in -m all_trec)
+BY_NAME_ONLY = ("yaap", "ideal_dcg")
+GOLDEN = CONFORMANCE.parent / "golden" / "cases.jsonl.gz"
+
+
+def _golden_cases() -> list[dict[str, Any]]:
+    """Recorded trec_eval 10.0 runs asking for a by-name-only measure, with no flag but
+    -q, -c and -l1 (see tests/trec_eval/golden/make_golden.py)."""
+    with gzip.open(GOLDEN, "rt") as handle:
+        cases = [json.loads(line) for line in handle if line.strip()]
+    chosen = []
+    for case in cases:
+        args = case["args"]
+        asked = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-m"]
+        flags = {a for i, a in enumerate(args)
+                 if a.startswith("-") and a != "-m" and (i == 0 or args[i - 1] != "-m")}
+        if (case["status"] == 0 and not case.get("cwd") and flags <= {"-q", "-c", "-l1"}
+                and any(m in BY_NAME_ONLY for m in asked)):
+            chosen.append(case)
+    return chosen
+
+
+def by_name_only_tested() -> set[str]:
+    """The by-name-only measures the golden test below compares."""
+    return {a for case in _golden_cases() for a in case["args"] if a in BY_NAME_ONLY}
+
+
+@pytest.mark.parametrize("case", _golden_cases(), ids=lambda c: " ".join(c["args"]))
+def test_measures_asked_by_name(tmp_path: Path, case: dict[str, Any]) -> None:
+    for name, text in case["files"].items():
+        (tmp_path / name).write_text(text)
+    args = case["args"]
+    names = [m for m in BY_NAME_ONLY if m in args]
+    expected = {(m.strip(), q): v.strip()
+                for m, q, v in (line.split("\t") for line in case["stdout"].splitlines())}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # partial overlap is part of these cases
+        result = rankscope.evaluate(tmp_path / "qrels", tmp_path / "run", names, per_query=True,
+                                    queries="qrels" if "-c" in args else "intersection")
+    for name in names:
+        for q in result.query_ids:
+            if (name, q) in expected:  # printed per query with -q
+                assert _shown(name, result.per_query[q][name]) == expected[(name, q)], (name, q)
+        assert _shown(name, result.means[name]) == expected[(name, "all")], name

@@ -20,12 +20,14 @@ from typing import Any, Literal
 from rankscope.errors import MetricParameterError, UnknownMetricError
 
 __all__ = [
+    "CLAIM_CONDITIONS",
     "FAMILIES",
     "MAX_CUTOFF",
     "Aggregate",
     "Family",
     "Metric",
     "Param",
+    "claims",
     "family",
     "make_metric",
     "register",
@@ -179,7 +181,8 @@ class Family:
     aliases : tuple of str
         Other tools' names, shown by ``rankscope metrics`` (the parser has its own tables).
     agrees_with : tuple of str
-        Tools whose number is the same, in their own spelling.
+        Tools whose number is the same, in their own spelling, and under which
+        conventions (see :func:`claims`; each is tested against the tool).
     factory : callable
         The public function building it; its numpydoc docstring is the documentation.
     """
@@ -290,6 +293,29 @@ def _show(value: ParamValue) -> str:
     if isinstance(value, tuple):
         return "'" + ",".join(f"{_number(g)}={_number(v)}" for g, v in value) + "'"
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+CLAIM_CONDITIONS = {
+    "trec_eval": "the default conventions",
+    "pytrec_eval": "--conventions pytrec_eval",
+    "ir_measures": "--conventions ir_measures",
+    "ranx": "--conventions ranx; ranx orders tied scores its own way",
+    "scikit-learn": "--conventions sklearn",
+}
+"""Under which conventions each tool's number is claimed (and tested, tests/conventions)."""
+
+
+def claims(**tools: str) -> tuple[str, ...]:
+    """``agrees_with`` entries: ``claims(trec_eval="P_k, set_P", ir_measures="P@k")``.
+
+    Each reads "TOOL SPELLINGS (CONDITIONS)"; ``k``, ``x``, ``r``, ``P`` stand for
+    numbers. Every one is checked against the tool in ``tests/conventions``.
+    """
+    out = []
+    for tool, spellings in tools.items():
+        name = "scikit-learn" if tool == "sklearn" else tool
+        out.append(f"{name} {spellings} ({CLAIM_CONDITIONS[name]})")
+    return tuple(out)
 
 
 FAMILIES: dict[str, Family] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import Family, Metric, Param, claims, make_metric, register
 from rankscope.metrics.parser import register_name
 
 __all__ = [
@@ -327,15 +327,15 @@ def _fam(name: str, factory: object, cutoff: str, params: tuple[Param, ...], gra
 
 
 _fam("sklearn_DCG", sklearn_dcg, "optional", (IGNORE_TIES,), True,
-     ("scikit-learn dcg_score (ignore_ties=False)",))
+     claims(sklearn="dcg_score, dcg_score@k, DCG@k"))
 _fam("sklearn_nDCG", sklearn_ndcg, "optional", (IGNORE_TIES,), True,
-     ("scikit-learn ndcg_score (ignore_ties=False)",))
+     claims(sklearn="ndcg_score, ndcg_score@k, nDCG@k, ndcg_score(k=k, ignore_ties=True)"))
 _fam("quepid_P", quepid_precision, "required", (), False, ())
 _fam("quepid_nDCG", quepid_ndcg, "required", (), True, ())
-_fam("ranx_bpref", ranx_bpref, "none", (REL,), False, ("ranx bpref (--conventions ranx)",))
+_fam("ranx_bpref", ranx_bpref, "none", (REL,), False, claims(ranx="bpref, bpref-lN"))
 _fam("trec9_iprec_at_recall", trec9_iprec_at_recall, "none",
      (Param("p", None, "float", "recall point (0..1)", low=0.0, high=1.0), REL), False,
-     ("pytrec_eval iprec_at_recall_p (--conventions pytrec_eval)",))
+     claims(pytrec_eval="iprec_at_recall_x"))
 _fam("trec9_11pt_avg", trec9_eleven_pt_avg, "none",
      (Param("points", "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", "str", "recall points"), REL), False,
-     ())
+     claims(pytrec_eval="11pt_avg"))
