@@ -29,6 +29,12 @@ one-line message and a non-zero exit code instead of a traceback::
     │                               and what the server said)
     ├── StoreError                  the snapshot store cannot be opened, or a
     │                               snapshot asked for is not in it
+    ├── AppError                    the judging app refuses a request
+    │   ├── AuthError               no or bad credentials (HTTP 401)
+    │   ├── ForbiddenError          the user's role may not do this (HTTP 403)
+    │   ├── NotFoundError           no such object among what the user may see (404)
+    │   └── ConflictError           the state forbids it: a result graded enough,
+    │                               a name taken (HTTP 409)
     └── TrecEvalExit                `rankscope trec_eval` stops as trec_eval would
                                     (exact stderr text and exit status)
 
@@ -38,16 +44,21 @@ one-line message and a non-zero exit code instead of a traceback::
 from __future__ import annotations
 
 __all__ = [
+    "AppError",
+    "AuthError",
     "ConfigError",
+    "ConflictError",
     "DependencyError",
     "DuplicateDocumentError",
     "FileAccessError",
+    "ForbiddenError",
     "InputError",
     "JudgeError",
     "JudgeRequestError",
     "MetricError",
     "MetricParameterError",
     "NoOverlapError",
+    "NotFoundError",
     "OptionError",
     "OutputError",
     "ParseError",
@@ -258,6 +269,26 @@ class SearchRequestError(SearchError):
 
 class StoreError(RankscopeError):
     """The snapshot store cannot be opened or migrated, or a snapshot is not in it."""
+
+
+class AppError(RankscopeError):
+    """The judging app (or a service under it) refuses a request."""
+
+
+class AuthError(AppError):
+    """No credentials, or credentials that do not sign anyone in."""
+
+
+class ForbiddenError(AppError):
+    """The signed-in user's role may not do this."""
+
+
+class NotFoundError(AppError):
+    """No such object among those the user may see (another project's objects included)."""
+
+
+class ConflictError(AppError):
+    """The current state forbids the change (a result already graded enough, a name taken)."""
 
 
 class TrecEvalExit(RankscopeError):

@@ -26,7 +26,11 @@ from rankscope.store.snapshots import (  # noqa: E402
 )
 
 TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapshot_queries",
-          "snapshot_hits"}
+          "snapshot_hits",
+          # the judging app's (migration 0002)
+          "users", "user_sessions", "api_tokens", "memberships", "raters", "evaluations",
+          "evaluation_snapshots", "items", "grades", "tasks", "leases", "deferrals",
+          "adjudications", "grade_batches"}
 
 
 def tables(engine) -> set[str]:

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.cli.conventions import option_fields
     from rankscope.cli.judgments import evaluate_with_judgments, wants_judgments
     from rankscope.cli.parsing import refuse_double_stdin
-    from rankscope.data.tables import Qrels, Run
+    from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate, resolve_metrics
     from rankscope.engine.options import EvalOptions
     from rankscope.render.tabular import render_evaluations
@@ -87,8 +87,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         fields = option_fields(args)
         # fail fast on a bad name or option, before reading any file
-        resolve_metrics(args.metrics, EvalOptions.merged(None, fields))  # type: ignore[arg-type]
-        qrels = Qrels.read(args.qrels, format=args.qrels_format)
+        wanted = resolve_metrics(args.metrics,
+                                 EvalOptions.merged(None, fields))  # type: ignore[arg-type]
+        qrels: Any = _read_qrels(args, [m for _, m in wanted])
         results = []
         for path in args.runs:
             run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
@@ -101,6 +102,18 @@ def run(args: argparse.Namespace) -> int:
                               per_query=args.per_query)
     write_text(args.output, text + "\n")
     return 0
+
+
+def _read_qrels(args: argparse.Namespace, metrics: list[Any]) -> Any:
+    """The qrels; subtopic qrels (ndeval's format) when an intent-aware measure is asked."""
+    from rankscope.data.tables import Qrels
+    from rankscope.metrics.intent_aware import INTENT_FAMILIES
+
+    if any(m.family in INTENT_FAMILIES for m in metrics):
+        from rankscope.data.subtopics import SubtopicQrels
+
+        return SubtopicQrels.read(args.qrels)
+    return Qrels.read(args.qrels, format=args.qrels_format)
 
 
 def run_names(results: list[Any], paths: list[str]) -> list[str]:

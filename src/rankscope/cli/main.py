@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("rankscope.cli.check", "CI regression check: is a run worse than its baseline?"),
     "demo": ("rankscope.cli.demo", "write the bundled demo collection to a directory"),
     "sample-data": ("rankscope.cli.sample_data", "copy the bundled sample qrels and runs"),
+    "serve": ("rankscope.cli.serve", "serve the judging web app (grading, dashboards, API)"),
+    "user": ("rankscope.cli.user", "add users of the judging app; make API tokens"),
 }
 
 EXIT_USAGE = 2

@@ -10,16 +10,20 @@ import numpy as np
 
 from rankscope.data.formats import as_qrels, as_run, input_name
 from rankscope.data.overlap import check_overlap
+from rankscope.data.subtopics import SubtopicQrels, as_subtopic_qrels
 from rankscope.data.tables import Qrels, Run
 from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
 from rankscope.engine.context import Context
 from rankscope.engine.conventions import ReadingGroup, prepare_run, reading_groups, resolve_plan
+from rankscope.engine.intents import IntentContext
+from rankscope.engine.judged_only import condense, is_judged_only, without_judged_only
 from rankscope.engine.kernels import KERNELS, NULL_KERNELS
 from rankscope.engine.options import EvalOptions, OptionFields, QueryPolicy, Unjudged
 from rankscope.engine.ranking import FloatArray, RankedLists, rank, required_depth
 from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.metrics.conventions import Resolved
+from rankscope.metrics.intent_aware import INTENT_FAMILIES
 from rankscope.result import EvaluationResult
 
 __all__ = ["NULL_KERNELS", "Ranked", "aggregate", "compute", "compute_ranked", "evaluate",
@@ -42,14 +46,31 @@ def resolve_metrics(
     return [(found.label, found.metric) for found in resolve_plan(metrics, options)]
 
 
-def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged) -> FloatArray:
-    """Per-query values, shape (n_queries, n_metrics); NaN = null."""
-    ctx = Context(lists)
+def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged,
+            subtopics: SubtopicQrels | None = None) -> FloatArray:
+    """Per-query values, shape (n_queries, n_metrics); NaN = null.
+
+    ``subtopics`` (the intent-aware measures' judgments) makes the shared context
+    an :class:`~rankscope.engine.intents.IntentContext`.
+    """
+    def context(ranked: RankedLists) -> Context:
+        return Context(ranked) if subtopics is None else IntentContext(ranked, subtopics)
+
+    ctx = context(lists)
+    condensed: Context | None = None
     out = np.empty((lists.n_queries, len(metrics)), dtype=np.float64)
     computed: dict[Metric, FloatArray] = {}
     for j, metric in enumerate(metrics):
         if metric not in computed:
-            computed[metric] = _kernel(metric, unjudged)(ctx, metric)
+            if is_judged_only(metric):
+                if lists.depth is not None:  # a driver cut the rankings: judged rows are lost
+                    raise OptionError(f"{metric.name} reads past the cut-off, so it needs whole "
+                                      "rankings (rankscope.evaluate, the local engine)")
+                condensed = condensed or context(condense(lists))
+                plain = without_judged_only(metric)
+                computed[metric] = _kernel(plain, unjudged)(condensed, plain)
+            else:
+                computed[metric] = _kernel(metric, unjudged)(ctx, metric)
         out[:, j] = computed[metric]
     return out
 
@@ -72,6 +93,7 @@ class Ranked:
 
     plan: list[Resolved]
     parts: list[tuple[ReadingGroup, RankedLists]]
+    subtopics: SubtopicQrels | None = None
 
     @property
     def lists(self) -> RankedLists:
@@ -87,6 +109,7 @@ def rank_plan(
     *,
     queries: QueryPolicy | None = None,
     max_grade: float | None = None,
+    subtopics: SubtopicQrels | None = None,
 ) -> Ranked:
     """Rank ``run`` once per way the plan's metrics read it (usually once).
 
@@ -98,13 +121,15 @@ def rank_plan(
     parts = []
     for group in reading_groups(plan, options):
         depth = required_depth(metrics[j] for j in group.columns)
+        if any(is_judged_only(metrics[j]) for j in group.columns):
+            depth = None  # judged rows may lie below any cut-off
         if group.depth is not None:
             depth = group.depth if depth is None else min(depth, group.depth)
         opts = group.options
         lists = rank(qrels, prepare_run(run, opts), ties=opts.ties, unjudged=opts.unjudged,
                      queries=queries or opts.ranked_queries, depth=depth, max_grade=max_grade)
         parts.append((group, lists))
-    return Ranked(plan, parts)
+    return Ranked(plan, parts, subtopics)
 
 
 def compute_ranked(ranked: Ranked) -> FloatArray:
@@ -113,9 +138,19 @@ def compute_ranked(ranked: Ranked) -> FloatArray:
     values = np.empty((ranked.lists.n_queries, len(metrics)), dtype=np.float64)
     for group, lists in ranked.parts:
         part = compute(lists, [metrics[j] for j in group.columns],
-                       unjudged=group.options.unjudged)
+                       unjudged=group.options.unjudged, subtopics=ranked.subtopics)
         values[:, group.columns] = part
     return values
+
+
+def _subtopics(qrels: Any, metrics: Sequence[Metric]) -> SubtopicQrels | None:
+    """Subtopic qrels when given, or when an intent-aware measure needs them (a path's
+    second column is then the subtopic, as in ndeval's and ir_measures' reading)."""
+    if isinstance(qrels, SubtopicQrels):
+        return qrels
+    if any(m.family in INTENT_FAMILIES for m in metrics):
+        return as_subtopic_qrels(qrels)
+    return None
 
 
 def evaluate(
@@ -133,8 +168,11 @@ def evaluate(
 
     Parameters
     ----------
-    qrels : Qrels, path, DataFrame or dict
-        Relevance judgments (``{query: {doc: grade}}`` for a dict).
+    qrels : Qrels, SubtopicQrels, path, DataFrame or dict
+        Relevance judgments (``{query: {doc: grade}}`` for a dict). The
+        intent-aware measures (``alpha_nDCG@20``, ``ERR_IA@20``...) need
+        :class:`~rankscope.data.subtopics.SubtopicQrels` (or a path, read in
+        ndeval's format ``topic subtopic document grade``).
     run : Run, path, DataFrame or dict
         The ranking (``{query: {doc: score}}`` for a dict).
     metrics : str, Metric, or a sequence of them
@@ -175,10 +213,11 @@ def evaluate(
     """
     opts = EvalOptions.merged(options, option_fields)
     plan = resolve_plan(metrics, opts)
-    qrels_t: Qrels = as_qrels(qrels)
+    subtopics = _subtopics(qrels, [found.metric for found in plan])
+    qrels_t: Qrels = as_qrels(qrels) if subtopics is None else subtopics.collapsed()
     run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
     # Rank once (per way of reading the run), only as deep as the metrics read.
-    ranked = rank_plan(qrels_t, run_t, plan, opts)
+    ranked = rank_plan(qrels_t, run_t, plan, opts, subtopics=subtopics)
     lists = ranked.lists
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
                   input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,

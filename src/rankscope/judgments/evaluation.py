@@ -173,10 +173,16 @@ class JudgmentPlan:
         per_query: bool = False,
         run_name: str | None = None,
         allow_no_overlap: bool = False,
+        warn_overlap: bool = True,
         options: EvalOptions | None = None,
         **option_fields: Unpack[OptionFields],
     ) -> EvaluationResult:
-        """Evaluate one run (options as :func:`rankscope.evaluate`)."""
+        """Evaluate one run (options as :func:`rankscope.evaluate`).
+
+        ``warn_overlap=False`` leaves out the partial-overlap warning, for callers
+        that report coverage themselves (the judging app, where a run is graded
+        a query at a time).
+        """
         if self.conventions is not None:
             option_fields = {"conventions": self.conventions, **option_fields}
         opts = EvalOptions.merged(options, option_fields)
@@ -192,7 +198,7 @@ class JudgmentPlan:
         judged_queries = {q for g in self.groups
                           for q in g.qrels.frame.get_column("query_id").unique().to_list()}
         check_query_sets(input_name(run_t), run_queries, self.source, judged_queries,
-                         allow=allow_no_overlap)
+                         allow=allow_no_overlap, warn=warn_overlap)
         parts = []
         for group in self.groups:
             plan = [Resolved(self.labels[j], metrics[j], readings[j]) for j in group.columns]

@@ -103,6 +103,7 @@ async def take_snapshot(
     keep_raw: bool = False,
     concurrency: int = 4,
     advance: Callable[[int], None] | None = None,
+    project: str | None = None,
 ) -> SnapshotOutcome:
     """Send every query to ``endpoint`` and keep the answers (in ``store`` when given).
 
@@ -126,6 +127,8 @@ async def take_snapshot(
         Queries in flight at once.
     advance : callable, optional
         Called with 1 after each query (a progress bar).
+    project : str, optional
+        The store's project to record it in (default: the command line's, ``default``).
 
     Returns
     -------
@@ -154,7 +157,8 @@ async def take_snapshot(
             config=endpoint.config.settings, config_hash=endpoint.config.config_hash,
             query_set_name=query_set_name, query_set_source=query_set_source,
             queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
-            depth=depth, engine_version=version, keep_raw=keep_raw)
+            depth=depth, engine_version=version, keep_raw=keep_raw,
+            **({"project": project} if project is not None else {}))
     results: list[SearchResponse | None] = [None] * len(queries)
     pending: asyncio.Queue[int] = asyncio.Queue()
     for i in range(len(queries)):

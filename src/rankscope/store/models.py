@@ -160,6 +160,10 @@ class Endpoint(Base):
     config_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    toml: Mapped[str | None] = mapped_column(Text)
+    """The endpoint file as a curator wrote it in the app (None: from the command line)."""
+    base_dir: Mapped[str | None] = mapped_column(Text)
+    """Where its relative paths (an embedded corpus) start."""
 
 
 class Snapshot(Base):
@@ -249,3 +253,7 @@ class SnapshotHit(Base):
     url: Mapped[str | None] = mapped_column(Text)
     image: Mapped[str | None] = mapped_column(Text)
     fields: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+
+
+# The judging app's tables share this metadata (migration 0002 creates them).
+from rankscope.store import models_app as _models_app  # noqa: E402, F401

@@ -49,6 +49,7 @@ __all__ = [
     "finish_snapshot",
     "list_snapshots",
     "owner_tag",
+    "query_set_for",
     "record_failure",
     "record_query",
     "snapshot_hits",
@@ -198,6 +199,12 @@ def _query_set(session: Session, project: Project, name: str, source: str | None
                     for i, q in enumerate(queries, start=1))
     session.flush()
     return query_set
+
+
+def query_set_for(session: Session, project: Project, name: str, source: str | None,
+                  queries: Sequence[NewQuery]) -> QuerySet:
+    """The project's query set of this name and content, created when new (in ``session``)."""
+    return _query_set(session, project, name, source, queries)
 
 
 def _endpoint(session: Session, project: Project, name: str, kind: str,

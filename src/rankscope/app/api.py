@@ -1,0 +1,363 @@
+"""The JSON API under ``/api/v1`` (``Authorization: Bearer TOKEN``), described at ``/api/docs``.
+
+Everything a script needs: projects, query sets, endpoints, evaluations and
+their runs, the next tasks to grade, grades in batches (idempotent by the
+client's ``batch_id``: a retried batch gets the first answer and counts
+nothing twice), metrics, coverage, agreement, disagreements and
+adjudication, history, the baseline comparison, imports and exports. An
+answer is sent only after its transaction committed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, Field
+
+from rankscope.app.core import ApiActor, render, settings_of
+from rankscope.errors import ForbiddenError
+from rankscope.services import (
+    accounts,
+    catalog,
+    dashboards,
+    evaluations,
+    exchange,
+    grading,
+    projects,
+)
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+docs_router = APIRouter()
+
+
+class ProjectIn(BaseModel):
+    """A new project."""
+
+    name: str
+
+
+class MemberIn(BaseModel):
+    """A member to add (or whose role to change)."""
+
+    name: str
+    role: str = "judge"
+
+
+class QuerySetIn(BaseModel):
+    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text."""
+
+    name: str
+    text: str
+    source: str | None = None
+
+
+class EndpointIn(BaseModel):
+    """An endpoint file's TOML text (credentials only as environment variable names)."""
+
+    toml: str
+    name: str | None = None
+
+
+class EvaluationIn(BaseModel):
+    """A new evaluation."""
+
+    name: str
+    query_set_id: int
+    endpoint_id: int
+    scale: str = "graded"
+    grades_wanted: int = 1
+    strategy: str | None = None
+    metrics: list[str] = Field(default_factory=lambda: ["nDCG@10", "P@10"])
+    transforms: dict[str, str] = Field(default_factory=dict)
+    null_rules: bool = True
+    depth: int = 10
+    guidelines: str = ""
+    baseline_id: int | None = None
+    annotation: str = ""
+
+
+class SettingsIn(BaseModel):
+    """What may change after creation (a field left out stays as it is)."""
+
+    baseline_id: int | None = None
+    clear_baseline: bool = False
+    annotation: str | None = None
+    guidelines: str | None = None
+
+
+class GradeIn(BaseModel):
+    """One grade: a value on the scale, or null with a reason (can't tell)."""
+
+    task_id: int
+    value: float | None = None
+    reason: str | None = None
+    explanation: str | None = None
+
+
+class BatchIn(BaseModel):
+    """Grades in one transaction; ``batch_id`` (the client's) makes a retry harmless."""
+
+    batch_id: str
+    grades: list[GradeIn]
+
+
+class AdjudicationIn(BaseModel):
+    """A curator's grade for a disputed result."""
+
+    query_id: str
+    doc_id: str
+    value: float
+    note: str | None = None
+
+
+class UserIn(BaseModel):
+    """A new user (admins only)."""
+
+    name: str
+    role: str
+    password: str | None = None
+
+
+def _store(request: Request) -> Any:
+    return settings_of(request).store
+
+
+@router.get("/me")
+def me(actor: ApiActor) -> dict[str, Any]:
+    """Who the token belongs to."""
+    return {"id": actor.user_id, "name": actor.name, "role": actor.role}
+
+
+@router.get("/projects")
+def project_list(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
+    """The projects the user sees."""
+    return [p.__dict__ for p in projects.list_projects(_store(request), actor)]
+
+
+@router.post("/projects", status_code=201)
+def project_create(request: Request, actor: ApiActor, body: ProjectIn) -> dict[str, Any]:
+    """Create a project (curators and admins); its creator becomes its curator."""
+    return projects.create_project(_store(request), actor, body.name).__dict__
+
+
+@router.post("/projects/{project_id}/members", status_code=204)
+def member_add(request: Request, actor: ApiActor, project_id: int, body: MemberIn) -> Response:
+    """Add a member to the project, or change their role."""
+    projects.add_member(_store(request), actor, project_id, body.name, body.role)
+    return Response(status_code=204)
+
+
+@router.get("/projects/{project_id}/query-sets")
+def query_set_list(request: Request, actor: ApiActor, project_id: int) -> list[dict[str, Any]]:
+    """The project's query sets."""
+    return [q.__dict__ for q in catalog.list_query_sets(_store(request), actor, project_id)]
+
+
+@router.post("/projects/{project_id}/query-sets", status_code=201)
+def query_set_create(request: Request, actor: ApiActor, project_id: int,
+                     body: QuerySetIn) -> dict[str, Any]:
+    """Add a query set (a bad line is reported with its number)."""
+    return catalog.import_query_set(_store(request), actor, project_id, body.name, body.text,
+                                    body.source).__dict__
+
+
+@router.get("/query-sets/{query_set_id}/queries")
+def query_set_queries(request: Request, actor: ApiActor,
+                      query_set_id: int) -> list[dict[str, Any]]:
+    """The queries of a query set, in order."""
+    return catalog.query_set_queries(_store(request), actor, query_set_id)
+
+
+@router.get("/projects/{project_id}/endpoints")
+def endpoint_list(request: Request, actor: ApiActor, project_id: int) -> list[dict[str, Any]]:
+    """The project's endpoints."""
+    return [e.__dict__ for e in catalog.list_endpoints(_store(request), actor, project_id)]
+
+
+@router.post("/projects/{project_id}/endpoints", status_code=201)
+def endpoint_create(request: Request, actor: ApiActor, project_id: int,
+                    body: EndpointIn) -> dict[str, Any]:
+    """Add an endpoint (or replace the one of the same name)."""
+    settings = settings_of(request)
+    return catalog.save_endpoint(settings.store, actor, project_id, body.toml, name=body.name,
+                                 base_dir=settings.data_dir).__dict__
+
+
+@router.get("/projects/{project_id}/evaluations")
+def evaluation_list(request: Request, actor: ApiActor,
+                    project_id: int) -> list[dict[str, Any]]:
+    """The project's evaluations."""
+    return [e.to_dict() for e in evaluations.list_evaluations(_store(request), actor,
+                                                               project_id)]
+
+
+@router.post("/projects/{project_id}/evaluations", status_code=201)
+def evaluation_create(request: Request, actor: ApiActor, project_id: int,
+                      body: EvaluationIn) -> dict[str, Any]:
+    """Create an evaluation (status ``draft``; run it next)."""
+    spec = evaluations.EvaluationSpec(**body.model_dump())
+    return evaluations.create_evaluation(_store(request), actor, project_id, spec).to_dict()
+
+
+@router.get("/evaluations/{evaluation_id}")
+def evaluation_get(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+    """One evaluation."""
+    return evaluations.get_evaluation(_store(request), actor, evaluation_id).to_dict()
+
+
+@router.post("/evaluations/{evaluation_id}/settings")
+def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: int,
+                        body: SettingsIn) -> dict[str, Any]:
+    """Change the baseline, the annotation ("what changed") or the guidelines."""
+    baseline: int | str | None = "keep"
+    if body.clear_baseline:
+        baseline = None
+    elif body.baseline_id is not None:
+        baseline = body.baseline_id
+    return evaluations.update_evaluation(_store(request), actor, evaluation_id,
+                                         baseline_id=baseline, annotation=body.annotation,
+                                         guidelines=body.guidelines).to_dict()
+
+
+@router.post("/evaluations/{evaluation_id}/run")
+def evaluation_run(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+    """Take the snapshot and create the tasks (answers when done)."""
+    return evaluations.run_evaluation(_store(request), actor, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/tasks/next")
+def tasks_next(request: Request, actor: ApiActor, evaluation_id: int,
+               n: Annotated[int, Query(ge=1, le=grading.MAX_BATCH)] = 1) -> list[dict[str, Any]]:
+    """Lease up to ``n`` tasks to the caller (an empty list: nothing left for them)."""
+    return [t.to_dict() for t in grading.next_tasks(_store(request), actor, evaluation_id, n)]
+
+
+@router.get("/tasks/{task_id}")
+def task_get(request: Request, actor: ApiActor, task_id: int) -> dict[str, Any]:
+    """One task as the caller sees it (never another grader's grade)."""
+    return grading.task_view(_store(request), actor, task_id, lease=False).to_dict()
+
+
+@router.post("/evaluations/{evaluation_id}/grades")
+def grades_batch(request: Request, actor: ApiActor, evaluation_id: int,
+                 body: BatchIn) -> dict[str, Any]:
+    """Submit grades in one transaction; the same ``batch_id`` again replays the answer."""
+    given = [grading.GradeInput(g.task_id, g.value, g.reason, g.explanation)
+             for g in body.grades]
+    return grading.submit_batch(_store(request), actor, evaluation_id, body.batch_id, given)
+
+
+@router.post("/evaluations/{evaluation_id}/undo")
+def grade_undo(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+    """Retract the caller's latest grade of the evaluation."""
+    return {"task_id": grading.undo_last(_store(request), actor, evaluation_id)}
+
+
+@router.post("/tasks/{task_id}/later", status_code=204)
+def grade_later(request: Request, actor: ApiActor, task_id: int) -> Response:
+    """Put a task off ("judge later"; not a grade)."""
+    grading.judge_later(_store(request), actor, task_id)
+    return Response(status_code=204)
+
+
+@router.get("/evaluations/{evaluation_id}/metrics")
+def metrics(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+    """Every metric's mean and per-query value (what ``rankscope evaluate`` prints)."""
+    return dashboards.metrics_report(_store(request), actor, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/coverage")
+def coverage(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+    """Coverage of the top ``depth`` and the holes."""
+    return dashboards.coverage_report(_store(request), actor, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/agreement")
+def agreement(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+    """Agreement between graders, per query, and each grader against the consensus."""
+    return dashboards.agreement_report(_store(request), actor, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/disagreements")
+def disagreements(request: Request, actor: ApiActor,
+                  evaluation_id: int) -> list[dict[str, Any]]:
+    """Results whose graders disagree, widest spread first."""
+    return dashboards.disagreements(_store(request), actor, evaluation_id)
+
+
+@router.post("/evaluations/{evaluation_id}/adjudications", status_code=201)
+def adjudicate(request: Request, actor: ApiActor, evaluation_id: int,
+               body: AdjudicationIn) -> dict[str, Any]:
+    """Settle a result's grade (the graders' grades stay, superseded)."""
+    return dashboards.adjudicate(_store(request), actor, evaluation_id, body.query_id,
+                                 body.doc_id, body.value, body.note)
+
+
+@router.get("/evaluations/{evaluation_id}/history")
+def history(request: Request, actor: ApiActor, evaluation_id: int) -> list[dict[str, Any]]:
+    """The evaluations of the same query set and endpoint, with their means."""
+    return dashboards.history(_store(request), actor, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/compare")
+def compare(request: Request, actor: ApiActor, evaluation_id: int,
+            baseline: int | None = None) -> dict[str, Any]:
+    """Against the baseline: deltas, paired t-test with Holm's correction, RBO."""
+    return dashboards.compare_with_baseline(_store(request), actor, evaluation_id, baseline)
+
+
+@router.get("/evaluations/{evaluation_id}/exports/{name}")
+def export(request: Request, actor: ApiActor, evaluation_id: int, name: str) -> Response:
+    """An export: grades.csv|tsv|jsonl, qrels.txt, run.txt, quepid.csv, rre.json, queries.tsv."""
+    body, media = exchange.export(_store(request), actor, evaluation_id, name)
+    return Response(body, media_type=media)
+
+
+@router.post("/evaluations/{evaluation_id}/imports")
+def import_grades(request: Request, actor: ApiActor, evaluation_id: int,
+                  data: Annotated[bytes, Body(media_type="application/octet-stream")],
+                  format: str = "grades", filename: str = "upload.csv",
+                  rater: str | None = None) -> dict[str, Any]:
+    """Import a file sent as the request body; all or nothing (a bad line names its number)."""
+    return exchange.import_grades(_store(request), actor, evaluation_id, data,
+                                  filename=filename, fmt=format, rater=rater)
+
+
+@router.get("/users")
+def user_list(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
+    """Every user (admins only)."""
+    if not actor.is_admin:
+        raise ForbiddenError("only admins manage users")
+    return accounts.list_users(_store(request))
+
+
+@router.post("/users", status_code=201)
+def user_create(request: Request, actor: ApiActor, body: UserIn) -> dict[str, Any]:
+    """Add a user (admins only)."""
+    if not actor.is_admin:
+        raise ForbiddenError("only admins manage users")
+    made = accounts.create_user(_store(request), body.name, body.role, body.password)
+    return {"id": made.user_id, "name": made.name, "role": made.role}
+
+
+@router.post("/users/{name}/tokens", status_code=201)
+def token_create(request: Request, actor: ApiActor, name: str) -> dict[str, str]:
+    """A new API token for a user (themselves, or anyone for an admin); shown once."""
+    if not actor.is_admin and name != actor.name:
+        raise ForbiddenError("only admins make tokens for others")
+    return {"token": accounts.create_token(_store(request), name)}
+
+
+@docs_router.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
+def api_docs(request: Request) -> Response:
+    """The API's routes, read from its OpenAPI description (no script, works offline)."""
+    spec = request.app.openapi()
+    routes = [{"method": method.upper(), "path": path, "summary": op.get("summary", ""),
+               "doc": op.get("description", ""),
+               "params": [p["name"] for p in op.get("parameters", [])]}
+              for path, ops in spec.get("paths", {}).items() for method, op in ops.items()]
+    return render(request, "api_docs.html", {"routes": routes, "title": spec["info"]["title"]})

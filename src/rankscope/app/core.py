@@ -1,0 +1,199 @@
+"""The application object: settings, templates, who is asking, errors as HTTP answers.
+
+Routes live in :mod:`rankscope.app.pages`, :mod:`rankscope.app.pages_grading`,
+:mod:`rankscope.app.pages_dashboards` and :mod:`rankscope.app.api`; each is a
+few lines over a service. Errors raised by the services become answers
+here, once: :class:`~rankscope.errors.AuthError` 401 (a page redirects to
+``/login``), :class:`~rankscope.errors.ForbiddenError` 403,
+:class:`~rankscope.errors.NotFoundError` 404,
+:class:`~rankscope.errors.ConflictError` 409, bad input 400; the API answers
+``{"error": message}``, a page shows the message.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from rankscope.app.security import COOKIE, BodyLimit, CrossOriginGuard
+from rankscope.errors import (
+    AppError,
+    AuthError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    RankscopeError,
+)
+from rankscope.services.accounts import Actor, LoginLimiter, resolve_session, resolve_token
+from rankscope.services.exchange import MAX_UPLOAD
+
+if TYPE_CHECKING:
+    from rankscope.store.db import Store
+
+__all__ = [
+    "ApiActor",
+    "AppSettings",
+    "PageActor",
+    "create_app",
+    "render",
+    "settings_of",
+]
+
+
+@dataclass
+class AppSettings:
+    """What the routes need besides the request: the store, where files go, limits."""
+
+    store: Store
+    data_dir: Path
+    limiter: LoginLimiter = field(default_factory=LoginLimiter)
+    runs: dict[int, threading.Thread] = field(default_factory=dict)
+    """Evaluation runs going on in the background (pages start them, then poll)."""
+
+
+class LoginRequired(Exception):
+    """A page needs a signed-in user: answered with a redirect to ``/login``."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        super().__init__(target)
+
+
+def settings_of(request: Request) -> AppSettings:
+    """The settings the app was made with."""
+    settings: AppSettings = request.app.state.settings
+    return settings
+
+
+def page_actor(request: Request) -> Actor:
+    """The user of a page (a session cookie), else a redirect to the sign-in page."""
+    try:
+        return resolve_session(settings_of(request).store, request.cookies.get(COOKIE))
+    except AuthError:
+        raise LoginRequired(request.url.path) from None
+
+
+def api_actor(request: Request) -> Actor:
+    """The user of an API call: ``Authorization: Bearer TOKEN`` (or a page's session)."""
+    store = settings_of(request).store
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return resolve_token(store, header[7:].strip())
+    if request.cookies.get(COOKIE):
+        return resolve_session(store, request.cookies.get(COOKIE))
+    raise AuthError("no credentials: send Authorization: Bearer TOKEN")
+
+
+PageActor = Annotated[Actor, Depends(page_actor)]
+ApiActor = Annotated[Actor, Depends(api_actor)]
+
+_TEMPLATES: Jinja2Templates | None = None
+
+
+def templates() -> Jinja2Templates:
+    """The page templates (autoescaped), made once."""
+    global _TEMPLATES
+    if _TEMPLATES is None:
+        folder = resources.files("rankscope.app") / "templates"
+        _TEMPLATES = Jinja2Templates(directory=str(folder))
+        _TEMPLATES.env.filters["markdown"] = markdown
+        _TEMPLATES.env.filters["num"] = number
+    return _TEMPLATES
+
+
+def markdown(text: str | None) -> str:
+    """Guidelines Markdown as HTML (raw HTML in the text is escaped, never passed through)."""
+    from markdown_it import MarkdownIt
+    from markupsafe import Markup
+
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
+    return Markup(renderer.render(text or ""))
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """A metric for a page: 4 decimals, a dash for none."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def render(request: Request, name: str, context: dict[str, Any], status: int = 200,
+           actor: Actor | None = None) -> HTMLResponse:
+    """A page from its template, with the signed-in user."""
+    return templates().TemplateResponse(request, name, {"actor": actor, **context},
+                                        status_code=status)
+
+
+_STATUS = ((AuthError, 401), (ForbiddenError, 403), (NotFoundError, 404), (ConflictError, 409))
+
+
+def status_of(exc: RankscopeError) -> int:
+    """The HTTP status of a service's error."""
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return status
+    return 500 if isinstance(exc, AppError) else 400
+
+
+def _error(request: Request, exc: Exception) -> Response:
+    if not isinstance(exc, RankscopeError):  # pragma: no cover - FastAPI passes ours only
+        raise exc
+    status = status_of(exc)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": str(exc)}, status_code=status)
+    if status == 401:
+        return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+    return render(request, "error.html", {"status": status, "message": str(exc)}, status)
+
+
+def _login_redirect(request: Request, exc: Exception) -> Response:
+    from urllib.parse import quote
+
+    target = exc.target if isinstance(exc, LoginRequired) else "/"
+    if request.headers.get("hx-request"):
+        return Response(status_code=401, headers={"HX-Redirect": "/login"})
+    return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
+
+
+def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | None = None,
+               max_upload: int = MAX_UPLOAD + 1024 * 1024) -> Any:
+    """The ASGI application over an open store (SQLite: give it a ThreadWriter).
+
+    Parameters
+    ----------
+    store : Store
+        Where everything is kept.
+    data_dir : path
+        Where endpoints' relative paths start (an embedded engine's corpus).
+    limiter : LoginLimiter, optional
+        Sign-in attempts allowed (default 5 per account, 20 per address, in 5 minutes).
+    max_upload : int
+        The largest request body accepted (bytes).
+    """
+    from rankscope.app import api, pages, pages_dashboards, pages_grading
+
+    app = FastAPI(title="rankscope", docs_url=None, redoc_url=None,
+                  openapi_url="/api/openapi.json",
+                  description="The judging app's JSON API: `Authorization: Bearer TOKEN` "
+                  "(`rankscope user token NAME`).")
+    app.state.settings = AppSettings(store=store, data_dir=Path(data_dir),
+                                     limiter=limiter or LoginLimiter())
+    static = resources.files("rankscope.app") / "static"
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.add_exception_handler(RankscopeError, _error)
+    app.add_exception_handler(LoginRequired, _login_redirect)
+    for module in (pages, pages_grading, pages_dashboards, api):
+        app.include_router(module.router)
+    app.include_router(api.docs_router)
+    # outermost first: refuse oversized bodies, then cross-origin writes
+    return BodyLimit(CrossOriginGuard(app), max_upload)

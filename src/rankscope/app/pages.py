@@ -1,0 +1,240 @@
+"""Pages: signing in, projects, query sets, endpoints, new evaluations, users (thin routes)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from rankscope.app.core import PageActor, render, settings_of
+from rankscope.app.security import COOKIE
+from rankscope.errors import AuthError, ForbiddenError, InputError
+from rankscope.services import accounts, catalog, evaluations, projects
+from rankscope.services.exchange import MAX_UPLOAD
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path of this site (never ``//elsewhere`` or a full address)."""
+    if target and target.startswith("/") and not target.startswith("//"):
+        return target
+    return "/"
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, next: str = "/") -> Response:
+    return render(request, "login.html", {"next": _safe_next(next), "error": None})
+
+
+@router.post("/login")
+def login(request: Request, name: Annotated[str, Form()], password: Annotated[str, Form()],
+          next: Annotated[str, Form()] = "/") -> Response:
+    settings = settings_of(request)
+    address = request.client.host if request.client else "?"
+    if not settings.limiter.allowed(name, address):
+        return render(request, "login.html", {
+            "next": _safe_next(next),
+            "error": "too many failed attempts: wait a few minutes"}, 429)
+    try:
+        actor = accounts.authenticate(settings.store, name, password)
+    except AuthError as exc:
+        settings.limiter.failed(name, address)
+        return render(request, "login.html", {"next": _safe_next(next), "error": str(exc)}, 401)
+    settings.limiter.succeeded(name)
+    token = accounts.create_session(settings.store, actor)
+    response = RedirectResponse(_safe_next(next), status_code=303)
+    response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
+                        httponly=True, samesite="lax", secure=request.url.scheme == "https",
+                        path="/")
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request) -> Response:
+    accounts.end_session(settings_of(request).store, request.cookies.get(COOKIE))
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, actor: PageActor) -> Response:
+    return RedirectResponse("/projects", status_code=303)
+
+
+@router.get("/projects", response_class=HTMLResponse)
+def project_list(request: Request, actor: PageActor) -> Response:
+    found = projects.list_projects(settings_of(request).store, actor)
+    return render(request, "projects.html", {"projects": found}, actor=actor)
+
+
+@router.post("/projects")
+def project_create(request: Request, actor: PageActor,
+                   name: Annotated[str, Form()]) -> Response:
+    view = projects.create_project(settings_of(request).store, actor, name)
+    return RedirectResponse(f"/projects/{view.id}", status_code=303)
+
+
+@router.get("/projects/{project_id}", response_class=HTMLResponse)
+def project_page(request: Request, actor: PageActor, project_id: int) -> Response:
+    store = settings_of(request).store
+    project = projects.get_project(store, actor, project_id)
+    context = {
+        "project": project,
+        "query_sets": catalog.list_query_sets(store, actor, project_id),
+        "endpoints": catalog.list_endpoints(store, actor, project_id),
+        "evaluations": evaluations.list_evaluations(store, actor, project_id),
+        "members": projects.list_members(store, actor, project_id),
+        "can_curate": projects.RANK[project.role] >= projects.RANK["curator"],
+    }
+    return render(request, "project.html", context, actor=actor)
+
+
+@router.post("/projects/{project_id}/members")
+def member_add(request: Request, actor: PageActor, project_id: int,
+               name: Annotated[str, Form()], role: Annotated[str, Form()]) -> Response:
+    projects.add_member(settings_of(request).store, actor, project_id, name, role)
+    return RedirectResponse(f"/projects/{project_id}", status_code=303)
+
+
+async def _upload_text(upload: UploadFile | None, text: str) -> tuple[str, str | None]:
+    if upload is not None and upload.filename:
+        data = await upload.read(MAX_UPLOAD + 1)
+        if len(data) > MAX_UPLOAD:
+            raise InputError("the file is too large", source=upload.filename)
+        try:
+            return data.decode("utf-8-sig"), upload.filename
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", source=upload.filename) from None
+    return text, None
+
+
+@router.post("/projects/{project_id}/query-sets")
+async def query_set_create(request: Request, actor: PageActor, project_id: int,
+                           name: Annotated[str, Form()],
+                           text: Annotated[str, Form()] = "",
+                           file: Annotated[UploadFile | None, File()] = None) -> Response:
+    from starlette.concurrency import run_in_threadpool
+
+    content, filename = await _upload_text(file, text)
+    view = await run_in_threadpool(catalog.import_query_set, settings_of(request).store, actor,
+                                   project_id, name, content, filename)
+    return RedirectResponse(f"/query-sets/{view.id}", status_code=303)
+
+
+@router.get("/query-sets/{query_set_id}", response_class=HTMLResponse)
+def query_set_page(request: Request, actor: PageActor, query_set_id: int) -> Response:
+    store = settings_of(request).store
+    view = catalog.get_query_set(store, actor, query_set_id)
+    queries = catalog.query_set_queries(store, actor, query_set_id)
+    return render(request, "query_set.html", {"query_set": view, "queries": queries},
+                  actor=actor)
+
+
+@router.post("/projects/{project_id}/endpoints")
+def endpoint_save(request: Request, actor: PageActor, project_id: int,
+                  toml: Annotated[str, Form()], name: Annotated[str, Form()] = "") -> Response:
+    settings = settings_of(request)
+    catalog.save_endpoint(settings.store, actor, project_id, toml, name=name.strip() or None,
+                          base_dir=settings.data_dir)
+    return RedirectResponse(f"/projects/{project_id}", status_code=303)
+
+
+@router.get("/endpoints/{endpoint_id}", response_class=HTMLResponse)
+def endpoint_page(request: Request, actor: PageActor, endpoint_id: int) -> Response:
+    view = catalog.get_endpoint(settings_of(request).store, actor, endpoint_id)
+    return render(request, "endpoint.html", {"endpoint": view}, actor=actor)
+
+
+@router.get("/projects/{project_id}/evaluations/new", response_class=HTMLResponse)
+def evaluation_form(request: Request, actor: PageActor, project_id: int) -> Response:
+    store = settings_of(request).store
+    project = projects.get_project(store, actor, project_id)
+    if projects.RANK[project.role] < projects.RANK["curator"]:
+        raise ForbiddenError("only curators set up evaluations")
+    context = {"project": project,
+               "query_sets": catalog.list_query_sets(store, actor, project_id),
+               "endpoints": catalog.list_endpoints(store, actor, project_id),
+               "evaluations": evaluations.list_evaluations(store, actor, project_id)}
+    return render(request, "evaluation_new.html", context, actor=actor)
+
+
+@router.post("/projects/{project_id}/evaluations")
+def evaluation_create(
+    request: Request, actor: PageActor, project_id: int,
+    name: Annotated[str, Form()], query_set_id: Annotated[int, Form()],
+    endpoint_id: Annotated[int, Form()], scale: Annotated[str, Form()] = "graded",
+    grades_wanted: Annotated[int, Form()] = 1, strategy: Annotated[str, Form()] = "",
+    metrics: Annotated[str, Form()] = "nDCG@10, P@10", transforms: Annotated[str, Form()] = "",
+    null_rules: Annotated[str, Form()] = "", depth: Annotated[int, Form()] = 10,
+    guidelines: Annotated[str, Form()] = "", baseline_id: Annotated[str, Form()] = "",
+    annotation: Annotated[str, Form()] = "",
+) -> Response:
+    rules = {}
+    for line in transforms.splitlines():
+        if line.strip():
+            key, _, value = line.partition(":")
+            rules[key.strip()] = value.strip()
+    spec = evaluations.EvaluationSpec(
+        name=name, query_set_id=query_set_id, endpoint_id=endpoint_id, scale=scale,
+        grades_wanted=grades_wanted, strategy=strategy or None,
+        metrics=[m.strip() for m in metrics.replace("\n", ",").split(",") if m.strip()],
+        transforms=rules, null_rules=bool(null_rules), depth=depth, guidelines=guidelines,
+        baseline_id=int(baseline_id) if baseline_id.strip() else None, annotation=annotation)
+    view = evaluations.create_evaluation(settings_of(request).store, actor, project_id, spec)
+    return RedirectResponse(f"/evaluations/{view.id}", status_code=303)
+
+
+@router.get("/admin/users", response_class=HTMLResponse)
+def users_page(request: Request, actor: PageActor, token: str | None = None) -> Response:
+    if not actor.is_admin:
+        raise ForbiddenError("only admins manage users")
+    store = settings_of(request).store
+    return render(request, "users.html", {"users": accounts.list_users(store),
+                                          "tokens": accounts.list_tokens(store),
+                                          "new_token": None}, actor=actor)
+
+
+@router.post("/admin/users")
+def user_create(request: Request, actor: PageActor, name: Annotated[str, Form()],
+                role: Annotated[str, Form()], password: Annotated[str, Form()]) -> Response:
+    if not actor.is_admin:
+        raise ForbiddenError("only admins manage users")
+    accounts.create_user(settings_of(request).store, name, role, password)
+    return RedirectResponse("/admin/users", status_code=303)
+
+
+@router.post("/admin/users/{user_id}")
+def user_update(request: Request, actor: PageActor, user_id: int,
+                role: Annotated[str, Form()] = "", active: Annotated[str, Form()] = "",
+                password: Annotated[str, Form()] = "") -> Response:
+    if not actor.is_admin:
+        raise ForbiddenError("only admins manage users")
+    accounts.update_user(settings_of(request).store, user_id, role=role or None,
+                         active={"yes": True, "no": False}.get(active),
+                         password=password or None)
+    return RedirectResponse("/admin/users", status_code=303)
+
+
+@router.post("/admin/tokens", response_class=HTMLResponse)
+def token_create(request: Request, actor: PageActor, user: Annotated[str, Form()],
+                 name: Annotated[str, Form()] = "api") -> Response:
+    if not actor.is_admin and user != actor.name:
+        raise ForbiddenError("only admins make tokens for others")
+    store = settings_of(request).store
+    secret = accounts.create_token(store, user, name)
+    template = "users.html" if actor.is_admin else "token.html"
+    context = {"users": accounts.list_users(store) if actor.is_admin else [],
+               "tokens": accounts.list_tokens(store, None if actor.is_admin else actor.user_id),
+               "new_token": secret}
+    return render(request, template, context, actor=actor)
+
+
+@router.post("/admin/tokens/{token_id}/revoke")
+def token_revoke(request: Request, actor: PageActor, token_id: int) -> Response:
+    accounts.revoke_token(settings_of(request).store, token_id, actor)
+    return RedirectResponse("/admin/users" if actor.is_admin else "/projects", status_code=303)

@@ -1,0 +1,69 @@
+"""``rankscope user add NAME --role ROLE`` and ``rankscope user token NAME``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``user`` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description="Manage the judging app's users (needs the app "
+        "extra).")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = actions.add_parser("add", help="add a user; the password is read from standard "
+                             "input (one line) or asked for on a terminal")
+    add.add_argument("name")
+    add.add_argument("--role", required=True, choices=("admin", "curator", "judge"))
+    add.add_argument("--db", default="rankscope.sqlite", help="database file or URL")
+    add.set_defaults(handler=run)
+    token = actions.add_parser("token", help="print a new API token for a user (send it as "
+                               "Authorization: Bearer TOKEN)")
+    token.add_argument("name")
+    token.add_argument("--label", default="api", help="what the token is for (listed in the "
+                                                      "users page)")
+    token.add_argument("--db", default="rankscope.sqlite", help="database file or URL")
+    token.set_defaults(handler=run)
+
+
+def _password() -> str:
+    from rankscope.errors import OptionError
+
+    if not sys.stdin.isatty():
+        line = sys.stdin.readline().rstrip("\r\n")
+        if not line:
+            raise OptionError("no password on standard input")
+        return line
+    import getpass
+
+    first = getpass.getpass("password: ")
+    if first != getpass.getpass("again: "):
+        raise OptionError("the two passwords differ")
+    return first
+
+
+def run(args: argparse.Namespace) -> int:
+    """Add a user or make a token; returns the exit code."""
+    from rankscope.services import accounts
+    from rankscope.store.db import open_store
+
+    try:
+        import argon2  # noqa: F401
+    except ImportError:
+        from rankscope.errors import DependencyError
+
+        raise DependencyError("argon2-cffi", "app", "rankscope user") from None
+    store = open_store(args.db)
+    try:
+        if args.action == "add":
+            actor = accounts.create_user(store, args.name, args.role, _password())
+            sys.stdout.write(f"added {actor.role} {actor.name}\n")
+        else:
+            sys.stdout.write(accounts.create_token(store, args.name, args.label) + "\n")
+    finally:
+        store.close()
+    return 0

@@ -1,0 +1,396 @@
+"""Users, passwords, sessions, API tokens and the login rate limit (no HTTP here).
+
+Passwords are hashed with argon2 (``argon2-cffi``'s defaults, RFC 9106's
+second recommended profile); a session or API token is 32 random bytes
+(``secrets.token_urlsafe``) of which only the SHA-256 is stored, so a copy of
+the database opens no account. Roles: ``admin`` (manages users, may do
+everything), ``curator`` (sets up query sets, endpoints and evaluations,
+adjudicates), ``judge`` (grades).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select
+
+from rankscope.errors import AuthError, ConflictError, DependencyError, NotFoundError, OptionError
+from rankscope.store.models import utcnow
+from rankscope.store.models_app import ROLES, ApiToken, Rater, User, UserSession
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from rankscope.store.db import Store
+
+__all__ = [
+    "SESSION_LIFETIME",
+    "Actor",
+    "LoginLimiter",
+    "TokenInfo",
+    "authenticate",
+    "create_session",
+    "create_token",
+    "create_user",
+    "end_session",
+    "get_user",
+    "hash_token",
+    "list_tokens",
+    "list_users",
+    "rater_for",
+    "resolve_session",
+    "resolve_token",
+    "revoke_token",
+    "update_user",
+]
+
+SESSION_LIFETIME = timedelta(days=7)
+MIN_PASSWORD = 8
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is asking: a signed-in user (the services check roles against it)."""
+
+    user_id: int
+    name: str
+    role: str
+
+    @property
+    def is_admin(self) -> bool:
+        """Whether the user manages users (and may do everything)."""
+        return self.role == "admin"
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """An API token as listed (never its secret)."""
+
+    id: int
+    name: str
+    user: str
+    created_at: str
+    last_used_at: str | None
+    revoked: bool
+
+
+def _hasher() -> object:
+    try:
+        from argon2 import PasswordHasher
+    except ImportError:
+        raise DependencyError("argon2-cffi", "app", "password hashing") from None
+    return PasswordHasher()
+
+
+def hash_password(password: str) -> str:
+    """The argon2id hash of ``password`` (salted; a new one every call)."""
+    from argon2 import PasswordHasher
+
+    return PasswordHasher().hash(password)
+
+
+def verify_password(stored: str | None, password: str) -> bool:
+    """Whether ``password`` matches the stored hash (False for no hash)."""
+    from argon2 import PasswordHasher
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    if not stored:
+        return False
+    try:
+        return bool(PasswordHasher().verify(stored, password))
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def hash_token(token: str) -> str:
+    """The SHA-256 (hex) under which a session or API token is stored.
+
+    Examples
+    --------
+    >>> hash_token("abc")[:16]
+    'ba7816bf8f01cfea'
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _check_role(role: str) -> str:
+    if role not in ROLES:
+        raise OptionError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    return role
+
+
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD:
+        raise OptionError(f"a password needs at least {MIN_PASSWORD} characters")
+
+
+def _actor(user: User) -> Actor:
+    return Actor(user.id, user.name, user.role)
+
+
+def create_user(store: Store, name: str, role: str, password: str | None) -> Actor:
+    """Add a user (``password`` None: the user cannot sign in until one is set).
+
+    Raises
+    ------
+    OptionError
+        An empty name, an unknown role, a password shorter than 8 characters.
+    ConflictError
+        The name is taken.
+    """
+    name = name.strip()
+    if not name or len(name) > 100 or any(c.isspace() for c in name):
+        raise OptionError(f"a user name is 1 to 100 characters without spaces, not {name!r}")
+    _check_role(role)
+    digest = None
+    if password is not None:
+        _check_password(password)
+        _hasher()
+        digest = hash_password(password)
+
+    def work(session: Session) -> Actor:
+        if session.scalar(select(User.id).where(User.name == name)) is not None:
+            raise ConflictError(f"a user named {name!r} exists")
+        user = User(name=name, role=role, password_hash=digest, active=True,
+                    created_at=utcnow())
+        session.add(user)
+        session.flush()
+        session.add(Rater(name=name, kind="person", user_id=user.id, created_at=utcnow()))
+        return _actor(user)
+
+    return store.write(work)
+
+
+def update_user(store: Store, user_id: int, *, role: str | None = None,
+                active: bool | None = None, password: str | None = None) -> Actor:
+    """Change a user's role, activity or password (deactivating ends their sessions)."""
+    if role is not None:
+        _check_role(role)
+    digest = None
+    if password is not None:
+        _check_password(password)
+        digest = hash_password(password)
+
+    def work(session: Session) -> Actor:
+        user = session.get(User, user_id)
+        if user is None:
+            raise NotFoundError(f"no user #{user_id}")
+        if role is not None:
+            user.role = role
+        if digest is not None:
+            user.password_hash = digest
+        if active is not None:
+            user.active = active
+            if not active:
+                for row in session.scalars(select(UserSession).where(
+                        UserSession.user_id == user_id)):
+                    session.delete(row)
+        return _actor(user)
+
+    return store.write(work)
+
+
+def get_user(store: Store, name: str) -> Actor:
+    """A user by name (NotFoundError when there is none)."""
+    with store.read() as session:
+        user = session.scalar(select(User).where(User.name == name))
+        if user is None:
+            raise NotFoundError(f"no user named {name!r}")
+        return _actor(user)
+
+
+def list_users(store: Store) -> list[dict[str, object]]:
+    """Every user: ``id, name, role, active, created_at``."""
+    with store.read() as session:
+        return [{"id": u.id, "name": u.name, "role": u.role, "active": u.active,
+                 "created_at": u.created_at.isoformat()}
+                for u in session.scalars(select(User).order_by(User.name))]
+
+
+def authenticate(store: Store, name: str, password: str) -> Actor:
+    """The active user with this name and password (AuthError otherwise, same words)."""
+    with store.read() as session:
+        user = session.scalar(select(User).where(User.name == name))
+        stored = user.password_hash if user is not None else None
+        ok = verify_password(stored, password)  # runs argon2 even for no user: no timing hint
+        if user is None or not ok or not user.active:
+            raise AuthError("wrong name or password")
+        return _actor(user)
+
+
+def create_session(store: Store, actor: Actor) -> str:
+    """A new session for ``actor``; returns the token for the cookie (stored hashed)."""
+    token = secrets.token_urlsafe(32)
+    now = utcnow()
+
+    def work(session: Session) -> None:
+        session.add(UserSession(token_sha256=hash_token(token), user_id=actor.user_id,
+                                created_at=now, expires_at=now + SESSION_LIFETIME))
+
+    store.write(work)
+    return token
+
+
+def resolve_session(store: Store, token: str | None) -> Actor:
+    """The user a session cookie signs in (AuthError when none, expired or inactive)."""
+    if not token:
+        raise AuthError("not signed in")
+    with store.read() as session:
+        row = session.execute(
+            select(User, UserSession.expires_at).join(UserSession, UserSession.user_id == User.id)
+            .where(UserSession.token_sha256 == hash_token(token))).first()
+        if row is None or row[1] <= utcnow() or not row[0].active:
+            raise AuthError("the session has ended; sign in again")
+        return _actor(row[0])
+
+
+def end_session(store: Store, token: str | None) -> None:
+    """Sign out: the session's row is deleted (a session is not history)."""
+    if not token:
+        return
+    digest = hash_token(token)
+
+    def work(session: Session) -> None:
+        for row in session.scalars(select(UserSession).where(UserSession.token_sha256 == digest)):
+            session.delete(row)
+
+    store.write(work)
+
+
+def create_token(store: Store, user_name: str, token_name: str = "api") -> str:
+    """A new API token for a user; the secret is returned once and stored hashed."""
+    token = "rs_" + secrets.token_urlsafe(32)
+
+    def work(session: Session) -> None:
+        user = session.scalar(select(User).where(User.name == user_name))
+        if user is None:
+            raise NotFoundError(f"no user named {user_name!r}")
+        session.add(ApiToken(token_sha256=hash_token(token), user_id=user.id,
+                             name=token_name, created_at=utcnow()))
+
+    store.write(work)
+    return token
+
+
+def resolve_token(store: Store, token: str | None, *, touch: bool = True) -> Actor:
+    """The user an API token belongs to (AuthError when unknown, revoked or inactive).
+
+    ``touch`` records the time of use (at most once a minute per token).
+    """
+    if not token:
+        raise AuthError("no API token (send Authorization: Bearer TOKEN)")
+    digest = hash_token(token)
+    with store.read() as session:
+        row = session.execute(select(User, ApiToken).join(ApiToken, ApiToken.user_id == User.id)
+                              .where(ApiToken.token_sha256 == digest)).first()
+        if row is None or row[1].revoked_at is not None or not row[0].active:
+            raise AuthError("unknown or revoked API token")
+        user, api = row
+        last = api.last_used_at
+        token_id = api.id
+        actor = _actor(user)
+    if touch and (last is None or utcnow() - last > timedelta(minutes=1)):
+        def work(session: Session) -> None:
+            row = session.get(ApiToken, token_id)
+            if row is not None:
+                row.last_used_at = utcnow()
+
+        store.write(work)
+    return actor
+
+
+def list_tokens(store: Store, user_id: int | None = None) -> list[TokenInfo]:
+    """API tokens (of one user, or all), newest first."""
+    with store.read() as session:
+        query = select(ApiToken, User.name).join(User, ApiToken.user_id == User.id)
+        if user_id is not None:
+            query = query.where(ApiToken.user_id == user_id)
+        return [TokenInfo(t.id, t.name, name, t.created_at.isoformat(),
+                          t.last_used_at.isoformat() if t.last_used_at else None,
+                          t.revoked_at is not None)
+                for t, name in session.execute(query.order_by(ApiToken.id.desc()))]
+
+
+def revoke_token(store: Store, token_id: int, actor: Actor) -> None:
+    """Revoke a token (its owner or an admin)."""
+    def work(session: Session) -> None:
+        row = session.get(ApiToken, token_id)
+        if row is None or (row.user_id != actor.user_id and not actor.is_admin):
+            raise NotFoundError(f"no API token #{token_id}")
+        row.revoked_at = row.revoked_at or utcnow()
+
+    store.write(work)
+
+
+def rater_for(session: Session, actor: Actor) -> Rater:
+    """The rater row of a user (created on first use)."""
+    rater = session.scalar(select(Rater).where(Rater.user_id == actor.user_id))
+    if rater is None:
+        rater = Rater(name=actor.name, kind="person", user_id=actor.user_id,
+                      created_at=utcnow())
+        session.add(rater)
+        session.flush()
+    return rater
+
+
+class LoginLimiter:
+    """Failed sign-ins allowed per account and per address in a sliding window.
+
+    Parameters
+    ----------
+    per_account, per_address : int
+        Failures allowed within ``window`` seconds (default 5 and 20 in 5 minutes).
+    clock : callable, optional
+        Seconds (monotonic); tests pass their own.
+
+    Examples
+    --------
+    >>> limiter = LoginLimiter(per_account=2, per_address=10, window=60, clock=lambda: 0.0)
+    >>> limiter.allowed("ann", "10.0.0.1")
+    True
+    >>> limiter.failed("ann", "10.0.0.1"); limiter.failed("ann", "10.0.0.2")
+    >>> limiter.allowed("ann", "10.0.0.3")
+    False
+    """
+
+    def __init__(self, per_account: int = 5, per_address: int = 20, window: float = 300.0,
+                 clock: Callable[[], float] | None = None) -> None:
+        self.per_account = per_account
+        self.per_address = per_address
+        self.window = window
+        self._clock = clock or time.monotonic
+        self._fails: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, key: str, now: float) -> deque[float]:
+        times = self._fails.setdefault(key, deque())
+        while times and now - times[0] > self.window:
+            times.popleft()
+        return times
+
+    def allowed(self, account: str, address: str) -> bool:
+        """Whether another attempt may be tried now."""
+        now = float(self._clock())
+        with self._lock:
+            return (len(self._recent("a:" + account.lower(), now)) < self.per_account
+                    and len(self._recent("ip:" + address, now)) < self.per_address)
+
+    def failed(self, account: str, address: str) -> None:
+        """Count a failed attempt."""
+        now = float(self._clock())
+        with self._lock:
+            self._recent("a:" + account.lower(), now).append(now)
+            self._recent("ip:" + address, now).append(now)
+
+    def succeeded(self, account: str) -> None:
+        """A success clears the account's failures (not the address's)."""
+        with self._lock:
+            self._fails.pop("a:" + account.lower(), None)

@@ -1,0 +1,236 @@
+"""A project's query sets and search endpoints, as curators give them to the app.
+
+Query sets are read with the library's strict reader
+(:func:`rankscope.search.queries.parse_queries`: TSV ``query_id<TAB>text``
+with optional ``need`` and parameter columns, or TREC topics); endpoints are
+TOML text checked by :func:`rankscope.search.config.endpoint_from_dict`,
+which refuses credentials in the file (they are named by environment
+variable and read only when a snapshot is taken).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+
+from rankscope.errors import ConfigError, InputError, NotFoundError
+from rankscope.store.models import Endpoint, Query, QuerySet, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from rankscope.search.types import EndpointConfig
+    from rankscope.services.accounts import Actor
+    from rankscope.store.db import Store
+
+__all__ = [
+    "MAX_TEXT",
+    "EndpointView",
+    "QuerySetView",
+    "endpoint_config",
+    "get_endpoint",
+    "get_query_set",
+    "import_query_set",
+    "list_endpoints",
+    "list_query_sets",
+    "query_set_queries",
+    "save_endpoint",
+]
+
+MAX_TEXT = 5 * 1024 * 1024
+"""The largest query set or endpoint text accepted (5 MiB)."""
+
+
+@dataclass(frozen=True)
+class QuerySetView:
+    """A query set as listed."""
+
+    id: int
+    project_id: int
+    name: str
+    n_queries: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class EndpointView:
+    """An endpoint as listed (its settings hold no secret, only variable names)."""
+
+    id: int
+    project_id: int
+    name: str
+    kind: str
+    toml: str | None
+    config_hash: str
+    updated_at: str
+
+
+def _size(text: str, what: str) -> None:
+    if len(text.encode("utf-8")) > MAX_TEXT:
+        raise InputError(f"{what} is larger than {MAX_TEXT // (1024 * 1024)} MiB")
+
+
+def import_query_set(store: Store, actor: Actor, project_id: int, name: str, text: str,
+                     source: str | None = None) -> QuerySetView:
+    """Read a query set (TSV or TREC topics) into the project; the same content is kept once.
+
+    Raises
+    ------
+    ParseError
+        A malformed line (its number), a repeated query id, no query at all.
+    """
+    from rankscope.search.queries import parse_queries
+    from rankscope.services.projects import require_project
+    from rankscope.store.snapshots import NewQuery, query_set_for
+
+    _size(text, "the query set")
+    name = name.strip() or "queries"
+    label = source or name
+    queries = parse_queries(text.lstrip("\ufeff"), label)
+    if not queries:
+        raise InputError("no query in the file", source=label)
+    items = [NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries]
+
+    def work(session: Session) -> QuerySetView:
+        project = require_project(session, actor, project_id, "curator")
+        qs = query_set_for(session, project, name, source, items)
+        return QuerySetView(qs.id, project.id, qs.name, len(items), qs.created_at.isoformat())
+
+    return store.write(work)
+
+
+def _query_set_row(session: Session, actor: Actor, query_set_id: int) -> QuerySet:
+    from rankscope.services.projects import require_project
+
+    qs = session.get(QuerySet, query_set_id)
+    if qs is None:
+        raise NotFoundError(f"no query set #{query_set_id}")
+    require_project(session, actor, qs.project_id, "judge")
+    return qs
+
+
+def list_query_sets(store: Store, actor: Actor, project_id: int) -> list[QuerySetView]:
+    """The project's query sets, newest first."""
+    from rankscope.services.projects import require_project
+
+    with store.read() as session:
+        require_project(session, actor, project_id, "judge")
+        rows = session.execute(
+            select(QuerySet, func.count(Query.id))
+            .outerjoin(Query, Query.query_set_id == QuerySet.id)
+            .where(QuerySet.project_id == project_id).group_by(QuerySet.id)
+            .order_by(QuerySet.id.desc())).all()
+        return [QuerySetView(q.id, q.project_id, q.name, int(n), q.created_at.isoformat())
+                for q, n in rows]
+
+
+def get_query_set(store: Store, actor: Actor, query_set_id: int) -> QuerySetView:
+    """One query set (NotFoundError when the actor cannot see it)."""
+    with store.read() as session:
+        qs = _query_set_row(session, actor, query_set_id)
+        n = session.scalar(select(func.count(Query.id)).where(Query.query_set_id == qs.id)) or 0
+        return QuerySetView(qs.id, qs.project_id, qs.name, int(n), qs.created_at.isoformat())
+
+
+def query_set_queries(store: Store, actor: Actor, query_set_id: int) -> list[dict[str, Any]]:
+    """``query_id, text, need, params`` of every query, in order."""
+    with store.read() as session:
+        _query_set_row(session, actor, query_set_id)
+        return [{"query_id": q.query_id, "text": q.text, "need": q.need, "params": q.params}
+                for q in session.scalars(select(Query).where(Query.query_set_id == query_set_id)
+                                         .order_by(Query.position))]
+
+
+def _parse_endpoint(text: str, name: str | None, base_dir: str) -> tuple[dict[str, Any],
+                                                                         EndpointConfig]:
+    from rankscope.search.config import endpoint_from_dict
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", source=name or "endpoint") from None
+    if name:
+        data["name"] = name
+    config = endpoint_from_dict(data, source=f"endpoint {data.get('name', '')}".strip(),
+                                base_dir=base_dir)
+    return data, config
+
+
+def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
+                  name: str | None = None, base_dir: str | Path | None = None) -> EndpointView:
+    """Add an endpoint from TOML text, or replace the one of the same name.
+
+    ``base_dir`` is where relative paths start (an embedded engine's corpus);
+    the server's data directory.
+
+    Raises
+    ------
+    ConfigError
+        Bad TOML, an unknown key, a credential in the text (names the key).
+    """
+    from rankscope.services.projects import require_project
+
+    _size(text, "the endpoint")
+    base = str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd())
+    _, config = _parse_endpoint(text, name, base)
+
+    def work(session: Session) -> EndpointView:
+        require_project(session, actor, project_id, "curator")
+        row = session.scalar(select(Endpoint).where(Endpoint.project_id == project_id,
+                                                    Endpoint.name == config.name))
+        now = utcnow()
+        if row is None:
+            row = Endpoint(project_id=project_id, name=config.name, created_at=now)
+            session.add(row)
+        row.kind, row.config, row.config_hash = config.kind, dict(config.settings), \
+            config.config_hash
+        row.toml, row.base_dir, row.updated_at = text, base, now
+        session.flush()
+        return _endpoint_view(row)
+
+    return store.write(work)
+
+
+def _endpoint_view(row: Endpoint) -> EndpointView:
+    return EndpointView(row.id, row.project_id, row.name, row.kind, row.toml, row.config_hash,
+                        row.updated_at.isoformat())
+
+
+def _endpoint_row(session: Session, actor: Actor, endpoint_id: int) -> Endpoint:
+    from rankscope.services.projects import require_project
+
+    row = session.get(Endpoint, endpoint_id)
+    if row is None:
+        raise NotFoundError(f"no endpoint #{endpoint_id}")
+    require_project(session, actor, row.project_id, "judge")
+    return row
+
+
+def get_endpoint(store: Store, actor: Actor, endpoint_id: int) -> EndpointView:
+    """One endpoint (NotFoundError when the actor cannot see it)."""
+    with store.read() as session:
+        return _endpoint_view(_endpoint_row(session, actor, endpoint_id))
+
+
+def list_endpoints(store: Store, actor: Actor, project_id: int) -> list[EndpointView]:
+    """The project's endpoints, by name."""
+    from rankscope.services.projects import require_project
+
+    with store.read() as session:
+        require_project(session, actor, project_id, "judge")
+        return [_endpoint_view(r) for r in session.scalars(
+            select(Endpoint).where(Endpoint.project_id == project_id).order_by(Endpoint.name))]
+
+
+def endpoint_config(row: Endpoint) -> EndpointConfig:
+    """The checked configuration of a stored endpoint, ready to open."""
+    from rankscope.search.config import endpoint_from_dict
+
+    base = row.base_dir or str(Path.cwd())
+    if row.toml is not None:
+        return _parse_endpoint(row.toml, row.name, base)[1]
+    return endpoint_from_dict(dict(row.config), source=f"endpoint {row.name}", base_dir=base)

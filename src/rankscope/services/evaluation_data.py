@@ -1,0 +1,196 @@
+"""An evaluation's data as the library reads it: raters' judgments and the snapshot's run.
+
+Everything a dashboard shows is computed from these two, with the library's
+own functions, and exactly these two are what the exports write: the
+judgments as a raters' grades file (``query_id, doc_id, rater, grade``; an
+empty grade is "can't tell", seen but not graded) and the run as a TREC run
+written as ``rankscope snapshot -o`` writes it. So
+
+    rankscope evaluate grades.csv run.txt -m METRIC --scale S
+        --strategy S=RULE [--transform ...] --unjudged null
+
+prints the numbers the dashboard shows (:func:`evaluate_command` spells the
+command for an evaluation).
+
+Which grades: every active grade on the evaluation's scale of an item of
+the project whose query is one of the query set's (grades are shared
+between evaluations), under the query id the set gives that query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+from sqlalchemy import select
+
+from rankscope.data.tables import Run
+from rankscope.services.evaluations import latest_snapshot_id, query_key
+from rankscope.store.models import Query, Snapshot, SnapshotHit, SnapshotQuery
+from rankscope.store.models_app import Evaluation, Grade, Item, Rater
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from rankscope.judgments.evaluation import JudgmentPlan
+    from rankscope.judgments.table import Judgments
+    from rankscope.result import EvaluationResult
+
+__all__ = [
+    "EvaluationData",
+    "evaluate_command",
+    "load_data",
+    "run_lines_of",
+    "strategy_map",
+    "unjudged_of",
+]
+
+_JUDGMENT_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "rater": pl.String,
+                    "grade": pl.Float64}
+
+
+def strategy_map(ev: Evaluation) -> dict[str, str]:
+    """The evaluation's rule on its own scale; other scales (after transformers) keep theirs."""
+    return {ev.scale: ev.strategy}
+
+
+def unjudged_of(ev: Evaluation) -> str:
+    """``null`` (seed 004's null rules) or ``nonrelevant`` (trec_eval's)."""
+    return "null" if ev.null_rules else "nonrelevant"
+
+
+@dataclass
+class EvaluationData:
+    """The judgments, the run and what the pages show about each query and hit."""
+
+    evaluation_id: int
+    snapshot_id: int | None
+    judgments: Judgments
+    run: Run
+    run_lines: list[str]
+    queries: list[dict[str, Any]]
+    """``query_id, text, need`` of every query of the set, in order."""
+    hits: pl.DataFrame
+    """``query_id, rank, doc_id, title, snippet, url`` of the snapshot."""
+    scale: str
+    strategy: dict[str, str]
+    transforms: dict[str, str]
+    metrics: list[str]
+    unjudged: str
+    depth: int
+
+    @property
+    def has_grades(self) -> bool:
+        """Whether any grade (a value) is there to aggregate."""
+        return self.judgments.frame.get_column("grade").drop_nulls().len() > 0
+
+    def plan(self) -> JudgmentPlan:
+        """Transform and aggregate the grades once for every scale the metrics need."""
+        from rankscope.judgments.evaluation import plan_evaluation
+
+        return plan_evaluation(self.judgments, self.metrics, scale=self.scale,
+                               strategy=self.strategy, transforms=self.transforms)
+
+    def evaluate(self, run: Run | None = None) -> EvaluationResult:
+        """The metrics, per query and mean, as ``rankscope evaluate`` computes them."""
+        # Grading goes a query at a time: a run only partly graded (or not yet at all)
+        # is the normal state here, and the dashboards show the coverage themselves.
+        return self.plan().evaluate(run if run is not None else self.run, per_query=True,
+                                    allow_no_overlap=True, warn_overlap=False,
+                                    unjudged=self.unjudged)  # type: ignore[arg-type]
+
+
+def run_lines_of(session: Session, snapshot_id: int, tag: str) -> tuple[list[str], pl.DataFrame]:
+    """The snapshot's TREC run lines (as ``rankscope snapshot -o`` writes them) and its hits."""
+    from rankscope.services.snapshots import trec_lines
+
+    snapshot = session.get(Snapshot, snapshot_id)
+    depth = snapshot.depth if snapshot is not None else 10
+    rows = session.execute(
+        select(Query.query_id, SnapshotHit.rank, SnapshotHit.doc_id, SnapshotHit.score,
+               SnapshotHit.title, SnapshotHit.snippet, SnapshotHit.url)
+        .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
+        .join(Query, SnapshotQuery.query_row_id == Query.id)
+        .where(SnapshotQuery.snapshot_id == snapshot_id)
+        .order_by(Query.position, SnapshotHit.rank)).all()
+    ranked: dict[str, list[tuple[str, float | None]]] = {}
+    for qid, _, doc, score, *_ in rows:
+        ranked.setdefault(qid, []).append((doc, score))
+    lines = trec_lines(ranked.items(), depth, tag)
+    hits = pl.DataFrame([tuple(r) for r in rows], orient="row", schema={
+        "query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String, "score": pl.Float64,
+        "title": pl.String, "snippet": pl.String, "url": pl.String})
+    return lines, hits
+
+
+def _run_from_lines(lines: list[str], name: str) -> Run:
+    parts = [line.split() for line in lines]
+    frame = pl.DataFrame({"query_id": [p[0] for p in parts], "doc_id": [p[2] for p in parts],
+                          "score": [float(p[4]) for p in parts]},
+                         schema={"query_id": pl.String, "doc_id": pl.String,
+                                 "score": pl.Float64})
+    return Run(frame, name=name, source=name)
+
+
+def _judgments(session: Session, ev: Evaluation,
+               queries: list[dict[str, Any]]) -> Judgments:
+    from rankscope.judgments.table import Judgments
+
+    ids_of: dict[str, list[str]] = {}
+    for q in queries:
+        ids_of.setdefault(query_key(q["text"], q["params"]), []).append(q["query_id"])
+    rows = session.execute(
+        select(Item.query_key, Item.doc_id, Rater.name, Grade.value)
+        .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
+        .where(Item.project_id == ev.project_id, Grade.active, Grade.scale == ev.scale,
+               Item.query_key.in_(list(ids_of)) if ids_of else Item.id < 0)
+        .order_by(Item.id, Rater.name)).all()
+    records = [(qid, doc, rater, value) for key, doc, rater, value in rows
+               for qid in ids_of.get(key, [])]
+    frame = pl.DataFrame(records, schema=_JUDGMENT_SCHEMA, orient="row")
+    return Judgments(frame, source=f"evaluation #{ev.id}", scale=ev.scale)
+
+
+def load_data(session: Session, ev: Evaluation) -> EvaluationData:
+    """Everything the dashboards and exports of ``ev`` need, read in one session."""
+    queries = [{"query_id": q.query_id, "text": q.text, "need": q.need, "params": q.params}
+               for q in session.scalars(select(Query).where(Query.query_set_id == ev.query_set_id)
+                                        .order_by(Query.position))]
+    snapshot_id = latest_snapshot_id(session, ev.id)
+    tag = ev.name
+    if snapshot_id is not None:
+        lines, hits = run_lines_of(session, snapshot_id, tag)
+    else:
+        lines, hits = [], pl.DataFrame(schema={
+            "query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String, "score": pl.Float64,
+            "title": pl.String, "snippet": pl.String, "url": pl.String})
+    return EvaluationData(
+        evaluation_id=ev.id, snapshot_id=snapshot_id, judgments=_judgments(session, ev, queries),
+        run=_run_from_lines(lines, "_".join(tag.split()) or "rankscope"), run_lines=lines,
+        queries=queries, hits=hits, scale=ev.scale, strategy=strategy_map(ev),
+        transforms=dict(ev.transforms), metrics=list(ev.metrics), unjudged=unjudged_of(ev),
+        depth=ev.depth)
+
+
+def evaluate_command(ev: Evaluation, grades: str = "grades.csv", run: str = "run.txt") -> str:
+    """The ``rankscope evaluate`` command that prints this evaluation's numbers from its exports.
+
+    Examples
+    --------
+    >>> ev = Evaluation(scale="graded", strategy="mean", metrics=["nDCG@10"], transforms={},
+    ...                 null_rules=True)
+    >>> evaluate_command(ev).split(" -m ")
+    ['rankscope evaluate grades.csv run.txt', 'nDCG@10 --scale graded --strategy graded=mean \
+--unjudged null']
+    """
+    import shlex
+
+    parts = ["rankscope", "evaluate", grades, run]
+    for metric in ev.metrics:
+        parts += ["-m", metric]
+    parts += ["--scale", ev.scale, "--strategy", f"{ev.scale}={ev.strategy}"]
+    for key, rules in sorted(ev.transforms.items()):
+        parts += ["--transform", f"{key}:{rules}"]
+    parts += ["--unjudged", unjudged_of(ev)]
+    return " ".join(shlex.quote(p) for p in parts)

@@ -1,0 +1,314 @@
+"""The judging app's tables (SQLAlchemy 2), on top of the snapshot store's.
+
+::
+
+    users ─< user_sessions          users ─< api_tokens
+    users ─< memberships >─ projects
+    raters (a person's, an import's, an LLM judge's) ── users (optional)
+    projects ─< evaluations >─ query_sets, endpoints
+    evaluations ─< evaluation_snapshots >─ snapshots
+    projects ─< items (query x document, shared by every evaluation of the project)
+    items ─< grades >─ raters      (superseded_by: undo and adjudication history; never deleted)
+    evaluations ─< tasks >─ items  tasks ─< leases, deferrals (judge later) >─ raters
+    items ─< adjudications          raters ─< grade_batches (idempotent API batches)
+
+Only the SHA-256 of a session or API token is stored. A grade's value is
+null only with a reason (the grader could not tell). The grades of an item
+are reused by every evaluation of the project on the same scale, which is
+what makes grading once count everywhere.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from rankscope.store.models import Base, JSONType, UTCDateTime, utcnow
+
+__all__ = [
+    "EVALUATION_STATUSES",
+    "GRADE_SOURCES",
+    "RATER_KINDS",
+    "ROLES",
+    "Adjudication",
+    "ApiToken",
+    "Deferral",
+    "Evaluation",
+    "EvaluationSnapshot",
+    "Grade",
+    "GradeBatch",
+    "Item",
+    "Lease",
+    "Membership",
+    "Rater",
+    "Task",
+    "User",
+    "UserSession",
+]
+
+ROLES = ("admin", "curator", "judge")
+EVALUATION_STATUSES = ("draft", "running", "ready", "failed")
+RATER_KINDS = ("person", "import", "llm")
+GRADE_SOURCES = ("app", "api", "import", "adjudication", "llm")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN (" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+class User(Base):
+    """A person who signs in: a name, an argon2 hash, a role."""
+
+    __tablename__ = "users"
+    __table_args__ = (CheckConstraint(_in("role", ROLES), name="role"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
+    password_hash: Mapped[str | None] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(String(16))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class UserSession(Base):
+    """A signed-in browser: the SHA-256 of its cookie's random token, and when it ends."""
+
+    __tablename__ = "user_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ApiToken(Base):
+    """A token for the JSON API (``Authorization: Bearer``): its SHA-256, revocable."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Membership(Base):
+    """Who may see a project, and as what (a user sees only the projects they belong to)."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("user_id", "project_id"),
+                      CheckConstraint(_in("role", ROLES), name="role"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"),
+                                            index=True)
+    role: Mapped[str] = mapped_column(String(16))
+
+
+class Rater(Base):
+    """Whoever gives grades: a person (a user), the raters of an imported file, an LLM judge."""
+
+    __tablename__ = "raters"
+    __table_args__ = (CheckConstraint(_in("kind", RATER_KINDS), name="kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"),
+                                                unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Evaluation(Base):
+    """A query set sent to an endpoint, graded on one scale by N graders per result."""
+
+    __tablename__ = "evaluations"
+    __table_args__ = (
+        CheckConstraint(_in("status", EVALUATION_STATUSES), name="status"),
+        CheckConstraint("grades_wanted >= 1", name="grades_wanted"),
+        CheckConstraint("depth >= 1", name="depth"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"),
+                                            index=True)
+    name: Mapped[str] = mapped_column(Text)
+    query_set_id: Mapped[int] = mapped_column(ForeignKey("query_sets.id", ondelete="CASCADE"),
+                                              index=True)
+    endpoint_id: Mapped[int] = mapped_column(ForeignKey("endpoints.id", ondelete="CASCADE"),
+                                             index=True)
+    scale: Mapped[str] = mapped_column(Text)
+    grades_wanted: Mapped[int] = mapped_column(Integer, default=1)
+    strategy: Mapped[str] = mapped_column(Text)
+    metrics: Mapped[list[str]] = mapped_column(JSONType)
+    transforms: Mapped[dict[str, str]] = mapped_column(JSONType, default=dict)
+    null_rules: Mapped[bool] = mapped_column(Boolean, default=True)
+    depth: Mapped[int] = mapped_column(Integer, default=10)
+    guidelines: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default="draft")
+    error: Mapped[str | None] = mapped_column(Text)
+    baseline_id: Mapped[int | None] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="SET NULL"))
+    annotation: Mapped[str] = mapped_column(Text, default="")
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class EvaluationSnapshot(Base):
+    """Which snapshot serves an evaluation (the latest run's is the one graded)."""
+
+    __tablename__ = "evaluation_snapshots"
+    __table_args__ = (UniqueConstraint("evaluation_id", "snapshot_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), index=True)
+    snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"),
+                                             index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Item(Base):
+    """One (query, document) of a project: what is graded, shared by its evaluations.
+
+    ``query_key`` is the query text with white space collapsed and case folded
+    (plus its template parameters, when it has some).
+    """
+
+    __tablename__ = "items"
+    __table_args__ = (UniqueConstraint("project_id", "query_key", "doc_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"),
+                                            index=True)
+    query_key: Mapped[str] = mapped_column(Text)
+    query_text: Mapped[str] = mapped_column(Text)
+    doc_id: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Grade(Base):
+    """One rater's grade of an item on a scale; rows are superseded, never deleted.
+
+    ``active`` is true for the grade that counts; undo sets ``retracted_at``,
+    a regrade or an adjudication sets ``superseded_by``.
+    """
+
+    __tablename__ = "grades"
+    __table_args__ = (
+        CheckConstraint("value IS NOT NULL OR reason IS NOT NULL", name="null_has_reason"),
+        CheckConstraint(_in("source", GRADE_SOURCES), name="source"),
+        Index("ix_grades_active_rater", "item_id", "rater_id", "scale", unique=True,
+              sqlite_where=text("active"), postgresql_where=text("active")),
+        Index("ix_grades_item_id_scale", "item_id", "scale"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
+    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id", ondelete="CASCADE"),
+                                          index=True)
+    scale: Mapped[str] = mapped_column(Text)
+    value: Mapped[float | None] = mapped_column(Float)
+    reason: Mapped[str | None] = mapped_column(Text)
+    """Why there is no value ("can't tell"), when there is none."""
+    explanation: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(16), default="app")
+    evaluation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="SET NULL"), index=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    retracted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    superseded_by: Mapped[int | None] = mapped_column(
+        ForeignKey("grades.id", ondelete="SET NULL"))
+
+
+class Task(Base):
+    """A result of an evaluation's snapshot to grade: its item, its best rank, grades wanted."""
+
+    __tablename__ = "tasks"
+    __table_args__ = (UniqueConstraint("evaluation_id", "item_id"),
+                      CheckConstraint("grades_wanted >= 1", name="grades_wanted"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    query_row_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    grades_wanted: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Lease(Base):
+    """A grader holds a task until ``expires_at``; then it returns to the pool."""
+
+    __tablename__ = "leases"
+    __table_args__ = (UniqueConstraint("task_id", "rater_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id", ondelete="CASCADE"))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Deferral(Base):
+    """A grader said "judge later": the task comes back to them after the others."""
+
+    __tablename__ = "deferrals"
+    __table_args__ = (UniqueConstraint("task_id", "rater_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Adjudication(Base):
+    """A curator settled a disagreement: the grade that now stands for the item."""
+
+    __tablename__ = "adjudications"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    evaluation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="SET NULL"))
+    curator_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    grade_id: Mapped[int] = mapped_column(ForeignKey("grades.id", ondelete="CASCADE"))
+    scale: Mapped[str] = mapped_column(Text)
+    value: Mapped[float] = mapped_column(Float)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class GradeBatch(Base):
+    """An API batch of grades, by the client's id: a retried batch gets the first answer."""
+
+    __tablename__ = "grade_batches"
+    __table_args__ = (UniqueConstraint("rater_id", "batch_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id", ondelete="CASCADE"))
+    batch_key: Mapped[str] = mapped_column(Text)
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"))
+    response: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,122 @@
+"""Fixtures of the judging app's tests: a store (SQLite, and PostgreSQL when
+RANKSCOPE_TEST_PG_URL is set), a tiny collection with an embedded endpoint, and a
+world of users, two projects and a run evaluation."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("argon2")
+
+PG_URL = os.environ.get("RANKSCOPE_TEST_PG_URL")
+STANDIN = Path(__file__).resolve().parents[1] / "services" / "standin"
+PASSWORD = "correct horse battery"
+
+
+def fresh_pg_database() -> tuple[str, str]:
+    """A new empty PostgreSQL database on the test server: (its URL, its name)."""
+    import psycopg
+
+    from rankscope.store.db import store_url
+
+    url = store_url(PG_URL or "")
+    name = "rsapp_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"),
+                         autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    return url.rsplit("/", 1)[0] + "/" + name, name
+
+
+def drop_pg_database(name: str) -> None:
+    import psycopg
+
+    admin = (PG_URL or "").replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield str(tmp_path / "app.sqlite")
+        return
+    if not PG_URL:
+        pytest.skip("RANKSCOPE_TEST_PG_URL is not set (no PostgreSQL server for this run)")
+    url, name = fresh_pg_database()
+    try:
+        yield url
+    finally:
+        drop_pg_database(name)
+
+
+@pytest.fixture
+def store(db_url):
+    from rankscope.cli.serve import open_app_store
+
+    opened = open_app_store(db_url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def collection(tmp_path) -> Path:
+    """A directory with the stand-in corpus and its two embedded endpoint files."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv", "qrels.txt"):
+        shutil.copy(STANDIN / name, data / name)
+    return data
+
+
+def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "graded",
+               metrics=("nDCG@5", "P@5", "RR@5"), depth: int = 5, null_rules: bool = True,
+               strategy: str | None = None) -> SimpleNamespace:
+    """Users, project A (query set, two endpoints, one evaluation run) and project B."""
+    from rankscope.services import accounts, catalog, evaluations, projects
+
+    admin = accounts.create_user(store, "admin", "admin", PASSWORD)
+    curator = accounts.create_user(store, "cora", "curator", PASSWORD)
+    judge = accounts.create_user(store, "jay", "judge", PASSWORD)
+    judge2 = accounts.create_user(store, "kim", "judge", PASSWORD)
+    judge3 = accounts.create_user(store, "lee", "judge", PASSWORD)
+    outsider = accounts.create_user(store, "otto", "curator", PASSWORD)
+    project = projects.create_project(store, curator, "shop")
+    for who in (judge, judge2, judge3):
+        projects.add_member(store, curator, project.id, who.name, "judge")
+    qs = catalog.import_query_set(store, curator, project.id, "queries",
+                                  (data / "queries.tsv").read_text(), source="queries.tsv")
+    base = catalog.save_endpoint(store, curator, project.id, (data / "baseline.toml").read_text(),
+                                 base_dir=data)
+    tuned = catalog.save_endpoint(store, curator, project.id, (data / "tuned.toml").read_text(),
+                                  base_dir=data)
+    spec = evaluations.EvaluationSpec(
+        name="first", query_set_id=qs.id, endpoint_id=base.id, scale=scale,
+        grades_wanted=grades_wanted, strategy=strategy, metrics=list(metrics), depth=depth,
+        null_rules=null_rules, guidelines="# Grade\n\n**3** is the answer.", annotation="v1")
+    ev = evaluations.create_evaluation(store, curator, project.id, spec)
+    run = evaluations.run_evaluation(store, curator, ev.id)
+    other = projects.create_project(store, outsider, "elsewhere")
+    other_qs = catalog.import_query_set(store, outsider, other.id, "theirs",
+                                        "x1\tsecret json print\n")
+    other_ep = catalog.save_endpoint(store, outsider, other.id,
+                                     (data / "baseline.toml").read_text(), base_dir=data)
+    other_ev = evaluations.create_evaluation(store, outsider, other.id, evaluations.EvaluationSpec(
+        name="theirs", query_set_id=other_qs.id, endpoint_id=other_ep.id))
+    evaluations.run_evaluation(store, outsider, other_ev.id)
+    return SimpleNamespace(admin=admin, curator=curator, judge=judge, judge2=judge2,
+                           judge3=judge3, outsider=outsider, project=project, query_set=qs,
+                           endpoint=base, tuned=tuned, evaluation=ev, run=run, other=other,
+                           other_query_set=other_qs, other_endpoint=other_ep,
+                           other_evaluation=other_ev, data=data)
+
+
+@pytest.fixture
+def world(store, collection) -> SimpleNamespace:
+    return make_world(store, collection)

@@ -1,0 +1,85 @@
+"""Users, argon2 passwords, sessions and tokens stored as hashes, the login limit."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from rankscope.errors import AuthError, ConflictError, OptionError
+from rankscope.services import accounts
+from rankscope.store.models import utcnow
+from rankscope.store.models_app import ApiToken, User, UserSession
+
+
+def test_passwords_are_argon2_hashes(store):
+    accounts.create_user(store, "ann", "judge", "a long password")
+    with store.read() as s:
+        stored = s.scalar(select(User.password_hash).where(User.name == "ann"))
+    assert stored.startswith("$argon2id$") and "a long password" not in stored
+    from argon2 import PasswordHasher
+
+    assert PasswordHasher().verify(stored, "a long password")
+    assert accounts.authenticate(store, "ann", "a long password").name == "ann"
+    for name, password in (("ann", "wrong password"), ("nobody", "a long password")):
+        with pytest.raises(AuthError, match="wrong name or password"):
+            accounts.authenticate(store, name, password)
+    with pytest.raises(OptionError, match="at least 8"):
+        accounts.create_user(store, "bob", "judge", "short")
+    with pytest.raises(ConflictError):
+        accounts.create_user(store, "ann", "judge", "another password")
+
+
+def test_sessions_store_only_the_sha256_and_end(store):
+    ann = accounts.create_user(store, "ann", "curator", "a long password")
+    token = accounts.create_session(store, ann)
+    with store.read() as s:
+        stored = s.scalar(select(UserSession.token_sha256))
+    assert stored == hashlib.sha256(token.encode()).hexdigest() and token not in stored
+    assert accounts.resolve_session(store, token) == ann
+    store.write(lambda s: s.execute(update(UserSession).values(
+        expires_at=utcnow() - timedelta(seconds=1))))
+    with pytest.raises(AuthError, match="ended"):
+        accounts.resolve_session(store, token)
+    again = accounts.create_session(store, ann)
+    accounts.update_user(store, ann.user_id, active=False)  # deactivation ends sessions
+    with pytest.raises(AuthError):
+        accounts.resolve_session(store, again)
+    with pytest.raises(AuthError):
+        accounts.authenticate(store, "ann", "a long password")
+
+
+def test_api_tokens_are_hashed_and_revocable(store):
+    ann = accounts.create_user(store, "ann", "judge", "a long password")
+    token = accounts.create_token(store, "ann", "script")
+    with store.read() as s:
+        token_id, stored = s.execute(select(ApiToken.id, ApiToken.token_sha256)).one()
+    assert stored == hashlib.sha256(token.encode()).hexdigest()
+    assert accounts.resolve_token(store, token) == ann
+    listed = accounts.list_tokens(store)
+    assert [(t.name, t.user, t.revoked) for t in listed] == [("script", "ann", False)]
+    assert listed[0].last_used_at is not None  # using it records when
+    accounts.revoke_token(store, token_id, ann)
+    with pytest.raises(AuthError, match="revoked"):
+        accounts.resolve_token(store, token)
+
+
+def test_the_login_limit_counts_per_account_and_per_address():
+    now = [0.0]
+    limiter = accounts.LoginLimiter(per_account=3, per_address=5, window=60,
+                                    clock=lambda: now[0])
+    for address in ("a", "b", "c"):
+        assert limiter.allowed("ann", address)
+        limiter.failed("ann", address)
+    assert not limiter.allowed("ann", "d")  # three failures on the account, from anywhere
+    assert limiter.allowed("bob", "d")
+    for name in ("x1", "x2"):
+        limiter.failed(name, "a")
+    assert limiter.allowed("carl", "a")  # three failures from "a" so far
+    for name in ("x3", "x4", "x5"):
+        limiter.failed(name, "a")
+    assert not limiter.allowed("dora", "a")  # five failures from the address
+    now[0] = 61.0
+    assert limiter.allowed("ann", "a") and limiter.allowed("dora", "a")  # the window slid

@@ -1,0 +1,405 @@
+"""Every route over HTTP: signed out (401 / the sign-in page), a role too low (403), another
+project's user (404), the role it needs (success); CSRF, cookies, the sign-in limit, sizes."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+
+from rankscope.services import accounts, evaluations, grading
+from rankscope.services.grading import GradeInput
+
+from .conftest import PASSWORD, PG_URL, STANDIN, drop_pg_database, fresh_pg_database, make_world
+
+RANK = {"anyone": 0, "judge": 1, "curator": 2, "admin": 3}
+
+
+@dataclass
+class Site:
+    app: Any
+    store: Any
+    w: SimpleNamespace
+    second: Any
+    tokens: dict[str, str]
+    cookies: dict[str, dict[str, str]]
+
+    def client(self, who: str | None, api: bool) -> TestClient:
+        client = TestClient(self.app, base_url="http://testserver", follow_redirects=False)
+        if who is not None:
+            if api:
+                client.headers["Authorization"] = f"Bearer {self.tokens[who]}"
+            else:
+                client.cookies.update(self.cookies[who])
+        return client
+
+    def task(self, evaluation_id: int | None = None) -> int:
+        found = grading.next_task(self.store, self.w.admin, evaluation_id or self.w.evaluation.id)
+        return found.task_id
+
+    def dispute(self) -> dict[str, Any]:
+        """A result two judges grade differently: something to adjudicate."""
+        t = grading.next_task(self.store, self.w.judge, self.w.evaluation.id)
+        grading.submit_grade(self.store, self.w.judge, GradeInput(t.task_id, 0))
+        grading.submit_grade(self.store, self.w.judge2, GradeInput(t.task_id, 3))
+        return {"query_id": t.query_id, "doc_id": t.doc_id, "value": 2}
+
+
+def _unwrap(app: Any) -> Any:
+    while not hasattr(app, "routes"):
+        app = app.app
+    return app
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def site(request, tmp_path_factory):
+    from rankscope.app.core import create_app
+    from rankscope.cli.serve import open_app_store
+
+    root = tmp_path_factory.mktemp(f"site-{request.param}")
+    name = None
+    if request.param == "sqlite":
+        url = str(root / "app.sqlite")
+    else:
+        if not PG_URL:
+            pytest.skip("RANKSCOPE_TEST_PG_URL is not set (no PostgreSQL server for this run)")
+        url, name = fresh_pg_database()
+    data = root / "data"
+    data.mkdir()
+    for f in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv"):
+        shutil.copy(STANDIN / f, data / f)
+    store = open_app_store(url)
+    try:
+        w = make_world(store, data)
+        second = evaluations.create_evaluation(
+            store, w.curator, w.project.id, evaluations.EvaluationSpec(
+                name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, depth=5,
+                metrics=["nDCG@5"], baseline_id=w.evaluation.id))
+        evaluations.run_evaluation(store, w.curator, second.id)
+        app = create_app(store, data)
+        tokens = {who: accounts.create_token(store, getattr(w, who).name)
+                  for who in ("admin", "curator", "judge", "outsider")}
+        cookies = {}
+        for who in ("admin", "curator", "judge", "outsider"):
+            client = TestClient(app, follow_redirects=False)
+            answer = client.post("/login", data={"name": getattr(w, who).name,
+                                                 "password": PASSWORD})
+            assert answer.status_code == 303
+            cookies[who] = dict(client.cookies)
+        yield Site(app, store, w, second, tokens, cookies)
+    finally:
+        store.close()
+        if name:
+            drop_pg_database(name)
+
+
+@dataclass
+class Route:
+    method: str
+    path: str
+    role: str  # the least role that may call it ("anyone": no sign-in needed)
+    project: bool  # an object of project A: a user of another project gets 404
+    make: Callable[[Site], dict[str, Any]]  # the request: url and httpx arguments
+    ok: int = 200
+    refused: int = 403  # the answer to a role too low
+
+
+def _r(method, path, role, project, make, ok=None, refused=403) -> Route:
+    if ok is None:
+        ok = 303 if method == "POST" and not path.startswith("/api/") else 200
+    return Route(method, path, role, project, make, ok, refused)
+
+
+def E(s: Site) -> int:  # short for the table below
+    return s.w.evaluation.id
+
+
+def P(s: Site) -> int:
+    return s.w.project.id
+
+
+GRADES = b"query_id,doc_id,rater,grade\nq01,shutil.copytree,imported,3\n"
+TOML = (STANDIN / "tuned.toml").read_text().replace('name = "demo-tuned"', 'name = "again"')
+
+ROUTES = [
+    _r("GET", "/login", "anyone", False, lambda s: {"url": "/login"}),
+    _r("POST", "/login", "anyone", False, lambda s: {"url": "/login", "data": {
+        "name": "cora", "password": PASSWORD}}),
+    _r("POST", "/logout", "anyone", False, lambda s: {"url": "/logout"}),
+    _r("GET", "/", "judge", False, lambda s: {"url": "/"}, ok=303),
+    _r("GET", "/projects", "judge", False, lambda s: {"url": "/projects"}),
+    _r("POST", "/projects", "curator", False, lambda s: {"url": "/projects", "data": {
+        "name": f"p{id(s)}{len(s.cookies)}x"}}),
+    _r("GET", "/projects/{project_id}", "judge", True, lambda s: {"url": f"/projects/{P(s)}"}),
+    _r("POST", "/projects/{project_id}/members", "curator", True, lambda s: {
+        "url": f"/projects/{P(s)}/members", "data": {"name": "lee", "role": "judge"}}),
+    _r("POST", "/projects/{project_id}/query-sets", "curator", True, lambda s: {
+        "url": f"/projects/{P(s)}/query-sets", "data": {"name": "more",
+                                                        "text": "z1\tjson print\n"}}),
+    _r("GET", "/query-sets/{query_set_id}", "judge", True, lambda s: {
+        "url": f"/query-sets/{s.w.query_set.id}"}),
+    _r("POST", "/projects/{project_id}/endpoints", "curator", True, lambda s: {
+        "url": f"/projects/{P(s)}/endpoints", "data": {"toml": TOML}}),
+    _r("GET", "/endpoints/{endpoint_id}", "judge", True, lambda s: {
+        "url": f"/endpoints/{s.w.endpoint.id}"}),
+    _r("GET", "/projects/{project_id}/evaluations/new", "curator", True, lambda s: {
+        "url": f"/projects/{P(s)}/evaluations/new"}),
+    _r("POST", "/projects/{project_id}/evaluations", "curator", True, lambda s: {
+        "url": f"/projects/{P(s)}/evaluations", "data": {
+            "name": "web", "query_set_id": s.w.query_set.id, "endpoint_id": s.w.endpoint.id,
+            "metrics": "nDCG@5, P@5", "null_rules": "1"}}),
+    _r("GET", "/admin/users", "admin", False, lambda s: {"url": "/admin/users"}),
+    _r("POST", "/admin/users", "admin", False, lambda s: {"url": "/admin/users", "data": {
+        "name": "newbie", "role": "judge", "password": PASSWORD}}),
+    _r("POST", "/admin/users/{user_id}", "admin", False, lambda s: {
+        "url": f"/admin/users/{s.w.judge3.user_id}", "data": {"role": "judge"}}),
+    _r("POST", "/admin/tokens", "admin", False, lambda s: {"url": "/admin/tokens", "data": {
+        "user": "lee"}}, ok=200),
+    _r("POST", "/admin/tokens/{token_id}/revoke", "admin", False, lambda s: {
+        "url": f"/admin/tokens/{_token_id(s)}/revoke"}, refused=404),
+    _r("GET", "/evaluations/{evaluation_id}/grade", "judge", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/grade"}),
+    _r("GET", "/tasks/{task_id}", "judge", True, lambda s: {"url": f"/tasks/{s.task()}"}),
+    _r("POST", "/tasks/{task_id}/grade", "judge", True, lambda s: {
+        "url": f"/tasks/{s.task()}/grade", "data": {"evaluation_id": E(s), "value": "1"}}),
+    _r("POST", "/tasks/{task_id}/later", "judge", True, lambda s: {
+        "url": f"/tasks/{s.task()}/later", "data": {"evaluation_id": E(s)}}),
+    _r("POST", "/evaluations/{evaluation_id}/undo", "judge", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/undo"}),
+    _r("GET", "/evaluations/{evaluation_id}/queries/{query_id}", "judge", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/queries/q01"}),
+    _r("GET", "/evaluations/{evaluation_id}", "judge", True, lambda s: {
+        "url": f"/evaluations/{E(s)}"}),
+    _r("GET", "/evaluations/{evaluation_id}/status", "judge", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/status"}),
+    _r("POST", "/evaluations/{evaluation_id}/run", "curator", True, lambda s: {
+        "url": f"/evaluations/{s.second.id}/run"}),
+    _r("POST", "/evaluations/{evaluation_id}/settings", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/settings", "data": {"annotation": "v1"}}),
+    *[_r("GET", f"/evaluations/{{evaluation_id}}/{page}", "curator", True,
+         lambda s, page=page: {"url": f"/evaluations/{E(s)}/{page}"})
+      for page in ("metrics", "coverage", "agreement", "disagreements", "history")],
+    _r("GET", "/evaluations/{evaluation_id}/snapshot/{query_id}", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/snapshot/q01"}),
+    _r("GET", "/evaluations/{evaluation_id}/compare", "curator", True, lambda s: {
+        "url": f"/evaluations/{s.second.id}/compare"}),
+    _r("POST", "/evaluations/{evaluation_id}/adjudicate", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/adjudicate", "data": s.dispute()}),
+    _r("GET", "/evaluations/{evaluation_id}/export/{name}", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/export/grades.csv"}),
+    _r("POST", "/evaluations/{evaluation_id}/import", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/import", "files": {"file": ("g.csv", GRADES)},
+        "data": {"format": "grades"}}, ok=200),
+    _r("GET", "/api/docs", "anyone", False, lambda s: {"url": "/api/docs"}),
+    # the API
+    _r("GET", "/api/v1/me", "judge", False, lambda s: {"url": "/api/v1/me"}),
+    _r("GET", "/api/v1/projects", "judge", False, lambda s: {"url": "/api/v1/projects"}),
+    _r("POST", "/api/v1/projects", "curator", False, lambda s: {
+        "url": "/api/v1/projects", "json": {"name": f"api{len(s.tokens)}-{id(s)}"}}, ok=201),
+    _r("POST", "/api/v1/projects/{project_id}/members", "curator", True, lambda s: {
+        "url": f"/api/v1/projects/{P(s)}/members", "json": {"name": "lee"}}, ok=204),
+    _r("GET", "/api/v1/projects/{project_id}/query-sets", "judge", True, lambda s: {
+        "url": f"/api/v1/projects/{P(s)}/query-sets"}),
+    _r("POST", "/api/v1/projects/{project_id}/query-sets", "curator", True, lambda s: {
+        "url": f"/api/v1/projects/{P(s)}/query-sets", "json": {
+            "name": "api", "text": "a1\tcopy files\n"}}, ok=201),
+    _r("GET", "/api/v1/query-sets/{query_set_id}/queries", "judge", True, lambda s: {
+        "url": f"/api/v1/query-sets/{s.w.query_set.id}/queries"}),
+    _r("GET", "/api/v1/projects/{project_id}/endpoints", "judge", True, lambda s: {
+        "url": f"/api/v1/projects/{P(s)}/endpoints"}),
+    _r("POST", "/api/v1/projects/{project_id}/endpoints", "curator", True, lambda s: {
+        "url": f"/api/v1/projects/{P(s)}/endpoints", "json": {"toml": TOML}}, ok=201),
+    _r("GET", "/api/v1/projects/{project_id}/evaluations", "judge", True, lambda s: {
+        "url": f"/api/v1/projects/{P(s)}/evaluations"}),
+    _r("POST", "/api/v1/projects/{project_id}/evaluations", "curator", True, lambda s: {
+        "url": f"/api/v1/projects/{P(s)}/evaluations", "json": {
+            "name": "api", "query_set_id": s.w.query_set.id,
+            "endpoint_id": s.w.endpoint.id}}, ok=201),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}", "judge", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/settings", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/settings", "json": {"annotation": "v1"}}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/run", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/run"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/tasks/next", "judge", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/tasks/next?n=2"}),
+    _r("GET", "/api/v1/tasks/{task_id}", "judge", True, lambda s: {
+        "url": f"/api/v1/tasks/{s.task()}"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/grades", "judge", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/grades", "json": {
+            "batch_id": f"b{id(s)}", "grades": [{"task_id": s.task(), "value": 1}]}}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/undo", "judge", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/undo"}),
+    _r("POST", "/api/v1/tasks/{task_id}/later", "judge", True, lambda s: {
+        "url": f"/api/v1/tasks/{s.task()}/later"}, ok=204),
+    *[_r("GET", f"/api/v1/evaluations/{{evaluation_id}}/{page}", "curator", True,
+         lambda s, page=page: {"url": f"/api/v1/evaluations/{E(s)}/{page}"})
+      for page in ("metrics", "coverage", "agreement", "disagreements", "history")],
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/compare", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{s.second.id}/compare"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/adjudications", "curator", True,
+       lambda s: {"url": f"/api/v1/evaluations/{E(s)}/adjudications", "json": s.dispute()},
+       ok=201),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/exports/{name}", "curator", True,
+       lambda s: {"url": f"/api/v1/evaluations/{E(s)}/exports/run.txt"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/imports", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/imports?filename=g.csv", "content": GRADES}),
+    _r("GET", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users"}),
+    _r("POST", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users", "json": {
+        "name": "apinew", "role": "judge", "password": PASSWORD}}, ok=201),
+    _r("POST", "/api/v1/users/{name}/tokens", "admin", False, lambda s: {
+        "url": "/api/v1/users/lee/tokens"}, ok=201),
+]
+
+
+def _token_id(s: Site) -> int:
+    accounts.create_token(s.store, "lee", "to revoke")
+    return accounts.list_tokens(s.store)[0].id
+
+
+def _routes(routes) -> set[tuple[str, str]]:
+    out = set()
+    for r in routes:
+        if isinstance(r, APIRoute):
+            out |= {(m, r.path) for m in r.methods}
+        elif hasattr(r, "original_router"):  # an included router (FastAPI >= 0.16x)
+            prefix = getattr(r.original_router, "prefix", "")
+            out |= {(m, p if p.startswith(prefix) else prefix + p)
+                    for m, p in _routes(r.original_router.routes)}
+    return out
+
+
+def test_the_table_covers_every_route(site):
+    served = _routes(_unwrap(site.app).routes)
+    served.discard(("GET", "/api/openapi.json"))
+    assert served == {(r.method, r.path) for r in ROUTES}
+
+
+def _send(site: Site, route: Route, who: str | None) -> Any:
+    api = route.path.startswith("/api/")
+    request = route.make(site)
+    url = request.pop("url")
+    return site.client(who, api).request(route.method, url, **request)
+
+
+def _id(route: Route) -> str:
+    return f"{route.method} {route.path}"
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=_id)
+def test_each_route_for_each_kind_of_user(site, route):
+    api = route.path.startswith("/api/")
+    if route.role != "anyone":
+        answer = _send(site, route, None)
+        if api:
+            assert answer.status_code == 401, answer.text
+            assert "error" in answer.json()
+        else:
+            assert answer.status_code == 303
+            assert answer.headers["location"].startswith("/login?next=")
+    lower = [who for who in ("judge", "curator") if RANK[who] < RANK[route.role]]
+    for who in lower:
+        answer = _send(site, route, who)
+        assert answer.status_code == route.refused, (who, answer.text[:300])
+    if route.project:
+        answer = _send(site, route, "outsider")
+        assert answer.status_code == 404, answer.text[:300]
+    allowed = route.role if route.role in ("judge", "curator", "admin") else None
+    answer = _send(site, route, allowed)
+    assert answer.status_code == route.ok, answer.text[:500]
+
+
+def test_a_cross_origin_post_is_refused_and_a_same_origin_one_passes(site):
+    client = site.client("judge", api=False)
+    url, form = f"/tasks/{site.task()}/grade", {"evaluation_id": site.w.evaluation.id,
+                                                "value": "2"}
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                    {"Sec-Fetch-Site": "same-site"}, {"Origin": "http://testserver:8080"},
+                    {"Origin": "null"}):
+        answer = client.post(url, data=form, headers=headers)
+        assert answer.status_code == 403, headers
+        assert "cross-origin" in answer.text
+    assert client.post(url, data=form, headers={"Sec-Fetch-Site": "same-origin"}).status_code \
+        == 303
+    assert client.post(f"/tasks/{site.task()}/grade", data=form,
+                       headers={"Origin": "http://testserver"}).status_code == 303
+    # a bearer token without a cookie is not an ambient credential: not a CSRF target
+    api = site.client("judge", api=True)
+    answer = api.post(f"/api/v1/tasks/{site.task()}/later", headers={"Origin": "http://x.y"})
+    assert answer.status_code == 204
+
+
+def test_the_session_cookie_and_signing_out(site):
+    client = TestClient(site.app, base_url="https://testserver", follow_redirects=False)
+    answer = client.post("/login", data={"name": "jay", "password": PASSWORD,
+                                         "next": "//evil.example/"})
+    assert answer.headers["location"] == "/"  # never off the site
+    cookie = answer.headers["set-cookie"]
+    assert re.search(r"HttpOnly", cookie) and re.search(r"SameSite=lax", cookie, re.I)
+    assert "Secure" in cookie  # over https
+    plain = TestClient(site.app, follow_redirects=False).post(
+        "/login", data={"name": "jay", "password": PASSWORD})
+    assert "Secure" not in plain.headers["set-cookie"]
+    assert client.get("/projects").status_code == 200
+    client.post("/logout")
+    client.cookies.clear()
+    assert client.get("/projects").status_code == 303
+
+
+def test_sign_in_attempts_are_limited(site):
+    client = TestClient(site.app, follow_redirects=False)
+    statuses = [client.post("/login", data={"name": "kim", "password": "nope nope"}).status_code
+                for _ in range(6)]
+    assert statuses == [401] * 5 + [429]
+    right = client.post("/login", data={"name": "kim", "password": PASSWORD})
+    assert right.status_code == 429  # locked for a while even with the right password
+
+
+def test_oversized_bodies_are_refused(site):
+    client = site.client("curator", api=True)
+    big = b"x" * (22 * 1024 * 1024)
+    answer = client.post(f"/api/v1/evaluations/{site.w.evaluation.id}/imports", content=big)
+    assert answer.status_code == 413
+
+    def chunks():
+        for _ in range(22):
+            yield b"y" * (1024 * 1024)
+
+    answer = client.post(f"/api/v1/evaluations/{site.w.evaluation.id}/imports",
+                         content=chunks())
+    assert answer.status_code == 413
+
+
+def test_the_grading_page_is_keyboard_first(site):
+    page = site.client("judge", api=False).get(f"/evaluations/{site.w.evaluation.id}/grade")
+    assert page.status_code == 200
+    html = page.text
+    for key in "0123":
+        assert f'data-key="{key}"' in html
+    for element in ('id="next-link"', 'id="undo-form"', 'id="later-form"', 'id="reason"',
+                    'id="explanation"', 'id="help"', 'src="/static/app.js"',
+                    'src="/static/htmx.min.js"'):
+        assert element in html
+    script = site.client(None, api=False).get("/static/app.js")
+    assert script.status_code == 200 and len(script.content) < 4096
+    assert site.client(None, api=False).get("/static/htmx.min.js").status_code == 200
+    assert site.client(None, api=False).get("/static/htmx.LICENSE.txt").status_code == 200
+
+
+def test_api_errors_are_json_with_the_right_status(site):
+    api = site.client("curator", api=True)
+    answer = api.post(f"/api/v1/projects/{site.w.project.id}/evaluations", json={
+        "name": "bad", "query_set_id": site.w.query_set.id, "endpoint_id": site.w.endpoint.id,
+        "metrics": ["nDGC@10"]})
+    assert answer.status_code == 400 and "did you mean" in answer.json()["error"]
+    answer = api.post(f"/api/v1/evaluations/{site.w.evaluation.id}/imports?filename=b.csv",
+                      content=b"query_id,doc_id,rater,grade\nq01,a,x,9\n")
+    assert answer.status_code == 400 and "b.csv, line 2" in answer.json()["error"]
+    assert site.client("judge", api=True).get("/api/v1/evaluations/999999").status_code == 404
