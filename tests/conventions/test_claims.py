@@ -4,23 +4,31 @@ The claims are the metric families' ``agrees_with`` entries, shown by
 ``rankscope metrics`` and in ``docs/metrics/`` ("same number as: ..."). Each
 reads "TOOL SPELLINGS (CONDITIONS)"; here every spelling must be among those
 the tool's test compares (``k``, ``x``, ``r``, ``P``, ``N`` standing for
-numbers), under the conventions the claim states.
+numbers), under the conventions the claim states. A claim under rankscope's
+defaults for a tool other than trec_eval (the measures added with their own
+tests: C/W/L, Compat, Accuracy, NumQ, intent-aware) must name a spelling that
+a test module in ``tests/metrics`` running that tool asks rankscope for.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 
 import pytest
 
 import rankscope.metrics  # noqa: F401 - every family
-from rankscope.metrics.base import CLAIM_CONDITIONS, FAMILIES
+from rankscope.metrics.base import CLAIM_CONDITIONS, DEFAULT_CONVENTIONS, FAMILIES
 from rankscope.metrics.conventions import PROFILES
 
 from . import test_ranx_profile, test_sklearn_profile, test_trec_eval_profile
 from .data import SHAPES, dataset
 
+METRIC_TESTS = Path(__file__).resolve().parents[1] / "metrics"
+# the tests/metrics modules that run each tool beside rankscope, under the defaults
+DEFAULT_TESTS = {"ir_measures": ("test_cwl.py", "test_intent_aware.py",
+                                 "test_ir_measures_parity.py")}
 CLAIM = re.compile(r"^(?P<tool>\S+) (?P<spellings>.+) \((?P<conditions>[^()]*)\)$")
 
 
@@ -71,12 +79,28 @@ def test_every_claim_is_tested_against_its_tool(family: str, claim: str) -> None
     assert found, f"{family}: {claim!r} does not read 'TOOL SPELLINGS (CONDITIONS)'"
     tool = found.group("tool")
     assert tool in CLAIM_CONDITIONS, tool
-    assert found.group("conditions") == CLAIM_CONDITIONS[tool]
+    conditions = found.group("conditions")
+    if conditions.startswith(DEFAULT_CONVENTIONS) and tool != "trec_eval":
+        _tested_under_defaults(family, tool, found.group("spellings"))
+        return
+    assert conditions == CLAIM_CONDITIONS[tool]
     names = _tested()[tool]
     for spelling in (s.strip() for s in _split(found.group("spellings"))):
         pattern = _pattern(spelling)
         assert any(pattern.match(name) for name in names), (
             f"{family}: {tool} {spelling!r} is claimed but no test compares it with {tool}")
+
+
+def _tested_under_defaults(family: str, tool: str, spellings: str) -> None:
+    """Each spelling is asked of rankscope in a tests/metrics module that runs ``tool``."""
+    sources = [(METRIC_TESTS / name).read_text() for name in DEFAULT_TESTS.get(tool, ())]
+    sources = [text for text in sources if f'importorskip("{tool}")' in text]
+    assert sources, f"{family}: no test module runs {tool} under the default conventions"
+    for spelling in (s.strip() for s in _split(spellings)):
+        pattern = _pattern(spelling).pattern.strip("^$")
+        quoted = re.compile(rf"""["'(]{pattern}[("'@]""")
+        assert any(quoted.search(text) for text in sources), (
+            f"{family}: {tool} {spelling!r} is claimed but no test running {tool} asks for it")
 
 
 def _split(spellings: str) -> list[str]:
@@ -105,6 +129,8 @@ def test_claimed_spellings_name_the_claimed_family() -> None:
         found = CLAIM.match(claim)
         assert found
         tool = found.group("tool")
+        if found.group("conditions").startswith(DEFAULT_CONVENTIONS) and tool != "trec_eval":
+            continue
         for spelling in _split(found.group("spellings")):
             pattern = _pattern(spelling.strip())
             for name in (n for n in names[tool] if pattern.match(n)):

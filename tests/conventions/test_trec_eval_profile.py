@@ -23,6 +23,7 @@ from rankscope.errors import UnknownMetricError
 from rankscope.metrics.parser import parse_metrics
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "trec_eval" / "conformance"
+# num_q: rankscope's NumQ counts the queries the run answers, not -c's qrels queries
 NOT_METRICS = {"runid", "relstring", "num_q"}
 COUNTS = ("num_",)
 

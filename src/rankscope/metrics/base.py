@@ -21,6 +21,7 @@ from rankscope.errors import MetricParameterError, UnknownMetricError
 
 __all__ = [
     "CLAIM_CONDITIONS",
+    "DEFAULT_CONVENTIONS",
     "FAMILIES",
     "MAX_CUTOFF",
     "Aggregate",
@@ -305,16 +306,23 @@ CLAIM_CONDITIONS = {
 """Under which conventions each tool's number is claimed (and tested, tests/conventions)."""
 
 
-def claims(**tools: str) -> tuple[str, ...]:
+DEFAULT_CONVENTIONS = "the default conventions"
+"""The conditions of a claim that holds without any profile."""
+
+
+def claims(*, under: str | None = None, **tools: str) -> tuple[str, ...]:
     """``agrees_with`` entries: ``claims(trec_eval="P_k, set_P", ir_measures="P@k")``.
 
     Each reads "TOOL SPELLINGS (CONDITIONS)"; ``k``, ``x``, ``r``, ``P`` stand for
-    numbers. Every one is checked against the tool in ``tests/conventions``.
+    numbers. The conditions are the tool's profile (:data:`CLAIM_CONDITIONS`), or
+    ``under`` (starting with :data:`DEFAULT_CONVENTIONS`) for a claim tested
+    under rankscope's defaults. Every one is checked against the tool in
+    ``tests/conventions`` or ``tests/metrics``.
     """
     out = []
     for tool, spellings in tools.items():
         name = "scikit-learn" if tool == "sklearn" else tool
-        out.append(f"{name} {spellings} ({CLAIM_CONDITIONS[name]})")
+        out.append(f"{name} {spellings} ({under or CLAIM_CONDITIONS[name]})")
     return tuple(out)
 
 

@@ -25,7 +25,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import (
+    DEFAULT_CONVENTIONS,
+    Family,
+    Metric,
+    Param,
+    claims,
+    make_metric,
+    register,
+)
 from rankscope.metrics.parser import register_name
 
 __all__ = ["bpm", "insq", "inst", "nerr8", "nerr9", "nerr10", "nerr11", "sdcg"]
@@ -361,7 +369,8 @@ def _install() -> None:
             name=name, params=params, cutoff=cutoff,  # type: ignore[arg-type]
             aggregate="mean", empty_value=0.0, graded=True,
             aliases=(f"{name}@k" if cutoff == "required" else name,),
-            agrees_with=("cwl_eval", f"ir_measures {name} (cwl_eval provider)"),
+            agrees_with=claims(ir_measures=name, under=f"{DEFAULT_CONVENTIONS}; its cwl_eval "
+                                                              "provider"),
             factory=factory, group="cwl",
         ))
         register_name(name, _builder(name), case_sensitive=True,
