@@ -288,7 +288,7 @@ PROFILES: dict[str, Profile] = {
                    "Judged@3", "Judged", "Success@5", "Rprec", "Bpref", "SetF",
                    "SetF(beta=0.5)", "SetP", "SetR", "NumRet", "NumRelRet", "NumRel",
                    "RBP(rel=1)", "RBP(p=0.5,rel=2)", "ERR@5", "ERR@10",
-                   "nDCG(dcg='exp-log2')@5", "infAP"),
+                   "nDCG(dcg='exp-log2')@5", "infAP", "IPrec@0.2", "SetAP"),
         ),
         Profile(
             name="ranx",

@@ -335,7 +335,7 @@ _fam("quepid_nDCG", quepid_ndcg, "required", (), True, ())
 _fam("ranx_bpref", ranx_bpref, "none", (REL,), False, claims(ranx="bpref, bpref-lN"))
 _fam("trec9_iprec_at_recall", trec9_iprec_at_recall, "none",
      (Param("p", None, "float", "recall point (0..1)", low=0.0, high=1.0), REL), False,
-     claims(pytrec_eval="iprec_at_recall_x"))
+     claims(pytrec_eval="iprec_at_recall_x", ir_measures="IPrec@x"))
 _fam("trec9_11pt_avg", trec9_eleven_pt_avg, "none",
      (Param("points", "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", "str", "recall points"), REL), False,
      claims(pytrec_eval="11pt_avg"))
