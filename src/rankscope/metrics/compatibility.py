@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from rankscope.metrics.base import (
-    DEFAULT_CONVENTIONS,
     Family,
     Metric,
     Param,
@@ -85,8 +84,7 @@ def _build(params: dict[str, Any], k: int | None) -> Metric:
 
 register(Family(
     name="Compat", params=(_P, _NORMALIZE), cutoff="none", aggregate="mean", empty_value=0.0,
-    graded=True, aliases=("Compat(p=0.95)",), agrees_with=claims(
-        ir_measures="Compat, Compat(p=P)", under=f"{DEFAULT_CONVENTIONS}; its compat provider"),
+    graded=True, aliases=("Compat(p=0.95)",), agrees_with=claims(ir_measures="Compat(p=P)"),
     factory=compat, group="graded",
 ))
 register_name("Compat", _build, case_sensitive=True, first="p")

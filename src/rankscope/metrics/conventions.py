@@ -166,11 +166,22 @@ def _ir_judged(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None
     return None
 
 
+_CWL = ("RBP", "BPM", "INSQ", "INST", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11")
+
+
 def _ir_cwl_rbp(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
-    if metric.family == "RBP":
+    if metric.family in _CWL:
         return (metric, Reading(ties="input", scores="float64", depth=1000),
-                "RBP comes from ir_measures' cwl_eval provider: tied scores keep their "
-                "input order, scores as doubles, the first 1000 documents only")
+                f"{metric.family} comes from ir_measures' cwl_eval provider: tied scores keep "
+                "their input order, scores as doubles, the first 1000 documents only")
+    return None
+
+
+def _ir_compat(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
+    if metric.family == "Compat":
+        return (metric, Reading(ties="docid_asc", scores="float64"),
+                "Compat comes from ir_measures' compat provider: ties by document id "
+                "ascending, scores as doubles")
     return None
 
 
@@ -282,13 +293,17 @@ PROFILES: dict[str, Profile] = {
                 ("scores", "most measures come from pytrec_eval, which reads scores as "
                            "32-bit floats"),
             ),
-            rules=(_ir_msmarco_rr, _ir_judged, _ir_cwl_rbp, _ir_gdeval, _trec9),
+            rules=(_ir_msmarco_rr, _ir_judged, _ir_cwl_rbp, _ir_compat, _ir_gdeval, _trec9),
             names=("nDCG@10", "nDCG", "nDCG(gains={0:0,1:3,2:7,3:15})@5", "P@5", "P(rel=2)@5",
                    "AP", "AP@5", "AP(rel=2)", "RR", "RR@3", "RR(rel=2)@3", "R@5", "R(rel=2)@5",
                    "Judged@3", "Judged", "Success@5", "Rprec", "Bpref", "SetF",
                    "SetF(beta=0.5)", "SetP", "SetR", "NumRet", "NumRelRet", "NumRel",
                    "RBP(rel=1)", "RBP(p=0.5,rel=2)", "ERR@5", "ERR@10",
-                   "nDCG(dcg='exp-log2')@5", "infAP", "IPrec@0.2", "SetAP"),
+                   "nDCG(dcg='exp-log2')@5", "infAP", "IPrec@0.2", "SetAP",
+                   "BPM(T=1.0,max_rel=3)@10", "INSQ(T=1.5,max_rel=3)", "INST(T=2.0,max_rel=3)",
+                   "SDCG(max_rel=3)@10", "NERR8(max_rel=3)@10", "NERR9(max_rel=3)@20",
+                   "NERR10(p=0.7,max_rel=3)", "NERR11(T=1.0,max_rel=3)", "Compat(p=0.95)",
+                   "Compat(p=0.8,normalize=False)", "NumQ", "P(judged_only=True)@5"),
         ),
         Profile(
             name="ranx",
