@@ -14,7 +14,7 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from rankscope.services import accounts, evaluations, grading
+from rankscope.services import accounts, assignment, evaluations, grading
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, PG_URL, STANDIN, drop_pg_database, fresh_pg_database, make_world
@@ -41,12 +41,13 @@ class Site:
         return client
 
     def task(self, evaluation_id: int | None = None) -> int:
-        found = grading.next_task(self.store, self.w.admin, evaluation_id or self.w.evaluation.id)
+        found = assignment.next_task(self.store, self.w.admin,
+                                     evaluation_id or self.w.evaluation.id)
         return found.task_id
 
     def dispute(self) -> dict[str, Any]:
         """A result two judges grade differently: something to adjudicate."""
-        t = grading.next_task(self.store, self.w.judge, self.w.evaluation.id)
+        t = assignment.next_task(self.store, self.w.judge, self.w.evaluation.id)
         grading.submit_grade(self.store, self.w.judge, GradeInput(t.task_id, 0))
         grading.submit_grade(self.store, self.w.judge2, GradeInput(t.task_id, 3))
         return {"query_id": t.query_id, "doc_id": t.doc_id, "value": 2}
