@@ -89,6 +89,8 @@
       return;
     }
     if (key === "Escape") { closeAll(); home(); return; }
+    // while an answer is on its way a key would act on what is about to be replaced
+    if (document.body.hasAttribute("aria-busy")) { event.preventDefault(); return; }
     if (listMode() && (key === "j" || key === "k")) {
       event.preventDefault();
       move(key === "j" ? 1 : -1);
@@ -98,8 +100,16 @@
     if (found) { event.preventDefault(); act(found); }
   });
 
+  function idle() { document.body.removeAttribute("aria-busy"); }
+  document.addEventListener("htmx:beforeRequest", function () {
+    document.body.setAttribute("aria-busy", "true");
+  });
+  ["htmx:responseError", "htmx:sendError", "htmx:timeout"].forEach(function (name) {
+    document.addEventListener(name, idle);
+  });
   // After a swap: the keyboard stays on the page (never in a field by accident).
   document.addEventListener("htmx:afterSettle", function (event) {
+    idle();
     var swapped = event.detail && event.detail.elt;
     if (listMode() && swapped && swapped.matches && swapped.matches("[data-row]")) {
       var all = rows(), at = all.indexOf(swapped);
