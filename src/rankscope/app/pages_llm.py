@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
@@ -71,6 +72,13 @@ def start_run(request: Request, actor: Actor, judge_id: int) -> None:
     thread = threading.Thread(target=work, name=f"llm-judge-{judge_id}", daemon=True)
     settings.runs[key] = thread
     thread.start()
+    # the page shown next polls only a running judge: wait (briefly) until the run has
+    # marked it running, or has ended already
+    deadline = time.monotonic() + 5.0
+    while thread.is_alive() and time.monotonic() < deadline:
+        if llm_judges.get_judge(settings.store, actor, judge_id)["status"] == "running":
+            break
+        time.sleep(0.02)
 
 
 @router.post("/llm-judges/{judge_id}/run")
