@@ -96,6 +96,9 @@ def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
             assert accepted == results - 1 == llm.count
             page.goto(f"/evaluations/{ev}/agreement")
             assert "llm:tiny" in page.locator("#llm-vs-people").inner_text()
+            per_query = page.locator("#agreement-per-query tbody tr")
+            assert per_query.count() == n_queries
+            assert any(text.startswith(task.query_id) for text in per_query.all_inner_texts())
     finally:
         stop(server)
         llm.stop()
