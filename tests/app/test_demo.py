@@ -11,7 +11,7 @@ from rankscope.services.app_demo import ASSESSOR, setup_demo
 
 
 @pytest.mark.slow
-def test_the_demo_story(tmp_path):
+def test_the_demo_story(tmp_path, capsys):
     from rankscope.cli.serve import open_app_store
 
     store = open_app_store(str(tmp_path / "demo.sqlite"))
@@ -30,6 +30,22 @@ def test_the_demo_story(tmp_path):
         for ev_id, expected in readme.items():
             mean = dashboards.metrics_report(store, admin, ev_id)["mean"]
             assert mean["P@5"] == pytest.approx(expected, abs=5e-5)
+
+        # nDCG@10 of the baseline: rankscope evaluate on the shipped qrels (all 981 grades,
+        # not only the evaluation's) and the evaluation's exported run
+        import json
+
+        from rankscope.cli.main import main
+        from rankscope.services import exchange
+
+        run = tmp_path / "run.txt"
+        run.write_bytes(exchange.export(store, admin, login.baseline_id, "run.txt")[0])
+        capsys.readouterr()
+        assert main(["evaluate", str(tmp_path / "demo" / "qrels.txt"), str(run), "-m",
+                     "nDCG@10", "--unjudged", "null", "-f", "json"]) == 0
+        printed = json.loads(capsys.readouterr().out)["mean"]["nDCG@10"]
+        shown = dashboards.metrics_report(store, admin, login.baseline_id)["mean"]["nDCG@10"]
+        assert shown == pytest.approx(printed, abs=1e-12)
 
         # the tuned endpoint at depth 20: what the shipped judgments miss is to grade
         tuned = assignment.progress(store, admin, login.tuned_id)
