@@ -225,3 +225,76 @@ def _rbo_ext(a, b, p):
     overlap = [len(set(a[:d]) & set(b[:d])) for d in range(1, k + 1)]
     tail = sum(overlap[d - 1] / d * p ** d for d in range(1, k + 1))
     return overlap[-1] / k * p ** k + (1 - p) / p * tail
+
+
+@pytest.mark.parametrize("transforms", [{}, {"graded->binary": "0..1=0,2..3=1"}])
+def test_each_exported_qrels_file_reproduces_the_metrics_it_claims(store, collection, capsys,
+                                                                   tmp_path, transforms):
+    """Each qrels file the metrics page offers, run with the command it gives, prints the
+    dashboard's numbers (binary metrics of a graded evaluation: qrels-binary.txt)."""
+    import shlex
+
+    w = make_world(store, collection, metrics=("nDCG@5", "P@5", "RR@5", "AP@5"))
+    ev = w.evaluation.id
+    if transforms:
+        made = evaluations.create_evaluation(store, w.curator, w.project.id,
+                                             evaluations.EvaluationSpec(
+            name="transformed", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
+            grades_wanted=2, metrics=["nDCG@5", "P@5", "RR@5", "AP@5"], depth=5,
+            transforms=transforms))
+        evaluations.run_evaluation(store, w.curator, made.id)
+        ev = made.id
+    _grade_everything(store, w, ev)
+    report = dashboards.metrics_report(store, w.curator, ev)
+    claimed: set[str] = set()
+    (tmp_path / "run.txt").write_bytes(exchange.export(store, w.curator, ev, "run.txt")[0])
+    for entry in report["qrels"]:
+        path = tmp_path / entry["name"]
+        path.write_bytes(exchange.export(store, w.curator, ev, entry["name"])[0])
+        if entry["command"] is None:
+            continue
+        words = shlex.split(entry["command"])
+        assert words[:4] == ["rankscope", "evaluate", entry["name"], "run.txt"]
+        argv = ["evaluate", str(path), str(tmp_path / "run.txt"), *words[4:], "-f", "json"]
+        capsys.readouterr()
+        assert main(argv) == 0
+        printed = json.loads(capsys.readouterr().out)["mean"]
+        for metric, value in printed.items():
+            assert report["mean"][metric] == pytest.approx(value, abs=1e-12), (entry, metric)
+            claimed.add(metric)
+    assert claimed == set(report["mean"])  # every metric is reproduced by one file
+
+
+def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
+    """Two evaluations of the same (new) results run at the same time: the items they both
+    create are made once, and neither run fails (insert ... on conflict do nothing)."""
+    import threading
+
+    made = [evaluations.create_evaluation(store, world.curator, world.project.id,
+                                          evaluations.EvaluationSpec(
+        name=f"race {i}", query_set_id=world.query_set.id, endpoint_id=world.tuned.id,
+        depth=5)) for i in range(2)]
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def run(ev_id: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            evaluations.run_evaluation(store, world.curator, ev_id)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(e.id,)) for e in made]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    a, b = (assignment.progress(store, world.curator, e.id)["results"] for e in made)
+    assert a == b > 0
+    from rankscope.store.models_app import Item
+
+    with store.read() as session:
+        pairs = session.execute(select(Item.query_key, Item.doc_id)
+                                .where(Item.project_id == world.project.id)).all()
+    assert len(pairs) == len(set(pairs))  # each result made once
