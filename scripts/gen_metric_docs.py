@@ -15,6 +15,9 @@ TITLES = {
     "graded": "Graded-relevance metrics",
     "trec_eval": "trec_eval measures",
     "similarity": "Rank similarity",
+    "cwl": "C/W/L measures (cwl_eval)",
+    "diagnostic": "Diagnostic measures",
+    "intent_aware": "Intent-aware (diversity) measures",
 }
 
 
@@ -41,7 +44,36 @@ def render() -> dict[str, str]:
                   "### References", "", fam.doc_section("References"), ""]
     out = {group: "\n".join(lines).rstrip() + "\n" for group, lines in pages.items()}
     out["trec_eval_measures"] = _trec_eval_table()
+    out["fusion"] = _fusion_page()
     return out
+
+
+def _fusion_page() -> str:
+    """Every fusion method of ``rankscope fuse`` with its formula, parameters and citation."""
+    from rankscope.compare.fusion import NORMS
+    from rankscope.compare.fusion_methods import METHODS
+
+    lines = ["# Fusion methods", "",
+             "Generated from the method table (`rankscope/compare/fusion_methods.py`) by "
+             "`scripts/gen_metric_docs.py`; do not edit.", "",
+             "`rankscope fuse RUN RUN... --method NAME` and `rankscope.fuse(runs, method=NAME)`; "
+             "`--optimize QRELS` (`optimize_fusion`) searches every parameter below, with "
+             "cross-validation folds (`--folds`, 5 by default for the supervised methods, "
+             "which learn from qrels: `--train-qrels` / `qrels=`). Normalizations: "
+             + ", ".join(f"`{n}`" for n in NORMS) + ".", "",
+             "Notation: R(d) the runs that retrieved document d, n = |R(d)|, s_i(d) its "
+             "normalized score and r_i(d) its rank in run i, w_i the run weights, N the "
+             "documents any run retrieved for the query.", ""]
+    for spec in METHODS.values():
+        lines += [f"## {spec.name}", "", spec.summary, "",
+                  f"- reads: {spec.kind}" + (" (trained on qrels)"
+                                             if spec.kind == "supervised" else "")]
+        if spec.aliases:
+            lines += ["- also spelled: " + ", ".join(f"`{a}`" for a in spec.aliases)]
+        for p in spec.params:
+            lines += [f"- parameter `{p.name}` = `{p.default}`: {p.doc}"]
+        lines += ["", "```math", spec.formula, "```", "", spec.citation, ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 _ONLY_COMMAND = {

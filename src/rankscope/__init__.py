@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "parse_metrics": "rankscope.metrics.parser",
     "Qrels": "rankscope.data.tables",
     "Run": "rankscope.data.tables",
+    "SubtopicQrels": "rankscope.data.subtopics",
     "RankscopeError": "rankscope.errors",
     "RankscopeWarning": "rankscope.errors",
     "CompareResult": "rankscope.compare.result",
@@ -47,6 +48,7 @@ __all__ = [
     "RankscopeError",
     "RankscopeWarning",
     "Run",
+    "SubtopicQrels",
     "__version__",
     "compare",
     "evaluate",
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
     from rankscope.compare.html_report import report
     from rankscope.compare.rank_similarity import similarity
     from rankscope.compare.result import CompareResult
+    from rankscope.data.subtopics import SubtopicQrels
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.evaluate import evaluate
     from rankscope.engine.options import EvalOptions

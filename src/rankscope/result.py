@@ -1,17 +1,32 @@
-"""What an evaluation returns: means, per-query values, and how queries counted."""
+"""What an evaluation returns: means, their spread, per-query values, and how queries counted.
+
+Beside each mean a result carries the standard deviation of the per-query
+values (population, as ranx's ``return_std``) and a 95% percentile bootstrap
+interval of the mean (:func:`rankscope.spread.bootstrap_intervals`, 10,000
+resamples, seeded: the same numbers every time), both over the queries with a
+value. The interval is computed on first use and kept. Metrics aggregated by a
+sum or a geometric mean (``num_ret``, ``gm_map``) have a standard deviation but
+no interval.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from rankscope.metrics.base import Metric
+from rankscope.spread import bootstrap_intervals, population_std
 
-__all__ = ["EvaluationInfo", "EvaluationResult"]
+__all__ = ["CONFIDENCE", "EvaluationInfo", "EvaluationResult"]
+
+CONFIDENCE = 0.95
+"""The level of the interval every result reports."""
+_RESAMPLES = 10000
 
 
 @dataclass(frozen=True)
@@ -93,6 +108,38 @@ class EvaluationResult:
     def __getitem__(self, label: str) -> float | None:
         return self.means[label]
 
+    @cached_property
+    def std(self) -> dict[str, float | None]:
+        """Label -> population standard deviation of the per-query values with a value.
+
+        ranx's ``return_std`` (``np.std``, divisor n); None when no query has a value.
+        """
+        return {label: population_std(self.values[:, j]) for j, label in enumerate(self.labels)}
+
+    @cached_property
+    def interval(self) -> dict[str, tuple[float, float] | None]:
+        """Label -> 95% percentile bootstrap interval of the mean (None without one).
+
+        Queries with a value are resampled 10,000 times (seed 0); None for fewer
+        than two such queries or a metric not aggregated by a mean.
+        """
+        return self.intervals()
+
+    def intervals(self, confidence: float = CONFIDENCE, *, n_resamples: int = _RESAMPLES,
+                  seed: int | None = 0) -> dict[str, tuple[float, float] | None]:
+        """Bootstrap intervals of the means at another level or resample count."""
+        out: dict[str, tuple[float, float] | None] = {}
+        for j, (label, metric) in enumerate(zip(self.labels, self.metrics, strict=True)):
+            column = self.values[:, j]
+            present = column[~np.isnan(column)]
+            if metric.spec.aggregate != "mean" or present.size < 2:
+                out[label] = None
+                continue
+            low, high = bootstrap_intervals(present[None, :], confidence=confidence,
+                                            n_resamples=n_resamples, seed=seed)
+            out[label] = (float(low[0]), float(high[0]))
+        return out
+
     @property
     def mean(self) -> dict[str, float | None]:
         """Label -> aggregated value (alias of ``means``)."""
@@ -124,7 +171,11 @@ class EvaluationResult:
     def to_dict(self, *, per_query: bool | None = None) -> dict[str, Any]:
         """The JSON shape of ``rankscope evaluate --format json``."""
         show = self.show_per_query if per_query is None else per_query
-        out: dict[str, Any] = {"mean": dict(self.means), "n_queries": self.n_queries}
+        out: dict[str, Any] = {"mean": dict(self.means), "n_queries": self.n_queries,
+                               "std": dict(self.std),
+                               "interval": {k: None if v is None else list(v)
+                                            for k, v in self.interval.items()},
+                               "confidence": CONFIDENCE}
         if show:
             out["per_query"] = self.per_query
         out["info"] = self.info.to_dict()
@@ -139,10 +190,17 @@ class EvaluationResult:
                 data[label] = pl.Series(label, self.values[:, j]).fill_nan(None)
             return pl.DataFrame(data)
         counts = self.n_queries
+        spans = self.interval
         return pl.DataFrame(
             {"metric": self.labels, "value": [self.means[label] for label in self.labels],
-             "n_queries": [counts[label] for label in self.labels]},
-            schema={"metric": pl.String, "value": pl.Float64, "n_queries": pl.Int64},
+             "n_queries": [counts[label] for label in self.labels],
+             "std": [self.std[label] for label in self.labels],
+             "ci_low": [None if spans[label] is None else spans[label][0]  # type: ignore[index]
+                        for label in self.labels],
+             "ci_high": [None if spans[label] is None else spans[label][1]  # type: ignore[index]
+                         for label in self.labels]},
+            schema={"metric": pl.String, "value": pl.Float64, "n_queries": pl.Int64,
+                    "std": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64},
         )
 
     def to_pandas(self, *, per_query: bool | None = None) -> Any:

@@ -152,7 +152,7 @@ def test_memory_without_streaming_is_a_warning(files: Path,
                  "-f", "csv"]) == 0
     out, err = capsys.readouterr()
     # Q1 ranks d1 (relevant) first; Q2 ranks d3 (relevant) first.
-    assert out.splitlines()[1] == "r,P@1,1.0,2"
+    assert out.splitlines()[1] == "r,P@1,1.0,2,0.0,1.0,1.0"  # two 1s: std 0, interval [1, 1]
     assert err == ("rankscope evaluate: warning: --memory is the budget of --engine "
                    "streaming; ignored with --engine local\n")
 
@@ -164,7 +164,7 @@ def test_empty_grade_field_is_ungraded_not_an_error(files: Path,
     assert main(["evaluate", "ungraded.csv", "good.txt", "-m", "P@2", "-f", "csv"]) == 0
     out, err = capsys.readouterr()
     # Q1 ranks d1 (ungraded: not relevant), d2 (relevant): P@2 = 1/2; Q2 only in the run.
-    assert out.splitlines()[1] == "r,P@2,0.5,1"
+    assert out.splitlines()[1] == "r,P@2,0.5,1,0.0,,"  # one query: std 0, no interval
     assert "1 only in good.txt (Q2)" in err
 
 

@@ -134,10 +134,15 @@ def test_csv_has_a_run_column_and_one_header(files, tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "run,query,P@1,RR"
     assert lines.count(lines[0]) == 1
-    # per run: q1..q3, all, n_queries; RR: q1 1, q2 1/2, q3 0 -> 0.5
-    assert lines[1:6] == ["r,q1,1.0,1.0", "r,q2,0.0,0.5", "r,q3,0.0,0.0",
-                          f"r,all,{1 / 3!r},0.5", "r,n_queries,3,3"]
-    assert [line.split(",")[0] for line in lines[6:]] == ["s"] * 5
+    # per run: q1..q3, all, n_queries, std, ci_low, ci_high; RR: q1 1, q2 1/2, q3 0 -> 0.5
+    assert lines[1:7] == ["r,q1,1.0,1.0", "r,q2,0.0,0.5", "r,q3,0.0,0.0",
+                          f"r,all,{1 / 3!r},0.5", "r,n_queries,3,3",
+                          f"r,std,{(2 / 9) ** 0.5!r},{(1 / 6) ** 0.5!r}"]  # population std
+    low = [float(x) for x in lines[7].split(",")[2:]]
+    high = [float(x) for x in lines[8].split(",")[2:]]
+    assert lines[7].startswith("r,ci_low,") and lines[8].startswith("r,ci_high,")
+    assert 0.0 <= low[0] <= 1 / 3 <= high[0] <= 1.0 and 0.0 <= low[1] <= 0.5 <= high[1] <= 1.0
+    assert [line.split(",")[0] for line in lines[9:]] == ["s"] * 8
 
 
 def test_output_file(files, tmp_path, capsys):

@@ -115,7 +115,7 @@ def test_fused_run_is_a_run() -> None:
 def test_refusals() -> None:
     with pytest.raises(OptionError, match="at least two runs"):
         fuse([A])
-    with pytest.raises(OptionError, match="weights apply"):
+    with pytest.raises(OptionError, match="rrf has no parameter 'weights'"):
         fuse([A, B], method="rrf", weights=[1, 2])
     with pytest.raises(OptionError, match="2 runs"):
         fuse([A, B], method="wsum", weights=[1.0])

@@ -322,7 +322,7 @@ def test_json_shape_is_evaluates() -> None:
     b = _run(["b", "a"], ["c", "d"])
     out = similarity(a, b, ["jaccard", "overlap@2"], per_query=True,
                      names=("old", "new")).to_dict()
-    assert set(out) == {"mean", "n_queries", "per_query", "info"}
+    assert set(out) == {"mean", "n_queries", "std", "interval", "confidence", "per_query", "info"}
     # q0: {a,b} vs {b,a} -> J 1; q1: {c} vs {c,d} -> J 1/2; mean 3/4
     assert out["mean"]["jaccard"] == pytest.approx(0.75)
     assert out["per_query"]["q1"] == {"jaccard": 0.5, "overlap@2": 0.5}

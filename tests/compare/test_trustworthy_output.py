@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankscope
+from rankscope import spread
 from rankscope.cli.main import main
-from rankscope.compare import significance
 from rankscope.compare.comparison import compare
 from rankscope.compare.significance import bootstrap_intervals
 from rankscope.errors import RankscopeWarning
@@ -55,7 +55,7 @@ def test_bootstrap_ends_are_within_each_rows_values(rows: list[list[float]],
 def test_batches_draw_the_documented_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(7)
     x = rng.random((2, 50))
-    monkeypatch.setattr(significance, "_BATCH_CELLS", 1000)  # 20 resamples a batch
+    monkeypatch.setattr(spread, "_BATCH_CELLS", 1000)  # 20 resamples a batch
     low, high = bootstrap_intervals(x, n_resamples=200, seed=3)
     # slow reference: one draw of all resamples, each mean gathered directly
     idx = np.random.default_rng(3).integers(0, 50, size=(200, 50))

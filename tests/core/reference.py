@@ -134,6 +134,12 @@ def _dcg(gains: Sequence[float]) -> float:
 
 def metric_value(metric: Metric, data: QueryData) -> float:
     """One query's value of one metric, from the definition."""
+    if any(name == "judged_only" and value for name, value in metric.params):
+        # judged_only: the ranking without unjudged (or negatively graded) documents
+        data = QueryData([g for g in data.ranked if g is not None and g >= 0], data.judged,
+                         data.global_max)
+        metric = Metric(metric.family, tuple((n, False if n == "judged_only" else v)
+                                             for n, v in metric.params), metric.k)
     fam, k, ranked, judged = metric.family, metric.k, data.ranked, data.judged
     if fam in ("P", "R", "R_cap", "F", "Hits", "Success", "RPrec", "AP", "RR", "bpref",
                "num_rel", "num_rel_ret", "RBP"):
@@ -202,12 +208,49 @@ def metric_value(metric: Metric, data: QueryData) -> float:
                 assert g is not None
                 total += (g if graded else 1.0) * p ** (i - 1)
         return (1 - p) * total
+    if fam == "Compat":
+        return _compat(metric, data)
     if fam == "Best":
         if not judged or max(judged) <= 0:
             return 0.0
         top_grade = max(judged)
         return 1.0 if any(g == top_grade for g in _top(ranked, k)) else 0.0
     raise NotImplementedError(fam)
+
+
+def _compat(metric: Metric, data: QueryData) -> float:
+    """ir_measures' compat provider, literally: RBO of the ranking against the ideal one.
+
+    Documents are named by position: the ranking is r0, r1, ...; the ideal lists the
+    positively graded documents by grade (stable), the retrieved ones in run order
+    first, then unretrieved ones of each grade (fresh names).
+    """
+    p, normalize = float(metric.get("p")), bool(metric.get("normalize"))
+    ranking = [f"r{i}" for i in range(len(data.ranked))]
+    retrieved = [(g, f"r{i}") for i, g in enumerate(data.ranked) if g is not None and g > 0]
+    left = sorted((g for g in data.judged if g > 0), reverse=True)
+    for g, _ in retrieved:
+        left.remove(g)
+    pool = retrieved + [(g, f"u{j}") for j, g in enumerate(left)]
+    ideal = [name for _, name in sorted(pool, key=lambda item: -item[0])]  # stable
+
+    def rbo(a: list[str], b: list[str], depth: int) -> float:
+        seen_a: set[str] = set()
+        seen_b: set[str] = set()
+        total = 0.0
+        for d in range(depth):
+            if d < len(a):
+                seen_a.add(a[d])
+            if d < len(b):
+                seen_b.add(b[d])
+            total += p**d * len(seen_a & seen_b) / (d + 1)
+        return total
+
+    depth = max(len(ranking), len(ideal))
+    if depth == 0:
+        return 0.0
+    best = rbo(ideal, ideal, depth) if normalize else sum(p**d for d in range(depth))
+    return rbo(ranking, ideal, depth) / best if best > 0 else 0.0
 
 
 def _bpref(ranked: list[Grade], judged: list[float], rel: float) -> float:

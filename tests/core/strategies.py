@@ -155,6 +155,9 @@ def binary_metrics() -> list[Metric]:
             for k in CUTOFFS for beta in (1.0, 2.0, 0.5) for rel in (1, 2)]
     out += [make_metric(fam, rel=rel) for fam in ("RPrec", "bpref", "num_rel") for rel in RELS]
     out += [make_metric(fam, k=k) for fam in ("Judged", "num_ret") for k in CUTOFFS]
+    out += [make_metric(fam, k=k, judged_only=True) for fam in ("P", "R", "Success", "AP", "RR",
+                                                               "F") for k in CUTOFFS]
+    out += [make_metric("RPrec", judged_only=True, rel=2)]
     return out
 
 
@@ -177,6 +180,10 @@ def graded_metrics() -> list[Metric]:
     out += [make_metric("RBP", p=p, gain=g, rel=rel)
             for p in (0.5, 0.8, 0.95) for g in ("binary", "grade") for rel in (1, 2)]
     out += [make_metric("Best", k=k) for k in CUTOFFS[1:]]
+    out += [make_metric("nDCG", k=k, judged_only=True, gain=g) for k in CUTOFFS
+            for g in ("linear", "exp")]
+    out += [make_metric("Compat", p=p, normalize=norm)
+            for p in (0.95, 0.5) for norm in (True, False)]
     return out
 
 

@@ -36,7 +36,8 @@ def test_evaluate_judgments_csv_json_shape(capsys):
     assert code == 0
     data = json.loads(out)
     # one run: its keys at the top (as before) and under "runs", keyed by its name
-    assert set(data) == {"mean", "n_queries", "per_query", "info", "runs"}
+    assert set(data) == {"mean", "n_queries", "std", "interval", "confidence", "per_query",
+                         "info", "runs"}
     assert data["runs"] == {"bm25": {k: v for k, v in data.items() if k != "runs"}}
     # q3 has no value under the null rules: every mean is over the other two queries
     assert data["n_queries"] == {"P@5": 2, "nDCG@5": 2, "ERR@5": 2}

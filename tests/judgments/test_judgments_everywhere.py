@@ -185,12 +185,14 @@ def test_counts_per_metric_in_table_csv_and_json(rev: str,
     _, out, _ = _run(capsys, *argv, "-f", "json")
     assert json.loads(out)["n_queries"] == {"P@1": 1, "P@5": 2}
     _, out, _ = _run(capsys, *argv, "-f", "csv")
-    assert out.splitlines() == ["run,metric,value,n_queries", "rev,P@1,0.0,1",
-                                f"rev,P@5,{2 / 3!r},2"]
+    # one query: std 0 and no interval; two equal values 2/3: std 0, interval [2/3, 2/3]
+    assert out.splitlines() == ["run,metric,value,n_queries,std,ci_low,ci_high",
+                                "rev,P@1,0.0,1,0.0,,",
+                                f"rev,P@5,{2 / 3!r},2,0.0,{2 / 3!r},{2 / 3!r}"]
     _, out, _ = _run(capsys, *argv)
     lines = out.splitlines()
-    assert lines[0].split() == ["metric", "value", "n_queries"]
-    assert lines[2].split() == ["P@1", "0.0000", "1"]
-    assert lines[3].split() == ["P@5", "0.6667", "2"]
+    assert lines[0].split() == ["metric", "value", "n_queries", "std", "ci95"]
+    assert lines[2].split() == ["P@1", "0.0000", "1", "0.0000", "-"]
+    assert lines[3].split() == ["P@5", "0.6667", "2", "0.0000", "[0.6667,", "0.6667]"]
     _, out, _ = _run(capsys, *argv, "-q", "-f", "csv")
-    assert out.splitlines()[-1] == "rev,n_queries,1,2"
+    assert out.splitlines()[-4] == "rev,n_queries,1,2"

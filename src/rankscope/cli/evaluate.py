@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.cli.compare import write_text
     from rankscope.cli.judgments import evaluate_with_judgments, wants_judgments
     from rankscope.cli.parsing import refuse_double_stdin
-    from rankscope.data.tables import Qrels, Run
+    from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate, resolve_metrics
     from rankscope.render.tabular import render_evaluations
 
@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     elif wants_judgments(args):
         results = evaluate_with_judgments(args)
     else:
-        resolve_metrics(args.metrics)  # fail fast on a bad name, before reading any file
-        qrels = Qrels.read(args.qrels, format=args.qrels_format)
+        wanted = resolve_metrics(args.metrics)  # fail fast on a bad name, before any file
+        qrels: Any = _read_qrels(args, [m for _, m in wanted])
         results = []
         for path in args.runs:
             run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
@@ -101,6 +101,18 @@ def run(args: argparse.Namespace) -> int:
                               per_query=args.per_query)
     write_text(args.output, text + "\n")
     return 0
+
+
+def _read_qrels(args: argparse.Namespace, metrics: list[Any]) -> Any:
+    """The qrels; subtopic qrels (ndeval's format) when an intent-aware measure is asked."""
+    from rankscope.data.tables import Qrels
+    from rankscope.metrics.intent_aware import INTENT_FAMILIES
+
+    if any(m.family in INTENT_FAMILIES for m in metrics):
+        from rankscope.data.subtopics import SubtopicQrels
+
+        return SubtopicQrels.read(args.qrels)
+    return Qrels.read(args.qrels, format=args.qrels_format)
 
 
 def run_names(results: list[Any], paths: list[str]) -> list[str]:

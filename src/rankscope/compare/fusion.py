@@ -2,35 +2,30 @@ r"""Fuse several runs into one: score normalizations and fusion methods, as ranx
 
 Every run is ranked once (score descending, ties by document id descending
 or input order), optionally cut at ``depth``, its scores normalized per
-query, and all runs are stacked into one table; each method is then one
-polars group-by over (query, document). A document a run did not retrieve
-contributes nothing for that run.
+query, and all runs are stacked into one table; each method then gives every
+retrieved (query, document, run) row a contribution and aggregates them per
+document with one polars group-by. A document a run did not retrieve
+contributes nothing for that run, except where the method says otherwise
+(BordaFuse, BayesFuse). The methods, their parameters, formulas and citations
+are declared in :mod:`rankscope.compare.fusion_methods`; the supervised ones
+learn from qrels as :mod:`rankscope.compare.fusion_train` says.
 
 Normalizations (per query, over the documents of one run; the floors of
 1e-9 on denominators follow ranx, so a list of equal scores maps to 0):
 
-============  ==========================================================
-``min-max``   :math:`(s - \min) / \max(\max - \min, 10^{-9})`
-``zscore``    :math:`(s - \mu) / \max(\sigma, 10^{-9})` (population sigma; ranx ``zmuv``)
-``sum``       :math:`(s - \min) / \max(\sum s - n \min, 10^{-9})`
-``max``       :math:`s / \max(\max, 10^{-9})`
-``rank``      :math:`1 - (r - 1) / n` for the document at rank r of n
-``none``      the raw score
-============  ==========================================================
-
-Methods, for document d with normalized scores :math:`s_i(d)` in the runs
-:math:`R(d)` that retrieved it (ranks :math:`r_i(d)`):
-
-============  ==========================================================
-``rrf``       :math:`\sum_{i \in R(d)} 1 / (k + r_i(d))`, k = 60 (Cormack et al. 2009)
-``combsum``   :math:`\sum_{i \in R(d)} s_i(d)` (Fox & Shaw 1993)
-``combmnz``   :math:`|R(d)| \sum_{i \in R(d)} s_i(d)`
-``combmax``   :math:`\max_{i \in R(d)} s_i(d)`
-``combmin``   :math:`\min_{i \in R(d)} s_i(d)`
-``combmed``   the median of :math:`s_i(d), i \in R(d)`
-``combanz``   :math:`\frac{1}{|R(d)|} \sum_{i \in R(d)} s_i(d)`
-``wsum``      :math:`\sum_{i \in R(d)} w_i s_i(d)` (weights default to 1/n)
-============  ==========================================================
+====================  ==========================================================
+``min-max``           :math:`(s - \min) / \max(\max - \min, 10^{-9})`
+``min-max-inverted``  :math:`(\max - s) / \max(\max - \min, 10^{-9})`, and the run
+                      is re-ranked by it (lower raw scores first: distances)
+``zscore``            :math:`(s - \mu) / \max(\sigma, 10^{-9})` (population sigma; ranx ``zmuv``)
+``sum``               :math:`(s - \min) / \max(\sum s - n \min, 10^{-9})`
+``max``               :math:`s / \max(\max, 10^{-9})`
+``rank``              :math:`1 - (r - 1) / n` for the document at rank r of n
+``borda``             :math:`1 - (r - 1) / N` over the N documents any run retrieved
+                      for the query; a document the run did not retrieve is added
+                      with :math:`1/2 - (n - 1) / (2N)`
+``none``              the raw score
+====================  ==========================================================
 
 References
 ----------
@@ -43,24 +38,31 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cmp_to_key
 from typing import Any
 
+import numpy as np
 import polars as pl
 
+from rankscope.compare.fusion_methods import METHODS, FusionMethod, method_spec
+from rankscope.compare.fusion_train import BAYES_CUTS, SEG_BOUNDS, FusionModel, train_fusion
 from rankscope.compare.runs import load_runs
-from rankscope.data.formats import input_name
+from rankscope.data.formats import as_qrels, input_name
 from rankscope.data.overlap import check_query_sets
 from rankscope.data.tables import OnDuplicate, Run
 from rankscope.engine.ranking import Ties
 from rankscope.errors import OptionError
 
-__all__ = ["METHODS", "NORMS", "fuse", "normalize"]
+__all__ = ["GRID_NORMS", "METHODS", "NORMS", "fuse", "normalize"]
 
-NORMS = ("min-max", "zscore", "sum", "max", "rank", "none")
-METHODS = ("rrf", "combsum", "combmnz", "combmax", "combmin", "combmed", "combanz", "wsum")
+NORMS = ("min-max", "min-max-inverted", "zscore", "sum", "max", "rank", "borda", "none")
+GRID_NORMS = ("min-max", "zscore", "sum", "max", "rank", "none")
+"""The normalizations a grid search tries by default (those that keep each run's order)."""
 _NORM_ALIASES = {"min_max": "min-max", "minmax": "min-max", "zmuv": "zscore",
-                 "z-score": "zscore", "z_score": "zscore", None: "none"}
+                 "z-score": "zscore", "z_score": "zscore", None: "none",
+                 "min_max_inverted": "min-max-inverted", "minmaxinverted": "min-max-inverted"}
 _FLOOR = 1e-9
+_MIN_ODD = float(np.log(0.001 / 0.999))  # BayesFuse's log-odds of a document a run lacks
 
 
 def check_norm(norm: str | None) -> str:
@@ -73,17 +75,13 @@ def check_norm(norm: str | None) -> str:
 
 def check_method(method: str) -> str:
     """The canonical name of a fusion method (raises OptionError)."""
-    name = method.lower().replace("_", "").replace("-", "") if isinstance(method, str) else ""
-    if name in ("weightedsum", "wsum"):
-        name = "wsum"
-    elif name in ("sum", "mnz", "max", "min", "med", "anz"):  # ranx's names
-        name = "comb" + name
-    if name not in METHODS:
-        raise OptionError(f"fusion method must be one of {', '.join(METHODS)}, not {method!r}")
-    return name
+    return method_spec(method).name
 
 
-def _ranked(frame: pl.DataFrame, ties: Ties, depth: int | None) -> pl.DataFrame:
+def _ranked(frame: pl.DataFrame, ties: Ties, depth: int | None,
+            inverted: bool = False) -> pl.DataFrame:
+    if inverted:  # distances: the lowest score ranks first
+        frame = frame.with_columns(-pl.col("score"))
     if ties == "trec":
         frame = frame.sort(["query_id", "score", "doc_id"], descending=[False, True, True])
     elif ties == "input":
@@ -103,7 +101,7 @@ def _norm_expr(norm: str) -> pl.Expr:
     by = "query_id"
     lo, hi = s.min().over(by), s.max().over(by)
     n = pl.len().over(by).cast(pl.Float64)
-    if norm == "min-max":
+    if norm in ("min-max", "min-max-inverted"):  # inverted: scores were negated when ranked
         return (s - lo) / pl.max_horizontal(hi - lo, pl.lit(_FLOOR))
     if norm == "zscore":
         return (s - s.mean().over(by)) / pl.max_horizontal(s.std(ddof=0).over(by), pl.lit(_FLOOR))
@@ -113,15 +111,21 @@ def _norm_expr(norm: str) -> pl.Expr:
         return s / pl.max_horizontal(hi, pl.lit(_FLOOR))
     if norm == "rank":
         return 1.0 - (pl.col("rank").cast(pl.Float64) - 1.0) / n
-    return s
+    return s  # none; borda is applied over all runs at once (_borda_norm)
 
 
 def normalize(run: Any, norm: str = "min-max", *, ties: Ties = "trec",
               depth: int | None = None) -> Run:
-    """A run with its scores normalized per query (see the module docstring)."""
+    """A run with its scores normalized per query (see the module docstring).
+
+    ``borda`` normalizes runs against each other, so it is only a ``fuse`` option.
+    """
+    norm = check_norm(norm)
+    if norm == "borda":
+        raise OptionError("the borda normalization needs all the runs: use fuse(..., norm='borda')")
     (table,), (name,) = load_runs([run])
-    frame = _ranked(table.frame, ties, _check_depth(depth))
-    frame = frame.with_columns(_norm_expr(check_norm(norm)).alias("score"))
+    frame = _ranked(table.frame, ties, _check_depth(depth), norm == "min-max-inverted")
+    frame = frame.with_columns(_norm_expr(norm).alias("score"))
     return Run(frame.select("query_id", "doc_id", "score"), name=name, source=table.source)
 
 
@@ -131,13 +135,53 @@ def _check_depth(depth: int | None) -> int | None:
     return depth
 
 
+def _weights(spec: FusionMethod, given: Sequence[float] | None, n_runs: int) -> list[float]:
+    if given is None:
+        return [1.0 / n_runs] * n_runs
+    w = [float(x) for x in given]
+    if len(w) != n_runs:
+        raise OptionError(f"{len(w)} weights given for {n_runs} runs")
+    if not all(np.isfinite(w)):
+        raise OptionError(f"{spec.name}: weights must be finite numbers, not {list(given)!r}")
+    return w
+
+
+def _borda_norm(stacked: pl.DataFrame, n_runs: int) -> pl.DataFrame:
+    """Borda scores over the query's candidates, adding the documents each run lacks."""
+    cand = stacked.group_by("query_id").agg(pl.col("doc_id").unique().alias("doc_id"))
+    n_cand = cand.with_columns(pl.col("doc_id").list.len().cast(pl.Float64).alias("_N"))
+    runs = pl.DataFrame({"run": np.arange(n_runs, dtype=np.int64)})
+    lengths = stacked.group_by(["query_id", "run"]).agg(pl.len().cast(pl.Float64).alias("m"))
+    every = (cand.explode("doc_id").join(runs, how="cross")
+             .join(stacked.select("query_id", "doc_id", "run"),
+                   on=["query_id", "doc_id", "run"], how="anti")
+             .join(lengths, on=["query_id", "run"], how="left")
+             .with_columns(pl.col("m").fill_null(0.0)))
+    ranked = stacked.join(n_cand.select("query_id", "_N"), on="query_id").with_columns(
+        (1.0 - (pl.col("rank").cast(pl.Float64) - 1.0) / pl.col("_N")).alias("score"))
+    absent = every.join(n_cand.select("query_id", "_N"), on="query_id").with_columns(
+        (0.5 - (pl.col("m") - 1.0) / (2.0 * pl.col("_N"))).alias("score"),
+        pl.lit(None, dtype=pl.Int64).alias("rank"))
+    weights = stacked.select("run", "weight").unique()
+    absent = absent.join(weights, on="run", how="left").with_columns(
+        pl.col("weight").fill_null(1.0 / n_runs))
+    cols = ["query_id", "doc_id", "score", "rank", "run", "weight"]
+    return pl.concat([ranked.select(cols), absent.select(cols)], how="vertical_relaxed")
+
+
 def fuse(
     runs: Any,
     *,
     method: str = "rrf",
     norm: str | None = "min-max",
-    k: float = 60,
+    k: float | None = None,
     weights: Sequence[float] | None = None,
+    gamma: float | None = None,
+    sigma: float | None = None,
+    phi: float | None = None,
+    window: int | None = None,
+    segments: int | None = None,
+    qrels: Any = None,
     depth: int | None = None,
     ties: Ties = "trec",
     on_duplicate: OnDuplicate = "error",
@@ -151,20 +195,35 @@ def fuse(
     runs : sequence of runs, or mapping name -> run
         The runs (:class:`~rankscope.Run`, paths, DataFrames, dicts).
     method : str, default "rrf"
-        ``rrf``, ``combsum``, ``combmnz``, ``combmax``, ``combmin``,
-        ``combmed``, ``combanz`` or ``wsum`` (weighted sum).
+        A method of :data:`~rankscope.compare.fusion_methods.METHODS`, in ranx's
+        spelling or rankscope's: ``rrf``, ``combsum``, ``combmnz``, ``combmax``,
+        ``combmin``, ``combmed``, ``combanz``, ``wsum``, ``combgmnz``, ``wmnz``,
+        ``mixed``, ``isr``, ``log_isr``, ``logn_isr``, ``bordafuse``,
+        ``w_bordafuse``, ``condorcet``, ``w_condorcet``, ``rbc``, and the
+        supervised ``mapfuse``, ``posfuse``, ``probfuse``, ``segfuse``,
+        ``slidefuse``, ``bayesfuse`` (which need ``qrels``).
     norm : str, default "min-max"
-        Score normalization before combining: ``min-max``, ``zscore``,
-        ``sum``, ``max``, ``rank`` or ``none`` (RRF uses ranks only, so it
-        ignores it).
-    k : float, default 60
-        RRF's constant.
+        Score normalization before combining: ``min-max``, ``min-max-inverted``,
+        ``zscore``, ``sum``, ``max``, ``rank``, ``borda`` or ``none``. Methods
+        that read only ranks ignore it, except ``min-max-inverted`` (which
+        reverses each run's order) and ``borda`` (whose added documents count
+        where scores are read).
+    k : float, optional
+        RRF's constant (default 60).
     weights : sequence of float, optional
-        One weight per run for ``wsum`` (default: all 1/n).
+        One weight per run for the weighted methods (default: all 1/n).
+    gamma, sigma, phi, window, segments : optional
+        CombGMNZ's exponent (1), LogN ISR's sigma (0.01), RBC's persistence
+        (0.8), SlideFuse's half-width (1), ProbFuse's number of segments (10).
+    qrels : Qrels, path, DataFrame or dict, optional
+        Training judgments of the supervised methods. Only the queries they hold
+        are learned from: give training queries only, and judge the fused run on
+        the others (:func:`~rankscope.compare.fusion_search.optimize_fusion`
+        does this with cross-validation folds).
     depth : int, optional
         Use only each run's first ``depth`` documents per query.
     ties : {"trec", "input"}, default "trec"
-        How score ties are ordered when ranks matter (RRF, ``rank`` norm, depth).
+        How score ties are ordered when ranks matter.
     on_duplicate : {"error", "first", "max"}, default "error"
         A document twice in one ranking, for runs read here.
     name : str, optional
@@ -188,11 +247,13 @@ def fuse(
     >>> fused = rankscope.fuse([a, b], method="rrf", k=60)
     >>> fused.to_dict()["q1"]["d2"] == 1 / 62 + 1 / 61
     True
+    >>> rankscope.fuse([a, b], method="isr").to_dict()["q1"]["d2"]  # (1/2² + 1/1²) · 2 runs
+    2.5
     """
-    method = check_method(method)
-    norm_name = "none" if method == "rrf" else check_norm(norm)
-    if not isinstance(k, int | float) or isinstance(k, bool) or k < 0:
-        raise OptionError(f"RRF's k must be a number >= 0, not {k!r}")
+    spec = method_spec(method)
+    params = spec.bind({"k": k, "weights": weights, "gamma": gamma, "sigma": sigma,
+                        "phi": phi, "window": window, "segments": segments})
+    norm_name = check_norm(norm)
     tables, _ = load_runs(runs, on_duplicate=on_duplicate)
     if len(tables) < 2:
         raise OptionError(f"fusion needs at least two runs, got {len(tables)}")
@@ -200,36 +261,171 @@ def fuse(
     for table in tables[1:]:
         check_query_sets(input_name(table), table.frame.get_column("query_id").unique().to_list(),
                          input_name(tables[0]), first, allow=allow_no_overlap)
-    if weights is not None and method != "wsum":
-        raise OptionError(f"weights apply to method 'wsum', not {method!r}")
-    if method == "wsum":
-        w = [1.0 / len(tables)] * len(tables) if weights is None else [float(x) for x in weights]
-        if len(w) != len(tables):
-            raise OptionError(f"{len(w)} weights given for {len(tables)} runs")
-    else:
-        w = [1.0] * len(tables)
+    w = _weights(spec, params.get("weights"), len(tables))
     cut = _check_depth(depth)
-    stacked = pl.concat(
-        [
-            _ranked(t.frame, ties, cut)
-            .with_columns(_norm_expr(norm_name).alias("score"), pl.lit(w[i]).alias("weight"))
-            for i, t in enumerate(tables)
-        ]
-    )
-    s = pl.col("score")
-    combined = {
-        "rrf": (1.0 / (float(k) + pl.col("rank").cast(pl.Float64))).sum(),
-        "combsum": s.sum(),
-        "combmnz": s.sum() * pl.len(),
-        "combmax": s.max(),
-        "combmin": s.min(),
-        "combmed": s.median(),
-        "combanz": s.sum() / pl.len(),
-        "wsum": (s * pl.col("weight")).sum(),
-    }[method]
-    fused = (
-        stacked.group_by(["query_id", "doc_id"], maintain_order=True)
-        .agg(combined.cast(pl.Float64).alias("score"))
-        .sort(["query_id", "score", "doc_id"], descending=[False, True, True])
-    )
-    return Run(fused, name=name or method, source=f"<fused {method}>")
+    ranked = [_ranked(t.frame, ties, cut, norm_name == "min-max-inverted") for t in tables]
+    model = None
+    if spec.kind == "supervised":
+        if qrels is None:
+            raise OptionError(f"{spec.name} learns from qrels: fuse(..., qrels=TRAINING_QRELS)")
+        model = train_fusion(spec.name, as_qrels(qrels), ranked,
+                             segments=int(params.get("segments") or 10))
+    elif qrels is not None:
+        raise OptionError(f"{spec.name} does not learn from qrels; drop qrels=")
+    stacked = pl.concat([
+        f.with_columns(_norm_expr(norm_name).alias("score"), pl.lit(i, dtype=pl.Int64).alias("run"),
+                       pl.lit(w[i]).alias("weight"))
+        .select("query_id", "doc_id", "score", "rank", "run", "weight")
+        for i, f in enumerate(ranked)
+    ])
+    if norm_name == "borda":
+        stacked = _borda_norm(stacked, len(tables))
+    fused = _combine(spec, stacked, params, w, model)
+    fused = fused.sort(["query_id", "score", "doc_id"], descending=[False, True, True])
+    return Run(fused, name=name or spec.name, source=f"<fused {spec.name}>")
+
+
+def _combine(spec: FusionMethod, stacked: pl.DataFrame, params: dict[str, Any],
+             weights: list[float], model: FusionModel | None) -> pl.DataFrame:
+    """Per-document fused scores: columns query_id, doc_id, score."""
+    if spec.name in ("condorcet", "w_condorcet"):
+        ballots = weights if spec.name == "w_condorcet" else [1.0] * len(weights)
+        return _condorcet(stacked.filter(pl.col("rank").is_not_null()), np.array(ballots))
+    if spec.kind != "score":  # ranks only: the borda norm's added rows are absent here
+        stacked = stacked.filter(pl.col("rank").is_not_null())
+    s, w, n = pl.col("score"), pl.col("weight"), pl.len().cast(pl.Float64)
+    r = pl.col("rank").cast(pl.Float64)
+    inv_sq = (1.0 / (r * r)).sum()
+    simple: dict[str, pl.Expr] = {
+        "rrf": (1.0 / (float(params.get("k", 60)) + r)).sum(),
+        "combsum": s.sum(), "combmnz": s.sum() * n, "combmax": s.max(), "combmin": s.min(),
+        "combmed": s.median(), "combanz": s.sum() / n, "wsum": (s * w).sum(),
+        "combgmnz": s.sum() * n.pow(float(params.get("gamma", 1.0))),
+        "wmnz": s.sum() * w.sum(), "mixed": (s * w).sum() * n.sqrt(),
+        "isr": inv_sq * n, "log_isr": inv_sq * n.log(),
+        "logn_isr": inv_sq * (n + float(params.get("sigma", 0.01))).log(),
+        "rbc": ((1.0 - float(params.get("phi", 0.8)))
+                * pl.lit(float(params.get("phi", 0.8))).pow(r - 1.0)).sum(),
+    }
+    if spec.name in simple:
+        return _group(stacked, simple[spec.name])
+    if spec.name in ("bordafuse", "w_bordafuse"):
+        votes = np.array(weights if spec.name == "w_bordafuse" else [1.0] * len(weights))
+        return _borda(stacked, votes)
+    if model is None:  # pragma: no cover - fuse() trains every supervised method
+        raise OptionError(f"{spec.name} needs a trained model")
+    values = _learned(spec.name, stacked, model, params)
+    fused = _group(stacked.with_columns(pl.Series("_v", values)), pl.col("_v").sum())
+    if spec.name == "bayesfuse":
+        # A run that did not retrieve d adds the log-odds of "not retrieved".
+        present = stacked.group_by(["query_id", "doc_id"]).agg(pl.len().alias("_n"))
+        fused = fused.join(present, on=["query_id", "doc_id"]).with_columns(
+            pl.col("score") + (len(weights) - pl.col("_n")) * _MIN_ODD).drop("_n")
+    return fused
+
+
+def _group(stacked: pl.DataFrame, expr: pl.Expr) -> pl.DataFrame:
+    return (stacked.group_by(["query_id", "doc_id"], maintain_order=True)
+            .agg(expr.cast(pl.Float64).alias("score")))
+
+
+def _lengths(stacked: pl.DataFrame) -> pl.DataFrame:
+    """Per (query, run): m, the documents the run ranks; per query: N, the candidates."""
+    per_run = stacked.group_by(["query_id", "run"]).agg(pl.len().cast(pl.Float64).alias("_m"))
+    cand = stacked.group_by("query_id").agg(
+        pl.col("doc_id").n_unique().cast(pl.Float64).alias("_N"))
+    return per_run.join(cand, on="query_id")
+
+
+def _borda(stacked: pl.DataFrame, vote: np.ndarray) -> pl.DataFrame:
+    # sum_i w_i p_i(d) = sum_{i in R(d)} w_i (points - absent_i) + sum_i w_i absent_i
+    sizes = _lengths(stacked)
+    weight = pl.col("run").replace_strict(list(range(vote.size)), vote.tolist(),
+                                          return_dtype=pl.Float64)
+    rows = stacked.join(sizes, on=["query_id", "run"]).with_columns(
+        (weight * (pl.col("_N") - pl.col("rank").cast(pl.Float64) + 1.0
+                   - (pl.col("_N") - pl.col("_m") + 1.0) / 2.0)).alias("_v"))
+    cand = sizes.group_by("query_id").agg(pl.col("_N").first())
+    # Every run counts for every query: one lacking it ranks nothing (m = 0).
+    base = (sizes.with_columns(weight.alias("_w")).group_by("query_id")
+            .agg((pl.col("_w") * pl.col("_m")).sum().alias("_wm"))
+            .join(cand, on="query_id")
+        .with_columns((float(vote.sum()) * (pl.col("_N") + 1.0) / 2.0
+                       - pl.col("_wm") / 2.0).alias("_base")))
+    fused = _group(rows, pl.col("_v").sum())
+    return fused.join(base.select("query_id", "_base"), on="query_id").with_columns(
+        pl.col("score") + pl.col("_base")).drop("_base")
+
+
+def _learned(method: str, stacked: pl.DataFrame, model: FusionModel,
+             params: dict[str, Any]) -> np.ndarray:
+    """Each row's contribution under a trained supervised method."""
+    # Row order kept: the values line up with ``stacked``.
+    sizes = (stacked.with_row_index("_row").join(_lengths(stacked), on=["query_id", "run"])
+             .sort("_row"))
+    run = sizes.get_column("run").to_numpy()
+    pos = sizes.get_column("rank").to_numpy().astype(np.int64) - 1
+    m = sizes.get_column("_m").to_numpy().astype(np.int64)
+    score = sizes.get_column("score").to_numpy().astype(np.float64)
+    out = np.zeros(run.size)
+    for i, learned in enumerate(model.per_run):
+        rows = np.flatnonzero(run == i)
+        p = pos[rows]
+        if method == "mapfuse":
+            out[rows] = learned[0] / (p + 1.0)
+        elif method == "posfuse":
+            padded = np.concatenate((learned, np.zeros(max(int(p.max(initial=0)) + 1, 0))))
+            out[rows] = padded[p]
+        elif method == "slidefuse":
+            half = int(params.get("window", 1))
+            longest = int(m[rows].max(initial=0))
+            padded = np.concatenate((learned, np.zeros(max(longest - learned.size, 0))))
+            cum = np.concatenate(([0.0], np.cumsum(padded)))
+            lo = np.maximum(p - half, 0)
+            hi = np.minimum(p + half, m[rows] - 1)
+            out[rows] = (cum[hi + 1] - cum[lo]) / (hi - lo + 1.0)
+        elif method == "probfuse":
+            size = -(-m[rows] // learned.size)
+            seg = p // np.maximum(size, 1)
+            out[rows] = learned[seg] / (seg + 1.0)
+        elif method == "segfuse":
+            seg = np.searchsorted(SEG_BOUNDS, p, side="right") - 1
+            inside = seg < learned.size
+            out[rows] = np.where(inside, learned[np.minimum(seg, learned.size - 1)], 0.0) * (
+                score[rows] + 1.0)
+        else:  # bayesfuse: beyond the last segment a rank counts as not retrieved
+            inside = p < BAYES_CUTS[-1]
+            out[rows] = np.where(inside, learned[np.minimum(p, learned.size - 1)], _MIN_ODD)
+    return out
+
+
+def _condorcet(stacked: pl.DataFrame, vote: np.ndarray) -> pl.DataFrame:
+    """Sort each query's candidates by pairwise majority (a comparison sort, per query).
+
+    Starting from document id descending, documents are sorted with "d before e
+    when the runs ranking d above e outweigh those ranking e above d"; a run
+    that ranks neither abstains, and an even vote keeps the starting order.
+    """
+    out_q: list[str] = []
+    out_d: list[str] = []
+    out_s: list[float] = []
+    for part in stacked.partition_by("query_id", maintain_order=True):
+        docs = sorted(set(part.get_column("doc_id").to_list()), reverse=True)
+        index = {d: j for j, d in enumerate(docs)}
+        pos = np.full((vote.size, len(docs)), np.inf)
+        cols = np.fromiter((index[d] for d in part.get_column("doc_id")), dtype=np.int64)
+        pos[part.get_column("run").to_numpy(), cols] = part.get_column("rank").to_numpy()
+        # wins[x, y]: summed weight of the runs ranking x above y
+        wins = np.einsum("r,rxy->xy", vote, (pos[:, :, None] < pos[:, None, :]).astype(float))
+
+        def before(x: int, y: int, wins: np.ndarray = wins) -> int:
+            return -1 if wins[x, y] > wins[y, x] else int(wins[x, y] < wins[y, x])
+
+        order = sorted(range(len(docs)), key=cmp_to_key(before))
+        qid = part.get_column("query_id")[0]
+        for place, j in enumerate(order):
+            out_q.append(qid)
+            out_d.append(docs[j])
+            out_s.append(float(len(docs) - place))
+    return pl.DataFrame({"query_id": out_q, "doc_id": out_d, "score": out_s},
+                        schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})

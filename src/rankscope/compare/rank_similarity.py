@@ -12,13 +12,14 @@ except Kendall's tau, which scipy computes per query).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 import rankscope.metrics.similarity as _families
+from rankscope.compare.rbo_ties import TieList, tie_rbo
 from rankscope.compare.runs import name_candidates, unique_names
 from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_overlap
@@ -45,7 +46,7 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 SimilarityQueries = Literal["union", "intersection"]
 
-_FAMILIES = {"RBO", "Jaccard", "Overlap", "KendallTau"}
+_FAMILIES = {"RBO", "Jaccard", "Overlap", "KendallTau", "AO"}
 _ = _families  # importing it registers the similarity families with the parser
 
 
@@ -105,6 +106,9 @@ class RankPairs:
         For every document both runs rank for a query: the query's index.
     rank_a, rank_b : ndarray of int64
         That document's 1-based rank in each run.
+    ranked_a, ranked_b : polars.DataFrame, optional
+        Both rankings in full (query_id, doc_id, score, rank): the tie-aware
+        RBO reads the tie groups of equal scores from them.
     """
 
     query_ids: list[str]
@@ -113,6 +117,8 @@ class RankPairs:
     shared_query: IntArray
     rank_a: IntArray
     rank_b: IntArray
+    ranked_a: pl.DataFrame | None = field(default=None, repr=False)
+    ranked_b: pl.DataFrame | None = field(default=None, repr=False)
 
     def cut(self, k: int | None) -> RankPairs:
         """The same rankings cut at depth k (unchanged for None)."""
@@ -126,6 +132,8 @@ class RankPairs:
             self.shared_query[keep],
             self.rank_a[keep],
             self.rank_b[keep],
+            None if self.ranked_a is None else self.ranked_a.filter(pl.col("rank") <= k),
+            None if self.ranked_b is None else self.ranked_b.filter(pl.col("rank") <= k),
         )
 
 
@@ -187,6 +195,8 @@ def pair_rankings(
         shared_query=shared.get_column("qidx").to_numpy().astype(np.int64),
         rank_a=shared.get_column("ra").to_numpy().astype(np.int64),
         rank_b=shared.get_column("rb").to_numpy().astype(np.int64),
+        ranked_a=a.select("query_id", "doc_id", "score", "rank"),
+        ranked_b=b.select("query_id", "doc_id", "score", "rank"),
     )
     return pairs, sorted(qa - qb), sorted(qb - qa)
 
@@ -253,7 +263,7 @@ def rbo_values(pairs: RankPairs, p: float, form: str) -> FloatArray:
                            + dep.x_short * _seg_sum(dep, extra))
             out += ((dep.x_long - dep.x_short) / np.maximum(l_len, 1.0)
                     + dep.x_short / s_safe) * p**l_len
-        elif form == "res":
+        elif form in ("res", "max"):
             f = (dep.longer + dep.shorter - dep.x_long.astype(np.int64))
             steps = np.arange(1, int(f.max(initial=0)) + 1, dtype=np.float64)
             cum = np.concatenate(([0.0], np.cumsum(p**steps / steps)))  # cum[n] = sum_{d<=n}
@@ -261,9 +271,47 @@ def rbo_values(pairs: RankPairs, p: float, form: str) -> FloatArray:
                    - scale * (s_len * (cum[f] - cum[dep.shorter])
                               + l_len * (cum[f] - cum[dep.longer])
                               + dep.x_long * (tail - cum[f])))
+            if form == "max":  # the upper bound: the lower bound plus the residual
+                out += rbo_values(pairs, p, "min")
         else:
-            raise MetricError(f"RBO form must be ext, min or res, not {form!r}")
+            raise MetricError(f"RBO form must be ext, min, max or res, not {form!r}")
     out[dep.longer == 0] = np.nan
+    return np.asarray(out, dtype=np.float64)
+
+
+def tie_rbo_values(pairs: RankPairs, p: float, form: str, ties: str) -> FloatArray:
+    """Tie-aware RBO of every query (:mod:`rankscope.compare.rbo_ties`), one query at a time."""
+    if pairs.ranked_a is None or pairs.ranked_b is None:
+        raise MetricError("tie-aware RBO needs the rankings' scores (pair_rankings keeps them)")
+    docs = pl.concat([pairs.ranked_a.select("doc_id"), pairs.ranked_b.select("doc_id")]).unique()
+    codes = docs.with_row_index("_code").with_columns(pl.col("_code").cast(pl.Int64))
+
+    def lists(frame: pl.DataFrame) -> dict[Any, TieList]:
+        coded = frame.join(codes, on="doc_id").sort(["query_id", "rank"])
+        out: dict[Any, TieList] = {}
+        for (qid,), part in coded.group_by(["query_id"], maintain_order=True):
+            out[qid] = TieList(part.get_column("_code").to_numpy(),
+                               part.get_column("score").to_numpy().astype(np.float64))
+        return out
+
+    la, lb = lists(pairs.ranked_a), lists(pairs.ranked_b)
+    empty = TieList(np.zeros(0, dtype=np.int64), np.zeros(0))
+    return np.array([tie_rbo(la.get(q, empty), lb.get(q, empty), p, ties)[form]
+                     for q in pairs.query_ids], dtype=np.float64)
+
+
+def average_overlap_values(pairs: RankPairs, k: int) -> FloatArray:
+    """AO@k per query (``pairs`` already cut at k); NaN when both lists are empty.
+
+    A shared document reached at depth m (its lower rank) adds 1/d at every
+    depth d = m..k: :math:`\frac{1}{k}(H_k - H_{m-1})` with the harmonic numbers H.
+    """
+    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, k + 1))))
+    reached = np.maximum(pairs.rank_a, pairs.rank_b)
+    total = np.bincount(pairs.shared_query, weights=harmonic[k] - harmonic[reached - 1],
+                        minlength=len(pairs.query_ids))
+    out = total / float(k)
+    out[(pairs.len_a == 0) & (pairs.len_b == 0)] = np.nan
     return np.asarray(out, dtype=np.float64)
 
 
@@ -306,12 +354,17 @@ def similarity_values(pairs: RankPairs, metric: Metric) -> FloatArray:
     """Per-query values of one similarity metric."""
     if metric.family not in _FAMILIES:
         raise MetricError(
-            f"{metric.name} is not a rank-similarity measure (use RBO, Jaccard, Overlap, "
+            f"{metric.name} is not a rank-similarity measure (use RBO, AO, Jaccard, Overlap, "
             "KendallTau); compare runs' effectiveness with rankscope.compare"
         )
     cut = pairs.cut(metric.k)
     if metric.family == "RBO":
+        ties = str(metric.get("ties"))
+        if ties != "break":
+            return tie_rbo_values(cut, float(metric.get("p")), str(metric.get("form")), ties)
         return rbo_values(cut, float(metric.get("p")), str(metric.get("form")))
+    if metric.family == "AO":
+        return average_overlap_values(cut, int(cast(int, metric.k)))
     if metric.family == "Jaccard":
         return jaccard_values(cut)
     if metric.family == "Overlap":

@@ -61,6 +61,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.errors import DependencyError, OptionError
+from rankscope.spread import bootstrap_intervals  # re-exported: compare's intervals
 
 __all__ = [
     "CORRECTIONS",
@@ -283,76 +284,6 @@ def mean_interval(
         else:
             ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence_level=confidence)
     return float(ci.low), float(ci.high)
-
-
-_BATCH_CELLS = 1 << 23  # resample-count cells per batch: ~64 MB of float64
-
-
-def bootstrap_intervals(
-    values: FloatArray,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 10000,
-    seed: int | None = 0,
-) -> tuple[FloatArray, FloatArray]:
-    r"""Percentile bootstrap intervals of the means of several rows, resampled together.
-
-    Each resample draws :math:`n` queries (columns) with replacement; row
-    :math:`r`'s mean on resample :math:`b` is :math:`\bar x^*_{rb} =
-    \frac{1}{n}\sum_i c_{bi} x_{ri}` with :math:`c_{bi}` how often query
-    :math:`i` was drawn. The interval of row :math:`r` is the pair of
-    :math:`(1-c)/2` and :math:`(1+c)/2` quantiles (linear interpolation) of its
-    :math:`B` resampled means (Efron & Tibshirani 1993, ch. 13). Both ends lie
-    within ``[min(x_r), max(x_r)]``.
-
-    Parameters
-    ----------
-    values : ndarray, shape (n_rows, n_queries)
-        Per-query values (no NaN), e.g. every run's and every difference's.
-    confidence : float, default 0.95
-        Level of the intervals.
-    n_resamples : int, default 10000
-        :math:`B`.
-    seed : int, optional
-        Seed of the resampling (None: fresh randomness).
-
-    Returns
-    -------
-    low, high : ndarray, shape (n_rows,)
-        NaN for fewer than two queries; ``[x, x]`` for a row of equal values.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> low, high = bootstrap_intervals(np.array([[1.0, 1.0, 1.0, 0.9, 1.0]]))
-    >>> bool(0.9 <= low[0] <= high[0] <= 1.0)
-    True
-    """
-    x = np.atleast_2d(np.asarray(values, dtype=np.float64))
-    rows, n = x.shape
-    low = np.full(rows, np.nan)
-    high = np.full(rows, np.nan)
-    if n < 2 or rows == 0:
-        return low, high
-    rng = np.random.default_rng(seed)
-    means = np.empty((n_resamples, rows))
-    step = max(1, _BATCH_CELLS // n)
-    for start in range(0, n_resamples, step):
-        size = min(step, n_resamples - start)
-        drawn = rng.integers(0, n, size=(size, n))
-        # How often each query was drawn in each resample, then every row's mean at once.
-        flat = (np.arange(size)[:, None] * n + drawn).ravel()
-        counts = np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
-        means[start:start + size] = counts @ x.T / n
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
-    # Rows of equal values: exactly that value (no rounding from the product).
-    flat_rows = np.all(x == x[:, :1], axis=1)
-    low[flat_rows] = high[flat_rows] = x[flat_rows, 0]
-    # Rounding in the product can step a hair outside the data; the ends are means of it.
-    low = np.clip(low, x.min(axis=1), x.max(axis=1))
-    high = np.clip(high, x.min(axis=1), x.max(axis=1))
-    return low, high
 
 
 def adjust(p_values: FloatArray, correction: str, *, alpha: float = 0.05) -> FloatArray:

@@ -9,14 +9,18 @@ import numpy as np
 
 from rankscope.data.formats import as_qrels, as_run, input_name
 from rankscope.data.overlap import check_overlap
+from rankscope.data.subtopics import SubtopicQrels, as_subtopic_qrels
 from rankscope.data.tables import Qrels, Run
 from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
 from rankscope.engine.context import Context
+from rankscope.engine.intents import IntentContext
+from rankscope.engine.judged_only import condense, is_judged_only, without_judged_only
 from rankscope.engine.kernels import KERNELS, NULL_KERNELS
 from rankscope.engine.options import EvalOptions, OptionFields, Unjudged
 from rankscope.engine.ranking import FloatArray, RankedLists, rank, required_depth
 from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
+from rankscope.metrics.intent_aware import INTENT_FAMILIES
 from rankscope.metrics.parser import parse_metrics
 from rankscope.result import EvaluationResult
 
@@ -57,14 +61,31 @@ def resolve_metrics(
     return pairs
 
 
-def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged) -> FloatArray:
-    """Per-query values, shape (n_queries, n_metrics); NaN = null."""
-    ctx = Context(lists)
+def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged,
+            subtopics: SubtopicQrels | None = None) -> FloatArray:
+    """Per-query values, shape (n_queries, n_metrics); NaN = null.
+
+    ``subtopics`` (the intent-aware measures' judgments) makes the shared context
+    an :class:`~rankscope.engine.intents.IntentContext`.
+    """
+    def context(ranked: RankedLists) -> Context:
+        return Context(ranked) if subtopics is None else IntentContext(ranked, subtopics)
+
+    ctx = context(lists)
+    condensed: Context | None = None
     out = np.empty((lists.n_queries, len(metrics)), dtype=np.float64)
     computed: dict[Metric, FloatArray] = {}
     for j, metric in enumerate(metrics):
         if metric not in computed:
-            computed[metric] = _kernel(metric, unjudged)(ctx, metric)
+            if is_judged_only(metric):
+                if lists.depth is not None:  # a driver cut the rankings: judged rows are lost
+                    raise OptionError(f"{metric.name} reads past the cut-off, so it needs whole "
+                                      "rankings (rankscope.evaluate, the local engine)")
+                condensed = condensed or context(condense(lists))
+                plain = without_judged_only(metric)
+                computed[metric] = _kernel(plain, unjudged)(condensed, plain)
+            else:
+                computed[metric] = _kernel(metric, unjudged)(ctx, metric)
         out[:, j] = computed[metric]
     return out
 
@@ -79,6 +100,16 @@ def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], F
             )
         raise MetricError(f"{metric.name} cannot be computed from qrels and one run")
     return table[metric.family]
+
+
+def _subtopics(qrels: Any, metrics: Sequence[Metric]) -> SubtopicQrels | None:
+    """Subtopic qrels when given, or when an intent-aware measure needs them (a path's
+    second column is then the subtopic, as in ndeval's and ir_measures' reading)."""
+    if isinstance(qrels, SubtopicQrels):
+        return qrels
+    if any(m.family in INTENT_FAMILIES for m in metrics):
+        return as_subtopic_qrels(qrels)
+    return None
 
 
 def evaluate(
@@ -96,8 +127,11 @@ def evaluate(
 
     Parameters
     ----------
-    qrels : Qrels, path, DataFrame or dict
-        Relevance judgments (``{query: {doc: grade}}`` for a dict).
+    qrels : Qrels, SubtopicQrels, path, DataFrame or dict
+        Relevance judgments (``{query: {doc: grade}}`` for a dict). The
+        intent-aware measures (``alpha_nDCG@20``, ``ERR_IA@20``...) need
+        :class:`~rankscope.data.subtopics.SubtopicQrels` (or a path, read in
+        ndeval's format ``topic subtopic document grade``).
     run : Run, path, DataFrame or dict
         The ranking (``{query: {doc: score}}`` for a dict).
     metrics : str, Metric, or a sequence of them
@@ -138,16 +172,19 @@ def evaluate(
     """
     opts = EvalOptions.merged(options, option_fields)
     pairs = resolve_metrics(metrics, opts)
-    qrels_t: Qrels = as_qrels(qrels)
+    subtopics = _subtopics(qrels, [m for _, m in pairs])
+    qrels_t: Qrels = as_qrels(qrels) if subtopics is None else subtopics.collapsed()
     run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
     # Rank once, keeping only as deep as the deepest metric reads.
     depth = required_depth(m for _, m in pairs)
+    if any(is_judged_only(m) for _, m in pairs):
+        depth = None  # judged rows may lie below any cut-off
     lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
                  depth=depth)
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
                   input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)
-    values = compute(lists, [m for _, m in pairs], unjudged=opts.unjudged)
+    values = compute(lists, [m for _, m in pairs], unjudged=opts.unjudged, subtopics=subtopics)
     return assemble_result(
         [label for label, _ in pairs], [m for _, m in pairs], lists.query_ids, values,
         options=opts, run_name=run_t.name, per_query=per_query, in_run=lists.in_run,

@@ -16,6 +16,9 @@ from collections.abc import Callable
 import numpy as np
 
 from rankscope.engine.context import Context, log2_ranks
+from rankscope.engine.intents import INTENT_KERNELS
+from rankscope.engine.kernels_compat import COMPAT_KERNELS
+from rankscope.engine.kernels_cwl import CWL_KERNELS
 from rankscope.engine.kernels_trec_families import TREC_KERNELS
 from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
@@ -257,3 +260,6 @@ def _best(ctx: Context, m: Metric) -> FloatArray:
 
 # trec_eval's own measures (rankscope.metrics.trec_eval_names) share the table.
 KERNELS.update(TREC_KERNELS)
+KERNELS.update(CWL_KERNELS)  # C/W/L user models (rankscope.metrics.cwl)
+KERNELS.update(COMPAT_KERNELS)  # Compat, Accuracy, NumQ
+KERNELS.update(INTENT_KERNELS)  # intent-aware measures over subtopic qrels

@@ -6,6 +6,10 @@ trec_eval's measures in :mod:`rankscope.metrics.trec_eval_names`) is complete
 once this package is imported.
 """
 
+from rankscope.metrics import compatibility as _compatibility  # noqa: F401 - registers Compat
+from rankscope.metrics import cwl as _cwl  # noqa: F401 - registers BPM, INST, SDCG, NERR...
+from rankscope.metrics import diagnostics as _diagnostics  # noqa: F401 - Accuracy, NumQ
+from rankscope.metrics import intent_aware as _intent_aware  # noqa: F401 - ERR_IA, alpha_nDCG
 from rankscope.metrics import similarity as _similarity  # noqa: F401 - registers RBO, Jaccard
 from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric
 from rankscope.metrics.binary import (
@@ -59,4 +63,5 @@ __all__ = [
 ]
 
 # trec_eval's own measures, registered after the core families they build on.
+from rankscope.metrics import ir_measures_names as _ir_names  # noqa: F401 - IPrec, SetAP
 from rankscope.metrics import trec_eval_names as _trec_eval_names  # noqa: F401

@@ -28,11 +28,14 @@ __all__ = [
 ]
 
 REL = Param("rel", 1, "float", "minimum grade counted as relevant (trec_eval -l, ranx -lN)")
+JUDGED_ONLY = Param("judged_only", False, "bool",
+                    "drop unjudged documents from the ranking first (trec_eval -J, "
+                    "ir_measures' judged_only)")
 
 _TREC = "Buckley & Voorhees, trec_eval (NIST), https://github.com/usnistgov/trec_eval"
 
 
-def precision(k: int | None = None, *, rel: float = 1) -> Metric:
+def precision(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Precision: the share of the first k documents that are relevant.
 
     Parameters
@@ -42,6 +45,9 @@ def precision(k: int | None = None, *, rel: float = 1) -> Metric:
         (trec_eval ``set_P``).
     rel : float, default 1
         Minimum grade counted as relevant.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -67,10 +73,10 @@ def precision(k: int | None = None, *, rel: float = 1) -> Metric:
     >>> precision(5)
     Metric('P@5')
     """
-    return make_metric("P", k=k, rel=rel)
+    return make_metric("P", k=k, rel=rel, judged_only=judged_only)
 
 
-def recall(k: int | None = None, *, rel: float = 1) -> Metric:
+def recall(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Recall: the share of all relevant documents found in the first k.
 
     Parameters
@@ -79,6 +85,9 @@ def recall(k: int | None = None, *, rel: float = 1) -> Metric:
         Cut-off (the whole ranking when omitted).
     rel : float, default 1
         Minimum grade counted as relevant.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -95,7 +104,7 @@ def recall(k: int | None = None, *, rel: float = 1) -> Metric:
     .. [1] Manning, Raghavan & Schütze, *Introduction to Information
        Retrieval*, ch. 8 (2008).
     """
-    return make_metric("R", k=k, rel=rel)
+    return make_metric("R", k=k, rel=rel, judged_only=judged_only)
 
 
 def recall_capped(k: int, *, rel: float = 1) -> Metric:
@@ -127,7 +136,8 @@ def recall_capped(k: int, *, rel: float = 1) -> Metric:
     return make_metric("R_cap", k=k, rel=rel)
 
 
-def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1) -> Metric:
+def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1,
+              judged_only: bool = False) -> Metric:
     r"""F-beta: the weighted harmonic mean of precision and recall at k.
 
     Parameters
@@ -139,6 +149,9 @@ def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1) -> Met
         Weight of recall (beta > 1 favours recall); must be > 0.
     rel : float, default 1
         Minimum grade counted as relevant.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -154,7 +167,7 @@ def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1) -> Met
     ----------
     .. [1] van Rijsbergen, *Information Retrieval*, 2nd ed., ch. 7 (1979).
     """
-    return make_metric("F", k=k, beta=beta, rel=rel)
+    return make_metric("F", k=k, beta=beta, rel=rel, judged_only=judged_only)
 
 
 def hits(k: int | None = None, *, rel: float = 1) -> Metric:
@@ -186,7 +199,7 @@ def hits(k: int | None = None, *, rel: float = 1) -> Metric:
     return make_metric("Hits", k=k, rel=rel)
 
 
-def success(k: int | None = None, *, rel: float = 1) -> Metric:
+def success(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Success (hit rate): 1 if a relevant document is in the first k, else 0.
 
     Parameters
@@ -195,6 +208,9 @@ def success(k: int | None = None, *, rel: float = 1) -> Metric:
         Cut-off (the whole ranking when omitted).
     rel : float, default 1
         Minimum grade counted as relevant.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -208,16 +224,19 @@ def success(k: int | None = None, *, rel: float = 1) -> Metric:
     ----------
     .. [1] trec_eval's ``success``; ranx's ``hit_rate``.
     """
-    return make_metric("Success", k=k, rel=rel)
+    return make_metric("Success", k=k, rel=rel, judged_only=judged_only)
 
 
-def r_precision(*, rel: float = 1) -> Metric:
+def r_precision(*, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""R-precision: precision at rank R, R the number of relevant documents.
 
     Parameters
     ----------
     rel : float, default 1
         Minimum grade counted as relevant.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -234,10 +253,10 @@ def r_precision(*, rel: float = 1) -> Metric:
     .. [1] Buckley & Voorhees, "Evaluating evaluation measure stability",
        SIGIR (2000).
     """
-    return make_metric("RPrec", rel=rel)
+    return make_metric("RPrec", rel=rel, judged_only=judged_only)
 
 
-def average_precision(k: int | None = None, *, rel: float = 1) -> Metric:
+def average_precision(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Average precision (MAP when averaged), optionally cut at k.
 
     Parameters
@@ -246,6 +265,9 @@ def average_precision(k: int | None = None, *, rel: float = 1) -> Metric:
         Cut-off (trec_eval ``map_cut_k``); the whole ranking when omitted.
     rel : float, default 1
         Minimum grade counted as relevant.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -265,10 +287,10 @@ def average_precision(k: int | None = None, *, rel: float = 1) -> Metric:
     .. [1] Buckley & Voorhees, "Retrieval evaluation with incomplete
        information" / trec_eval's ``map``; Manning et al. (2008), ch. 8.
     """
-    return make_metric("AP", k=k, rel=rel)
+    return make_metric("AP", k=k, rel=rel, judged_only=judged_only)
 
 
-def reciprocal_rank(k: int | None = None, *, rel: float = 1) -> Metric:
+def reciprocal_rank(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Reciprocal rank of the first relevant document (MRR when averaged).
 
     Parameters
@@ -277,6 +299,9 @@ def reciprocal_rank(k: int | None = None, *, rel: float = 1) -> Metric:
         Cut-off: 0 when the first relevant document is below rank k.
     rel : float, default 1
         Minimum grade counted as relevant.
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -292,7 +317,7 @@ def reciprocal_rank(k: int | None = None, *, rel: float = 1) -> Metric:
     ----------
     .. [1] Voorhees, "The TREC-8 Question Answering Track Report", TREC (1999).
     """
-    return make_metric("RR", k=k, rel=rel)
+    return make_metric("RR", k=k, rel=rel, judged_only=judged_only)
 
 
 def bpref(*, rel: float = 1) -> Metric:
@@ -451,21 +476,25 @@ def _fam(
     )
 
 
-_fam("P", precision, "optional", (REL,), ("precision@k", "P_k", "P@k", "set_P"),
+_fam("P", precision, "optional", (REL, JUDGED_ONLY),
+     ("precision@k", "P_k", "P@k", "set_P", "P(judged_only=True)@k"),
      (f"{_T} P_k / set_P", f"{_PT} P_k", f"{_RX} precision@k", f"{_IR} P@k"))
-_fam("R", recall, "optional", (REL,), ("recall@k", "recall_k", "R@k", "set_recall"),
+_fam("R", recall, "optional", (REL, JUDGED_ONLY),
+     ("recall@k", "recall_k", "R@k", "set_recall"),
      (f"{_T} recall_k / set_recall", f"{_PT} recall_k", f"{_RX} recall@k", f"{_IR} R@k"))
 _fam("R_cap", recall_capped, "required", (REL,), ("R_cap@k",), ("BEIR R_cap@k",))
-_fam("F", f_measure, "optional", (BETA, REL), ("f1@k", "F@k", "set_F"),
+_fam("F", f_measure, "optional", (BETA, REL, JUDGED_ONLY), ("f1@k", "F@k", "set_F"),
      (f"{_T} set_F (no cut-off, beta=1)", f"{_RX} f1@k (beta=1)"))
 _fam("Hits", hits, "optional", (REL,), ("hits@k",), (f"{_RX} hits@k",))
-_fam("Success", success, "optional", (REL,), ("hit_rate@k", "success_k", "Success@k"),
+_fam("Success", success, "optional", (REL, JUDGED_ONLY),
+     ("hit_rate@k", "success_k", "Success@k"),
      (f"{_T} success_k", f"{_RX} hit_rate@k", f"{_IR} Success@k"))
-_fam("RPrec", r_precision, "none", (REL,), ("r_precision", "Rprec", "Rprec"),
+_fam("RPrec", r_precision, "none", (REL, JUDGED_ONLY), ("r_precision", "Rprec", "Rprec"),
      (f"{_T} Rprec", f"{_PT} Rprec", f"{_RX} r_precision", f"{_IR} Rprec"))
-_fam("AP", average_precision, "optional", (REL,), ("map@k", "map", "map_cut_k", "AP@k"),
+_fam("AP", average_precision, "optional", (REL, JUDGED_ONLY),
+     ("map@k", "map", "map_cut_k", "AP@k"),
      (f"{_T} map / map_cut_k", f"{_PT} map", f"{_RX} map@k", f"{_IR} AP@k"))
-_fam("RR", reciprocal_rank, "optional", (REL,), ("mrr@k", "recip_rank", "RR@k"),
+_fam("RR", reciprocal_rank, "optional", (REL, JUDGED_ONLY), ("mrr@k", "recip_rank", "RR@k"),
      (f"{_T} recip_rank (no cut-off)", f"{_RX} mrr@k", f"{_IR} RR@k"))
 _fam("bpref", bpref, "none", (REL,), ("bpref", "Bpref"),
      (f"{_T} bpref", f"{_PT} bpref", f"{_RX} bpref", f"{_IR} Bpref"))

@@ -42,6 +42,9 @@ RBP_GAIN = Param("gain", "binary", "str",
                  "binary = 1 for relevant documents (Moffat & Zobel); grade = the grade "
                  "itself (ranx's rbp)", choices=("binary", "grade"))
 REL = Param("rel", 1, "float", "minimum grade counted as relevant")
+JUDGED_ONLY = Param("judged_only", False, "bool",
+                    "drop unjudged documents from the ranking first (trec_eval -J, "
+                    "ir_measures' judged_only)")
 
 
 def cumulative_gain(
@@ -122,6 +125,7 @@ def ndcg(
     rel: float | None = None,
     ideal: str = "global",
     max_grade: float | None = None,
+    judged_only: bool = False,
 ) -> Metric:
     r"""Normalized DCG: DCG divided by the DCG of an ideal ranking.
 
@@ -142,6 +146,9 @@ def ndcg(
         scale's top grade k times; ``local`` reorders the retrieved top k.
     max_grade : float, optional
         The top grade for ``ideal="max"`` (default: highest grade in the qrels).
+    judged_only : bool, default False
+        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
+        ir_measures' ``nDCG(judged_only=True)``) for this metric alone.
 
     Returns
     -------
@@ -160,7 +167,8 @@ def ndcg(
     .. [2] Burges et al., ICML (2005).
     """
     return make_metric(
-        "nDCG", k=k, gain=gain, gains=gains, rel=rel, ideal=ideal, max_grade=max_grade
+        "nDCG", k=k, gain=gain, gains=gains, rel=rel, ideal=ideal, max_grade=max_grade,
+        judged_only=judged_only,
     )
 
 
@@ -287,7 +295,7 @@ def _fam(
 _fam("CG", cumulative_gain, "optional", (GAIN, GAINS, REL_G), ("CG@k",), ())
 _fam("DCG", dcg, "optional", (GAIN, GAINS, REL_G), ("dcg@k", "dcg_burges@k", "DCG@k"),
      ("ranx dcg@k (linear), dcg_burges@k (exp)",))
-_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE),
+_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, JUDGED_ONLY),
      ("ndcg@k", "ndcg_burges@k", "ndcg_cut_k", "ndcg", "nDCG@k"),
      ("trec_eval ndcg / ndcg_cut_k", "pytrec_eval ndcg_cut_k", "ranx ndcg@k",
       "ir_measures nDCG@k"))

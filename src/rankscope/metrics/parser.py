@@ -41,17 +41,23 @@ _TREC_CUTOFF: dict[str, Callable[[int], Metric]] = {}
 _EXPANSIONS: dict[str, Callable[[str], list[tuple[str, Metric]]]] = {}
 # builder id -> the parameter a lone positional value binds to: RBP(0.9).
 _FIRST: dict[int, str] = {}
+# builder id -> the parameter "@x" binds to instead of a cut-off: IPrec@0.5 (a recall).
+_AT: dict[int, str] = {}
 
 
 def register_name(
-    name: str, builder: Builder, *, case_sensitive: bool = False, first: str | None = None
+    name: str, builder: Builder, *, case_sensitive: bool = False, first: str | None = None,
+    at: str | None = None,
 ) -> None:
     """Teach the parser a spelling; ``builder(params, k)`` returns the metric.
 
-    ``first`` names the parameter a single positional value binds to.
+    ``first`` names the parameter a single positional value binds to; ``at``
+    the parameter ``@x`` sets instead of a cut-off.
     """
     if first is not None:
         _FIRST[id(builder)] = first
+    if at is not None:
+        _AT[id(builder)] = at
     _EXACT[name] = builder
     if not case_sensitive:
         _LOWER.setdefault(name.lower(), builder)
@@ -84,10 +90,6 @@ def _ir_ndcg(params: dict[str, Any], k: int | None) -> Metric:
         if dcg not in choices:
             raise MetricParameterError(f"nDCG: dcg must be 'log2' or 'exp-log2', not {dcg!r}")
         params["gain"] = choices[dcg]
-    if params.pop("judged_only", False):
-        raise MetricParameterError(
-            "nDCG: judged_only is an evaluation option here: evaluate(..., unjudged='condensed')"
-        )
     return make_metric("nDCG", k=k, **params)
 
 
@@ -154,7 +156,10 @@ _TREC_DOTTED = re.compile(r"^(?P<base>[A-Za-z_]+)\.(?P<ks>[0-9]+(?:,[0-9]+)*)$")
 _RANX_P = re.compile(r"^rbp\.(?P<p>[0-9]+)(?:-l(?P<lvl>[0-9]+(?:\.[0-9]+)?))?$", re.IGNORECASE)
 # Hyphenated names other tools accept (ranx: "r-precision"), mapped to ours.
 _HYPHENATED = {"r-precision": "r_precision", "hit-rate": "hit_rate", "dcg-burges": "dcg_burges",
-               "ndcg-burges": "ndcg_burges"}
+               "ndcg-burges": "ndcg_burges",
+               # ndeval's intent-aware names
+               "err-ia": "err_ia", "nerr-ia": "nerr_ia", "alpha-dcg": "alpha_dcg",
+               "alpha-ndcg": "alpha_ndcg", "p-ia": "p_ia", "map-ia": "map_ia"}
 
 
 def _literal(node: ast.AST, text: str) -> Any:
@@ -270,7 +275,10 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
         params.setdefault(first, positional[0])
     if params.get("cutoff") is not None:
         params["cutoff"] = _cutoff(str(params["cutoff"]), raw)
-    k = _cutoff(m.group("k"), raw) if m.group("k") else params.pop("cutoff", None)
+    token = m.group("k")
+    if token and id(builder) in _AT:  # IPrec@0.5: "@" sets a parameter, not a cut-off
+        params[_AT[id(builder)]], token = token, None
+    k = _cutoff(token, raw) if token else params.pop("cutoff", None)
     if m.group("lvl"):
         params["rel"] = float(m.group("lvl"))
     return [(raw, builder(params, k))]

@@ -8,10 +8,13 @@ families and their spellings with the metric parser:
 - ``RBO(p=0.9)``, ``rbo(0.9)``, ``RBO(p=0.9,form=min)``, ``rbo_ext(p=0.9)``,
   ``rbo_min(p=0.9)``, ``rbo_res(p=0.9)``, optionally with ``@k`` to cut both
   rankings at depth k first;
+- ``RBO(p=0.9,ties=a)`` (``w``, ``a`` or ``b``): Corsi & Urbano's tie-aware
+  variants, where equal scores form tie groups instead of being broken;
+- ``AO@10`` / ``average_overlap@10``: average overlap, RBO's p = 1 limit;
 - ``jaccard@10``, ``overlap@10``, ``kendall_tau`` (``kendall_tau@10``).
 
 Rankings are ordered by score with the same tie rule as evaluation
-(document id descending, or input order).
+(document id descending, or input order), except for the tie-aware RBO.
 """
 
 from __future__ import annotations
@@ -21,27 +24,41 @@ from typing import Any
 from rankscope.metrics.base import FAMILIES, Family, Metric, Param, make_metric, register
 from rankscope.metrics.parser import register_name
 
-__all__ = ["jaccard", "kendall_tau", "overlap", "rank_biased_overlap"]
+__all__ = ["average_overlap", "jaccard", "kendall_tau", "overlap", "rank_biased_overlap"]
 
 P_RBO = Param("p", 0.9, "float", "persistence: weight of depth d is proportional to p^(d-1)",
               low=0.0, high=1.0, open_low=True, open_high=True)
 FORM = Param("form", "ext", "str",
-             "ext = extrapolated point estimate (RBO_EXT), min = lower bound, "
-             "res = residual (upper bound minus lower bound)", choices=("ext", "min", "res"))
+             "ext = extrapolated point estimate (RBO_EXT), min = lower bound, max = upper "
+             "bound, res = residual (upper bound minus lower bound)",
+             choices=("ext", "min", "max", "res"))
+TIES = Param("ties", "break", "str",
+             "break = ties in score broken as in evaluation; w, a, b = Corsi & Urbano's "
+             "tie-aware RBO (ties as equality; as uncertainty, averaged over tie breaks; "
+             "and corrected for what the ties hide)", choices=("break", "w", "a", "b"))
 
 
-def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", k: int | None = None) -> Metric:
-    r"""Rank-biased overlap of two rankings (Webber, Moffat & Zobel 2010).
+def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", ties: str = "break",
+                        k: int | None = None) -> Metric:
+    r"""Rank-biased overlap of two rankings (Webber, Moffat & Zobel 2010), tie-aware on demand.
 
     Parameters
     ----------
     p : float, default 0.9
         Persistence, in (0, 1): the weight of depth d is proportional to
         :math:`p^{d-1}`; small p looks only at the top.
-    form : {"ext", "min", "res"}, default "ext"
+    form : {"ext", "min", "max", "res"}, default "ext"
         ``ext``: the extrapolated point estimate (seed 000's RBO_EXT);
         ``min``: the lower bound (no agreement beyond what was seen);
+        ``max``: the upper bound (everything unseen agrees);
         ``res``: the residual, the width between upper and lower bound.
+    ties : {"break", "w", "a", "b"}, default "break"
+        ``break``: equal scores are ordered as in evaluation (document id
+        descending, or input order). ``w``, ``a``, ``b``: Corsi & Urbano's
+        tie-aware RBO, where equal scores form a tie group: ``w`` treats a tie
+        as equality, ``a`` as uncertainty (the expected RBO over random tie
+        breaks), ``b`` as uncertainty corrected for the information the ties
+        hide (:math:`RBO^b(X, X) = 1`). Without ties all four agree.
     k : int, optional
         Cut both rankings at depth k before comparing.
 
@@ -79,8 +96,12 @@ def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", k: int | None = No
         \quad f = l + s - X_l
 
     Identical rankings have RBO_EXT = 1; rankings with nothing in common 0.
-    One empty ranking against a non-empty one: EXT = MIN = 0, RES = 1; two
-    empty rankings have no value (null).
+    One empty ranking against a non-empty one: EXT = MIN = 0, RES = MAX = 1;
+    two empty rankings have no value (null). The tie-aware variants replace
+    :math:`X_d` by the sum over shared documents of the products of their
+    shares of depth d, and :math:`X_d / d` by a variant's agreement (see
+    :mod:`rankscope.compare.rbo_ties`); their values equal the authors'
+    reference implementation on its 10,000 published test cases.
 
     References
     ----------
@@ -88,8 +109,62 @@ def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", k: int | None = No
        rankings", ACM TOIS 28(4), article 20 (2010), sections 4 and 5.
     .. [2] Releval's metric reference, "Rank-Biased Overlap" and
        "Extrapolation" (seed 000).
+    .. [3] Corsi & Urbano, "The treatment of ties in rank-biased overlap",
+       SIGIR (2024); https://github.com/julian-urbano/sigir2024-rbo.
+
+    Examples
+    --------
+    Run a cannot order d2 and d3; broken by id (d3 first) it matches b exactly,
+    which overstates the agreement:
+
+    >>> import rankscope
+    >>> a = {"q": {"d1": 3, "d2": 2, "d3": 2}}
+    >>> b = {"q": {"d1": 3, "d3": 2, "d2": 1}}
+    >>> names = ["RBO(p=0.5,form=min)", "RBO(p=0.5,form=min,ties=a)"]
+    >>> result = rankscope.similarity(a, b, names)
+    >>> round(result[names[0]], 4), round(result[names[1]], 4)
+    (0.9544, 0.8919)
     """
-    return make_metric("RBO", k=k, p=p, form=form)
+    return make_metric("RBO", k=k, p=p, form=form, ties=ties)
+
+
+def average_overlap(k: int) -> Metric:
+    r"""Average overlap at depth k: the mean agreement over depths 1..k (RBO's p = 1 limit).
+
+    Parameters
+    ----------
+    k : int
+        Depth (required): both rankings are cut at k.
+
+    Returns
+    -------
+    Metric
+
+    Notes
+    -----
+    With :math:`X_d` the documents both top-d lists hold,
+
+    .. math:: AO@k = \frac{1}{k} \sum_{d=1}^{k} \frac{X_d}{d}
+
+    the uniformly weighted counterpart of RBO (whose weights :math:`(1-p)p^{d-1}`
+    tend to uniform as p goes to 1 over a finite depth). A list shorter than k
+    keeps its overlap for the remaining depths. Null when both lists are empty.
+
+    References
+    ----------
+    .. [1] Fagin, Kumar & Sivakumar, "Comparing top k lists", SIAM J. Discrete
+       Math. 17(1) (2003).
+    .. [2] Webber, Moffat & Zobel, ACM TOIS 28(4) (2010), section 2.
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> a = {"q": {"d1": 3, "d2": 2, "d3": 1}}
+    >>> b = {"q": {"d2": 3, "d1": 2, "d4": 1}}
+    >>> round(rankscope.similarity(a, b, "AO@3")["AO@3"], 4)  # (0/1 + 2/2 + 2/3) / 3
+    0.5556
+    """
+    return make_metric("AO", k=k)
 
 
 def jaccard(k: int | None = None) -> Metric:
@@ -220,13 +295,17 @@ def _plain(family: str) -> Any:
 
 
 def _install() -> None:
-    _family("RBO", rank_biased_overlap, "optional", (P_RBO, FORM),
-            ("RBO(p=0.9)", "rbo(p=0.9)", "rbo_ext(p=0.9)", "rbo_min(p=0.9)", "rbo_res(p=0.9)"))
+    _family("RBO", rank_biased_overlap, "optional", (P_RBO, FORM, TIES),
+            ("RBO(p=0.9)", "rbo(p=0.9)", "rbo_ext(p=0.9)", "rbo_min(p=0.9)", "rbo_max(p=0.9)",
+             "rbo_res(p=0.9)", "RBO(p=0.9,ties=a)"))
+    _family("AO", average_overlap, "required", (), ("AO@k", "average_overlap@k"))
     _family("Jaccard", jaccard, "optional", (), ("jaccard@k",))
     _family("Overlap", overlap, "required", (), ("overlap@k",))
     _family("KendallTau", kendall_tau, "optional", (), ("kendall_tau", "kendall_tau@k"))
     register_name("RBO", _rbo_builder(None), first="p")
-    for form in ("ext", "min", "res"):
+    register_name("AO", _plain("AO"))
+    register_name("average_overlap", _plain("AO"))
+    for form in ("ext", "min", "max", "res"):
         register_name(f"rbo_{form}", _rbo_builder(form), first="p")
     register_name("Jaccard", _plain("Jaccard"))
     register_name("Overlap", _plain("Overlap"))

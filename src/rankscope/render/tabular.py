@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import OptionError
+from rankscope.result import CONFIDENCE
 
 if TYPE_CHECKING:
     from rankscope.result import EvaluationResult
@@ -34,6 +35,11 @@ def format_value(value: float | None, digits: int = 4, *, count: bool = False) -
 def _rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[list[Any]]]:
     """Header and rows; every mean comes with the number of queries it was taken over."""
     counts = result.n_queries
+    spans = result.interval
+    low = [None if spans[label] is None else spans[label][0]  # type: ignore[index]
+           for label in result.labels]
+    high = [None if spans[label] is None else spans[label][1]  # type: ignore[index]
+            for label in result.labels]
     if per_query:
         header = ["query", *result.labels]
         rows: list[list[Any]] = [
@@ -42,9 +48,13 @@ def _rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[li
         ]
         rows.append(["all", *[result.means[label] for label in result.labels]])
         rows.append(["n_queries", *[counts[label] for label in result.labels]])
+        rows.append(["std", *[result.std[label] for label in result.labels]])
+        rows.append(["ci_low", *low])
+        rows.append(["ci_high", *high])
         return header, rows
-    return ["metric", "value", "n_queries"], [
-        [label, result.means[label], counts[label]] for label in result.labels
+    return ["metric", "value", "n_queries", "std", "ci_low", "ci_high"], [
+        [label, result.means[label], counts[label], result.std[label], lo, hi]
+        for label, lo, hi in zip(result.labels, low, high, strict=True)
     ]
 
 
@@ -88,14 +98,18 @@ def _text_rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], li
     sums = [m.spec.aggregate == "sum" for m in result.metrics]
     if per_query:
         text_rows = [
-            [row[0], *[format_value(c, count=n or row[0] == "n_queries")
+            [row[0], *[format_value(c, count=row[0] == "n_queries"
+                                    or (n and row[0] not in ("std", "ci_low", "ci_high")))
                        for c, n in zip(row[1:], sums, strict=True)]]
             for row in rows
         ]
-    else:
-        text_rows = [[row[0], format_value(row[1], count=n), str(row[2])]
-                     for row, n in zip(rows, sums, strict=True)]
-    return header, text_rows
+        return header, text_rows
+    # People read the interval as one column: [low, high] at the result's level.
+    level = f"ci{round(CONFIDENCE * 100)}"
+    text_rows = [[row[0], format_value(row[1], count=n), str(row[2]), format_value(row[3]),
+                  "-" if row[4] is None else f"[{format_value(row[4])}, {format_value(row[5])}]"]
+                 for row, n in zip(rows, sums, strict=True)]
+    return ["metric", "value", "n_queries", "std", level], text_rows
 
 
 def render_evaluation(result: EvaluationResult, fmt: str, *, per_query: bool) -> str:
