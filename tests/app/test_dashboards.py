@@ -11,7 +11,15 @@ import pytest
 from sqlalchemy import func, select
 
 from rankscope.cli.main import main
-from rankscope.services import dashboards, evaluations, exchange, grading
+from rankscope.services import (
+    adjudication,
+    assignment,
+    comparison,
+    dashboards,
+    evaluations,
+    exchange,
+    grading,
+)
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Grade
 from rankscope.store.snapshots import snapshot_hits
@@ -23,7 +31,7 @@ def _grade_everything(store, w, evaluation_id, seed=7, cant_tell=0.1):
     """Every judge grades every task they are offered, with seeded grades."""
     rng = random.Random(seed)
     for judge in (w.judge, w.judge2, w.judge3):
-        for t in grading.next_tasks(store, judge, evaluation_id, n=500):
+        for t in assignment.next_tasks(store, judge, evaluation_id, n=500):
             values = t.scale["values"]
             if rng.random() < cant_tell:
                 given = GradeInput(t.task_id, None, "cannot tell")
@@ -76,7 +84,7 @@ def test_seed_004_null_rules_worked_by_hand(store, collection):
                    depth=3)
     grades = {1: (1, 1, 0), 2: (1, 0, None), 3: (0, 0)}
     for rank, values in grades.items():
-        task = next(t for t in grading.query_results(store, w.curator, w.evaluation.id, "q01")
+        task = next(t for t in assignment.query_results(store, w.curator, w.evaluation.id, "q01")
                     if t.position == rank)
         for judge, value in zip((w.judge, w.judge2, w.judge3), values, strict=False):
             grading.submit_grade(store, judge, GradeInput(task.task_id, value, "unsure"))
@@ -95,11 +103,11 @@ def test_agreement_by_hand(store, collection):
     (1 vs 0) and keeps 1, 0, 0, which both graders match: kappa 1 each.
     """
     w = make_world(store, collection, scale="binary", grades_wanted=2, metrics=("P@5",))
-    tasks = grading.query_results(store, w.curator, w.evaluation.id, "q01")[:4]
+    tasks = assignment.query_results(store, w.curator, w.evaluation.id, "q01")[:4]
     for task, a, b in zip(tasks, (1, 1, 0, 0), (1, 0, 0, 0), strict=True):
         grading.submit_grade(store, w.judge, GradeInput(task.task_id, a))
         grading.submit_grade(store, w.judge2, GradeInput(task.task_id, b))
-    report = dashboards.agreement_report(store, w.curator, w.evaluation.id)
+    report = adjudication.agreement_report(store, w.curator, w.evaluation.id)
     assert report["n_items"] == 4 and report["n_raters"] == 2
     assert report["cohen_kappa_pairs"][0]["kappa"] == pytest.approx(0.5)
     assert report["percent_agreement"] == pytest.approx(0.75)
@@ -109,7 +117,7 @@ def test_agreement_by_hand(store, collection):
 
 def test_coverage_and_holes(store, world):
     hits = [h for h in snapshot_hits(store, world.run["snapshot_id"]) if h["query_id"] == "q01"]
-    tasks = grading.query_results(store, world.curator, world.evaluation.id, "q01")
+    tasks = assignment.query_results(store, world.curator, world.evaluation.id, "q01")
     for task in tasks[:2]:
         grading.submit_grade(store, world.judge, GradeInput(task.task_id, 2))
     grading.submit_grade(store, world.judge2, GradeInput(tasks[0].task_id, 3))
@@ -123,20 +131,20 @@ def test_coverage_and_holes(store, world):
 
 
 def test_a_curator_settles_a_disagreement_and_history_is_kept(store, world):
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 0))
     grading.submit_grade(store, world.judge2, GradeInput(task.task_id, 3))
-    queue = dashboards.disagreements(store, world.curator, world.evaluation.id)
+    queue = adjudication.disagreements(store, world.curator, world.evaluation.id)
     assert [(d["query_id"], d["doc_id"], d["spread"]) for d in queue] == [
         (task.query_id, task.doc_id, 3.0)]
-    dashboards.adjudicate(store, world.curator, world.evaluation.id, task.query_id,
+    adjudication.adjudicate(store, world.curator, world.evaluation.id, task.query_id,
                           task.doc_id, 2, "the module page, not the function")
-    assert dashboards.disagreements(store, world.curator, world.evaluation.id) == []
+    assert adjudication.disagreements(store, world.curator, world.evaluation.id) == []
     drill = dashboards.drill_down(store, world.curator, world.evaluation.id, task.query_id)
     assert next(h for h in drill["hits"] if h["doc_id"] == task.doc_id)["grade"] == 2.0
     with store.read() as s:
         assert s.scalar(select(func.count(Grade.id))) == 3  # two superseded, one standing
-    offered = grading.next_tasks(store, world.judge3, world.evaluation.id, n=500)
+    offered = assignment.next_tasks(store, world.judge3, world.evaluation.id, n=500)
     assert task.task_id not in {t.task_id for t in offered}
 
 
@@ -150,7 +158,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
     second = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
     evaluations.run_evaluation(store, world.curator, second.id)
     _grade_everything(store, world, world.evaluation.id, seed=1, cant_tell=0)
-    rows = dashboards.history(store, world.curator, second.id)
+    rows = comparison.history(store, world.curator, second.id)
     assert [(r["evaluation_id"], r["annotation"]) for r in rows] == [
         (world.evaluation.id, "v1"), (second.id, "v2")]
     assert rows[0]["mean"] == dashboards.metrics_report(store, world.curator,
@@ -164,7 +172,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
                                               baseline_id=world.evaluation.id))
     evaluations.run_evaluation(store, world.curator, tuned.id)
     _grade_everything(store, world, tuned.id, seed=2, cant_tell=0)
-    report = dashboards.compare_with_baseline(store, world.curator, tuned.id)
+    report = comparison.compare_with_baseline(store, world.curator, tuned.id)
     base_run = tmp_path / "base.txt"
     base_run.write_bytes(exchange.export(store, world.curator, world.evaluation.id,
                                          "run.txt")[0])
@@ -217,3 +225,76 @@ def _rbo_ext(a, b, p):
     overlap = [len(set(a[:d]) & set(b[:d])) for d in range(1, k + 1)]
     tail = sum(overlap[d - 1] / d * p ** d for d in range(1, k + 1))
     return overlap[-1] / k * p ** k + (1 - p) / p * tail
+
+
+@pytest.mark.parametrize("transforms", [{}, {"graded->binary": "0..1=0,2..3=1"}])
+def test_each_exported_qrels_file_reproduces_the_metrics_it_claims(store, collection, capsys,
+                                                                   tmp_path, transforms):
+    """Each qrels file the metrics page offers, run with the command it gives, prints the
+    dashboard's numbers (binary metrics of a graded evaluation: qrels-binary.txt)."""
+    import shlex
+
+    w = make_world(store, collection, metrics=("nDCG@5", "P@5", "RR@5", "AP@5"))
+    ev = w.evaluation.id
+    if transforms:
+        made = evaluations.create_evaluation(store, w.curator, w.project.id,
+                                             evaluations.EvaluationSpec(
+            name="transformed", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
+            grades_wanted=2, metrics=["nDCG@5", "P@5", "RR@5", "AP@5"], depth=5,
+            transforms=transforms))
+        evaluations.run_evaluation(store, w.curator, made.id)
+        ev = made.id
+    _grade_everything(store, w, ev)
+    report = dashboards.metrics_report(store, w.curator, ev)
+    claimed: set[str] = set()
+    (tmp_path / "run.txt").write_bytes(exchange.export(store, w.curator, ev, "run.txt")[0])
+    for entry in report["qrels"]:
+        path = tmp_path / entry["name"]
+        path.write_bytes(exchange.export(store, w.curator, ev, entry["name"])[0])
+        if entry["command"] is None:
+            continue
+        words = shlex.split(entry["command"])
+        assert words[:4] == ["rankscope", "evaluate", entry["name"], "run.txt"]
+        argv = ["evaluate", str(path), str(tmp_path / "run.txt"), *words[4:], "-f", "json"]
+        capsys.readouterr()
+        assert main(argv) == 0
+        printed = json.loads(capsys.readouterr().out)["mean"]
+        for metric, value in printed.items():
+            assert report["mean"][metric] == pytest.approx(value, abs=1e-12), (entry, metric)
+            claimed.add(metric)
+    assert claimed == set(report["mean"])  # every metric is reproduced by one file
+
+
+def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
+    """Two evaluations of the same (new) results run at the same time: the items they both
+    create are made once, and neither run fails (insert ... on conflict do nothing)."""
+    import threading
+
+    made = [evaluations.create_evaluation(store, world.curator, world.project.id,
+                                          evaluations.EvaluationSpec(
+        name=f"race {i}", query_set_id=world.query_set.id, endpoint_id=world.tuned.id,
+        depth=5)) for i in range(2)]
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def run(ev_id: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            evaluations.run_evaluation(store, world.curator, ev_id)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(e.id,)) for e in made]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    a, b = (assignment.progress(store, world.curator, e.id)["results"] for e in made)
+    assert a == b > 0
+    from rankscope.store.models_app import Item
+
+    with store.read() as session:
+        pairs = session.execute(select(Item.query_key, Item.doc_id)
+                                .where(Item.project_id == world.project.id)).all()
+    assert len(pairs) == len(set(pairs))  # each result made once

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from rankscope.errors import ConflictError, ForbiddenError, NotFoundError, OptionError
-from rankscope.services import accounts, evaluations, grading, projects
+from rankscope.services import accounts, assignment, evaluations, grading, projects
 from rankscope.services.grading import GradeInput
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Grade, Lease, Task
@@ -29,11 +29,11 @@ def _count(store, **where) -> int:
         return int(s.scalar(query))
 
 
-def _task_of(store, w, query_id, rank) -> grading.TaskView:
+def _task_of(store, w, query_id, rank) -> assignment.TaskView:
     """The task of the hit at ``rank`` of ``query_id`` (read from the snapshot itself)."""
     doc = next(h["doc_id"] for h in _hits(store, w) if h["query_id"] == query_id
                and h["rank"] == rank)
-    every = grading.query_results(store, w.admin, w.evaluation.id, query_id)
+    every = assignment.query_results(store, w.admin, w.evaluation.id, query_id)
     return next(t for t in every if t.doc_id == doc)
 
 
@@ -49,54 +49,54 @@ def test_fewest_grades_first_then_the_highest_position(store, world):
     hits = _hits(store, world)
     first_query = hits[0]["query_id"]
     second_query = next(h["query_id"] for h in hits if h["query_id"] != first_query)
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     assert (task.query_id, task.position) == (first_query, 1)
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 3))
     # the rank-1 result of the first query now has one grade: another grader starts where
     # nothing is graded, at the top of the next query
-    other = grading.next_task(store, world.judge2, world.evaluation.id)
+    other = assignment.next_task(store, world.judge2, world.evaluation.id)
     assert (other.query_id, other.position) == (second_query, 1)
 
 
 def test_a_grader_never_gets_a_result_twice_nor_sees_another_grade(store, world):
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 2, explanation="close"))
-    seen_by_other = grading.task_view(store, world.judge2, task.task_id)
+    seen_by_other = assignment.task_view(store, world.judge2, task.task_id)
     assert seen_by_other.my_grade is None  # the judge's grade is not shown to others
     assert "close" not in str(seen_by_other.to_dict())
-    mine = grading.task_view(store, world.judge, task.task_id)
+    mine = assignment.task_view(store, world.judge, task.task_id)
     assert mine.my_grade["value"] == 2 and mine.my_grade["explanation"] == "close"
-    every = grading.next_tasks(store, world.judge, world.evaluation.id, n=500)
+    every = assignment.next_tasks(store, world.judge, world.evaluation.id, n=500)
     assert task.task_id not in {t.task_id for t in every}
     assert len(every) == world.run["tasks"] - 1
 
 
 def test_the_grades_wanted_are_never_exceeded(store, world):
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 1))
     grading.submit_grade(store, world.judge2, GradeInput(task.task_id, 2))
     with pytest.raises(ConflictError, match="has the 2 grade"):
         grading.submit_grade(store, world.judge3, GradeInput(task.task_id, 3))
     assert _count(store, active=True) == 2
-    offered = grading.next_tasks(store, world.judge3, world.evaluation.id, n=500)
+    offered = assignment.next_tasks(store, world.judge3, world.evaluation.id, n=500)
     assert task.task_id not in {t.task_id for t in offered}
 
 
 def test_leases_hold_a_slot_and_return_it_when_they_expire(store, world):
-    first = grading.next_task(store, world.judge, world.evaluation.id)
-    second = grading.next_task(store, world.judge2, world.evaluation.id)
+    first = assignment.next_task(store, world.judge, world.evaluation.id)
+    second = assignment.next_task(store, world.judge2, world.evaluation.id)
     assert second.task_id == first.task_id  # two slots: both may hold it
-    third = grading.next_task(store, world.judge3, world.evaluation.id)
+    third = assignment.next_task(store, world.judge3, world.evaluation.id)
     assert third.task_id != first.task_id  # both slots are held
     store.write(lambda s: s.execute(update(Lease).values(
         expires_at=utcnow() - timedelta(seconds=1))))
     # abandoned work is back in the pool (judge3's own lease expired too)
-    again = grading.next_task(store, world.judge3, world.evaluation.id)
+    again = assignment.next_task(store, world.judge3, world.evaluation.id)
     assert again.task_id == first.task_id
 
 
 def test_cant_tell_needs_a_reason_and_fills_a_slot(store, world):
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     with pytest.raises(OptionError, match="needs a reason"):
         grading.submit_grade(store, world.judge, GradeInput(task.task_id, None))
     with pytest.raises(OptionError, match="outside the graded"):
@@ -111,30 +111,30 @@ def test_cant_tell_needs_a_reason_and_fills_a_slot(store, world):
 
 
 def test_judge_later_puts_the_task_after_every_other(store, world):
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     grading.judge_later(store, world.judge, task.task_id)
-    offered = grading.next_tasks(store, world.judge, world.evaluation.id, n=500)
+    offered = assignment.next_tasks(store, world.judge, world.evaluation.id, n=500)
     assert offered[-1].task_id == task.task_id and offered[-1].deferred
     assert offered[0].task_id != task.task_id
     assert _count(store) == 0  # judge later is not a grade
 
 
 def test_undo_keeps_the_row_and_gives_the_task_back(store, world):
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 1))
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 3))  # a regrade
     assert _count(store) == 2 and _count(store, active=True) == 1
     assert grading.undo_last(store, world.judge, world.evaluation.id) == task.task_id
-    view = grading.task_view(store, world.judge, task.task_id)
+    view = assignment.task_view(store, world.judge, task.task_id)
     assert view.my_grade["value"] == 1  # the regrade is undone, the first grade counts again
     assert grading.undo_last(store, world.judge, world.evaluation.id) == task.task_id
-    assert grading.task_view(store, world.judge, task.task_id).my_grade is None
+    assert assignment.task_view(store, world.judge, task.task_id).my_grade is None
     assert _count(store) == 2 and _count(store, active=True) == 0  # nothing deleted
-    assert grading.next_task(store, world.judge, world.evaluation.id).task_id == task.task_id
+    assert assignment.next_task(store, world.judge, world.evaluation.id).task_id == task.task_id
 
 
 def test_a_retried_batch_counts_nothing_twice(store, world):
-    tasks = grading.next_tasks(store, world.judge, world.evaluation.id, n=3)
+    tasks = assignment.next_tasks(store, world.judge, world.evaluation.id, n=3)
     given = [GradeInput(t.task_id, 2) for t in tasks] + [GradeInput(10**6, 1),
                                                           GradeInput(tasks[0].task_id, 9)]
     first = grading.submit_batch(store, world.judge, world.evaluation.id, "b-1", given)
@@ -149,9 +149,9 @@ def test_a_retried_batch_counts_nothing_twice(store, world):
 
 
 def test_grades_are_reused_by_another_evaluation_of_the_same_queries(store, world):
-    for t in grading.next_tasks(store, world.judge, world.evaluation.id, n=500):
+    for t in assignment.next_tasks(store, world.judge, world.evaluation.id, n=500):
         grading.submit_grade(store, world.judge, GradeInput(t.task_id, 1))
-    for t in grading.next_tasks(store, world.judge2, world.evaluation.id, n=500):
+    for t in assignment.next_tasks(store, world.judge2, world.evaluation.id, n=500):
         grading.submit_grade(store, world.judge2, GradeInput(t.task_id, 2))
     spec = evaluations.EvaluationSpec(name="tuned", query_set_id=world.query_set.id,
                                       endpoint_id=world.tuned.id, grades_wanted=2, depth=5,
@@ -168,7 +168,7 @@ def test_many_graders_at_once_never_exceed_the_limit(store, world):
     judges = [accounts.create_user(store, f"j{i}", "judge", "p" * 8) for i in range(6)]
     for j in judges:
         projects.add_member(store, world.curator, world.project.id, j.name, "judge")
-    task = grading.next_task(store, world.judge, world.evaluation.id)
+    task = assignment.next_task(store, world.judge, world.evaluation.id)
     start = threading.Barrier(len(judges))
     outcomes: list[str] = []
 
@@ -192,9 +192,9 @@ def test_many_graders_at_once_never_exceed_the_limit(store, world):
 def test_roles_and_projects(store, world):
     with pytest.raises(ForbiddenError):
         evaluations.run_evaluation(store, world.judge, world.evaluation.id)
-    for call in (lambda: grading.next_task(store, world.outsider, world.evaluation.id),
+    for call in (lambda: assignment.next_task(store, world.outsider, world.evaluation.id),
                  lambda: evaluations.get_evaluation(store, world.outsider, world.evaluation.id),
-                 lambda: grading.task_view(store, world.judge, _other_task(store, world))):
+                 lambda: assignment.task_view(store, world.judge, _other_task(store, world))):
         with pytest.raises(NotFoundError):
             call()
     with pytest.raises(ForbiddenError):
@@ -208,12 +208,12 @@ def _other_task(store, world) -> int:
 
 
 def test_moving_on_without_grading_releases_the_lease(store, world):
-    first = grading.next_task(store, world.judge, world.evaluation.id)
-    grading.next_task(store, world.judge2, world.evaluation.id)  # both slots held
-    assert grading.next_task(store, world.judge3, world.evaluation.id).task_id != first.task_id
-    grading.release(store, world.judge, first.task_id)
+    first = assignment.next_task(store, world.judge, world.evaluation.id)
+    assignment.next_task(store, world.judge2, world.evaluation.id)  # both slots held
+    assert assignment.next_task(store, world.judge3, world.evaluation.id).task_id != first.task_id
+    assignment.release(store, world.judge, first.task_id)
     with store.read() as s:
         assert s.scalar(select(func.count(Lease.id)).where(Lease.task_id == first.task_id)) == 1
     # judge3's own lease on another task keeps; the freed slot is now theirs to take
-    offered = grading.next_tasks(store, world.judge3, world.evaluation.id, n=500)
+    offered = assignment.next_tasks(store, world.judge3, world.evaluation.id, n=500)
     assert first.task_id in {t.task_id for t in offered}

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
+from tests.judge.conftest import ScriptedServer
 
-from rankscope.services import accounts, evaluations, grading
+from rankscope.services import accounts, assignment, evaluations, grading, llm_judges
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, PG_URL, STANDIN, drop_pg_database, fresh_pg_database, make_world
@@ -30,6 +31,13 @@ class Site:
     second: Any
     tokens: dict[str, str]
     cookies: dict[str, dict[str, str]]
+    llm: ScriptedServer
+
+    def judge(self) -> int:
+        """A fresh LLM judge on the first evaluation (asks the scripted local server)."""
+        made = llm_judges.attach_judge(self.store, self.w.curator, self.w.evaluation.id,
+                                       llm_judges.JudgeSpec(self.llm.url, "m", max_calls=2))
+        return int(made["id"])
 
     def client(self, who: str | None, api: bool) -> TestClient:
         client = TestClient(self.app, base_url="http://testserver", follow_redirects=False)
@@ -41,12 +49,13 @@ class Site:
         return client
 
     def task(self, evaluation_id: int | None = None) -> int:
-        found = grading.next_task(self.store, self.w.admin, evaluation_id or self.w.evaluation.id)
+        found = assignment.next_task(self.store, self.w.admin,
+                                     evaluation_id or self.w.evaluation.id)
         return found.task_id
 
     def dispute(self) -> dict[str, Any]:
         """A result two judges grade differently: something to adjudicate."""
-        t = grading.next_task(self.store, self.w.judge, self.w.evaluation.id)
+        t = assignment.next_task(self.store, self.w.judge, self.w.evaluation.id)
         grading.submit_grade(self.store, self.w.judge, GradeInput(t.task_id, 0))
         grading.submit_grade(self.store, self.w.judge2, GradeInput(t.task_id, 3))
         return {"query_id": t.query_id, "doc_id": t.doc_id, "value": 2}
@@ -76,6 +85,7 @@ def site(request, tmp_path_factory):
     for f in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv"):
         shutil.copy(STANDIN / f, data / f)
     store = open_app_store(url)
+    llm = ScriptedServer()
     try:
         w = make_world(store, data)
         second = evaluations.create_evaluation(
@@ -93,8 +103,9 @@ def site(request, tmp_path_factory):
                                                  "password": PASSWORD})
             assert answer.status_code == 303
             cookies[who] = dict(client.cookies)
-        yield Site(app, store, w, second, tokens, cookies)
+        yield Site(app, store, w, second, tokens, cookies, llm)
     finally:
+        llm.stop()
         store.close()
         if name:
             drop_pg_database(name)
@@ -197,6 +208,18 @@ ROUTES = [
     _r("POST", "/evaluations/{evaluation_id}/import", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/import", "files": {"file": ("g.csv", GRADES)},
         "data": {"format": "grades"}}, ok=200),
+    _r("GET", "/account", "judge", False, lambda s: {"url": "/account"}),
+    _r("GET", "/evaluations/{evaluation_id}/llm", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/llm"}),
+    _r("POST", "/evaluations/{evaluation_id}/llm", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/llm", "data": {"endpoint": s.llm.url, "model": "m",
+                                                     "max_calls": "2"}}),
+    _r("POST", "/llm-judges/{judge_id}/run", "curator", True, lambda s: {
+        "url": f"/llm-judges/{s.judge()}/run"}),
+    _r("POST", "/llm-judges/{judge_id}/counts", "curator", True, lambda s: {
+        "url": f"/llm-judges/{s.judge()}/counts", "data": {"counts": "no"}}),
+    _r("GET", "/llm-judges/{judge_id}/status", "curator", True, lambda s: {
+        "url": f"/llm-judges/{s.judge()}/status"}),
     _r("GET", "/api/docs", "anyone", False, lambda s: {"url": "/api/docs"}),
     # the API
     _r("GET", "/api/v1/me", "judge", False, lambda s: {"url": "/api/v1/me"}),
@@ -251,6 +274,19 @@ ROUTES = [
        lambda s: {"url": f"/api/v1/evaluations/{E(s)}/exports/run.txt"}),
     _r("POST", "/api/v1/evaluations/{evaluation_id}/imports", "curator", True, lambda s: {
         "url": f"/api/v1/evaluations/{E(s)}/imports?filename=g.csv", "content": GRADES}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/progress", "judge", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/progress"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/exports", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/exports"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/llm-judges", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/llm-judges"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/llm-judges", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/llm-judges", "json": {
+            "endpoint": s.llm.url, "model": "m", "max_calls": 2}}, ok=201),
+    _r("POST", "/api/v1/llm-judges/{judge_id}/run", "curator", True, lambda s: {
+        "url": f"/api/v1/llm-judges/{s.judge()}/run"}),
+    _r("POST", "/api/v1/llm-judges/{judge_id}/counts", "curator", True, lambda s: {
+        "url": f"/api/v1/llm-judges/{s.judge()}/counts?counts=false"}),
     _r("GET", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users"}),
     _r("POST", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users", "json": {
         "name": "apinew", "role": "judge", "password": PASSWORD}}, ok=201),
@@ -388,7 +424,7 @@ def test_the_grading_page_is_keyboard_first(site):
                     'src="/static/htmx.min.js"'):
         assert element in html
     script = site.client(None, api=False).get("/static/app.js")
-    assert script.status_code == 200 and len(script.content) < 4096
+    assert script.status_code == 200 and len(script.content) < 10_000  # "a few kB" of own JS
     assert site.client(None, api=False).get("/static/htmx.min.js").status_code == 200
     assert site.client(None, api=False).get("/static/htmx.LICENSE.txt").status_code == 200
 

@@ -10,7 +10,7 @@ from rankscope.store.models import utcnow
 
 APP_TABLES = {"users", "user_sessions", "api_tokens", "memberships", "raters", "evaluations",
               "evaluation_snapshots", "items", "grades", "tasks", "leases", "deferrals",
-              "adjudications", "grade_batches"}
+              "adjudications", "grade_batches", "llm_judges"}
 
 
 def test_a_snapshot_store_of_revision_0001_is_upgraded_in_place(db_url):
@@ -35,7 +35,7 @@ def test_a_snapshot_store_of_revision_0001_is_upgraded_in_place(db_url):
             assert con.execute(sa.text("SELECT name, toml FROM endpoints")).all() == [
                 ("ep", None)]
             assert con.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() \
-                == "0002"
+                == "0003"  # the newest revision (0003: LLM judges)
         downgrade(store.engine, "0001")
         assert not APP_TABLES & set(sa.inspect(store.engine).get_table_names())
         with store.engine.connect() as con:  # the snapshot store's data survived both ways

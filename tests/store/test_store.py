@@ -31,7 +31,9 @@ TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapsh
           # the judging app's (migration 0002)
           "users", "user_sessions", "api_tokens", "memberships", "raters", "evaluations",
           "evaluation_snapshots", "items", "grades", "tasks", "leases", "deferrals",
-          "adjudications", "grade_batches"}
+          "adjudications", "grade_batches",
+          # LLM judges of evaluations (migration 0003)
+          "llm_judges"}
 
 
 def tables(engine) -> set[str]:

@@ -20,11 +20,15 @@ from rankscope.app.core import ApiActor, render, settings_of
 from rankscope.errors import ForbiddenError
 from rankscope.services import (
     accounts,
+    adjudication,
+    assignment,
     catalog,
+    comparison,
     dashboards,
     evaluations,
     exchange,
     grading,
+    llm_judges,
     projects,
 )
 
@@ -112,6 +116,17 @@ class AdjudicationIn(BaseModel):
     doc_id: str
     value: float
     note: str | None = None
+
+
+class JudgeIn(BaseModel):
+    """An LLM judge to attach: endpoint, model, the API key's environment variable."""
+
+    endpoint: str
+    model: str
+    api_key_env: str | None = None
+    max_calls: int = 200
+    counts: bool = False
+    name: str | None = None
 
 
 class UserIn(BaseModel):
@@ -231,15 +246,16 @@ def evaluation_run(request: Request, actor: ApiActor, evaluation_id: int) -> dic
 
 @router.get("/evaluations/{evaluation_id}/tasks/next")
 def tasks_next(request: Request, actor: ApiActor, evaluation_id: int,
-               n: Annotated[int, Query(ge=1, le=grading.MAX_BATCH)] = 1) -> list[dict[str, Any]]:
+               n: Annotated[int, Query(ge=1, le=assignment.MAX_BATCH)] = 1) -> list[dict[str, Any]]:
     """Lease up to ``n`` tasks to the caller (an empty list: nothing left for them)."""
-    return [t.to_dict() for t in grading.next_tasks(_store(request), actor, evaluation_id, n)]
+    return [t.to_dict() for t in assignment.next_tasks(_store(request), actor, evaluation_id,
+                                                       n)]
 
 
 @router.get("/tasks/{task_id}")
 def task_get(request: Request, actor: ApiActor, task_id: int) -> dict[str, Any]:
     """One task as the caller sees it (never another grader's grade)."""
-    return grading.task_view(_store(request), actor, task_id, lease=False).to_dict()
+    return assignment.task_view(_store(request), actor, task_id, hold=False).to_dict()
 
 
 @router.post("/evaluations/{evaluation_id}/grades")
@@ -279,42 +295,89 @@ def coverage(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str,
 @router.get("/evaluations/{evaluation_id}/agreement")
 def agreement(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
     """Agreement between graders, per query, and each grader against the consensus."""
-    return dashboards.agreement_report(_store(request), actor, evaluation_id)
+    return adjudication.agreement_report(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/disagreements")
 def disagreements(request: Request, actor: ApiActor,
                   evaluation_id: int) -> list[dict[str, Any]]:
     """Results whose graders disagree, widest spread first."""
-    return dashboards.disagreements(_store(request), actor, evaluation_id)
+    return adjudication.disagreements(_store(request), actor, evaluation_id)
 
 
 @router.post("/evaluations/{evaluation_id}/adjudications", status_code=201)
 def adjudicate(request: Request, actor: ApiActor, evaluation_id: int,
                body: AdjudicationIn) -> dict[str, Any]:
     """Settle a result's grade (the graders' grades stay, superseded)."""
-    return dashboards.adjudicate(_store(request), actor, evaluation_id, body.query_id,
+    return adjudication.adjudicate(_store(request), actor, evaluation_id, body.query_id,
                                  body.doc_id, body.value, body.note)
 
 
 @router.get("/evaluations/{evaluation_id}/history")
-def history(request: Request, actor: ApiActor, evaluation_id: int) -> list[dict[str, Any]]:
-    """The evaluations of the same query set and endpoint, with their means."""
-    return dashboards.history(_store(request), actor, evaluation_id)
+def history(request: Request, actor: ApiActor, evaluation_id: int,
+            scope: str = "endpoint") -> list[dict[str, Any]]:
+    """Evaluations of the same query set and endpoint (``scope=query_set``: any endpoint)."""
+    return comparison.history(_store(request), actor, evaluation_id, scope)
 
 
 @router.get("/evaluations/{evaluation_id}/compare")
 def compare(request: Request, actor: ApiActor, evaluation_id: int,
-            baseline: int | None = None) -> dict[str, Any]:
-    """Against the baseline: deltas, paired t-test with Holm's correction, RBO."""
-    return dashboards.compare_with_baseline(_store(request), actor, evaluation_id, baseline)
+            baseline: int | None = None, test: str = "t",
+            correction: str = "holm") -> dict[str, Any]:
+    """Against the baseline: deltas, a paired test with a correction, RBO, per-query deltas."""
+    return comparison.compare_with_baseline(_store(request), actor, evaluation_id, baseline,
+                                            test=test, correction=correction)
+
+
+@router.get("/evaluations/{evaluation_id}/progress")
+def progress(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, int]:
+    """What is done and left, for the caller and for the evaluation."""
+    return assignment.progress(_store(request), actor, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/exports")
+def export_list(request: Request, actor: ApiActor, evaluation_id: int) -> list[str]:
+    """The names of the evaluation's exports (one qrels file per scale its metrics use)."""
+    return exchange.exports_of(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/exports/{name}")
-def export(request: Request, actor: ApiActor, evaluation_id: int, name: str) -> Response:
-    """An export: grades.csv|tsv|jsonl, qrels.txt, run.txt, quepid.csv, rre.json, queries.tsv."""
-    body, media = exchange.export(_store(request), actor, evaluation_id, name)
+def export(request: Request, actor: ApiActor, evaluation_id: int, name: str,
+           limit: int | None = None) -> Response:
+    """An export: grades.csv|tsv|jsonl, qrels.txt, qrels-SCALE.txt, run.txt, quepid.csv,
+    rre.json, queries.tsv, holes.csv (``limit``: the next N)."""
+    body, media = exchange.export(_store(request), actor, evaluation_id, name, limit=limit)
     return Response(body, media_type=media)
+
+
+@router.get("/evaluations/{evaluation_id}/llm-judges")
+def judge_list(request: Request, actor: ApiActor, evaluation_id: int) -> list[dict[str, Any]]:
+    """The evaluation's LLM judges (curators)."""
+    return llm_judges.list_judges(_store(request), actor, evaluation_id)
+
+
+@router.post("/evaluations/{evaluation_id}/llm-judges", status_code=201)
+def judge_attach(request: Request, actor: ApiActor, evaluation_id: int,
+                 body: JudgeIn) -> dict[str, Any]:
+    """Attach an LLM judge (an OpenAI-compatible endpoint; the key by variable name)."""
+    return llm_judges.attach_judge(_store(request), actor, evaluation_id,
+                                   llm_judges.JudgeSpec(**body.model_dump()))
+
+
+@router.post("/llm-judges/{judge_id}/run")
+def judge_run(request: Request, actor: ApiActor, judge_id: int) -> dict[str, Any]:
+    """Run the judge on the open tasks (answers when done, with what the run did)."""
+    from rankscope.app.pages_llm import CACHE_FILE
+
+    return llm_judges.run_judge(_store(request), actor, judge_id,
+                                cache=settings_of(request).data_dir / CACHE_FILE)
+
+
+@router.post("/llm-judges/{judge_id}/counts")
+def judge_counts(request: Request, actor: ApiActor, judge_id: int,
+                 counts: bool) -> dict[str, Any]:
+    """Let the judge's grades count toward the grades wanted and the metrics, or not."""
+    return llm_judges.set_counts(_store(request), actor, judge_id, counts)
 
 
 @router.post("/evaluations/{evaluation_id}/imports")

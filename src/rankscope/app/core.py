@@ -1,7 +1,8 @@
 """The application object: settings, templates, who is asking, errors as HTTP answers.
 
 Routes live in :mod:`rankscope.app.pages`, :mod:`rankscope.app.pages_grading`,
-:mod:`rankscope.app.pages_dashboards` and :mod:`rankscope.app.api`; each is a
+:mod:`rankscope.app.pages_dashboards`, :mod:`rankscope.app.pages_llm` and
+:mod:`rankscope.app.api`; each is a
 few lines over a service. Errors raised by the services become answers
 here, once: :class:`~rankscope.errors.AuthError` 401 (a page redirects to
 ``/login``), :class:`~rankscope.errors.ForbiddenError` 403,
@@ -180,7 +181,7 @@ def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | No
     max_upload : int
         The largest request body accepted (bytes).
     """
-    from rankscope.app import api, pages, pages_dashboards, pages_grading
+    from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
 
     app = FastAPI(title="rankscope", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json",
@@ -192,7 +193,7 @@ def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | No
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     app.add_exception_handler(RankscopeError, _error)
     app.add_exception_handler(LoginRequired, _login_redirect)
-    for module in (pages, pages_grading, pages_dashboards, api):
+    for module in (pages, pages_grading, pages_dashboards, pages_llm, api):
         app.include_router(module.router)
     app.include_router(api.docs_router)
     # outermost first: refuse oversized bodies, then cross-origin writes

@@ -189,14 +189,28 @@ def evaluation_create(
     return RedirectResponse(f"/evaluations/{view.id}", status_code=303)
 
 
+def _users_context(request: Request, actor: accounts.Actor,
+                   new_token: str | None = None, token_for: str | None = None) -> dict[str, object]:
+    store = settings_of(request).store
+    tokens = accounts.list_tokens(store, None if actor.is_admin else actor.user_id)
+    by_user: dict[str, list[accounts.TokenInfo]] = {}
+    for t in tokens:
+        by_user.setdefault(t.user, []).append(t)
+    return {"users": accounts.list_users(store) if actor.is_admin else [],
+            "tokens": tokens, "by_user": by_user, "new_token": new_token,
+            "token_for": token_for}
+
+
 @router.get("/admin/users", response_class=HTMLResponse)
-def users_page(request: Request, actor: PageActor, token: str | None = None) -> Response:
+def users_page(request: Request, actor: PageActor) -> Response:
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
-    store = settings_of(request).store
-    return render(request, "users.html", {"users": accounts.list_users(store),
-                                          "tokens": accounts.list_tokens(store),
-                                          "new_token": None}, actor=actor)
+    return render(request, "users.html", _users_context(request, actor), actor=actor)
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account_page(request: Request, actor: PageActor) -> Response:
+    return render(request, "account.html", _users_context(request, actor), actor=actor)
 
 
 @router.post("/admin/users")
@@ -214,6 +228,8 @@ def user_update(request: Request, actor: PageActor, user_id: int,
                 password: Annotated[str, Form()] = "") -> Response:
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
+    if user_id == actor.user_id and (active == "no" or role not in ("", "admin")):
+        raise ForbiddenError("an admin cannot deactivate or demote themselves")
     accounts.update_user(settings_of(request).store, user_id, role=role or None,
                          active={"yes": True, "no": False}.get(active),
                          password=password or None)
@@ -221,20 +237,19 @@ def user_update(request: Request, actor: PageActor, user_id: int,
 
 
 @router.post("/admin/tokens", response_class=HTMLResponse)
-def token_create(request: Request, actor: PageActor, user: Annotated[str, Form()],
+def token_create(request: Request, actor: PageActor, user: Annotated[str, Form()] = "",
                  name: Annotated[str, Form()] = "api") -> Response:
+    user = user.strip() or actor.name
     if not actor.is_admin and user != actor.name:
         raise ForbiddenError("only admins make tokens for others")
-    store = settings_of(request).store
-    secret = accounts.create_token(store, user, name)
-    template = "users.html" if actor.is_admin else "token.html"
-    context = {"users": accounts.list_users(store) if actor.is_admin else [],
-               "tokens": accounts.list_tokens(store, None if actor.is_admin else actor.user_id),
-               "new_token": secret}
-    return render(request, template, context, actor=actor)
+    secret = accounts.create_token(settings_of(request).store, user, name.strip() or "api")
+    template = "users.html" if actor.is_admin and user != actor.name else "account.html"
+    return render(request, template, _users_context(request, actor, secret, user), actor=actor)
 
 
 @router.post("/admin/tokens/{token_id}/revoke")
-def token_revoke(request: Request, actor: PageActor, token_id: int) -> Response:
+def token_revoke(request: Request, actor: PageActor, token_id: int,
+                 back: Annotated[str, Form()] = "") -> Response:
     accounts.revoke_token(settings_of(request).store, token_id, actor)
-    return RedirectResponse("/admin/users" if actor.is_admin else "/projects", status_code=303)
+    target = "/admin/users" if actor.is_admin and back != "/account" else "/account"
+    return RedirectResponse(target, status_code=303)

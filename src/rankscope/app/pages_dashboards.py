@@ -6,14 +6,23 @@ import contextlib
 import threading
 from typing import Annotated
 
-from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi import APIRouter, File, Form, Request
+from fastapi import UploadFile as Upload
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
 from rankscope.app.core import PageActor, render, settings_of
-from rankscope.app.svg import line_chart
-from rankscope.errors import InputError
-from rankscope.services import dashboards, evaluations, exchange, projects
+from rankscope.app.svg import delta_bars, line_chart
+from rankscope.errors import ForbiddenError, InputError, OptionError, RankscopeError
+from rankscope.services import (
+    adjudication,
+    assignment,
+    comparison,
+    dashboards,
+    evaluations,
+    exchange,
+    projects,
+)
 from rankscope.services.accounts import Actor
 
 __all__ = ["router"]
@@ -34,8 +43,10 @@ def evaluation_page(request: Request, actor: PageActor, evaluation_id: int) -> R
     others = [e for e in evaluations.list_evaluations(store, actor, ev.project_id)
               if e.id != ev.id] if curate else []
     return render(request, "evaluation.html", {
-        "evaluation": ev, "can_curate": curate, "others": others,
-        "exports": list(exchange.EXPORTS), "imports": exchange.IMPORTS}, actor=actor)
+        "evaluation": ev, "can_curate": curate, "others": others, "tab": "overview",
+        "progress": assignment.progress(store, actor, evaluation_id),
+        "exports": exchange.exports_of(store, actor, evaluation_id) if curate else [],
+        "imports": exchange.IMPORTS}, actor=actor)
 
 
 @router.get("/evaluations/{evaluation_id}/status", response_class=HTMLResponse)
@@ -49,8 +60,6 @@ def evaluation_run(request: Request, actor: PageActor, evaluation_id: int) -> Re
     settings = settings_of(request)
     ev = evaluations.get_evaluation(settings.store, actor, evaluation_id)
     if not _can_curate(request, actor, ev.project_id):
-        from rankscope.errors import ForbiddenError
-
         raise ForbiddenError("only curators run evaluations")
     running = settings.runs.get(evaluation_id)
     if running is None or not running.is_alive():
@@ -78,10 +87,11 @@ def evaluation_settings(request: Request, actor: PageActor, evaluation_id: int,
     return RedirectResponse(f"/evaluations/{evaluation_id}", status_code=303)
 
 
-def _dashboard(request: Request, actor: Actor, evaluation_id: int, name: str,
+def _dashboard(request: Request, actor: Actor, evaluation_id: int, name: str, tab: str,
                **context: object) -> Response:
     ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
-    return render(request, name, {"evaluation": ev, **context}, actor=actor)
+    return render(request, name, {"evaluation": ev, "tab": tab, "can_curate": True, **context},
+                  actor=actor)
 
 
 @router.get("/evaluations/{evaluation_id}/metrics", response_class=HTMLResponse)
@@ -89,7 +99,7 @@ def metrics_page(request: Request, actor: PageActor, evaluation_id: int) -> Resp
     store = settings_of(request).store
     report = dashboards.metrics_report(store, actor, evaluation_id)
     coverage = dashboards.coverage_report(store, actor, evaluation_id)
-    return _dashboard(request, actor, evaluation_id, "metrics.html", report=report,
+    return _dashboard(request, actor, evaluation_id, "metrics.html", "metrics", report=report,
                       coverage=coverage)
 
 
@@ -97,65 +107,114 @@ def metrics_page(request: Request, actor: PageActor, evaluation_id: int) -> Resp
 def drill_page(request: Request, actor: PageActor, evaluation_id: int,
                query_id: str) -> Response:
     found = dashboards.drill_down(settings_of(request).store, actor, evaluation_id, query_id)
-    return _dashboard(request, actor, evaluation_id, "drill.html", drill=found)
+    return _dashboard(request, actor, evaluation_id, "drill.html", "metrics", drill=found)
 
 
 @router.get("/evaluations/{evaluation_id}/coverage", response_class=HTMLResponse)
 def coverage_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
     report = dashboards.coverage_report(settings_of(request).store, actor, evaluation_id)
-    return _dashboard(request, actor, evaluation_id, "coverage.html", coverage=report)
+    return _dashboard(request, actor, evaluation_id, "coverage.html", "coverage",
+                      coverage=report)
 
 
 @router.get("/evaluations/{evaluation_id}/agreement", response_class=HTMLResponse)
 def agreement_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
-    report = dashboards.agreement_report(settings_of(request).store, actor, evaluation_id)
-    return _dashboard(request, actor, evaluation_id, "agreement.html", agreement=report)
+    report = adjudication.agreement_report(settings_of(request).store, actor, evaluation_id)
+    return _dashboard(request, actor, evaluation_id, "agreement.html", "agreement",
+                      agreement=report)
 
 
 @router.get("/evaluations/{evaluation_id}/disagreements", response_class=HTMLResponse)
-def disagreements_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
-    found = dashboards.disagreements(settings_of(request).store, actor, evaluation_id)
-    return _dashboard(request, actor, evaluation_id, "disagreements.html", items=found)
+def disagreements_page(request: Request, actor: PageActor, evaluation_id: int,
+                       message: str | None = None) -> Response:
+    store = settings_of(request).store
+    found = adjudication.disagreements(store, actor, evaluation_id)
+    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    from rankscope.judgments.scales import get_scale
+
+    scale = get_scale(ev.scale)
+    values = list(scale.values) if scale is not None else []
+    return _dashboard(request, actor, evaluation_id, "disagreements.html", "disagreements",
+                      items=found, values=values, message=message,
+                      labels={f"{g:g}": label for g, label in scale.labels} if scale else {})
 
 
 @router.post("/evaluations/{evaluation_id}/adjudicate")
 def adjudicate(request: Request, actor: PageActor, evaluation_id: int,
                query_id: Annotated[str, Form()], doc_id: Annotated[str, Form()],
-               value: Annotated[float, Form()], note: Annotated[str, Form()] = "") -> Response:
-    dashboards.adjudicate(settings_of(request).store, actor, evaluation_id, query_id, doc_id,
-                          value, note or None)
-    return RedirectResponse(f"/evaluations/{evaluation_id}/disagreements", status_code=303)
+               value: Annotated[str, Form()], note: Annotated[str, Form()] = "") -> Response:
+    from urllib.parse import quote
+
+    try:
+        number = float(value)
+    except ValueError:
+        raise OptionError(f"a grade is a number, not {value!r}") from None
+    adjudication.adjudicate(settings_of(request).store, actor, evaluation_id, query_id, doc_id,
+                            number, note or None)
+    message = f"Settled {query_id} / {doc_id} at {number:g}"
+    return RedirectResponse(f"/evaluations/{evaluation_id}/disagreements?message="
+                            + quote(message), status_code=303)
 
 
 @router.get("/evaluations/{evaluation_id}/history", response_class=HTMLResponse)
-def history_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
-    rows = dashboards.history(settings_of(request).store, actor, evaluation_id)
+def history_page(request: Request, actor: PageActor, evaluation_id: int,
+                 scope: str = "endpoint") -> Response:
+    rows = comparison.history(settings_of(request).store, actor, evaluation_id, scope)
     metrics = list(rows[-1]["mean"]) if rows else []
+    for row in rows:
+        metrics += [m for m in row["mean"] if m not in metrics]
     chart = line_chart([f"#{r['evaluation_id']}" for r in rows],
                        {m: [r["mean"].get(m) for r in rows] for m in metrics},
-                       [r["annotation"] for r in rows])
-    return _dashboard(request, actor, evaluation_id, "history.html", rows=rows,
-                      metrics=metrics, chart=Markup(chart))
+                       [r["annotation"] for r in rows], width=880, height=300)
+    return _dashboard(request, actor, evaluation_id, "history.html", "history", rows=rows,
+                      metrics=metrics, chart=Markup(chart), scope=scope)
 
 
 @router.get("/evaluations/{evaluation_id}/compare", response_class=HTMLResponse)
 def compare_page(request: Request, actor: PageActor, evaluation_id: int,
-                 baseline: int | None = None) -> Response:
-    report = dashboards.compare_with_baseline(settings_of(request).store, actor, evaluation_id,
-                                              baseline)
-    return _dashboard(request, actor, evaluation_id, "compare.html", report=report)
+                 baseline: int | None = None, test: str = "t", correction: str = "holm",
+                 metric: str | None = None) -> Response:
+    store = settings_of(request).store
+    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    others = [e for e in evaluations.list_evaluations(store, actor, ev.project_id)
+              if e.id != ev.id]
+    chosen = baseline if baseline is not None else ev.baseline_id
+    report, error = None, None
+    if chosen is not None:
+        try:
+            report = comparison.compare_with_baseline(store, actor, evaluation_id, chosen,
+                                                      test=test, correction=correction)
+        except RankscopeError as exc:
+            if isinstance(exc, ForbiddenError):
+                raise
+            error = str(exc)
+    chart = None
+    shown_metric = None
+    if report and report["metrics"]:
+        labels = [r["metric"] for r in report["metrics"]]
+        shown_metric = metric if metric in labels else labels[0]
+        chart = Markup(delta_bars([q["query_id"] for q in report["per_query"]],
+                                  [q["metrics"][shown_metric]["delta"]
+                                   for q in report["per_query"]],
+                                  title=f"{shown_metric}, this minus the baseline", width=880))
+    return _dashboard(request, actor, evaluation_id, "compare.html", "compare", report=report,
+                      others=others, chosen=chosen, error=error, chart=chart,
+                      shown_metric=shown_metric, test=test, correction=correction,
+                      tests=comparison.TESTS, corrections=comparison.CORRECTIONS)
 
 
 @router.get("/evaluations/{evaluation_id}/export/{name}")
-def export_file(request: Request, actor: PageActor, evaluation_id: int, name: str) -> Response:
-    body, media = exchange.export(settings_of(request).store, actor, evaluation_id, name)
+def export_file(request: Request, actor: PageActor, evaluation_id: int, name: str,
+                limit: int | None = None) -> Response:
+    body, media = exchange.export(settings_of(request).store, actor, evaluation_id, name,
+                                  limit=limit)
     return Response(body, media_type=media, headers={
         "Content-Disposition": f'attachment; filename="evaluation{evaluation_id}-{name}"'})
 
 
 @router.post("/evaluations/{evaluation_id}/import", response_class=HTMLResponse)
 async def import_file(request: Request, actor: PageActor, evaluation_id: int,
-                      file: Annotated[UploadFile, File()],
+                      file: Annotated[Upload, File()],
                       format: Annotated[str, Form()] = "grades",
                       rater: Annotated[str, Form()] = "") -> Response:
     from starlette.concurrency import run_in_threadpool
@@ -166,4 +225,5 @@ async def import_file(request: Request, actor: PageActor, evaluation_id: int,
     summary = await run_in_threadpool(
         exchange.import_grades, settings_of(request).store, actor, evaluation_id, data,
         filename=file.filename or "upload", fmt=format, rater=rater or None)
-    return _dashboard(request, actor, evaluation_id, "imported.html", summary=summary)
+    return _dashboard(request, actor, evaluation_id, "imported.html", "overview",
+                      summary=summary)

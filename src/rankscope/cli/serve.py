@@ -86,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(
                 f"demo ready: sign in at {address}login as {login.admin} / "
                 f"{login.admin_password} (admin) or {login.judge} / {login.judge_password} "
-                f"(judge); evaluation #{login.evaluation_id} is ready to grade\n")
+                f"(judge); evaluation #{login.evaluation_id} is ready to grade\n"
+                f"  #{login.baseline_id}: the baseline, graded by the shipped judgments; "
+                f"#{login.tuned_id}: the tuned endpoint at depth 20, compared with it "
+                "(its holes are to grade)\n")
         sys.stdout.write(f"rankscope serving {address} (database {db}; Ctrl-C stops)\n")
         sys.stdout.flush()
         uvicorn.run(create_app(store, data_dir), host=args.host, port=args.port,

@@ -3,8 +3,21 @@
 Writes the bundled demo collection to a directory, then fills a store with
 an admin and a judge, a project ``demo``, its query set (with the searchers'
 needs), the two embedded endpoints (``demo-baseline``, ``demo-tuned``) and
-one evaluation of the baseline, run and ready to grade (graded scale 0-3,
-two grades per result, the guidelines of the collection).
+three evaluations that tell the story a search team lives:
+
+1. ``baseline``: the baseline endpoint at depth 10, graded completely by the
+   collection's shipped judgments (``qrels.txt``), imported as one rater,
+   :data:`ASSESSOR` (the collection's README says who made them and how);
+2. ``tuned, depth 20``: the tuned endpoint (stemming, title weight 4) at
+   depth 20, compared with the baseline; grades are reused, so its top 10 is
+   mostly graded already and the unjudged results further down (the holes)
+   are its tasks to grade;
+3. ``baseline, second grader``: the baseline again, two grades wanted per
+   result: each has the assessor's, the judge gives the second, and the
+   agreement page compares the two (the history of the baseline endpoint
+   gets its second point).
+
+The judge may grade evaluations 2 and 3; number 3 is the one printed.
 """
 
 from __future__ import annotations
@@ -17,7 +30,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rankscope.store.db import Store
 
-__all__ = ["DemoLogin", "setup_demo"]
+__all__ = ["ASSESSOR", "DemoLogin", "setup_demo"]
+
+ASSESSOR = "demo-assessor"
+"""The rater of the shipped judgments (one assessor: see the demo collection's README)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +46,8 @@ class DemoLogin:
     judge_password: str
     project_id: int
     evaluation_id: int
+    baseline_id: int
+    tuned_id: int
 
 
 def _queries_with_needs(directory: Path) -> str:
@@ -49,11 +67,17 @@ def _queries_with_needs(directory: Path) -> str:
 
 def setup_demo(store: Store, directory: str | Path, *, metrics: tuple[str, ...] = (
         "nDCG@10", "P@5", "RR@10"), grades_wanted: int = 2) -> DemoLogin:
-    """Write the demo collection to ``directory`` and set up the store around it."""
+    """Write the demo collection to ``directory`` and set up the store around it.
+
+    ``evaluation_id`` of the answer is the evaluation ready to grade (the
+    second grader's), ``baseline_id`` the completed baseline, ``tuned_id``
+    the tuned endpoint's evaluation at depth 20 whose holes are to grade.
+    """
     from rankscope.services.accounts import create_user
     from rankscope.services.catalog import import_query_set, save_endpoint
     from rankscope.services.demo import init_demo
     from rankscope.services.evaluations import EvaluationSpec, create_evaluation, run_evaluation
+    from rankscope.services.exchange import import_grades
     from rankscope.services.projects import add_member, create_project
 
     target = Path(directory)
@@ -71,12 +95,27 @@ def setup_demo(store: Store, directory: str | Path, *, metrics: tuple[str, ...] 
         view = save_endpoint(store, admin, project.id,
                              (target / name).read_text(encoding="utf-8"), base_dir=target)
         endpoints[name] = view
-    guidelines = target / "guidelines.md"
-    spec = EvaluationSpec(
-        name="baseline", query_set_id=qs.id, endpoint_id=endpoints["endpoint.toml"].id,
-        scale="graded", grades_wanted=grades_wanted, metrics=metrics, depth=10,
-        guidelines=guidelines.read_text(encoding="utf-8") if guidelines.is_file() else "",
-        annotation="BM25 over title and text, weights 1:1, no stemming")
-    ev = create_evaluation(store, admin, project.id, spec)
-    run_evaluation(store, admin, ev.id)
-    return DemoLogin("admin", admin_password, "judge", judge_password, project.id, ev.id)
+    guidelines_file = target / "guidelines.md"
+    guidelines = guidelines_file.read_text(encoding="utf-8") if guidelines_file.is_file() else ""
+    baseline, tuned = endpoints["endpoint.toml"], endpoints["endpoint_tuned.toml"]
+
+    def evaluation(name: str, endpoint_id: int, *, depth: int, wanted: int, annotation: str,
+                   baseline_id: int | None = None) -> int:
+        spec = EvaluationSpec(
+            name=name, query_set_id=qs.id, endpoint_id=endpoint_id, scale="graded",
+            grades_wanted=wanted, metrics=metrics, depth=depth, guidelines=guidelines,
+            baseline_id=baseline_id, annotation=annotation)
+        made = create_evaluation(store, admin, project.id, spec)
+        run_evaluation(store, admin, made.id)
+        return made.id
+
+    first = evaluation("baseline", baseline.id, depth=10, wanted=1,
+                       annotation="BM25 over title and text, weights 1:1, no stemming")
+    import_grades(store, admin, first, (target / "qrels.txt").read_bytes(),
+                  filename="qrels.txt", fmt="trec", rater=ASSESSOR)
+    tuned_id = evaluation("tuned, depth 20", tuned.id, depth=20, wanted=1, baseline_id=first,
+                          annotation="Porter stemming, title weighted 4x; depth 20")
+    second = evaluation("baseline, second grader", baseline.id, depth=10, wanted=grades_wanted,
+                        annotation="a second grader checks the assessor's grades")
+    return DemoLogin("admin", admin_password, "judge", judge_password, project.id, second,
+                     first, tuned_id)

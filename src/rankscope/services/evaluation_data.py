@@ -14,7 +14,10 @@ command for an evaluation).
 
 Which grades: every active grade on the evaluation's scale of an item of
 the project whose query is one of the query set's (grades are shared
-between evaluations), under the query id the set gives that query.
+between evaluations), under the query id the set gives that query. Grades
+of raters that do not count (an LLM judge the curator keeps apart) are kept
+aside in :attr:`EvaluationData.advisory`: shown and compared with the
+others, never aggregated.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EvaluationData",
     "evaluate_command",
+    "grade_details",
     "load_data",
     "run_lines_of",
     "strategy_map",
@@ -67,6 +71,11 @@ class EvaluationData:
     evaluation_id: int
     snapshot_id: int | None
     judgments: Judgments
+    """The counted grades: what is aggregated and exported."""
+    advisory: Judgments
+    """Grades of raters that do not count (same columns), for comparison only."""
+    rater_kinds: dict[str, str]
+    """Rater name -> ``person``, ``import`` or ``llm``, for every rater in either table."""
     run: Run
     run_lines: list[str]
     queries: list[dict[str, Any]]
@@ -133,23 +142,56 @@ def _run_from_lines(lines: list[str], name: str) -> Run:
     return Run(frame, name=name, source=name)
 
 
-def _judgments(session: Session, ev: Evaluation,
-               queries: list[dict[str, Any]]) -> Judgments:
+def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]]
+               ) -> tuple[Judgments, Judgments, dict[str, str]]:
     from rankscope.judgments.table import Judgments
 
     ids_of: dict[str, list[str]] = {}
     for q in queries:
         ids_of.setdefault(query_key(q["text"], q["params"]), []).append(q["query_id"])
     rows = session.execute(
-        select(Item.query_key, Item.doc_id, Rater.name, Grade.value)
+        select(Item.query_key, Item.doc_id, Rater.name, Grade.value, Rater.counts, Rater.kind)
         .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
         .where(Item.project_id == ev.project_id, Grade.active, Grade.scale == ev.scale,
                Item.query_key.in_(list(ids_of)) if ids_of else Item.id < 0)
         .order_by(Item.id, Rater.name)).all()
-    records = [(qid, doc, rater, value) for key, doc, rater, value in rows
-               for qid in ids_of.get(key, [])]
-    frame = pl.DataFrame(records, schema=_JUDGMENT_SCHEMA, orient="row")
-    return Judgments(frame, source=f"evaluation #{ev.id}", scale=ev.scale)
+    counted: list[tuple[str, str, str, float | None]] = []
+    apart: list[tuple[str, str, str, float | None]] = []
+    kinds: dict[str, str] = {}
+    for key, doc, rater, value, counts, kind in rows:
+        kinds[rater] = kind
+        target = counted if counts else apart
+        target.extend((qid, doc, rater, value) for qid in ids_of.get(key, []))
+    source = f"evaluation #{ev.id}"
+    return (Judgments(pl.DataFrame(counted, schema=_JUDGMENT_SCHEMA, orient="row"),
+                      source=source, scale=ev.scale),
+            Judgments(pl.DataFrame(apart, schema=_JUDGMENT_SCHEMA, orient="row"),
+                      source=source, scale=ev.scale),
+            kinds)
+
+
+def grade_details(session: Session, ev: Evaluation,
+                  keys: list[str]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Every active grade on the evaluation's scale of the items of these query keys.
+
+    ``{(query key, doc id): [{"rater", "kind", "counts", "value", "reason",
+    "explanation", "source", "created_at"}, ...]}``, raters by name.
+    """
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    if not keys:
+        return out
+    rows = session.execute(
+        select(Item.query_key, Item.doc_id, Rater.name, Rater.kind, Rater.counts, Grade)
+        .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
+        .where(Item.project_id == ev.project_id, Item.query_key.in_(keys), Grade.active,
+               Grade.scale == ev.scale)
+        .order_by(Item.id, Rater.name)).all()
+    for key, doc, rater, kind, counts, grade in rows:
+        out.setdefault((key, doc), []).append({
+            "rater": rater, "kind": kind, "counts": bool(counts), "value": grade.value,
+            "reason": grade.reason, "explanation": grade.explanation, "source": grade.source,
+            "created_at": grade.created_at.isoformat()})
+    return out
 
 
 def load_data(session: Session, ev: Evaluation) -> EvaluationData:
@@ -165,8 +207,10 @@ def load_data(session: Session, ev: Evaluation) -> EvaluationData:
         lines, hits = [], pl.DataFrame(schema={
             "query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String, "score": pl.Float64,
             "title": pl.String, "snippet": pl.String, "url": pl.String})
+    judgments, advisory, kinds = _judgments(session, ev, queries)
     return EvaluationData(
-        evaluation_id=ev.id, snapshot_id=snapshot_id, judgments=_judgments(session, ev, queries),
+        evaluation_id=ev.id, snapshot_id=snapshot_id, judgments=judgments, advisory=advisory,
+        rater_kinds=kinds,
         run=_run_from_lines(lines, "_".join(tag.split()) or "rankscope"), run_lines=lines,
         queries=queries, hits=hits, scale=ev.scale, strategy=strategy_map(ev),
         transforms=dict(ev.transforms), metrics=list(ev.metrics), unjudged=unjudged_of(ev),

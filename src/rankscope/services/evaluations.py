@@ -23,10 +23,17 @@ from sqlalchemy import func, select
 from rankscope.errors import NotFoundError, OptionError, RankscopeError
 from rankscope.store.models import Endpoint, Project, Query, QuerySet, SnapshotHit, SnapshotQuery
 from rankscope.store.models import utcnow as _now
-from rankscope.store.models_app import Evaluation, EvaluationSnapshot, Grade, Item, Task
+from rankscope.store.models_app import (
+    Evaluation,
+    EvaluationSnapshot,
+    Grade,
+    Item,
+    Rater,
+    Task,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from sqlalchemy.orm import Session
 
@@ -38,6 +45,7 @@ __all__ = [
     "EvaluationSpec",
     "EvaluationView",
     "create_evaluation",
+    "ensure_items",
     "evaluation_row",
     "get_evaluation",
     "latest_snapshot_id",
@@ -69,6 +77,52 @@ def query_key(text: str, params: Mapping[str, Any] | None = None) -> str:
         key += "\x1f" + json.dumps(dict(params), sort_keys=True, separators=(",", ":"),
                                    ensure_ascii=False)
     return key
+
+
+def ensure_items(session: Session, project_id: int,
+                 wanted: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], int]:
+    """The ids of the project's items ``(query key, query text, doc id)``, made when missing.
+
+    Missing items are inserted with ``INSERT ... ON CONFLICT DO NOTHING`` and
+    then read back, so two transactions adding the same item at once (two
+    runs, a run and an import) both succeed on PostgreSQL: the second waits
+    for the first and takes its row. Returns ``{(query key, doc id): item id}``.
+    """
+    rows = {(key, doc): text for key, text, doc in wanted}
+    if not rows:
+        return {}
+    found = _item_ids(session, project_id, list(rows))
+    missing = [k for k in rows if k not in found]
+    if missing:
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+        now = _now()
+        for start in range(0, len(missing), 500):
+            chunk = missing[start:start + 500]
+            session.execute(dialect.insert(Item).values([
+                {"project_id": project_id, "query_key": key, "query_text": rows[(key, doc)],
+                 "doc_id": doc, "created_at": now} for key, doc in chunk])
+                .on_conflict_do_nothing(index_elements=["project_id", "query_key", "doc_id"]))
+        found.update(_item_ids(session, project_id, missing))
+    return found
+
+
+def _item_ids(session: Session, project_id: int,
+              keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    by_key: dict[str, set[str]] = {}
+    for key, doc in keys:
+        by_key.setdefault(key, set()).add(doc)
+    names = list(by_key)
+    for start in range(0, len(names), 200):
+        chunk = names[start:start + 200]
+        for item_id, key, doc in session.execute(
+                select(Item.id, Item.query_key, Item.doc_id)
+                .where(Item.project_id == project_id, Item.query_key.in_(chunk))):
+            if doc in by_key[key]:
+                out[(key, doc)] = int(item_id)
+    return out
 
 
 @dataclass(frozen=True)
@@ -305,29 +359,24 @@ def _create_tasks(session: Session, ev: Evaluation, snapshot_id: int) -> dict[st
         .join(SnapshotHit, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
         .where(SnapshotQuery.snapshot_id == snapshot_id)
         .order_by(Query.position, SnapshotHit.rank)).all()
-    items = {(i.query_key, i.doc_id): i for i in session.scalars(
-        select(Item).where(Item.project_id == ev.project_id))}
+    keyed = [(query_row, query_key(text, params), text, doc_id, rank)
+             for query_row, text, params, doc_id, rank in rows]
+    items = ensure_items(session, ev.project_id, [(k, t, d) for _, k, t, d, _ in keyed])
     tasks = {t.item_id: t for t in session.scalars(select(Task).where(
         Task.evaluation_id == ev.id))}
     now = _now()
-    for query_row, text, params, doc_id, rank in rows:
-        key = query_key(text, params)
-        item = items.get((key, doc_id))
-        if item is None:
-            item = Item(project_id=ev.project_id, query_key=key, query_text=text, doc_id=doc_id,
-                        created_at=now)
-            session.add(item)
-            session.flush()
-            items[(key, doc_id)] = item
-        if item.id not in tasks:  # a query text twice in the set: its first place counts
-            task = Task(evaluation_id=ev.id, item_id=item.id, query_row_id=query_row,
+    for query_row, key, _, doc_id, rank in keyed:
+        item_id = items[(key, doc_id)]
+        if item_id not in tasks:  # a query text twice in the set: its first place counts
+            task = Task(evaluation_id=ev.id, item_id=item_id, query_row_id=query_row,
                         position=rank, grades_wanted=ev.grades_wanted, created_at=now)
             session.add(task)
-            tasks[item.id] = task
+            tasks[item_id] = task
     session.flush()
     counts = dict(session.execute(
-        select(Grade.item_id, func.count(Grade.id))
-        .where(Grade.item_id.in_(list(tasks)), Grade.active, Grade.scale == ev.scale)
+        select(Grade.item_id, func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
+        .where(Grade.item_id.in_(list(tasks)), Grade.active, Grade.scale == ev.scale,
+               Rater.counts)
         .group_by(Grade.item_id)).all()) if tasks else {}
     to_grade = sum(1 for item_id in tasks if counts.get(item_id, 0) < ev.grades_wanted)
     return {"tasks": len(tasks), "to_grade": to_grade, "results": len(rows)}

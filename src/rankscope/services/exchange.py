@@ -8,13 +8,21 @@ Exports (each records the scale and the rule where the format has room: a
 - ``grades.csv`` / ``grades.tsv`` / ``grades.jsonl``: every grader's grade
   (the judgments module's format, ``query_id, doc_id, rater, grade``; an empty
   grade is "can't tell");
-- ``qrels.txt``: TREC qrels of the aggregated grades (results aggregating to
-  null are left out);
+- ``qrels.txt``: TREC qrels of the aggregated grades on the evaluation's scale
+  (results aggregating to null are left out); a metric computed on another
+  scale (a binary metric of a graded evaluation goes through the
+  transformer to ``binary`` before the grades are aggregated) is not
+  reproduced by it: ``qrels-SCALE.txt`` holds the qrels of that scale, and
+  each file's header says which metrics it reproduces with which command
+  (:func:`qrels_exports`);
 - ``run.txt``: the snapshot as a TREC run (as ``rankscope snapshot -o`` writes it);
 - ``quepid.csv``: Quepid's ratings CSV (``query,docid,rating``, aggregated);
 - ``rre.json``: Rated Ranking Evaluator's ratings (topics, query groups,
   ``relevant_documents`` with gains);
-- ``queries.tsv``: the queries that have no grade yet.
+- ``queries.tsv``: the queries that have no grade yet;
+- ``holes.csv``: the ungraded positions of the top depth, the next batch
+  first (``query_id, query, need, rank, doc_id, title, url``; ``limit``
+  keeps the first N).
 
 Imports are read with the library's strict readers (grades: CSV, TSV,
 JSONL, JSON; TREC qrels as one rater; Quepid's CSV; RRE's JSON), checked
@@ -29,6 +37,7 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +46,9 @@ from sqlalchemy import select
 
 from rankscope.errors import InputError, OptionError, ParseError
 from rankscope.services.evaluation_data import EvaluationData, load_data
-from rankscope.services.evaluations import evaluation_row, query_key
+from rankscope.services.evaluations import ensure_items, evaluation_row, query_key
 from rankscope.store.models import Endpoint, utcnow
-from rankscope.store.models_app import Evaluation, Grade, Item, Rater
+from rankscope.store.models_app import Evaluation, Grade, Rater
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -47,7 +56,8 @@ if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
     from rankscope.store.db import Store
 
-__all__ = ["EXPORTS", "IMPORTS", "MAX_UPLOAD", "export", "import_grades"]
+__all__ = ["EXPORTS", "IMPORTS", "MAX_UPLOAD", "export", "exports_of", "import_grades",
+           "qrels_exports"]
 
 MAX_UPLOAD = 20 * 1024 * 1024
 """The largest file an import accepts (20 MiB)."""
@@ -56,7 +66,9 @@ EXPORTS = {
     "grades.csv": "text/csv", "grades.tsv": "text/tab-separated-values",
     "grades.jsonl": "application/x-ndjson", "qrels.txt": "text/plain", "run.txt": "text/plain",
     "quepid.csv": "text/csv", "rre.json": "application/json", "queries.tsv": "text/plain",
+    "holes.csv": "text/csv",
 }
+_QRELS_OF_SCALE = re.compile(r"^qrels-([a-z0-9_-]+)\.txt$")
 IMPORTS = ("grades", "trec", "quepid", "rre")
 
 
@@ -99,10 +111,96 @@ def _rre(ev: Evaluation, data: EvaluationData, endpoint: Endpoint | None) -> byt
     return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
 
 
-def export(store: Store, actor: Actor, evaluation_id: int, name: str) -> tuple[bytes, str]:
-    """One export of the evaluation: its bytes and media type (see the module docs)."""
-    if name not in EXPORTS:
-        raise OptionError(f"unknown export {name!r}; choose one of {', '.join(EXPORTS)}")
+def qrels_exports(data: EvaluationData) -> list[dict[str, Any]]:
+    """Which qrels file reproduces which metric: ``[{"name", "scale", "metrics", "command"}]``.
+
+    ``qrels.txt`` (the evaluation's scale) comes first, even when no metric is
+    computed on that scale; then one ``qrels-SCALE.txt`` per other scale a
+    metric needs. ``command`` is the ``rankscope evaluate`` call that prints
+    those metrics from the file and the exported ``run.txt``.
+    """
+    import shlex
+
+    plan = data.plan()
+    by_scale: dict[str, list[str]] = {data.scale: []}
+    for label, needed in zip(plan.labels, plan.scales, strict=True):
+        by_scale.setdefault(needed.name if needed is not None else data.scale, []).append(label)
+    out = []
+    for scale, labels in by_scale.items():
+        name = "qrels.txt" if scale == data.scale else f"qrels-{scale}.txt"
+        parts = ["rankscope", "evaluate", name, "run.txt"]
+        for label in labels:
+            parts += ["-m", label]
+        parts += ["--unjudged", data.unjudged]
+        out.append({"name": name, "scale": scale, "metrics": labels,
+                    "command": " ".join(shlex.quote(p) for p in parts) if labels else None})
+    return out
+
+
+def exports_of(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
+    """The names of the exports an evaluation has (the qrels of each scale included)."""
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        data = load_data(session, ev)
+    names = list(EXPORTS)
+    at = names.index("qrels.txt") + 1
+    extra = [q["name"] for q in qrels_exports(data) if q["name"] != "qrels.txt"]
+    return names[:at] + extra + names[at:]
+
+
+def _qrels(ev: Evaluation, data: EvaluationData, name: str) -> bytes:
+    from rankscope.data.trec_writer import format_trec_qrels
+
+    exports = {q["name"]: q for q in qrels_exports(data)}
+    if name not in exports:
+        scales = ", ".join(exports)
+        raise OptionError(f"no metric of evaluation #{ev.id} is computed on that scale; "
+                          f"its qrels are {scales}")
+    wanted = exports[name]
+    plan = data.plan()
+    group = next((g for g in plan.groups
+                  if g.scale is not None and g.scale.name == wanted["scale"]), None)
+    frame = group.qrels.frame if group is not None else _aggregated(data)
+    lines = ["# " + _rule(ev)]
+    if wanted["metrics"]:
+        lines.append(f"# {wanted['scale']} scale: reproduces {', '.join(wanted['metrics'])} "
+                     f"with: {wanted['command']}")
+    others = [q for q in exports.values() if q["name"] != name and q["metrics"]]
+    for other in others:
+        lines.append(f"# cannot reproduce {', '.join(other['metrics'])} (computed on the "
+                     f"{other['scale']} scale after the transformer): use {other['name']}")
+    if name == "qrels.txt" and others:
+        lines.append("# the raters' grades (grades.csv) reproduce every metric at once")
+    return ("\n".join(lines) + "\n").encode() + format_trec_qrels(
+        frame.select("query_id", "doc_id", "grade"))
+
+
+def _holes_csv(ev: Evaluation, data: EvaluationData, limit: int | None) -> bytes:
+    from rankscope.services.dashboards import holes_frame
+
+    frame = holes_frame(ev, data)
+    if limit is not None:
+        frame = frame.head(limit)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["query_id", "query", "need", "rank", "doc_id", "title", "url"])
+    for row in frame.iter_rows(named=True):
+        writer.writerow([row["query_id"], row["text"], row["need"] or "", row["rank"],
+                         row["doc_id"], row["title"] or "", row["url"] or ""])
+    return buffer.getvalue().encode()
+
+
+def export(store: Store, actor: Actor, evaluation_id: int, name: str, *,
+           limit: int | None = None) -> tuple[bytes, str]:
+    """One export of the evaluation: its bytes and media type (see the module docs).
+
+    ``limit`` keeps the first N rows of ``holes.csv`` (the next batch).
+    """
+    if name not in EXPORTS and not _QRELS_OF_SCALE.match(name):
+        raise OptionError(f"unknown export {name!r}; choose one of {', '.join(EXPORTS)} "
+                          "or qrels-SCALE.txt")
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise OptionError(f"limit must be a whole number >= 1, not {limit!r}")
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         data = load_data(session, ev)
@@ -116,10 +214,10 @@ def export(store: Store, actor: Actor, evaluation_id: int, name: str) -> tuple[b
             extra = {"scale": ev.scale, "rule": ev.strategy}
             out = "".join(json.dumps({**row, **extra}, ensure_ascii=False) + "\n"
                           for row in frame.iter_rows(named=True)).encode()
-        elif name == "qrels.txt":
-            from rankscope.data.trec_writer import format_trec_qrels
-
-            out = comment.encode() + format_trec_qrels(_aggregated(data))
+        elif name.startswith("qrels"):
+            out = _qrels(ev, data, name)
+        elif name == "holes.csv":
+            out = _holes_csv(ev, data, limit)
         elif name == "run.txt":
             out = "".join(data.run_lines).encode()
         elif name == "quepid.csv":
@@ -137,7 +235,7 @@ def export(store: Store, actor: Actor, evaluation_id: int, name: str) -> tuple[b
             out = ("query_id\ttext\tneed\n" + "".join(
                 f"{q['query_id']}\t{q['text']}\t{(q['need'] or '').replace(chr(9), ' ')}\n"
                 for q in data.queries if q["query_id"] not in graded)).encode()
-        return out, EXPORTS[name]
+        return out, EXPORTS.get(name, "text/plain")
 
 
 # -- imports ---------------------------------------------------------------------------
@@ -322,28 +420,21 @@ def import_grades(store: Store, actor: Actor, evaluation_id: int, data: bytes, *
             records.append((key, found, doc, rater or fmt, value))
 
     def work(session: Session) -> dict[str, Any]:
-        items = {(i.query_key, i.doc_id): i for i in session.scalars(
-            select(Item).where(Item.project_id == project_id))}
+        items = ensure_items(session, project_id, [(k, t, d) for k, t, d, _, _ in records])
         raters: dict[str, Rater] = {}
         replaced = 0
         now = utcnow()
-        for key, text, doc, who, value in records:
-            item = items.get((key, doc))
-            if item is None:
-                item = Item(project_id=project_id, query_key=key, query_text=text, doc_id=doc,
-                            created_at=now)
-                session.add(item)
-                session.flush()
-                items[(key, doc)] = item
+        for key, _, doc, who, value in records:
+            item_id = items[(key, doc)]
             r = _rater(session, who, raters)
-            old = session.scalar(select(Grade).where(Grade.item_id == item.id,
+            old = session.scalar(select(Grade).where(Grade.item_id == item_id,
                                                      Grade.rater_id == r.id, Grade.active,
                                                      Grade.scale == scale_name))
             if old is not None:
                 old.active = False
                 session.flush()
                 replaced += 1
-            grade = Grade(item_id=item.id, rater_id=r.id, scale=scale_name, value=value,
+            grade = Grade(item_id=item_id, rater_id=r.id, scale=scale_name, value=value,
                           reason=None if value is not None else "imported without a grade",
                           source="import", evaluation_id=eval_id, active=True, created_at=now)
             session.add(grade)

@@ -11,11 +11,15 @@
     items ─< grades >─ raters      (superseded_by: undo and adjudication history; never deleted)
     evaluations ─< tasks >─ items  tasks ─< leases, deferrals (judge later) >─ raters
     items ─< adjudications          raters ─< grade_batches (idempotent API batches)
+    evaluations ─< llm_judges ── raters (kind llm: an LLM judge is one more grader)
 
 Only the SHA-256 of a session or API token is stored. A grade's value is
 null only with a reason (the grader could not tell). The grades of an item
 are reused by every evaluation of the project on the same scale, which is
-what makes grading once count everywhere.
+what makes grading once count everywhere. A rater whose ``counts`` is false
+(an LLM judge a curator keeps apart) grades without filling a slot of the
+grades wanted and without entering the aggregated grades; its grades are
+shown beside the others' and compared with them.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from rankscope.store.models import Base, JSONType, UTCDateTime, utcnow
 __all__ = [
     "EVALUATION_STATUSES",
     "GRADE_SOURCES",
+    "JUDGE_STATUSES",
     "RATER_KINDS",
     "ROLES",
     "Adjudication",
@@ -52,6 +57,7 @@ __all__ = [
     "Grade",
     "GradeBatch",
     "Item",
+    "LLMJudge",
     "Lease",
     "Membership",
     "Rater",
@@ -62,6 +68,7 @@ __all__ = [
 
 ROLES = ("admin", "curator", "judge")
 EVALUATION_STATUSES = ("draft", "running", "ready", "failed")
+JUDGE_STATUSES = ("idle", "running", "done", "failed")
 RATER_KINDS = ("person", "import", "llm")
 GRADE_SOURCES = ("app", "api", "import", "adjudication", "llm")
 
@@ -135,6 +142,8 @@ class Rater(Base):
     kind: Mapped[str] = mapped_column(String(16))
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"),
                                                 unique=True)
+    counts: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
+    """Whether its grades fill grades-wanted slots and enter the aggregated grades."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -311,4 +320,31 @@ class GradeBatch(Base):
     batch_key: Mapped[str] = mapped_column(Text)
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"))
     response: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class LLMJudge(Base):
+    """An LLM judge a curator attached to an evaluation: where to ask, which model, a budget.
+
+    The API key is never stored: ``api_key_env`` names the environment
+    variable of the server that holds it. Its grades are given under its own
+    rater (kind ``llm``); ``last_run`` keeps what the latest run did.
+    """
+
+    __tablename__ = "llm_judges"
+    __table_args__ = (CheckConstraint(_in("status", JUDGE_STATUSES), name="status"),
+                      CheckConstraint("max_calls >= 1", name="max_calls"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), index=True)
+    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id", ondelete="CASCADE"))
+    endpoint: Mapped[str] = mapped_column(Text)
+    model: Mapped[str] = mapped_column(Text)
+    api_key_env: Mapped[str | None] = mapped_column(Text)
+    max_calls: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="idle")
+    error: Mapped[str | None] = mapped_column(Text)
+    last_run: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,101 @@
+"""LLM judge pages: attach a judge to an evaluation, run it on the open tasks, let it count.
+
+A run happens on a thread of the server (the page polls its status); the
+answers are cached in ``llm-answers.sqlite`` in the server's data
+directory, the same cache ``rankscope judge --cache`` reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from rankscope.app.core import PageActor, render, settings_of
+from rankscope.errors import OptionError
+from rankscope.services import evaluations, llm_judges
+from rankscope.services.accounts import Actor
+
+__all__ = ["CACHE_FILE", "router", "start_run"]
+
+router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
+
+CACHE_FILE = "llm-answers.sqlite"
+
+
+@router.get("/evaluations/{evaluation_id}/llm", response_class=HTMLResponse)
+def judges_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+    store = settings_of(request).store
+    judges = llm_judges.list_judges(store, actor, evaluation_id)
+    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    return render(request, "llm.html", {"evaluation": ev, "judges": judges, "tab": "llm",
+                                        "can_curate": True}, actor=actor)
+
+
+@router.post("/evaluations/{evaluation_id}/llm")
+def judge_attach(request: Request, actor: PageActor, evaluation_id: int,
+                 endpoint: Annotated[str, Form()], model: Annotated[str, Form()],
+                 api_key_env: Annotated[str, Form()] = "",
+                 max_calls: Annotated[str, Form()] = "200",
+                 counts: Annotated[str, Form()] = "",
+                 name: Annotated[str, Form()] = "") -> Response:
+    try:
+        calls = int(max_calls)
+    except ValueError:
+        raise OptionError(f"max calls is a whole number, not {max_calls!r}") from None
+    spec = llm_judges.JudgeSpec(endpoint=endpoint, model=model,
+                                api_key_env=api_key_env.strip() or None, max_calls=calls,
+                                counts=bool(counts), name=name.strip() or None)
+    llm_judges.attach_judge(settings_of(request).store, actor, evaluation_id, spec)
+    return RedirectResponse(f"/evaluations/{evaluation_id}/llm", status_code=303)
+
+
+def start_run(request: Request, actor: Actor, judge_id: int) -> None:
+    """Run the judge on a thread of the server (once at a time per judge)."""
+    settings = settings_of(request)
+    key = -judge_id  # the runs map holds evaluations' runs by id; judges' by minus their id
+    running = settings.runs.get(key)
+    if running is not None and running.is_alive():
+        return
+    cache = settings.data_dir / CACHE_FILE
+
+    def work() -> None:
+        # the outcome (done with its summary, or failed with its error) is recorded on
+        # the judge, which the page polls; nothing is left to report from this thread
+        with contextlib.suppress(Exception):
+            llm_judges.run_judge(settings.store, actor, judge_id, cache=cache)
+
+    thread = threading.Thread(target=work, name=f"llm-judge-{judge_id}", daemon=True)
+    settings.runs[key] = thread
+    thread.start()
+    # the page shown next polls only a running judge: wait (briefly) until the run has
+    # marked it running, or has ended already
+    deadline = time.monotonic() + 5.0
+    while thread.is_alive() and time.monotonic() < deadline:
+        if llm_judges.get_judge(settings.store, actor, judge_id)["status"] == "running":
+            break
+        time.sleep(0.02)
+
+
+@router.post("/llm-judges/{judge_id}/run")
+def judge_run(request: Request, actor: PageActor, judge_id: int) -> Response:
+    judge = llm_judges.get_judge(settings_of(request).store, actor, judge_id)
+    start_run(request, actor, judge_id)
+    return RedirectResponse(f"/evaluations/{judge['evaluation_id']}/llm", status_code=303)
+
+
+@router.post("/llm-judges/{judge_id}/counts")
+def judge_counts(request: Request, actor: PageActor, judge_id: int,
+                 counts: Annotated[str, Form()] = "") -> Response:
+    judge = llm_judges.set_counts(settings_of(request).store, actor, judge_id, counts == "yes")
+    return RedirectResponse(f"/evaluations/{judge['evaluation_id']}/llm", status_code=303)
+
+
+@router.get("/llm-judges/{judge_id}/status", response_class=HTMLResponse)
+def judge_status(request: Request, actor: PageActor, judge_id: int) -> Response:
+    return render(request, "_judge.html", {"j": llm_judges.get_judge(
+        settings_of(request).store, actor, judge_id)}, actor=actor)

@@ -1,0 +1,156 @@
+"""An evaluation against others: its history, and the comparison with a baseline.
+
+- history: the evaluations of the same query set and endpoint (or, with
+  ``scope="query_set"``, of the same query set on any endpoint), oldest
+  first, each with its means (on today's grades) and its annotation ("what
+  changed");
+- comparison: this evaluation's run and its baseline's evaluated with this
+  evaluation's grades and rules, paired by query: the delta of means, a
+  paired test (:func:`rankscope.compare.significance.paired_test`: t-test by
+  default, Wilcoxon, permutation or bootstrap) with a correction over the
+  metrics (Holm by default, Bonferroni, Benjamini-Hochberg, none), RBO and
+  Jaccard between the two snapshots
+  (:func:`rankscope.services.snapshot_diff.diff_rankings`), and every
+  query's values on both sides with their delta.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import select
+
+from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.services.dashboards import clean, evaluation_metrics
+from rankscope.services.evaluation_data import EvaluationData, load_data
+from rankscope.services.evaluations import evaluation_row
+from rankscope.store.models import Endpoint
+from rankscope.store.models_app import Evaluation
+
+if TYPE_CHECKING:
+    from rankscope.services.accounts import Actor
+    from rankscope.store.db import Store
+
+__all__ = ["CORRECTIONS", "SCOPES", "TESTS", "compare_with_baseline", "history"]
+
+SCOPES = ("endpoint", "query_set")
+TESTS = ("t", "wilcoxon", "permutation", "bootstrap")
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+_TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+               "permutation": "paired permutation test", "bootstrap": "paired bootstrap test"}
+
+
+def history(store: Store, actor: Actor, evaluation_id: int,
+            scope: str = "endpoint") -> list[dict[str, Any]]:
+    """Evaluations of the same query set (and endpoint), oldest first, with their means.
+
+    Each row: ``evaluation_id, name, endpoint, created_at, annotation,
+    status, mean``.
+    """
+    if scope not in SCOPES:
+        raise OptionError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        query = select(Evaluation).where(Evaluation.project_id == ev.project_id,
+                                         Evaluation.query_set_id == ev.query_set_id)
+        if scope == "endpoint":
+            query = query.where(Evaluation.endpoint_id == ev.endpoint_id)
+        rows = session.scalars(query.order_by(Evaluation.created_at, Evaluation.id)).all()
+        names = dict(session.execute(select(Endpoint.id, Endpoint.name).where(
+            Endpoint.project_id == ev.project_id)).all())
+        out = []
+        for other in rows:
+            data = load_data(session, other)
+            out.append({"evaluation_id": other.id, "name": other.name,
+                        "endpoint": names.get(other.endpoint_id, "?"),
+                        "created_at": other.created_at.isoformat(),
+                        "annotation": other.annotation, "status": other.status,
+                        "mean": evaluation_metrics(data)["mean"]})
+        return out
+
+
+def _ranking(data: EvaluationData, label: str) -> Any:
+    from rankscope.services.snapshot_diff import Ranking
+
+    frame = data.hits.select("query_id", "doc_id", "rank", "title", "url", "snippet")
+    scores = data.run.frame.select("query_id", "doc_id", "score")
+    frame = frame.join(scores, on=["query_id", "doc_id"], how="left")
+    ids = list(dict.fromkeys(frame.get_column("query_id").to_list()))
+    return Ranking(label=label, frame=frame, query_ids=ids,
+                   texts={q["query_id"]: q["text"] for q in data.queries})
+
+
+def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
+                          baseline_id: int | None = None, *, test: str = "t",
+                          correction: str = "holm") -> dict[str, Any]:
+    """This evaluation against its baseline (or ``baseline_id``), metric by metric.
+
+    Both runs are evaluated with this evaluation's grades, scale and rules.
+    Per metric (``metrics``): the means over the queries both have a value
+    for, the delta, the paired test's p-value and its adjustment over the
+    metrics, wins and losses; ``similarity``: RBO (p = 0.9) and
+    Jaccard@depth between the two snapshots; ``per_query``: each query's
+    text, RBO and, per metric, ``{"this", "baseline", "delta"}``.
+    """
+    from rankscope.compare.significance import adjust, paired_test
+    from rankscope.services.snapshot_diff import diff_rankings
+
+    if test not in TESTS:
+        raise OptionError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
+    if correction not in CORRECTIONS:
+        raise OptionError(f"correction must be one of {', '.join(CORRECTIONS)}, "
+                          f"not {correction!r}")
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        other_id = baseline_id if baseline_id is not None else ev.baseline_id
+        if other_id is None:
+            raise OptionError("this evaluation has no baseline: choose one")
+        base = evaluation_row(session, actor, other_id, "curator")
+        if base.project_id != ev.project_id:
+            raise NotFoundError(f"no evaluation #{other_id} in this project")
+        data, base_data = load_data(session, ev), load_data(session, base)
+        ev_label, base_label = f"#{ev.id} {ev.name}", f"#{base.id} {base.name}"
+        ev_id, base_id, base_name, depth = ev.id, base.id, base.name, ev.depth
+    if data.run.frame.height == 0 or base_data.run.frame.height == 0:
+        raise ConflictError("both evaluations need a snapshot: run them first")
+    rows: list[dict[str, Any]] = []
+    per_query: dict[str, dict[str, Any]] = {
+        q["query_id"]: {"query_id": q["query_id"], "text": q["text"], "metrics": {}}
+        for q in data.queries}
+    if data.has_grades:
+        mine, theirs = data.evaluate(), data.evaluate(base_data.run)
+        for j, label in enumerate(mine.labels):
+            a = dict(zip(mine.query_ids, mine.values[:, j], strict=True))
+            b = dict(zip(theirs.query_ids, theirs.values[:, j], strict=True))
+            for q, row in per_query.items():
+                x_q, y_q = clean(a.get(q)), clean(b.get(q))
+                row["metrics"][label] = {"this": x_q, "baseline": y_q, "delta": (
+                    None if x_q is None or y_q is None else x_q - y_q)}
+            paired = [q for q in a if q in b and not (np.isnan(a[q]) or np.isnan(b[q]))]
+            x = np.array([a[q] for q in paired], dtype=np.float64)
+            y = np.array([b[q] for q in paired], dtype=np.float64)
+            outcome = paired_test(x, y, test)
+            rows.append({"metric": label, "n_queries": len(paired),
+                         "mean": clean(x.mean()) if x.size else None,
+                         "baseline_mean": clean(y.mean()) if y.size else None,
+                         "delta": clean((x - y).mean()) if x.size else None,
+                         "p_value": clean(outcome.p_value),
+                         "ci": [clean(outcome.ci_low), clean(outcome.ci_high)],
+                         "wins": int((x > y).sum()), "losses": int((x < y).sum())})
+        adjusted = adjust(np.array([np.nan if r["p_value"] is None else r["p_value"]
+                                    for r in rows], dtype=np.float64), correction)
+        for row, p in zip(rows, adjusted, strict=True):
+            row["p_adjusted"] = clean(p)
+    diff = diff_rankings([_ranking(base_data, base_label), _ranking(data, ev_label)], k=depth,
+                         p=0.9)[0]
+    rbo = {r["query_id"]: clean(r["rbo"]) for r in diff.per_query.iter_rows(named=True)}
+    for q, row in per_query.items():
+        row["rbo"] = rbo.get(q)
+    return {"evaluation_id": ev_id, "baseline_id": base_id, "baseline_name": base_name,
+            "test": _TEST_NAMES[test], "test_key": test,
+            "correction": f"{correction} (over the metrics)", "correction_key": correction,
+            "metrics": rows,
+            "similarity": {k: v for k, v in diff.summary().items()
+                           if k in ("rbo", "jaccard", "queries", "queries_changed", "k", "p")},
+            "per_query_rbo": rbo, "per_query": list(per_query.values())}

@@ -1,0 +1,291 @@
+"""LLM judges as one more grader of an evaluation.
+
+A curator attaches a judge to an evaluation (:func:`attach_judge`): an
+OpenAI-compatible endpoint, a model, the *name* of the server's environment
+variable that holds the API key (the key itself is never stored), a budget
+of calls, and whether its grades count. The judge gets its own rater, of
+kind ``llm``. Running it (:func:`run_judge`) takes the evaluation's open
+tasks as that rater would be offered them (results that still want grades,
+never one it graded), asks the model through
+:func:`rankscope.judge.grading.grade_items` (the query, the need, the
+result's display fields, the evaluation's scale and guidelines; answers
+cached like ``rankscope judge --cache``), and records the grades with
+:func:`rankscope.services.grading.submit_batch` (``source="llm"``), in one
+transaction, idempotently.
+
+When the judge does not count (the default) its grades fill no slot of the
+grades wanted and are left out of the aggregated grades, the metrics and
+the exports; they are shown beside the people's and compared with them on
+the agreement page. When it counts it is a grader like any other.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+
+from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.services.evaluations import evaluation_row
+from rankscope.store.models import utcnow
+from rankscope.store.models_app import LLMJudge, Rater
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sqlalchemy.orm import Session
+
+    from rankscope.judge.client import Sleep
+    from rankscope.services.accounts import Actor
+    from rankscope.store.db import Store
+
+__all__ = [
+    "MAX_CALLS",
+    "JudgeSpec",
+    "attach_judge",
+    "get_judge",
+    "list_judges",
+    "recover_interrupted_judges",
+    "run_judge",
+    "set_counts",
+]
+
+MAX_CALLS = 100_000
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """What a curator gives to attach an LLM judge.
+
+    Attributes
+    ----------
+    endpoint : str
+        The OpenAI-compatible API base (``http://127.0.0.1:8080/v1``).
+    model : str
+        The model's name.
+    api_key_env : str, optional
+        The server's environment variable holding the API key (never the key).
+    max_calls : int, default 200
+        Requests one run may make at most.
+    counts : bool, default False
+        Whether its grades fill grades-wanted slots and enter the aggregated grades.
+    name : str, optional
+        The rater's name (default ``llm:<model>``; made unique).
+    """
+
+    endpoint: str
+    model: str
+    api_key_env: str | None = None
+    max_calls: int = 200
+    counts: bool = False
+    name: str | None = None
+
+
+def _check(spec: JudgeSpec) -> None:
+    if not re.match(r"^https?://[^\s/]+", spec.endpoint.strip()):
+        raise OptionError(f"the endpoint is an http(s) URL, not {spec.endpoint!r}")
+    if not spec.model.strip():
+        raise OptionError("an LLM judge needs a model name")
+    if spec.api_key_env and not _ENV_NAME.match(spec.api_key_env):
+        raise OptionError(f"the API key is named by an environment variable (letters, digits, "
+                          f"_), not {spec.api_key_env!r}")
+    if isinstance(spec.max_calls, bool) or not isinstance(spec.max_calls, int) or not (
+            1 <= spec.max_calls <= MAX_CALLS):
+        raise OptionError(f"max calls must be 1 to {MAX_CALLS}, not {spec.max_calls!r}")
+
+
+def _view(session: Session, judge: LLMJudge) -> dict[str, Any]:
+    rater = session.get(Rater, judge.rater_id)
+    return {"id": judge.id, "evaluation_id": judge.evaluation_id,
+            "rater": rater.name if rater else "?", "rater_id": judge.rater_id,
+            "counts": bool(rater.counts) if rater else False, "endpoint": judge.endpoint,
+            "model": judge.model, "api_key_env": judge.api_key_env,
+            "max_calls": judge.max_calls, "status": judge.status, "error": judge.error,
+            "last_run": judge.last_run, "created_at": judge.created_at.isoformat()}
+
+
+def attach_judge(store: Store, actor: Actor, evaluation_id: int,
+                 spec: JudgeSpec) -> dict[str, Any]:
+    """Attach an LLM judge to the evaluation (curators); its rater is made, of kind ``llm``."""
+    _check(spec)
+
+    def work(session: Session) -> dict[str, Any]:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        base = (spec.name or f"llm:{spec.model.strip()}").strip()
+        name, n = base, 1
+        while session.scalar(select(Rater.id).where(Rater.name == name)) is not None:
+            n += 1
+            name = f"{base} #{n}"
+        rater = Rater(name=name, kind="llm", counts=bool(spec.counts), created_at=utcnow())
+        session.add(rater)
+        session.flush()
+        judge = LLMJudge(evaluation_id=ev.id, rater_id=rater.id, endpoint=spec.endpoint.strip(),
+                         model=spec.model.strip(), api_key_env=spec.api_key_env or None,
+                         max_calls=spec.max_calls, status="idle", created_by=actor.user_id,
+                         created_at=utcnow())
+        session.add(judge)
+        session.flush()
+        return _view(session, judge)
+
+    return store.write(work)
+
+
+def _judge_row(session: Session, actor: Actor, judge_id: int) -> LLMJudge:
+    judge = session.get(LLMJudge, judge_id)
+    if judge is None:
+        raise NotFoundError(f"no LLM judge #{judge_id}")
+    evaluation_row(session, actor, judge.evaluation_id, "curator")
+    return judge
+
+
+def list_judges(store: Store, actor: Actor, evaluation_id: int) -> list[dict[str, Any]]:
+    """The evaluation's LLM judges (curators)."""
+    with store.read() as session:
+        evaluation_row(session, actor, evaluation_id, "curator")
+        return [_view(session, j) for j in session.scalars(
+            select(LLMJudge).where(LLMJudge.evaluation_id == evaluation_id)
+            .order_by(LLMJudge.id))]
+
+
+def get_judge(store: Store, actor: Actor, judge_id: int) -> dict[str, Any]:
+    """One LLM judge (curators of its evaluation; NotFoundError otherwise)."""
+    with store.read() as session:
+        return _view(session, _judge_row(session, actor, judge_id))
+
+
+def set_counts(store: Store, actor: Actor, judge_id: int, counts: bool) -> dict[str, Any]:
+    """Let the judge's grades count toward the grades wanted (and the metrics), or not."""
+
+    def work(session: Session) -> dict[str, Any]:
+        judge = _judge_row(session, actor, judge_id)
+        rater = session.get(Rater, judge.rater_id)
+        if rater is not None:
+            rater.counts = bool(counts)
+        return _view(session, judge)
+
+    return store.write(work)
+
+
+def recover_interrupted_judges(store: Store) -> list[int]:
+    """Mark ``failed`` the judge runs a stopped server left ``running`` (before serving)."""
+
+    def work(session: Session) -> list[int]:
+        stuck = list(session.scalars(select(LLMJudge).where(LLMJudge.status == "running")))
+        for judge in stuck:
+            judge.status, judge.error = "failed", "the server stopped during the run"
+        return [j.id for j in stuck]
+
+    return store.write(work)
+
+
+def _set_status(store: Store, judge_id: int, status: str, error: str | None,
+                last_run: dict[str, Any] | None = None) -> None:
+    def work(session: Session) -> None:
+        judge = session.get(LLMJudge, judge_id)
+        if judge is not None:
+            judge.status, judge.error = status, error
+            if last_run is not None:
+                judge.last_run = last_run
+
+    store.write(work)
+
+
+def _fields(view: Any) -> dict[str, str]:
+    shown = {"title": view.title, "snippet": view.snippet, "url": view.url}
+    shown.update({str(k): str(v) for k, v in view.fields.items() if k not in shown})
+    return {k: str(v) for k, v in shown.items() if v not in (None, "")}
+
+
+def run_judge(store: Store, actor: Actor, judge_id: int, *,
+              cache: str | Path | None = None, sleep: Sleep | None = None) -> dict[str, Any]:
+    """Grade the evaluation's open tasks with the judge; what the run did.
+
+    Returns the run's summary (also kept as the judge's ``last_run``):
+    ``items`` asked, ``accepted`` grades, ``refused`` (a result filled in
+    the meantime), the judge's statuses (``graded``, ``unrateable``,
+    ``failed``, ``not_reached``), ``requests``, ``cache_hits``, tokens, the
+    prompt template and its SHA-256.
+
+    Raises
+    ------
+    ConflictError
+        The judge is running already, or the evaluation is not ready.
+    OptionError
+        The API key's environment variable is not set on the server.
+    JudgeError
+        The endpoint refuses every request.
+    """
+    from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
+    from rankscope.services.assignment import open_tasks, require_ready, scale_of, view
+    from rankscope.services.grading import GradeInput, submit_batch
+
+    def start(session: Session) -> tuple[dict[str, Any], list[tuple[int, GradeItem]], Any, str]:
+        judge = _judge_row(session, actor, judge_id)
+        session.execute(select(LLMJudge.id).where(LLMJudge.id == judge.id).with_for_update())
+        session.refresh(judge)
+        if judge.status == "running":
+            raise ConflictError(f"LLM judge #{judge_id} is running already")
+        ev = evaluation_row(session, actor, judge.evaluation_id, "curator")
+        require_ready(ev)
+        rater = session.get(Rater, judge.rater_id)
+        if rater is None:
+            raise NotFoundError(f"LLM judge #{judge_id} lost its rater")
+        items = []
+        for task in open_tasks(session, ev, rater)[:judge.max_calls]:
+            shown = view(session, ev, task, rater, None)
+            items.append((task.id, GradeItem(shown.query_id, shown.doc_id, shown.query_text,
+                                             _fields(shown), need=shown.need)))
+        settings = {"endpoint": judge.endpoint, "model": judge.model, "rater": rater.name,
+                    "key_env": judge.api_key_env, "max_calls": judge.max_calls,
+                    "evaluation_id": ev.id, "rater_id": rater.id}
+        judge.status, judge.error = "running", None
+        return settings, items, scale_of(ev), ev.guidelines
+
+    settings, items, scale, guidelines = store.write(start)
+    started = utcnow()
+    try:
+        key = None
+        if settings["key_env"]:
+            key = os.environ.get(settings["key_env"])
+            if not key:
+                raise OptionError(f"the environment variable {settings['key_env']} (the judge's "
+                                  "API key) is not set on the server")
+        config = JudgeConfig(endpoint=settings["endpoint"], model=settings["model"], api_key=key,
+                             rater=settings["rater"], scale=scale, guidelines=guidelines)
+        result = grade_items([i for _, i in items], config, cache=cache,
+                             max_calls=settings["max_calls"], sleep=sleep)
+        task_of = {(i.query_id, i.doc_id): t for t, i in items}
+        given = [GradeInput(task_of[(g.query_id, g.doc_id)], g.grade)
+                 for g in result.grades if g.status == "graded" and g.grade is not None]
+        accepted, refused = 0, 0
+        if given:
+            answer = submit_batch(store, actor, settings["evaluation_id"],
+                                  f"llm-{judge_id}-{uuid.uuid4().hex}", given, source="llm",
+                                  as_rater=settings["rater_id"])
+            accepted = int(answer["accepted"])
+            refused = len(given) - accepted
+        statuses: dict[str, int] = {}
+        for g in result.grades:
+            statuses[g.status] = statuses.get(g.status, 0) + 1
+        usage = result.usage
+        summary = {"items": len(items), "accepted": accepted, "refused": refused,
+                   "statuses": statuses, "requests": usage.requests,
+                   "cache_hits": usage.cache_hits, "retries": usage.retries,
+                   "prompt_tokens": usage.prompt_tokens,
+                   "completion_tokens": usage.completion_tokens,
+                   "stopped": usage.stopped, "template": result.template_name,
+                   "template_sha256": result.template_sha256, "model": result.model,
+                   "endpoint": result.endpoint, "started_at": started.isoformat(),
+                   "finished_at": utcnow().isoformat()}
+    except Exception as exc:
+        message = str(exc) if isinstance(exc, OptionError | ConflictError) or hasattr(
+            exc, "message") else f"{type(exc).__name__}: {exc}"
+        _set_status(store, judge_id, "failed", message)
+        raise
+    _set_status(store, judge_id, "done", None, summary)
+    return summary
