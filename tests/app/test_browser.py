@@ -32,7 +32,8 @@ def test_grade_one_result_with_a_digit_key(tmp_path, collection):
             assert page.locator("#n-mine").inner_text() == "0"
             page.keyboard.press("3")
             page.wait_for_function(
-                "t => document.querySelector('#task') && "
+                "t => !document.body.hasAttribute('aria-busy') && "  # the swap has settled
+                "document.querySelector('#task') && "
                 "document.querySelector('#task').dataset.task !== t", arg=first)
             assert page.locator("#n-mine").inner_text() == "1"
             page.keyboard.press("h")  # the list of keys
