@@ -474,11 +474,16 @@ def main() -> int:
     parser.add_argument("--readme", action="store_true",
                         help="also write the results into benchmarks/README.md")
     parser.add_argument("--from-json", default=None,
-                        help="render (and with --readme, record) saved results; run nothing")
+                        help="render (and with --readme, record) saved results, several "
+                        "files comma-separated; run nothing")
     args = parser.parse_args()
-    if args.from_json:
-        saved = json.loads(Path(args.from_json).read_text())
-        return report(saved["machine"], saved["rows"], args.readme)
+    if args.from_json:  # several files (comma-separated): one table, each run's machine notes
+        parts = [json.loads(Path(p).read_text()) for p in args.from_json.split(",")]
+        info = dict(parts[0]["machine"])
+        for i, part in enumerate(parts[1:], 2):
+            info.update({f"{k} (part {i})": v for k, v in part["machine"].items()
+                         if k.startswith(("command", "load average", "measuring"))})
+        return report(info, [r for part in parts for r in part["rows"]], args.readme)
     cells = matrix.quick() if args.quick else matrix.full()
     if args.only:
         cells = [c for c in cells if re.search(args.only, c.key)]
