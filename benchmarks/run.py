@@ -487,7 +487,10 @@ def main() -> int:
         for i, part in enumerate(parts[1:], 2):
             info.update({f"{k} (part {i})": v for k, v in part["machine"].items()
                          if k.startswith(("command", "load average", "measuring"))})
-        return report(info, [r for part in parts for r in part["rows"]], args.readme)
+        merged: dict[tuple[str, str], dict[str, Any]] = {}  # a later file's row of a cell wins
+        for part in parts:
+            merged.update({(r["cell"], r["tool"]): r for r in part["rows"]})
+        return report(info, list(merged.values()), args.readme)
     cells = matrix.quick() if args.quick else matrix.full()
     if args.only:
         cells = [c for c in cells if re.search(args.only, c.key)]
