@@ -129,17 +129,16 @@ class EvaluationResult:
                   seed: int | None = 0) -> dict[str, tuple[float, float] | None]:
         """Bootstrap intervals of the means at another level or resample count."""
         out: dict[str, tuple[float, float] | None] = dict.fromkeys(self.labels)
-        # Metrics with a value on the same queries share one set of resamples:
-        # drawing them is most of the work, and each metric's numbers are those
-        # it gets alone (bootstrap_intervals_each).
-        groups: dict[bytes, list[int]] = {}
+        # The resamples depend only on how many values are drawn from (and the seed), so
+        # metrics with as many values share one set: drawing them is most of the work,
+        # and each metric's numbers are those it gets alone (bootstrap_intervals_each).
+        groups: dict[int, list[int]] = {}
         for j, metric in enumerate(self.metrics):
-            present = ~np.isnan(self.values[:, j])
-            if metric.spec.aggregate == "mean" and np.count_nonzero(present) >= 2:
-                groups.setdefault(np.packbits(present).tobytes(), []).append(j)
+            n = int(np.count_nonzero(~np.isnan(self.values[:, j])))
+            if metric.spec.aggregate == "mean" and n >= 2:
+                groups.setdefault(n, []).append(j)
         for columns in groups.values():
-            present = ~np.isnan(self.values[:, columns[0]])
-            rows = self.values[present][:, columns].T
+            rows = np.stack([self.values[:, j][~np.isnan(self.values[:, j])] for j in columns])
             low, high = bootstrap_intervals_each(rows, confidence=confidence,
                                                  n_resamples=n_resamples, seed=seed)
             for k, j in enumerate(columns):

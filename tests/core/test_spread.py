@@ -115,14 +115,15 @@ def test_shared_resamples_give_each_metric_its_own_interval_to_the_bit(n: int) -
         assert (one[0][0], one[1][0]) == (low[r], high[r])
 
 
-def test_result_intervals_group_metrics_by_the_queries_with_a_value() -> None:
+def test_result_intervals_of_metrics_with_values_on_different_queries() -> None:
     import dataclasses
 
     qrels, run = _data(5, n=150)
     result = rankscope.evaluate(qrels, run, ["AP", "nDCG@5", "P@3", "RR"])
     values = result.values.copy()
-    values[:10, 0] = np.nan  # AP and nDCG@5 lack values on different queries
-    values[5:30, 1] = np.nan
+    values[:10, 0] = np.nan  # AP, nDCG@5 and P@3 lack values on different queries,
+    values[5:30, 1] = np.nan  # AP and P@3 on as many (their resamples are shared)
+    values[40:50, 2] = np.nan
     result = dataclasses.replace(result, values=values)
     for j, label in enumerate(result.labels):
         column = result.values[:, j]
