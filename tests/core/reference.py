@@ -60,6 +60,7 @@ class QueryData:
     ranked: list[Grade]  # grade of each ranked document (None = unjudged)
     judged: list[float]  # every non-null grade the qrels give the query
     global_max: float  # the highest grade anywhere in the qrels (0 if none)
+    in_run: bool = True  # whether the run has the query at all
 
 
 def query_data(
@@ -78,7 +79,7 @@ def query_data(
         ranked = [g for g in ranked if g is not None and g >= 0]
     elif unjudged != "nonrelevant":
         raise ValueError(unjudged)
-    return QueryData(ranked, list(grades.values()), global_max)
+    return QueryData(ranked, list(grades.values()), global_max, in_run=len(run_q) > 0)
 
 
 # ---------------------------------------------------------------- helpers
@@ -153,11 +154,12 @@ def metric_value(metric: Metric, data: QueryData) -> float:
         cap = min(k, _n_rel(judged, rel))
         return _hits(ranked, k, rel) / cap if cap else 0.0
     if fam == "F":
-        beta = float(metric.get("beta"))
+        b2 = metric.get("beta2")
+        b2 = float(metric.get("beta")) ** 2 if b2 is None else float(b2)
         p, r = _precision(ranked, k, rel), _recall(ranked, judged, k, rel)
         if p + r == 0:
             return 0.0
-        return (1 + beta**2) * p * r / (beta**2 * p + r)
+        return (1 + b2) * p * r / (b2 * p + r)
     if fam == "Hits":
         return float(_hits(ranked, k, rel))
     if fam == "Success":
@@ -193,6 +195,11 @@ def metric_value(metric: Metric, data: QueryData) -> float:
         return float(_hits(ranked, k, rel))
     if fam == "CG":
         return sum(gain(g, metric) for g in _top(ranked, k))
+    if fam in ("DCG", "nDCG") and metric.get("gain_table") is not None:
+        dcg, ideal = _trec_gain_table_dcg(metric, data)
+        if fam == "DCG":
+            return dcg
+        return dcg / ideal if ideal > 0 else 0.0
     if fam == "DCG":
         return _dcg([gain(g, metric) for g in _top(ranked, k)])
     if fam == "nDCG":
@@ -297,6 +304,79 @@ def _ndcg(metric: Metric, data: QueryData) -> float:
     else:
         raise ValueError(ideal)
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def _trec_level(g: Grade) -> int:
+    """trec_eval's level of a ranked document: -1 outside the qrels, -2 for a negative grade."""
+    if g is None:
+        return -1
+    return -2 if g < 0 else math.trunc(g)
+
+
+def _glibc_msort(items: list[list[float]]) -> list[list[float]]:
+    """glibc's qsort (a merge sort, halves at n/2, left first on a tie) with trec_eval's
+    comparator: the gain difference converted to int (truncated toward zero)."""
+    if len(items) <= 1:
+        return items
+    half = len(items) // 2
+    left, right = _glibc_msort(items[:half]), _glibc_msort(items[half:])
+    out = []
+    while left and right:
+        out.append(left.pop(0) if int(left[0][1] - right[0][1]) <= 0 else right.pop(0))
+    return out + left + right
+
+
+def _trec_gain_table_dcg(metric: Metric, data: QueryData) -> tuple[float, float]:
+    """DCG and ideal DCG with trec_eval's gain parameters (gain_init.c and m_ndcg.c).
+
+    The table holds one entry per parameter whose key is an integer, then one
+    per level 0..L-1 not given (gain = level); the first parameter of a level
+    takes the level's number of judgments. A ranked document gains the first
+    entry of its level in the sorted table (0 if none). The ideal ranking
+    takes each entry's judgments from the top entry down and stops at the first
+    entry (with judgments) whose gain is <= 0. A query the run lacks ranks
+    trec_eval -c's one unjudged stand-in document.
+    """
+    pairs = [part.split("=", 1) for part in str(metric.get("gain_table")).split(",")]
+    levels = [_trec_level(g) for g in data.ranked]
+    if not levels and not data.in_run:
+        levels = [-1]
+    counts: dict[int, int] = {}
+    for g in data.judged:
+        if math.trunc(g) >= 0:
+            counts[math.trunc(g)] = counts.get(math.trunc(g), 0) + 1
+    n_levels = max(counts) + 1 if counts else 0
+    table: list[list[float]] = []  # [level, gain, judgments]
+    for key, value in pairs:
+        body = key[1:] if key[:1] in "+-" else key
+        if body.isdigit() and body.isascii():
+            table.append([int(key), float(value), 0])
+    given = len(table)
+    for level in range(n_levels):
+        entry = next((e for e in table[:given] if e[0] == level), None)
+        if entry is not None:
+            entry[2] = counts.get(level, 0)
+        else:
+            table.append([level, float(level), counts.get(level, 0)])
+    table = _glibc_msort(table)
+
+    def gain_of(level: int) -> float:
+        return next((e[1] for e in table if e[0] == level), 0.0)
+
+    k = metric.k
+    dcg = sum(gain_of(lv) / math.log2(i + 2) for i, lv in enumerate(levels)
+              if (k is None or i < k) and gain_of(lv) != 0)
+    ideal, i, cur, at = 0.0, 0, len(table) - 1, 0
+    ideal_gain = table[cur][1] if cur >= 0 else 0.0
+    while ideal_gain > 0.0:
+        at += 1
+        while cur >= 0 and at > table[cur][2]:
+            at, cur = 1, cur - 1
+            ideal_gain = table[cur][1] if cur >= 0 else 0.0
+        if ideal_gain > 0.0 and (k is None or i < k):
+            ideal += ideal_gain / math.log2(i + 2)
+        i += 1
+    return dcg, ideal
 
 
 def _err(metric: Metric, data: QueryData) -> float:

@@ -143,6 +143,9 @@ CUTOFFS = (None, 1, 3, 5, 20)
 RELS = (1, 2, 0.5)
 MONOTONE_GAINS = "0=0,1=1,2=3,3=7,4=15"
 ODD_GAINS = "0.5=1,1=5,1.5=4,2=1,3=2"  # not monotone in the grade
+# trec_eval's ndcg.1=3,2=9 and its quirks: a negative gain, gains under 1 apart (kept in
+# the order given), a gain for unjudged documents (level -1), a key that is not an integer
+TREC_GAIN_TABLES = ("1=3,2=9", "0=-1,3=2", "1=2.5,2=2", "-1=5,2=0.5", "x=4,1=0")
 
 
 def binary_metrics() -> list[Metric]:
@@ -153,6 +156,7 @@ def binary_metrics() -> list[Metric]:
     out += [make_metric("R_cap", k=k, rel=rel) for k in CUTOFFS[1:] for rel in RELS]
     out += [make_metric("F", k=k, beta=beta, rel=rel)
             for k in CUTOFFS for beta in (1.0, 2.0, 0.5) for rel in (1, 2)]
+    out += [make_metric("F", k=k, beta2=b2) for k in CUTOFFS for b2 in (0.25, 3.0)]
     out += [make_metric(fam, rel=rel) for fam in ("RPrec", "bpref", "num_rel") for rel in RELS]
     out += [make_metric(fam, k=k) for fam in ("Judged", "num_ret") for k in CUTOFFS]
     out += [make_metric(fam, k=k, judged_only=True) for fam in ("P", "R", "Success", "AP", "RR",
@@ -175,6 +179,8 @@ def graded_metrics() -> list[Metric]:
                         for gm in (MONOTONE_GAINS, ODD_GAINS)]
     out += [make_metric("nDCG", k=k, ideal="max", max_grade=6.0, gain=g)
             for k in CUTOFFS for g in ("linear", "exp")]
+    out += [make_metric(fam, k=k, gain_table=t) for fam in ("DCG", "nDCG") for k in CUTOFFS
+            for t in TREC_GAIN_TABLES]
     out += [make_metric("ERR", k=k, max_grade=mg) for k in CUTOFFS for mg in (None, 4.0, 5.5)]
     out += [make_metric("ERR", k=k, rank_exponent=0.18) for k in CUTOFFS]
     out += [make_metric("RBP", p=p, gain=g, rel=rel)

@@ -17,7 +17,11 @@ from .conftest import METRICS, make_case
 
 
 def slow_rank(qrels: pl.DataFrame, run: pl.DataFrame, ties: str) -> dict[str, list[float]]:
-    """Per evaluated query, grades in rank order: score desc, then doc id desc (bytes)."""
+    """Per evaluated query, grades in rank order: score desc, then the tie rule.
+
+    ``trec``: doc id descending (bytes); ``docid_asc``: doc id ascending;
+    ``input``: file order.
+    """
     grades = {(q, d): g for q, d, g in qrels.iter_rows() if g is not None}
     judged_queries = {q for q, _ in grades}
     rows: dict[str, list[tuple[float, bytes, int]]] = {}
@@ -28,6 +32,8 @@ def slow_rank(qrels: pl.DataFrame, run: pl.DataFrame, ties: str) -> dict[str, li
         items = rows.get(q, [])
         if ties == "trec":
             items = sorted(items, key=lambda t: (t[0], t[1]), reverse=True)
+        elif ties == "docid_asc":
+            items = sorted(items, key=lambda t: (-t[0], t[1]))
         else:
             items = sorted(items, key=lambda t: (-t[0], t[2]))
         out[q] = [grades.get((q, d.decode()), math.nan) for _, d, _ in items]
@@ -46,7 +52,7 @@ def _shuffled(run: pl.DataFrame, seed: int) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
-@pytest.mark.parametrize("ties", ["trec", "input"])
+@pytest.mark.parametrize("ties", ["trec", "input", "docid_asc"])
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_rank_matches_the_slow_reference(seed: int, ties: str, shuffle: bool) -> None:
     qrels, run = make_case(seed)
@@ -67,7 +73,7 @@ def test_rank_matches_the_slow_reference(seed: int, ties: str, shuffle: bool) ->
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("depth", [0, 1, 3, 10])
-@pytest.mark.parametrize("ties", ["trec", "input"])
+@pytest.mark.parametrize("ties", ["trec", "input", "docid_asc"])
 def test_depth_cut_is_the_prefix_of_the_full_ranking(seed: int, depth: int, ties: str) -> None:
     qrels, run = make_case(seed)
     for frame in (run, _shuffled(run, seed)):
@@ -76,6 +82,52 @@ def test_depth_cut_is_the_prefix_of_the_full_ranking(seed: int, depth: int, ties
         full_rows = layout(full)
         for q, grades in layout(cut).items():
             np.testing.assert_array_equal(grades, full_rows[q][:depth])
+
+
+def _slow_docs(run: pl.DataFrame, queries: list[str], ties: str) -> dict[str, list[str]]:
+    """Per query, document ids in rank order by a plain Python sort."""
+    rows: dict[str, list[tuple[float, bytes, int]]] = {}
+    for i, (q, d, s) in enumerate(run.iter_rows()):
+        rows.setdefault(q, []).append((s, d.encode(), i))
+    out: dict[str, list[str]] = {}
+    for q in queries:
+        items = rows.get(q, [])
+        if ties == "trec":  # score desc, doc id desc
+            items = sorted(items, key=lambda t: (t[0], t[1]), reverse=True)
+        elif ties == "docid_asc":  # score desc, doc id asc
+            items = sorted(items, key=lambda t: (-t[0], t[1]))
+        else:
+            items = sorted(items, key=lambda t: (-t[0], t[2]))
+        out[q] = [d.decode() for _, d, _ in items]
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("ties", ["docid_asc", "trec"])
+@pytest.mark.parametrize("depth", [None, 1, 4])
+def test_tied_documents_follow_the_tie_rule(seed: int, ties: str, depth: int | None) -> None:
+    # exact_ties: every tied run ordered, also where the grades cannot tell (the default
+    # orders only runs of differing grades: test_rank_matches_the_slow_reference)
+    qrels, run = make_case(seed)
+    for frame in (run, _shuffled(run, seed)):
+        lists = rank(Qrels(qrels), Run(frame), ties=ties, depth=depth,  # type: ignore[arg-type]
+                     exact_ties=True)
+        expected = _slow_docs(frame, lists.query_ids, ties)
+        docs = lists.doc_ids.to_list()
+        for i, q in enumerate(lists.query_ids):
+            want = expected[q] if depth is None else expected[q][:depth]
+            assert docs[lists.offsets[i]:lists.offsets[i + 1]] == want, q
+
+
+def test_docid_asc_decides_reciprocal_rank() -> None:
+    # four documents tied at the top, "a" < "b" < "c" < "d"; only "a" is relevant:
+    # first when ties go by id ascending, fourth by id descending
+    run = {"q": {"d": 1.0, "c": 1.0, "b": 1.0, "a": 1.0, "z": 0.5}}
+    qrels = {"q": {"a": 1}}
+    asc = rankscope.evaluate(qrels, run, "RR@10", ties="docid_asc")  # type: ignore[arg-type]
+    desc = rankscope.evaluate(qrels, run, "RR@10")
+    assert asc["RR@10"] == 1.0
+    assert desc["RR@10"] == 0.25
 
 
 def test_long_tie_runs_across_the_cut() -> None:

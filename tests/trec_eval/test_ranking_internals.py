@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
-from rankscope.engine.trec_order import MIX, doc_keys
+from rankscope.engine.ranking_order import MIX, doc_keys
 
 
 def test_distinct_within_matches_sets_per_group():
@@ -51,7 +51,7 @@ def test_doc_keys_mix_the_query_into_the_document_hash():
 def test_ties_between_equal_values_need_no_order():
     # Ordering only the tied runs whose rows differ in value yields the same
     # value at every rank as ordering every run (the measures see nothing else).
-    from rankscope.engine.trec_order import base_order, find_ties, fix_ties, rank_order
+    from rankscope.engine.ranking_order import base_order, find_ties, fix_ties, rank_order
 
     rng = np.random.default_rng(5)
     for _ in range(200):
@@ -70,7 +70,7 @@ def test_ties_between_equal_values_need_no_order():
         base = base_order(qidx, score, n_queries)
         lean = fix_ties(base, find_ties(base, qidx, score), docs, values)
         assert full.apply(values).tolist() == lean.apply(values).tolist()
-        assert full.queries.tolist() == lean.queries.tolist()
+        assert full.counts.tolist() == lean.counts.tolist()
 
 
 def test_a_cut_inside_a_tie_run_keeps_the_larger_ids(tmp_path):

@@ -21,7 +21,7 @@ import polars as pl
 from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
 from rankscope.data.delimited import read_delimited
 from rankscope.data.json_text import KeyedDict, find_key_line, loads_keeping_duplicates
-from rankscope.data.tables import OnDuplicate, Qrels, RowLocator, Run
+from rankscope.data.tables import Deferred, OnDuplicate, Qrels, RowLocator, Run
 from rankscope.data.trec import parse_trec
 from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels, format_trec_run
 from rankscope.errors import (
@@ -428,12 +428,21 @@ def as_qrels(obj: Any) -> Qrels:
     raise InputError(f"cannot use a {type(obj).__name__} as qrels")
 
 
-def as_run(obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "error") -> Run:
-    """Accept a run as a :class:`Run`, a path, a DataFrame or a nested dict."""
+def as_run(
+    obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "error",
+    defer_duplicates: bool = False,
+) -> Run:
+    """Accept a run as a :class:`Run`, a path, a DataFrame or a nested dict.
+
+    ``defer_duplicates``: a run built here leaves its duplicate check (with
+    ``on_duplicate="error"``) to the ranking step, which runs it beside the
+    measures and raises the same error.
+    """
     if isinstance(obj, Run):
         return obj
+    deferred: Deferred = "error" if defer_duplicates else None
     if isinstance(obj, str | os.PathLike):
-        return Run.read(obj, name=name, on_duplicate=on_duplicate)
+        return Run.read(obj, name=name, on_duplicate=on_duplicate, _defer_duplicates=deferred)
     frame = _frame_from_dataframe(obj)
     if frame is not None:
         return Run(
@@ -441,6 +450,7 @@ def as_run(obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "er
             name=name or "run",
             source="<DataFrame>",
             on_duplicate=on_duplicate,
+            _defer_duplicates=deferred,
         )
     if isinstance(obj, Mapping):
         return Run(
@@ -448,5 +458,6 @@ def as_run(obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "er
             name=name or "run",
             source="<dict>",
             on_duplicate=on_duplicate,
+            _defer_duplicates=deferred,
         )
     raise InputError(f"cannot use a {type(obj).__name__} as a run")

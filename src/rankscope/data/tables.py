@@ -17,9 +17,13 @@ from rankscope.errors import DuplicateDocumentError, InputError, OptionError, Pa
 if TYPE_CHECKING:
     from rankscope.data._io import PathLike
 
-__all__ = ["OnDuplicate", "Qrels", "Run"]
+__all__ = ["Deferred", "OnDuplicate", "Qrels", "Run"]
 
 OnDuplicate = Literal["error", "first", "max"]
+Deferred = Literal["error", "report"] | None
+"""A duplicate check left to the evaluation: ``error`` raises what the constructor
+would have raised, found beside the measures; ``report`` is trec_eval's rule (the
+query holding a duplicate fails when it is reached)."""
 RowLocator = Callable[[int], int | None]
 """Maps a 0-based row of a table to the 1-based line of the file it came from."""
 
@@ -102,10 +106,15 @@ class Qrels(_Table):
         *,
         source: str = "<memory>",
         _locate: RowLocator = _by_row,
+        _defer_duplicates: Deferred = None,
+        _trusted: bool = False,
     ) -> None:
-        frame = _conform(frame, "grade", source, _locate, allow_null=True)
-        _refuse_duplicates(frame, source, _locate, "judged")
+        if not _trusted:
+            frame = _conform(frame, "grade", source, _locate, allow_null=True)
+        if _defer_duplicates is None:
+            _refuse_duplicates(frame, source, _locate, "judged")
         super().__init__(frame, source=source)
+        self.deferred_duplicates: Deferred = _defer_duplicates
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, float | int | None]]) -> Qrels:
@@ -147,6 +156,12 @@ class Run(_Table):
         What to do with a document listed twice for one query: raise
         :class:`~rankscope.errors.DuplicateDocumentError` (default), keep the
         first occurrence, or keep the highest score.
+
+    Notes
+    -----
+    The evaluation's own readers may leave the duplicate check to the
+    ranking step, which proves duplicates absent beside the measures and
+    raises the same error (``deferred_duplicates``).
     """
 
     _value = "score"
@@ -159,11 +174,23 @@ class Run(_Table):
         source: str = "<memory>",
         on_duplicate: OnDuplicate = "error",
         _locate: RowLocator = _by_row,
+        _defer_duplicates: Deferred = None,
+        _trusted: bool = False,
     ) -> None:
-        frame = _conform(frame, "score", source, _locate, allow_null=False)
-        frame = _resolve_duplicates(frame, source, on_duplicate, _locate)
+        if not _trusted:
+            frame = _conform(frame, "score", source, _locate, allow_null=False)
+        if _defer_duplicates is None or on_duplicate != "error":
+            frame = _resolve_duplicates(frame, source, on_duplicate, _locate)
+            _defer_duplicates = None
         super().__init__(frame, source=source)
         self.name = name if name is not None else source
+        self.deferred_duplicates: Deferred = _defer_duplicates
+        self._locate = _locate
+
+    def refuse_duplicates(self) -> None:
+        """Raise :class:`~rankscope.errors.DuplicateDocumentError` for the first
+        document ranked twice for one query, as the constructor does."""
+        _refuse_duplicates(self._frame, self.source, self._locate, "ranked")
 
     @classmethod
     def from_dict(
@@ -182,18 +209,22 @@ class Run(_Table):
         format: str | None = None,
         name: str | None = None,
         on_duplicate: OnDuplicate = "error",
+        _defer_duplicates: Deferred = None,
     ) -> Run:
         """Read a run from a file (TREC, JSON, JSONL, CSV, TSV, Parquet; ``-`` = stdin).
 
         The name defaults to the TREC run tag (the first one, if several) or the
         file's name.
         """
-        from rankscope.data.formats import read_table
+        from rankscope.data.formats import guess_format, read_table
 
         frame, tags, source, locate = read_table(path, "run", format)
         if name is None:
             name = tags[0] if tags else source
-        return cls(frame, name=name, source=source, on_duplicate=on_duplicate, _locate=locate)
+        # the TREC reader checks every value itself: the columns are already canonical
+        trusted = (format or guess_format(path)) == "trec"
+        return cls(frame, name=name, source=source, on_duplicate=on_duplicate, _locate=locate,
+                   _defer_duplicates=_defer_duplicates, _trusted=trusted)
 
     def write(self, path: PathLike, *, format: str | None = None) -> None:
         """Write the run in the format named (or implied by the file name)."""

@@ -12,7 +12,8 @@ in ways scripts rely on, so they are reproduced here exactly:
   skipped; a run line whose first non-blank character is ``#`` is a comment;
 - "Malformed line N" counts only the lines parsed as data;
 - duplicates are kept here: trec_eval complains about them only when the
-  query is evaluated (see :mod:`rankscope.engine.trec_lists`).
+  query is evaluated (the ranking step reports them per query, see
+  :func:`rankscope.engine.ranking.rank`).
 
 Large files take a fast columnar path (polars); anything irregular (leading
 blanks, repeated separators, comments in qrels) is re-read line by line so

@@ -1,23 +1,35 @@
-"""Per-evaluation arrays shared by the kernels, each computed at most once.
+"""The per-query statistics every kernel shares, each computed at most once.
 
-Everything is a flat array over ranked rows (or judged rows) plus segment
-reductions (``np.bincount`` with weights), so a kernel never loops over
-queries in Python.
+A :class:`Context` wraps one :class:`~rankscope.engine.ranking.RankedLists`.
+It offers flat arrays over ranked rows (or judged rows) with segment
+reductions (``np.bincount`` with weights), and sparse row sets
+(:class:`~rankscope.engine.rowsets.RowSet`: the relevant rows, the judged
+rows, ...) on which most measures need only a few rows; a kernel never loops
+over queries in Python.
+
+"Relevant" means grade >= rel everywhere; what "judged" means follows the
+lists: a ranked document with a grade, or, when the lists hold trec_eval's
+levels, one judged with a level >= 0. The measures defined by trec_eval read
+its view of the grades (:meth:`Context.levels_view`): the lists' own context
+when they already hold levels, else a context over the levels of the same
+rankings, built once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from rankscope.engine.c_math import log2_table
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
+from rankscope.engine.ranking_match import as_levels
+from rankscope.engine.rowsets import RowSet
 from rankscope.metrics.base import Metric
-
-if TYPE_CHECKING:
-    from rankscope.engine.trec_stats import QueryStats
 
 __all__ = ["Context", "log2_ranks"]
 
@@ -33,7 +45,13 @@ class Context:
     def __init__(self, lists: RankedLists) -> None:
         self.lists = lists
         self.n = lists.n_queries
-        self._cache: dict[tuple[object, ...], object] = {}
+        self._cache: dict[tuple[object, ...], Any] = {}
+
+    def cached(self, key: tuple[object, ...], make: Any) -> Any:
+        """``make()``, computed once per ``key`` for this context."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
 
     # -- layout ---------------------------------------------------------------
     @cached_property
@@ -57,14 +75,16 @@ class Context:
         """:math:`\\log_2(i + 1)` for every ranked row (i the 1-based rank).
 
         DCG divides each gain by it, as trec_eval does, with the C library's
-        logarithms (:func:`~rankscope.engine.trec_stats.log2_table`), so the
+        logarithms (:func:`~rankscope.engine.c_math.log2_table`), so the
         numbers are trec_eval's to the last bit.
         """
         return log2_ranks(self.pos)
 
     @cached_property
     def judged(self) -> BoolArray:
-        """Whether each ranked row has a (non-null) grade."""
+        """Whether each ranked row is judged (has a grade; with levels, a level >= 0)."""
+        if self.lists.levels:
+            return self.lists.grades >= 0
         return ~np.isnan(self.lists.grades)
 
     @cached_property
@@ -111,23 +131,80 @@ class Context:
         """Mask of rows within the first ``k`` (None = no cut)."""
         if k is None:
             return None
-        key = ("top", k)
-        if key not in self._cache:
-            self._cache[key] = self.pos < k
-        return self._cache[key]  # type: ignore[return-value]
+        return self.cached(("top", k), lambda: self.pos < k)  # type: ignore[no-any-return]
 
     def depth(self, k: int | None) -> IntArray:
         """How many rows each query has within the first ``k``."""
         return self.lengths if k is None else np.minimum(self.lengths, k)
 
+    # -- row sets -------------------------------------------------------------
+    def rowset(self, rows: IntArray) -> RowSet:
+        """The :class:`RowSet` of sorted ranked-row indices ``rows``."""
+        offsets = self.lists.offsets
+        q = np.searchsorted(offsets, rows, side="right").astype(np.int64) - 1
+        return RowSet(rows, q, rows - offsets[q], self.n)
+
+    @cached_property
+    def all_rows(self) -> RowSet:
+        """Every ranked row (only for the few measures that need them all)."""
+        rows = np.arange(self.lists.grades.size, dtype=np.int64)
+        return RowSet(rows, self.row_query, self.pos, self.n)
+
+    def rel_rows(self, rel: float) -> RowSet:
+        """The relevant rows (grade >= rel), in rank order."""
+        return self.cached(  # type: ignore[no-any-return]
+            ("rel_rows", rel), lambda: self.rowset(np.flatnonzero(self.relevant(rel))))
+
+    @cached_property
+    def judged_rows(self) -> RowSet:
+        """The judged rows (see :attr:`judged`), in rank order."""
+        return self.rowset(np.flatnonzero(self.judged))
+
+    @cached_property
+    def pool_rows(self) -> RowSet:
+        """Rows in the qrels at all: judged, or judged negative (levels only)."""
+        values = self.lists.grades
+        return self.rowset(np.flatnonzero((values >= 0) | (values == -2)))
+
+    @cached_property
+    def values(self) -> IntArray:
+        """Each ranked row's grade as an integer (meant for levels)."""
+        return np.clip(np.nan_to_num(self.lists.grades, nan=-1.0), -(2.0**62),
+                       2.0**62).astype(np.int64)
+
+    def padded(self, fill: int) -> Iterator[tuple[IntArray, npt.NDArray[np.int64]]]:
+        """Each query's :attr:`values` as a matrix row, padded with ``fill``, bucket by bucket.
+
+        Yields (query indices, matrix); queries of similar length share a
+        matrix, and when every query has the same length the values are just
+        reshaped (no copy).
+        """
+        lengths = self.lengths
+        values = self.values
+        if self.n and np.all(lengths == lengths[0]):
+            yield np.arange(self.n, dtype=np.int64), values.reshape(self.n, int(lengths[0]))
+            return
+        offsets = self.lists.offsets
+        nonempty = np.flatnonzero(lengths > 0)
+        bucket = np.floor(np.log2(lengths[nonempty])).astype(np.int64)
+        for b in np.unique(bucket):
+            queries = nonempty[bucket == b]
+            lens = lengths[queries]
+            rows = np.repeat(np.arange(queries.size), lens)
+            cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
+            grid = np.full((queries.size, int(lens.max())), fill, dtype=np.int64)
+            grid[rows, cols] = values[np.repeat(offsets[queries], lens) + cols]
+            yield queries, grid
+
     # -- relevance ------------------------------------------------------------
     def relevant(self, rel: float) -> BoolArray:
         """Whether each ranked row is relevant (grade >= rel; NaN is not)."""
-        key = ("rel", rel)
-        if key not in self._cache:
+
+        def make() -> BoolArray:
             with np.errstate(invalid="ignore"):
-                self._cache[key] = self.lists.grades >= rel
-        return self._cache[key]  # type: ignore[return-value]
+                return self.lists.grades >= rel
+
+        return self.cached(("rel", rel), make)  # type: ignore[no-any-return]
 
     def nonrelevant_judged(self, rel: float) -> BoolArray:
         """Whether each ranked row is judged non-relevant: 0 <= grade < rel.
@@ -140,13 +217,12 @@ class Context:
 
     def n_relevant(self, rel: float) -> FloatArray:
         """R: the number of judged documents with grade >= rel, per query."""
-        key = ("R", rel)
-        if key not in self._cache:
+
+        def make() -> FloatArray:
             mask = self.lists.judged_grades >= rel
-            self._cache[key] = np.bincount(
-                self.judged_query[mask], minlength=self.n
-            ).astype(np.float64)
-        return self._cache[key]  # type: ignore[return-value]
+            return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
+
+        return self.cached(("R", rel), make)  # type: ignore[no-any-return]
 
     def n_judged_nonrelevant(self, rel: float) -> FloatArray:
         """N: the number of judged documents with 0 <= grade < rel, per query."""
@@ -155,21 +231,99 @@ class Context:
         return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
 
     def hits(self, rel: float, k: int | None) -> FloatArray:
-        """Relevant documents within the first ``k`` per query."""
-        key = ("hits", rel, k)
-        if key not in self._cache:
-            self._cache[key] = self.seg_sum(self.relevant(rel).astype(np.float64), self.top(k))
-        return self._cache[key]  # type: ignore[return-value]
+        """Relevant documents within the first ``k`` per query (all with ``k`` None)."""
 
-    def trec_stats(self, lvl: int) -> QueryStats:
-        """trec_eval's per-query statistics at relevance level ``lvl`` (built once)."""
-        from rankscope.engine.trec_lists import trec_lists_from_ranked  # only trec_eval's measures
-        from rankscope.engine.trec_stats import QueryStats
+        def make() -> FloatArray:
+            found = self.rel_rows(rel)
+            counts = found.count if k is None else found.count_within(k)
+            return counts.astype(np.float64)
 
-        key = ("trec_eval", lvl)
-        if key not in self._cache:
-            self._cache[key] = QueryStats(trec_lists_from_ranked(self.lists, lvl))
-        return self._cache[key]  # type: ignore[return-value]
+        return self.cached(("hits", rel, k), make)  # type: ignore[no-any-return]
+
+    def relevant_judged(self, rel: float, k: int | None = None) -> FloatArray:
+        """Judged relevant documents within the first ``k`` per query (trec_eval's
+        ``num_rel_ret``: with levels and ``rel`` <= 0 every judged document counts,
+        while a document outside the qrels may be "relevant" to P@k but is not judged)."""
+
+        def make() -> FloatArray:
+            # with levels below 0 every judged row is relevant, and only they are judged
+            found = self.judged_rows if self.lists.levels and rel < 0 else self.rel_rows(rel)
+            counts = found.count if k is None else found.count_within(k)
+            return counts.astype(np.float64)
+
+        return self.cached(("relret", rel, k), make)  # type: ignore[no-any-return]
+
+    def precision_at_relevant(self, rel: float) -> FloatArray:
+        """Precision at each relevant row (the terms of average precision), in rank order."""
+
+        def make() -> FloatArray:
+            found = self.rel_rows(rel)
+            return np.asarray(found.index / (found.pos + 1.0), dtype=np.float64)
+
+        return self.cached(("prec@rel", rel), make)  # type: ignore[no-any-return]
+
+    # -- trec_eval's levels ---------------------------------------------------
+    def levels_view(self) -> Context:
+        """The context of trec_eval's view of these rankings (itself with levels).
+
+        Grades become integer levels (-2 for a negative grade, -1 for an
+        unjudged document), the judged lists keep the levels >= 0, and a query
+        the run lacks gets trec_eval ``-c``'s one-document stand-in ranking.
+        """
+        if self.lists.levels:
+            return self
+        return self.cached(("levels",), lambda: Context(_levels_of(self.lists)))  # type: ignore
+
+    @cached_property
+    def _level_table(self) -> tuple[IntArray, IntArray, IntArray]:
+        q, g = self.judged_query, self.lists.judged_grades.astype(np.int64)
+        if q.size == 0:
+            empty = np.zeros(0, np.int64)
+            return empty, empty, empty
+        new = np.concatenate(([True], (q[1:] != q[:-1]) | (g[1:] != g[:-1])))
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, q.size)).astype(np.int64)
+        uq, ul = q[starts], g[starts]
+        order = np.lexsort((ul, uq))  # levels ascending within each query
+        return uq[order], ul[order], counts[order]
+
+    @property
+    def level_query(self) -> IntArray:
+        """Query index of each (level, count) entry of the judged levels."""
+        return self._level_table[0]
+
+    @property
+    def level_values(self) -> IntArray:
+        """The judged levels of each query, ascending (with levels)."""
+        return self._level_table[1]
+
+    @property
+    def level_counts(self) -> IntArray:
+        """How many judgments each level has."""
+        return self._level_table[2]
+
+    def count_levels(self, low: int | None, high: int | None) -> IntArray:
+        """Per query, judgments with ``low <= level < high`` (None = unbounded)."""
+        mask = np.ones(self.level_values.size, dtype=bool)
+        if low is not None:
+            mask &= self.level_values >= low
+        if high is not None:
+            mask &= self.level_values < high
+        return np.bincount(self.level_query[mask], weights=self.level_counts[mask],
+                           minlength=self.n).astype(np.int64)
+
+    @cached_property
+    def num_rel_levels(self) -> IntArray:
+        """Highest judged level + 1 per query (0 without judgments)."""
+        out = np.zeros(self.n, dtype=np.int64)
+        has = self.judged_lengths > 0
+        out[has] = self.lists.judged_grades[self.lists.judged_offsets[:-1][has]].astype(
+            np.int64) + 1
+        return out
+
+    def discount(self, pos: IntArray) -> FloatArray:
+        """``log2(rank + 1)`` for 0-based ranks ``pos`` (the DCG discount)."""
+        return log2_ranks(pos)
 
     # -- gains ----------------------------------------------------------------
     def gain_of(self, grades: FloatArray, metric: Metric) -> FloatArray:
@@ -202,3 +356,25 @@ class Context:
         """A metric's ``max_grade``, or the highest grade in the qrels."""
         value = metric.get("max_grade")
         return float(value) if value is not None else self.lists.max_grade
+
+
+def _levels_of(lists: RankedLists) -> RankedLists:
+    """trec_eval's view of grade rankings (see :meth:`Context.levels_view`)."""
+    values = as_levels(lists.grades)
+    lengths = np.diff(lists.offsets)
+    rows = lists.run_rows
+    missing = np.flatnonzero(~lists.in_run & (lengths == 0))
+    if missing.size:
+        at = lists.offsets[missing]
+        values, rows = np.insert(values, at, -1.0), np.insert(rows, at, -1)
+        lengths = lengths.copy()
+        lengths[missing] = 1
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    judged = np.trunc(lists.judged_grades)
+    keep = judged >= 0
+    jq = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(lists.judged_offsets))
+    counts = np.bincount(jq[keep], minlength=lists.n_queries) if jq.size else \
+        np.zeros(lists.n_queries, np.int64)
+    judged_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return replace(lists, offsets=offsets, grades=values, run_rows=rows,
+                   judged_offsets=judged_offsets, judged_grades=judged[keep], levels=True)

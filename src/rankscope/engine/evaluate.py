@@ -66,7 +66,9 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
     """Per-query values, shape (n_queries, n_metrics); NaN = null.
 
     ``subtopics`` (the intent-aware measures' judgments) makes the shared context
-    an :class:`~rankscope.engine.intents.IntentContext`.
+    an :class:`~rankscope.engine.intents.IntentContext`. Raises the run's
+    duplicate-document error when its search ran beside the kernels (see
+    :func:`~rankscope.engine.ranking.rank`).
     """
     def context(ranked: RankedLists) -> Context:
         return Context(ranked) if subtopics is None else IntentContext(ranked, subtopics)
@@ -87,6 +89,7 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
             else:
                 computed[metric] = _kernel(metric, unjudged)(ctx, metric)
         out[:, j] = computed[metric]
+    lists.check_duplicates()
     return out
 
 
@@ -151,7 +154,7 @@ def evaluate(
         threshold (see :class:`~rankscope.engine.options.EvalOptions`).
     **option_fields
         Any field of :class:`~rankscope.engine.options.EvalOptions` as a
-        keyword, on top of ``options``: ``ties`` ({"trec", "input"}),
+        keyword, on top of ``options``: ``ties`` ({"trec", "input", "docid_asc"}),
         ``unjudged`` ({"nonrelevant", "condensed", "null"}), ``queries``
         ({"qrels", "intersection", "nonnull"}), ``on_duplicate`` ({"error",
         "first", "max"}), ``rel``.
@@ -174,13 +177,16 @@ def evaluate(
     pairs = resolve_metrics(metrics, opts)
     subtopics = _subtopics(qrels, [m for _, m in pairs])
     qrels_t: Qrels = as_qrels(qrels) if subtopics is None else subtopics.collapsed()
-    run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
+    # a document ranked twice is looked for beside the kernels (compute raises it)
+    run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate,
+                        defer_duplicates=True)
     # Rank once, keeping only as deep as the deepest metric reads.
     depth = required_depth(m for _, m in pairs)
     if any(is_judged_only(m) for _, m in pairs):
         depth = None  # judged rows may lie below any cut-off
     lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
                  depth=depth)
+    lists.check_duplicates()  # a bad run is reported before its overlap with the qrels
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
                   input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)

@@ -63,7 +63,7 @@ class IntentContext(Context):
         """The relevant (row, subtopic) pairs at level ``rel`` (computed once)."""
         key = ("intent_pairs", rel)
         if key in self._cache:
-            return self._cache[key]  # type: ignore[return-value]
+            return self._cache[key]  # type: ignore[no-any-return]
         triples = self._relevant(rel)
         n_codes = triples.get_column("_code").n_unique() if triples.height else 0
         code_query = np.zeros(n_codes, dtype=np.int64)
@@ -98,7 +98,7 @@ class IntentContext(Context):
         """
         key = ("intent_ideal", rel, alpha)
         if key in self._cache:
-            return self._cache[key]  # type: ignore[return-value]
+            return self._cache[key]  # type: ignore[no-any-return]
         triples = self._relevant(rel).sort(["_q", "doc_id"], descending=[False, True])
         gains_by_query: list[list[float]] = [[] for _ in range(self.n)]
         for (qidx,), part in triples.group_by(["_q"], maintain_order=True):

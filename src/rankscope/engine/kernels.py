@@ -3,9 +3,19 @@
 A kernel takes the shared :class:`~rankscope.engine.context.Context` and a
 bound :class:`~rankscope.metrics.Metric` and returns a float64 array with one
 value per evaluated query (NaN = null). The definitions they implement are the
-factories' docstrings in :mod:`rankscope.metrics`. The table is complete on
-import: the core kernels here, trec_eval's own measures
-(:mod:`rankscope.engine.kernels_trec_families`), and beside it the table of the
+factories' docstrings in :mod:`rankscope.metrics`.
+
+The measures trec_eval also computes (P, recall, AP, R-precision, RR, bpref,
+success, F, nDCG, the counts) are written the way trec_eval computes them, on
+the context's relevant and judged rows, in rank order, so the same kernel
+gives trec_eval's numbers bit for bit on rankings with trec_eval's levels
+(``rankscope trec_eval``, quirks at ``-l`` 0 and below included) and
+rankscope's on any grades.
+
+The table is complete on import: the core kernels here, trec_eval's own
+measures (:mod:`rankscope.engine.kernels_trec`,
+:mod:`rankscope.engine.kernels_trec_interp`,
+:mod:`rankscope.engine.kernels_trec_gain`), and beside it the table of the
 judging platform's null rules (:data:`NULL_KERNELS`, ``unjudged="null"``).
 """
 
@@ -19,9 +29,10 @@ from rankscope.engine.context import Context, log2_ranks
 from rankscope.engine.intents import INTENT_KERNELS
 from rankscope.engine.kernels_compat import COMPAT_KERNELS
 from rankscope.engine.kernels_cwl import CWL_KERNELS
-from rankscope.engine.kernels_trec_families import TREC_KERNELS
+from rankscope.engine.kernels_trec import TREC_KERNELS
 from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
+from rankscope.engine.trec_gains import gain_info, parse_gain_pairs
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
 
@@ -49,17 +60,27 @@ def _div(num: FloatArray, den: FloatArray | float) -> FloatArray:
     return out
 
 
+def _ratio(num: FloatArray, den: FloatArray, where: object) -> FloatArray:
+    """num / den where ``where`` holds, else 0 (trec_eval leaves such values at 0)."""
+    out = np.zeros(num.shape, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(num, den, out=out, where=np.asarray(where, dtype=bool))
+    return out
+
+
 @register_kernel("P")
 def _precision(ctx: Context, m: Metric) -> FloatArray:
-    hits = ctx.hits(m.get("rel"), m.k)
-    den = float(m.k) if m.k is not None else ctx.lengths.astype(np.float64)
-    return _div(hits, den)
+    rel = m.get("rel")
+    if m.k is None:  # set_P: relevant retrieved over retrieved
+        return _div(ctx.relevant_judged(rel), ctx.lengths.astype(np.float64))
+    return ctx.hits(rel, m.k) / float(m.k)
 
 
 @register_kernel("R")
 def _recall(ctx: Context, m: Metric) -> FloatArray:
     rel = m.get("rel")
-    return _div(ctx.hits(rel, m.k), ctx.n_relevant(rel))
+    found = ctx.relevant_judged(rel) if m.k is None else ctx.hits(rel, m.k)
+    return _div(found, ctx.n_relevant(rel))
 
 
 @register_kernel("R_cap")
@@ -73,18 +94,19 @@ def _recall_capped(ctx: Context, m: Metric) -> FloatArray:
 def _f_measure(ctx: Context, m: Metric) -> FloatArray:
     p = _precision(ctx, m)
     r = _recall(ctx, m)
-    b2 = float(m.get("beta")) ** 2
+    given = m.get("beta2")
+    b2 = float(given) if given is not None else float(m.get("beta")) ** 2
     return _div((1.0 + b2) * p * r, b2 * p + r)
 
 
 @register_kernel("Hits")
 def _hits(ctx: Context, m: Metric) -> FloatArray:
-    return ctx.hits(m.get("rel"), m.k)
+    return ctx.hits(m.get("rel"), m.k).copy()
 
 
 @register_kernel("num_rel_ret")
 def _num_rel_ret(ctx: Context, m: Metric) -> FloatArray:
-    return ctx.hits(m.get("rel"), m.k)
+    return ctx.relevant_judged(m.get("rel"), m.k).copy()
 
 
 @register_kernel("num_ret")
@@ -106,49 +128,49 @@ def _success(ctx: Context, m: Metric) -> FloatArray:
 def _r_precision(ctx: Context, m: Metric) -> FloatArray:
     rel = m.get("rel")
     big_r = ctx.n_relevant(rel)
-    within = ctx.pos < big_r[ctx.row_query]
-    hits = ctx.seg_sum(ctx.relevant(rel).astype(np.float64), within)
-    return _div(hits, big_r)
+    depth = np.minimum(ctx.lengths, big_r.astype(np.int64))
+    hits = ctx.rel_rows(rel).count_within(depth).astype(np.float64)
+    return _ratio(hits, big_r, depth > 0)
 
 
 @register_kernel("AP")
 def _average_precision(ctx: Context, m: Metric) -> FloatArray:
     rel = m.get("rel")
-    is_rel = ctx.relevant(rel)
-    running = ctx.seg_cumsum(is_rel.astype(np.int64))
-    prec = running / (ctx.pos + 1.0)
-    mask = is_rel if m.k is None else is_rel & ctx.top(m.k)  # type: ignore[operator]
-    return _div(ctx.seg_sum(prec, mask), ctx.n_relevant(rel))
+    found = ctx.rel_rows(rel)
+    terms = ctx.precision_at_relevant(rel)
+    big_r = ctx.n_relevant(rel)
+    if m.k is None:  # trec_eval's map: 0 unless a relevant document was ranked
+        return _ratio(found.sum(terms), big_r, found.count > 0)
+    return _div(found.sum(terms, found.pos < m.k), big_r)
 
 
 @register_kernel("RR")
 def _reciprocal_rank(ctx: Context, m: Metric) -> FloatArray:
-    is_rel = ctx.relevant(m.get("rel"))
-    mask = is_rel if m.k is None else is_rel & ctx.top(m.k)  # type: ignore[operator]
-    rows = np.flatnonzero(mask)
+    queries, first = ctx.rel_rows(m.get("rel")).first()
+    if m.k is not None:
+        within = first < m.k
+        queries, first = queries[within], first[within]
     out = np.zeros(ctx.n)
-    if rows.size:
-        queries, first = np.unique(ctx.row_query[rows], return_index=True)
-        out[queries] = 1.0 / (ctx.pos[rows[first]] + 1.0)
+    out[queries] = 1.0 / (first + 1.0)
     return out
 
 
 @register_kernel("bpref")
 def _bpref(ctx: Context, m: Metric) -> FloatArray:
     rel = m.get("rel")
+    judged = ctx.judged_rows
+    grades = ctx.lists.grades[judged.rows]
+    with np.errstate(invalid="ignore"):
+        is_rel = grades >= rel
+        nonrel = (grades >= 0) & ~is_rel  # a negative grade: neither relevant nor non-relevant
+    nonrel_before = judged.before(nonrel)[is_rel]  # judged non-relevant ranked above
+    found = judged.sub(is_rel)
     big_r = ctx.n_relevant(rel)
-    big_n = ctx.n_judged_nonrelevant(rel)
-    nonrel = ctx.nonrelevant_judged(rel)
-    # judged non-relevant documents ranked above each row
-    above = ctx.seg_cumsum(nonrel.astype(np.int64)) - nonrel
-    is_rel = ctx.relevant(rel)
-    q = ctx.row_query[is_rel]
-    den = np.minimum(big_r, big_n)[q]
-    frac = np.zeros(q.size)
-    np.divide(np.minimum(above[is_rel], big_r[q]), den, out=frac, where=den > 0)
-    terms = 1.0 - frac
-    total = np.bincount(q, weights=terms, minlength=ctx.n).astype(np.float64)
-    return _div(total, big_r)
+    cap = np.minimum(ctx.n_judged_nonrelevant(rel), big_r)[found.q]
+    seen = np.minimum(nonrel_before.astype(np.float64), big_r[found.q])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(nonrel_before > 0, 1.0 - seen / cap, 1.0)
+    return _div(found.sum(terms), big_r)
 
 
 @register_kernel("Judged")
@@ -162,21 +184,63 @@ def _cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
     return ctx.seg_sum(ctx.gain_of(ctx.lists.grades, m), ctx.top(m.k))
 
 
+def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, object]:
+    """The ranked rows whose gain is not 0, and their discounted gains (cached per gain rule).
+
+    Rows of gain 0 add nothing to a sum taken in rank order, so skipping them
+    changes no bit.
+    """
+    table = m.get("gain_table")
+    if table is not None:  # trec_eval's reading of its gain parameters, on its levels
+        view = ctx.levels_view()
+        info = gain_info(view, _table_pairs(str(table)))
+        return info.gain / view.discount(info.rows.pos), view, info.rows
+    key = ("gained", m.get("gain"), m.get("gains"), m.get("rel"))
+
+    def make() -> tuple[FloatArray, object]:
+        gains = ctx.gain_of(ctx.lists.grades, m)
+        rows = ctx.rowset(np.flatnonzero(gains != 0))
+        return gains[rows.rows] / ctx.discount(rows.pos), rows
+
+    discounted, rows = ctx.cached(key, make)
+    return discounted, ctx, rows
+
+
+def _table_pairs(text: str) -> tuple[tuple[str, float], ...]:
+    return parse_gain_pairs("gain_table", text)
+
+
 @register_kernel("DCG")
 def _dcg(ctx: Context, m: Metric) -> FloatArray:
-    gains = ctx.gain_of(ctx.lists.grades, m) / ctx.log2_rank
-    return ctx.seg_sum(gains, ctx.top(m.k))
+    discounted, _, rows = _gained_rows(ctx, m)
+    within = None if m.k is None else rows.pos < m.k  # type: ignore[attr-defined]
+    return rows.sum(discounted, within)  # type: ignore[attr-defined,no-any-return]
 
 
 def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
+    table = m.get("gain_table")
+    if table is not None:  # trec_eval's ideal: its table walked from the top gain down
+        view = ctx.levels_view()
+        info = gain_info(view, _table_pairs(str(table)))
+        pos = info.ideal_pos
+        keep = None if m.k is None else pos < m.k
+        terms = info.ideal_gain / view.discount(pos)
+        q = info.ideal_query
+        out = np.bincount(q if keep is None else q[keep],
+                          weights=terms if keep is None else terms[keep], minlength=view.n)
+        return np.asarray(out, dtype=np.float64)
     flavor = m.get("ideal")
     if flavor == "global":
-        gains = ctx.gain_of(ctx.lists.judged_grades, m)
-        # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
-        order = np.lexsort((-gains, ctx.judged_query))
-        gains = gains[order]
+        def make() -> FloatArray:
+            gains = ctx.gain_of(ctx.lists.judged_grades, m)
+            # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
+            order = np.lexsort((-gains, ctx.judged_query))
+            return gains[order] / log2_ranks(ctx.judged_pos)
+
+        # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...)
+        terms = ctx.cached(("ideal", m.get("gain"), m.get("gains"), m.get("rel")), make)
         mask = None if m.k is None else ctx.judged_pos < m.k
-        return ctx.judged_sum(gains / log2_ranks(ctx.judged_pos), mask)
+        return ctx.judged_sum(terms, mask)
     if flavor == "max":
         top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
         depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)

@@ -1,9 +1,11 @@
-"""trec_eval's gain-based measures: ndcg and its variants, G, rbp, rbp_resid.
+"""trec_eval's gain-based measures: ideal_dcg, G, ndcg_rel, Rndcg, rbp, rbp_resid.
 
 Gains come from :mod:`rankscope.engine.trec_gains` (the relevance level
 itself unless ``key=value`` parameters change it); the discount at rank k is
 log2(k + 1). ``-l`` does not change gains. Sums are taken in rank order per
 query, as in the C code, so every printed digit agrees with trec_eval 10.0.
+(``ndcg`` and ``dcg`` with gain parameters are the engine's nDCG and DCG with
+``gain_table``.)
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ import math
 
 import numpy as np
 
-from rankscope.engine.trec_gains import Entry, GainInfo, gain_info
-from rankscope.engine.trec_registry import MeasureArgs, Settings, computes
-from rankscope.engine.trec_stats import FloatArray, IntArray, QueryStats, log2_table, running_sum
+from rankscope.engine.c_math import log2_table
+from rankscope.engine.context import Context
+from rankscope.engine.kernels_trec import trec_kernel
+from rankscope.engine.ranking import FloatArray, IntArray
+from rankscope.engine.rowsets import running_sum
+from rankscope.engine.trec_gains import Entry, GainInfo, gain_info, parse_gain_pairs
+from rankscope.metrics.base import Metric
 
 __all__: list[str] = []
 
@@ -25,46 +31,26 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
     return out
 
 
-def _results_dcg(st: QueryStats, gi: GainInfo) -> FloatArray:
+def _pairs(m: Metric) -> tuple[tuple[str, float], ...]:
+    return parse_gain_pairs(m.family, str(m.get("gains") or ""))
+
+
+def _results_dcg(st: Context, gi: GainInfo) -> FloatArray:
     return gi.rows.sum(gi.gain / st.discount(gi.rows.pos))
 
 
-def _ideal_dcg(st: QueryStats, gi: GainInfo) -> FloatArray:
+def _ideal_dcg(st: Context, gi: GainInfo) -> FloatArray:
     disc = log2_table(int(gi.ideal_pos.max(initial=0)) + 2)[gi.ideal_pos + 2]
     out = np.bincount(gi.ideal_query, weights=gi.ideal_gain / disc, minlength=st.n)
     return np.asarray(out, dtype=np.float64)
 
 
-@computes("ndcg", "dcg", "ideal_dcg")
-def _ndcg(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    gi = gain_info(st, b.pairs)
-    if b.name == "dcg":
-        return [_results_dcg(st, gi)]
-    ideal = _ideal_dcg(st, gi)
-    if b.name == "ideal_dcg":
-        return [ideal]
-    return [_ratio(_results_dcg(st, gi), ideal)]
+@trec_kernel("ideal_dcg")
+def _ideal(st: Context, m: Metric, lvl: int) -> FloatArray:
+    return _ideal_dcg(st, gain_info(st, _pairs(m)))
 
 
-@computes("ndcg_cut")
-def _ndcg_cut(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    gi = gain_info(st, ())  # ndcg_cut always uses the levels as gains
-    rows = gi.rows  # the rows with a value > 0, and those values as gains
-    terms = gi.gain / st.discount(rows.pos)
-    ipos = gi.ideal_pos
-    iterms = gi.ideal_gain / log2_table(int(ipos.max(initial=0)) + 2)[ipos + 2]
-    iq = gi.ideal_query
-    out = []
-    for k in b.values:
-        keep = rows.pos < k
-        dcg = np.bincount(rows.q[keep], weights=terms[keep], minlength=st.n).astype(np.float64)
-        ikeep = ipos < k
-        idcg = np.bincount(iq[ikeep], weights=iterms[ikeep], minlength=st.n).astype(np.float64)
-        out.append(np.where(idcg > 0.0, _ratio(dcg, idcg), dcg))
-    return out
-
-
-def _running_parts(st: QueryStats, gi: GainInfo) -> tuple[FloatArray, FloatArray]:
+def _running_parts(st: Context, gi: GainInfo) -> tuple[FloatArray, FloatArray]:
     """Running results DCG per non-zero-gain row and running ideal DCG per ideal position.
 
     Rows of gain 0 add nothing in trec_eval's loop, so skipping them keeps
@@ -99,9 +85,9 @@ def _ideal_through(gi: GainInfo, running_ideal: FloatArray, query: IntArray,
     return out
 
 
-@computes("ndcg_rel")
-def _ndcg_rel(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    gi = gain_info(st, b.pairs)
+@trec_kernel("ndcg_rel")
+def _ndcg_rel(st: Context, m: Metric, lvl: int) -> FloatArray:
+    gi = gain_info(st, _pairs(m))
     run_dcg, run_ideal = _running_parts(st, gi)
     positive = gi.gain > 0.0
     q = gi.rows.q[positive]
@@ -110,17 +96,17 @@ def _ndcg_rel(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
         terms = run_dcg[positive] / _ideal_through(gi, run_ideal, q, gi.rows.pos[positive])
         total = np.bincount(q, weights=terms, minlength=st.n).astype(np.float64)
         hits = np.bincount(q, minlength=st.n).astype(np.float64)
-        m = gi.ideal_len.astype(np.float64)
+        size = gi.ideal_len.astype(np.float64)
         full_dcg = _dcg_before(gi, run_dcg, every, st.lengths)
         full_ideal = _ideal_through(gi, run_ideal, np.arange(st.n), gi.ideal_len - 1)
-        total = total + ((m - hits) * full_dcg) / full_ideal
-        value = np.where(total > 0.0, total / m, 0.0)
-    return [value]
+        total = total + ((size - hits) * full_dcg) / full_ideal
+        value = np.where(total > 0.0, total / size, 0.0)
+    return value
 
 
-@computes("Rndcg")
-def _rndcg(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    gi = gain_info(st, b.pairs)
+@trec_kernel("Rndcg")
+def _rndcg(st: Context, m: Metric, lvl: int) -> FloatArray:
+    gi = gain_info(st, _pairs(m))
     run_dcg, run_ideal = _running_parts(st, gi)
     n, length = st.lengths, gi.ideal_len
     # Boundaries: ideal positions whose gain differs from the previous one
@@ -153,12 +139,12 @@ def _rndcg(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     count = np.bincount(pts_q, minlength=st.n).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = total / count
-    return [np.where(st.num_rel > 0, value, 0.0)]
+    return np.where(st.n_relevant(lvl) > 0, value, 0.0)
 
 
-@computes("G")
-def _g(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    gi = gain_info(st, b.pairs)
+@trec_kernel("G")
+def _g(st: Context, m: Metric, lvl: int) -> FloatArray:
+    gi = gain_info(st, _pairs(m))
     walk = np.where(gi.top > 0.0, gi.ideal_len, 0)
     # The cost of each step of the ideal walk: its gain, at least 1 (1 after it ends).
     cost = np.where(gi.ideal_gain >= 1.0, gi.ideal_gain, 1.0)
@@ -169,10 +155,10 @@ def _g(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
     arg = (2.0 + sum_cost) - sum_results
     total = gi.rows.sum(gi.gain / _c_log2(arg))
     ideal_total = np.bincount(gi.ideal_query, weights=gi.ideal_gain, minlength=st.n)
-    return [_ratio(total, np.asarray(ideal_total, dtype=np.float64))]
+    return _ratio(total, np.asarray(ideal_total, dtype=np.float64))
 
 
-def _g_sums_whole(st: QueryStats, gi: GainInfo, walk: IntArray,
+def _g_sums_whole(st: Context, gi: GainInfo, walk: IntArray,
                   cost: FloatArray) -> tuple[FloatArray, FloatArray]:
     """G's running cost and gain at each non-zero-gain row, for whole-number gains.
 
@@ -191,7 +177,7 @@ def _g_sums_whole(st: QueryStats, gi: GainInfo, walk: IntArray,
     return sum_cost.astype(np.float64), sum_results.astype(np.float64)
 
 
-def _g_sums_exact(st: QueryStats, gi: GainInfo, walk: IntArray,
+def _g_sums_exact(st: Context, gi: GainInfo, walk: IntArray,
                   cost: FloatArray) -> tuple[FloatArray, FloatArray]:
     """G's running sums rank by rank, in C's order (for fractional gains)."""
     every = st.all_rows
@@ -215,9 +201,9 @@ def _c_log2(values: FloatArray) -> FloatArray:
     return out
 
 
-def _p_param(b: MeasureArgs) -> float:
+def _p_param(pairs: tuple[tuple[str, float], ...]) -> float:
     p = 0.9
-    for key, value in b.pairs:
+    for key, value in pairs:
         if key == "p":
             p = value
     return p
@@ -239,17 +225,18 @@ def _powers(p: float, upto: int) -> FloatArray:
     return np.multiply.accumulate(steps)
 
 
-@computes("rbp")
-def _rbp(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    p = _p_param(b)
-    gi = gain_info(st, b.pairs, key="rbp", transform=_rescale)
+@trec_kernel("trec_rbp")
+def _rbp(st: Context, m: Metric, lvl: int) -> FloatArray:
+    pairs = (("p", float(m.get("p"))), *_pairs(m))  # a "p=..." among the gains wins
+    p = _p_param(pairs)
+    gi = gain_info(st, pairs, key="rbp", transform=_rescale)
     power = _powers(p, int(st.lengths.max(initial=0)))
-    return [(1.0 - p) * gi.rows.sum(gi.gain * power[gi.rows.pos])]
+    return (1.0 - p) * gi.rows.sum(gi.gain * power[gi.rows.pos])
 
 
-@computes("rbp_resid")
-def _rbp_resid(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    p = _p_param(b)
+@trec_kernel("rbp_resid")
+def _rbp_resid(st: Context, m: Metric, lvl: int) -> FloatArray:
+    p = float(m.get("p"))
     power = _powers(p, int(st.lengths.max(initial=0)))
     total = np.zeros(st.n, dtype=np.float64)
     for queries, grid in st.padded(fill=0):
@@ -266,5 +253,5 @@ def _rbp_resid(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
             np.copyto(w, power[:width], where=rows < 0)
             # a running sum adds left to right, as C does (a sum may pair terms)
             total[queries[lo:lo + step]] = np.cumsum(w, axis=1, out=w)[:, -1]
-    has = st.lengths - st.judged.count > 0
-    return [np.where(has, power[st.lengths] + (1 - p) * total, 0.0)]
+    has = st.lengths - st.judged_rows.count > 0
+    return np.where(has, power[st.lengths] + (1 - p) * total, 0.0)

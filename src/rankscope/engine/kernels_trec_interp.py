@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankscope.engine.trec_registry import MeasureArgs, Settings, computes
-from rankscope.engine.trec_stats import FloatArray, IntArray, QueryStats
+from rankscope.engine.context import Context
+from rankscope.engine.kernels_trec import numbers, trec_kernel
+from rankscope.engine.ranking import FloatArray, IntArray
+from rankscope.errors import MetricParameterError
+from rankscope.metrics.base import Metric
 
 __all__ = ["lround"]
 
@@ -32,12 +35,12 @@ def lround(values: FloatArray) -> FloatArray:
 class _Interpolator:
     """The backward walk of one query set: max precision from a relevant row on."""
 
-    def __init__(self, st: QueryStats) -> None:
-        rr = st.num_rel_ret
+    def __init__(self, st: Context, lvl: int) -> None:
+        rr = st.relevant_judged(lvl).astype(np.int64)
         self.rr = rr
+        rel = st.rel_rows(lvl)
         # rows counted as relevant beyond RR (only with -l below 0) shift the walk
-        self.extra = st.n_rel_rows - rr
-        rel = st.rel
+        self.extra = rel.count - rr
         walk = rel.index - self.extra[rel.q]
         with np.errstate(divide="ignore", invalid="ignore"):
             prec = walk / (rel.pos + 1.0)
@@ -67,15 +70,16 @@ class _Interpolator:
         return out
 
 
-def _walk(st: QueryStats, cuts: list[IntArray]) -> tuple[list[FloatArray], list[FloatArray]]:
+def _walk(st: Context, lvl: int,
+          cuts: list[IntArray]) -> tuple[list[FloatArray], list[FloatArray]]:
     """Replay trec_eval's backward matching of cut-offs (numbers of relevant docs).
 
     Returns, per parameter, the value assigned and a 0/1 mask of whether the
     walk assigned it (cut-offs above RR at the end of the list are skipped).
     """
-    interp = _Interpolator(st)
+    interp = _Interpolator(st, lvl)
     final = interp.final()
-    rr = st.num_rel_ret
+    rr = interp.rr
     prev = rr.copy()
     skipping = np.ones(st.n, dtype=bool)
     stuck = np.zeros(st.n, dtype=bool)
@@ -96,41 +100,48 @@ def _walk(st: QueryStats, cuts: list[IntArray]) -> tuple[list[FloatArray], list[
     return values, active_masks
 
 
-def _recall_cuts(st: QueryStats, points: tuple[float, ...]) -> list[IntArray]:
-    big_r = st.num_rel.astype(np.float64)
+def _recall_cuts(st: Context, lvl: int, points: tuple[float, ...]) -> list[IntArray]:
+    big_r = st.n_relevant(lvl)
     return [lround(p * big_r).astype(np.int64) for p in points]
 
 
-@computes("iprec_at_recall")
-def _iprec_at_recall(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    values, _ = _walk(st, _recall_cuts(st, b.values))
-    return values
+def _given(m: Metric, key: str) -> float:
+    value = m.get(key)
+    if value is None:
+        raise MetricParameterError(f"{m.family} needs {key}: {m.family}({key}=0.5)")
+    return float(value)
 
 
-@computes("11pt_avg")
-def _eleven_pt_avg(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    values, active = _walk(st, _recall_cuts(st, b.values))
+@trec_kernel("iprec_at_recall")
+def _iprec_at_recall(st: Context, m: Metric, lvl: int) -> FloatArray:
+    values, _ = _walk(st, lvl, _recall_cuts(st, lvl, (_given(m, "p"),)))
+    return values[0]
+
+
+@trec_kernel("11pt_avg")
+def _eleven_pt_avg(st: Context, m: Metric, lvl: int) -> FloatArray:
+    points = numbers(str(m.get("points")))
+    values, active = _walk(st, lvl, _recall_cuts(st, lvl, points))
     total = np.zeros(st.n, dtype=np.float64)
     for j in range(len(values) - 1, -1, -1):  # trec_eval adds from the last point down
         total = total + np.where(active[j] > 0, values[j], 0.0)
-    return [total / float(len(b.values))]
+    return total / float(len(points))
 
 
-@computes("Rprec_mult")
-def _rprec_mult(st: QueryStats, b: MeasureArgs, s: Settings) -> list[FloatArray]:
-    big_r = st.num_rel.astype(np.float64)
+@trec_kernel("Rprec_mult")
+def _rprec_mult(st: Context, m: Metric, lvl: int) -> FloatArray:
+    x = _given(m, "x")
+    big_r = st.n_relevant(lvl)
     n = st.lengths
-    rr = st.num_rel_ret
-    extra = st.n_rel_rows - rr
-    out = []
-    for x in b.values:
-        c = np.trunc(x * big_r + 0.9).astype(np.int64)
-        value = np.zeros(st.n, dtype=np.float64)
-        beyond = c > n
-        value[beyond] = rr[beyond] / c[beyond].astype(np.float64)
-        inside = np.flatnonzero(~beyond & (c >= 1))
-        so_far = st.hits(np.where(~beyond & (c >= 1), c, 0)) - extra
-        ok = inside[so_far[inside] > 0]
-        value[ok] = so_far[ok] / c[ok].astype(np.float64)
-        out.append(value)
-    return out
+    rr = st.relevant_judged(lvl).astype(np.int64)
+    rel = st.rel_rows(lvl)
+    extra = rel.count - rr
+    c = np.trunc(x * big_r + 0.9).astype(np.int64)
+    value = np.zeros(st.n, dtype=np.float64)
+    beyond = c > n
+    value[beyond] = rr[beyond] / c[beyond].astype(np.float64)
+    inside = np.flatnonzero(~beyond & (c >= 1))
+    so_far = rel.count_within(np.where(~beyond & (c >= 1), c, 0)) - extra
+    ok = inside[so_far[inside] > 0]
+    value[ok] = so_far[ok] / c[ok].astype(np.float64)
+    return value

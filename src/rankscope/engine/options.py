@@ -24,12 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["EvalOptions", "OptionFields", "QueryPolicy", "Ties", "Unjudged"]
 
-Ties = Literal["trec", "input"]
+Ties = Literal["trec", "input", "docid_asc"]
 Unjudged = Literal["nonrelevant", "condensed", "null"]
 QueryPolicy = Literal["qrels", "intersection", "nonnull"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": ("trec", "input"),
+    "ties": ("trec", "input", "docid_asc"),
     "unjudged": ("nonrelevant", "condensed", "null"),
     "queries": ("qrels", "intersection", "nonnull"),
     "on_duplicate": ("error", "first", "max"),
@@ -52,8 +52,10 @@ class EvalOptions:
 
     Parameters
     ----------
-    ties : {"trec", "input"}, default "trec"
-        Score ties broken by document id descending (trec_eval), or input order.
+    ties : {"trec", "input", "docid_asc"}, default "trec"
+        Score ties broken by document id descending (trec_eval), kept in
+        input order, or broken by document id ascending (ir_measures' rule
+        for RR@k and Judged@k).
     unjudged : {"nonrelevant", "condensed", "null"}, default "nonrelevant"
         Unjudged documents are non-relevant; or removed before ranking
         (judged-only lists, trec_eval ``-J``); or the judging platform's null

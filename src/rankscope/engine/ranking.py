@@ -1,30 +1,39 @@
-"""Rank every query once: join judgments, sort, break ties, lay out in CSR form.
+"""The one ranking step: join judgments, order, break ties, cut, lay out in CSR form.
 
-The result, :class:`RankedLists`, is what every metric kernel reads: for the
-evaluated queries (sorted in byte order), the grades of the ranked documents
-in rank order, flattened, with ``offsets`` marking where each query starts
+Every way of evaluating (``rankscope.evaluate``, the streaming engine, Spark,
+the judgments path and ``rankscope trec_eval``) ranks with :func:`rank`. The
+result, :class:`RankedLists`, is what every metric kernel reads: for the
+evaluated queries (in byte order), the grades of the ranked documents in rank
+order, flattened, with ``offsets`` marking where each query starts
 (compressed sparse rows); and, in the same layout, the grades of each query's
 judged documents sorted from best to worst (for ideal rankings and R).
 
-Ties in score are broken by document id descending in byte order (trec_eval)
-or by input order (``ties="input"``).
+Ties in score are broken by document id descending in byte order (trec_eval),
+by input order (``ties="input"``) or by document id ascending
+(``ties="docid_asc"``). trec_eval's own rules are options of the same step:
+``max_ret`` (``-M``) cuts each ranking before ``unjudged="condensed"``
+(``-J``) drops unjudged documents; ``levels`` gives the kernels trec_eval's
+view of the grades (integer levels, -2 for a negative grade, -1 for a
+document outside the qrels); ``stand_in`` gives a query the run lacks
+trec_eval ``-c``'s one-document ranking; duplicates can be reported per query
+(trec_eval fails at the query that holds one) instead of refused.
 
-How it stays fast on tens of millions of rows: query ids are turned into
-integer indices once (per run of equal ids, not per row); runs are nearly
-always written grouped by query and sorted by score, which is checked in one
-pass and then costs no sort at all (otherwise one numeric sort on
-``(query index, score)``); document ids are compared only inside groups of
-tied scores, and only where the file's order is not already the trec_eval
-order; judgments are joined exactly, but only onto rows whose 64-bit hash of
-``(query, document)`` matches a judged pair. With ``depth`` (the deepest
-cut-off any asked-for metric reads, see :func:`required_depth`) everything
-after the ordering touches only the top of each ranking.
+How it stays fast on tens of millions of rows (:mod:`~rankscope.engine.ranking_order`,
+:mod:`~rankscope.engine.ranking_match`): query ids become integer indices once
+per run of equal ids; a run written in rank order is recognised and not
+sorted; only runs of tied rows whose grades differ are ordered by document id;
+judgments are matched by 64-bit keys on two threads, beside the ordering;
+duplicates are proved absent beside the measures. With ``depth`` (the deepest
+cut-off any asked-for metric reads, see :func:`required_depth`) only the top
+of each ranking is matched and laid out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -32,13 +41,25 @@ import polars as pl
 
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
+from rankscope.engine.ranking_match import (
+    Judged,
+    as_levels,
+    beside,
+    match_rows,
+    proof_of_distinct_rows,
+    run_duplicates,
+)
+from rankscope.engine.ranking_order import Ranking, base_order, find_ties, fix_ties
+from rankscope.engine.ranking_order import Ties as TieRuns
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
-__all__ = ["CUTOFF_FAMILIES", "QueryPolicy", "RankedLists", "Ties", "Unjudged", "rank",
-           "required_depth"]
+__all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "QueryPolicy", "RankedLists", "Ties", "Unjudged",
+           "rank", "required_depth"]
 
 _SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
+STAND_IN_DOC = "ceci_nest_pas_un_docno"
+"""The document of trec_eval ``-c``'s stand-in ranking for a query the run lacks."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -82,19 +103,20 @@ class RankedLists:
     offsets : ndarray of int64, shape (n_queries + 1,)
         Query ``q``'s ranked rows are ``offsets[q]:offsets[q + 1]``.
     grades : ndarray of float64
-        The grade of each ranked document; NaN when it has no (non-null) grade.
-    scores : ndarray of float64
-        The run's score of each ranked row.
+        The grade of each ranked document; NaN when it has no (non-null)
+        grade. With ``levels``: trec_eval's level (see :func:`rank`).
     in_run : ndarray of bool, shape (n_queries,)
         Whether the run has the query at all.
     judged_offsets : ndarray of int64, shape (n_queries + 1,)
         CSR offsets into ``judged_grades``.
     judged_grades : ndarray of float64
-        Each query's non-null qrels grades, sorted descending.
+        Each query's non-null qrels grades, sorted descending (with
+        ``levels``: the levels >= 0).
     max_grade : float
         The highest grade anywhere in the qrels (0 if there are none).
     run_rows : ndarray of int64
-        The row of the run's frame each ranked row came from (same layout).
+        The row of the run's frame each ranked row came from (same layout;
+        -1 for a stand-in row).
     depth : int or None
         Rankings were cut after this many rows (None: complete).
     run_only_queries : list of str
@@ -102,12 +124,13 @@ class RankedLists:
     missing_queries : list of str
         Queries of the qrels the run lacks: scored as empty rankings with the
         "qrels" policy, left out with "intersection", null with "nonnull".
+    levels : bool
+        Whether ``grades`` hold trec_eval's levels.
     """
 
     query_ids: list[str]
     offsets: IntArray
     grades: FloatArray
-    scores: FloatArray
     in_run: BoolArray
     judged_offsets: IntArray
     judged_grades: FloatArray
@@ -116,9 +139,14 @@ class RankedLists:
     n_run_queries: int
     run_rows: IntArray
     run_docs: pl.Series = field(repr=False)
+    run_scores: pl.Series = field(repr=False)
     depth: int | None = None
     run_only_queries: list[str] = field(default_factory=list)
     missing_queries: list[str] = field(default_factory=list)
+    levels: bool = False
+    qrels_duplicates: list[str | None] | None = field(default=None, repr=False)
+    pending_duplicates: Future[list[str | None]] | None = field(default=None, repr=False)
+    pending_check: Future[object] | None = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -130,10 +158,44 @@ class RankedLists:
         """How many documents each query's ranking holds."""
         return np.diff(self.offsets)
 
-    @property
+    @cached_property
     def doc_ids(self) -> pl.Series:
-        """The document id of each ranked row (same layout; gathered on demand)."""
-        return self.run_docs.gather(self.run_rows)
+        """The document id of each ranked row (same layout; gathered on demand).
+
+        Tied rows of equal grade may come in either order among themselves
+        (no measure can tell them apart), unless the ranking was asked for
+        ``exact_ties``.
+        """
+        stand_in = self.run_rows < 0
+        docs = self.run_docs.gather(np.where(stand_in, 0, self.run_rows)) if \
+            self.run_docs.len() else pl.Series("doc_id", [STAND_IN_DOC] * stand_in.size)
+        if stand_in.any():
+            docs = pl.select(pl.when(pl.Series(stand_in)).then(pl.lit(STAND_IN_DOC))
+                             .otherwise(docs)).to_series()
+        return docs.alias("doc_id")
+
+    @cached_property
+    def scores(self) -> FloatArray:
+        """The run's score of each ranked row (1 for a stand-in row)."""
+        stand_in = self.run_rows < 0
+        if not self.run_scores.len():
+            return np.ones(stand_in.size)
+        picked = self.run_scores.to_numpy()[np.where(stand_in, 0, self.run_rows)]
+        return np.where(stand_in, 1.0, picked)
+
+    @property
+    def run_duplicates(self) -> list[str | None]:
+        """Per query, the document its ranking lists twice, if any (when reported)."""
+        if self.pending_duplicates is None:
+            return [None] * self.n_queries
+        return self.pending_duplicates.result()
+
+    def check_duplicates(self) -> None:
+        """Raise the run's duplicate-document error, when its search ran beside the measures."""
+        if self.pending_check is not None:
+            found = self.pending_check.result()
+            if isinstance(found, Exception):
+                raise found
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -141,9 +203,8 @@ def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
         raise OptionError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
 
 
-def _csr(index: npt.NDArray[np.integer], n: int) -> IntArray:
-    counts = np.bincount(index, minlength=n) if index.size else np.zeros(n, np.int64)
-    offsets = np.zeros(n + 1, dtype=np.int64)
+def _csr(counts: IntArray) -> IntArray:
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     return offsets
 
@@ -152,7 +213,7 @@ def _index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
     """Position of each id in ``evaluated`` (-1 when absent), vectorized."""
     if not evaluated:
         return np.full(ids.len(), -1, dtype=np.int64)
-    found = ids.replace_strict(
+    found = ids.cast(pl.String).replace_strict(
         evaluated, np.arange(len(evaluated), dtype=np.int64), default=-1, return_dtype=pl.Int64
     )
     return found.to_numpy()
@@ -175,188 +236,64 @@ def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series]:
     return starts, query_ids.gather(starts)
 
 
-def _sorted_within_segments(starts: IntArray, score: pl.Series) -> bool:
-    """Whether scores never increase inside a run of equal query ids, slice by slice."""
-    n_rows = score.len()
-    for start in range(0, max(n_rows - 1, 0), _SLICE):
-        stop = min(start + _SLICE + 1, n_rows)
-        s = score.slice(start, stop - start).to_numpy()
-        rising = s[1:] > s[:-1]  # rising[i]: row start+i+1 above row start+i
-        if not rising.any():
-            continue
-        # a rise is fine only where a new segment starts
-        new = starts[(starts > start) & (starts < stop)] - start - 1
-        rising[new] = False
-        if rising.any():
-            return False
-    return True
+@dataclass(frozen=True)
+class _RunQueries:
+    """Each run row's query: the query index (-1: not evaluated) and the run's query ids."""
+
+    qidx: IntArray
+    names: set[str]
+    grouped_lengths: IntArray | None  # runs of equal ids, when each query's rows are together
 
 
-def _tie_run_ends(score: pl.Series, last: IntArray, ends: IntArray) -> IntArray:
-    """For each ``last`` row, the row after the run of equal scores it starts."""
-    out = last + 1
-    todo = np.arange(last.size)
-    width = 16
-    top = score.len() - 1
-    while todo.size:
-        probe = out[todo, None] + np.arange(width)
-        inside = probe < ends[todo, None]
-        values = score.gather(np.minimum(probe, top).ravel()).to_numpy().reshape(probe.shape)
-        anchor = score.gather(last[todo]).to_numpy()
-        same = inside & (values == anchor[:, None])
-        run = np.where(same.all(axis=1), width, np.argmin(same, axis=1))
-        out[todo] += run
-        todo = todo[run == width]
-        width *= 4
-    return out
-
-
-def _order_rows(
-    run: Run, seg_q: IntArray, starts: IntArray, depth: int | None, whole_ties: bool,
-) -> tuple[IntArray, IntArray, FloatArray]:
-    """Rows of evaluated queries ordered by (query index, score desc, file order).
-
-    With ``depth``, only each query's first ``depth`` rows are returned (plus
-    the rest of a tie group straddling the cut when ``whole_ties``). Returns
-    the run rows, their query indices and their scores.
-    """
-    score = run.frame.get_column("score")
-    n_rows = score.len()
-    kept_segments = seg_q >= 0
-    grouped = np.unique(seg_q[kept_segments]).size == int(kept_segments.sum())
-    if grouped:
-        grouped = _sorted_within_segments(starts, score)
-    if not grouped:
-        row_q = np.repeat(seg_q, np.diff(np.append(starts, n_rows)))
-        keep = np.flatnonzero(row_q >= 0)
-        table = pl.DataFrame({"q": row_q[keep], "s": score.gather(keep), "r": keep})
-        table = table.sort(["q", "s"], descending=[False, True], maintain_order=True)
-        rows = table.get_column("r").to_numpy().astype(np.int64, copy=False)
-        qidx = table.get_column("q").to_numpy().astype(np.int64, copy=False)
-        scores = table.get_column("s").to_numpy()
-        if depth is None:
-            return rows, qidx, scores
-        return _cut_to_depth(rows, qidx, scores, depth, whole_ties)
-    # Already grouped and sorted: whole segments in query order, each cut at once.
-    seg_ids = np.flatnonzero(kept_segments)
-    seg_ids = seg_ids[np.argsort(seg_q[seg_ids], kind="stable")]
-    first = starts[seg_ids]
-    ends = np.append(starts[1:], n_rows)[seg_ids]
-    take = ends - first
-    if depth is not None:
-        take = np.minimum(take, depth)
-        if whole_ties:
-            cut = np.flatnonzero((take > 0) & (first + take < ends))
-            if cut.size:
-                stop = _tie_run_ends(score, first[cut] + take[cut] - 1, ends[cut])
-                take[cut] = stop - first[cut]
-    total = int(take.sum())
-    shift = np.repeat(first - np.cumsum(take) + take, take)
-    rows = np.arange(total, dtype=np.int64) + shift
-    qidx = np.repeat(seg_q[seg_ids], take)
-    return rows, qidx, score.gather(rows).to_numpy()
-
-
-def _positions(qidx: IntArray) -> IntArray:
-    """0-based position of each row within its query (rows grouped by query)."""
-    if qidx.size == 0:
-        return np.zeros(0, np.int64)
-    new = np.empty(qidx.size, dtype=bool)
-    new[0] = True
-    np.not_equal(qidx[1:], qidx[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    lengths = np.diff(np.append(starts, qidx.size))
-    return np.arange(qidx.size, dtype=np.int64) - np.repeat(starts, lengths)
-
-
-def _tie_groups(qidx: IntArray, scores: FloatArray) -> IntArray:
-    """Group number of each row: consecutive rows of one query with equal scores."""
-    if qidx.size == 0:
-        return np.zeros(0, np.int64)
-    new = np.empty(qidx.size, dtype=bool)
-    new[0] = True
-    np.not_equal(qidx[1:], qidx[:-1], out=new[1:])
-    new[1:] |= scores[1:] != scores[:-1]
-    return np.cumsum(new, dtype=np.int64) - 1
-
-
-def _cut_to_depth(
-    rows: IntArray, qidx: IntArray, scores: FloatArray, depth: int, whole_ties: bool
-) -> tuple[IntArray, IntArray, FloatArray]:
-    """Keep each query's first ``depth`` rows (plus the rest of a tie group that
-    straddles the cut when ties are still to be broken)."""
-    pos = _positions(qidx)
-    if whole_ties:
-        group = _tie_groups(qidx, scores)
-        first = np.flatnonzero(np.diff(group, prepend=-1))
-        group_start = pos[first][group]
-        keep = group_start < depth
+def _run_queries(run_q: pl.Series,
+                 select: Callable[[set[str]], list[str]]) -> tuple[list[str], _RunQueries]:
+    """The evaluated queries (``select`` of the run's query ids) and each row's index."""
+    n_rows = run_q.len()
+    if run_q.dtype == pl.Enum:  # read against a known query list: the codes are the index
+        categories = pl.Series(run_q.dtype.categories)  # type: ignore[attr-defined]
+        codes = run_q.to_physical().to_numpy().astype(np.int64)
+        present = np.bincount(codes, minlength=categories.len()) > 0 if n_rows else \
+            np.zeros(categories.len(), dtype=bool)
+        names = set(categories.filter(pl.Series(present)).to_list())
+        evaluated = select(names)
+        qidx = _index_of(categories, evaluated)[codes] if n_rows else np.zeros(0, np.int64)
+        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        starts = np.concatenate(([0], change)).astype(np.int64) if n_rows else change
     else:
-        keep = pos < depth
-    if bool(keep.all()):
-        return rows, qidx, scores
-    return rows[keep], qidx[keep], scores[keep]
+        starts, seg_names = _segments(run_q)
+        names = set(seg_names.unique().to_list())
+        evaluated = select(names)
+        qidx = np.repeat(_index_of(seg_names, evaluated), np.diff(np.append(starts, n_rows)))
+    lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
+    grouped = starts.size == len(names)
+    return evaluated, _RunQueries(qidx, names, lengths if grouped else None)
 
 
-def _break_ties_by_doc(
-    rows: IntArray, qidx: IntArray, scores: FloatArray, docs: pl.Series
-) -> IntArray:
-    """Reorder tied rows by document id descending (byte order); returns new rows."""
-    group = _tie_groups(qidx, scores)
-    tied = group[1:] == group[:-1]  # row i and i + 1 tie
-    if not tied.any():
-        return rows
-    in_group = np.zeros(rows.size, dtype=bool)
-    in_group[1:] |= tied
-    in_group[:-1] |= tied
-    members = np.flatnonzero(in_group)
-    member_docs = docs.gather(rows[members])  # the only string gather
-    member_groups = group[members]
-    same = member_groups[1:] == member_groups[:-1]
-    rising = (member_docs.slice(0, members.size - 1) < member_docs.slice(1)).to_numpy()
-    wrong = same & rising
-    if not wrong.any():
-        return rows  # the file already lists ties in trec_eval order
-    bad_group = np.zeros(int(group[-1]) + 1, dtype=bool)
-    bad_group[member_groups[1:][wrong]] = True
-    bad = bad_group[member_groups]
-    fix = pl.DataFrame({
-        "g": member_groups[bad],
-        "d": member_docs.filter(pl.Series(bad)),
-        "r": rows[members[bad]],
-    }).sort(["g", "d"], descending=[False, True])
-    rows = rows.copy()
-    rows[members[bad]] = fix.get_column("r").to_numpy()
-    return rows
+def _prefix_positions(counts: IntArray, limit: int, ties: TieRuns | None) -> IntArray:
+    """Rank positions of each query's first ``limit`` rows, plus the rest of a tie run
+    straddling the cut (its order decides which rows stay)."""
+    starts = _csr(counts)[:-1]
+    take = np.minimum(counts, limit)
+    if ties is not None and ties.pairs.size:
+        cut = np.flatnonzero((take > 0) & (counts > take))
+        boundary = starts[cut] + take[cut] - 1  # the last row kept: does it tie the next?
+        at = np.searchsorted(ties.pairs, boundary)
+        at = np.minimum(at, ties.pairs.size - 1)
+        straddles = ties.pairs[at] == boundary
+        if straddles.any():
+            run = np.searchsorted(ties.starts, at[straddles], side="right") - 1
+            last_pair = np.append(ties.starts[1:], ties.pairs.size)[run] - 1
+            end = ties.pairs[last_pair] + 1  # the run's last row
+            which = cut[straddles]
+            take[which] = end - starts[which] + 1
+    return np.repeat(starts - np.cumsum(take) + take, take) + np.arange(int(take.sum()),
+                                                                          dtype=np.int64)
 
 
-def _grades_of(run: Run, rows: IntArray, graded: pl.DataFrame, all_rows: bool) -> FloatArray:
-    """The non-null grade of each selected run row (NaN when unjudged), exactly."""
-    out = np.full(rows.size, np.nan)
-    if graded.height == 0 or rows.size == 0:
-        return out
-    judged_keys = pair_hashes(graded)
-    if all_rows:
-        # hash every row once, in file order, and look up only candidate rows
-        keys = pair_hashes(run.frame)
-        candidate_rows = np.flatnonzero(keys.is_in(judged_keys.implode()).to_numpy())
-        pos_of_row = np.full(run.frame.height, -1, dtype=np.int64)
-        pos_of_row[rows] = np.arange(rows.size)
-        slots = pos_of_row[candidate_rows]
-        candidate_rows = candidate_rows[slots >= 0]
-        slots = slots[slots >= 0]
-    else:
-        picked = run.frame.select("query_id", "doc_id")[rows]
-        slots = np.flatnonzero(pair_hashes(picked).is_in(judged_keys.implode()).to_numpy())
-        candidate_rows = rows[slots]
-    if slots.size == 0:
-        return out
-    pairs = run.frame.select("query_id", "doc_id")[candidate_rows].with_columns(
-        pl.Series("_slot", slots)
-    )
-    found = pairs.join(graded, on=["query_id", "doc_id"], how="inner")
-    out[found.get_column("_slot").to_numpy()] = found.get_column("grade").to_numpy()
-    return out
+def _within(counts: IntArray, limit: int) -> tuple[BoolArray, IntArray]:
+    """Which rows of CSR rankings are among their query's first ``limit``; new counts."""
+    pos = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(_csr(counts)[:-1], counts)
+    return pos < limit, np.minimum(counts, max(limit, 0))
 
 
 def rank(
@@ -368,6 +305,11 @@ def rank(
     queries: QueryPolicy = "qrels",
     depth: int | None = None,
     max_grade: float | None = None,
+    levels: bool = False,
+    stand_in: bool = False,
+    max_ret: int | None = None,
+    exact_ties: bool = False,
+    only_query: str | None = None,
 ) -> RankedLists:
     """Join, sort and lay out a run against qrels (see the module docstring).
 
@@ -375,12 +317,13 @@ def rank(
     ----------
     qrels, run : Qrels, Run
         The judgments and the ranking.
-    ties : {"trec", "input"}
-        Score ties broken by document id descending (trec_eval), or kept in
-        input order.
+    ties : {"trec", "input", "docid_asc"}
+        Score ties broken by document id descending (trec_eval), kept in
+        input order, or broken by document id ascending.
     unjudged : {"nonrelevant", "condensed", "null"}
         ``condensed`` drops unjudged documents from the rankings before ranks
-        are assigned (judged-only lists); the others keep them with a NaN grade.
+        are assigned (judged-only lists; after ``max_ret``); the others keep
+        them with a NaN grade.
     queries : {"qrels", "intersection", "nonnull"}
         ``intersection`` evaluates only queries the run has; the others every
         query with at least one grade.
@@ -391,69 +334,205 @@ def rank(
     max_grade : float, optional
         The highest grade of the whole qrels, when ``qrels`` holds only some of
         its queries (distributed and streamed evaluation); default: from ``qrels``.
+    levels : bool, default False
+        Grades as trec_eval sees them: truncated to integer levels, -2 for a
+        negative grade (in the pool, not judged), -1 for a document not in the
+        qrels; the judged lists keep the levels >= 0.
+    stand_in : bool, default False
+        A query the run lacks (with ``queries="qrels"``) gets trec_eval
+        ``-c``'s stand-in ranking: one unjudged document (dropped by
+        ``condensed`` and by ``max_ret`` <= 0).
+    max_ret : int, optional
+        trec_eval ``-M``: each ranking is cut after this many documents,
+        before ``condensed`` drops unjudged ones.
+    exact_ties : bool, default False
+        Order every run of tied documents (otherwise only runs whose grades
+        differ, which is all a measure can see).
+    only_query : str, optional
+        Evaluate this query alone (trec_eval ``-D``).
+
+    Notes
+    -----
+    A run read with its duplicate check deferred (see
+    :class:`~rankscope.data.tables.Run`) is checked here, beside the
+    measures: :meth:`RankedLists.check_duplicates` raises what the run's
+    constructor would have raised (:func:`~rankscope.engine.evaluate.compute`
+    calls it), or, for trec_eval's rule, :attr:`RankedLists.run_duplicates`
+    names each query's duplicate among its first ``max_ret`` documents.
     """
-    _check(ties, ("trec", "input"), "ties")
+    _check(ties, ("trec", "input", "docid_asc"), "ties")
     _check(unjudged, ("nonrelevant", "condensed", "null"), "unjudged")
     _check(queries, ("qrels", "intersection", "nonnull"), "queries")
     if depth is not None and depth < 0:
         raise OptionError(f"depth must be >= 0, not {depth}")
 
-    graded = qrels.frame.filter(pl.col("grade").is_not_null())
-    qrels_queries = set(graded.get_column("query_id").unique().to_list())
-    starts, seg_names = _segments(run.frame.get_column("query_id"))
-    run_queries = set(seg_names.unique().to_list())
-    if queries == "intersection":
-        evaluated = sorted(qrels_queries & run_queries)
-    else:
-        evaluated = sorted(qrels_queries)
-    n_q = len(evaluated)
+    qframe = qrels.frame
+    graded = qframe.filter(pl.col("grade").is_not_null()) if \
+        qframe.get_column("grade").null_count() else qframe
+    qrels_ids = sorted(graded.get_column("query_id").unique().to_list())
 
-    seg_q = _index_of(seg_names, evaluated)
+    def select(run_names: set[str]) -> list[str]:
+        chosen = [q for q in qrels_ids if q in run_names] if queries == "intersection" else \
+            qrels_ids
+        return chosen if only_query is None else [q for q in chosen if q == only_query]
+
+    run_frame = run.frame
+    evaluated, rq = _run_queries(run_frame.get_column("query_id"), select)
+    n = len(evaluated)
+    qidx = rq.qidx
+    docs = run_frame.get_column("doc_id").cast(pl.String)
+    score = run_frame.get_column("score").to_numpy()
+    report = run.deferred_duplicates == "report"
+    pending_check = _check_beside(run, docs, rq) if run.deferred_duplicates == "error" else None
+
+    jq = _index_of(graded.get_column("query_id"), evaluated)
+    inside = jq >= 0
+    judged = Judged(jq[inside], graded.get_column("doc_id").filter(pl.Series(inside)),
+                    graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
+                    find_duplicates=qrels.deferred_duplicates == "report")
+
+    counts = np.bincount(qidx[qidx >= 0], minlength=n).astype(np.int64) if qidx.size else \
+        np.zeros(n, np.int64)
     condensed = unjudged == "condensed"
-    cut = depth is not None and not condensed
-    rows, qidx, scores = _order_rows(run, seg_q, starts, depth if cut else None, ties == "trec")
-    docs = run.frame.get_column("doc_id")
-    if ties == "trec":
-        rows = _break_ties_by_doc(rows, qidx, scores, docs)  # scores unchanged: all tied
-    if cut:
-        rows, qidx, scores = _cut_to_depth(rows, qidx, scores, int(depth or 0), False)
-    # hashing every row beats gathering strings once most rows are kept
-    grades = _grades_of(run, rows, graded, all_rows=2 * rows.size > run.frame.height)
+    limit = max_ret
+    if depth is not None and not condensed:
+        limit = depth if limit is None else min(limit, depth)
+    truncating = max_ret is not None and max_ret < int(counts.max(initial=0))
+    exact = exact_ties or truncating
+    by_doc = ties != "input"
+    kept_rows = int(np.minimum(counts, max(limit, 0)).sum()) if limit is not None else \
+        int(counts.sum())
+
+    if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
+        keys = np.empty(qidx.size, dtype=np.uint64) if report else None
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            matching = pool.submit(match_rows, qidx, docs, judged, pool=pool, keys_out=keys)
+            base = base_order(qidx, score, n, stable=not by_doc)
+            found = find_ties(base, qidx, score) if by_doc else None
+            row_grades = matching.result()
+        values = as_levels(row_grades) if levels else row_grades
+        ranking = base if found is None else fix_ties(
+            base, found, docs, None if exact else values, descending=ties == "trec")
+        rows = ranking.rows()
+        grades = ranking.apply(values, in_place=True)
+        ranked_keys = None if keys is None else keys[rows]
+    else:  # few rows stay: match only them (and whole tie runs at the cut)
+        base = base_order(qidx, score, n, stable=not by_doc)
+        found = find_ties(base, qidx, score) if by_doc else None
+        pos = _prefix_positions(counts, max(limit or 0, 0), found)
+        picked = pos if base.order is None else base.order[pos]
+        sub_q, sub_score = qidx[picked], score[picked]
+        sub_docs = docs.gather(picked)
+        sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
+        sub_grades = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys)
+        values = as_levels(sub_grades) if levels else sub_grades
+        sub = Ranking(None, None, np.bincount(sub_q, minlength=n).astype(np.int64))
+        sub_ties = find_ties(sub, sub_q, sub_score) if by_doc else None
+        if sub_ties is not None:
+            sub = fix_ties(sub, sub_ties, sub_docs, None if exact else values,
+                           descending=ties == "trec")
+        order = sub.rows()
+        rows, grades = picked[order], sub.apply(values)
+        ranked_keys = None if sub_keys is None else sub_keys[order]
+        counts = sub.counts
+
+    if max_ret is not None and (truncating or max_ret <= 0):
+        keep, counts = _within(counts, max_ret)
+        rows, grades = rows[keep], grades[keep]
+        ranked_keys = None if ranked_keys is None else ranked_keys[keep]
+    pending = None
+    if report and ranked_keys is not None:
+        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n)
+    if depth is not None and not condensed:
+        keep, counts = _within(counts, depth)
+        rows, grades = rows[keep], grades[keep]
+    in_run = np.array([q in rq.names for q in evaluated], dtype=bool)
+    if stand_in and levels and not condensed and (max_ret is None or max_ret > 0):
+        rows, grades, counts = _with_stand_ins(rows, grades, counts, in_run)
     if condensed:
         # trec_eval -J: a negative grade means "seen, not judged": dropped as well
         with np.errstate(invalid="ignore"):
             judged_rows = grades >= 0
-        rows, qidx, scores, grades = (
-            rows[judged_rows], qidx[judged_rows], scores[judged_rows], grades[judged_rows]
-        )
+        row_query = np.repeat(np.arange(n, dtype=np.int64), counts)[judged_rows]
+        rows, grades = rows[judged_rows], grades[judged_rows]
+        counts = np.bincount(row_query, minlength=n).astype(np.int64)
         if depth is not None:
-            keep = _positions(qidx) < depth
-            rows, qidx, scores, grades = rows[keep], qidx[keep], scores[keep], grades[keep]
+            keep, counts = _within(counts, depth)
+            rows, grades = rows[keep], grades[keep]
 
-    judged_q = _index_of(graded.get_column("query_id"), evaluated)
-    judged_g = graded.get_column("grade").to_numpy().astype(np.float64, copy=False)
-    inside = judged_q >= 0
-    judged_q, judged_g = judged_q[inside], judged_g[inside]
-    order = np.lexsort((-judged_g, judged_q))
+    judged_offsets, judged_grades = _judged_lists(judged, n, levels)
     if max_grade is None:
         all_grades = graded.get_column("grade")
         max_grade = float(all_grades.max()) if all_grades.len() else 0.0  # type: ignore[arg-type]
-    in_run = np.array([q in run_queries for q in evaluated], dtype=bool)
-
+    qrels_set = set(qrels_ids)
     return RankedLists(
         query_ids=evaluated,
-        offsets=_csr(qidx, n_q),
+        offsets=_csr(counts),
         grades=grades,
-        scores=scores,
         in_run=in_run,
-        judged_offsets=_csr(judged_q, n_q),
-        judged_grades=judged_g[order],
+        judged_offsets=judged_offsets,
+        judged_grades=judged_grades,
         max_grade=max(max_grade, 0.0),
-        n_qrels_queries=len(qrels_queries),
-        n_run_queries=len(run_queries),
+        n_qrels_queries=len(qrels_ids),
+        n_run_queries=len(rq.names),
         run_rows=rows,
         run_docs=docs,
+        run_scores=run_frame.get_column("score"),
         depth=depth,
-        run_only_queries=sorted(run_queries - qrels_queries),
-        missing_queries=sorted(qrels_queries - run_queries),  # whatever the policy did with them
+        run_only_queries=sorted(rq.names - qrels_set),
+        missing_queries=sorted(qrels_set - rq.names),  # whatever the policy did with them
+        levels=levels,
+        qrels_duplicates=judged.duplicates if qrels.deferred_duplicates == "report" else None,
+        pending_duplicates=pending,
+        pending_check=pending_check,
     )
+
+
+def _with_stand_ins(rows: IntArray, grades: FloatArray, counts: IntArray,
+                    in_run: BoolArray) -> tuple[IntArray, FloatArray, IntArray]:
+    """trec_eval -c: each query the run lacks ranks one document outside the qrels."""
+    missing = np.flatnonzero(~in_run & (counts == 0))
+    if missing.size == 0:
+        return rows, grades, counts
+    at = _csr(counts)[missing]
+    counts = counts.copy()
+    counts[missing] = 1
+    return np.insert(rows, at, -1), np.insert(grades, at, -1.0), counts
+
+
+def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, FloatArray]:
+    """Each query's judged grades (levels >= 0 with ``levels``), best first, in CSR form."""
+    q, g = judged.query, judged.grades
+    if levels:
+        g = np.trunc(g)
+        keep = g >= 0
+        q, g = q[keep], g[keep]
+    order = np.lexsort((-g, q))
+    counts = np.bincount(q, minlength=n).astype(np.int64) if q.size else np.zeros(n, np.int64)
+    return _csr(counts), g[order]
+
+
+def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: IntArray,
+                       keys: npt.NDArray[np.uint64], counts: IntArray,
+                       n: int) -> Future[list[str | None]]:
+    """trec_eval's duplicate rule, searched on a thread beside the measures."""
+
+    def search() -> list[str | None]:
+        return run_duplicates(qidx, docs, rows, keys, counts, n)
+
+    return beside(search)  # type: ignore[return-value]
+
+
+def _check_beside(run: Run, docs: pl.Series, rq: _RunQueries) -> Future[object]:
+    """The run's duplicate check, deferred by its reader, on a thread of its own."""
+
+    def check() -> object:
+        if proof_of_distinct_rows(docs, rq.grouped_lengths, lambda: pair_hashes(run.frame)):
+            return None
+        try:
+            run.refuse_duplicates()
+        except Exception as exc:  # the constructor's exact error, raised by the caller
+            return exc
+        return None
+
+    return beside(check)

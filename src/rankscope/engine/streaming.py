@@ -147,6 +147,8 @@ def evaluate_streaming(
                 source=source,
                 on_duplicate=opts.on_duplicate,
                 _locate=_shifted(locate_file, first_row),
+                _defer_duplicates="error",  # looked for beside the kernels (compute raises)
+                _trusted=True,  # the TREC reader checked every value
             )
             # only this batch's judgments, with the whole qrels' highest grade
             wanted = batch.frame.get_column("query_id").unique().implode()

@@ -21,12 +21,25 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rankscope.data.cnum import atol
-from rankscope.engine.trec_stats import FloatArray, IntArray, QueryStats, RowSet
+from rankscope.data.cnum import atof, atol
+from rankscope.data.trec_catalog import well_formed_pairs
+from rankscope.engine.context import Context
+from rankscope.engine.ranking import FloatArray, IntArray
+from rankscope.engine.rowsets import RowSet
+from rankscope.errors import MetricParameterError
 
-__all__ = ["Entry", "GainInfo", "gain_info", "gain_table"]
+__all__ = ["Entry", "GainInfo", "gain_info", "gain_table", "parse_gain_pairs"]
 
 Entry = tuple[int, float, int | None]  # level, gain, level whose count it takes
+
+
+def parse_gain_pairs(name: str, text: str) -> tuple[tuple[str, float], ...]:
+    """``key=value`` parameters as trec_eval reads them (values with C ``atof``)."""
+    if not text:
+        return ()
+    if not well_formed_pairs(text):
+        raise MetricParameterError(f"{name}: malformed gains {text!r} (expected '1=3,2=9')")
+    return tuple((key, atof(value)) for key, value in (p.split("=", 1) for p in text.split(",")))
 
 
 def _valid_int(text: str) -> bool:
@@ -93,7 +106,7 @@ class GainInfo:
     """
 
     def __init__(
-        self, st: QueryStats, pairs: tuple[tuple[str, float], ...],
+        self, st: Context, pairs: tuple[tuple[str, float], ...],
         transform: Callable[[list[Entry]], list[Entry]] | None = None,
     ) -> None:
         self.st = st
@@ -121,7 +134,7 @@ class GainInfo:
         counts = np.bincount(iq, minlength=st.n) if iq.size else np.zeros(st.n, np.int64)
         self.ideal_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
-    def _ranked_gains(self, st: QueryStats, nrl: IntArray) -> tuple[RowSet, FloatArray]:
+    def _ranked_gains(self, st: Context, nrl: IntArray) -> tuple[RowSet, FloatArray]:
         """The rows with a non-zero gain (few: judged documents, mostly) and their gains."""
         levels: set[int] = set()
         for table in self.tables.values():
@@ -130,9 +143,9 @@ class GainInfo:
                 first.setdefault(level, level_gain)
             levels.update(level for level, g in first.items() if g != 0.0)
         wanted = np.array(sorted(levels), dtype=np.int64)
-        base = st.judged if wanted.size and wanted.min() >= 0 else st.all_rows
-        candidates = base.sub(np.isin(st.lists.values[base.rows], wanted))
-        values = st.lists.values[candidates.rows]
+        base = st.judged_rows if wanted.size and wanted.min() >= 0 else st.all_rows
+        candidates = base.sub(np.isin(st.values[base.rows], wanted))
+        values = st.values[candidates.rows]
         gain = np.zeros(values.size, dtype=np.float64)
         row_nrl = nrl[candidates.q]
         for group, table in self.tables.items():
@@ -158,14 +171,14 @@ class GainInfo:
         return np.arange(self.ideal_gain.size, dtype=np.int64) - starts
 
 
-def _level_matrix(st: QueryStats, queries: IntArray, n_levels: int) -> IntArray:
+def _level_matrix(st: Context, queries: IntArray, n_levels: int) -> IntArray:
     """Counts per (query of ``queries``, level 0..n_levels-1), as a dense matrix."""
     local = np.full(st.n, -1, dtype=np.int64)
     local[queries] = np.arange(queries.size)
     lq = local[st.level_query]
     keep = lq >= 0
     out = np.zeros((queries.size, max(n_levels, 0)), dtype=np.int64)
-    out[lq[keep], st.lists.levels[keep]] = st.lists.level_counts[keep]
+    out[lq[keep], st.level_values[keep]] = st.level_counts[keep]
     return out
 
 
@@ -201,16 +214,10 @@ def _ideal(
     return q.astype(np.int64), g
 
 
-_CACHE_ATTR = "_gain_cache"
-
-
 def gain_info(
-    st: QueryStats, pairs: tuple[tuple[str, float], ...], key: str = "",
+    st: Context, pairs: tuple[tuple[str, float], ...], key: str = "",
     transform: Callable[[list[Entry]], list[Entry]] | None = None,
 ) -> GainInfo:
-    """The :class:`GainInfo` of ``pairs`` (cached on ``st`` by pairs and ``key``)."""
-    cache: dict[tuple[object, ...], GainInfo] = st.__dict__.setdefault(_CACHE_ATTR, {})
-    ident = (pairs, key)
-    if ident not in cache:
-        cache[ident] = GainInfo(st, pairs, transform)
-    return cache[ident]
+    """The :class:`GainInfo` of ``pairs`` on a levels context (cached by pairs and ``key``)."""
+    return st.cached(("gain_info", pairs, key),  # type: ignore[no-any-return]
+                     lambda: GainInfo(st, pairs, transform))

@@ -136,8 +136,10 @@ def recall_capped(k: int, *, rel: float = 1) -> Metric:
     return make_metric("R_cap", k=k, rel=rel)
 
 
-def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1,
-              judged_only: bool = False) -> Metric:
+def f_measure(
+    k: int | None = None, *, beta: float = 1.0, rel: float = 1, beta2: float | None = None,
+    judged_only: bool = False,
+) -> Metric:
     r"""F-beta: the weighted harmonic mean of precision and recall at k.
 
     Parameters
@@ -149,6 +151,9 @@ def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1,
         Weight of recall (beta > 1 favours recall); must be > 0.
     rel : float, default 1
         Minimum grade counted as relevant.
+    beta2 : float, optional
+        :math:`\beta^2` given directly, as trec_eval's ``set_F.x`` gives it
+        (:math:`(x + 1) P R / (x P + R)`); overrides ``beta``.
     judged_only : bool, default False
         Drop unjudged documents before ranks are counted (trec_eval ``-J``,
         ir_measures' ``judged_only=True``) for this metric alone.
@@ -167,7 +172,7 @@ def f_measure(k: int | None = None, *, beta: float = 1.0, rel: float = 1,
     ----------
     .. [1] van Rijsbergen, *Information Retrieval*, 2nd ed., ch. 7 (1979).
     """
-    return make_metric("F", k=k, beta=beta, rel=rel, judged_only=judged_only)
+    return make_metric("F", k=k, beta=beta, rel=rel, beta2=beta2, judged_only=judged_only)
 
 
 def hits(k: int | None = None, *, rel: float = 1) -> Metric:
@@ -447,6 +452,8 @@ def num_rel_ret(k: int | None = None, *, rel: float = 1) -> Metric:
 
 
 BETA = Param("beta", 1.0, "float", "weight of recall against precision", low=0.0, open_low=True)
+BETA2 = Param("beta2", None, "float", "beta squared given directly (trec_eval's set_F.x); "
+              "overrides beta")
 
 _T, _PT, _RX, _IR = "trec_eval", "pytrec_eval", "ranx", "ir_measures"
 
@@ -483,7 +490,7 @@ _fam("R", recall, "optional", (REL, JUDGED_ONLY),
      ("recall@k", "recall_k", "R@k", "set_recall"),
      (f"{_T} recall_k / set_recall", f"{_PT} recall_k", f"{_RX} recall@k", f"{_IR} R@k"))
 _fam("R_cap", recall_capped, "required", (REL,), ("R_cap@k",), ("BEIR R_cap@k",))
-_fam("F", f_measure, "optional", (BETA, REL, JUDGED_ONLY), ("f1@k", "F@k", "set_F"),
+_fam("F", f_measure, "optional", (BETA, REL, BETA2, JUDGED_ONLY), ("f1@k", "F@k", "set_F"),
      (f"{_T} set_F (no cut-off, beta=1)", f"{_RX} f1@k (beta=1)"))
 _fam("Hits", hits, "optional", (REL,), ("hits@k",), (f"{_RX} hits@k",))
 _fam("Success", success, "optional", (REL, JUDGED_ONLY),

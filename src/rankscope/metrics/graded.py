@@ -3,9 +3,10 @@ r"""Graded-relevance metrics: the grade (or a gain computed from it) counts.
 Gains: ``gain="linear"`` uses the grade itself (Järvelin & Kekäläinen; what
 trec_eval, pytrec_eval and ranx's ``ndcg`` do), ``gain="exp"`` uses
 :math:`2^g - 1` (Burges et al.; ranx's ``ndcg_burges``); ``gains`` maps grades
-to gains explicitly (trec_eval's ``ndcg.1=3,2=9``, ir_measures'
-``nDCG(gains={...})``); a grade not in the map keeps the gain ``gain`` gives
-it, as in both tools. Negative grades gain 0. With ``rel`` set, grades below it gain 0 (ranx's
+to gains explicitly (ir_measures' ``nDCG(gains={...})``); a grade not in the
+map keeps the gain ``gain`` gives it. ``gain_table`` reads trec_eval's
+``ndcg.1=3,2=9`` exactly as trec_eval does (its integer levels, its table
+order, its ideal ranking). Negative grades gain 0. With ``rel`` set, grades below it gain 0 (ranx's
 ``-lN`` suffix). Unjudged documents gain 0.
 """
 
@@ -27,6 +28,9 @@ GAIN = Param("gain", "linear", "str", "gain of a grade g: linear = g, exp = 2^g 
 GAINS = Param("gains", None, "gains",
               "explicit gain per grade, e.g. '1=3,2=9'; other grades keep their gain")
 REL_G = Param("rel", None, "float", "grades below this gain 0 (ranx -lN); unset = no threshold")
+GAIN_TABLE = Param("gain_table", None, "str",
+                   "trec_eval's gain parameters as typed ('1=3,2=9'), read its way on its "
+                   "integer levels; overrides gain and gains")
 IDEAL = Param("ideal", "global", "str",
               "ideal ranking: global = all judged documents, max = top grade repeated, "
               "local = best reordering of the retrieved top k",
@@ -82,7 +86,12 @@ def cumulative_gain(
 
 
 def dcg(
-    k: int | None = None, *, gain: str = "linear", gains: object = None, rel: float | None = None
+    k: int | None = None,
+    *,
+    gain: str = "linear",
+    gains: object = None,
+    rel: float | None = None,
+    gain_table: str | None = None,
 ) -> Metric:
     r"""Discounted cumulative gain with the :math:`1/\log_2(i+1)` discount.
 
@@ -97,6 +106,9 @@ def dcg(
         Explicit grade -> gain map (overrides ``gain``).
     rel : float, optional
         Grades below it gain 0.
+    gain_table : str, optional
+        trec_eval's ``dcg.1=3,2=9``: gains of its integer levels read as
+        trec_eval reads them (see :func:`ndcg`).
 
     Returns
     -------
@@ -114,7 +126,7 @@ def dcg(
     .. [1] Järvelin & Kekäläinen, ACM TOIS 20(4) (2002).
     .. [2] Burges et al., "Learning to rank using gradient descent", ICML (2005).
     """
-    return make_metric("DCG", k=k, gain=gain, gains=gains, rel=rel)
+    return make_metric("DCG", k=k, gain=gain, gains=gains, rel=rel, gain_table=gain_table)
 
 
 def ndcg(
@@ -125,6 +137,7 @@ def ndcg(
     rel: float | None = None,
     ideal: str = "global",
     max_grade: float | None = None,
+    gain_table: str | None = None,
     judged_only: bool = False,
 ) -> Metric:
     r"""Normalized DCG: DCG divided by the DCG of an ideal ranking.
@@ -136,8 +149,8 @@ def ndcg(
     gain : {"linear", "exp"}, default "linear"
         Gain of a grade (see :func:`dcg`).
     gains : mapping or str, optional
-        Explicit grade -> gain map (trec_eval's ``ndcg.1=3,2=9``); grades not in
-        the map keep their ``gain``.
+        Explicit grade -> gain map (ir_measures' ``nDCG(gains={...})``); grades
+        not in the map keep their ``gain``.
     rel : float, optional
         Grades below it gain 0 (ranx's ``ndcg@10-l2``).
     ideal : {"global", "max", "local"}, default "global"
@@ -146,6 +159,14 @@ def ndcg(
         scale's top grade k times; ``local`` reorders the retrieved top k.
     max_grade : float, optional
         The top grade for ``ideal="max"`` (default: highest grade in the qrels).
+    gain_table : str, optional
+        trec_eval's ``ndcg.1=3,2=9``, read as trec_eval reads it: on integer
+        levels (a grade truncated; a negative grade and an unjudged document
+        have levels -2 and -1), a table of the given levels then every other
+        level up to the query's highest with its level as gain, sorted by gain
+        with trec_eval's comparator (gains less than 1 apart keep their
+        order); the ideal ranking walks the table from the top and stops at
+        the first gain <= 0. Overrides ``gain``, ``gains`` and ``ideal``.
     judged_only : bool, default False
         Drop unjudged documents before ranks are counted (trec_eval ``-J``,
         ir_measures' ``nDCG(judged_only=True)``) for this metric alone.
@@ -168,7 +189,7 @@ def ndcg(
     """
     return make_metric(
         "nDCG", k=k, gain=gain, gains=gains, rel=rel, ideal=ideal, max_grade=max_grade,
-        judged_only=judged_only,
+        gain_table=gain_table, judged_only=judged_only,
     )
 
 
@@ -293,9 +314,10 @@ def _fam(
 
 
 _fam("CG", cumulative_gain, "optional", (GAIN, GAINS, REL_G), ("CG@k",), ())
-_fam("DCG", dcg, "optional", (GAIN, GAINS, REL_G), ("dcg@k", "dcg_burges@k", "DCG@k"),
+_fam("DCG", dcg, "optional", (GAIN, GAINS, REL_G, GAIN_TABLE),
+     ("dcg@k", "dcg_burges@k", "DCG@k"),
      ("ranx dcg@k (linear), dcg_burges@k (exp)",))
-_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, JUDGED_ONLY),
+_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, GAIN_TABLE, JUDGED_ONLY),
      ("ndcg@k", "ndcg_burges@k", "ndcg_cut_k", "ndcg", "nDCG@k"),
      ("trec_eval ndcg / ndcg_cut_k", "pytrec_eval ndcg_cut_k", "ranx ndcg@k",
       "ir_measures nDCG@k"))

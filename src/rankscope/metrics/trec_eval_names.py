@@ -7,7 +7,8 @@ and ``rankscope evaluate`` accept trec_eval's names (``gm_map``,
 numbers. Measures the core already defines with trec_eval's numbers (``P_5``,
 ``map``, ``ndcg_cut_10``...) keep their core definitions. The definitions are
 in :mod:`rankscope.metrics.trec_eval_measures`; their kernels in
-:mod:`rankscope.engine.kernels_trec_families`.
+:mod:`rankscope.engine.kernels_trec` (and its ``_interp``/``_gain``
+siblings), registered in the one kernel table.
 """
 
 from __future__ import annotations

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
-import numpy.typing as npt
+import polars as pl
 
+from rankscope.data.tables import Qrels, Run
 from rankscope.data.trec_dialect import (
     Blob,
     QrelsTable,
@@ -26,11 +27,13 @@ from rankscope.data.trec_dialect import (
     parse_zscores,
     read_input,
 )
-from rankscope.engine.kernels_trec import relstrings
-from rankscope.engine.trec_compute import COMPUTE, Settings
-from rankscope.engine.trec_lists import TrecLists, build_lists
-from rankscope.engine.trec_stats import QueryStats
-from rankscope.trec_eval.catalog import MEASURES, NICKNAMES, Bound, bind
+from rankscope.engine.c_math import c_log
+from rankscope.engine.context import Context
+from rankscope.engine.evaluate import compute
+from rankscope.engine.kernels_trec import MIN_GEO_MEAN, relstrings
+from rankscope.engine.ranking import RankedLists, rank
+from rankscope.metrics.base import Metric
+from rankscope.trec_eval.catalog import MEASURES, NICKNAMES, Bound, bind, metrics_of
 from rankscope.trec_eval.exits import TrecEvalExit, quit_in_file
 from rankscope.trec_eval.failures import first_failure
 from rankscope.trec_eval.helptext import help_text
@@ -152,6 +155,18 @@ def _read_rel_info(rel_format: str, data: Blob, path: str, encoding: str) -> Qre
     return parse_rel_info(rel_format, data, path, encoding)
 
 
+def tables(rel_info: QrelsTable, run: RunTable) -> tuple[Qrels, Run]:
+    """The engine's tables of trec_eval's files (read and checked by its dialect).
+
+    Duplicates are left to the query holding them, as trec_eval does.
+    """
+    frame = rel_info.frame
+    grades = frame.select("query_id", "doc_id", pl.col("rel").cast(pl.Float64).alias("grade"))
+    qrels = Qrels(grades, _trusted=True, _defer_duplicates="report")
+    ranked = Run(run.frame, name=run.run_id, _trusted=True, _defer_duplicates="report")
+    return qrels, ranked
+
+
 def _evaluate(
     opts: Options, rel_info: QrelsTable, run_table: RunTable, bounds: list[Bound]
 ) -> tuple[PerQuery, int, int]:
@@ -167,52 +182,58 @@ def _evaluate(
         from rankscope.trec_eval.measures_prefs import evaluate_prefs
 
         return evaluate_prefs(opts, rel_info, run_table, bounds), n_qrels_queries, num_rel_all
-    lists = build_lists(rel_info, run_table, opts.evaluation(), max_ret=opts.max_ret,
-                        only_query=opts.debug_query)
-    return evaluate_qrels(opts, lists, bounds), n_qrels_queries, num_rel_all
-
-
-def evaluate_qrels(opts: Options, lists: TrecLists, bounds: list[Bound]) -> PerQuery:
-    """Compute the qrels-format measures and find where trec_eval would stop."""
-    st = QueryStats(lists)
-    settings = Settings(n_docs=opts.n_docs)
-    back = lists.in_query_order()
-
-    def sort(per_query: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        return per_query if back is None else per_query[back]
-
-    in_run = sort(lists.in_run)
-    stand_in = (~in_run).astype(np.float64) if opts.complete else np.zeros(lists.n)
-    query_ids = lists.query_ids if back is None else [lists.query_ids[i] for i in back.tolist()]
-    per = PerQuery(query_ids, stand_in)
-    for bound in bounds:
-        spec = bound.spec
-        if spec.name == "num_q":
-            per.columns["num_q"] = [np.ones(lists.n)]
-        elif spec.name == "relstring":
-            texts = relstrings(st, bound)
-            per.relstrings = texts if back is None else [texts[i] for i in back.tolist()]
-        elif spec.source == "qrels" and not (spec.name == "utility" and len(bound.values) != 4):
-            per.columns[spec.name] = [sort(v) for v in COMPUTE[spec.name](st, bound, settings)]
-        elif spec.value != "runid":
-            per.columns[spec.name] = [np.zeros(lists.n) for _ in bound.names]
+    qrels, run = tables(rel_info, run_table)
+    ev = opts.evaluation()
+    lists = rank(qrels, run, ties=ev.ties, unjudged=ev.unjudged, queries="qrels", levels=True,
+                 stand_in=opts.complete, max_ret=opts.max_ret, only_query=opts.debug_query)
+    per = evaluate_qrels(opts, lists, bounds)
     # trec_eval cannot allocate its level counts (and fails without a message)
     # when the first query it ranks has only negative judgments.
-    first_all_negative = lists.n > 0 and bool(sort(st.max_rel)[0] < 0)
+    first_all_negative = bool(lists.n_queries) and not bool(
+        (frame.filter(pl.col("query_id") == lists.query_ids[0]).get_column("rel") >= 0).any())
 
     def problem(q: int) -> str | None:
-        return _qrels_problem(lists, q if back is None else int(back[q]),
-                              q == 0 and first_all_negative)
+        return _qrels_problem(lists, q, q == 0 and first_all_negative)
 
-    per.failure = first_failure(opts, query_ids, in_run, bounds, problem, "qrels")
+    per.failure = first_failure(opts, per.query_ids, lists.in_run, bounds, problem, "qrels")
+    return per, n_qrels_queries, num_rel_all
+
+
+def evaluate_qrels(opts: Options, lists: RankedLists, bounds: list[Bound]) -> PerQuery:
+    """Compute the qrels-format measures of ``lists`` (trec_eval's levels), query by query."""
+    n = lists.n_queries
+    stand_in = (~lists.in_run).astype(np.float64) if opts.complete else np.zeros(n)
+    per = PerQuery(list(lists.query_ids), stand_in)
+    wanted: list[tuple[Bound, int, int]] = []
+    metrics: list[Metric] = []
+    for bound in bounds:
+        spec = bound.spec
+        found = None
+        if spec.source == "qrels" and not (spec.name == "utility" and len(bound.values) != 4):
+            found = metrics_of(bound, opts.level, opts.n_docs)
+        if found is not None:
+            wanted.append((bound, len(metrics), len(found)))
+            metrics.extend(found)
+        elif spec.name == "num_q":
+            per.columns["num_q"] = [np.ones(n)]
+        elif spec.name == "relstring":
+            per.relstrings = relstrings(Context(lists), bound.values[0])
+        elif spec.value != "runid":
+            per.columns[spec.name] = [np.zeros(n) for _ in bound.names]
+    values = compute(lists, metrics, unjudged="nonrelevant")
+    for bound, first, count in wanted:
+        columns = [values[:, j].copy() for j in range(first, first + count)]
+        if bound.spec.summary == "gm":  # trec_eval keeps log(max(value, 1e-5)) per query
+            columns = [c_log(np.where(c > MIN_GEO_MEAN, c, MIN_GEO_MEAN)) for c in columns]
+        per.columns[bound.name] = columns
     return per
 
 
-def _qrels_problem(lists: TrecLists, q: int, no_levels: bool) -> str | None:
-    if lists.run_dup[q] is not None:
-        return f"trec_eval.form_res_qrels: duplicate docs {lists.run_dup[q]}"
-    if lists.qrels_dup[q] is not None:
-        return f"trec_eval.form_res_rels: duplicate docs {lists.qrels_dup[q]}\n"
+def _qrels_problem(lists: RankedLists, q: int, no_levels: bool) -> str | None:
+    if lists.run_duplicates[q] is not None:
+        return f"trec_eval.form_res_qrels: duplicate docs {lists.run_duplicates[q]}"
+    if lists.qrels_duplicates is not None and lists.qrels_duplicates[q] is not None:
+        return f"trec_eval.form_res_rels: duplicate docs {lists.qrels_duplicates[q]}\n"
     if no_levels:
         return ""
     return None

@@ -1,10 +1,10 @@
 """trec_eval's preference measures (``-R prefs`` / ``-R qrels_prefs``).
 
-The run is ranked by score with ties broken by document id *ascending* (unlike
-the qrels measures), cut to ``-M`` and checked for duplicates; ``-J`` and
-``-l`` do not apply. Counting is in :mod:`rankscope.engine.trec_prefs_counts`,
-the measures in :mod:`rankscope.engine.kernels_trec_prefs`. Queries are
-handled one at a time.
+The run is ranked by the engine's ranking step with score ties broken by
+document id *ascending* (unlike the qrels measures), every tie ordered, cut to
+``-M`` and checked for duplicates; ``-J`` and ``-l`` do not apply. Counting is
+in :mod:`rankscope.engine.trec_prefs_counts`, the measures in
+:mod:`rankscope.engine.kernels_trec_prefs`. Queries are handled one at a time.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from rankscope.data.tables import Qrels, Run
 from rankscope.data.trec_dialect import QrelsTable, RunTable
 from rankscope.engine.kernels_trec_prefs import prefs_values
-from rankscope.engine.trec_lists import _first_dups, ranked_frame
+from rankscope.engine.ranking import rank
 from rankscope.engine.trec_prefs_counts import PrefsError, count_prefs
 from rankscope.trec_eval.catalog import Bound
 from rankscope.trec_eval.exits import TrecEvalExit
@@ -29,17 +30,22 @@ def evaluate_prefs(opts: Options, rel_info: QrelsTable, run: RunTable,
                    bounds: list[Bound]) -> PerQuery:
     """Per-query values of the preference measures (others fail as in trec_eval)."""
     frame = rel_info.frame
-    qids = frame.get_column("query_id").unique().sort()
     if opts.debug_query is not None:
-        qids = qids.filter(qids == opts.debug_query)
+        frame = frame.filter(pl.col("query_id") == opts.debug_query)
+    judged = Qrels(frame.select("query_id", "doc_id").unique().with_columns(
+        pl.lit(0.0).alias("grade")), _trusted=True)
+    lists = rank(judged, Run(run.frame, name=run.run_id, _trusted=True,
+                             _defer_duplicates="report"),
+                 ties="docid_asc", exact_ties=True, queries="qrels", levels=True,
+                 stand_in=opts.complete, max_ret=opts.max_ret)
+    qids = pl.Series("query_id", lists.query_ids, dtype=pl.String)
     n = qids.len()
     qmap = pl.DataFrame({"query_id": qids, "qidx": np.arange(n, dtype=np.int64)})
-    rows, present = ranked_frame(qmap, run, complete=opts.complete, max_ret=opts.max_ret,
-                                 descending_ties=False)
-    dups = _first_dups(rows.select("qidx", "doc_id"), n)
-    docs = rows.group_by("qidx", maintain_order=True).agg(pl.col("doc_id"))
-    ranked = dict(zip(docs.get_column("qidx").to_list(), docs.get_column("doc_id").to_list(),
-                      strict=True))
+    present = lists.in_run
+    dups = lists.run_duplicates
+    docs = lists.doc_ids.to_list()
+    bounds_at = lists.offsets.tolist()
+    ranked = {q: docs[bounds_at[q]:bounds_at[q + 1]] for q in range(n)}
     lines = frame.join(qmap, on="query_id").group_by("qidx", maintain_order=True).agg(
         pl.struct("jg", "jsg", "doc_id", "level").alias("lines"))
     by_query = {q: [tuple(s.values()) for s in structs]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankscope.data.trec_dialect import Zscores
-from rankscope.engine.trec_stats import FloatArray
+from rankscope.engine.ranking import FloatArray
 from rankscope.trec_eval.catalog import Bound
 from rankscope.trec_eval.exits import TrecEvalExit
 from rankscope.trec_eval.output import fixed, long_text, value_lines

@@ -1,34 +1,36 @@
-"""Fast bulk ranking for trec_eval: order, duplicates and qrels lookup on integer keys.
+"""Ordering a run's rows into rankings fast: on integer keys, sorting only what needs it.
 
-Sorting ten million rows by (query, score descending, document descending)
-with string keys is the slowest step of an evaluation, so it is split:
+Sorting ten million rows by (query, score descending, document id) with
+string keys is the slowest part of an evaluation, so it is split:
 
 1. a run written in rank order (each query's lines together, scores
    non-increasing) is recognised in one pass over the file order and not
-   sorted: only its blocks are put in query order;
+   sorted: only its query blocks are put in query order (no copy at all when
+   they already are);
 2. otherwise rows are grouped by query (stable radix sort on 16-bit digits)
-   and each query's scores sorted on its own (rows of a padded matrix);
-3. only rows that tie on (query, score) are then sorted by document id, and
-   only when they are not already in trec_eval's order.
+   and each query's scores sorted on its own (rows of padded matrices);
+3. only rows that tie on (query, score) are then ordered by document id, and
+   only the runs of tied rows whose judgments differ (swapping two rows of
+   the same grade changes no measure), unless every tie must be exact.
 
 Document ids are hashed to 64-bit keys (mixed with the query index) for the
-duplicate check and the qrels lookup; every hash match is confirmed on the
+duplicate check and the judgment lookup; every hash match is confirmed on the
 strings, so a collision can cost time but never change a result. Everything
-is done in the file's row order; the ranking is one permutation of it.
+is done in the file's row order; a ranking is one permutation of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 __all__ = [
-    "Ranking", "Ties", "base_order", "doc_keys", "find_ties",
-    "first_duplicates", "fix_ties", "lookup", "rank_order",
+    "MIX", "Ranking", "Ties", "base_order", "doc_keys", "find_ties", "first_duplicates",
+    "fix_ties", "lookup", "rank_order",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -64,19 +66,21 @@ def _stable_by_query(qidx: IntArray) -> IntArray:
     return order.astype(np.int64, copy=False)
 
 
-def _sort_within_queries(qidx: IntArray, score: FloatArray) -> IntArray:
+def _sort_within_queries(qidx: IntArray, score: FloatArray, stable: bool) -> IntArray:
     """Rows grouped by query, then by score descending within each query.
 
     Queries of similar length share a padded matrix whose rows numpy sorts
-    independently: many short sorts instead of one long one.
+    independently: many short sorts instead of one long one. ``stable`` keeps
+    tied rows in file order.
     """
+    kind: Literal["stable"] | None = "stable" if stable else None
     by_query = _stable_by_query(qidx)
     counts = np.bincount(qidx)
     present = np.flatnonzero(counts)
     width = int(counts[present[0]])
     if np.all(counts[present] == width):  # every ranking equally long: no padding
         grouped = by_query.reshape(present.size, width)
-        ranked = np.argsort(-score[grouped], axis=1)
+        ranked = np.argsort(-score[grouped], axis=1, kind=kind)
         return np.take_along_axis(grouped, ranked, axis=1).ravel()
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     order = np.empty_like(by_query)
@@ -93,25 +97,29 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray) -> IntArray:
             src = np.repeat(offsets[chunk], lens) + cols
             grid = np.full((chunk.size, width), np.inf)
             grid[rows, cols] = -score[by_query[src]]
-            ranked = np.argsort(grid, axis=1)
+            ranked = np.argsort(grid, axis=1, kind=kind)
             order[src] = by_query[offsets[chunk][rows] + ranked[rows, cols]]
     return order
 
 
 @dataclass(frozen=True)
 class Ranking:
-    """How the file's rows become rankings.
+    """How the file's rows become rankings, queries in index order.
 
-    ``order`` lists the rows in rank order (None: the file order itself),
-    after which ``moves`` = (positions, rows) puts ``rows`` at ``positions``
-    (tie fixes of an already ranked file). Segments of ``counts`` rows hold
-    the rankings of the queries ``queries``, in that order.
+    ``order`` lists the rows in rank order (None: the file order itself, every
+    row kept), after which ``moves`` = (positions, rows) puts ``rows`` at
+    ``positions`` (tie fixes). Query ``q``'s ranking is the next ``counts[q]``
+    positions; rows of no evaluated query are left out.
     """
 
     order: IntArray | None
     moves: tuple[IntArray, IntArray] | None
-    queries: IntArray
     counts: IntArray
+
+    @property
+    def size(self) -> int:
+        """How many rows the rankings hold."""
+        return int(self.counts.sum())
 
     def apply(self, per_row: npt.NDArray[_Item], *,
               in_place: bool = False) -> npt.NDArray[_Item]:
@@ -124,10 +132,16 @@ class Ranking:
             out[self.moves[0]] = per_row[self.moves[1]]
         return out
 
-    def rows(self, positions: IntArray) -> IntArray:
-        """The file rows at some rank-order positions."""
-        rows = np.arange(self.counts.sum(), dtype=np.int64)
-        return self.apply(rows)[positions]
+    def rows(self) -> IntArray:
+        """The file row at each rank-order position."""
+        if self.order is None and self.moves is None:
+            return np.arange(self.size, dtype=np.int64)
+        if self.order is None:
+            return self.apply(np.arange(self.size, dtype=np.int64), in_place=True)
+        out = self.order.copy()
+        if self.moves is not None:
+            out[self.moves[0]] = self.moves[1]
+        return out
 
 
 @dataclass(frozen=True)
@@ -167,30 +181,32 @@ def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
     return Ties(pairs, np.flatnonzero(opens))
 
 
-def _valued_runs(ties: Ties, values: IntArray) -> Ties:
-    """The runs whose rows do not all share a value (``values`` in rank order)."""
-    differs = values[1:] != values[:-1]  # whole arrays: cheaper than gathers at the pairs
+def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
+    """The runs whose rows do not all share a value (``values`` in rank order, NaN alike)."""
+    after, before = values[1:], values[:-1]
+    differs = after != before  # whole arrays: cheaper than gathers at the pairs
+    if values.dtype.kind == "f":
+        differs &= ~(np.isnan(after) & np.isnan(before))
     differs = differs[ties.pairs]
     return ties.keep_runs(np.logical_or.reduceat(differs, ties.starts))
 
 
-def _tie_moves(order: IntArray | None, ties: Ties,
-               docs: pl.Series) -> tuple[IntArray, IntArray] | None:
-    """(positions, rows) putting tied rows in descending document id order.
+def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
+               descending: bool) -> tuple[IntArray, IntArray] | None:
+    """(positions, rows) putting tied rows in document id order (bytes).
 
-    Within runs of equal (query, score) trec_eval ranks the larger document
-    id (in byte order) first. ``order`` is the ranking so far (None: the file
-    order). Only runs holding a pair out of order move: a pair is swapped, a
-    longer run sorted.
+    ``order`` is the ranking so far (None: the file order). Only runs holding
+    a pair out of order move: a pair is swapped, a longer run sorted.
     """
     pairs = ties.pairs
     if pairs.size == 0:
         return None
     first = pairs if order is None else order[pairs]
     second = pairs + 1 if order is None else order[pairs + 1]
-    bad = (docs.gather(pl.Series(first)) <= docs.gather(pl.Series(second))).to_numpy()
+    left, right = docs.gather(pl.Series(first)), docs.gather(pl.Series(second))
+    bad = ((left <= right) if descending else (left >= right)).to_numpy()
     if not bad.any():
-        return None  # already in trec_eval's order
+        return None  # already in order
     starts = ties.starts
     run_start = pairs[starts]
     run_pairs = np.diff(starts, append=pairs.size)
@@ -205,7 +221,7 @@ def _tie_moves(order: IntArray | None, ties: Ties,
             np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
         ident = where if order is None else order[where]
         sub = pl.DataFrame({"g": np.repeat(longer, size), "d": docs.gather(pl.Series(ident)),
-                            "i": ident}).sort(["g", "d"], descending=[False, True])
+                            "i": ident}).sort(["g", "d"], descending=[False, descending])
         positions.append(where)
         rows.append(sub.get_column("i").to_numpy())
     pos = np.concatenate(positions).astype(np.int64, copy=False)
@@ -216,64 +232,88 @@ def _tie_moves(order: IntArray | None, ties: Ties,
 
 
 def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: int) -> Ranking:
-    """Rows ranked by query, then score descending, then document id descending (bytes).
-
-    A file already in rank order keeps its query blocks in file order (no
-    copy); otherwise the rankings follow query index order.
-    """
+    """Rows ranked by query, then score descending, then document id descending (bytes)."""
     base = base_order(qidx, score, n_queries)
     return fix_ties(base, find_ties(base, qidx, score), docs)
 
 
-def base_order(qidx: IntArray, score: FloatArray, n_queries: int) -> Ranking:
-    """Rows ranked by query, then score descending; ties not yet ordered (see :func:`fix_ties`)."""
+def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> IntArray | None:
+    """The rows of the query blocks (``block_q`` >= 0) in query order; None: the file order."""
+    kept = block_q >= 0
+    if kept.all() and (block_q.size < 2 or bool(np.all(block_q[1:] > block_q[:-1]))):
+        return None
+    ends = np.append(starts[1:], n_rows)
+    which = np.flatnonzero(kept)
+    which = which[np.argsort(block_q[which], kind="stable")]
+    first, take = starts[which], (ends - starts)[which]
+    shift = np.repeat(first - np.cumsum(take) + take, take)
+    return np.arange(int(take.sum()), dtype=np.int64) + shift
+
+
+def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
+               stable: bool = False) -> Ranking:
+    """Rows ranked by query index, then score descending; ties not yet ordered.
+
+    Rows with a query index below 0 belong to no evaluated query and are left
+    out. ``stable`` keeps tied rows in file order (otherwise their order is
+    left to :func:`fix_ties`).
+    """
     n = qidx.size
-    counts = np.bincount(qidx, minlength=n_queries) if n else np.zeros(n_queries, np.int64)
+    kept = qidx >= 0
+    every = bool(kept.all())
+    counts = (np.bincount(qidx if every else qidx[kept], minlength=n_queries) if n
+              else np.zeros(n_queries, np.int64)).astype(np.int64)
     if n == 0:
-        return Ranking(None, None, np.arange(n_queries, dtype=np.int64), counts)
+        return Ranking(None, None, counts)
     change = qidx[1:] != qidx[:-1]
     starts = np.flatnonzero(np.concatenate(([True], change)))
     block_q = qidx[starts]
-    ranked = (np.unique(block_q).size == starts.size
-              and not np.any(~change & (score[1:] > score[:-1])))
-    if ranked:
-        absent = np.flatnonzero(counts == 0)
-        queries = np.concatenate((block_q, absent)).astype(np.int64)
-        return Ranking(None, None, queries, counts[queries])
-    order = _sort_within_queries(qidx, score)
-    return Ranking(order, None, np.arange(n_queries, dtype=np.int64), counts)
+    real = block_q[block_q >= 0]
+    rise = ~change & (score[1:] > score[:-1])
+    if not every:
+        rise &= qidx[1:] >= 0
+    if np.unique(real).size == real.size and not rise.any():
+        return Ranking(_blocks_in_query_order(starts, block_q, n), None, counts)
+    if every:
+        return Ranking(_sort_within_queries(qidx, score, stable), None, counts)
+    rows = np.flatnonzero(kept)
+    order = rows[_sort_within_queries(qidx[rows], score[rows], stable)]
+    return Ranking(order, None, counts)
 
 
 def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
-             values: IntArray | None = None) -> Ranking:
-    """``base`` with its ties (from :func:`find_ties`) in trec_eval's order.
+             values: FloatArray | None = None, *, descending: bool = True) -> Ranking:
+    """``base`` with its ties (from :func:`find_ties`) ordered by document id.
 
-    trec_eval ranks tied documents by id, descending. With ``values`` (one
-    per file row: what the measures will see), only runs whose rows differ
-    in value are put in order: swapping two rows of the same value changes
-    no measure, and most ties of a ranking are between unjudged documents,
-    so most string comparisons are saved. Without ``values`` (when ``-M``
-    cuts rankings, which rows survive the cut matters) every tie is ordered.
+    Tied documents go by id, descending (trec_eval) or ascending. With
+    ``values`` (one per file row: what the measures will see), only runs
+    whose rows differ in value are put in order: swapping two rows of the
+    same value changes no measure, and most ties of a ranking are between
+    unjudged documents, so most string comparisons are saved. Without
+    ``values`` every tie is ordered.
     """
     if ties is None:
         return base
     if values is not None:
         ties = _valued_runs(ties, values if base.order is None else values[base.order])
-    return Ranking(base.order, _tie_moves(base.order, ties, docs), base.queries, base.counts)
+    return Ranking(base.order, _tie_moves(base.order, ties, docs, descending), base.counts)
 
 
 def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,
                      rows: IntArray | None = None) -> list[str | None]:
-    """Per query, the smallest document id listed twice among ``rows`` (default: all)."""
+    """Per query, the smallest document id listed twice among ``rows`` (default: all).
+
+    ``keys`` are the keys of ``rows`` (of every row when ``rows`` is None).
+    """
     out: list[str | None] = [None] * n_queries
-    subset = keys if rows is None else keys[rows]
+    subset = keys
     if subset.size < 2 or pl.Series(subset).n_unique() == subset.size:
         return out
     candidates = np.flatnonzero(pl.Series(subset).is_duplicated().to_numpy())
     if rows is not None:
         candidates = rows[candidates]
     sub = pl.DataFrame({"q": qidx[candidates], "d": docs.gather(pl.Series(candidates))})
-    dups = sub.filter(pl.struct("q", "d").is_duplicated())
+    dups = sub.filter(pl.struct("q", "d").is_duplicated() & (pl.col("q") >= 0))
     for q, d in dups.group_by("q").agg(pl.col("d").min()).iter_rows():
         out[q] = d
     return out

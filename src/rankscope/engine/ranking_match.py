@@ -1,0 +1,138 @@
+"""Matching a run's rows to their judgments, and proving no document is ranked twice.
+
+Run rows are found in the qrels by a 64-bit key per (query index, document)
+(:func:`~rankscope.engine.ranking_order.doc_keys`), looked up in halves on two
+threads (polars' lookup uses one core), every hash match confirmed on the
+strings. The duplicate search runs beside the measures, which do not need
+it: when no query repeats a key there is no duplicate, the common case,
+proved by sorting each query's keys; only otherwise are documents compared
+exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from rankscope.data.distinct import distinct_within
+from rankscope.engine.ranking_order import doc_keys, first_duplicates, lookup
+
+__all__ = ["Judged", "as_levels", "beside", "match_rows", "proof_of_distinct_rows",
+           "run_duplicates"]
+
+IntArray = npt.NDArray[np.int64]
+UIntArray = npt.NDArray[np.uint64]
+FloatArray = npt.NDArray[np.float64]
+NONPOOL = -1.0
+"""trec_eval's level of a ranked document that is not in the qrels."""
+POOLED_UNJUDGED = -2.0
+"""trec_eval's level of a document judged with a negative grade: in the pool, not judged."""
+
+
+def as_levels(grades: FloatArray) -> FloatArray:
+    """trec_eval's view of grades: integer levels, -2 for a negative grade, -1 for none (NaN)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(grades), NONPOOL,
+                        np.where(grades < 0, POOLED_UNJUDGED, np.trunc(grades)))
+
+
+class Judged:
+    """The judgments of the evaluated queries, keyed for the lookup.
+
+    ``query`` is each line's query index, ``docs`` its document, ``grades``
+    its grade; a document judged twice for one query (allowed only when the
+    qrels defer that error to its query, as trec_eval does) is matched on its
+    first line, and :attr:`duplicates` names, per query, the smallest such
+    document.
+    """
+
+    def __init__(self, query: IntArray, docs: pl.Series, grades: FloatArray, n: int, *,
+                 find_duplicates: bool) -> None:
+        self.n = n
+        keys = doc_keys(query, docs)
+        self.duplicates: list[str | None] = [None] * n
+        if find_duplicates:
+            self.duplicates = first_duplicates(query, docs, keys, n)
+            if any(d is not None for d in self.duplicates):
+                first = pl.DataFrame({"q": query, "d": docs}).select(
+                    pl.struct("q", "d").is_first_distinct()).to_series().to_numpy()
+                keep = np.flatnonzero(first)
+                query, docs = query[keep], docs.gather(pl.Series(keep))
+                keys, grades = keys[keep], grades[keep]
+        self.query, self.docs, self.grades, self.keys = query, docs, grades, keys
+        # a collision between two lines' keys: confirm matches on the strings instead
+        self.distinct = pl.Series(keys).n_unique() == keys.size
+
+
+def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
+               pool: ThreadPoolExecutor | None = None,
+               keys_out: UIntArray | None = None) -> FloatArray:
+    """The grade of each row (NaN when not judged), rows given by query index and document.
+
+    With ``pool`` the rows are keyed and looked up in two halves on two of its
+    threads; ``keys_out`` receives each row's key (for the duplicate search).
+    """
+    out = np.full(qidx.size, np.nan)
+    if qidx.size == 0 or judged.keys.size == 0:
+        if keys_out is not None and qidx.size:
+            doc_keys(qidx, docs, out=keys_out)
+        return out
+    keys = np.empty(qidx.size, dtype=np.uint64) if keys_out is None else keys_out
+    half = qidx.size // 2
+    parts = [(0, half), (half, qidx.size)] if pool is not None and half >= 1 << 16 else \
+        [(0, qidx.size)]
+
+    def probe(lo: int, hi: int) -> tuple[IntArray, IntArray]:
+        part_q, part_docs = qidx[lo:hi], docs.slice(lo, hi - lo)
+        part_keys = doc_keys(part_q, part_docs, out=keys[lo:hi])
+        hit, line = lookup(part_keys, part_q, part_docs, judged.keys, judged.query,
+                           judged.docs, judged.distinct)
+        return hit + lo, line
+
+    if len(parts) == 1 or pool is None:
+        found = [probe(lo, hi) for lo, hi in parts]
+    else:
+        found = [f.result() for f in [pool.submit(probe, lo, hi) for lo, hi in parts]]
+    for hit, line in found:
+        out[hit] = judged.grades[line]
+    return out
+
+
+def run_duplicates(qidx: IntArray, docs: pl.Series, rows: IntArray, keys: UIntArray,
+                   counts: IntArray, n: int) -> list[str | None]:
+    """Per query, the smallest document its ranking lists twice.
+
+    ``rows`` are the ranked file rows, query by query (``counts`` each), and
+    ``keys`` their keys: when no query repeats a key there is no duplicate,
+    proved by a cheap sort; otherwise the documents are compared exactly.
+    """
+    if distinct_within(keys, counts):
+        return [None] * n
+    return first_duplicates(qidx, docs, keys, n, rows)
+
+
+def proof_of_distinct_rows(docs: pl.Series, segment_lengths: IntArray | None,
+                           pair_keys: Callable[[], pl.Series]) -> bool:
+    """Whether no (query, document) pair can repeat: True proves it, False may be a collision.
+
+    ``segment_lengths``: the lengths of the runs of equal query ids in file
+    order, when each query's rows are together (then sorting each query's
+    document hashes proves it); otherwise every row's pair hash (from
+    ``pair_keys``) is counted.
+    """
+    if segment_lengths is not None:
+        return distinct_within(docs.hash(seed=0x5EED).to_numpy(), segment_lengths)
+    keys = pair_keys()
+    return bool(keys.n_unique() == keys.len())
+
+
+def beside(fn: Callable[[], object]) -> Future[object]:
+    """Run ``fn`` on a thread of its own (numpy and polars release the GIL on large arrays)."""
+    worker = ThreadPoolExecutor(max_workers=1)
+    future = worker.submit(fn)
+    worker.shutdown(wait=False)
+    return future

@@ -1,0 +1,104 @@
+"""Sparse per-query row sets: the few ranked rows a measure needs, in rank order.
+
+Rankings are long and mostly unjudged, so kernels work on the rows that
+matter (relevant, judged, ...), each with its query and its 0-based rank.
+Floating-point sums are taken in rank order one query at a time
+(``np.bincount`` adds its weights sequentially, and :func:`running_sum` lays
+queries out as matrix rows), so they round exactly as trec_eval's C loops do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["RowSet", "running_sum"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def running_sum(weights: FloatArray, offsets: IntArray) -> FloatArray:
+    """Per-segment running sums, each added left to right from 0 as a C loop does.
+
+    A global ``cumsum`` minus the segment's start would round differently;
+    instead the segments are laid out as rows of padded matrices (segments of
+    similar length together, so padding stays under half) and summed along
+    rows, which numpy does sequentially.
+    """
+    lengths = np.diff(offsets)
+    out = np.empty(weights.size, dtype=np.float64)
+    if weights.size == 0:
+        return out
+    nonempty = np.flatnonzero(lengths > 0)
+    bucket = np.floor(np.log2(lengths[nonempty])).astype(np.int64)
+    for b in np.unique(bucket):
+        queries = nonempty[bucket == b]
+        lens = lengths[queries]
+        rows = np.repeat(np.arange(queries.size), lens)
+        cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
+        src = np.repeat(offsets[queries], lens) + cols
+        grid = np.zeros((queries.size, int(lens.max())), dtype=np.float64)
+        grid[rows, cols] = weights[src]
+        np.cumsum(grid, axis=1, out=grid)
+        out[src] = grid[rows, cols]
+    return out
+
+
+@dataclass(frozen=True)
+class RowSet:
+    """Some ranked rows in rank order: global index, query index, 0-based rank."""
+
+    rows: IntArray
+    q: IntArray
+    pos: IntArray
+    n: int
+
+    @cached_property
+    def offsets(self) -> IntArray:
+        """CSR offsets of the set's rows per query."""
+        counts = np.bincount(self.q, minlength=self.n) if self.q.size else np.zeros(self.n)
+        return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    @cached_property
+    def count(self) -> IntArray:
+        """Rows of the set per query."""
+        return np.diff(self.offsets)
+
+    @cached_property
+    def index(self) -> IntArray:
+        """1-based position of each row among the set's rows of its query."""
+        return np.arange(self.rows.size, dtype=np.int64) - self.offsets[self.q] + 1
+
+    def before(self, flags: BoolArray) -> IntArray:
+        """Per row, how many earlier rows of its query (in this set) have ``flags``."""
+        total = np.cumsum(flags, dtype=np.int64)
+        start = np.concatenate(([0], total))[self.offsets[:-1]]
+        return np.asarray(total - flags - start[self.q], dtype=np.int64)
+
+    def sub(self, mask: BoolArray) -> RowSet:
+        """The rows where ``mask`` holds."""
+        return RowSet(self.rows[mask], self.q[mask], self.pos[mask], self.n)
+
+    def sum(self, weights: FloatArray, mask: BoolArray | None = None) -> FloatArray:
+        """Per-query sum of ``weights`` (one per row, optionally masked), added in rank order."""
+        if mask is None:
+            out = np.bincount(self.q, weights=weights, minlength=self.n)
+        else:
+            out = np.bincount(self.q[mask], weights=weights[mask], minlength=self.n)
+        return np.asarray(out, dtype=np.float64)
+
+    def count_within(self, depth: IntArray | int) -> IntArray:
+        """Per query, rows of the set ranked above ``depth`` (a number or one per query)."""
+        limit = depth if isinstance(depth, int) else depth[self.q]
+        keep = self.pos < limit
+        return np.bincount(self.q[keep], minlength=self.n).astype(np.int64)
+
+    def first(self) -> tuple[IntArray, IntArray]:
+        """The queries with a row in the set, and the 0-based rank of their first one."""
+        has = np.flatnonzero(self.count > 0)
+        return has, self.pos[self.offsets[has]]
