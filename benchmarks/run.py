@@ -379,7 +379,8 @@ def targets_table(rows: list[dict[str, Any]], info: dict[str, str]) -> str:
     worst: dict[str, tuple[float, str]] = {}
     for group in _groups(rows):
         for what, wall, _, ok in cell_targets(group):
-            label = f"{matrix.LINES[group[0]['size']]:.0e} lines, {group[0]['mode']}: {what}"
+            exponent = len(str(matrix.LINES[group[0]["size"]])) - 1
+            label = f"10^{exponent} lines, end to end: {what}"
             if group[0]["mode"] != "e2e":
                 label = f"in memory: {what}"
             met.setdefault(label, []).append(ok)
