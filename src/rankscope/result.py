@@ -42,6 +42,7 @@ class EvaluationInfo:
     n_evaluated: int
     missing_from_run: list[str] = field(default_factory=list)
     run_only: list[str] = field(default_factory=list)
+    conventions: str | None = None
 
     def describe(self) -> str:
         """One line for people: the policy and the query counts."""
@@ -50,13 +51,15 @@ class EvaluationInfo:
             f"(policy {self.queries!r}; qrels {self.n_qrels_queries}, run {self.n_run_queries}"
         )
         if self.missing_from_run:
-            verb = {"qrels": "scored as empty", "intersection": "left out"}.get(
-                self.queries, "without a value")
+            verb = {"qrels": "scored as empty", "intersection": "left out",
+                    "zero": "scored 0"}.get(self.queries, "without a value")
             text += f"; {len(self.missing_from_run)} missing from the run, {verb}"
         if self.run_only:
             text += f"; {len(self.run_only)} only in the run, ignored"
-        text += f"; ties {self.ties!r}, unjudged {self.unjudged!r})"
-        return text
+        text += f"; ties {self.ties!r}, unjudged {self.unjudged!r}"
+        if self.conventions is not None:
+            text += f", conventions {self.conventions!r}"
+        return text + ")"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -65,6 +68,7 @@ class EvaluationInfo:
             "queries": self.queries,
             "ties": self.ties,
             "unjudged": self.unjudged,
+            "conventions": self.conventions,
             "n_qrels_queries": self.n_qrels_queries,
             "n_run_queries": self.n_run_queries,
             "n_evaluated": self.n_evaluated,

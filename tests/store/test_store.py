@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -215,3 +216,36 @@ def test_a_newer_schema_is_refused(tmp_path):
         open_store(tmp_path / "s.sqlite")
     with pytest.raises(StoreError, match="is not a directory"):
         open_store(tmp_path / "missing" / "s.sqlite")
+
+
+def test_a_transaction_whose_work_fails_leaves_nothing_even_after_a_savepoint(db_url):
+    # A write that only reads before its first savepoint, then fails: nothing it wrote may stay.
+    # (pysqlite would let SAVEPOINT open the transaction and RELEASE commit it.)
+    with open_store(db_url) as store:
+        def work(session):
+            session.execute(sa.select(Project.id)).all()
+            with session.begin_nested():
+                session.add(Project(name="half-done", created_at=datetime.now(UTC)))
+            raise RuntimeError("the work fails after its savepoint was released")
+
+        with pytest.raises(RuntimeError):
+            store.write(work)
+        with store.read() as session:
+            names = list(session.scalars(sa.select(Project.name)))
+    assert "half-done" not in names
+
+
+def test_a_savepoint_rolled_back_leaves_the_rest_of_the_transaction(db_url):
+    with open_store(db_url) as store:
+        def work(session):
+            session.execute(sa.select(Project.id)).all()
+            with contextlib.suppress(ValueError), session.begin_nested():
+                session.add(Project(name="refused", created_at=datetime.now(UTC)))
+                session.flush()
+                raise ValueError("this one is refused")
+            session.add(Project(name="kept", created_at=datetime.now(UTC)))
+
+        store.write(work)
+        with store.read() as session:
+            names = set(session.scalars(sa.select(Project.name)))
+    assert "kept" in names and "refused" not in names

@@ -32,6 +32,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--test", choices=("t", "wilcoxon"), default="t",
                    help="one-sided paired t-test (default) or Wilcoxon signed-rank")
     p.add_argument("-f", "--format", choices=("text", "json"), default="text")
+    from rankscope.cli.conventions import add_conventions_option
+
+    add_conventions_option(p)
     p.set_defaults(handler=run)
 
 
@@ -41,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.services.regression import check_regression
 
     result = check_regression(args.qrels, args.run, args.baseline, args.metrics,
-                              max_drop=args.max_drop, alpha=args.alpha, test=args.test)
+                              max_drop=args.max_drop, alpha=args.alpha, test=args.test,
+                              conventions=args.conventions)
     out = sys.stdout
     if args.format == "json":
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")

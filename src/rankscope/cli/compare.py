@@ -18,13 +18,10 @@ def add_evaluation_options(p: argparse.ArgumentParser) -> None:
     """File formats and the evaluation conventions (as ``rankscope evaluate``)."""
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--run-format", help="format of the run files (default: from their names)")
-    p.add_argument("--ties", choices=("trec", "input"), default="trec",
-                   help="score ties: document id descending (trec_eval) or input order")
-    p.add_argument("--unjudged", choices=("nonrelevant", "condensed", "null"),
-                   default="nonrelevant", help="how unjudged documents count")
-    p.add_argument("--queries", choices=("qrels", "intersection", "nonnull"), default="qrels",
-                   help="which queries count (the tests pair the queries every run has a "
-                        "value for)")
+    from rankscope.cli.conventions import add_evaluation_conventions
+
+    add_evaluation_conventions(
+        p, queries_help="the tests pair the queries every run has a value for")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
     from rankscope.cli.evaluate import add_overlap_option
@@ -94,7 +91,7 @@ def compare_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "correction": args.correction, "alpha": args.alpha, "confidence": args.confidence,
         "n_resamples": args.rounds, "seed": args.seed, "names": args.names,
         "ties": args.ties, "unjudged": args.unjudged, "queries": args.queries,
-        "allow_no_overlap": args.allow_no_overlap,
+        "conventions": args.conventions, "allow_no_overlap": args.allow_no_overlap,
     }
 
 
@@ -136,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import resolve_seed_metrics
 
-    resolve_seed_metrics(args.metrics)  # fail fast on a bad name, before reading any file
+    # fail fast on a bad name, before reading any file
+    resolve_seed_metrics(args.metrics, args.conventions)
     if len(args.runs) < 2:
         raise OptionError("compare needs at least two runs")
     runs = read_runs(args)

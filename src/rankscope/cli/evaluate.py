@@ -36,12 +36,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--run-format", help="format of the run files (default: from their names)")
-    p.add_argument("--ties", choices=("trec", "input"), default="trec",
-                   help="score ties: document id descending (trec_eval) or input order")
-    p.add_argument("--unjudged", choices=("nonrelevant", "condensed", "null"),
-                   default="nonrelevant", help="how unjudged documents count")
-    p.add_argument("--queries", choices=("qrels", "intersection", "nonnull"), default="qrels",
-                   help="which queries are averaged")
+    from rankscope.cli.conventions import add_evaluation_conventions
+
+    add_evaluation_conventions(p)
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
     add_overlap_option(p)
@@ -63,10 +60,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate and print; returns the exit code."""
     from rankscope.cli.compare import write_text
+    from rankscope.cli.conventions import option_fields
     from rankscope.cli.judgments import evaluate_with_judgments, wants_judgments
     from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate, resolve_metrics
+    from rankscope.engine.options import EvalOptions
     from rankscope.render.tabular import render_evaluations
 
     refuse_double_stdin(args.qrels, *args.runs)
@@ -86,15 +85,17 @@ def run(args: argparse.Namespace) -> int:
     elif wants_judgments(args):
         results = evaluate_with_judgments(args)
     else:
-        wanted = resolve_metrics(args.metrics)  # fail fast on a bad name, before any file
+        fields = option_fields(args)
+        # fail fast on a bad name or option, before reading any file
+        wanted = resolve_metrics(args.metrics,
+                                 EvalOptions.merged(None, fields))  # type: ignore[arg-type]
         qrels: Any = _read_qrels(args, [m for _, m in wanted])
         results = []
         for path in args.runs:
             run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
             results.append(
-                evaluate(qrels, run_t, args.metrics, per_query=args.per_query, ties=args.ties,
-                         unjudged=args.unjudged, queries=args.queries,
-                         allow_no_overlap=args.allow_no_overlap)
+                evaluate(qrels, run_t, args.metrics, per_query=args.per_query,
+                         allow_no_overlap=args.allow_no_overlap, **fields)
             )
     names = run_names(results, args.runs)
     text = render_evaluations(list(zip(names, results, strict=True)), args.format,
@@ -145,14 +146,17 @@ def _other_engine(args: argparse.Namespace) -> list[Any]:
 
     if getattr(args, "judgments", False):
         raise OptionError(f"--engine {args.engine} evaluates qrels, not raters' judgments")
-    options = {"per_query": args.per_query, "ties": args.ties, "unjudged": args.unjudged,
-               "queries": args.queries, "on_duplicate": args.on_duplicate}
+    from rankscope.cli.conventions import option_fields
+    from rankscope.engine.evaluate import resolve_metrics
+    from rankscope.engine.options import EvalOptions
+
+    fields = option_fields(args)
+    resolve_metrics(args.metrics, EvalOptions.merged(None, fields))  # type: ignore[arg-type]
+    options = {"per_query": args.per_query, **fields}
     if args.engine == "streaming":
         from rankscope.data.tables import Qrels
-        from rankscope.engine.evaluate import resolve_metrics
         from rankscope.engine.streaming import evaluate_streaming
 
-        resolve_metrics(args.metrics)
         qrels = Qrels.read(args.qrels, format=args.qrels_format)
         memory = _size(args.memory or "2G")
         results = [evaluate_streaming(qrels, path, args.metrics, memory=memory, **options)

@@ -134,21 +134,24 @@ def wants_judgments(args: argparse.Namespace) -> bool:
 
 def evaluate_with_judgments(args: argparse.Namespace) -> list[EvaluationResult]:
     """``rankscope evaluate`` over judgments: aggregate once, evaluate every run."""
+    from rankscope.cli.conventions import option_fields
     from rankscope.data.tables import Run
     from rankscope.judgments.evaluation import plan_evaluation, resolve_seed_metrics
 
-    resolve_seed_metrics(args.metrics)  # fail fast on a bad name, before reading any file
+    fields = option_fields(args)
+    conventions = fields.get("conventions")
+    # fail fast on a bad name, before reading any file
+    resolve_seed_metrics(args.metrics, conventions)
     judgments = read_judgments([args.qrels], args, args.qrels_format)
     plan = plan_evaluation(
         judgments, args.metrics, strategy=strategy_arg(args.strategy),
-        transforms=transforms_arg(args.transform),
+        transforms=transforms_arg(args.transform), conventions=conventions,
     )
     results = []
     for path in args.runs:
         run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
-        results.append(plan.evaluate(run_t, per_query=args.per_query, ties=args.ties,
-                                     unjudged=args.unjudged, queries=args.queries,
-                                     allow_no_overlap=args.allow_no_overlap))
+        results.append(plan.evaluate(run_t, per_query=args.per_query,
+                                     allow_no_overlap=args.allow_no_overlap, **fields))
     return results
 
 

@@ -22,6 +22,8 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("rankscope.cli.evaluate", "evaluate runs against qrels"),
     "metrics": ("rankscope.cli.metrics_list", "list every metric, its aliases and formula"),
+    "explain-differences": ("rankscope.cli.explain", "which numbers a tool's conventions "
+                            "change, and why"),
     "trec_eval": ("rankscope.cli.trec_eval", "drop-in replacement for trec_eval 10.0"),
     "compare": ("rankscope.cli.compare", "compare runs with significance tests"),
     "similarity": ("rankscope.cli.similarity", "rank similarity between two runs (RBO, ...)"),

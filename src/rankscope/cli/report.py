@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.judgments.evaluation import resolve_seed_metrics
 
     metrics = args.metrics or list(DEFAULT_METRICS)
-    resolve_seed_metrics(metrics)  # fail fast on a bad name, before reading any file
+    # fail fast on a bad name, before reading any file
+    resolve_seed_metrics(metrics, args.conventions)
     if len(args.runs) < 2:
         raise OptionError("report needs at least two runs")
     if args.max_k < 1:

@@ -76,6 +76,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     diff.add_argument("--ties", choices=("trec", "input"), default="trec",
                       help="run files: score ties as in evaluation (default) or input order")
     diff.add_argument("-f", "--format", choices=("table", "json"), default="table")
+    from rankscope.cli.conventions import add_conventions_option
+
+    add_conventions_option(diff)
     diff.set_defaults(handler=_diff)
 
     holes = actions.add_parser(
@@ -289,7 +292,8 @@ def _diff(args: argparse.Namespace) -> int:
         qrels = Qrels.read(args.qrels)
         metrics = args.metrics or ["nDCG@10", "P@5"]
         compared = compare(qrels, {r.label: r.run() for r in rankings}, metrics,
-                           baseline=rankings[0].label, test=args.test, progress=False)
+                           baseline=rankings[0].label, test=args.test, progress=False,
+                           conventions=args.conventions)
         coverages, _ = holes(rankings, qrels, args.k)
     if args.format == "json":
         out: dict[str, Any] = {"baseline": rankings[0].label, "k": args.k, "p": args.p,

@@ -25,7 +25,7 @@ from rankscope.compare.significance import (
 from rankscope.data.formats import as_qrels
 from rankscope.data.tables import OnDuplicate
 from rankscope.engine.evaluate import MetricsArg, evaluate, resolve_metrics
-from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
+from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
 
@@ -55,9 +55,9 @@ def compare(
     n_resamples: int = 10000,
     seed: int | None = 0,
     names: Sequence[str] | None = None,
-    ties: Ties = "trec",
-    unjudged: Unjudged = "nonrelevant",
-    queries: QueryPolicy = "qrels",
+    ties: Ties | None = None,
+    unjudged: Unjudged | None = None,
+    queries: Queries | None = None,
     on_duplicate: OnDuplicate = "error",
     tie_tolerance: float = 1e-12,
     progress: bool = True,
@@ -65,6 +65,7 @@ def compare(
     strategy: str | Mapping[str, str] | None = None,
     transforms: Mapping[Any, Any] | None = None,
     allow_no_overlap: bool = False,
+    conventions: str | None = None,
 ) -> CompareResult:
     """Compare runs on several metrics with paired significance tests.
 
@@ -112,7 +113,8 @@ def compare(
     names : sequence of str, optional
         Run names, overriding run tags / file names.
     ties, unjudged, queries, on_duplicate
-        As in :func:`rankscope.evaluate`.
+        As in :func:`rankscope.evaluate` (default: rankscope's, or the
+        conventions profile's).
     tie_tolerance : float, default 1e-12
         Per-query differences within it count as ties.
     progress : bool, default True
@@ -123,6 +125,10 @@ def compare(
     allow_no_overlap : bool, default False
         As in :func:`rankscope.evaluate`: a run sharing no query with the
         qrels is an error unless this is True.
+    conventions : str, optional
+        A tool's conventions profile, as in :func:`rankscope.evaluate`
+        (``"ir_measures"``, ``"ranx"``...): names, tie rules and query policy
+        as that tool has them.
 
     Returns
     -------
@@ -152,9 +158,15 @@ def compare(
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise OptionError(f"n_resamples must be a whole number >= 1, not {n_resamples!r}")
     asked = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
-    judged = _judgments_plan(qrels, asked, scale, strategy, transforms)
+    given: OptionFields = {}
+    for key, value in (("ties", ties), ("unjudged", unjudged), ("queries", queries),
+                       ("conventions", conventions)):
+        if value is not None:
+            given[key] = value  # type: ignore[literal-required]
+    opts = EvalOptions.merged(None, given)
+    judged = _judgments_plan(qrels, asked, scale, strategy, transforms, opts.conventions)
     if judged is None:
-        pairs = resolve_metrics(asked)  # fail on a bad name before reading any file
+        pairs = resolve_metrics(asked, opts)  # fail on a bad name before reading any file
         qrels_t = as_qrels(qrels)
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
@@ -172,12 +184,10 @@ def compare(
     with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
         for table, name in zip(tables, run_names, strict=True):
             if judged is None:
-                results.append(evaluate(qrels_t, table, asked, ties=ties, unjudged=unjudged,
-                                        queries=queries, run_name=name,
+                results.append(evaluate(qrels_t, table, asked, options=opts, run_name=name,
                                         allow_no_overlap=allow_no_overlap))
             else:
-                results.append(judged.evaluate(table, ties=ties, unjudged=unjudged,
-                                               queries=queries, run_name=name,
+                results.append(judged.evaluate(table, options=opts, run_name=name,
                                                allow_no_overlap=allow_no_overlap))
             advance(1)
     query_ids, values = align(results)
@@ -258,7 +268,8 @@ def _warn_few_queries(n_queries: dict[str, int]) -> None:
 
 
 def _judgments_plan(
-    qrels: Any, metrics: list[Any], scale: Any, strategy: Any, transforms: Any
+    qrels: Any, metrics: list[Any], scale: Any, strategy: Any, transforms: Any,
+    conventions: str | None = None,
 ) -> JudgmentPlan | None:
     """Raters' grades aggregated once per needed scale; None for plain qrels."""
     from rankscope.judgments.table import Judgments
@@ -267,7 +278,8 @@ def _judgments_plan(
         return None
     from rankscope.judgments.evaluation import plan_evaluation
 
-    return plan_evaluation(qrels, metrics, scale=scale, strategy=strategy, transforms=transforms)
+    return plan_evaluation(qrels, metrics, scale=scale, strategy=strategy, transforms=transforms,
+                           conventions=conventions)
 
 
 def _compare_metric(

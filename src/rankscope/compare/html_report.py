@@ -20,6 +20,7 @@ from rankscope.compare.comparison import compare
 from rankscope.compare.result import CompareResult
 from rankscope.data.formats import as_qrels
 from rankscope.engine.evaluate import MetricsArg
+from rankscope.engine.options import EvalOptions
 from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
 
@@ -185,9 +186,10 @@ def report(
     ks: Iterable[int] = range(1, 21),
     figures_dir: str | os.PathLike[str] | None = None,
     figure_formats: Sequence[str] = ("pdf", "svg"),
-    ties: Any = "trec",
-    unjudged: Any = "nonrelevant",
-    queries: Any = "qrels",
+    ties: Any = None,
+    unjudged: Any = None,
+    queries: Any = None,
+    conventions: str | None = None,
     **compare_options: Any,
 ) -> str:
     """Compare runs and write one self-contained HTML page.
@@ -213,8 +215,9 @@ def report(
     figures_dir : path, optional
         Also write every plot there, once per format of ``figure_formats``
         (``pdf``, ``svg``, ``png``), for papers; needs plots.
-    ties, unjudged, queries
-        As in :func:`rankscope.evaluate`.
+    ties, unjudged, queries, conventions
+        As in :func:`rankscope.evaluate` (default: rankscope's conventions,
+        or the profile's).
     **compare_options
         Passed to :func:`rankscope.compare.compare` (``baseline``, ``test``,
         ``correction``, ``alpha``, ``names``...).
@@ -242,8 +245,12 @@ def report(
     tables, run_names = load_runs(runs, names=names,
                                   on_duplicate=compare_options.pop("on_duplicate", "error"))
     named = dict(zip(run_names, tables, strict=True))
-    result = compare(qrels_t, named, metrics, ties=ties, unjudged=unjudged, queries=queries,
-                     **compare_options)
+    given: dict[str, Any] = {
+        key: value for key, value in (("ties", ties), ("unjudged", unjudged),
+                                      ("queries", queries), ("conventions", conventions))
+        if value is not None}
+    opts = EvalOptions.merged(None, given)  # type: ignore[arg-type]
+    result = compare(qrels_t, named, metrics, **given, **compare_options)
     include = plots_available() if plots is None else plots
     if include and not plots_available():
         raise DependencyError("matplotlib", "plot", "plots in reports")
@@ -255,7 +262,8 @@ def report(
         raise OptionError("figures_dir needs the plots (plots=False was given)")
     if include:
         shown = _figures(result, qrels_t, named, list(ks),
-                         {"ties": ties, "unjudged": unjudged, "queries": queries,
+                         {"ties": opts.ties, "unjudged": opts.unjudged,
+                          "queries": opts.ranked_queries,
                           "allow_no_overlap": compare_options.get("allow_no_overlap", False)},
                          judged)
         if figures_dir is not None:

@@ -70,11 +70,13 @@ def assemble_result(
     """An :class:`EvaluationResult` from per-query values (rows follow ``query_ids``).
 
     ``in_run`` says, per evaluated query, whether the run has it; ``values`` is
-    changed in place by the ``nonnull`` policy (a query the run lacks has no
-    value).
+    changed in place by the ``nonnull`` and ``zero`` policies (a query the run
+    lacks has no value, or 0).
     """
     if options.queries == "nonnull" and values.size:
         values[~in_run, :] = np.nan
+    elif options.queries == "zero" and values.size:
+        values[~in_run, :] = 0.0
     means = {
         label: aggregate(values[:, j], metric.spec.aggregate)
         for j, (label, metric) in enumerate(zip(labels, metrics, strict=True))
@@ -84,6 +86,7 @@ def assemble_result(
         queries=options.queries,
         ties=options.ties,
         unjudged=options.unjudged,
+        conventions=options.conventions,
         n_qrels_queries=account.n_qrels,
         n_run_queries=account.n_run,
         n_evaluated=len(query_ids),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Unpack
 
 import numpy as np
@@ -13,18 +14,20 @@ from rankscope.data.subtopics import SubtopicQrels, as_subtopic_qrels
 from rankscope.data.tables import Qrels, Run
 from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
 from rankscope.engine.context import Context
+from rankscope.engine.conventions import ReadingGroup, prepare_run, reading_groups, resolve_plan
 from rankscope.engine.intents import IntentContext
 from rankscope.engine.judged_only import condense, is_judged_only, without_judged_only
 from rankscope.engine.kernels import KERNELS, NULL_KERNELS
-from rankscope.engine.options import EvalOptions, OptionFields, Unjudged
+from rankscope.engine.options import EvalOptions, OptionFields, QueryPolicy, Unjudged
 from rankscope.engine.ranking import FloatArray, RankedLists, rank, required_depth
 from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
+from rankscope.metrics.conventions import Resolved
 from rankscope.metrics.intent_aware import INTENT_FAMILIES
-from rankscope.metrics.parser import parse_metrics
 from rankscope.result import EvaluationResult
 
-__all__ = ["NULL_KERNELS", "aggregate", "compute", "evaluate", "resolve_metrics"]
+__all__ = ["NULL_KERNELS", "Ranked", "aggregate", "compute", "compute_ranked", "evaluate",
+           "rank_plan", "resolve_metrics"]
 
 MetricsArg = str | Metric | Iterable[str | Metric]
 
@@ -36,29 +39,11 @@ def resolve_metrics(
 
     Labels are the names as typed (a :class:`Metric` is labelled by its
     canonical name); a label asked for twice is kept once. With ``options``,
-    its relevance threshold (when set) is bound into every metric that has one.
+    its conventions profile reads the names (see
+    :func:`rankscope.engine.conventions.resolve_plan`) and its relevance
+    threshold (when set) is bound into every metric that has one.
     """
-    items: Sequence[str | Metric]
-    if isinstance(metrics, str | Metric):
-        items = [metrics]
-    else:
-        items = list(metrics)
-    if not items:
-        raise MetricError("no metric asked for")
-    pairs: list[tuple[str, Metric]] = []
-    seen: set[str] = set()
-    for item in items:
-        if isinstance(item, Metric):
-            found = [(item.name, item)]
-        elif isinstance(item, str):
-            found = parse_metrics(item)
-        else:
-            raise MetricError(f"a metric is a name or a Metric, not {type(item).__name__}")
-        for label, metric in found:
-            if label not in seen:
-                seen.add(label)
-                pairs.append((label, metric if options is None else options.bind(metric)))
-    return pairs
+    return [(found.label, found.metric) for found in resolve_plan(metrics, options)]
 
 
 def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged,
@@ -103,6 +88,62 @@ def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], F
             )
         raise MetricError(f"{metric.name} cannot be computed from qrels and one run")
     return table[metric.family]
+
+
+@dataclass
+class Ranked:
+    """The run ranked once per reading group of a plan, ready for :func:`compute_ranked`."""
+
+    plan: list[Resolved]
+    parts: list[tuple[ReadingGroup, RankedLists]]
+    subtopics: SubtopicQrels | None = None
+
+    @property
+    def lists(self) -> RankedLists:
+        """The first group's rankings (every group has the same queries)."""
+        return self.parts[0][1]
+
+
+def rank_plan(
+    qrels: Qrels,
+    run: Run,
+    plan: list[Resolved],
+    options: EvalOptions,
+    *,
+    queries: QueryPolicy | None = None,
+    max_grade: float | None = None,
+    subtopics: SubtopicQrels | None = None,
+) -> Ranked:
+    """Rank ``run`` once per way the plan's metrics read it (usually once).
+
+    Each ranking keeps only as deep as its metrics read; ``queries``
+    overrides the options' policy (the streaming and Spark drivers rank the
+    queries they hold).
+    """
+    metrics = [found.metric for found in plan]
+    parts = []
+    for group in reading_groups(plan, options):
+        depth = required_depth(metrics[j] for j in group.columns)
+        if any(is_judged_only(metrics[j]) for j in group.columns):
+            depth = None  # judged rows may lie below any cut-off
+        if group.depth is not None:
+            depth = group.depth if depth is None else min(depth, group.depth)
+        opts = group.options
+        lists = rank(qrels, prepare_run(run, opts), ties=opts.ties, unjudged=opts.unjudged,
+                     queries=queries or opts.ranked_queries, depth=depth, max_grade=max_grade)
+        parts.append((group, lists))
+    return Ranked(plan, parts, subtopics)
+
+
+def compute_ranked(ranked: Ranked) -> FloatArray:
+    """Per-query values of every planned metric, shape (n_queries, n_metrics); NaN = null."""
+    metrics = [found.metric for found in ranked.plan]
+    values = np.empty((ranked.lists.n_queries, len(metrics)), dtype=np.float64)
+    for group, lists in ranked.parts:
+        part = compute(lists, [metrics[j] for j in group.columns],
+                       unjudged=group.options.unjudged, subtopics=ranked.subtopics)
+        values[:, group.columns] = part
+    return values
 
 
 def _subtopics(qrels: Any, metrics: Sequence[Metric]) -> SubtopicQrels | None:
@@ -174,26 +215,23 @@ def evaluate(
     0.5
     """
     opts = EvalOptions.merged(options, option_fields)
-    pairs = resolve_metrics(metrics, opts)
-    subtopics = _subtopics(qrels, [m for _, m in pairs])
+    plan = resolve_plan(metrics, opts)
+    subtopics = _subtopics(qrels, [found.metric for found in plan])
     qrels_t: Qrels = as_qrels(qrels) if subtopics is None else subtopics.collapsed()
     # a document ranked twice is looked for beside the kernels (compute raises it)
     run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate,
                         defer_duplicates=True)
-    # Rank once, keeping only as deep as the deepest metric reads.
-    depth = required_depth(m for _, m in pairs)
-    if any(is_judged_only(m) for _, m in pairs):
-        depth = None  # judged rows may lie below any cut-off
-    lists = rank(qrels_t, run_t, ties=opts.ties, unjudged=opts.unjudged, queries=opts.queries,
-                 depth=depth)
+    # Rank once (per way of reading the run), only as deep as the metrics read.
+    ranked = rank_plan(qrels_t, run_t, plan, opts, subtopics=subtopics)
+    lists = ranked.lists
     lists.check_duplicates()  # a bad run is reported before its overlap with the qrels
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
                   input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)
-    values = compute(lists, [m for _, m in pairs], unjudged=opts.unjudged, subtopics=subtopics)
+    values = compute_ranked(ranked)
     return assemble_result(
-        [label for label, _ in pairs], [m for _, m in pairs], lists.query_ids, values,
-        options=opts, run_name=run_t.name, per_query=per_query, in_run=lists.in_run,
+        [found.label for found in plan], [found.metric for found in plan], lists.query_ids,
+        values, options=opts, run_name=run_t.name, per_query=per_query, in_run=lists.in_run,
         account=QueryAccount(lists.n_qrels_queries, lists.n_run_queries, lists.missing_queries,
                              lists.run_only_queries),
     )

@@ -30,6 +30,7 @@ from rankscope.engine.intents import INTENT_KERNELS
 from rankscope.engine.kernels_compat import COMPAT_KERNELS
 from rankscope.engine.kernels_cwl import CWL_KERNELS
 from rankscope.engine.kernels_trec import TREC_KERNELS
+from rankscope.engine.kernels_variants import VARIANT_KERNELS
 from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
 from rankscope.engine.trec_gains import gain_info, parse_gain_pairs
@@ -324,6 +325,8 @@ def _best(ctx: Context, m: Metric) -> FloatArray:
 
 # trec_eval's own measures (rankscope.metrics.trec_eval_names) share the table.
 KERNELS.update(TREC_KERNELS)
+# so do other tools' variants (rankscope.metrics.variants)
+KERNELS.update(VARIANT_KERNELS)
 KERNELS.update(CWL_KERNELS)  # C/W/L user models (rankscope.metrics.cwl)
 KERNELS.update(COMPAT_KERNELS)  # Compat, Accuracy, NumQ
 KERNELS.update(INTENT_KERNELS)  # intent-aware measures over subtopic qrels

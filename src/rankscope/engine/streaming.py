@@ -36,10 +36,11 @@ from rankscope.data.formats import as_qrels
 from rankscope.data.tables import Qrels, Run
 from rankscope.data.trec import iter_trec_chunks
 from rankscope.engine.assemble import QueryAccount, assemble_result
-from rankscope.engine.evaluate import MetricsArg, compute, resolve_metrics
+from rankscope.engine.conventions import resolve_plan
+from rankscope.engine.evaluate import MetricsArg, compute_ranked, rank_plan
 from rankscope.engine.options import EvalOptions, OptionFields
-from rankscope.engine.ranking import rank, required_depth
 from rankscope.errors import InputError, OptionError
+from rankscope.metrics.conventions import Resolved
 from rankscope.result import EvaluationResult
 
 __all__ = ["DEFAULT_MEMORY", "evaluate_streaming", "query_batches"]
@@ -119,10 +120,8 @@ def evaluate_streaming(
         When a query's lines are not together in the file (with its line).
     """
     opts = EvalOptions.merged(options, option_fields)
-    pairs = resolve_metrics(metrics, opts)
-    metric_list = [m for _, m in pairs]
+    plan = resolve_plan(metrics, opts)
     qrels_t: Qrels = as_qrels(qrels)
-    depth = required_depth(metric_list)
     source = os.fspath(run)
     chunk = _chunk_bytes(memory)
     size = os.path.getsize(source) if os.path.isfile(source) else 0
@@ -153,15 +152,15 @@ def evaluate_streaming(
             # only this batch's judgments, with the whole qrels' highest grade
             wanted = batch.frame.get_column("query_id").unique().implode()
             part = Qrels(judged.filter(pl.col("query_id").is_in(wanted)), source=qrels_t.source)
-            lists = rank(part, batch, ties=opts.ties, unjudged=opts.unjudged,
-                         queries="intersection", depth=depth, max_grade=top_grade)
-            if lists.n_queries:
-                blocks.append(compute(lists, metric_list, unjudged=opts.unjudged))
-                ids.extend(lists.query_ids)
+            ranked = rank_plan(part, batch, plan, opts, queries="intersection",
+                               max_grade=top_grade)
+            if ranked.lists.n_queries:
+                blocks.append(compute_ranked(ranked))
+                ids.extend(ranked.lists.query_ids)
             advance(consumed - done)
             done = consumed
     tag = run_name or _first_tag(run) or source
-    return _assemble(qrels_t, pairs, ids, blocks, seen, opts, tag, per_query, depth)
+    return _assemble(qrels_t, plan, ids, blocks, seen, opts, tag, per_query, top_grade)
 
 
 def _shifted(locate: Callable[[int], int | None], base: int) -> Callable[[int], int | None]:
@@ -200,17 +199,17 @@ def _check_grouped(
 
 def _assemble(
     qrels: Qrels,
-    pairs: list[tuple[str, Any]],
+    plan: list[Resolved],
     ids: list[str],
     blocks: list[np.ndarray],
     run_queries: set[str],
     opts: EvalOptions,
     run_name: str,
     per_query: bool,
-    depth: int | None,
+    top_grade: float,
 ) -> EvaluationResult:
     """Per-query values of all batches, plus empty rankings, as one result."""
-    metric_list = [m for _, m in pairs]
+    metric_list = [found.metric for found in plan]
     width = len(metric_list)
     graded = qrels.frame.filter(pl.col("grade").is_not_null())
     qrels_queries = set(graded.get_column("query_id").unique().to_list())
@@ -219,10 +218,9 @@ def _assemble(
         # Queries the run lacks score as empty rankings, as in the local engine.
         empty = Run(pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String,
                                          "score": pl.Float64}), name="empty")
-        lists = rank(qrels, empty, ties=opts.ties, unjudged=opts.unjudged, queries="qrels",
-                     depth=depth)
-        values = compute(lists, metric_list, unjudged=opts.unjudged)
-        where = {q: i for i, q in enumerate(lists.query_ids)}
+        ranked = rank_plan(qrels, empty, plan, opts, queries="qrels", max_grade=top_grade)
+        values = compute_ranked(ranked)
+        where = {q: i for i, q in enumerate(ranked.lists.query_ids)}
         blocks.append(values[np.array([where[q] for q in missing], dtype=np.int64)])
         ids.extend(missing)
     all_values = np.concatenate(blocks) if blocks else np.zeros((0, width))
@@ -231,7 +229,7 @@ def _assemble(
     query_ids = [ids[i] for i in order]
     in_run = np.fromiter((q in run_queries for q in query_ids), dtype=bool, count=len(query_ids))
     return assemble_result(
-        [label for label, _ in pairs], metric_list, query_ids, all_values,
+        [found.label for found in plan], metric_list, query_ids, all_values,
         options=opts, run_name=run_name, account=QueryAccount.of(qrels_queries, run_queries),
         in_run=in_run, per_query=per_query,
     )

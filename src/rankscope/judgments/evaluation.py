@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Unpack
 
 import numpy as np
@@ -29,18 +29,19 @@ from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_query_sets
 from rankscope.data.tables import Qrels
 from rankscope.engine.assemble import QueryAccount, assemble_result
-from rankscope.engine.evaluate import compute, resolve_metrics
+from rankscope.engine.evaluate import compute_ranked, rank_plan, resolve_metrics
 from rankscope.engine.options import EvalOptions, OptionFields
-from rankscope.engine.ranking import rank
 from rankscope.errors import MetricError, OptionError
 from rankscope.judgments.aggregate import aggregate
 from rankscope.judgments.scales import BINARY, DETAIL, GRADED, Scale, get_scale
 from rankscope.judgments.table import Judgments, as_judgments
 from rankscope.judgments.transform import DEFAULT_RULES, transform
 from rankscope.metrics.base import Metric, make_metric
+from rankscope.metrics.conventions import Reading, Resolved, resolve_name
 from rankscope.result import EvaluationResult
 
-__all__ = ["JudgmentPlan", "evaluate_judgments", "plan_evaluation", "resolve_seed_metrics"]
+__all__ = ["JudgmentPlan", "evaluate_judgments", "plan_evaluation", "resolve_seed_metrics",
+           "resolve_seed_plan"]
 
 Rules = Mapping[float, float] | str
 TransformsArg = Mapping[tuple[str, str], Rules] | Mapping[str, Rules] | None
@@ -49,38 +50,52 @@ _DETAIL = re.compile(r"^(?P<fam>CG|DCG|nDCG)\(d\)(?P<cut>@\s*\d+)?$", re.IGNOREC
 _ERR_018 = re.compile(r"^ERR-0\.18(?P<cut>@\s*\d+)?$", re.IGNORECASE)
 
 
-def resolve_seed_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[
-    tuple[str, Metric, Scale | None]
-]:
+def resolve_seed_metrics(
+    metrics: str | Metric | Iterable[str | Metric], conventions: str | None = None
+) -> list[tuple[str, Metric, Scale | None]]:
     """Parse metric names, also the judging platform's own spellings.
 
     Returns ``(label, metric, scale)`` triples: the label as typed, the
     metric, and the scale the spelling asks for (``DETAIL`` for ``nDCG(d)@10``;
-    None when the spelling says nothing).
+    None when the spelling says nothing). ``conventions`` reads the other
+    names as that profile does (see :func:`resolve_seed_plan`).
+    """
+    return [(found.label, found.metric, scale)
+            for found, scale in resolve_seed_plan(metrics, conventions)]
+
+
+def resolve_seed_plan(
+    metrics: str | Metric | Iterable[str | Metric], conventions: str | None = None
+) -> list[tuple[Resolved, Scale | None]]:
+    """As :func:`resolve_seed_metrics`, keeping how each metric reads the run.
+
+    The platform's spellings (``nDCG(d)@10``, ``ERR-0.18@10``) keep their
+    meaning under any conventions profile; other names are read as
+    ``conventions`` reads them.
     """
     items: list[str | Metric] = (
         [metrics] if isinstance(metrics, str | Metric) else list(metrics)
     )
-    out: list[tuple[str, Metric, Scale | None]] = []
+    out: list[tuple[Resolved, Scale | None]] = []
     seen: set[str] = set()
     for item in items:
-        found: list[tuple[str, Metric, Scale | None]]
+        found: list[tuple[Resolved, Scale | None]]
         text = item.strip() if isinstance(item, str) else ""
         detail = _DETAIL.match(text)
         err018 = _ERR_018.match(text)
         if detail:
             family = {"cg": "CG", "dcg": "DCG", "ndcg": "nDCG"}[detail.group("fam").lower()]
             metric = resolve_metrics(family + (detail.group("cut") or ""))[0][1]
-            found = [(item, metric, DETAIL)]  # type: ignore[list-item]
+            found = [(Resolved(text, metric), DETAIL)]
         elif err018:
             base = resolve_metrics("ERR" + (err018.group("cut") or ""))[0][1]
-            found = [(item, _rebind(base, rank_exponent=0.18), None)]  # type: ignore[list-item]
+            found = [(Resolved(text, _rebind(base, rank_exponent=0.18)), None)]
         else:
-            found = [(label, m, None) for label, m in resolve_metrics(item)]
-        for label, metric, scale in found:
-            if label not in seen:
-                seen.add(label)
-                out.append((label, metric, scale))
+            found = [(resolved, None) for resolved in resolve_name(item, conventions)]
+        for resolved, scale in found:
+            if resolved.label not in seen:
+                seen.add(resolved.label)
+                out.append((resolved, scale))
     if not out:
         raise MetricError("no metric asked for")
     return out
@@ -101,7 +116,7 @@ def _needed_scale(
     """The scale a metric is computed on, by default (see the module docs)."""
     if scale is None:
         return None
-    wanted = GRADED if metric.spec.group == "graded" else BINARY
+    wanted = GRADED if metric.spec.graded else BINARY
     if scale == wanted or scale.name == wanted.name:
         return scale
     return wanted if _has_rules(scale, wanted, transforms) else scale
@@ -135,6 +150,8 @@ class JudgmentPlan:
     scales: list[Scale | None]
     groups: list[_Group]
     source: str = "the judgments"
+    readings: list[Reading] = field(default_factory=list)
+    conventions: str | None = None
 
     def qrels(self, scale: Scale | str | None = None) -> Qrels:
         """The aggregated qrels of one scale (the only one when there is one)."""
@@ -166,8 +183,16 @@ class JudgmentPlan:
         that report coverage themselves (the judging app, where a run is graded
         a query at a time).
         """
+        if self.conventions is not None:
+            option_fields = {"conventions": self.conventions, **option_fields}
         opts = EvalOptions.merged(options, option_fields)
+        if opts.conventions != self.conventions:
+            raise OptionError(
+                f"this plan reads its metric names with conventions {self.conventions!r}, "
+                f"not {opts.conventions!r}: plan again with conventions={opts.conventions!r}"
+            )
         metrics = [opts.bind(m) for m in self.metrics]
+        readings = self.readings or [Reading()] * len(metrics)
         run_t = as_run(run, name=run_name, on_duplicate=opts.on_duplicate)
         run_queries = set(run_t.frame.get_column("query_id").unique().to_list())
         judged_queries = {q for g in self.groups
@@ -176,10 +201,9 @@ class JudgmentPlan:
                          allow=allow_no_overlap, warn=warn_overlap)
         parts = []
         for group in self.groups:
-            lists = rank(group.qrels, run_t, ties=opts.ties, unjudged=opts.unjudged,
-                         queries=opts.queries)
-            values = compute(lists, [metrics[j] for j in group.columns], unjudged=opts.unjudged)
-            parts.append((group, lists, values))
+            plan = [Resolved(self.labels[j], metrics[j], readings[j]) for j in group.columns]
+            ranked = rank_plan(group.qrels, run_t, plan, opts)
+            parts.append((group, ranked.lists, compute_ranked(ranked)))
         evaluated = {q for _, lists, _ in parts for q in lists.query_ids}
         if opts.unjudged == "null":
             # A query whose results are all ungraded (or tied) has no value under the
@@ -216,12 +240,15 @@ def plan_evaluation(
     strategy: str | Mapping[str, str] | None = None,
     transforms: TransformsArg = None,
     metric_scales: Mapping[str, Scale | str] | None = None,
+    conventions: str | None = None,
 ) -> JudgmentPlan:
     """Transform and aggregate judgments once for every scale the metrics need.
 
-    Parameters are those of :func:`evaluate_judgments`.
+    Parameters are those of :func:`evaluate_judgments`; ``conventions`` reads
+    the metric names as that profile does (the plan then evaluates under it).
     """
-    triples = resolve_seed_metrics(metrics)
+    seed_plan = resolve_seed_plan(metrics, conventions)
+    triples = [(found.label, found.metric, scale) for found, scale in seed_plan]
     j: Judgments = as_judgments(judgments)
     sc = get_scale(scale) if scale is not None else j.scale
     if sc is not None and j.scale != sc:
@@ -255,7 +282,8 @@ def plan_evaluation(
         groups.append(_Group(target, qrels, columns))
     source = j.source if not j.source.startswith("<") else "the judgments"
     return JudgmentPlan(labels=labels, metrics=bound, scales=needed, groups=groups,
-                        source=source)
+                        source=source, readings=[found.reading for found, _ in seed_plan],
+                        conventions=conventions)
 
 
 def evaluate_judgments(
@@ -323,9 +351,10 @@ def evaluate_judgments(
     >>> r["P@4"]  # a: 1; b: tie -> ungraded; c: 0; d: ungraded -> 1 of 2 graded
     0.5
     """
+    conventions = option_fields.get("conventions", options.conventions if options else None)
     plan = plan_evaluation(
         judgments, metrics, scale=scale, strategy=strategy, transforms=transforms,
-        metric_scales=metric_scales,
+        metric_scales=metric_scales, conventions=conventions,
     )
     return plan.evaluate(run, per_query=per_query, run_name=run_name,
                          allow_no_overlap=allow_no_overlap, options=options, **option_fields)

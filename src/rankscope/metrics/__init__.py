@@ -62,6 +62,10 @@ __all__ = [
     "success",
 ]
 
-# trec_eval's own measures, registered after the core families they build on.
+# Registered after the core families they build on: ir_measures' set measures, trec_eval's
+# own measures, other tools' variants, and the spellings only one tool uses (SetF(beta=x),
+# ndcg_score...).
+from rankscope.metrics import conventions_names as _conventions_names  # noqa: F401
 from rankscope.metrics import ir_measures_names as _ir_names  # noqa: F401 - IPrec, SetAP
 from rankscope.metrics import trec_eval_names as _trec_eval_names  # noqa: F401
+from rankscope.metrics import variants as _variants  # noqa: F401

@@ -20,12 +20,15 @@ from typing import Any, Literal
 from rankscope.errors import MetricParameterError, UnknownMetricError
 
 __all__ = [
+    "CLAIM_CONDITIONS",
+    "DEFAULT_CONVENTIONS",
     "FAMILIES",
     "MAX_CUTOFF",
     "Aggregate",
     "Family",
     "Metric",
     "Param",
+    "claims",
     "family",
     "make_metric",
     "register",
@@ -179,7 +182,8 @@ class Family:
     aliases : tuple of str
         Other tools' names, shown by ``rankscope metrics`` (the parser has its own tables).
     agrees_with : tuple of str
-        Tools whose number is the same, in their own spelling.
+        Tools whose number is the same, in their own spelling, and under which
+        conventions (see :func:`claims`; each is tested against the tool).
     factory : callable
         The public function building it; its numpydoc docstring is the documentation.
     """
@@ -277,12 +281,49 @@ class Metric:
         return make_metric(self.family, k=k, **dict(self.params))
 
 
+def _number(value: float) -> str:
+    """Short form of a number that still parses back to it exactly."""
+    short = f"{value:g}"
+    # a name must parse back to the same metric (Spark re-parses names on its workers)
+    return short if float(short) == value else repr(value)
+
+
 def _show(value: ParamValue) -> str:
     if isinstance(value, float):
-        return f"{value:g}"
+        return _number(value)
     if isinstance(value, tuple):
-        return "'" + ",".join(f"{g:g}={v:g}" for g, v in value) + "'"
+        return "'" + ",".join(f"{_number(g)}={_number(v)}" for g, v in value) + "'"
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+CLAIM_CONDITIONS = {
+    "trec_eval": "the default conventions",
+    "pytrec_eval": "--conventions pytrec_eval",
+    "ir_measures": "--conventions ir_measures",
+    "ranx": "--conventions ranx; ranx orders tied scores its own way",
+    "scikit-learn": "--conventions sklearn",
+}
+"""Under which conventions each tool's number is claimed (and tested, tests/conventions)."""
+
+
+DEFAULT_CONVENTIONS = "the default conventions"
+"""The conditions of a claim that holds without any profile."""
+
+
+def claims(*, under: str | None = None, **tools: str) -> tuple[str, ...]:
+    """``agrees_with`` entries: ``claims(trec_eval="P_k, set_P", ir_measures="P@k")``.
+
+    Each reads "TOOL SPELLINGS (CONDITIONS)"; ``k``, ``x``, ``r``, ``P`` stand for
+    numbers. The conditions are the tool's profile (:data:`CLAIM_CONDITIONS`), or
+    ``under`` (starting with :data:`DEFAULT_CONVENTIONS`) for a claim tested
+    under rankscope's defaults. Every one is checked against the tool in
+    ``tests/conventions`` or ``tests/metrics``.
+    """
+    out = []
+    for tool, spellings in tools.items():
+        name = "scikit-learn" if tool == "sklearn" else tool
+        out.append(f"{name} {spellings} ({under or CLAIM_CONDITIONS[name]})")
+    return tuple(out)
 
 
 FAMILIES: dict[str, Family] = {}

@@ -8,7 +8,7 @@ scores 0 (it is still in the mean, as with trec_eval ``-c``).
 
 from __future__ import annotations
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import Family, Metric, Param, claims, make_metric, register
 
 __all__ = [
     "average_precision",
@@ -455,9 +455,6 @@ BETA = Param("beta", 1.0, "float", "weight of recall against precision", low=0.0
 BETA2 = Param("beta2", None, "float", "beta squared given directly (trec_eval's set_F.x); "
               "overrides beta")
 
-_T, _PT, _RX, _IR = "trec_eval", "pytrec_eval", "ranx", "ir_measures"
-
-
 def _fam(
     name: str,
     factory: object,
@@ -484,31 +481,39 @@ def _fam(
 
 
 _fam("P", precision, "optional", (REL, JUDGED_ONLY),
-     ("precision@k", "P_k", "P@k", "set_P", "P(judged_only=True)@k"),
-     (f"{_T} P_k / set_P", f"{_PT} P_k", f"{_RX} precision@k", f"{_IR} P@k"))
+     ("precision@k", "P_k", "P@k", "set_P", "SetP", "P(judged_only=True)@k"),
+     claims(trec_eval="P_k, set_P", pytrec_eval="P_k, set_P", ranx="precision@k, precision",
+            ir_measures="P@k, P(rel=r)@k, SetP"))
 _fam("R", recall, "optional", (REL, JUDGED_ONLY),
-     ("recall@k", "recall_k", "R@k", "set_recall"),
-     (f"{_T} recall_k / set_recall", f"{_PT} recall_k", f"{_RX} recall@k", f"{_IR} R@k"))
-_fam("R_cap", recall_capped, "required", (REL,), ("R_cap@k",), ("BEIR R_cap@k",))
-_fam("F", f_measure, "optional", (BETA, REL, BETA2, JUDGED_ONLY), ("f1@k", "F@k", "set_F"),
-     (f"{_T} set_F (no cut-off, beta=1)", f"{_RX} f1@k (beta=1)"))
-_fam("Hits", hits, "optional", (REL,), ("hits@k",), (f"{_RX} hits@k",))
+     ("recall@k", "recall_k", "R@k", "set_recall", "SetR"),
+     claims(trec_eval="recall_k, set_recall", pytrec_eval="recall_k, set_recall",
+            ranx="recall@k, recall", ir_measures="R@k, R(rel=r)@k, SetR"))
+_fam("R_cap", recall_capped, "required", (REL,), ("R_cap@k",), ())
+_fam("F", f_measure, "optional", (BETA, REL, BETA2, JUDGED_ONLY), ("f1@k", "F@k", "set_F", "SetF"),
+     claims(trec_eval="set_F", pytrec_eval="set_F", ranx="f1@k, f1",
+            ir_measures="SetF, SetF(beta=x)"))
+_fam("Hits", hits, "optional", (REL,), ("hits@k",), claims(ranx="hits@k, hits"))
 _fam("Success", success, "optional", (REL, JUDGED_ONLY),
      ("hit_rate@k", "success_k", "Success@k"),
-     (f"{_T} success_k", f"{_RX} hit_rate@k", f"{_IR} Success@k"))
-_fam("RPrec", r_precision, "none", (REL, JUDGED_ONLY), ("r_precision", "Rprec", "Rprec"),
-     (f"{_T} Rprec", f"{_PT} Rprec", f"{_RX} r_precision", f"{_IR} Rprec"))
+     claims(trec_eval="success_k", pytrec_eval="success_k", ranx="hit_rate@k",
+            ir_measures="Success@k"))
+_fam("RPrec", r_precision, "none", (REL, JUDGED_ONLY), ("r-precision", "r_precision", "Rprec"),
+     claims(trec_eval="Rprec", pytrec_eval="Rprec", ranx="r-precision", ir_measures="Rprec"))
 _fam("AP", average_precision, "optional", (REL, JUDGED_ONLY),
      ("map@k", "map", "map_cut_k", "AP@k"),
-     (f"{_T} map / map_cut_k", f"{_PT} map", f"{_RX} map@k", f"{_IR} AP@k"))
+     claims(trec_eval="map, map_cut_k", pytrec_eval="map, map_cut_k",
+            ranx="map@k, map, map@k-lN", ir_measures="AP, AP@k, AP(rel=r)"))
 _fam("RR", reciprocal_rank, "optional", (REL, JUDGED_ONLY), ("mrr@k", "recip_rank", "RR@k"),
-     (f"{_T} recip_rank (no cut-off)", f"{_RX} mrr@k", f"{_IR} RR@k"))
+     claims(trec_eval="recip_rank", pytrec_eval="recip_rank", ranx="mrr@k, mrr",
+            ir_measures="RR, RR@k, RR(rel=r)@k"))
 _fam("bpref", bpref, "none", (REL,), ("bpref", "Bpref"),
-     (f"{_T} bpref", f"{_PT} bpref", f"{_RX} bpref", f"{_IR} Bpref"))
-_fam("Judged", judged, "optional", (), ("Judged@k",), (f"{_IR} Judged@k",))
+     claims(trec_eval="bpref", pytrec_eval="bpref", ir_measures="Bpref"))
+_fam("Judged", judged, "optional", (), ("Judged@k",), claims(ir_measures="Judged@k, Judged"))
 _fam("num_ret", num_ret, "optional", (), ("num_ret", "NumRet"),
-     (f"{_T} num_ret", f"{_IR} NumRet"), aggregate="sum")
+     claims(trec_eval="num_ret", pytrec_eval="num_ret", ir_measures="NumRet"),
+     aggregate="sum")
 _fam("num_rel", num_rel, "none", (REL,), ("num_rel", "NumRel"),
-     (f"{_T} num_rel", f"{_IR} NumRel"), aggregate="sum")
+     claims(trec_eval="num_rel", pytrec_eval="num_rel", ir_measures="NumRel"), aggregate="sum")
 _fam("num_rel_ret", num_rel_ret, "optional", (REL,), ("num_rel_ret", "NumRelRet"),
-     (f"{_T} num_rel_ret", f"{_IR} NumRelRet"), aggregate="sum")
+     claims(trec_eval="num_rel_ret", pytrec_eval="num_rel_ret", ir_measures="NumRelRet"),
+     aggregate="sum")

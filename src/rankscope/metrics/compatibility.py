@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import (
+    Family,
+    Metric,
+    Param,
+    claims,
+    make_metric,
+    register,
+)
 from rankscope.metrics.parser import register_name
 
 __all__ = ["compat"]
@@ -77,7 +84,7 @@ def _build(params: dict[str, Any], k: int | None) -> Metric:
 
 register(Family(
     name="Compat", params=(_P, _NORMALIZE), cutoff="none", aggregate="mean", empty_value=0.0,
-    graded=True, aliases=("Compat(p=0.95)",), agrees_with=("ir_measures Compat (compat provider)",),
+    graded=True, aliases=("Compat(p=0.95)",), agrees_with=claims(ir_measures="Compat(p=P)"),
     factory=compat, group="graded",
 ))
 register_name("Compat", _build, case_sensitive=True, first="p")

@@ -25,7 +25,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import (
+    Family,
+    Metric,
+    Param,
+    claims,
+    make_metric,
+    register,
+)
 from rankscope.metrics.parser import register_name
 
 __all__ = ["bpm", "insq", "inst", "nerr8", "nerr9", "nerr10", "nerr11", "sdcg"]
@@ -356,12 +363,17 @@ def _install() -> None:
         ("NERR10", nerr10, "none", (_P10, _MIN_REL, _MAX_REL, _DEPTH)),
         ("NERR11", nerr11, "none", (_T, _MIN_REL, _MAX_REL, _DEPTH)),
     )
+    # ir_measures' spelling with its parameters (x, r, k, P: numbers)
+    spelled = {"BPM": "BPM(T=x,max_rel=r)@k", "INSQ": "INSQ(T=x,max_rel=r)",
+                "INST": "INST(T=x,max_rel=r)", "SDCG": "SDCG(max_rel=r)@k",
+                "NERR8": "NERR8(max_rel=r)@k", "NERR9": "NERR9(max_rel=r)@k",
+                "NERR10": "NERR10(p=P,max_rel=r)", "NERR11": "NERR11(T=x,max_rel=r)"}
     for name, factory, cutoff, params in rows:
         register(Family(
             name=name, params=params, cutoff=cutoff,  # type: ignore[arg-type]
             aggregate="mean", empty_value=0.0, graded=True,
             aliases=(f"{name}@k" if cutoff == "required" else name,),
-            agrees_with=("cwl_eval", f"ir_measures {name} (cwl_eval provider)"),
+            agrees_with=claims(ir_measures=spelled[name]),
             factory=factory, group="cwl",
         ))
         register_name(name, _builder(name), case_sensitive=True,

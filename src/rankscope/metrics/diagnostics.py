@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import (
+    DEFAULT_CONVENTIONS,
+    Family,
+    Metric,
+    Param,
+    claims,
+    make_metric,
+    register,
+)
 from rankscope.metrics.parser import register_name
 
 __all__ = ["accuracy", "num_q"]
@@ -98,11 +106,14 @@ def _builder(family: str) -> Any:
 register(Family(
     name="Accuracy", params=(_REL,), cutoff="optional", aggregate="mean",
     empty_value=float("nan"), graded=False, aliases=("Accuracy@k",),
-    agrees_with=("ir_measures Accuracy (accuracy provider)",), factory=accuracy, group="diagnostic",
+    agrees_with=claims(
+        ir_measures="Accuracy", under=f"{DEFAULT_CONVENTIONS}; its accuracy provider"),
+    factory=accuracy, group="diagnostic",
 ))
 register(Family(
     name="NumQ", params=(), cutoff="none", aggregate="sum", empty_value=0.0, graded=False,
-    aliases=("NumQ",), agrees_with=("ir_measures NumQ", "trec_eval num_q (no -c)"),
+    aliases=("NumQ",),
+    agrees_with=claims(ir_measures="NumQ", under=DEFAULT_CONVENTIONS),
     factory=num_q, group="diagnostic",
 ))
 register_name("Accuracy", _builder("Accuracy"), case_sensitive=True)

@@ -12,7 +12,7 @@ order, its ideal ranking). Negative grades gain 0. With ``rel`` set, grades belo
 
 from __future__ import annotations
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import Family, Metric, Param, claims, make_metric, register
 
 __all__ = [
     "best",
@@ -316,12 +316,14 @@ def _fam(
 _fam("CG", cumulative_gain, "optional", (GAIN, GAINS, REL_G), ("CG@k",), ())
 _fam("DCG", dcg, "optional", (GAIN, GAINS, REL_G, GAIN_TABLE),
      ("dcg@k", "dcg_burges@k", "DCG@k"),
-     ("ranx dcg@k (linear), dcg_burges@k (exp)",))
+     claims(ranx="dcg@k, dcg_burges@k"))
 _fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, GAIN_TABLE, JUDGED_ONLY),
      ("ndcg@k", "ndcg_burges@k", "ndcg_cut_k", "ndcg", "nDCG@k"),
-     ("trec_eval ndcg / ndcg_cut_k", "pytrec_eval ndcg_cut_k", "ranx ndcg@k",
-      "ir_measures nDCG@k"))
-_fam("ERR", err, "optional", (MAX_GRADE, RANK_EXPONENT), ("ERR@k", "err@k"), ())
+     claims(trec_eval="ndcg, ndcg_cut_k", pytrec_eval="ndcg, ndcg_cut_k",
+            ranx="ndcg@k, ndcg, ndcg_burges@k, ndcg@k-lN",
+            ir_measures="nDCG@k, nDCG, nDCG(dcg='exp-log2')@k"))
+_fam("ERR", err, "optional", (MAX_GRADE, RANK_EXPONENT), ("ERR@k", "err@k"),
+     claims(ir_measures="ERR@k"))
 _fam("RBP", rbp, "none", (P_RBP, RBP_GAIN, REL), ("rbp.95", "RBP(p=0.8)"),
-     ("ranx rbp.P (gain=grade)", "ir_measures RBP(p=P)"))
+     claims(ranx="rbp.P", ir_measures="RBP(rel=r), RBP(p=P,rel=r)"))
 _fam("Best", best, "required", (), ("Best@k",), ())

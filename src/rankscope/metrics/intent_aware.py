@@ -24,7 +24,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import (
+    DEFAULT_CONVENTIONS,
+    Family,
+    Metric,
+    Param,
+    claims,
+    make_metric,
+    register,
+)
 from rankscope.metrics.parser import register_name
 
 __all__ = ["INTENT_FAMILIES", "alpha_dcg", "alpha_ndcg", "ap_ia", "err_ia", "nerr_ia", "nnrbp",
@@ -38,7 +46,7 @@ _ALPHA = Param("alpha", 0.5, "float", "redundancy intolerance: each repeat of a 
                "worth (1 - alpha) of the previous", low=0.0, high=1.0)
 _BETA = Param("beta", 0.5, "float", "patience: the weight of rank i is beta^(i-1)", low=0.0,
               high=1.0, open_low=True, open_high=True)
-_NDEVAL = ("TREC's ndeval 4.5", "ir_measures {} (pyndeval provider)")
+_NDEVAL = f"{DEFAULT_CONVENTIONS}; its pyndeval provider, TREC's ndeval 4.5"
 _CLARKE08 = ("Clarke, Kolla, Cormack, Vechtomova, Ashkan, Büttcher & MacKinnon, \"Novelty "
              "and diversity in information retrieval evaluation\", SIGIR (2008).")
 
@@ -402,7 +410,7 @@ def _install() -> None:
         register(Family(
             name=name, params=params, cutoff=cutoff,  # type: ignore[arg-type]
             aggregate="mean", empty_value=0.0, graded=False, aliases=aliases,
-            agrees_with=(_NDEVAL[0], _NDEVAL[1].format(name)), factory=factory,
+            agrees_with=claims(ir_measures=name, under=_NDEVAL), factory=factory,
             group="intent_aware",
         ))
         register_name(name, _builder(name), case_sensitive=False)

@@ -109,8 +109,7 @@ def _install_defaults() -> None:
     register_name("nDCG", _ir_ndcg)
     # ir_measures' own spellings.
     for name, fam in (("Rprec", "RPrec"), ("Bpref", "bpref"), ("NumRel", "num_rel"),
-                      ("NumRelRet", "num_rel_ret"), ("SetP", "P"), ("SetR", "R"),
-                      ("SetF", "F")):
+                      ("NumRelRet", "num_rel_ret"), ("SetP", "P"), ("SetR", "R")):
         register_name(name, _simple(fam), case_sensitive=True)
     register_name("NumRet", _ir_num_ret, case_sensitive=True)
     register_name("RBP", _simple("RBP", gain="binary"), case_sensitive=True, first="p")
@@ -128,7 +127,7 @@ def _install_defaults() -> None:
     register_name("rbp", _simple("RBP", gain="grade"), case_sensitive=True, first="p")
     # trec_eval names without a cut-off.
     for name, fam in (("recip_rank", "RR"), ("Rprec", "RPrec"), ("bpref", "bpref"),
-                      ("set_P", "P"), ("set_recall", "R"), ("set_F", "F")):
+                      ("set_P", "P"), ("set_recall", "R")):
         register_name(name, _simple(fam), case_sensitive=True)
     for base_name, fam, fixed in (
         ("P", "P", {}), ("recall", "R", {}), ("ndcg_cut", "nDCG", {}),

@@ -18,7 +18,7 @@ from typing import Any
 
 from rankscope.data.trec_catalog import BY_NAME, NICKNAMES, double_cutoff_name
 from rankscope.metrics import trec_eval_measures as d
-from rankscope.metrics.base import Family, Metric, Param, make_metric, register
+from rankscope.metrics.base import Family, Metric, Param, claims, make_metric, register
 from rankscope.metrics.parser import (
     parse_metrics,
     register_expansion,
@@ -32,7 +32,20 @@ _REL = Param("rel", 1, "float", "minimum level counted as relevant (trec_eval -l
 _GAINS = Param("gains", "", "str", "trec_eval gain parameters, e.g. '1=3,2=9' (unset levels gain "
                "their level)")
 _P = Param("p", 0.9, "float", "persistence", low=0.0, high=1.0, open_low=True, open_high=True)
-_AGREES = ("trec_eval 10.0", "rankscope trec_eval")
+# how each family is spelled in trec_eval's output (k, x: numbers)
+_SPELLED = {"iprec_at_recall": "iprec_at_recall_x", "Rprec_mult": "Rprec_mult_x",
+            "relative_P": "relative_P_k", "unj": "unj_k", "trec_rbp": "rbp"}
+# families pytrec_eval (trec_eval 9.x) computes the same way as 10.0
+_PYTREC = {"infAP", "binG", "G", "ndcg_rel", "Rndcg", "set_map", "set_relative_P",
+           "relative_P", "Rprec_mult", "num_nonrel_judged_ret"}
+
+
+def _claims(family: str) -> tuple[str, ...]:
+    spelled = _SPELLED.get(family, family)
+    if family in _PYTREC:
+        return claims(trec_eval=spelled, pytrec_eval=spelled)
+    return claims(trec_eval=spelled)
+
 
 # family -> (trec_eval measure, factory, params, cutoff, aggregate)
 _FAMILIES: dict[str, tuple[str, Callable[..., Metric], tuple[Param, ...], str, str]] = {
@@ -79,7 +92,8 @@ def _register() -> None:
             name=family, params=params, cutoff=cutoff,  # type: ignore[arg-type]
             aggregate=aggregate,  # type: ignore[arg-type]
             empty_value=0.0, graded=family in ("G", "ideal_dcg", "ndcg_rel", "Rndcg", "trec_rbp"),
-            aliases=(), agrees_with=_AGREES, factory=factory, group="trec_eval",
+            aliases=(), agrees_with=_claims(family), factory=factory,
+            group="trec_eval",
         ))
         if cutoff == "none" and all(p.default is not None for p in params):
             register_name(family, _builder(family), case_sensitive=True)

@@ -105,6 +105,7 @@ def check_regression(
     max_drop: float = 0.0,
     alpha: float = 0.05,
     test: str = "t",
+    conventions: str | None = None,
 ) -> CheckResult:
     """Check a run against a baseline (see the module docstring for the rule).
 
@@ -119,6 +120,9 @@ def check_regression(
     alpha : float, default 0.05
         Level of the one-sided test, in (0, 1).
     test : {"t", "wilcoxon"}, default "t"
+    conventions : str, optional
+        A tool's conventions profile for the metrics (as in
+        :func:`rankscope.evaluate`).
 
     Returns
     -------
@@ -148,8 +152,8 @@ def check_regression(
     run_t = as_run(run)
     base_t = as_run(baseline)
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    ours = evaluate(qrels_t, run_t, asked)
-    theirs = evaluate(qrels_t, base_t, asked)
+    ours = evaluate(qrels_t, run_t, asked, conventions=conventions)
+    theirs = evaluate(qrels_t, base_t, asked, conventions=conventions)
     if ours.query_ids != theirs.query_ids:
         raise InputError("the two runs were evaluated on different queries")
     checks = []

@@ -16,7 +16,8 @@ from typing import Any, cast
 import numpy as np
 
 from rankscope.engine.assemble import QueryAccount, assemble_result
-from rankscope.engine.evaluate import MetricsArg, resolve_metrics
+from rankscope.engine.conventions import resolve_plan
+from rankscope.engine.evaluate import MetricsArg
 from rankscope.engine.options import EvalOptions
 from rankscope.errors import InputError
 from rankscope.result import EvaluationResult
@@ -34,9 +35,9 @@ def _no_line(row: int) -> int | None:
 
 def _task(
     metric_names: list[str],
+    readings: list[Any],
     opts: EvalOptions,
     max_grade: float,
-    depth: int | None,
 ) -> Any:
     """The function each task runs on one bucket (closes over plain values only)."""
 
@@ -45,11 +46,14 @@ def _task(
         import pyarrow as pa
 
         from rankscope.data.tables import Qrels, Run
-        from rankscope.engine.evaluate import compute, resolve_metrics
-        from rankscope.engine.ranking import rank
+        from rankscope.engine.evaluate import compute_ranked, rank_plan, resolve_metrics
         from rankscope.errors import RankscopeError
+        from rankscope.metrics.conventions import Resolved
 
+        # canonical names parse back to the very metrics the driver resolved
         metrics = [m for _, m in resolve_metrics(metric_names)]
+        plan = [Resolved(name, metric, reading)
+                for name, metric, reading in zip(metric_names, metrics, readings, strict=True)]
         qframe = cast(pl.DataFrame, pl.from_arrow(qrels_table)).select(
             "query_id", "doc_id", "grade"
         )
@@ -64,9 +68,9 @@ def _task(
             qrels = Qrels(qframe, source="<spark qrels>", _locate=_no_line)
             run = Run(rframe, source="<spark run>", on_duplicate=opts.on_duplicate,
                       _locate=_no_line)
-            lists = rank(qrels, run, ties=opts.ties, unjudged=opts.unjudged, queries="qrels",
-                         depth=depth, max_grade=max_grade)
-            values = compute(lists, metrics, unjudged=opts.unjudged)
+            ranked = rank_plan(qrels, run, plan, opts, queries="qrels", max_grade=max_grade)
+            lists = ranked.lists
+            values = compute_ranked(ranked)
         except RankscopeError as exc:
             error_row: dict[str, list[Any]] = {n: [None] for n in schema.names}
             message = getattr(exc, "message", str(exc))
@@ -100,9 +104,8 @@ def evaluate_frames(
     """See :func:`rankscope.spark.evaluate`."""
     from pyspark.sql import functions as F
 
-    from rankscope.engine.ranking import required_depth
-
-    pairs = resolve_metrics(metrics, options)
+    plan = resolve_plan(metrics, options)
+    pairs = [(found.label, found.metric) for found in plan]
     metric_list = [m for _, m in pairs]
     labels = [label for label, _ in pairs]
     spark = run_df.sparkSession
@@ -125,7 +128,8 @@ def evaluate_frames(
     schema = "query_id string, in_run boolean, in_qrels boolean, error string, " + ", ".join(
         f"m{j} double" for j in range(len(metric_list))
     )
-    task = _task([m.name for m in metric_list], options, max_grade, required_depth(metric_list))
+    task = _task([m.name for m in metric_list], [found.reading for found in plan], options,
+                 max_grade)
     rows = q_side.cogroup(r_side).applyInArrow(task, schema=schema).toArrow()
     return _assemble(rows, pairs, labels, options, run_name, per_query)
 

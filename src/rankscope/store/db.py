@@ -123,6 +123,11 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.close()
+    dbapi_connection.isolation_level = None  # no implicit BEGIN/COMMIT: see _sqlite_begin
+
+
+def _sqlite_begin(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN")
 
 
 class Store:
@@ -185,6 +190,10 @@ def _engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
         event.listen(engine, "connect", _sqlite_pragmas)
+        # pysqlite opens transactions itself, only before a write: a SAVEPOINT coming
+        # first would open it and its RELEASE commit it, half a unit of work. The
+        # transactions are ours (SQLAlchemy's recipe for SQLite savepoints).
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     return create_engine(url, pool_pre_ping=True)
 

@@ -1,0 +1,57 @@
+"""``rankscope explain-differences QRELS RUN -m METRIC --conventions TOOL``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    """Add the ``explain-differences`` subcommand."""
+    from rankscope.cli.conventions import CONVENTIONS
+    from rankscope.cli.evaluate import add_overlap_option
+
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text,
+        description="Evaluate RUN twice, with rankscope's defaults and with a tool's "
+        "conventions, and list the metrics whose numbers differ (means, per-query values, "
+        "queries averaged), each with the reasons: what a team moving from the tool to "
+        "the defaults would see change.")
+    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet; - = stdin)")
+    p.add_argument("run", help="run file; - = stdin")
+    p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
+                   help="metric, spelled as the tool spells it (repeatable)")
+    p.add_argument("--conventions", required=True, choices=CONVENTIONS, metavar="TOOL",
+                   help=f"the tool: {', '.join(CONVENTIONS)}")
+    p.add_argument("-f", "--format", choices=("table", "json"), default="table")
+    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
+    p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
+    p.add_argument("--run-format", help="format of the run file (default: from its name)")
+    add_overlap_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the differences; returns the exit code (0 whether or not anything differs)."""
+    from rankscope.cli.compare import write_text
+    from rankscope.cli.parsing import refuse_double_stdin
+    from rankscope.data.tables import Qrels, Run
+    from rankscope.engine.differences import explain_differences
+    from rankscope.engine.evaluate import resolve_metrics
+    from rankscope.engine.options import EvalOptions
+
+    refuse_double_stdin(args.qrels, args.run)
+    resolve_metrics(args.metrics, EvalOptions(conventions=args.conventions))  # fail fast
+    qrels = Qrels.read(args.qrels, format=args.qrels_format)
+    ranking = Run.read(args.run, format=args.run_format)
+    report = explain_differences(qrels, ranking, args.metrics, args.conventions,
+                                 allow_no_overlap=args.allow_no_overlap)
+    if args.format == "json":
+        text = json.dumps(report.to_dict(), indent=2)
+    else:
+        text = report.render()
+    write_text(args.output, text + "\n")
+    return 0

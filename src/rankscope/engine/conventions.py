@@ -1,0 +1,101 @@
+"""Conventions profiles in the engine: which metric each name is, and how the run is read for it.
+
+A profile (:mod:`rankscope.metrics.conventions`) rewrites names into the
+metrics a tool computes and says, per metric, how the tool reads the run
+(its tie rule, the precision of its scores, how deep it reads). The drivers
+call :func:`resolve_plan` once and then rank the run once per distinct
+reading (:func:`reading_groups`, usually one), each time through the one
+ranking step, after :func:`prepare_run` (32-bit scores when asked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import polars as pl
+
+from rankscope.data.tables import Run
+from rankscope.engine.options import EvalOptions
+from rankscope.errors import MetricError, OptionError
+from rankscope.metrics.base import Metric
+from rankscope.metrics.conventions import Reading, Resolved, resolve_name
+
+__all__ = ["ReadingGroup", "prepare_run", "reading_groups", "resolve_plan"]
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def resolve_plan(
+    metrics: str | Metric | Iterable[str | Metric], options: EvalOptions | None = None
+) -> list[Resolved]:
+    """Every asked-for metric as the options' conventions read it, labelled as typed.
+
+    A label asked for twice is kept once; the options' relevance threshold
+    (when set) is bound into every metric that has one.
+    """
+    items: Sequence[str | Metric]
+    if isinstance(metrics, str | Metric):
+        items = [metrics]
+    else:
+        items = list(metrics)
+    if not items:
+        raise MetricError("no metric asked for")
+    conventions = options.conventions if options is not None else None
+    plan: list[Resolved] = []
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, str | Metric):
+            raise MetricError(f"a metric is a name or a Metric, not {type(item).__name__}")
+        for found in resolve_name(item, conventions):
+            if found.label in seen:
+                continue
+            seen.add(found.label)
+            if options is not None:
+                found = replace(found, metric=options.bind(found.metric))
+            plan.append(found)
+    return plan
+
+
+@dataclass
+class ReadingGroup:
+    """The metrics (columns of the plan) that share one reading of the run.
+
+    ``options`` are the evaluation's options with the reading's tie rule and
+    score precision; ``depth`` the deepest rank the tool reads (None: all).
+    """
+
+    options: EvalOptions
+    depth: int | None
+    columns: list[int] = field(default_factory=list)
+
+
+def reading_groups(plan: Sequence[Resolved], options: EvalOptions) -> list[ReadingGroup]:
+    """The plan's columns grouped by how the run is read for them (first group first)."""
+    groups: dict[tuple[str, str, int | None], ReadingGroup] = {}
+    for j, found in enumerate(plan):
+        reading: Reading = found.reading
+        opts = replace(options, **reading.fields()) if reading.fields() else options
+        key = (opts.ties, opts.scores, reading.depth)
+        if key not in groups:
+            groups[key] = ReadingGroup(opts, reading.depth)
+        groups[key].columns.append(j)
+    return list(groups.values())
+
+
+def prepare_run(run: Run, options: EvalOptions) -> Run:
+    """The run as the options read it: scores rounded to 32-bit floats when asked."""
+    if options.scores != "float32" or run.frame.height == 0:
+        return run
+    score = run.frame.get_column("score")
+    largest = float(score.abs().max())  # type: ignore[arg-type]
+    if largest > _FLOAT32_MAX:
+        raise OptionError(
+            f"scores='float32': the score {largest:g} in {run.source} is beyond a 32-bit "
+            "float's range"
+        )
+    rounded = score.cast(pl.Float32).cast(pl.Float64)
+    # the frame is already checked: keep where its duplicate search runs
+    return Run(run.frame.with_columns(rounded.alias("score")), name=run.name, source=run.source,
+               _trusted=True, _defer_duplicates=run.deferred_duplicates)
