@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from rankscope.metrics.base import Metric
-from rankscope.spread import bootstrap_intervals, population_std
+from rankscope.spread import bootstrap_intervals_each, population_std
 
 __all__ = ["CONFIDENCE", "EvaluationInfo", "EvaluationResult"]
 
@@ -132,16 +132,21 @@ class EvaluationResult:
     def intervals(self, confidence: float = CONFIDENCE, *, n_resamples: int = _RESAMPLES,
                   seed: int | None = 0) -> dict[str, tuple[float, float] | None]:
         """Bootstrap intervals of the means at another level or resample count."""
-        out: dict[str, tuple[float, float] | None] = {}
-        for j, (label, metric) in enumerate(zip(self.labels, self.metrics, strict=True)):
-            column = self.values[:, j]
-            present = column[~np.isnan(column)]
-            if metric.spec.aggregate != "mean" or present.size < 2:
-                out[label] = None
-                continue
-            low, high = bootstrap_intervals(present[None, :], confidence=confidence,
-                                            n_resamples=n_resamples, seed=seed)
-            out[label] = (float(low[0]), float(high[0]))
+        out: dict[str, tuple[float, float] | None] = dict.fromkeys(self.labels)
+        # The resamples depend only on how many values are drawn from (and the seed), so
+        # metrics with as many values share one set: drawing them is most of the work,
+        # and each metric's numbers are those it gets alone (bootstrap_intervals_each).
+        groups: dict[int, list[int]] = {}
+        for j, metric in enumerate(self.metrics):
+            n = int(np.count_nonzero(~np.isnan(self.values[:, j])))
+            if metric.spec.aggregate == "mean" and n >= 2:
+                groups.setdefault(n, []).append(j)
+        for columns in groups.values():
+            rows = np.stack([self.values[:, j][~np.isnan(self.values[:, j])] for j in columns])
+            low, high = bootstrap_intervals_each(rows, confidence=confidence,
+                                                 n_resamples=n_resamples, seed=seed)
+            for k, j in enumerate(columns):
+                out[self.labels[j]] = (float(low[k]), float(high[k]))
         return out
 
     @property

@@ -9,10 +9,12 @@ runs and their differences. numpy only, so results can use it without the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bootstrap_intervals", "population_std"]
+__all__ = ["bootstrap_intervals", "bootstrap_intervals_each", "population_std"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -80,20 +82,78 @@ def bootstrap_intervals(
     """
     x = np.atleast_2d(np.asarray(values, dtype=np.float64))
     rows, n = x.shape
-    low = np.full(rows, np.nan)
-    high = np.full(rows, np.nan)
     if n < 2 or rows == 0:
-        return low, high
-    rng = np.random.default_rng(seed)
+        return np.full(rows, np.nan), np.full(rows, np.nan)
     means = np.empty((n_resamples, rows))
+    for start, counts in _resample_counts(n, n_resamples, seed):
+        means[start:start + counts.shape[0]] = counts @ x.T / n
+    return _ends(x, means, confidence)
+
+
+def bootstrap_intervals_each(
+    values: FloatArray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10000,
+    seed: int | None = 0,
+) -> tuple[FloatArray, FloatArray]:
+    """Each row's interval exactly as ``bootstrap_intervals(row[None, :])`` gives it.
+
+    The rows share one set of resamples (drawn once, not once per row) and each
+    row's means are a separate matrix-vector product, as for a single row, so
+    the numbers are the same to the last bit; for several metrics over the same
+    queries this is several times faster.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0, 0.5, 0.25], [0.2, 0.4, 0.6, 0.8]])
+    >>> low, high = bootstrap_intervals_each(x, n_resamples=200)
+    >>> one = bootstrap_intervals(x[1:], n_resamples=200)
+    >>> bool(low[1] == one[0][0] and high[1] == one[1][0])
+    True
+    """
+    x = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    rows, n = x.shape
+    if n < 2 or rows == 0:
+        return np.full(rows, np.nan), np.full(rows, np.nan)
+    means = np.empty((n_resamples, rows))
+    for start, counts in _resample_counts(n, n_resamples, seed):
+        for r in range(rows):
+            means[start:start + counts.shape[0], r] = (counts @ x[r:r + 1].T / n)[:, 0]
+    return _ends(x, means, confidence)
+
+
+_COUNT_CELLS = 1 << 16  # resample-count cells per bincount: its output stays in cache
+
+
+def _resample_counts(n: int, n_resamples: int, seed: int | None) -> Iterator[
+        tuple[int, FloatArray]]:
+    """Batches of how often each of ``n`` queries is drawn in each resample.
+
+    The batches (and so every matrix product on them) are those of the first
+    version of this function, ``_BATCH_CELLS // n`` resamples each: a product's
+    rounding depends on its shape, and the intervals must not change. The draws
+    are 32-bit (the generator yields the same values for any integer type when
+    ``n`` < 2**31), counted a few rows at a time into one reused buffer.
+    """
+    rng = np.random.default_rng(seed)
     step = max(1, _BATCH_CELLS // n)
+    counts = np.empty((min(step, n_resamples), n))
+    dtype = np.int32 if n < 2**31 else np.int64
+    rows_per_count = max(1, _COUNT_CELLS // n)
+    offsets = (np.arange(rows_per_count, dtype=np.int64) * n)[:, None]
     for start in range(0, n_resamples, step):
         size = min(step, n_resamples - start)
-        drawn = rng.integers(0, n, size=(size, n))
-        # How often each query was drawn in each resample, then every row's mean at once.
-        flat = (np.arange(size)[:, None] * n + drawn).ravel()
-        counts = np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
-        means[start:start + size] = counts @ x.T / n
+        drawn = rng.integers(0, n, size=(size, n), dtype=dtype)
+        for lo in range(0, size, rows_per_count):
+            hi = min(lo + rows_per_count, size)
+            flat = (offsets[:hi - lo] + drawn[lo:hi]).ravel()
+            counts[lo:hi] = np.bincount(flat, minlength=(hi - lo) * n).reshape(hi - lo, n)
+        yield start, counts[:size]
+
+
+def _ends(x: FloatArray, means: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
     # Rows of equal values: exactly that value (no rounding from the product).
@@ -103,5 +163,3 @@ def bootstrap_intervals(
     low = np.clip(low, x.min(axis=1), x.max(axis=1))
     high = np.clip(high, x.min(axis=1), x.max(axis=1))
     return low, high
-
-

@@ -79,3 +79,53 @@ def test_std_equals_ranx_return_std() -> None:
     result = rankscope.evaluate(qrels, run, metrics)
     for m in metrics:
         assert result.std[m] == pytest.approx(report[m]["std"], rel=1e-9), m
+
+
+def _first_version(row: np.ndarray, n_resamples: int, seed: int = 0) -> tuple[float, float]:
+    """The interval as the first version computed it: 64-bit draws, counts, one product a batch."""
+    n = row.size
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    step = max(1, (1 << 23) // n)
+    for start in range(0, n_resamples, step):
+        size = min(step, n_resamples - start)
+        drawn = rng.integers(0, n, size=(size, n))
+        flat = (np.arange(size)[:, None] * n + drawn).ravel()  # how often each query was drawn
+        counts = np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
+        means[start:start + size] = (counts @ row[None, :].T / n)[:, 0]
+    tail = (1.0 - 0.95) / 2.0  # as computed (0.025000000000000022), the level of a 95% interval
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    if np.all(row == row[0]):
+        return float(row[0]), float(row[0])
+    return (float(np.clip(low, row.min(), row.max())), float(np.clip(high, row.min(), row.max())))
+
+
+@pytest.mark.parametrize("n", [2, 7, 100, 1001, 4099])
+def test_shared_resamples_give_each_metric_its_own_interval_to_the_bit(n: int) -> None:
+    from rankscope.spread import bootstrap_intervals, bootstrap_intervals_each
+
+    rng = np.random.default_rng(n)
+    rows = np.round(rng.random((3, n)), 2)
+    rows[2] = 0.5  # a row of equal values
+    resamples = 1000 if n > 1000 else 10000
+    low, high = bootstrap_intervals_each(rows, n_resamples=resamples)
+    for r in range(3):
+        assert (low[r], high[r]) == _first_version(rows[r], resamples)
+        one = bootstrap_intervals(rows[r:r + 1], n_resamples=resamples)
+        assert (one[0][0], one[1][0]) == (low[r], high[r])
+
+
+def test_result_intervals_of_metrics_with_values_on_different_queries() -> None:
+    import dataclasses
+
+    qrels, run = _data(5, n=150)
+    result = rankscope.evaluate(qrels, run, ["AP", "nDCG@5", "P@3", "RR"])
+    values = result.values.copy()
+    values[:10, 0] = np.nan  # AP, nDCG@5 and P@3 lack values on different queries,
+    values[5:30, 1] = np.nan  # AP and P@3 on as many (their resamples are shared)
+    values[40:50, 2] = np.nan
+    result = dataclasses.replace(result, values=values)
+    for j, label in enumerate(result.labels):
+        column = result.values[:, j]
+        present = column[~np.isnan(column)]
+        assert result.interval[label] == _first_version(present, 10000)

@@ -118,13 +118,17 @@ def wants_judgments(args: argparse.Namespace) -> bool:
     Yes when asked (``--judgments``), when a scale, strategy or transformer is
     given, or when the file has a rater column.
     """
-    from rankscope.judgments.io import has_rater_column
-
     if getattr(args, "judgments", False) or args.scale or args.strategy or \
             getattr(args, "transform", None):
         return True
     if args.qrels == "-":
         return False
+    from rankscope.data.formats import guess_format
+
+    if args.qrels_format is None and guess_format(args.qrels) == "trec":
+        return False  # a TREC file never has a rater column: skip importing judgments
+    from rankscope.judgments.io import has_rater_column
+
     return has_rater_column(args.qrels, args.qrels_format)
 
 

@@ -100,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _leave(status)
         return status
     command = next((a for a in args_list if not a.startswith("-")), None)
-    parser = build_parser(command if command in COMMANDS else None)
+    # Without a known command only the one-line help texts are needed: import no command's
+    # module ("" matches none), so `rankscope --help` stays fast.
+    parser = build_parser(command if command in COMMANDS else "")
     from rankscope.cli.parsing import one_line_warnings
 
     with one_line_warnings(command or "rankscope"):

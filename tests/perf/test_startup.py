@@ -1,0 +1,60 @@
+"""Start-up: `import rankscope` and `rankscope --help` import only what they need.
+
+Timing a start-up on a shared machine is noise; what it costs is decided by
+what gets imported, which is exact: each check runs a fresh interpreter and
+lists the modules it loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("polars", "numpy", "pandas", "asyncio", "ssl", "scipy", "pyarrow")
+
+
+def _modules_after(code: str) -> tuple[list[str], str]:
+    probe = (f"import sys, io, contextlib\nout = io.StringIO()\n"
+             f"with contextlib.redirect_stdout(out):\n"
+             f"    try:\n{''.join('        ' + line + chr(10) for line in code.splitlines())}"
+             f"    except SystemExit:\n        pass\n"
+             f"print(__import__('json').dumps([sorted(sys.modules), out.getvalue()]))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    modules, printed = json.loads(done.stdout.strip().splitlines()[-1])
+    return modules, printed
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.split(".")[0] in HEAVY]
+
+
+def test_import_rankscope_loads_no_heavy_library() -> None:
+    modules, _ = _modules_after("import rankscope")
+    assert _heavy(modules) == []
+
+
+def test_help_imports_no_command_module_and_lists_every_command() -> None:
+    from rankscope.cli.main import COMMANDS
+
+    modules, printed = _modules_after("from rankscope.cli.main import main\nmain(['--help'])")
+    assert _heavy(modules) == []
+    loaded = [m for m in modules if m.startswith("rankscope.cli.")]
+    assert set(loaded) <= {"rankscope.cli.main", "rankscope.cli.parsing"}, loaded
+    for name, (_, help_text) in COMMANDS.items():
+        assert name in printed
+        assert help_text.split()[0] in printed
+
+
+def test_evaluate_with_trec_qrels_skips_the_judgments_package(tmp_path: Path) -> None:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n")
+    modules, printed = _modules_after(
+        "from rankscope.cli.main import main\n"
+        f"main(['evaluate', {str(qrels)!r}, {str(run)!r}, '-m', 'P@1', '-f', 'json'])")
+    assert json.loads(printed)["mean"]["P@1"] == 1.0  # d1 is relevant and ranked first
+    assert not [m for m in modules if m.startswith("rankscope.judgments")]
