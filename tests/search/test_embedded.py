@@ -214,3 +214,41 @@ def test_tantivy_engine(tmp_path, corpus):
     version = asyncio.run(ep.version())
     assert version is not None and version.startswith("tantivy")
     asyncio.run(ep.aclose())
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "tantivy"])
+def test_threads_building_the_same_index_at_once_all_succeed(tmp_path, corpus, engine):
+    """Two evaluations of one endpoint started together build its index at the same time
+    (a fresh app): each build has a temporary name of its own, and every search answers."""
+    import threading
+
+    settings = {} if engine == "sqlite" else {"engine": "tantivy"}
+    if engine == "tantivy":
+        pytest.importorskip("tantivy")
+    barrier = threading.Barrier(4)
+    answers: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def one() -> None:
+        try:
+            ep = endpoint(tmp_path, **settings)
+            barrier.wait(timeout=30)
+            answers.append([h.doc_id for h in search(ep, "directory tree").hits])
+            asyncio.run(ep.aclose())
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    expected = [d for d, _ in reference_bm25(DOCS, [1.0, 1.0], ["directory", "tree"])]
+    if engine == "sqlite":
+        assert answers == [expected] * 4
+    else:
+        assert len(answers) == 4 and all(a == answers[0] for a in answers)
+        assert set(answers[0]) == set(expected)
+    # no temporary file or directory is left behind
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

@@ -30,6 +30,8 @@ import json
 import os
 import re
 import sqlite3
+import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -231,8 +233,11 @@ def build_index(settings: EmbeddedSettings, corpus_sha: str | None = None) -> Pa
     _check_fts5()
     corpus_sha = corpus_sha or file_sha256(settings.corpus)
     settings.index.parent.mkdir(parents=True, exist_ok=True)
-    temp = settings.index.with_name(f".{settings.index.name}.{os.getpid()}.tmp")
-    temp.unlink(missing_ok=True)
+    # a name of its own: two threads (or processes) building at once must not share one
+    handle, temp_name = tempfile.mkstemp(prefix=f".{settings.index.name}.", suffix=".tmp",
+                                         dir=settings.index.parent)
+    os.close(handle)
+    temp = Path(temp_name)
     columns = ", ".join(settings.fields)
     tokenize = settings.tokenizer.replace("'", "''")
     try:
@@ -273,13 +278,30 @@ def build_index(settings: EmbeddedSettings, corpus_sha: str | None = None) -> Pa
     return settings.index
 
 
+_INDEX_LOCKS: dict[Path, threading.Lock] = {}
+_INDEX_LOCKS_GUARD = threading.Lock()
+
+
+def index_lock(index: Path) -> threading.Lock:
+    """The lock that one process's threads take to check, build and open one index.
+
+    Two evaluations of one endpoint started together (a fresh web app) would
+    otherwise both build it, and one could open the index while the other
+    swaps it into place.
+    """
+    key = index.resolve()
+    with _INDEX_LOCKS_GUARD:
+        return _INDEX_LOCKS.setdefault(key, threading.Lock())
+
+
 def ensure_index(settings: EmbeddedSettings) -> str:
     """Build the index when missing or stale; returns the corpus SHA-256."""
     if not settings.corpus.is_file():
         raise FileAccessError("the corpus file does not exist", source=str(settings.corpus))
     corpus_sha = file_sha256(settings.corpus)
-    if not _index_is_current(settings, corpus_sha):
-        build_index(settings, corpus_sha)
+    with index_lock(settings.index):
+        if not _index_is_current(settings, corpus_sha):
+            build_index(settings, corpus_sha)
     return corpus_sha
 
 

@@ -15,6 +15,8 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from rankscope.errors import ConfigError, DependencyError
@@ -23,6 +25,7 @@ from rankscope.search.embedded import (
     corpus_documents,
     file_sha256,
     fts_query,
+    index_lock,
     query_terms,
 )
 from rankscope.search.types import EndpointConfig
@@ -66,9 +69,10 @@ class TantivyEndpoint(EmbeddedEndpoint):
         for name in s.fields:
             builder.add_text_field(name, tokenizer_name=s.tokenizer)
         schema = builder.build()
-        temp = s.index.with_name(f".{s.index.name}.{os.getpid()}.tmp")
-        shutil.rmtree(temp, ignore_errors=True)
-        temp.mkdir(parents=True)
+        # names of its own: two threads (or processes) building at once must not share one
+        s.index.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{s.index.name}.", suffix=".tmp",
+                                     dir=s.index.parent))
         try:
             index = self._tv.Index(schema, path=str(temp))
             writer = index.writer()
@@ -90,7 +94,8 @@ class TantivyEndpoint(EmbeddedEndpoint):
             writer.wait_merging_threads()
             (temp / _META).write_text(json.dumps(
                 {"corpus_sha256": corpus_sha, "settings_hash": self._hash()}))
-            old = s.index.with_name(f".{s.index.name}.{os.getpid()}.old")
+            old = Path(tempfile.mkdtemp(prefix=f".{s.index.name}.", suffix=".old",
+                                        dir=s.index.parent))
             if s.index.exists():
                 os.replace(s.index, old)
             os.replace(temp, s.index)
@@ -109,15 +114,16 @@ class TantivyEndpoint(EmbeddedEndpoint):
 
                 raise FileAccessError("the corpus file does not exist", source=str(s.corpus))
             corpus_sha = file_sha256(s.corpus)
-            meta_file = s.index / _META
-            try:
-                meta = json.loads(meta_file.read_text())
-            except (OSError, ValueError):
-                meta = {}
-            if meta.get("corpus_sha256") != corpus_sha or meta.get("settings_hash") != self._hash():
-                self._build(corpus_sha)
+            with index_lock(s.index):  # check, build and open as one step among threads
+                try:
+                    meta = json.loads((s.index / _META).read_text())
+                except (OSError, ValueError):
+                    meta = {}
+                if (meta.get("corpus_sha256") != corpus_sha
+                        or meta.get("settings_hash") != self._hash()):
+                    self._build(corpus_sha)
+                self._index = self._tv.Index.open(str(s.index))
             self._corpus_sha = corpus_sha
-            self._index = self._tv.Index.open(str(s.index))
         return self._index
 
     def rank(self, text: str, depth: int) -> tuple[list[tuple[str, float, str]], dict[str, Any],
