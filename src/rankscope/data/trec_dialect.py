@@ -25,14 +25,24 @@ from __future__ import annotations
 import mmap
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.cnum import atof, atof_series, atol, atol_series
+from rankscope.data.trec_rules import (
+    CommentRule,
+    LineRules,
+    Problem,
+    drop_blank_rows,
+    read_columns,
+    read_rows,
+)
 from rankscope.errors import TrecEvalExit
 
 __all__ = [
@@ -45,6 +55,7 @@ __all__ = [
     "parse_results",
     "parse_zscores",
     "read_input",
+    "rules",
 ]
 
 _WS_TO_SPACE = bytes.maketrans(b"\t\r\v\f", b"    ")
@@ -204,14 +215,44 @@ def decode_choice(*blobs: Blob) -> str:
     return "utf-8"
 
 
+def _malformed(reader: str, problem: Problem, source: str, line: int, data_line: int,
+               fields: list[bytes], raw: bytes) -> TrecEvalExit:
+    """trec_eval's error for a bad line: "Malformed line N", N counting data lines only."""
+    if reader == "get_zscores":
+        return TrecEvalExit(f"trec_eval.{reader}: Malformed line {data_line}\n", 255)
+    return TrecEvalExit.in_file(f"trec_eval.{reader}: Malformed line {data_line}", source)
+
+
+# (reader, fields, more allowed, kept, numbers, number parser, comment rule) per file kind
+_KINDS: dict[str, tuple[str, int, bool, tuple[int, ...], tuple[int, ...],
+                        Callable[[str], float | int], CommentRule]] = {
+    "qrels": ("get_qrels", 4, False, (0, 2, 3), (3,), atol, "first_byte_once"),
+    "results": ("get_results", 6, True, (0, 2, 4, 5), (4,), atof, "first_field"),
+    "zscores": ("get_zscores", 4, False, (0, 1, 2, 3), (2, 3), atof, "none"),
+    "prefs": ("get_prefs", 5, False, (0, 1, 2, 3, 4), (), atof, "first_byte_once"),
+    "qrels_prefs": ("get_qrels_prefs", 4, False, (0, 1, 2, 3), (), atof, "first_byte_once"),
+    "qrels_jg": ("get_qrels_jg", 4, False, (0, 1, 2, 3), (), atol, "first_byte_once"),
+}
+
+
+def rules(kind: str, encoding: str) -> LineRules:
+    """trec_eval's line rules for one kind of input file (see :mod:`.trec_rules`).
+
+    Lines end at ``\n`` only; numbers are C ``atol``/``atof`` of the field's
+    Latin-1 text (never an error); errors are "Malformed line N" with N
+    counting data lines.
+    """
+    reader, n_fields, at_least, keep, numbers, parse, comments = _KINDS[kind]
+    return LineRules(
+        n_fields=n_fields, at_least=at_least, keep=keep, numbers=numbers,
+        parse_number=parse, finite=False, universal_newlines=False, comments=comments,
+        encoding=encoding, check_text=False, number_encoding="latin-1",
+        fail=partial(_malformed, reader),
+    )
+
+
 def _as_utf8(data: bytes, encoding: str) -> bytes:
     return data if encoding == "utf-8" else data.decode(encoding).encode("utf-8")
-
-
-def _lines(data: bytes) -> list[bytes]:
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    return data.split(b"\n")[:-1]
 
 
 def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
@@ -224,15 +265,7 @@ def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
         schema["column_7"] = pl.Int8()
     if queries is not None:
         schema["column_1"] = pl.Enum(queries)  # fails on a query not in the list
-    try:
-        return pl.read_csv(
-            data, separator=" ", has_header=False, schema=schema,
-            comment_prefix="#" if comments else None,
-            quote_char=None, truncate_ragged_lines=True, missing_columns="insert",
-            extra_columns="ignore", raise_if_empty=False, columns=columns,
-        )
-    except Exception:  # polars raises several types for data it refuses
-        return None
+    return read_columns(data, schema, columns=columns, comments=comments, ragged=True)
 
 
 # -- qrels --------------------------------------------------------------------------
@@ -264,25 +297,9 @@ def _qrels_fast(data: bytes) -> pl.DataFrame | None:
 
 
 def _qrels_slow(data: bytes, path: str, encoding: str) -> pl.DataFrame:
-    queries: list[str] = []
-    docs: list[str] = []
-    rels: list[int] = []
-    may_skip = True
-    for line in _lines(data):
-        if may_skip and line.startswith(b"#"):
-            may_skip = False  # trec_eval skips one comment line, then parses a line
-            continue
-        may_skip = True
-        fields = line.split()
-        if len(fields) != 4:
-            raise TrecEvalExit.in_file(
-                f"trec_eval.get_qrels: Malformed line {len(queries) + 1}", path
-            )
-        queries.append(fields[0].decode(encoding))
-        docs.append(fields[2].decode(encoding))
-        rels.append(atol(fields[3].decode("latin-1")))
+    columns = read_rows(data, rules("qrels", encoding), path)
     return pl.DataFrame(
-        {"query_id": queries, "doc_id": docs, "rel": rels},
+        {"query_id": columns[0], "doc_id": columns[1], "rel": columns[2]},
         schema={"query_id": pl.String, "doc_id": pl.String, "rel": pl.Int64},
     )
 
@@ -347,13 +364,9 @@ def _lean_table(raw: pl.DataFrame, spaces: int, blob: Blob, encoding: str) -> Ru
     """
     if raw.get_column("column_7").null_count() != raw.height:
         return None
-    data = raw.select("column_1", "column_3", "column_5")
-    if sum(data.null_count().row(0)):  # blank lines are all null: drop them
-        nulls = data.select(pl.sum_horizontal(pl.all().is_null())).to_series()
-        blank = nulls == 3
-        if not ((nulls == 0) | blank).all():
-            return None
-        data = data.filter(~blank)
+    data = drop_blank_rows(raw.select("column_1", "column_3", "column_5"))
+    if data is None:
+        return None
     if spaces != 5 * data.height:
         return None
     if data.height == 0:
@@ -377,12 +390,9 @@ def _results_fast(data: bytes | str, columns: list[str] | None,
         score_text = True
     if raw is None:
         return None
-    if sum(raw.null_count().row(0)):  # blank lines (all null) are skipped, others fail
-        nulls = raw.select(pl.sum_horizontal(pl.all().is_null())).to_series()
-        blank = nulls == raw.width
-        if not ((nulls == 0) | blank).all():
-            return None
-        raw = raw.filter(~blank)
+    raw = drop_blank_rows(raw)  # blank lines (all null) are skipped, others fail
+    if raw is None:
+        return None
     if raw.height == 0:
         return RunTable(_empty_run(), "")
     score = raw.get_column("column_5")
@@ -407,27 +417,12 @@ def _empty_run() -> pl.DataFrame:
 
 
 def _results_slow(data: bytes, path: str, encoding: str) -> RunTable:
-    queries: list[str] = []
-    docs: list[str] = []
-    scores: list[float] = []
-    run_id = b""
-    for line in _lines(data):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) < 6:
-            raise TrecEvalExit.in_file(
-                f"trec_eval.get_results: Malformed line {len(queries) + 1}", path
-            )
-        queries.append(fields[0].decode(encoding))
-        docs.append(fields[2].decode(encoding))
-        scores.append(atof(fields[4].decode("latin-1")))
-        run_id = fields[5]
+    columns = read_rows(data, rules("results", encoding), path)
     frame = pl.DataFrame(
-        {"query_id": queries, "doc_id": docs, "score": scores},
+        {"query_id": columns[0], "doc_id": columns[1], "score": columns[2]},
         schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
     )
-    return RunTable(frame, run_id.decode(encoding))
+    return RunTable(frame, columns[3][-1] if columns[3] else "")
 
 
 # -- z-scores -----------------------------------------------------------------------
@@ -439,14 +434,8 @@ def parse_zscores(path: str, encoding: str) -> Zscores:
         raise TrecEvalExit(
             f"trec_eval.get_zscores: Cannot read zscores file '{path}'\n", 255
         )
-    data = blob.as_bytes()
-    rows: list[tuple[str, str, float, float]] = []
-    for number, line in enumerate(_lines(data), start=1):
-        fields = line.split()
-        if len(fields) != 4:
-            raise TrecEvalExit(f"trec_eval.get_zscores: Malformed line {number}\n", 255)
-        rows.append((fields[0].decode(encoding), fields[1].decode(encoding),
-                     atof(fields[2].decode("latin-1")), atof(fields[3].decode("latin-1"))))
+    q, name, mean, stddev = read_rows(blob.as_bytes(), rules("zscores", encoding), path)
+    rows = list(zip(q, name, mean, stddev, strict=True))
     # trec_eval sorts by (qid, name) in byte order; Latin-1/UTF-8 text sorts the same.
     rows.sort(key=lambda r: (r[0], r[1]))
     return Zscores([(r[0], r[1]) for r in rows], [r[2] for r in rows], [r[3] for r in rows])
