@@ -37,7 +37,13 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 import polars as pl
 
 from rankscope.data._io import check_text_head
-from rankscope.data.trec_rules import LineRules, Problem, count_byte, read_columns, read_rows
+from rankscope.data.trec_rules import (
+    LineRules,
+    Problem,
+    read_columns,
+    read_rows,
+    read_separated,
+)
 from rankscope.errors import FileAccessError, ParseError
 
 if TYPE_CHECKING:
@@ -113,24 +119,9 @@ def _read_regular(chunk: bytes, kind: Kind) -> Parsed | None:
         separator = " "
     names = _NAMES[kind]
     value = _value_name(kind)
-    schema: dict[str, pl.DataType] = {
-        n: (pl.Float64() if n == value else pl.String()) for n in names
-    }
-    # Reading only the needed columns is faster, but then polars does not see
-    # extra fields; without comments the separator count shows them instead.
-    comments = b"#" in chunk
-    keep = list(range(len(names))) if comments else [
-        i for i, n in enumerate(names) if n in ("query_id", "doc_id", value, "tag")
-    ]
-    raw = read_columns(chunk, schema, separator=separator, columns=keep, comments=comments)
-    if raw is None:
-        return None
-    if raw.width != len(keep):
-        return None
-    if not comments and count_byte(chunk, ord(separator)) != (len(names) - 1) * raw.height:
-        return None  # a line with extra fields
-    # A hole (short line, blank line, doubled separator) goes to the next reader.
-    return _finish(raw, kind)
+    keep = [i for i, n in enumerate(names) if n in ("query_id", "doc_id", value, "tag")]
+    raw = read_separated(chunk, names, keep, value, separator=separator)
+    return None if raw is None else _finish(raw, kind)
 
 
 def _read_irregular(chunk: bytes, kind: Kind) -> Parsed | None:

@@ -45,6 +45,7 @@ __all__ = [
     "drop_blank_rows",
     "read_columns",
     "read_rows",
+    "read_separated",
 ]
 
 Problem = Literal["text", "fields", "number", "finite"]
@@ -215,6 +216,45 @@ def read_columns(
         )
     except Exception:  # polars raises several types for data it refuses
         return None
+
+
+def read_separated(
+    data: bytes,
+    names: Sequence[str],
+    keep: Sequence[int],
+    value: str,
+    *,
+    separator: str,
+    comments: bool | None = None,
+    number: Callable[[pl.Series], pl.Series] | None = None,
+) -> pl.DataFrame | None:
+    """Lines of exactly ``len(names)`` fields, one ``separator`` between two: the fast read.
+
+    Returns the columns ``keep`` (all of them when there may be comment
+    lines: they are skipped and every field read), or None when any line is not so
+    (a hole, an extra field, a value polars cannot read). Without ``#`` the
+    separator count proves the field count, so only the kept columns are
+    read. ``comments``: whether lines starting with ``#`` are comments
+    (None: when a ``#`` occurs; False: the dialect has none here, a ``#`` is
+    text). ``value`` is read as a float, or with ``number`` (the dialect's
+    parser, from text) when given.
+    """
+    schema: dict[str, pl.DataType] = {
+        n: (pl.Float64() if n == value and number is None else pl.String()) for n in names
+    }
+    if comments is None:
+        comments = b"#" in data
+    columns = list(range(len(names))) if comments else list(keep)
+    raw = read_columns(data, schema, separator=separator, columns=columns, comments=comments)
+    if raw is None or raw.width != len(columns):
+        return None
+    if not comments and count_byte(data, ord(separator)) != (len(names) - 1) * raw.height:
+        return None  # a line with extra fields
+    if raw.null_count().sum_horizontal().item() != 0:
+        return None  # a short line, a blank line, a doubled separator
+    if number is not None:
+        raw = raw.with_columns(number(raw.get_column(value)))
+    return raw
 
 
 def drop_blank_rows(raw: pl.DataFrame) -> pl.DataFrame | None:
