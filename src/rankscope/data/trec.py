@@ -40,7 +40,7 @@ from rankscope.data._io import check_text_head
 from rankscope.data.trec_rules import (
     LineRules,
     Problem,
-    read_columns,
+    read_any_spacing,
     read_rows,
     read_separated,
 )
@@ -74,8 +74,6 @@ _NAMES = {
 _VALUE_AT = {"qrels": 3, "run": 4}
 _BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"
-_SPACE_CLASS = "[ \t\x0b\x0c]+"  # the field separators, as a (Rust) regex class
-_EDGE_CHARS = " \t\x0b\x0c"
 
 
 def _value_name(kind: Kind) -> str:
@@ -125,29 +123,9 @@ def _read_regular(chunk: bytes, kind: Kind) -> Parsed | None:
 
 
 def _read_irregular(chunk: bytes, kind: Kind) -> Parsed | None:
-    """Any whitespace layout: whole lines through polars, split without Python loops."""
-    if b"\x00" in chunk:
-        return None
-    if b"\r" in chunk:
-        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    n_fields = _LAYOUT[kind][0]
-    read = read_columns(chunk, {"line": pl.String()}, separator="\x00")
-    if read is None:
-        return None
-    lines = read.get_column("line")
-    text = lines.drop_nulls().str.strip_chars(_EDGE_CHARS)
-    text = text.filter((text.str.len_bytes() > 0) & ~text.str.starts_with("#"))
-    single = text.str.replace_all(_SPACE_CLASS, " ")
-    if single.len() and (single.str.count_matches(" ", literal=True) != n_fields - 1).any():
-        return None
-    parts = single.str.split_exact(" ", n_fields - 1).struct.unnest()
-    parts.columns = _NAMES[kind]
-    value = _value_name(kind)
-    try:
-        raw = parts.with_columns(pl.col(value).cast(pl.Float64, strict=True))
-    except Exception:
-        return None
-    return _finish(raw, kind)
+    """Any whitespace layout: the family's whole-line reader."""
+    raw = read_any_spacing(chunk, _NAMES[kind], _value_name(kind))
+    return None if raw is None else _finish(raw, kind)
 
 
 def _fail(problem: Problem, source: str, line: int, data_line: int,

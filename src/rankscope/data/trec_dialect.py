@@ -40,6 +40,7 @@ from rankscope.data.trec_rules import (
     LineRules,
     Problem,
     drop_blank_rows,
+    read_any_spacing,
     read_columns,
     read_rows,
     read_separated,
@@ -63,6 +64,7 @@ _WS_TO_SPACE = bytes.maketrans(b"\t\r\v\f", b"    ")
 _ODD_WS = (b"\t", b"\r", b"\v", b"\f")
 _CHUNK = 1 << 20
 _QRELS_NAMES = ("query_id", "iteration", "doc_id", "rel")
+_RUN_NAMES = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 _LEAN = ["column_1", "column_3", "column_5", "column_7"]
 _FOUR = ["column_1", "column_3", "column_5", "column_6"]
 
@@ -356,6 +358,8 @@ def parse_results(blob: Blob, path: str, encoding: str,
         if any(ch in utf8 for ch in _ODD_WS):
             utf8 = utf8.translate(_WS_TO_SPACE)
         table = _results_fast(utf8, None)
+        if table is None:
+            table = _results_any_spacing(utf8)
     if table is None:
         table = _results_slow(blob.as_bytes(), path, encoding)
     return table
@@ -407,6 +411,22 @@ def _results_fast(data: bytes | str, columns: list[str] | None,
     scores = atof_series(score) if score_text else score.to_numpy()
     return _run_table(raw.get_column("column_1"), raw.get_column("column_3"), scores,
                       str(raw.get_column("column_6")[-1]))
+
+
+def _results_any_spacing(data: bytes) -> RunTable | None:
+    """Runs of blanks, tabs, form feeds: the family's whole-line reader, C ``atof`` scores."""
+    raw = read_any_spacing(data, _RUN_NAMES, "score", at_least=True, universal_newlines=False,
+                           number=_atof_column)
+    if raw is None:
+        return None
+    if raw.height == 0:
+        return RunTable(_empty_run(), "")
+    return _run_table(raw.get_column("query_id"), raw.get_column("doc_id"),
+                      raw.get_column("score").to_numpy(), str(raw.get_column("tag")[-1]))
+
+
+def _atof_column(raw: pl.Series) -> pl.Series:
+    return pl.Series(raw.name, atof_series(raw))
 
 
 def _run_table(qcol: pl.Series, docs: pl.Series, scores: npt.NDArray[np.float64],

@@ -43,6 +43,7 @@ __all__ = [
     "Problem",
     "count_byte",
     "drop_blank_rows",
+    "read_any_spacing",
     "read_columns",
     "read_rows",
     "read_separated",
@@ -53,6 +54,9 @@ Problem = Literal["text", "fields", "number", "finite"]
 
 CommentRule = Literal["first_field", "first_byte_once", "none"]
 """Which lines are comments (see :class:`LineRules`)."""
+
+_SPACE_CLASS = "[ \t\x0b\x0c]+"  # the field separators inside a line, as a (Rust) regex class
+_EDGE_CHARS = " \t\x0b\x0c"
 
 Fail = Callable[[Problem, str, int, int, list[bytes], bytes], Exception]
 """Builds a dialect's error: ``(problem, source, line, data_line, fields, raw line)``.
@@ -255,6 +259,50 @@ def read_separated(
     if number is not None:
         raw = raw.with_columns(number(raw.get_column(value)))
     return raw
+
+
+def read_any_spacing(
+    data: bytes,
+    names: Sequence[str],
+    value: str,
+    *,
+    at_least: bool = False,
+    universal_newlines: bool = True,
+    number: Callable[[pl.Series], pl.Series] | None = None,
+) -> pl.DataFrame | None:
+    """Any whitespace layout: whole lines through polars, split without Python loops.
+
+    Skips blank lines and lines whose first field starts with ``#`` (the
+    ``first_field`` comment rule). Every other line must have ``len(names)``
+    fields (``at_least``: or more, the rest dropped); None otherwise, or
+    when a value cannot be read. ``universal_newlines``: a lone ``\r`` ends a
+    line (else it is whitespace). ``value`` is cast to float strictly, or
+    read with ``number`` (the dialect's parser, from text) when given.
+    """
+    if b"\x00" in data:
+        return None
+    if b"\r" in data:
+        data = (data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if universal_newlines
+                else data.replace(b"\r", b" "))
+    n_fields = len(names)
+    read = read_columns(data, {"line": pl.String()}, separator="\x00")
+    if read is None:
+        return None
+    text = read.get_column("line").drop_nulls().str.strip_chars(_EDGE_CHARS)
+    text = text.filter((text.str.len_bytes() > 0) & ~text.str.starts_with("#"))
+    single = text.str.replace_all(_SPACE_CLASS, " ")
+    if single.len():
+        spaces = single.str.count_matches(" ", literal=True)
+        if ((spaces < n_fields - 1) if at_least else (spaces != n_fields - 1)).any():
+            return None
+    parts = single.str.split_exact(" ", n_fields - 1).struct.unnest()
+    parts.columns = list(names)
+    if number is not None:
+        return parts.with_columns(number(parts.get_column(value)))
+    try:
+        return parts.with_columns(pl.col(value).cast(pl.Float64, strict=True))
+    except Exception:  # polars raises several types for text that is not a number
+        return None
 
 
 def drop_blank_rows(raw: pl.DataFrame) -> pl.DataFrame | None:
