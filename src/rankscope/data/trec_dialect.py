@@ -1,10 +1,14 @@
 """trec_eval's own input files: qrels, results (runs) and z-score files.
 
-trec_eval's rules differ from rankscope's general readers (``rankscope.data``)
-in ways scripts rely on, so they are reproduced here exactly:
+This is the trec_eval dialect of the TREC reader family
+(:mod:`rankscope.data.trec_rules`): its line rules are :func:`rules` values
+read by the family's line reader, and its bulk reads are the family's readers
+given C number parsing. trec_eval's rules differ from rankscope's general
+ones (:mod:`rankscope.data.trec`) in ways scripts rely on:
 
 - relevance values are read with C ``atol`` (``1.9`` is 1, ``abc`` is 0) and
   scores with ``atof`` (a prefix parse, ``inf`` and ``nan`` accepted);
+- lines end at ``\n`` only (a ``\r`` is a blank inside a line);
 - a qrels line has exactly 4 fields; a blank qrels line is malformed; a line
   whose first byte is ``#`` is a comment, but only one comment line is skipped
   before each data line (trec_eval 10.0 parses a second one as data);
@@ -12,12 +16,14 @@ in ways scripts rely on, so they are reproduced here exactly:
   skipped; a run line whose first non-blank character is ``#`` is a comment;
 - "Malformed line N" counts only the lines parsed as data;
 - duplicates are kept here: trec_eval complains about them only when the
-  query is evaluated (the ranking step reports them per query, see
-  :func:`rankscope.engine.ranking.rank`).
+  query is evaluated (the command's tables defer the check to the ranking
+  step, which reports them per query, see :func:`rankscope.engine.ranking.rank`).
 
-Large files take a fast columnar path (polars); anything irregular (leading
-blanks, repeated separators, comments in qrels) is re-read line by line so
-that errors and values are exactly trec_eval's.
+A file is read whole (memory-mapped). A results file first tries trec_eval's
+own fast path (a one-pass layout proof, then polars reads only the columns it
+needs, query positions included); qrels and anything the fast reads refuse go
+to the family's bulk readers, and what they refuse is read line by line, so
+errors and values are exactly trec_eval's.
 """
 
 from __future__ import annotations

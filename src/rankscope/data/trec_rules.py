@@ -256,8 +256,8 @@ def read_separated(
         return None  # a line with extra fields
     if raw.null_count().sum_horizontal().item() != 0:
         return None  # a short line, a blank line, a doubled separator
-    if number is not None:
-        raw = raw.with_columns(number(raw.get_column(value)))
+    if number is not None:  # in place: no expression engine (its thread-local memory)
+        raw.replace_column(raw.get_column_index(value), number(raw.get_column(value)))
     return raw
 
 
