@@ -26,18 +26,24 @@ that they do on tricky whitespace and comments).
 
 from __future__ import annotations
 
-import math
 import mmap
 import os
 import stat
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
-import numpy as np
 import polars as pl
 
 from rankscope.data._io import check_text_head
+from rankscope.data.trec_rules import (
+    LineRules,
+    Problem,
+    read_any_spacing,
+    read_rows,
+    read_separated,
+)
 from rankscope.errors import FileAccessError, ParseError
 
 if TYPE_CHECKING:
@@ -65,10 +71,9 @@ _NAMES = {
     "qrels": ["query_id", "iteration", "doc_id", "grade"],
     "run": ["query_id", "q0", "doc_id", "rank", "score", "tag"],
 }
+_VALUE_AT = {"qrels": 3, "run": 4}
 _BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"
-_SPACE_CLASS = "[ \t\x0b\x0c]+"  # the field separators, as a (Rust) regex class
-_EDGE_CHARS = " \t\x0b\x0c"
 
 
 def _value_name(kind: Kind) -> str:
@@ -112,118 +117,58 @@ def _read_regular(chunk: bytes, kind: Kind) -> Parsed | None:
         separator = " "
     names = _NAMES[kind]
     value = _value_name(kind)
-    schema = {n: (pl.Float64 if n == value else pl.String) for n in names}
-    # Reading only the needed columns is faster, but then polars does not see
-    # extra fields; without comments the separator count shows them instead.
-    comments = b"#" in chunk
-    keep = list(range(len(names))) if comments else [
-        i for i, n in enumerate(names) if n in ("query_id", "doc_id", value, "tag")
-    ]
-    try:
-        raw = pl.read_csv(
-            chunk,
-            separator=separator,
-            has_header=False,
-            comment_prefix="#" if comments else None,  # splitting lines is faster without
-            quote_char=None,
-            schema=schema,
-            columns=keep,
-            truncate_ragged_lines=False,
-            raise_if_empty=False,
-        )
-    except Exception:  # polars raises several types for malformed data
-        return None
-    if raw.width != len(keep):
-        return None
-    if not comments and _count_byte(chunk, ord(separator)) != (len(names) - 1) * raw.height:
-        return None  # a line with extra fields
-    # A hole (short line, blank line, doubled separator) goes to the next reader.
-    return _finish(raw, kind)
+    keep = [i for i, n in enumerate(names) if n in ("query_id", "doc_id", value, "tag")]
+    raw = read_separated(chunk, names, keep, value, separator=separator)
+    return None if raw is None else _finish(raw, kind)
 
 
 def _read_irregular(chunk: bytes, kind: Kind) -> Parsed | None:
-    """Any whitespace layout: whole lines through polars, split without Python loops."""
-    if b"\x00" in chunk:
-        return None
-    if b"\r" in chunk:
-        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    n_fields = _LAYOUT[kind][0]
-    try:
-        lines = pl.read_csv(
-            chunk,
-            separator="\x00",
-            has_header=False,
-            quote_char=None,
-            schema={"line": pl.String},
-            raise_if_empty=False,
-        ).get_column("line")
-    except Exception:
-        return None
-    text = lines.drop_nulls().str.strip_chars(_EDGE_CHARS)
-    text = text.filter((text.str.len_bytes() > 0) & ~text.str.starts_with("#"))
-    single = text.str.replace_all(_SPACE_CLASS, " ")
-    if single.len() and (single.str.count_matches(" ", literal=True) != n_fields - 1).any():
-        return None
-    parts = single.str.split_exact(" ", n_fields - 1).struct.unnest()
-    parts.columns = _NAMES[kind]
-    value = _value_name(kind)
-    try:
-        raw = parts.with_columns(pl.col(value).cast(pl.Float64, strict=True))
-    except Exception:
-        return None
-    return _finish(raw, kind)
+    """Any whitespace layout: the family's whole-line reader."""
+    raw = read_any_spacing(chunk, _NAMES[kind], _value_name(kind))
+    return None if raw is None else _finish(raw, kind)
+
+
+def _fail(problem: Problem, source: str, line: int, data_line: int,
+          fields: list[bytes], raw: bytes, kind: Kind) -> ParseError:
+    """rankscope's error for a bad line: the file, the physical line and the value."""
+    value_name = _value_name(kind)
+    if problem == "text":
+        return ParseError("not valid UTF-8 text", source=source, line=line,
+                          value=raw.decode("utf-8", errors="replace"))
+    if problem == "fields":
+        n_fields, layout = _LAYOUT[kind]
+        return ParseError(f"expected {n_fields} fields ({layout}), found {len(fields)}",
+                          source=source, line=line,
+                          value=" ".join(f.decode("utf-8") for f in fields))
+    token = fields[_VALUE_AT[kind]].decode("utf-8")
+    what = "not a number" if problem == "number" else "not a finite number"
+    return ParseError(f"{value_name} is {what}", source=source, line=line, value=token)
+
+
+def _rules(kind: Kind) -> LineRules:
+    """rankscope's own TREC rules (see :mod:`rankscope.data.trec_rules`)."""
+    value_at = _VALUE_AT[kind]
+    return LineRules(
+        n_fields=_LAYOUT[kind][0], at_least=False,
+        keep=(0, 2, value_at) + ((5,) if kind == "run" else ()), numbers=(value_at,),
+        parse_number=float, finite=True, universal_newlines=True, comments="first_field",
+        encoding="utf-8", check_text=True, number_encoding="utf-8",
+        fail=partial(_fail, kind=kind),
+    )
+
+
+_RULES: dict[str, LineRules] = {"qrels": _rules("qrels"), "run": _rules("run")}
 
 
 def _read_slow(chunk: bytes, kind: Kind, source: str, first_line: int) -> Parsed:
     """Line by line; raises the exact error for the first bad line of the chunk."""
-    n_fields, layout = _LAYOUT[kind]
-    value_index = 3 if kind == "qrels" else 4
     value_name = _value_name(kind)
-    queries: list[str] = []
-    docs: list[str] = []
-    values: list[float] = []
-    tags: dict[str, None] = {}
-    for number, line in enumerate(chunk.splitlines(), start=first_line):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        try:
-            text = [f.decode("utf-8") for f in fields]
-        except UnicodeDecodeError:
-            raise ParseError(
-                "not valid UTF-8 text",
-                source=source,
-                line=number,
-                value=line.decode("utf-8", errors="replace"),
-            ) from None
-        if len(fields) != n_fields:
-            raise ParseError(
-                f"expected {n_fields} fields ({layout}), found {len(fields)}",
-                source=source,
-                line=number,
-                value=" ".join(text),
-            )
-        token = text[value_index]
-        try:
-            number_value = float(token)
-        except ValueError:
-            raise ParseError(
-                f"{value_name} is not a number", source=source, line=number, value=token
-            ) from None
-        if not math.isfinite(number_value):
-            raise ParseError(
-                f"{value_name} is not a finite number", source=source, line=number, value=token
-            )
-        queries.append(text[0])
-        docs.append(text[2])
-        values.append(number_value)
-        if kind == "run":
-            tags.setdefault(text[5], None)
+    columns = read_rows(chunk, _RULES[kind], source, first_line)
     frame = pl.DataFrame(
-        {"query_id": queries, "doc_id": docs, value_name: values},
+        {"query_id": columns[0], "doc_id": columns[1], value_name: columns[2]},
         schema={"query_id": pl.String, "doc_id": pl.String, value_name: pl.Float64},
     )
-    return frame, list(tags)
+    return frame, list(dict.fromkeys(columns[3])) if kind == "run" else []
 
 
 def _parse_chunk(chunk: bytes, kind: Kind) -> Parsed | None:
@@ -374,11 +319,6 @@ def _file_chunks(handle: BinaryIO, size: int) -> Iterator[bytes]:
             page_start = start - start % mmap.PAGESIZE
             view.madvise(mmap.MADV_DONTNEED, page_start, end - page_start)
             start = end
-
-
-def _count_byte(data: bytes, byte: int) -> int:
-    """How many times ``byte`` occurs (numpy's count works without the GIL, bytes.count not)."""
-    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == byte))
 
 
 def _open(path: PathLike, name: str) -> BinaryIO:

@@ -1,10 +1,14 @@
 """trec_eval's own input files: qrels, results (runs) and z-score files.
 
-trec_eval's rules differ from rankscope's general readers (``rankscope.data``)
-in ways scripts rely on, so they are reproduced here exactly:
+This is the trec_eval dialect of the TREC reader family
+(:mod:`rankscope.data.trec_rules`): its line rules are :func:`rules` values
+read by the family's line reader, and its bulk reads are the family's readers
+given C number parsing. trec_eval's rules differ from rankscope's general
+ones (:mod:`rankscope.data.trec`) in ways scripts rely on:
 
 - relevance values are read with C ``atol`` (``1.9`` is 1, ``abc`` is 0) and
   scores with ``atof`` (a prefix parse, ``inf`` and ``nan`` accepted);
+- lines end at ``\n`` only (a ``\r`` is a blank inside a line);
 - a qrels line has exactly 4 fields; a blank qrels line is malformed; a line
   whose first byte is ``#`` is a comment, but only one comment line is skipped
   before each data line (trec_eval 10.0 parses a second one as data);
@@ -12,12 +16,14 @@ in ways scripts rely on, so they are reproduced here exactly:
   skipped; a run line whose first non-blank character is ``#`` is a comment;
 - "Malformed line N" counts only the lines parsed as data;
 - duplicates are kept here: trec_eval complains about them only when the
-  query is evaluated (the ranking step reports them per query, see
-  :func:`rankscope.engine.ranking.rank`).
+  query is evaluated (the command's tables defer the check to the ranking
+  step, which reports them per query, see :func:`rankscope.engine.ranking.rank`).
 
-Large files take a fast columnar path (polars); anything irregular (leading
-blanks, repeated separators, comments in qrels) is re-read line by line so
-that errors and values are exactly trec_eval's.
+A file is read whole (memory-mapped). A results file first tries trec_eval's
+own fast path (a one-pass layout proof, then polars reads only the columns it
+needs, query positions included); qrels and anything the fast reads refuse go
+to the family's bulk readers, and what they refuse is read line by line, so
+errors and values are exactly trec_eval's.
 """
 
 from __future__ import annotations
@@ -25,14 +31,26 @@ from __future__ import annotations
 import mmap
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.cnum import atof, atof_series, atol, atol_series
+from rankscope.data.trec_rules import (
+    CommentRule,
+    LineRules,
+    Problem,
+    drop_blank_rows,
+    read_any_spacing,
+    read_columns,
+    read_rows,
+    read_separated,
+)
 from rankscope.errors import TrecEvalExit
 
 __all__ = [
@@ -45,11 +63,14 @@ __all__ = [
     "parse_results",
     "parse_zscores",
     "read_input",
+    "rules",
 ]
 
 _WS_TO_SPACE = bytes.maketrans(b"\t\r\v\f", b"    ")
 _ODD_WS = (b"\t", b"\r", b"\v", b"\f")
 _CHUNK = 1 << 20
+_QRELS_NAMES = ("query_id", "iteration", "doc_id", "rel")
+_RUN_NAMES = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 _LEAN = ["column_1", "column_3", "column_5", "column_7"]
 _FOUR = ["column_1", "column_3", "column_5", "column_6"]
 
@@ -204,14 +225,44 @@ def decode_choice(*blobs: Blob) -> str:
     return "utf-8"
 
 
+def _malformed(reader: str, problem: Problem, source: str, line: int, data_line: int,
+               fields: list[bytes], raw: bytes) -> TrecEvalExit:
+    """trec_eval's error for a bad line: "Malformed line N", N counting data lines only."""
+    if reader == "get_zscores":
+        return TrecEvalExit(f"trec_eval.{reader}: Malformed line {data_line}\n", 255)
+    return TrecEvalExit.in_file(f"trec_eval.{reader}: Malformed line {data_line}", source)
+
+
+# (reader, fields, more allowed, kept, numbers, number parser, comment rule) per file kind
+_KINDS: dict[str, tuple[str, int, bool, tuple[int, ...], tuple[int, ...],
+                        Callable[[str], float | int], CommentRule]] = {
+    "qrels": ("get_qrels", 4, False, (0, 2, 3), (3,), atol, "first_byte_once"),
+    "results": ("get_results", 6, True, (0, 2, 4, 5), (4,), atof, "first_field"),
+    "zscores": ("get_zscores", 4, False, (0, 1, 2, 3), (2, 3), atof, "none"),
+    "prefs": ("get_prefs", 5, False, (0, 1, 2, 3, 4), (), atof, "first_byte_once"),
+    "qrels_prefs": ("get_qrels_prefs", 4, False, (0, 1, 2, 3), (), atof, "first_byte_once"),
+    "qrels_jg": ("get_qrels_jg", 4, False, (0, 1, 2, 3), (), atol, "first_byte_once"),
+}
+
+
+def rules(kind: str, encoding: str) -> LineRules:
+    """trec_eval's line rules for one kind of input file (see :mod:`.trec_rules`).
+
+    Lines end at ``\n`` only; numbers are C ``atol``/``atof`` of the field's
+    Latin-1 text (never an error); errors are "Malformed line N" with N
+    counting data lines.
+    """
+    reader, n_fields, at_least, keep, numbers, parse, comments = _KINDS[kind]
+    return LineRules(
+        n_fields=n_fields, at_least=at_least, keep=keep, numbers=numbers,
+        parse_number=parse, finite=False, universal_newlines=False, comments=comments,
+        encoding=encoding, check_text=False, number_encoding="latin-1",
+        fail=partial(_malformed, reader),
+    )
+
+
 def _as_utf8(data: bytes, encoding: str) -> bytes:
     return data if encoding == "utf-8" else data.decode(encoding).encode("utf-8")
-
-
-def _lines(data: bytes) -> list[bytes]:
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    return data.split(b"\n")[:-1]
 
 
 def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
@@ -224,15 +275,7 @@ def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
         schema["column_7"] = pl.Int8()
     if queries is not None:
         schema["column_1"] = pl.Enum(queries)  # fails on a query not in the list
-    try:
-        return pl.read_csv(
-            data, separator=" ", has_header=False, schema=schema,
-            comment_prefix="#" if comments else None,
-            quote_char=None, truncate_ragged_lines=True, missing_columns="insert",
-            extra_columns="ignore", raise_if_empty=False, columns=columns,
-        )
-    except Exception:  # polars raises several types for data it refuses
-        return None
+    return read_columns(data, schema, columns=columns, comments=comments, ragged=True)
 
 
 # -- qrels --------------------------------------------------------------------------
@@ -249,40 +292,30 @@ def parse_qrels(blob: Blob, path: str, encoding: str) -> QrelsTable:
 
 
 def _qrels_fast(data: bytes) -> pl.DataFrame | None:
+    """The family's single-separator read, with C ``atol`` as the number parser.
+
+    Any C whitespace byte separates fields as a space does. No line starts
+    with ``#`` here, so a ``#`` is part of a field and every line is data:
+    a blank, short, long or irregular line makes this refuse (the line
+    reader then names it).
+    """
     if any(ch in data for ch in _ODD_WS):
         data = data.translate(_WS_TO_SPACE)
-    raw = _read_frame(data, 4, None, comments=False)  # no line starts with "#"
+    raw = read_separated(data, _QRELS_NAMES, (0, 2, 3), "rel", separator=" ",
+                         comments=False, number=_atol_column)
     if raw is None or raw.height == 0:
         return None
-    if sum(raw.null_count().row(0)) or data.count(b" ") != 3 * raw.height:
-        return None  # blank, short, long or irregular lines: read them exactly
-    return pl.DataFrame({
-        "query_id": raw.get_column("column_1"),
-        "doc_id": raw.get_column("column_3"),
-        "rel": atol_series(raw.get_column("column_4")),
-    })
+    return raw.select("query_id", "doc_id", "rel")
+
+
+def _atol_column(raw: pl.Series) -> pl.Series:
+    return pl.Series(raw.name, atol_series(raw))
 
 
 def _qrels_slow(data: bytes, path: str, encoding: str) -> pl.DataFrame:
-    queries: list[str] = []
-    docs: list[str] = []
-    rels: list[int] = []
-    may_skip = True
-    for line in _lines(data):
-        if may_skip and line.startswith(b"#"):
-            may_skip = False  # trec_eval skips one comment line, then parses a line
-            continue
-        may_skip = True
-        fields = line.split()
-        if len(fields) != 4:
-            raise TrecEvalExit.in_file(
-                f"trec_eval.get_qrels: Malformed line {len(queries) + 1}", path
-            )
-        queries.append(fields[0].decode(encoding))
-        docs.append(fields[2].decode(encoding))
-        rels.append(atol(fields[3].decode("latin-1")))
+    columns = read_rows(data, rules("qrels", encoding), path)
     return pl.DataFrame(
-        {"query_id": queries, "doc_id": docs, "rel": rels},
+        {"query_id": columns[0], "doc_id": columns[1], "rel": columns[2]},
         schema={"query_id": pl.String, "doc_id": pl.String, "rel": pl.Int64},
     )
 
@@ -331,6 +364,8 @@ def parse_results(blob: Blob, path: str, encoding: str,
         if any(ch in utf8 for ch in _ODD_WS):
             utf8 = utf8.translate(_WS_TO_SPACE)
         table = _results_fast(utf8, None)
+        if table is None:
+            table = _results_any_spacing(utf8)
     if table is None:
         table = _results_slow(blob.as_bytes(), path, encoding)
     return table
@@ -347,13 +382,9 @@ def _lean_table(raw: pl.DataFrame, spaces: int, blob: Blob, encoding: str) -> Ru
     """
     if raw.get_column("column_7").null_count() != raw.height:
         return None
-    data = raw.select("column_1", "column_3", "column_5")
-    if sum(data.null_count().row(0)):  # blank lines are all null: drop them
-        nulls = data.select(pl.sum_horizontal(pl.all().is_null())).to_series()
-        blank = nulls == 3
-        if not ((nulls == 0) | blank).all():
-            return None
-        data = data.filter(~blank)
+    data = drop_blank_rows(raw.select("column_1", "column_3", "column_5"))
+    if data is None:
+        return None
     if spaces != 5 * data.height:
         return None
     if data.height == 0:
@@ -377,18 +408,31 @@ def _results_fast(data: bytes | str, columns: list[str] | None,
         score_text = True
     if raw is None:
         return None
-    if sum(raw.null_count().row(0)):  # blank lines (all null) are skipped, others fail
-        nulls = raw.select(pl.sum_horizontal(pl.all().is_null())).to_series()
-        blank = nulls == raw.width
-        if not ((nulls == 0) | blank).all():
-            return None
-        raw = raw.filter(~blank)
+    raw = drop_blank_rows(raw)  # blank lines (all null) are skipped, others fail
+    if raw is None:
+        return None
     if raw.height == 0:
         return RunTable(_empty_run(), "")
     score = raw.get_column("column_5")
     scores = atof_series(score) if score_text else score.to_numpy()
     return _run_table(raw.get_column("column_1"), raw.get_column("column_3"), scores,
                       str(raw.get_column("column_6")[-1]))
+
+
+def _results_any_spacing(data: bytes) -> RunTable | None:
+    """Runs of blanks, tabs, form feeds: the family's whole-line reader, C ``atof`` scores."""
+    raw = read_any_spacing(data, _RUN_NAMES, "score", at_least=True, universal_newlines=False,
+                           number=_atof_column)
+    if raw is None:
+        return None
+    if raw.height == 0:
+        return RunTable(_empty_run(), "")
+    return _run_table(raw.get_column("query_id"), raw.get_column("doc_id"),
+                      raw.get_column("score").to_numpy(), str(raw.get_column("tag")[-1]))
+
+
+def _atof_column(raw: pl.Series) -> pl.Series:
+    return pl.Series(raw.name, atof_series(raw))
 
 
 def _run_table(qcol: pl.Series, docs: pl.Series, scores: npt.NDArray[np.float64],
@@ -407,27 +451,12 @@ def _empty_run() -> pl.DataFrame:
 
 
 def _results_slow(data: bytes, path: str, encoding: str) -> RunTable:
-    queries: list[str] = []
-    docs: list[str] = []
-    scores: list[float] = []
-    run_id = b""
-    for line in _lines(data):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) < 6:
-            raise TrecEvalExit.in_file(
-                f"trec_eval.get_results: Malformed line {len(queries) + 1}", path
-            )
-        queries.append(fields[0].decode(encoding))
-        docs.append(fields[2].decode(encoding))
-        scores.append(atof(fields[4].decode("latin-1")))
-        run_id = fields[5]
+    columns = read_rows(data, rules("results", encoding), path)
     frame = pl.DataFrame(
-        {"query_id": queries, "doc_id": docs, "score": scores},
+        {"query_id": columns[0], "doc_id": columns[1], "score": columns[2]},
         schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
     )
-    return RunTable(frame, run_id.decode(encoding))
+    return RunTable(frame, columns[3][-1] if columns[3] else "")
 
 
 # -- z-scores -----------------------------------------------------------------------
@@ -439,14 +468,8 @@ def parse_zscores(path: str, encoding: str) -> Zscores:
         raise TrecEvalExit(
             f"trec_eval.get_zscores: Cannot read zscores file '{path}'\n", 255
         )
-    data = blob.as_bytes()
-    rows: list[tuple[str, str, float, float]] = []
-    for number, line in enumerate(_lines(data), start=1):
-        fields = line.split()
-        if len(fields) != 4:
-            raise TrecEvalExit(f"trec_eval.get_zscores: Malformed line {number}\n", 255)
-        rows.append((fields[0].decode(encoding), fields[1].decode(encoding),
-                     atof(fields[2].decode("latin-1")), atof(fields[3].decode("latin-1"))))
+    q, name, mean, stddev = read_rows(blob.as_bytes(), rules("zscores", encoding), path)
+    rows = list(zip(q, name, mean, stddev, strict=True))
     # trec_eval sorts by (qid, name) in byte order; Latin-1/UTF-8 text sorts the same.
     rows.sort(key=lambda r: (r[0], r[1]))
     return Zscores([(r[0], r[1]) for r in rows], [r[2] for r in rows], [r[3] for r in rows])

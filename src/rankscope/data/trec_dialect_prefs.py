@@ -6,8 +6,10 @@
 - ``qrels_jg``: ``qid jg docno rel`` (4 fields, ``atol``); a document judged
   twice in one (query, jg) is an error when the file is read.
 
-Comment lines follow the qrels rules (first byte ``#``, one skipped per data
-line). These files are small in practice, so they are read line by line.
+Lines follow trec_eval's qrels rules (:func:`rankscope.data.trec_dialect.rules`:
+first byte ``#`` is a comment, one skipped per data line; "Malformed line N"
+counting data lines). These files are small in practice, so they are read
+line by line by the family's line reader (:func:`.trec_rules.read_rows`).
 """
 
 from __future__ import annotations
@@ -17,30 +19,11 @@ import itertools
 import polars as pl
 
 from rankscope.data.cnum import atof, atol
-from rankscope.data.trec_dialect import Blob, QrelsTable
+from rankscope.data.trec_dialect import Blob, QrelsTable, rules
+from rankscope.data.trec_rules import read_rows
 from rankscope.errors import TrecEvalExit
 
 __all__ = ["parse_rel_info"]
-
-_LAYOUT = {
-    "prefs": (5, "get_prefs"),
-    "qrels_prefs": (4, "get_qrels_prefs"),
-    "qrels_jg": (4, "get_qrels_jg"),
-}
-
-
-def _data_lines(data: bytes) -> list[bytes]:
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    out = []
-    may_skip = True
-    for line in data.split(b"\n")[:-1]:
-        if may_skip and line.startswith(b"#"):
-            may_skip = False  # trec_eval skips one comment line, then parses a line
-            continue
-        may_skip = True
-        out.append(line)
-    return out
 
 
 def parse_rel_info(rel_format: str, blob: Blob, path: str, encoding: str) -> QrelsTable:
@@ -50,13 +33,8 @@ def parse_rel_info(rel_format: str, blob: Blob, path: str, encoding: str) -> Qre
     ``query_id``, ``jg``, ``jsg``, ``doc_id``, ``level`` (preferences), sorted
     as trec_eval sorts them.
     """
-    n_fields, reader = _LAYOUT[rel_format]
-    rows: list[tuple[str, ...]] = []
-    for number, line in enumerate(_data_lines(blob.as_bytes()), start=1):
-        fields = line.split()
-        if len(fields) != n_fields:
-            raise TrecEvalExit.in_file(f"trec_eval.{reader}: Malformed line {number}", path)
-        rows.append(tuple(f.decode(encoding) for f in fields))
+    columns = read_rows(blob.as_bytes(), rules(rel_format, encoding), path)
+    rows: list[tuple[str, ...]] = list(zip(*columns, strict=True))
     if rel_format == "qrels_jg":
         return QrelsTable(_qrels_jg(rows, path))
     if rel_format == "qrels_prefs":
