@@ -7,6 +7,15 @@ resamples, seeded: the same numbers every time), both over the queries with a
 value. The interval is computed on first use and kept. Metrics aggregated by a
 sum or a geometric mean (``num_ret``, ``gm_map``) have a standard deviation but
 no interval.
+
+Whether the renderings (text, JSON, frames) show the interval is the result's
+``show_interval`` choice: ``"always"`` (the library default), ``"never"``, or
+``"auto"`` (the command line's default), which shows it only up to
+:data:`AUTO_INTERVAL_QUERIES` queries per metric. The bootstrap's cost grows as
+resamples x queries, so above that the interval would be most of an
+evaluation's time. A rendering that leaves it out says why
+(:meth:`EvaluationResult.interval_skipped`); ``result.interval`` itself
+always computes when read.
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -22,11 +31,43 @@ import polars as pl
 from rankscope.metrics.base import Metric
 from rankscope.spread import bootstrap_intervals_each, population_std
 
-__all__ = ["CONFIDENCE", "EvaluationInfo", "EvaluationResult"]
+__all__ = [
+    "AUTO_INTERVAL_QUERIES", "CONFIDENCE", "INTERVAL_CHOICES", "EvaluationInfo",
+    "EvaluationResult", "IntervalChoice", "interval_seconds",
+]
 
 CONFIDENCE = 0.95
 """The level of the interval every result reports."""
 _RESAMPLES = 10000
+
+AUTO_INTERVAL_QUERIES = 10_000
+"""Most queries per metric for which ``show_interval="auto"`` shows the interval.
+
+At 10,000 queries the 10,000 resamples take about 1 s; every TREC-sized and
+MS MARCO dev-sized evaluation (6,980 queries) stays under it.
+"""
+
+IntervalChoice = Literal["auto", "always", "never"]
+INTERVAL_CHOICES: tuple[IntervalChoice, ...] = ("auto", "always", "never")
+
+# Cost model of the default interval, from the recorded timings (docs/performance.md,
+# row "spread"): drawing one set of resamples costs about 1e-8 s per resample x query
+# (0.1 s at 1,000 queries, 1 s at 10,000, 10 s at 100,000), each metric sharing it
+# adds about a tenth of that (1.3 s for 4 metrics at 10,000 queries).
+_DRAW_SECONDS_PER_CELL = 1e-8
+_METRIC_SECONDS_PER_CELL = 1e-9
+
+
+def interval_seconds(groups: dict[int, int], n_resamples: int = _RESAMPLES) -> float:
+    """Rough CPU seconds of the intervals: query count -> how many metrics share its draws.
+
+    Examples
+    --------
+    >>> round(interval_seconds({100_000: 1}), 1)
+    11.0
+    """
+    return sum(n_resamples * n * (_DRAW_SECONDS_PER_CELL + k * _METRIC_SECONDS_PER_CELL)
+               for n, k in groups.items())
 
 
 @dataclass(frozen=True)
@@ -77,6 +118,15 @@ class EvaluationInfo:
         }
 
 
+def _seconds(seconds: float) -> str:
+    """A rough duration for people: 'under 1 s', 'about 3 s', 'about 40 s', 'about 2 min'."""
+    if seconds < 1:
+        return "under 1 s"
+    if seconds < 120:
+        return f"about {float(f'{seconds:.1g}'):.0f} s"
+    return f"about {round(seconds / 60):,} min"
+
+
 def _clean(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
@@ -99,6 +149,12 @@ class EvaluationResult:
         Label -> aggregated value (None when no query has a value).
     info : EvaluationInfo
         Policy and query counts.
+    show_per_query : bool
+        Whether the renderings show per-query values.
+    show_interval : {"always", "auto", "never"}
+        Whether the renderings show the interval: always (default), never, or
+        up to :data:`AUTO_INTERVAL_QUERIES` queries per metric (``auto``).
+        ``interval`` computes when read, whatever this says.
     """
 
     labels: list[str]
@@ -108,6 +164,7 @@ class EvaluationResult:
     means: dict[str, float | None]
     info: EvaluationInfo
     show_per_query: bool = False
+    show_interval: IntervalChoice = "always"
 
     def __getitem__(self, label: str) -> float | None:
         return self.means[label]
@@ -133,21 +190,54 @@ class EvaluationResult:
                   seed: int | None = 0) -> dict[str, tuple[float, float] | None]:
         """Bootstrap intervals of the means at another level or resample count."""
         out: dict[str, tuple[float, float] | None] = dict.fromkeys(self.labels)
-        # The resamples depend only on how many values are drawn from (and the seed), so
-        # metrics with as many values share one set: drawing them is most of the work,
-        # and each metric's numbers are those it gets alone (bootstrap_intervals_each).
-        groups: dict[int, list[int]] = {}
-        for j, metric in enumerate(self.metrics):
-            n = int(np.count_nonzero(~np.isnan(self.values[:, j])))
-            if metric.spec.aggregate == "mean" and n >= 2:
-                groups.setdefault(n, []).append(j)
-        for columns in groups.values():
+        for columns in self._interval_groups().values():
             rows = np.stack([self.values[:, j][~np.isnan(self.values[:, j])] for j in columns])
             low, high = bootstrap_intervals_each(rows, confidence=confidence,
                                                  n_resamples=n_resamples, seed=seed)
             for k, j in enumerate(columns):
                 out[self.labels[j]] = (float(low[k]), float(high[k]))
         return out
+
+    def _interval_groups(self) -> dict[int, list[int]]:
+        """Query count -> the columns whose intervals are drawn from that many values.
+
+        The resamples depend only on how many values are drawn from (and the seed), so
+        metrics with as many values share one set: drawing them is most of the work,
+        and each metric's numbers are those it gets alone (bootstrap_intervals_each).
+        """
+        groups: dict[int, list[int]] = {}
+        for j, metric in enumerate(self.metrics):
+            n = int(np.count_nonzero(~np.isnan(self.values[:, j])))
+            if metric.spec.aggregate == "mean" and n >= 2:
+                groups.setdefault(n, []).append(j)
+        return groups
+
+    def interval_skipped(self) -> str | None:
+        """Why the renderings leave the interval out under ``show_interval``; None if they show it.
+
+        ``"auto"`` leaves it out when a metric with an interval has more than
+        :data:`AUTO_INTERVAL_QUERIES` queries with a value; the reason names the
+        largest count and the estimated cost.
+        """
+        if self.show_interval == "always":
+            return None
+        groups = self._interval_groups()
+        if not groups:
+            return None  # no metric has an interval: nothing is left out
+        if self.show_interval == "never":
+            return "intervals not asked for"
+        largest = max(groups)
+        if largest <= AUTO_INTERVAL_QUERIES:
+            return None
+        seconds = interval_seconds({n: len(cols) for n, cols in groups.items()})
+        return (f"intervals not computed for {largest:,} queries (more than "
+                f"{AUTO_INTERVAL_QUERIES:,}; {_seconds(seconds)} to compute)")
+
+    def shown_interval(self) -> dict[str, tuple[float, float] | None]:
+        """The intervals as the renderings show them: all None when :meth:`interval_skipped`."""
+        if self.interval_skipped() is not None:
+            return dict.fromkeys(self.labels)
+        return self.interval
 
     @property
     def mean(self) -> dict[str, float | None]:
@@ -180,11 +270,14 @@ class EvaluationResult:
     def to_dict(self, *, per_query: bool | None = None) -> dict[str, Any]:
         """The JSON shape of ``rankscope evaluate --format json``."""
         show = self.show_per_query if per_query is None else per_query
+        skipped = self.interval_skipped()
         out: dict[str, Any] = {"mean": dict(self.means), "n_queries": self.n_queries,
                                "std": dict(self.std),
                                "interval": {k: None if v is None else list(v)
-                                            for k, v in self.interval.items()},
+                                            for k, v in self.shown_interval().items()},
                                "confidence": CONFIDENCE}
+        if skipped is not None:
+            out["interval_skipped"] = skipped
         if show:
             out["per_query"] = self.per_query
         out["info"] = self.info.to_dict()
@@ -199,7 +292,7 @@ class EvaluationResult:
                 data[label] = pl.Series(label, self.values[:, j]).fill_nan(None)
             return pl.DataFrame(data)
         counts = self.n_queries
-        spans = self.interval
+        spans = self.shown_interval()
         return pl.DataFrame(
             {"metric": self.labels, "value": [self.means[label] for label in self.labels],
              "n_queries": [counts[label] for label in self.labels],

@@ -34,6 +34,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="output format (JSON: {\"runs\": {name: ...}}, plus the run's own keys "
                         "at the top for one run; CSV/TSV: a run column first)")
     p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
+    from rankscope.cli.interval_option import add_interval_option
+
+    add_interval_option(p)
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--run-format", help="format of the run files (default: from their names)")
     from rankscope.cli.conventions import add_evaluation_conventions
@@ -98,9 +101,14 @@ def run(args: argparse.Namespace) -> int:
                          allow_no_overlap=args.allow_no_overlap, **fields)
             )
     names = run_names(results, args.runs)
+    for result in results:
+        result.show_interval = args.ci
     text = render_evaluations(list(zip(names, results, strict=True)), args.format,
                               per_query=args.per_query)
     write_text(args.output, text + "\n")
+    from rankscope.cli.interval_option import say_skipped_intervals
+
+    say_skipped_intervals(args.command, list(zip(names, results, strict=True)))
     return 0
 
 

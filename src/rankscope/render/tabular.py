@@ -33,9 +33,13 @@ def format_value(value: float | None, digits: int = 4, *, count: bool = False) -
 
 
 def _rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[list[Any]]]:
-    """Header and rows; every mean comes with the number of queries it was taken over."""
+    """Header and rows; every mean comes with the number of queries it was taken over.
+
+    The interval columns keep their place when the result's ``show_interval``
+    leaves the interval out (null: '-' or an empty cell).
+    """
     counts = result.n_queries
-    spans = result.interval
+    spans = result.shown_interval()
     low = [None if spans[label] is None else spans[label][0]  # type: ignore[index]
            for label in result.labels]
     high = [None if spans[label] is None else spans[label][1]  # type: ignore[index]
