@@ -43,7 +43,6 @@ from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
 from rankscope.engine.ranking_match import (
     Judged,
-    as_levels,
     beside,
     match_rows,
     proof_of_distinct_rows,
@@ -406,11 +405,11 @@ def rank(
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
         with ThreadPoolExecutor(max_workers=3) as pool:
-            matching = pool.submit(match_rows, qidx, docs, judged, pool=pool, keys_out=keys)
+            matching = pool.submit(match_rows, qidx, docs, judged, pool=pool, keys_out=keys,
+                                   levels=levels)
             base = base_order(qidx, score, n, stable=not by_doc)
             found = find_ties(base, qidx, score) if by_doc else None
-            row_grades = matching.result()
-        values = as_levels(row_grades) if levels else row_grades
+            values = matching.result()
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec")
         rows = ranking.rows()
@@ -424,8 +423,7 @@ def rank(
         sub_q, sub_score = qidx[picked], score[picked]
         sub_docs = docs.gather(picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
-        sub_grades = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys)
-        values = as_levels(sub_grades) if levels else sub_grades
+        values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
         sub = Ranking(None, None, np.bincount(sub_q, minlength=n).astype(np.int64))
         sub_ties = find_ties(sub, sub_q, sub_score) if by_doc else None
         if sub_ties is not None:
