@@ -407,7 +407,7 @@ def rank(
         with ThreadPoolExecutor(max_workers=3) as pool:
             matching = pool.submit(match_rows, qidx, docs, judged, pool=pool, keys_out=keys,
                                    levels=levels)
-            base = base_order(qidx, score, n, stable=not by_doc)
+            base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
             values = matching.result()
         ranking = base if found is None else fix_ties(
