@@ -169,8 +169,18 @@ class Context:
     @cached_property
     def values(self) -> IntArray:
         """Each ranked row's grade as an integer (meant for levels)."""
-        return np.clip(np.nan_to_num(self.lists.grades, nan=-1.0), -(2.0**62),
-                       2.0**62).astype(np.int64)
+        return self.values_at(None)
+
+    def values_at(self, rows: IntArray | None) -> IntArray:
+        """:attr:`values` of some ranked rows (None: all), converting only those rows."""
+        if rows is not None and "values" in self.__dict__:
+            return self.values[rows]
+        grades = self.lists.grades if rows is None else self.lists.grades[rows]
+        if not self.lists.levels:  # levels have no NaN (-1 stands for "not in the qrels")
+            grades = np.nan_to_num(grades, nan=-1.0)
+        clipped = np.clip(grades, -(2.0**62), 2.0**62, out=None if grades is
+                          self.lists.grades else grades)
+        return clipped.astype(np.int64)
 
     def padded(self, fill: int) -> Iterator[tuple[IntArray, npt.NDArray[np.int64]]]:
         """Each query's :attr:`values` as a matrix row, padded with ``fill``, bucket by bucket.
