@@ -109,7 +109,7 @@ def _yaap(v: Context, m: Metric, lvl: int) -> FloatArray:
 @trec_kernel("infAP")
 def _infap(v: Context, m: Metric, lvl: int) -> FloatArray:
     pool = v.pool_rows
-    values = v.values[pool.rows]
+    values = v.values_at(pool.rows)
     is_rel = (values >= 0) & (values >= lvl)
     rel = pool.sub(is_rel)
     r = _f(pool.before(is_rel)[is_rel] + 1)
