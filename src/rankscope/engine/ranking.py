@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.distinct import distinct_within
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
 from rankscope.engine.ranking_match import (
@@ -402,6 +403,7 @@ def rank(
     kept_rows = int(np.minimum(counts, max(limit, 0)).sum()) if limit is not None else \
         int(counts.sum())
 
+    file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
         with ThreadPoolExecutor(max_workers=3) as pool:
@@ -414,7 +416,15 @@ def rank(
             base, found, docs, None if exact else values, descending=ties == "trec")
         rows = ranking.rows()
         grades = ranking.apply(values, in_place=True)
-        ranked_keys = None if keys is None else keys[rows]
+        ranked_keys = None
+        if keys is not None:
+            if ranking.blocks is not None and rq.grouped_lengths is not None and \
+                    not truncating and (max_ret is None or max_ret > 0):
+                # each query's rows form one block of the file: its keys are looked
+                # at there, gathered in rank order only if some block repeats one
+                file_keys = (keys, rq.grouped_lengths)
+            else:
+                ranked_keys = keys[rows]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
         base = base_order(qidx, score, n, stable=not by_doc)
         found = find_ties(base, qidx, score) if by_doc else None
@@ -439,8 +449,8 @@ def rank(
         rows, grades = rows[keep], grades[keep]
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
-    if report and ranked_keys is not None:
-        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n)
+    if report and (ranked_keys is not None or file_keys is not None):
+        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys)
     if depth is not None and not condensed:
         keep, counts = _within(counts, depth)
         rows, grades = rows[keep], grades[keep]
@@ -511,12 +521,24 @@ def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, Float
 
 
 def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: IntArray,
-                       keys: npt.NDArray[np.uint64], counts: IntArray,
-                       n: int) -> Future[list[str | None]]:
-    """trec_eval's duplicate rule, searched on a thread beside the measures."""
+                       keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
+                       file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None,
+                       ) -> Future[list[str | None]]:
+    """trec_eval's duplicate rule, searched on a thread beside the measures.
+
+    ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
+    key, the lengths of the file's query blocks), when each ranked query is
+    one block of the file: no block repeating a key proves there is no
+    duplicate without putting the keys in rank order.
+    """
 
     def search() -> list[str | None]:
-        return run_duplicates(qidx, docs, rows, keys, counts, n)
+        ranked = keys
+        if ranked is None:
+            if file_keys is None or distinct_within(*file_keys):
+                return [None] * n
+            ranked = file_keys[0][rows]
+        return run_duplicates(qidx, docs, rows, ranked, counts, n)
 
     return beside(search)  # type: ignore[return-value]
 
