@@ -243,6 +243,17 @@ class _RunQueries:
     qidx: IntArray
     names: set[str]
     grouped_lengths: IntArray | None  # runs of equal ids, when each query's rows are together
+    starts: IntArray  # the first row of each run of equal ids
+    lengths: IntArray  # and its length
+
+    def counts(self, n: int) -> IntArray:
+        """Rows per evaluated query (from the runs of equal ids, not from every row)."""
+        if self.qidx.size == 0:
+            return np.zeros(n, np.int64)
+        run_q = self.qidx[self.starts]
+        kept = run_q >= 0
+        return np.bincount(run_q[kept], weights=self.lengths[kept],
+                           minlength=n).astype(np.int64)
 
 
 def _run_queries(run_q: pl.Series,
@@ -252,13 +263,19 @@ def _run_queries(run_q: pl.Series,
     if run_q.dtype == pl.Enum:  # read against a known query list: the codes are the index
         categories = pl.Series(run_q.dtype.categories)  # type: ignore[attr-defined]
         codes = run_q.to_physical().to_numpy().astype(np.int64)
-        present = np.bincount(codes, minlength=categories.len()) > 0 if n_rows else \
-            np.zeros(categories.len(), dtype=bool)
-        names = set(categories.filter(pl.Series(present)).to_list())
-        evaluated = select(names)
-        qidx = _index_of(categories, evaluated)[codes] if n_rows else np.zeros(0, np.int64)
         change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
         starts = np.concatenate(([0], change)).astype(np.int64) if n_rows else change
+        present = np.zeros(categories.len(), dtype=bool)
+        present[codes[starts]] = True  # every run of equal codes starts somewhere
+        names = set(categories.filter(pl.Series(present)).to_list())
+        evaluated = select(names)
+        index = _index_of(categories, evaluated)
+        if n_rows == 0:
+            qidx = np.zeros(0, np.int64)
+        elif np.array_equal(index, np.arange(index.size)):  # the codes are the index
+            qidx = codes
+        else:
+            qidx = index[codes]
     else:
         starts, seg_names = _segments(run_q)
         names = set(seg_names.unique().to_list())
@@ -266,7 +283,7 @@ def _run_queries(run_q: pl.Series,
         qidx = np.repeat(_index_of(seg_names, evaluated), np.diff(np.append(starts, n_rows)))
     lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
     grouped = starts.size == len(names)
-    return evaluated, _RunQueries(qidx, names, lengths if grouped else None)
+    return evaluated, _RunQueries(qidx, names, lengths if grouped else None, starts, lengths)
 
 
 def _prefix_positions(counts: IntArray, limit: int, ties: TieRuns | None) -> IntArray:
@@ -391,8 +408,7 @@ def rank(
                     graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
                     find_duplicates=qrels.deferred_duplicates == "report")
 
-    counts = np.bincount(qidx[qidx >= 0], minlength=n).astype(np.int64) if qidx.size else \
-        np.zeros(n, np.int64)
+    counts = rq.counts(n)
     condensed = unjudged == "condensed"
     limit = max_ret
     if depth is not None and not condensed:
