@@ -402,11 +402,14 @@ def rank(
     report = run.deferred_duplicates == "report"
     pending_check = _check_beside(run, docs, rq) if run.deferred_duplicates == "error" else None
 
-    jq = _index_of(graded.get_column("query_id"), evaluated)
-    inside = jq >= 0
-    judged = Judged(jq[inside], graded.get_column("doc_id").filter(pl.Series(inside)),
-                    graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
-                    find_duplicates=qrels.deferred_duplicates == "report")
+    def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
+        """The keyed judgments and each query's judged lists."""
+        jq = _index_of(graded.get_column("query_id"), evaluated)
+        inside = jq >= 0
+        judged = Judged(jq[inside], graded.get_column("doc_id").filter(pl.Series(inside)),
+                        graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
+                        find_duplicates=qrels.deferred_duplicates == "report")
+        return judged, _judged_lists(judged, n, levels)
 
     counts = rq.counts(n)
     condensed = unjudged == "condensed"
@@ -422,12 +425,17 @@ def rank(
     file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
+        def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
+            judging = judge()
+            return judging, match_rows(qidx, docs, judging[0], pool=pool, keys_out=keys,
+                                       levels=levels)
+
+        # the judgments are keyed and matched on the pool while the main thread orders
         with ThreadPoolExecutor(max_workers=3) as pool:
-            matching = pool.submit(match_rows, qidx, docs, judged, pool=pool, keys_out=keys,
-                                   levels=levels)
+            matching = pool.submit(judge_and_match)
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
-            values = matching.result()
+            (judged, judged_lists), values = matching.result()
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec")
         rows = ranking.rows()
@@ -442,6 +450,7 @@ def rank(
             else:
                 ranked_keys = keys[rows]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
+        judged, judged_lists = judge()
         base = base_order(qidx, score, n, stable=not by_doc)
         found = find_ties(base, qidx, score) if by_doc else None
         pos = _prefix_positions(counts, max(limit or 0, 0), found)
@@ -484,7 +493,7 @@ def rank(
             keep, counts = _within(counts, depth)
             rows, grades = rows[keep], grades[keep]
 
-    judged_offsets, judged_grades = _judged_lists(judged, n, levels)
+    judged_offsets, judged_grades = judged_lists
     if max_grade is None:
         all_grades = graded.get_column("grade")
         max_grade = float(all_grades.max()) if all_grades.len() else 0.0  # type: ignore[arg-type]
