@@ -182,15 +182,17 @@ class Context:
                           self.lists.grades else grades)
         return clipped.astype(np.int64)
 
-    def padded(self, fill: int) -> Iterator[tuple[IntArray, npt.NDArray[np.int64]]]:
+    def padded(self, fill: float, per_row: npt.NDArray[Any] | None = None,
+               ) -> Iterator[tuple[IntArray, npt.NDArray[Any]]]:
         """Each query's :attr:`values` as a matrix row, padded with ``fill``, bucket by bucket.
 
         Yields (query indices, matrix); queries of similar length share a
         matrix, and when every query has the same length the values are just
-        reshaped (no copy).
+        reshaped (no copy). ``per_row``: another array of the ranked rows
+        instead of :attr:`values` (the grades, when only their sign matters).
         """
         lengths = self.lengths
-        values = self.values
+        values = self.values if per_row is None else per_row
         if self.n and np.all(lengths == lengths[0]):
             yield np.arange(self.n, dtype=np.int64), values.reshape(self.n, int(lengths[0]))
             return
@@ -202,7 +204,7 @@ class Context:
             lens = lengths[queries]
             rows = np.repeat(np.arange(queries.size), lens)
             cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
-            grid = np.full((queries.size, int(lens.max())), fill, dtype=np.int64)
+            grid = np.full((queries.size, int(lens.max())), fill, dtype=values.dtype)
             grid[rows, cols] = values[np.repeat(offsets[queries], lens) + cols]
             yield queries, grid
 
