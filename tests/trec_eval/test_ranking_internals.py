@@ -90,3 +90,37 @@ def test_a_cut_inside_a_tie_run_keeps_the_larger_ids(tmp_path):
     (tmp_path / "run").write_bytes(b"q Q0 c 1 9 r\nq Q0 a 2 5 r\nq Q0 b 3 5 r\nq Q0 d 4 5 r\n")
     out = ours(["-m", "P.2,3", "qrels", "run"], cwd=tmp_path).stdout
     assert out == "P_2                   \tall\t0.0000\nP_3                   \tall\t0.3333\n"
+
+
+def test_a_ranked_file_with_blocks_out_of_query_order_ranks_like_a_sort():
+    # A file in rank order whose query blocks are not in query order (ids 1, 2,
+    # ..., 10 in byte order) keeps the file order until the end: ranked rows and
+    # values must be those of a plain sort by (query, score desc, doc id desc).
+    from rankscope.engine.ranking_order import base_order, find_ties, fix_ties
+
+    rng = random.Random(11)
+    for _ in range(300):
+        n_queries = rng.randint(1, 6)
+        blocks = rng.sample(range(-1, n_queries), rng.randint(1, n_queries + 1))
+        rows: list[tuple[int, float, str]] = []
+        for q in blocks:
+            scores = sorted((float(rng.randint(0, 3)) for _ in range(rng.randint(1, 6))),
+                            reverse=True)
+            rows += [(q, s, f"d{rng.randint(0, 30)}") for s in scores]
+        # one document per row of a query (a repeat would be a duplicate)
+        seen: set[tuple[int, str]] = set()
+        rows = [r for r in rows if (r[0], r[2]) not in seen and not seen.add((r[0], r[2]))]
+        qidx = np.array([r[0] for r in rows], dtype=np.int64)
+        score = np.array([r[1] for r in rows])
+        docs = pl.Series([r[2] for r in rows])
+        values = np.array([rng.choice([-1, 0, 1, 2]) for _ in rows], dtype=np.int64)
+        expected = sorted((i for i, r in enumerate(rows) if r[0] >= 0),
+                          key=lambda i: (rows[i][0], -rows[i][1],
+                                         [-b for b in rows[i][2].encode()] + [1]))
+        base = base_order(qidx, score, n_queries, defer_blocks=True)
+        every = fix_ties(base, find_ties(base, qidx, score), docs)
+        assert every.rows().tolist() == expected
+        assert every.apply(values).tolist() == values[expected].tolist()
+        lean = fix_ties(base, find_ties(base, qidx, score), docs, values)
+        assert lean.apply(values).tolist() == values[expected].tolist()
+        assert values[lean.rows()].tolist() == values[expected].tolist()

@@ -169,18 +169,30 @@ class Context:
     @cached_property
     def values(self) -> IntArray:
         """Each ranked row's grade as an integer (meant for levels)."""
-        return np.clip(np.nan_to_num(self.lists.grades, nan=-1.0), -(2.0**62),
-                       2.0**62).astype(np.int64)
+        return self.values_at(None)
 
-    def padded(self, fill: int) -> Iterator[tuple[IntArray, npt.NDArray[np.int64]]]:
+    def values_at(self, rows: IntArray | None) -> IntArray:
+        """:attr:`values` of some ranked rows (None: all), converting only those rows."""
+        if rows is not None and "values" in self.__dict__:
+            return self.values[rows]
+        grades = self.lists.grades if rows is None else self.lists.grades[rows]
+        if not self.lists.levels:  # levels have no NaN (-1 stands for "not in the qrels")
+            grades = np.nan_to_num(grades, nan=-1.0)
+        clipped = np.clip(grades, -(2.0**62), 2.0**62, out=None if grades is
+                          self.lists.grades else grades)
+        return clipped.astype(np.int64)
+
+    def padded(self, fill: float, per_row: npt.NDArray[Any] | None = None,
+               ) -> Iterator[tuple[IntArray, npt.NDArray[Any]]]:
         """Each query's :attr:`values` as a matrix row, padded with ``fill``, bucket by bucket.
 
         Yields (query indices, matrix); queries of similar length share a
         matrix, and when every query has the same length the values are just
-        reshaped (no copy).
+        reshaped (no copy). ``per_row``: another array of the ranked rows
+        instead of :attr:`values` (the grades, when only their sign matters).
         """
         lengths = self.lengths
-        values = self.values
+        values = self.values if per_row is None else per_row
         if self.n and np.all(lengths == lengths[0]):
             yield np.arange(self.n, dtype=np.int64), values.reshape(self.n, int(lengths[0]))
             return
@@ -192,7 +204,7 @@ class Context:
             lens = lengths[queries]
             rows = np.repeat(np.arange(queries.size), lens)
             cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
-            grid = np.full((queries.size, int(lens.max())), fill, dtype=np.int64)
+            grid = np.full((queries.size, int(lens.max())), fill, dtype=values.dtype)
             grid[rows, cols] = values[np.repeat(offsets[queries], lens) + cols]
             yield queries, grid
 

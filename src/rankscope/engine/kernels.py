@@ -199,9 +199,13 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, object]:
     key = ("gained", m.get("gain"), m.get("gains"), m.get("rel"))
 
     def make() -> tuple[FloatArray, object]:
-        gains = ctx.gain_of(ctx.lists.grades, m)
-        rows = ctx.rowset(np.flatnonzero(gains != 0))
-        return gains[rows.rows] / ctx.discount(rows.pos), rows
+        # only judged rows can gain (unjudged and negative grades gain 0): the
+        # gains of those rows, not of every ranked row
+        judged = ctx.judged_rows
+        gains = ctx.gain_of(ctx.lists.grades[judged.rows], m)
+        gaining = gains != 0
+        rows = judged.sub(gaining)
+        return gains[gaining] / ctx.discount(rows.pos), rows
 
     discounted, rows = ctx.cached(key, make)
     return discounted, ctx, rows

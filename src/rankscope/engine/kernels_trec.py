@@ -109,7 +109,7 @@ def _yaap(v: Context, m: Metric, lvl: int) -> FloatArray:
 @trec_kernel("infAP")
 def _infap(v: Context, m: Metric, lvl: int) -> FloatArray:
     pool = v.pool_rows
-    values = v.values[pool.rows]
+    values = v.values_at(pool.rows)
     is_rel = (values >= 0) & (values >= lvl)
     rel = pool.sub(is_rel)
     r = _f(pool.before(is_rel)[is_rel] + 1)
@@ -194,8 +194,8 @@ def relstrings(v: Context, limit: float) -> list[str]:
     length = 0 if math.isnan(limit) or limit < 0 else int(min(limit, 2**62))
     shown = np.minimum(v.lengths, length)
     starts = np.repeat(v.lists.offsets[:-1], shown)
-    values = v.values[starts + (np.arange(int(shown.sum())) - np.repeat(
-        np.cumsum(shown) - shown, shown))]
+    values = v.values_at(starts + (np.arange(int(shown.sum())) - np.repeat(
+        np.cumsum(shown) - shown, shown)))
     chars = np.where(values > 9, ">", np.where(values == -1, "-", np.where(values == -2, ".", "<")))
     digits = (values >= 0) & (values <= 9)
     chars = np.where(digits, _REL_CHARS[np.clip(values, 0, 9)], chars)

@@ -239,7 +239,8 @@ def _rbp_resid(st: Context, m: Metric, lvl: int) -> FloatArray:
     p = float(m.get("p"))
     power = _powers(p, int(st.lengths.max(initial=0)))
     total = np.zeros(st.n, dtype=np.float64)
-    for queries, grid in st.padded(fill=0):
+    # a level's sign is its grade's (levels are whole numbers): no integer copy needed
+    for queries, grid in st.padded(fill=0, per_row=st.lists.grades):
         width = grid.shape[1]
         if width == 0:
             continue

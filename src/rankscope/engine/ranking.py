@@ -39,11 +39,11 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.distinct import distinct_within
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
 from rankscope.engine.ranking_match import (
     Judged,
-    as_levels,
     beside,
     match_rows,
     proof_of_distinct_rows,
@@ -243,6 +243,17 @@ class _RunQueries:
     qidx: IntArray
     names: set[str]
     grouped_lengths: IntArray | None  # runs of equal ids, when each query's rows are together
+    starts: IntArray  # the first row of each run of equal ids
+    lengths: IntArray  # and its length
+
+    def counts(self, n: int) -> IntArray:
+        """Rows per evaluated query (from the runs of equal ids, not from every row)."""
+        if self.qidx.size == 0:
+            return np.zeros(n, np.int64)
+        run_q = self.qidx[self.starts]
+        kept = run_q >= 0
+        return np.bincount(run_q[kept], weights=self.lengths[kept],
+                           minlength=n).astype(np.int64)
 
 
 def _run_queries(run_q: pl.Series,
@@ -252,13 +263,19 @@ def _run_queries(run_q: pl.Series,
     if run_q.dtype == pl.Enum:  # read against a known query list: the codes are the index
         categories = pl.Series(run_q.dtype.categories)  # type: ignore[attr-defined]
         codes = run_q.to_physical().to_numpy().astype(np.int64)
-        present = np.bincount(codes, minlength=categories.len()) > 0 if n_rows else \
-            np.zeros(categories.len(), dtype=bool)
-        names = set(categories.filter(pl.Series(present)).to_list())
-        evaluated = select(names)
-        qidx = _index_of(categories, evaluated)[codes] if n_rows else np.zeros(0, np.int64)
         change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
         starts = np.concatenate(([0], change)).astype(np.int64) if n_rows else change
+        present = np.zeros(categories.len(), dtype=bool)
+        present[codes[starts]] = True  # every run of equal codes starts somewhere
+        names = set(categories.filter(pl.Series(present)).to_list())
+        evaluated = select(names)
+        index = _index_of(categories, evaluated)
+        if n_rows == 0:
+            qidx = np.zeros(0, np.int64)
+        elif np.array_equal(index, np.arange(index.size)):  # the codes are the index
+            qidx = codes
+        else:
+            qidx = index[codes]
     else:
         starts, seg_names = _segments(run_q)
         names = set(seg_names.unique().to_list())
@@ -266,7 +283,7 @@ def _run_queries(run_q: pl.Series,
         qidx = np.repeat(_index_of(seg_names, evaluated), np.diff(np.append(starts, n_rows)))
     lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
     grouped = starts.size == len(names)
-    return evaluated, _RunQueries(qidx, names, lengths if grouped else None)
+    return evaluated, _RunQueries(qidx, names, lengths if grouped else None, starts, lengths)
 
 
 def _prefix_positions(counts: IntArray, limit: int, ties: TieRuns | None) -> IntArray:
@@ -385,14 +402,16 @@ def rank(
     report = run.deferred_duplicates == "report"
     pending_check = _check_beside(run, docs, rq) if run.deferred_duplicates == "error" else None
 
-    jq = _index_of(graded.get_column("query_id"), evaluated)
-    inside = jq >= 0
-    judged = Judged(jq[inside], graded.get_column("doc_id").filter(pl.Series(inside)),
-                    graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
-                    find_duplicates=qrels.deferred_duplicates == "report")
+    def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
+        """The keyed judgments and each query's judged lists."""
+        jq = _index_of(graded.get_column("query_id"), evaluated)
+        inside = jq >= 0
+        judged = Judged(jq[inside], graded.get_column("doc_id").filter(pl.Series(inside)),
+                        graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
+                        find_duplicates=qrels.deferred_duplicates == "report")
+        return judged, _judged_lists(judged, n, levels)
 
-    counts = np.bincount(qidx[qidx >= 0], minlength=n).astype(np.int64) if qidx.size else \
-        np.zeros(n, np.int64)
+    counts = rq.counts(n)
     condensed = unjudged == "condensed"
     limit = max_ret
     if depth is not None and not condensed:
@@ -403,20 +422,35 @@ def rank(
     kept_rows = int(np.minimum(counts, max(limit, 0)).sum()) if limit is not None else \
         int(counts.sum())
 
+    file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
+        def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
+            judging = judge()
+            return judging, match_rows(qidx, docs, judging[0], pool=pool, keys_out=keys,
+                                       levels=levels)
+
+        # the judgments are keyed and matched on the pool while the main thread orders
         with ThreadPoolExecutor(max_workers=3) as pool:
-            matching = pool.submit(match_rows, qidx, docs, judged, pool=pool, keys_out=keys)
-            base = base_order(qidx, score, n, stable=not by_doc)
+            matching = pool.submit(judge_and_match)
+            base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
-            row_grades = matching.result()
-        values = as_levels(row_grades) if levels else row_grades
+            (judged, judged_lists), values = matching.result()
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec")
         rows = ranking.rows()
         grades = ranking.apply(values, in_place=True)
-        ranked_keys = None if keys is None else keys[rows]
+        ranked_keys = None
+        if keys is not None:
+            if ranking.blocks is not None and rq.grouped_lengths is not None and \
+                    not truncating and (max_ret is None or max_ret > 0):
+                # each query's rows form one block of the file: its keys are looked
+                # at there, gathered in rank order only if some block repeats one
+                file_keys = (keys, rq.grouped_lengths)
+            else:
+                ranked_keys = keys[rows]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
+        judged, judged_lists = judge()
         base = base_order(qidx, score, n, stable=not by_doc)
         found = find_ties(base, qidx, score) if by_doc else None
         pos = _prefix_positions(counts, max(limit or 0, 0), found)
@@ -424,8 +458,7 @@ def rank(
         sub_q, sub_score = qidx[picked], score[picked]
         sub_docs = docs.gather(picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
-        sub_grades = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys)
-        values = as_levels(sub_grades) if levels else sub_grades
+        values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
         sub = Ranking(None, None, np.bincount(sub_q, minlength=n).astype(np.int64))
         sub_ties = find_ties(sub, sub_q, sub_score) if by_doc else None
         if sub_ties is not None:
@@ -441,8 +474,8 @@ def rank(
         rows, grades = rows[keep], grades[keep]
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
-    if report and ranked_keys is not None:
-        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n)
+    if report and (ranked_keys is not None or file_keys is not None):
+        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys)
     if depth is not None and not condensed:
         keep, counts = _within(counts, depth)
         rows, grades = rows[keep], grades[keep]
@@ -460,7 +493,7 @@ def rank(
             keep, counts = _within(counts, depth)
             rows, grades = rows[keep], grades[keep]
 
-    judged_offsets, judged_grades = _judged_lists(judged, n, levels)
+    judged_offsets, judged_grades = judged_lists
     if max_grade is None:
         all_grades = graded.get_column("grade")
         max_grade = float(all_grades.max()) if all_grades.len() else 0.0  # type: ignore[arg-type]
@@ -513,12 +546,24 @@ def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, Float
 
 
 def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: IntArray,
-                       keys: npt.NDArray[np.uint64], counts: IntArray,
-                       n: int) -> Future[list[str | None]]:
-    """trec_eval's duplicate rule, searched on a thread beside the measures."""
+                       keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
+                       file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None,
+                       ) -> Future[list[str | None]]:
+    """trec_eval's duplicate rule, searched on a thread beside the measures.
+
+    ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
+    key, the lengths of the file's query blocks), when each ranked query is
+    one block of the file: no block repeating a key proves there is no
+    duplicate without putting the keys in rank order.
+    """
 
     def search() -> list[str | None]:
-        return run_duplicates(qidx, docs, rows, keys, counts, n)
+        ranked = keys
+        if ranked is None:
+            if file_keys is None or distinct_within(*file_keys):
+                return [None] * n
+            ranked = file_keys[0][rows]
+        return run_duplicates(qidx, docs, rows, ranked, counts, n)
 
     return beside(search)  # type: ignore[return-value]
 

@@ -70,13 +70,15 @@ class Judged:
 
 def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
                pool: ThreadPoolExecutor | None = None,
-               keys_out: UIntArray | None = None) -> FloatArray:
+               keys_out: UIntArray | None = None, levels: bool = False) -> FloatArray:
     """The grade of each row (NaN when not judged), rows given by query index and document.
 
     With ``pool`` the rows are keyed and looked up in two halves on two of its
     threads; ``keys_out`` receives each row's key (for the duplicate search).
+    With ``levels`` the grades are trec_eval's levels (:func:`as_levels`),
+    converted on the judgments, not on every row.
     """
-    out = np.full(qidx.size, np.nan)
+    out = np.full(qidx.size, NONPOOL if levels else np.nan)
     if qidx.size == 0 or judged.keys.size == 0:
         if keys_out is not None and qidx.size:
             doc_keys(qidx, docs, out=keys_out)
@@ -97,8 +99,9 @@ def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
         found = [probe(lo, hi) for lo, hi in parts]
     else:
         found = [f.result() for f in [pool.submit(probe, lo, hi) for lo, hi in parts]]
+    source = as_levels(judged.grades) if levels else judged.grades
     for hit, line in found:
-        out[hit] = judged.grades[line]
+        out[hit] = source[line]
     return out
 
 

@@ -110,11 +110,17 @@ class Ranking:
     row kept), after which ``moves`` = (positions, rows) puts ``rows`` at
     ``positions`` (tie fixes). Query ``q``'s ranking is the next ``counts[q]``
     positions; rows of no evaluated query are left out.
+
+    ``blocks`` (only with ``order`` None) defers putting a ranked file's query
+    blocks in query order: ties are then found and fixed on the file order
+    (``moves`` name file positions, each within its query's block) and the
+    block order, the file positions in rank order, is gathered once, last.
     """
 
     order: IntArray | None
     moves: tuple[IntArray, IntArray] | None
     counts: IntArray
+    blocks: IntArray | None = None
 
     @property
     def size(self) -> int:
@@ -130,10 +136,17 @@ class Ranking:
                 out = out.copy()
             # the right side is gathered before anything is written: safe in place
             out[self.moves[0]] = per_row[self.moves[1]]
-        return out
+        return out if self.blocks is None else out[self.blocks]
 
     def rows(self) -> IntArray:
         """The file row at each rank-order position."""
+        if self.blocks is not None:
+            if self.moves is None:
+                return self.blocks
+            # file positions up to the last one named (moves may lie past the last block)
+            last = max(int(self.blocks.max(initial=-1)), int(self.moves[0].max(initial=-1)),
+                       int(self.moves[1].max(initial=-1)))
+            return self.apply(np.arange(last + 1, dtype=np.int64), in_place=True)
         if self.order is None and self.moves is None:
             return np.arange(self.size, dtype=np.int64)
         if self.order is None:
@@ -246,17 +259,26 @@ def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> 
     which = np.flatnonzero(kept)
     which = which[np.argsort(block_q[which], kind="stable")]
     first, take = starts[which], (ends - starts)[which]
-    shift = np.repeat(first - np.cumsum(take) + take, take)
-    return np.arange(int(take.sum()), dtype=np.int64) + shift
+    # consecutive positions within a block: steps of 1, and at each block's
+    # first position the jump from the previous block's last row (one cumsum)
+    step = np.ones(int(take.sum()), dtype=np.int64)
+    heads = np.cumsum(take) - take
+    step[heads[1:]] = first[1:] - (first[:-1] + take[:-1] - 1)
+    if step.size:
+        step[0] = first[0]
+    return np.cumsum(step, out=step)
 
 
 def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
-               stable: bool = False) -> Ranking:
+               stable: bool = False, defer_blocks: bool = False) -> Ranking:
     """Rows ranked by query index, then score descending; ties not yet ordered.
 
     Rows with a query index below 0 belong to no evaluated query and are left
     out. ``stable`` keeps tied rows in file order (otherwise their order is
-    left to :func:`fix_ties`).
+    left to :func:`fix_ties`). ``defer_blocks``: a ranked file whose query
+    blocks are not in query order keeps the file order until the end
+    (:attr:`Ranking.blocks`), which saves gathering whole columns to find and
+    fix ties.
     """
     n = qidx.size
     kept = qidx >= 0
@@ -273,7 +295,10 @@ def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
     if not every:
         rise &= qidx[1:] >= 0
     if np.unique(real).size == real.size and not rise.any():
-        return Ranking(_blocks_in_query_order(starts, block_q, n), None, counts)
+        blocks = _blocks_in_query_order(starts, block_q, n)
+        if defer_blocks:
+            return Ranking(None, None, counts, blocks)
+        return Ranking(blocks, None, counts)
     if every:
         return Ranking(_sort_within_queries(qidx, score, stable), None, counts)
     rows = np.flatnonzero(kept)
@@ -296,7 +321,8 @@ def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
         return base
     if values is not None:
         ties = _valued_runs(ties, values if base.order is None else values[base.order])
-    return Ranking(base.order, _tie_moves(base.order, ties, docs, descending), base.counts)
+    return Ranking(base.order, _tie_moves(base.order, ties, docs, descending), base.counts,
+                   base.blocks)
 
 
 def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,

@@ -144,8 +144,8 @@ class GainInfo:
             levels.update(level for level, g in first.items() if g != 0.0)
         wanted = np.array(sorted(levels), dtype=np.int64)
         base = st.judged_rows if wanted.size and wanted.min() >= 0 else st.all_rows
-        candidates = base.sub(np.isin(st.values[base.rows], wanted))
-        values = st.values[candidates.rows]
+        candidates = base.sub(np.isin(st.values_at(base.rows), wanted))
+        values = st.values_at(candidates.rows)
         gain = np.zeros(values.size, dtype=np.float64)
         row_nrl = nrl[candidates.q]
         for group, table in self.tables.items():
