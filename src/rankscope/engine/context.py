@@ -17,7 +17,7 @@ rankings, built once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
@@ -374,11 +374,14 @@ def _levels_of(lists: RankedLists) -> RankedLists:
     """trec_eval's view of grade rankings (see :meth:`Context.levels_view`)."""
     values = as_levels(lists.grades)
     lengths = np.diff(lists.offsets)
-    rows = lists.run_rows
+    rows: IntArray | Callable[[], IntArray] = lists.row_source  # read only if asked for
     missing = np.flatnonzero(~lists.in_run & (lengths == 0))
     if missing.size:
         at = lists.offsets[missing]
-        values, rows = np.insert(values, at, -1.0), np.insert(rows, at, -1)
+        values = np.insert(values, at, -1.0)
+
+        def rows() -> IntArray:
+            return np.insert(lists.run_rows, at, -1)
         lengths = lengths.copy()
         lengths[missing] = 1
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -388,5 +391,5 @@ def _levels_of(lists: RankedLists) -> RankedLists:
     counts = np.bincount(jq[keep], minlength=lists.n_queries) if jq.size else \
         np.zeros(lists.n_queries, np.int64)
     judged_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return replace(lists, offsets=offsets, grades=values, run_rows=rows,
+    return replace(lists, offsets=offsets, grades=values, row_source=rows,
                    judged_offsets=judged_offsets, judged_grades=judged[keep], levels=True)

@@ -37,6 +37,6 @@ def condense(lists: RankedLists) -> RankedLists:
     counts = np.bincount(np.repeat(np.arange(lists.n_queries), lists.lengths)[keep],
                          minlength=lists.n_queries)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    # doc ids and scores are read through run_rows, so they follow
+    # doc ids and scores are read through run_rows, so they follow (when read)
     return dataclasses.replace(lists, offsets=offsets, grades=lists.grades[keep],
-                               run_rows=lists.run_rows[keep])
+                               row_source=lambda: lists.run_rows[keep])

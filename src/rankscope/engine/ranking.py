@@ -30,6 +30,7 @@ of each ranking is matched and laid out.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -114,9 +115,11 @@ class RankedLists:
         ``levels``: the levels >= 0).
     max_grade : float
         The highest grade anywhere in the qrels (0 if there are none).
-    run_rows : ndarray of int64
+    row_source : ndarray of int64, or a function returning one
         The row of the run's frame each ranked row came from (same layout;
-        -1 for a stand-in row).
+        -1 for a stand-in row), or how to find them: read them as
+        :attr:`run_rows`, which calls the function once, when first read
+        (most evaluations never need them).
     depth : int or None
         Rankings were cut after this many rows (None: complete).
     run_only_queries : list of str
@@ -137,7 +140,7 @@ class RankedLists:
     max_grade: float
     n_qrels_queries: int
     n_run_queries: int
-    run_rows: IntArray
+    row_source: IntArray | Callable[[], IntArray] = field(repr=False)
     run_docs: pl.Series = field(repr=False)
     run_scores: pl.Series = field(repr=False)
     depth: int | None = None
@@ -157,6 +160,12 @@ class RankedLists:
     def lengths(self) -> IntArray:
         """How many documents each query's ranking holds."""
         return np.diff(self.offsets)
+
+    @cached_property
+    def run_rows(self) -> IntArray:
+        """The row of the run's frame each ranked row came from (-1: a stand-in row)."""
+        source = self.row_source
+        return source if isinstance(source, np.ndarray) else source()
 
     @cached_property
     def doc_ids(self) -> pl.Series:
@@ -438,7 +447,7 @@ def rank(
             (judged, judged_lists), values = matching.result()
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec")
-        rows = ranking.rows()
+        rows = _LazyRows(ranking.rows)  # most evaluations never read them
         grades = ranking.apply(values, in_place=True)
         ranked_keys = None
         if keys is not None:
@@ -448,7 +457,7 @@ def rank(
                 # at there, gathered in rank order only if some block repeats one
                 file_keys = (keys, rq.grouped_lengths)
             else:
-                ranked_keys = keys[rows]
+                ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
         judged, judged_lists = judge()
         base = base_order(qidx, score, n, stable=not by_doc)
@@ -465,20 +474,20 @@ def rank(
             sub = fix_ties(sub, sub_ties, sub_docs, None if exact else values,
                            descending=ties == "trec")
         order = sub.rows()
-        rows, grades = picked[order], sub.apply(values)
+        rows, grades = _LazyRows.known(picked[order]), sub.apply(values)
         ranked_keys = None if sub_keys is None else sub_keys[order]
         counts = sub.counts
 
     if max_ret is not None and (truncating or max_ret <= 0):
         keep, counts = _within(counts, max_ret)
-        rows, grades = rows[keep], grades[keep]
+        rows, grades = rows.then(_kept(keep)), grades[keep]
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
     if report and (ranked_keys is not None or file_keys is not None):
         pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys)
     if depth is not None and not condensed:
         keep, counts = _within(counts, depth)
-        rows, grades = rows[keep], grades[keep]
+        rows, grades = rows.then(_kept(keep)), grades[keep]
     in_run = np.array([q in rq.names for q in evaluated], dtype=bool)
     if stand_in and levels and not condensed and (max_ret is None or max_ret > 0):
         rows, grades, counts = _with_stand_ins(rows, grades, counts, in_run)
@@ -487,11 +496,11 @@ def rank(
         with np.errstate(invalid="ignore"):
             judged_rows = grades >= 0
         row_query = np.repeat(np.arange(n, dtype=np.int64), counts)[judged_rows]
-        rows, grades = rows[judged_rows], grades[judged_rows]
+        rows, grades = rows.then(_kept(judged_rows)), grades[judged_rows]
         counts = np.bincount(row_query, minlength=n).astype(np.int64)
         if depth is not None:
             keep, counts = _within(counts, depth)
-            rows, grades = rows[keep], grades[keep]
+            rows, grades = rows.then(_kept(keep)), grades[keep]
 
     judged_offsets, judged_grades = judged_lists
     if max_grade is None:
@@ -508,7 +517,7 @@ def rank(
         max_grade=max(max_grade, 0.0),
         n_qrels_queries=len(qrels_ids),
         n_run_queries=len(rq.names),
-        run_rows=rows,
+        row_source=rows,
         run_docs=docs,
         run_scores=run_frame.get_column("score"),
         depth=depth,
@@ -521,8 +530,46 @@ def rank(
     )
 
 
-def _with_stand_ins(rows: IntArray, grades: FloatArray, counts: IntArray,
-                    in_run: BoolArray) -> tuple[IntArray, FloatArray, IntArray]:
+class _LazyRows:
+    """Each ranked row's file row, worked out once, when first asked for.
+
+    Building them is a whole-array gather (ten million rows on a large run)
+    that most evaluations never need: the cuts and stand-in rows applied to
+    the rankings are recorded here as steps instead.
+    """
+
+    def __init__(self, make: Callable[[], IntArray]) -> None:
+        self._make: Callable[[], IntArray] | None = make
+        self._value: IntArray | None = None
+        self._lock = threading.Lock()  # the duplicate search may ask from its thread
+
+    @classmethod
+    def known(cls, rows: IntArray) -> _LazyRows:
+        """Rows already at hand."""
+        lazy = cls(lambda: rows)
+        lazy._value, lazy._make = rows, None
+        return lazy
+
+    def __call__(self) -> IntArray:
+        with self._lock:
+            if self._value is None and self._make is not None:
+                self._value, self._make = self._make(), None  # frees what it read
+            if self._value is None:
+                raise RuntimeError("unreachable: the rows are made before they are read")
+            return self._value
+
+    def then(self, step: Callable[[IntArray], IntArray]) -> _LazyRows:
+        """These rows after ``step``, also worked out when first asked for."""
+        return _LazyRows(lambda: step(self()))
+
+
+def _kept(keep: BoolArray) -> Callable[[IntArray], IntArray]:
+    """The step keeping the rows where ``keep`` holds."""
+    return lambda rows: rows[keep]
+
+
+def _with_stand_ins(rows: _LazyRows, grades: FloatArray, counts: IntArray,
+                    in_run: BoolArray) -> tuple[_LazyRows, FloatArray, IntArray]:
     """trec_eval -c: each query the run lacks ranks one document outside the qrels."""
     missing = np.flatnonzero(~in_run & (counts == 0))
     if missing.size == 0:
@@ -530,7 +577,8 @@ def _with_stand_ins(rows: IntArray, grades: FloatArray, counts: IntArray,
     at = _csr(counts)[missing]
     counts = counts.copy()
     counts[missing] = 1
-    return np.insert(rows, at, -1), np.insert(grades, at, -1.0), counts
+    return (rows.then(lambda found: np.insert(found, at, -1)), np.insert(grades, at, -1.0),
+            counts)
 
 
 def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, FloatArray]:
@@ -545,7 +593,7 @@ def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, Float
     return _csr(counts), g[order]
 
 
-def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: IntArray,
+def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
                        file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None,
                        ) -> Future[list[str | None]]:
@@ -562,8 +610,8 @@ def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: IntArray,
         if ranked is None:
             if file_keys is None or distinct_within(*file_keys):
                 return [None] * n
-            ranked = file_keys[0][rows]
-        return run_duplicates(qidx, docs, rows, ranked, counts, n)
+            ranked = file_keys[0][rows()]
+        return run_duplicates(qidx, docs, rows(), ranked, counts, n)
 
     return beside(search)  # type: ignore[return-value]
 
