@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Unpack
 
@@ -13,14 +13,12 @@ from rankscope.data.overlap import check_overlap
 from rankscope.data.subtopics import SubtopicQrels, as_subtopic_qrels
 from rankscope.data.tables import Qrels, Run
 from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
-from rankscope.engine.context import Context
 from rankscope.engine.conventions import ReadingGroup, prepare_run, reading_groups, resolve_plan
-from rankscope.engine.intents import IntentContext
-from rankscope.engine.judged_only import condense, is_judged_only, without_judged_only
-from rankscope.engine.kernels import KERNELS, NULL_KERNELS
-from rankscope.engine.options import EvalOptions, OptionFields, QueryPolicy, Unjudged
+from rankscope.engine.judged_only import is_judged_only
+from rankscope.engine.kernel_values import compute
+from rankscope.engine.kernels import NULL_KERNELS
+from rankscope.engine.options import EvalOptions, OptionFields, QueryPolicy
 from rankscope.engine.ranking import FloatArray, RankedLists, rank, required_depth
-from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.metrics.conventions import Resolved
 from rankscope.metrics.intent_aware import INTENT_FAMILIES
@@ -44,50 +42,6 @@ def resolve_metrics(
     threshold (when set) is bound into every metric that has one.
     """
     return [(found.label, found.metric) for found in resolve_plan(metrics, options)]
-
-
-def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged,
-            subtopics: SubtopicQrels | None = None) -> FloatArray:
-    """Per-query values, shape (n_queries, n_metrics); NaN = null.
-
-    ``subtopics`` (the intent-aware measures' judgments) makes the shared context
-    an :class:`~rankscope.engine.intents.IntentContext`. Raises the run's
-    duplicate-document error when its search ran beside the kernels (see
-    :func:`~rankscope.engine.ranking.rank`).
-    """
-    def context(ranked: RankedLists) -> Context:
-        return Context(ranked) if subtopics is None else IntentContext(ranked, subtopics)
-
-    ctx = context(lists)
-    condensed: Context | None = None
-    out = np.empty((lists.n_queries, len(metrics)), dtype=np.float64)
-    computed: dict[Metric, FloatArray] = {}
-    for j, metric in enumerate(metrics):
-        if metric not in computed:
-            if is_judged_only(metric):
-                if lists.depth is not None:  # a driver cut the rankings: judged rows are lost
-                    raise OptionError(f"{metric.name} reads past the cut-off, so it needs whole "
-                                      "rankings (rankscope.evaluate, the local engine)")
-                condensed = condensed or context(condense(lists))
-                plain = without_judged_only(metric)
-                computed[metric] = _kernel(plain, unjudged)(condensed, plain)
-            else:
-                computed[metric] = _kernel(metric, unjudged)(ctx, metric)
-        out[:, j] = computed[metric]
-    lists.check_duplicates()
-    return out
-
-
-def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], FloatArray]:
-    table = NULL_KERNELS if unjudged == "null" else KERNELS
-    if metric.family not in table:
-        if unjudged == "null":
-            supported = ", ".join(sorted(NULL_KERNELS)) or "none"
-            raise OptionError(
-                f"{metric.name} has no definition under unjudged='null' (supported: {supported})"
-            )
-        raise MetricError(f"{metric.name} cannot be computed from qrels and one run")
-    return table[metric.family]
 
 
 @dataclass

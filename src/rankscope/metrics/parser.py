@@ -19,7 +19,6 @@ ever evaluated. Unknown names get a "did you mean".
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -306,6 +305,8 @@ def known_names() -> list[str]:
 
 
 def _suggest(name: str) -> list[str]:
+    import difflib  # only when a name is unknown: not on every start-up
+
     pool = set(_EXACT) | set(_EXPANSIONS) | {f"{b}_10" for b in _TREC_CUTOFF}
     # Several spellings can share a lowercase form: prefer the canonical family name.
     canonical = {fam.lower(): fam for fam in base.FAMILIES}

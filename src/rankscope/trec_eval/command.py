@@ -29,7 +29,7 @@ from rankscope.data.trec_dialect import (
 )
 from rankscope.engine.c_math import c_log
 from rankscope.engine.context import Context
-from rankscope.engine.evaluate import compute
+from rankscope.engine.kernel_values import compute
 from rankscope.engine.kernels_trec import MIN_GEO_MEAN, relstrings
 from rankscope.engine.ranking import RankedLists, rank
 from rankscope.metrics.base import Metric

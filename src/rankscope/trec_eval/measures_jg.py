@@ -17,7 +17,7 @@ import polars as pl
 
 from rankscope.data.tables import Qrels, Run
 from rankscope.data.trec_dialect import QrelsTable, RunTable
-from rankscope.engine.evaluate import compute
+from rankscope.engine.kernel_values import compute
 from rankscope.engine.ranking import FloatArray, rank
 from rankscope.trec_eval.catalog import BY_NAME, Bound, metrics_of
 from rankscope.trec_eval.failures import first_failure
