@@ -195,7 +195,10 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, object]:
     if table is not None:  # trec_eval's reading of its gain parameters, on its levels
         view = ctx.levels_view()
         info = gain_info(view, _table_pairs(str(table)))
-        return info.gain / view.discount(info.rows.pos), view, info.rows
+        # one division per table, shared by every cut-off (ndcg_cut.5, .10, ...)
+        discounted = view.cached(("trec_discounted", str(table)),
+                                 lambda: info.gain / view.discount(info.rows.pos))
+        return discounted, view, info.rows
     key = ("gained", m.get("gain"), m.get("gains"), m.get("rel"))
 
     def make() -> tuple[FloatArray, object]:
@@ -229,7 +232,8 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         info = gain_info(view, _table_pairs(str(table)))
         pos = info.ideal_pos
         keep = None if m.k is None else pos < m.k
-        terms = info.ideal_gain / view.discount(pos)
+        terms = view.cached(("trec_ideal_terms", str(table)),
+                            lambda: info.ideal_gain / view.discount(pos))
         q = info.ideal_query
         out = np.bincount(q if keep is None else q[keep],
                           weights=terms if keep is None else terms[keep], minlength=view.n)

@@ -18,6 +18,7 @@ are built once per distinct value and applied to all its queries at once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 
 import numpy as np
 
@@ -154,17 +155,17 @@ class GainInfo:
         keep = gain != 0.0
         return candidates.sub(keep), gain[keep]
 
-    @property
+    @cached_property  # read by every cut-off of a measure
     def ideal_len(self) -> IntArray:
         """L: positions in each query's ideal ranking."""
         return np.diff(self.ideal_offsets)
 
-    @property
+    @cached_property  # read by every cut-off of a measure
     def ideal_query(self) -> IntArray:
         """Query index of each ideal position."""
         return np.repeat(np.arange(self.st.n, dtype=np.int64), self.ideal_len)
 
-    @property
+    @cached_property  # read by every cut-off of a measure
     def ideal_pos(self) -> IntArray:
         """0-based position of each ideal entry."""
         starts = np.repeat(self.ideal_offsets[:-1], self.ideal_len)
