@@ -33,6 +33,7 @@ from rankscope.engine.kernels_trec import TREC_KERNELS
 from rankscope.engine.kernels_variants import VARIANT_KERNELS
 from rankscope.engine.null_mode import NULL_KERNELS
 from rankscope.engine.ranking import FloatArray
+from rankscope.engine.rowsets import CutSums, RowSet
 from rankscope.engine.trec_gains import gain_info, parse_gain_pairs
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
@@ -185,8 +186,9 @@ def _cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
     return ctx.seg_sum(ctx.gain_of(ctx.lists.grades, m), ctx.top(m.k))
 
 
-def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, object]:
-    """The ranked rows whose gain is not 0, and their discounted gains (cached per gain rule).
+def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, tuple[object, ...]]:
+    """The ranked rows whose gain is not 0, their discounted gains (cached per gain rule,
+    the returned key), and the context caching them.
 
     Rows of gain 0 add nothing to a sum taken in rank order, so skipping them
     changes no bit.
@@ -198,10 +200,10 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, object]:
         # one division per table, shared by every cut-off (ndcg_cut.5, .10, ...)
         discounted = view.cached(("trec_discounted", str(table)),
                                  lambda: info.gain / view.discount(info.rows.pos))
-        return discounted, view, info.rows
+        return discounted, view, info.rows, ("trec_discounted", str(table))
     key = ("gained", m.get("gain"), m.get("gains"), m.get("rel"))
 
-    def make() -> tuple[FloatArray, object]:
+    def make() -> tuple[FloatArray, RowSet]:
         # only judged rows can gain (unjudged and negative grades gain 0): the
         # gains of those rows, not of every ranked row
         judged = ctx.judged_rows
@@ -211,7 +213,7 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, object]:
         return gains[gaining] / ctx.discount(rows.pos), rows
 
     discounted, rows = ctx.cached(key, make)
-    return discounted, ctx, rows
+    return discounted, ctx, rows, key
 
 
 def _table_pairs(text: str) -> tuple[tuple[str, float], ...]:
@@ -220,9 +222,12 @@ def _table_pairs(text: str) -> tuple[tuple[str, float], ...]:
 
 @register_kernel("DCG")
 def _dcg(ctx: Context, m: Metric) -> FloatArray:
-    discounted, _, rows = _gained_rows(ctx, m)
-    within = None if m.k is None else rows.pos < m.k  # type: ignore[attr-defined]
-    return rows.sum(discounted, within)  # type: ignore[attr-defined,no-any-return]
+    discounted, holder, rows, key = _gained_rows(ctx, m)
+    if m.k is None:
+        return rows.sum(discounted)
+    sums = holder.cached(("cut_sums", *key),
+                         lambda: CutSums.of(discounted, rows.q, rows.pos, rows.offsets))
+    return sums.above(m.k)  # type: ignore[no-any-return]
 
 
 def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
@@ -231,13 +236,14 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         view = ctx.levels_view()
         info = gain_info(view, _table_pairs(str(table)))
         pos = info.ideal_pos
-        keep = None if m.k is None else pos < m.k
         terms = view.cached(("trec_ideal_terms", str(table)),
                             lambda: info.ideal_gain / view.discount(pos))
         q = info.ideal_query
-        out = np.bincount(q if keep is None else q[keep],
-                          weights=terms if keep is None else terms[keep], minlength=view.n)
-        return np.asarray(out, dtype=np.float64)
+        if m.k is None:
+            return np.asarray(np.bincount(q, weights=terms, minlength=view.n), dtype=np.float64)
+        sums = view.cached(("trec_ideal_sums", str(table)),
+                           lambda: CutSums.of(terms, q, pos, info.ideal_offsets))
+        return sums.above(m.k)  # type: ignore[no-any-return]
     flavor = m.get("ideal")
     if flavor == "global":
         def make() -> FloatArray:
@@ -247,9 +253,13 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
             return gains[order] / log2_ranks(ctx.judged_pos)
 
         # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...)
-        terms = ctx.cached(("ideal", m.get("gain"), m.get("gains"), m.get("rel")), make)
-        mask = None if m.k is None else ctx.judged_pos < m.k
-        return ctx.judged_sum(terms, mask)
+        key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
+        terms = ctx.cached(key, make)
+        if m.k is None:
+            return ctx.judged_sum(terms)
+        sums = ctx.cached(("cut_sums", *key), lambda: CutSums.of(
+            terms, ctx.judged_query, ctx.judged_pos, ctx.lists.judged_offsets))
+        return sums.above(m.k)  # type: ignore[no-any-return]
     if flavor == "max":
         top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
         depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)

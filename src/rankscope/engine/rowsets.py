@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["RowSet", "running_sum"]
+__all__ = ["CutSums", "RowSet", "running_sum"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -102,3 +102,38 @@ class RowSet:
         """The queries with a row in the set, and the 0-based rank of their first one."""
         has = np.flatnonzero(self.count > 0)
         return has, self.pos[self.offsets[has]]
+
+
+@dataclass(frozen=True)
+class CutSums:
+    """Per-query sums of per-row terms over the rows ranked above any cut-off.
+
+    The rows are in (query, rank) order. Each query's running sum is added
+    left to right, as ``np.bincount`` adds a query's rows, so reading it at a
+    cut-off gives the bits of summing the rows above that cut-off: every
+    cut-off (ndcg_cut.5, .10, ...) for the price of one pass.
+    """
+
+    running: FloatArray
+    keys: IntArray  # query * stride + rank: ascending
+    starts: IntArray
+    stride: int
+
+    @classmethod
+    def of(cls, terms: FloatArray, q: IntArray, pos: IntArray, offsets: IntArray) -> CutSums:
+        """The sums of ``terms``, one per row of query ``q`` at 0-based rank ``pos``."""
+        stride = int(pos.max(initial=-1)) + 2
+        running = running_sum(terms, offsets)
+        # bincount starts each sum at +0.0: the same bits, but never a -0.0
+        np.add(running, 0.0, out=running)
+        return cls(running, q * stride + pos, offsets[:-1], stride)
+
+    def above(self, k: int) -> FloatArray:
+        """Per query, the sum over its rows ranked above ``k`` (ranks 0..k-1)."""
+        n = self.starts.size
+        limit = np.arange(n, dtype=np.int64) * self.stride + min(max(k, 0), self.stride - 1)
+        ends = np.searchsorted(self.keys, limit)
+        has = ends > self.starts
+        out = np.zeros(n, dtype=np.float64)
+        out[has] = self.running[ends[has] - 1]
+        return out
