@@ -248,9 +248,13 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     if flavor == "global":
         def make() -> FloatArray:
             gains = ctx.gain_of(ctx.lists.judged_grades, m)
-            # Gains may be non-monotone in grade (custom maps): sort gains, not grades.
-            order = np.lexsort((-gains, ctx.judged_query))
-            return gains[order] / log2_ranks(ctx.judged_pos)
+            # Gains may be non-monotone in grade (custom maps): sort gains, not grades;
+            # unless they already are best first, as the grades are (a stable sort
+            # would then keep every row in place)
+            same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
+            if np.any(same_query & (gains[1:] > gains[:-1])):
+                gains = gains[np.lexsort((-gains, ctx.judged_query))]
+            return gains / log2_ranks(ctx.judged_pos)
 
         # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...)
         key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
