@@ -22,6 +22,7 @@ judging platform's null rules (:data:`NULL_KERNELS`, ``unjudged="null"``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -160,6 +161,11 @@ def _reciprocal_rank(ctx: Context, m: Metric) -> FloatArray:
 @register_kernel("bpref")
 def _bpref(ctx: Context, m: Metric) -> FloatArray:
     rel = m.get("rel")
+    # trec_eval's gm_bpref asks again for the same values (read, never written to)
+    return ctx.cached(("bpref", rel), lambda: _bpref_values(ctx, rel))  # type: ignore[no-any-return]
+
+
+def _bpref_values(ctx: Context, rel: Any) -> FloatArray:
     judged = ctx.judged_rows
     grades = ctx.lists.grades[judged.rows]
     with np.errstate(invalid="ignore"):
