@@ -14,7 +14,7 @@ __all__ = ["EvalOptions", "RankedLists", "aggregate", "compute", "evaluate", "ra
 
 _HOME = {
     "EvalOptions": "rankscope.engine.options",
-    "RankedLists": "rankscope.engine.ranking",
+    "RankedLists": "rankscope.engine.ranked_lists",
     "rank": "rankscope.engine.ranking",
     "aggregate": "rankscope.engine.assemble",
     "compute": "rankscope.engine.evaluate",

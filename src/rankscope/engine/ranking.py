@@ -30,11 +30,9 @@ of each ranking is matched and laid out.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +41,14 @@ import polars as pl
 from rankscope.data.distinct import distinct_within
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
+from rankscope.engine.ranked_lists import (
+    STAND_IN_DOC,
+    BoolArray,
+    FloatArray,
+    IntArray,
+    LazyRows,
+    RankedLists,
+)
 from rankscope.engine.ranking_match import (
     Judged,
     beside,
@@ -55,16 +61,10 @@ from rankscope.engine.ranking_order import Ties as TieRuns
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
-__all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "QueryPolicy", "RankedLists", "Ties", "Unjudged",
-           "rank", "required_depth"]
+__all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "QueryPolicy",
+           "RankedLists", "Ties", "Unjudged", "rank", "required_depth"]
 
 _SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
-STAND_IN_DOC = "ceci_nest_pas_un_docno"
-"""The document of trec_eval ``-c``'s stand-in ranking for a query the run lacks."""
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 CUTOFF_FAMILIES = frozenset({
     "P", "R", "R_cap", "F", "Hits", "Success", "AP", "RR", "Judged", "num_ret",
@@ -91,120 +91,6 @@ def required_depth(metrics: Iterable[Metric]) -> int | None:
             return None
         deepest = max(deepest, int(metric.k))
     return deepest
-
-
-@dataclass(frozen=True)
-class RankedLists:
-    """All rankings of one run, judged and ordered, ready for the kernels.
-
-    Attributes
-    ----------
-    query_ids : list of str
-        The evaluated queries, in byte order.
-    offsets : ndarray of int64, shape (n_queries + 1,)
-        Query ``q``'s ranked rows are ``offsets[q]:offsets[q + 1]``.
-    grades : ndarray of float64
-        The grade of each ranked document; NaN when it has no (non-null)
-        grade. With ``levels``: trec_eval's level (see :func:`rank`).
-    in_run : ndarray of bool, shape (n_queries,)
-        Whether the run has the query at all.
-    judged_offsets : ndarray of int64, shape (n_queries + 1,)
-        CSR offsets into ``judged_grades``.
-    judged_grades : ndarray of float64
-        Each query's non-null qrels grades, sorted descending (with
-        ``levels``: the levels >= 0).
-    max_grade : float
-        The highest grade anywhere in the qrels (0 if there are none).
-    row_source : ndarray of int64, or a function returning one
-        The row of the run's frame each ranked row came from (same layout;
-        -1 for a stand-in row), or how to find them: read them as
-        :attr:`run_rows`, which calls the function once, when first read
-        (most evaluations never need them).
-    depth : int or None
-        Rankings were cut after this many rows (None: complete).
-    run_only_queries : list of str
-        Queries the run has but the qrels do not (reported, not evaluated).
-    missing_queries : list of str
-        Queries of the qrels the run lacks: scored as empty rankings with the
-        "qrels" policy, left out with "intersection", null with "nonnull".
-    levels : bool
-        Whether ``grades`` hold trec_eval's levels.
-    """
-
-    query_ids: list[str]
-    offsets: IntArray
-    grades: FloatArray
-    in_run: BoolArray
-    judged_offsets: IntArray
-    judged_grades: FloatArray
-    max_grade: float
-    n_qrels_queries: int
-    n_run_queries: int
-    row_source: IntArray | Callable[[], IntArray] = field(repr=False)
-    run_docs: pl.Series = field(repr=False)
-    run_scores: pl.Series = field(repr=False)
-    depth: int | None = None
-    run_only_queries: list[str] = field(default_factory=list)
-    missing_queries: list[str] = field(default_factory=list)
-    levels: bool = False
-    qrels_duplicates: list[str | None] | None = field(default=None, repr=False)
-    pending_duplicates: Future[list[str | None]] | None = field(default=None, repr=False)
-    pending_check: Future[object] | None = field(default=None, repr=False)
-
-    @property
-    def n_queries(self) -> int:
-        """The number of evaluated queries."""
-        return len(self.query_ids)
-
-    @property
-    def lengths(self) -> IntArray:
-        """How many documents each query's ranking holds."""
-        return np.diff(self.offsets)
-
-    @cached_property
-    def run_rows(self) -> IntArray:
-        """The row of the run's frame each ranked row came from (-1: a stand-in row)."""
-        source = self.row_source
-        return source if isinstance(source, np.ndarray) else source()
-
-    @cached_property
-    def doc_ids(self) -> pl.Series:
-        """The document id of each ranked row (same layout; gathered on demand).
-
-        Tied rows of equal grade may come in either order among themselves
-        (no measure can tell them apart), unless the ranking was asked for
-        ``exact_ties``.
-        """
-        stand_in = self.run_rows < 0
-        docs = self.run_docs.gather(np.where(stand_in, 0, self.run_rows)) if \
-            self.run_docs.len() else pl.Series("doc_id", [STAND_IN_DOC] * stand_in.size)
-        if stand_in.any():
-            docs = pl.select(pl.when(pl.Series(stand_in)).then(pl.lit(STAND_IN_DOC))
-                             .otherwise(docs)).to_series()
-        return docs.alias("doc_id")
-
-    @cached_property
-    def scores(self) -> FloatArray:
-        """The run's score of each ranked row (1 for a stand-in row)."""
-        stand_in = self.run_rows < 0
-        if not self.run_scores.len():
-            return np.ones(stand_in.size)
-        picked = self.run_scores.to_numpy()[np.where(stand_in, 0, self.run_rows)]
-        return np.where(stand_in, 1.0, picked)
-
-    @property
-    def run_duplicates(self) -> list[str | None]:
-        """Per query, the document its ranking lists twice, if any (when reported)."""
-        if self.pending_duplicates is None:
-            return [None] * self.n_queries
-        return self.pending_duplicates.result()
-
-    def check_duplicates(self) -> None:
-        """Raise the run's duplicate-document error, when its search ran beside the measures."""
-        if self.pending_check is not None:
-            found = self.pending_check.result()
-            if isinstance(found, Exception):
-                raise found
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -447,7 +333,7 @@ def rank(
             (judged, judged_lists), values = matching.result()
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec")
-        rows = _LazyRows(ranking.rows)  # most evaluations never read them
+        rows = LazyRows(ranking.rows)  # most evaluations never read them
         grades = ranking.apply(values, in_place=True)
         ranked_keys = None
         if keys is not None:
@@ -474,7 +360,7 @@ def rank(
             sub = fix_ties(sub, sub_ties, sub_docs, None if exact else values,
                            descending=ties == "trec")
         order = sub.rows()
-        rows, grades = _LazyRows.known(picked[order]), sub.apply(values)
+        rows, grades = LazyRows.known(picked[order]), sub.apply(values)
         ranked_keys = None if sub_keys is None else sub_keys[order]
         counts = sub.counts
 
@@ -530,46 +416,13 @@ def rank(
     )
 
 
-class _LazyRows:
-    """Each ranked row's file row, worked out once, when first asked for.
-
-    Building them is a whole-array gather (ten million rows on a large run)
-    that most evaluations never need: the cuts and stand-in rows applied to
-    the rankings are recorded here as steps instead.
-    """
-
-    def __init__(self, make: Callable[[], IntArray]) -> None:
-        self._make: Callable[[], IntArray] | None = make
-        self._value: IntArray | None = None
-        self._lock = threading.Lock()  # the duplicate search may ask from its thread
-
-    @classmethod
-    def known(cls, rows: IntArray) -> _LazyRows:
-        """Rows already at hand."""
-        lazy = cls(lambda: rows)
-        lazy._value, lazy._make = rows, None
-        return lazy
-
-    def __call__(self) -> IntArray:
-        with self._lock:
-            if self._value is None and self._make is not None:
-                self._value, self._make = self._make(), None  # frees what it read
-            if self._value is None:
-                raise RuntimeError("unreachable: the rows are made before they are read")
-            return self._value
-
-    def then(self, step: Callable[[IntArray], IntArray]) -> _LazyRows:
-        """These rows after ``step``, also worked out when first asked for."""
-        return _LazyRows(lambda: step(self()))
-
-
 def _kept(keep: BoolArray) -> Callable[[IntArray], IntArray]:
     """The step keeping the rows where ``keep`` holds."""
     return lambda rows: rows[keep]
 
 
-def _with_stand_ins(rows: _LazyRows, grades: FloatArray, counts: IntArray,
-                    in_run: BoolArray) -> tuple[_LazyRows, FloatArray, IntArray]:
+def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
+                    in_run: BoolArray) -> tuple[LazyRows, FloatArray, IntArray]:
     """trec_eval -c: each query the run lacks ranks one document outside the qrels."""
     missing = np.flatnonzero(~in_run & (counts == 0))
     if missing.size == 0:
