@@ -9,6 +9,7 @@ turns a body that is not JSON, or does not map, into a
 
 from __future__ import annotations
 
+import abc
 import hashlib
 import json
 from collections.abc import Mapping
@@ -63,7 +64,7 @@ def _score(value: Any) -> float | None:
     return score if score == score and abs(score) != float("inf") else None
 
 
-class RemoteEndpoint:
+class RemoteEndpoint(abc.ABC):
     """Base class of the HTTP kinds (Elasticsearch, OpenSearch, Solr, any JSON API)."""
 
     default_paths: Mapping[str, str | None] = {
@@ -101,13 +102,13 @@ class RemoteEndpoint:
 
     # -- what a kind provides -------------------------------------------------
 
+    @abc.abstractmethod
     def build_request(self, values: Mapping[str, Any], depth: int) -> HttpRequest:
         """The request for one query (``values``: the template's parameters)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def hit_list(self, data: Any) -> list[Any] | None:
         """The list of hits in a parsed response (None: the path is missing)."""
-        raise NotImplementedError
 
     def total(self, data: Any) -> int | None:
         """How many documents matched, where the response says."""
