@@ -72,3 +72,22 @@ def test_cut_sums_are_the_bits_of_summing_the_rows_above_each_cut(seed: int) -> 
                 expected[q[i]] = expected[q[i]] + terms[i]
         got = sums.above(k)
         assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_running_sums_of_segments_of_one_size_class_add_left_to_right(seed: int) -> None:
+    # every non-empty segment 4..7 rows long: one padded grid holds them all
+    from rankscope.engine.rowsets import running_sum
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(4, 8, size=25)
+    lengths[rng.random(25) < 0.2] = 0
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    weights = rng.standard_normal(int(offsets[-1])) * 10.0 ** rng.integers(-8, 8, int(offsets[-1]))
+    expected = np.empty_like(weights)
+    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        total = 0.0
+        for i in range(a, b):
+            total = total + float(weights[i])
+            expected[i] = total
+    assert running_sum(weights, offsets).tobytes() == expected.tobytes()
