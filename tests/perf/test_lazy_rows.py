@@ -91,3 +91,23 @@ def test_running_sums_of_segments_of_one_size_class_add_left_to_right(seed: int)
             total = total + float(weights[i])
             expected[i] = total
     assert running_sum(weights, offsets).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_counted_above_a_cut_off_match_a_count_row_by_row(seed: int) -> None:
+    from rankscope.engine.rowsets import RowSet
+
+    rng = np.random.default_rng(seed)
+    n = 20
+    lengths = rng.integers(0, 7, size=n)
+    q = np.repeat(np.arange(n), lengths).astype(np.int64)
+    pos = np.concatenate([np.sort(rng.choice(30, size=k, replace=False)) for k in lengths])
+    rows = RowSet(np.arange(q.size, dtype=np.int64), q, pos.astype(np.int64), n)
+    for k in (-1, 0, 1, 3, 10, 29, 30, 31, 1000):
+        expected = [sum(1 for i in range(q.size) if q[i] == query and pos[i] < k)
+                    for query in range(n)]
+        assert rows.count_within(k).tolist() == expected
+    depth = rng.integers(0, 31, size=n).astype(np.int64)
+    expected = [sum(1 for i in range(q.size) if q[i] == query and pos[i] < depth[query])
+                for query in range(n)]
+    assert rows.count_within(depth).tolist() == expected
