@@ -144,7 +144,8 @@ def test_query_blocks_gather_like_their_rows_listed_one_by_one():
             perm = rng.sample(range(n_blocks), n_blocks)
             first = np.array([starts[i] for i in perm], dtype=np.int64)
             take = np.array([takes[i] for i in perm], dtype=np.int64)
-            expected = [r for f, t in zip(first.tolist(), take.tolist()) for r in range(f, f + t)]
+            expected = [r for f, t in zip(first.tolist(), take.tolist(), strict=True)
+                        for r in range(f, f + t)]
             per_row = np.arange(n_rows, dtype=np.float64) * 10.0
             blocks = Blocks(first, take)
             assert blocks.index().tolist() == expected
