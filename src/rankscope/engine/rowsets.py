@@ -39,18 +39,13 @@ def running_sum(weights: FloatArray, offsets: IntArray) -> FloatArray:
     for b in np.unique(bucket):
         queries = nonempty[bucket == b]
         lens = lengths[queries]
-        # a mask fills and reads the grid row by row: the segments, one after another
-        filled = np.arange(int(lens.max())) < lens[:, None]
-        src: IntArray | slice
-        if queries.size == nonempty.size:  # every segment: the rows as they are
-            src = slice(int(offsets[0]), int(offsets[-1]))
-        else:
-            src = np.repeat(offsets[queries] - (np.cumsum(lens) - lens), lens) + np.arange(
-                int(lens.sum()), dtype=np.int64)
-        grid = np.zeros(filled.shape, dtype=np.float64)
-        grid[filled] = weights[src]
+        rows = np.repeat(np.arange(queries.size), lens)
+        cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
+        src = np.repeat(offsets[queries], lens) + cols
+        grid = np.zeros((queries.size, int(lens.max())), dtype=np.float64)
+        grid[rows, cols] = weights[src]
         np.cumsum(grid, axis=1, out=grid)
-        out[src] = grid[filled]
+        out[src] = grid[rows, cols]
     return out
 
 
