@@ -72,3 +72,42 @@ def test_cut_sums_are_the_bits_of_summing_the_rows_above_each_cut(seed: int) -> 
                 expected[q[i]] = expected[q[i]] + terms[i]
         got = sums.above(k)
         assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_running_sums_of_segments_of_one_size_class_add_left_to_right(seed: int) -> None:
+    # every non-empty segment 4..7 rows long: one padded grid holds them all
+    from rankscope.engine.rowsets import running_sum
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(4, 8, size=25)
+    lengths[rng.random(25) < 0.2] = 0
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    weights = rng.standard_normal(int(offsets[-1])) * 10.0 ** rng.integers(-8, 8, int(offsets[-1]))
+    expected = np.empty_like(weights)
+    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        total = 0.0
+        for i in range(a, b):
+            total = total + float(weights[i])
+            expected[i] = total
+    assert running_sum(weights, offsets).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_counted_above_a_cut_off_match_a_count_row_by_row(seed: int) -> None:
+    from rankscope.engine.rowsets import RowSet
+
+    rng = np.random.default_rng(seed)
+    n = 20
+    lengths = rng.integers(0, 7, size=n)
+    q = np.repeat(np.arange(n), lengths).astype(np.int64)
+    pos = np.concatenate([np.sort(rng.choice(30, size=k, replace=False)) for k in lengths])
+    rows = RowSet(np.arange(q.size, dtype=np.int64), q, pos.astype(np.int64), n)
+    for k in (-1, 0, 1, 3, 10, 29, 30, 31, 1000):
+        expected = [sum(1 for i in range(q.size) if q[i] == query and pos[i] < k)
+                    for query in range(n)]
+        assert rows.count_within(k).tolist() == expected
+    depth = rng.integers(0, 31, size=n).astype(np.int64)
+    expected = [sum(1 for i in range(q.size) if q[i] == query and pos[i] < depth[query])
+                for query in range(n)]
+    assert rows.count_within(depth).tolist() == expected

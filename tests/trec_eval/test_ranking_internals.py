@@ -124,3 +124,30 @@ def test_a_ranked_file_with_blocks_out_of_query_order_ranks_like_a_sort():
         lean = fix_ties(base, find_ties(base, qidx, score), docs, values)
         assert lean.apply(values).tolist() == values[expected].tolist()
         assert values[lean.rows()].tolist() == values[expected].tolist()
+
+
+def test_query_blocks_gather_like_their_rows_listed_one_by_one():
+    # Blocks copies long blocks as slices and short ones through an index: both
+    # must give the rows first[i] .. first[i] + take[i] - 1, block after block.
+    from rankscope.engine.ranking_order import Blocks
+
+    rng = random.Random(5)
+    for longest in (3, 400):  # mean block length below and above the slicing cut
+        for _ in range(50):
+            n_blocks = rng.randint(0, 8)
+            takes = [rng.randint(1, longest) for _ in range(n_blocks)]
+            starts = [0]
+            for t in takes[:-1]:
+                starts.append(starts[-1] + t + rng.randint(0, 3))  # gaps: rows left out
+            starts = starts[:n_blocks]
+            n_rows = (starts[-1] + takes[-1] + 2) if n_blocks else 4
+            perm = rng.sample(range(n_blocks), n_blocks)
+            first = np.array([starts[i] for i in perm], dtype=np.int64)
+            take = np.array([takes[i] for i in perm], dtype=np.int64)
+            expected = [r for f, t in zip(first.tolist(), take.tolist(), strict=True)
+                        for r in range(f, f + t)]
+            per_row = np.arange(n_rows, dtype=np.float64) * 10.0
+            blocks = Blocks(first, take)
+            assert blocks.index().tolist() == expected
+            assert blocks.gather(per_row).tolist() == [10.0 * r for r in expected]
+            assert blocks.last() == max(expected, default=-1)

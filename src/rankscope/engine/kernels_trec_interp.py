@@ -14,6 +14,8 @@ unsorted ``11pt_avg`` parameters behave exactly as in trec_eval.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from rankscope.engine.context import Context
@@ -62,12 +64,19 @@ class _Interpolator:
         best = np.maximum.reduceat(self.prec, idx)[0::2]
         return np.asarray(np.maximum(self.base[which], best), dtype=np.float64)
 
+    @cached_property
     def final(self) -> FloatArray:
         """The interpolated precision left after the walk (c <= 0 and stuck points)."""
         out = self.base.copy()
         has = np.flatnonzero(self.rr > 0)
         out[has] = self.from_rel(np.ones(has.size, dtype=np.int64), has)
         return out
+
+
+def _interpolator(st: Context, lvl: int) -> _Interpolator:
+    """The context's walk for relevance level ``lvl``, made once (every recall point reads it)."""
+    made: _Interpolator = st.cached(("trec_interpolator", lvl), lambda: _Interpolator(st, lvl))
+    return made
 
 
 def _walk(st: Context, lvl: int,
@@ -77,8 +86,8 @@ def _walk(st: Context, lvl: int,
     Returns, per parameter, the value assigned and a 0/1 mask of whether the
     walk assigned it (cut-offs above RR at the end of the list are skipped).
     """
-    interp = _Interpolator(st, lvl)
-    final = interp.final()
+    interp = _interpolator(st, lvl)
+    final = interp.final
     rr = interp.rr
     prev = rr.copy()
     skipping = np.ones(st.n, dtype=bool)

@@ -29,7 +29,7 @@ import numpy.typing as npt
 import polars as pl
 
 __all__ = [
-    "MIX", "Ranking", "Ties", "base_order", "doc_keys", "find_ties", "first_duplicates",
+    "MIX", "Blocks", "Ranking", "Ties", "base_order", "doc_keys", "find_ties", "first_duplicates",
     "fix_ties", "lookup", "rank_order",
 ]
 
@@ -120,7 +120,7 @@ class Ranking:
     order: IntArray | None
     moves: tuple[IntArray, IntArray] | None
     counts: IntArray
-    blocks: IntArray | None = None
+    blocks: Blocks | None = None
 
     @property
     def size(self) -> int:
@@ -136,15 +136,15 @@ class Ranking:
                 out = out.copy()
             # the right side is gathered before anything is written: safe in place
             out[self.moves[0]] = per_row[self.moves[1]]
-        return out if self.blocks is None else out[self.blocks]
+        return out if self.blocks is None else self.blocks.gather(out)
 
     def rows(self) -> IntArray:
         """The file row at each rank-order position."""
         if self.blocks is not None:
             if self.moves is None:
-                return self.blocks
+                return self.blocks.index()
             # file positions up to the last one named (moves may lie past the last block)
-            last = max(int(self.blocks.max(initial=-1)), int(self.moves[0].max(initial=-1)),
+            last = max(self.blocks.last(), int(self.moves[0].max(initial=-1)),
                        int(self.moves[1].max(initial=-1)))
             return self.apply(np.arange(last + 1, dtype=np.int64), in_place=True)
         if self.order is None and self.moves is None:
@@ -250,23 +250,53 @@ def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: in
     return fix_ties(base, find_ties(base, qidx, score), docs)
 
 
-def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> IntArray | None:
-    """The rows of the query blocks (``block_q`` >= 0) in query order; None: the file order."""
+@dataclass(frozen=True)
+class Blocks:
+    """A ranked file's query blocks in query order: block i is the file rows
+    ``first[i]`` .. ``first[i] + take[i] - 1``."""
+
+    first: IntArray
+    take: IntArray
+
+    def last(self) -> int:
+        """The last file row of any block (-1: none)."""
+        return int((self.first + self.take - 1).max(initial=-1))
+
+    def index(self) -> IntArray:
+        """The file rows of the blocks, in order."""
+        first, take = self.first, self.take
+        # consecutive positions within a block: steps of 1, and at each block's
+        # first position the jump from the previous block's last row (one cumsum)
+        step = np.ones(int(take.sum()), dtype=np.int64)
+        heads = np.cumsum(take) - take
+        step[heads[1:]] = first[1:] - (first[:-1] + take[:-1] - 1)
+        if step.size:
+            step[0] = first[0]
+        return np.cumsum(step, out=step)
+
+    def gather(self, per_row: npt.NDArray[_Item]) -> npt.NDArray[_Item]:
+        """``per_row`` (one value per file row) at the blocks' rows, in order."""
+        if self.take.size == 0 or self.take.size * _SLICED_BLOCK > int(self.take.sum()):
+            return per_row[self.index()]
+        # long blocks: copied as slices, without a whole-length index (its pages
+        # cost more than the copy)
+        ends = self.first + self.take
+        return np.concatenate([per_row[a:b] for a, b in
+                               zip(self.first.tolist(), ends.tolist(), strict=True)])
+
+
+_SLICED_BLOCK = 64  # mean block length from which Blocks.gather copies slices
+
+
+def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> Blocks | None:
+    """The query blocks (``block_q`` >= 0) in query order; None: the file order."""
     kept = block_q >= 0
     if kept.all() and (block_q.size < 2 or bool(np.all(block_q[1:] > block_q[:-1]))):
         return None
     ends = np.append(starts[1:], n_rows)
     which = np.flatnonzero(kept)
     which = which[np.argsort(block_q[which], kind="stable")]
-    first, take = starts[which], (ends - starts)[which]
-    # consecutive positions within a block: steps of 1, and at each block's
-    # first position the jump from the previous block's last row (one cumsum)
-    step = np.ones(int(take.sum()), dtype=np.int64)
-    heads = np.cumsum(take) - take
-    step[heads[1:]] = first[1:] - (first[:-1] + take[:-1] - 1)
-    if step.size:
-        step[0] = first[0]
-    return np.cumsum(step, out=step)
+    return Blocks(starts[which], (ends - starts)[which])
 
 
 def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
@@ -298,7 +328,7 @@ def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
         blocks = _blocks_in_query_order(starts, block_q, n)
         if defer_blocks:
             return Ranking(None, None, counts, blocks)
-        return Ranking(blocks, None, counts)
+        return Ranking(None if blocks is None else blocks.index(), None, counts)
     if every:
         return Ranking(_sort_within_queries(qidx, score, stable), None, counts)
     rows = np.flatnonzero(kept)

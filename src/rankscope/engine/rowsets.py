@@ -94,9 +94,19 @@ class RowSet:
 
     def count_within(self, depth: IntArray | int) -> IntArray:
         """Per query, rows of the set ranked above ``depth`` (a number or one per query)."""
-        limit = depth if isinstance(depth, int) else depth[self.q]
-        keep = self.pos < limit
+        if isinstance(depth, int):
+            # one search per query in the (query, rank) keys, not a pass over the rows
+            keys, stride = self._rank_keys
+            limit = np.arange(self.n, dtype=np.int64) * stride + min(max(depth, 0), stride - 1)
+            return np.asarray(np.searchsorted(keys, limit) - self.offsets[:-1], dtype=np.int64)
+        keep = self.pos < depth[self.q]
         return np.bincount(self.q[keep], minlength=self.n).astype(np.int64)
+
+    @cached_property
+    def _rank_keys(self) -> tuple[IntArray, int]:
+        """query * stride + rank of each row (ascending: the rows are in rank order), and stride."""
+        stride = int(self.pos.max(initial=-1)) + 2
+        return self.q * stride + self.pos, stride
 
     def first(self) -> tuple[IntArray, IntArray]:
         """The queries with a row in the set, and the 0-based rank of their first one."""
