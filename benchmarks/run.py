@@ -110,8 +110,9 @@ def e2e_command(tool: str, metric_set: str, qrels: Path, run: Path,
         if metric_set == "all_trec":
             return [*rankscope_cmd(), "trec_eval", "-m", "all_trec", str(qrels), str(run)]
         metrics = [a for m in METRICS[metric_set]["rankscope"] for a in ("-m", m)]
+        # --ci never: the other tools compute no interval; rankscope's default adds a bootstrap
         return [*rankscope_cmd(), "evaluate", str(qrels), str(run), *metrics, "-f", "json",
-                "--quiet"]
+                "--quiet", "--ci", "never"]
     if tool == "trec_eval":
         if trec_eval is None:
             return None
