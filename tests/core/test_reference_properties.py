@@ -34,7 +34,8 @@ from rankscope.result import EvaluationResult
 # The data are generated with queries missing on either side, on purpose: the partial-overlap
 # warning is tested in tests/data/test_overlap.py; here the subject is the numbers.
 PARTIAL_OVERLAP = r"ignore:(\d+ of the \d+ quer|no query of):rankscope.errors.RankscopeWarning"
-pytestmark = pytest.mark.filterwarnings(PARTIAL_OVERLAP)
+pytestmark = [pytest.mark.filterwarnings(PARTIAL_OVERLAP),
+              pytest.mark.usefixtures("both_ranking_paths")]
 
 TOL = 1e-9
 TIES = ("trec", "input")

@@ -15,6 +15,8 @@ from rankscope.errors import DuplicateDocumentError
 
 from .conftest import METRICS, make_case
 
+pytestmark = pytest.mark.usefixtures("both_ranking_paths")
+
 
 def slow_rank(qrels: pl.DataFrame, run: pl.DataFrame, ties: str) -> dict[str, list[float]]:
     """Per evaluated query, grades in rank order: score desc, then the tie rule.

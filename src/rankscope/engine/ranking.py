@@ -65,6 +65,7 @@ __all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "BoolArray", "FloatArray", "IntArr
            "RankedLists", "Ties", "Unjudged", "rank", "required_depth"]
 
 _SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
+_THREADED_FROM = 1 << 16  # rows; a smaller run is ranked on the calling thread alone
 
 CUTOFF_FAMILIES = frozenset({
     "P", "R", "R_cap", "F", "Hits", "Success", "AP", "RR", "Judged", "num_ret",
@@ -295,7 +296,9 @@ def rank(
     docs = run_frame.get_column("doc_id").cast(pl.String)
     score = run_frame.get_column("score").to_numpy()
     report = run.deferred_duplicates == "report"
-    pending_check = _check_beside(run, docs, rq) if run.deferred_duplicates == "error" else None
+    small = qidx.size < _THREADED_FROM
+    pending_check = _check_beside(run, docs, rq, small) if run.deferred_duplicates == "error" \
+        else None
 
     def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
         """The keyed judgments and each query's judged lists."""
@@ -320,17 +323,23 @@ def rank(
     file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
-        def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
+        def judge_and_match(pool: ThreadPoolExecutor | None,
+                            ) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
             judging = judge()
             return judging, match_rows(qidx, docs, judging[0], pool=pool, keys_out=keys,
                                        levels=levels)
 
-        # the judgments are keyed and matched on the pool while the main thread orders
-        with ThreadPoolExecutor(max_workers=3) as pool:
-            matching = pool.submit(judge_and_match)
+        if small:  # starting threads would cost more than they save
+            (judged, judged_lists), values = judge_and_match(None)
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
-            (judged, judged_lists), values = matching.result()
+        else:
+            # the judgments are keyed and matched on the pool while the main thread orders
+            with ThreadPoolExecutor(max_workers=3) as pool:
+                matching = pool.submit(judge_and_match, pool)
+                base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
+                found = find_ties(base, qidx, score) if by_doc else None
+                (judged, judged_lists), values = matching.result()
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec")
         rows = LazyRows(ranking.rows)  # most evaluations never read them
@@ -370,7 +379,8 @@ def rank(
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
     if report and (ranked_keys is not None or file_keys is not None):
-        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys)
+        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys,
+                                     inline=small)
     if depth is not None and not condensed:
         keep, counts = _within(counts, depth)
         rows, grades = rows.then(_kept(keep)), grades[keep]
@@ -449,7 +459,7 @@ def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, Float
 def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
                        file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None,
-                       ) -> Future[list[str | None]]:
+                       *, inline: bool = False) -> Future[list[str | None]]:
     """trec_eval's duplicate rule, searched on a thread beside the measures.
 
     ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
@@ -466,10 +476,10 @@ def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntAr
             ranked = file_keys[0][rows()]
         return run_duplicates(qidx, docs, rows(), ranked, counts, n)
 
-    return beside(search)  # type: ignore[return-value]
+    return beside(search, inline=inline)  # type: ignore[return-value]
 
 
-def _check_beside(run: Run, docs: pl.Series, rq: _RunQueries) -> Future[object]:
+def _check_beside(run: Run, docs: pl.Series, rq: _RunQueries, inline: bool) -> Future[object]:
     """The run's duplicate check, deferred by its reader, on a thread of its own."""
 
     def check() -> object:
@@ -481,4 +491,4 @@ def _check_beside(run: Run, docs: pl.Series, rq: _RunQueries) -> Future[object]:
             return exc
         return None
 
-    return beside(check)
+    return beside(check, inline=inline)

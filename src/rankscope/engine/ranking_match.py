@@ -133,8 +133,20 @@ def proof_of_distinct_rows(docs: pl.Series, segment_lengths: IntArray | None,
     return bool(keys.n_unique() == keys.len())
 
 
-def beside(fn: Callable[[], object]) -> Future[object]:
-    """Run ``fn`` on a thread of its own (numpy and polars release the GIL on large arrays)."""
+def beside(fn: Callable[[], object], *, inline: bool = False) -> Future[object]:
+    """Run ``fn`` on a thread of its own (numpy and polars release the GIL on large arrays).
+
+    With ``inline`` (small inputs, where starting a thread costs more than it
+    saves) ``fn`` runs now, on the calling thread; the future holds its result
+    or its exception either way.
+    """
+    if inline:
+        done: Future[object] = Future()
+        try:
+            done.set_result(fn())
+        except Exception as exc:  # the caller's .result() raises it, as from a thread
+            done.set_exception(exc)
+        return done
     worker = ThreadPoolExecutor(max_workers=1)
     future = worker.submit(fn)
     worker.shutdown(wait=False)

@@ -1,0 +1,22 @@
+"""Fixtures shared by several test directories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(params=["inline", "threaded"])
+def both_ranking_paths(request: pytest.FixtureRequest,
+                       monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run the test twice: ranked on the calling thread alone, and with threads.
+
+    ``rank`` keys, matches and checks duplicates on threads beside the ordering
+    only from ``_THREADED_FROM`` rows up; test inputs are small, so without this
+    the threaded path would go untested.
+    """
+    from rankscope.engine import ranking
+
+    monkeypatch.setattr(ranking, "_THREADED_FROM", 1 << 62 if request.param == "inline" else 0)
+    yield request.param
