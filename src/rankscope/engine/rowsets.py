@@ -35,6 +35,12 @@ def running_sum(weights: FloatArray, offsets: IntArray) -> FloatArray:
     if weights.size == 0:
         return out
     nonempty = np.flatnonzero(lengths > 0)
+    longest = int(lengths.max())
+    if int(lengths[nonempty].min()) == longest:
+        # every non-empty segment equally long (fixed-depth runs, fixed-size pools):
+        # they lie back to back, so the matrix is the array itself, no scatter or gather
+        np.cumsum(weights.reshape(-1, longest), axis=1, out=out.reshape(-1, longest))
+        return out
     bucket = np.floor(np.log2(lengths[nonempty])).astype(np.int64)
     for b in np.unique(bucket):
         queries = nonempty[bucket == b]
@@ -125,9 +131,10 @@ class CutSums:
     """
 
     running: FloatArray
-    keys: IntArray  # query * stride + rank: ascending
     starts: IntArray
     stride: int
+    keys: IntArray | None  # query * stride + rank (ascending), when some query skips a rank
+    lengths: IntArray | None  # rows per query, when each query's ranks are 0, 1, 2, ...
 
     @classmethod
     def of(cls, terms: FloatArray, q: IntArray, pos: IntArray, offsets: IntArray) -> CutSums:
@@ -136,13 +143,23 @@ class CutSums:
         running = running_sum(terms, offsets)
         # bincount starts each sum at +0.0: the same bits, but never a -0.0
         np.add(running, 0.0, out=running)
-        return cls(running, q * stride + pos, offsets[:-1], stride)
+        lengths = np.diff(offsets)
+        ends = offsets[1:][lengths > 0]
+        # ranks strictly increase within a query, so a query whose last rank is its
+        # row count - 1 holds ranks 0, 1, 2, ... (ideal lists always do)
+        dense = bool(np.array_equal(pos[ends - 1], lengths[lengths > 0] - 1))
+        if dense:
+            return cls(running, offsets[:-1], stride, None, lengths)
+        return cls(running, offsets[:-1], stride, q * stride + pos, None)
 
     def above(self, k: int) -> FloatArray:
         """Per query, the sum over its rows ranked above ``k`` (ranks 0..k-1)."""
         n = self.starts.size
-        limit = np.arange(n, dtype=np.int64) * self.stride + min(max(k, 0), self.stride - 1)
-        ends = np.searchsorted(self.keys, limit)
+        if self.keys is None:  # the rows above k are the first min(length, k)
+            ends = self.starts + np.minimum(self.lengths, max(k, 0))  # type: ignore[arg-type]
+        else:
+            limit = np.arange(n, dtype=np.int64) * self.stride + min(max(k, 0), self.stride - 1)
+            ends = np.searchsorted(self.keys, limit)
         has = ends > self.starts
         out = np.zeros(n, dtype=np.float64)
         out[has] = self.running[ends[has] - 1]
