@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and args_list and not args_list[0].startswith("-"):
         from rankscope.cli.process import prepare_process
 
-        prepare_process()  # a command runs in this process (see rankscope.cli.process)
+        prepare_process(args_list)  # a command runs in this process (rankscope.cli.process)
     if args_list and args_list[0] == "trec_eval" and "trec_eval" in _available():
         # trec_eval has its own option syntax (-mndcg_cut.10 -q ...): hand it the rest.
         module = importlib.import_module(COMMANDS["trec_eval"][0])
