@@ -79,3 +79,26 @@ def test_memory_is_kept_for_large_inputs_only(tmp_path: Path,
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
     process.prepare_process(["trec_eval", str(small), str(large)])
     assert calls == [True]
+
+
+def _collector_after(words: list[str]) -> str:
+    code = textwrap.dedent(f"""
+        import gc, sys
+        sys.argv = ["rankscope", *{words!r}]
+        from rankscope.cli.main import main
+        status = main()
+        print(status, gc.isenabled())
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    return out.stdout.split("\n")[-2]
+
+
+def test_one_shot_commands_run_without_the_cycle_collector(tmp_path: Path) -> None:
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n")
+    run.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    assert _collector_after(["evaluate", str(qrels), str(run), "-m", "P@1", "-f", "json",
+                             "--quiet"]) == "0 False"
+    # any other command keeps it (`serve` runs for days)
+    assert _collector_after(["metrics"]) == "0 True"

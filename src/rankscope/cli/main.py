@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "ONE_SHOT", "main"]
+
+ONE_SHOT = frozenset({"trec_eval", "evaluate"})
+"""Commands that evaluate once and end: their process runs without the cycle collector."""
 
 # subcommand -> (module, one-line help). Add a line here to add a command.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -92,6 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rankscope.cli.process import prepare_process
 
         prepare_process(args_list)  # a command runs in this process (rankscope.cli.process)
+        if args_list[0] in ONE_SHOT:
+            # importing and evaluating allocate hundreds of thousands of objects and make
+            # no reference cycles worth collecting before the process ends: the collector's
+            # passes over them (a hundred while importing alone) are wasted
+            gc.disable()
     if args_list and args_list[0] == "trec_eval" and "trec_eval" in _available():
         # trec_eval has its own option syntax (-mndcg_cut.10 -q ...): hand it the rest.
         module = importlib.import_module(COMMANDS["trec_eval"][0])
