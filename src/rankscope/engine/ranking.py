@@ -335,7 +335,8 @@ def rank(
     kept_rows = int(np.minimum(counts, max(limit, 0)).sum()) if limit is not None else \
         int(counts.sum())
 
-    file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None
+    file_keys: tuple[npt.NDArray[np.uint64], IntArray, Future[object] | None] | None = None
+    early_proof: Future[object] | None = None
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
         def judge_and_match(pool: ThreadPoolExecutor | None,
@@ -355,6 +356,12 @@ def rank(
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
                 found = find_ties(base, qidx, score) if by_doc else None
                 (judged, judged_lists), values = matching.result()
+            if keys is not None and base.blocks is not None and rq.grouped_lengths is not None \
+                    and not truncating and (max_ret is None or max_ret > 0):
+                # the keys are known: the proof that no query repeats one starts now, on a
+                # thread of its own, not after the ranking (it outlasted the measures)
+                lengths = rq.grouped_lengths
+                early_proof = beside(lambda: distinct_within(keys, lengths))
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec")
         rows = LazyRows(ranking.rows)  # most evaluations never read them
@@ -365,7 +372,7 @@ def rank(
                     not truncating and (max_ret is None or max_ret > 0):
                 # each query's rows form one block of the file: its keys are looked
                 # at there, gathered in rank order only if some block repeats one
-                file_keys = (keys, rq.grouped_lengths)
+                file_keys = (keys, rq.grouped_lengths, early_proof)
             else:
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
@@ -493,22 +500,27 @@ def _best_first(q: IntArray, g: FloatArray, n: int) -> FloatArray:
 
 def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
-                       file_keys: tuple[npt.NDArray[np.uint64], IntArray] | None = None,
+                       file_keys: tuple[npt.NDArray[np.uint64], IntArray,
+                                        Future[object] | None] | None = None,
                        *, inline: bool = False) -> Future[list[str | None]]:
     """trec_eval's duplicate rule, searched on a thread beside the measures.
 
     ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
-    key, the lengths of the file's query blocks), when each ranked query is
-    one block of the file: no block repeating a key proves there is no
-    duplicate without putting the keys in rank order.
+    key, the lengths of the file's query blocks, that proof if already
+    started), when each ranked query is one block of the file: no block
+    repeating a key proves there is no duplicate without putting the keys in
+    rank order.
     """
 
     def search() -> list[str | None]:
         ranked = keys
         if ranked is None:
-            if file_keys is None or distinct_within(*file_keys):
+            if file_keys is None:
                 return [None] * n
-            ranked = file_keys[0][rows()]
+            all_keys, lengths, proof = file_keys
+            if proof.result() if proof is not None else distinct_within(all_keys, lengths):
+                return [None] * n
+            ranked = all_keys[rows()]
         return run_duplicates(qidx, docs, rows(), ranked, counts, n)
 
     return beside(search, inline=inline)  # type: ignore[return-value]
