@@ -19,7 +19,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "LazyRows", "RankedLists"]
+__all__ = ["STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "LazyRows", "RankedLists",
+           "csr"]
 
 STAND_IN_DOC = "ceci_nest_pas_un_docno"
 """The document of trec_eval ``-c``'s stand-in ranking for a query the run lacks."""
@@ -27,6 +28,13 @@ STAND_IN_DOC = "ceci_nest_pas_un_docno"
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+
+def csr(counts: IntArray) -> IntArray:
+    """CSR offsets of lists ``counts`` long each: where each starts, and the total last."""
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,9 @@ from rankscope.engine.ranked_lists import (
     IntArray,
     LazyRows,
     RankedLists,
+    csr,
 )
+from rankscope.engine.ranking_cut import prefix_positions, within
 from rankscope.engine.ranking_match import (
     Judged,
     beside,
@@ -96,12 +98,6 @@ def required_depth(metrics: Iterable[Metric]) -> int | None:
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
     if value not in allowed:
         raise OptionError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
-
-
-def _csr(counts: IntArray) -> IntArray:
-    offsets = np.zeros(counts.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
 
 
 def _index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
@@ -179,49 +175,6 @@ def _run_queries(run_q: pl.Series,
     lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
     grouped = starts.size == len(names)
     return evaluated, _RunQueries(qidx, names, lengths if grouped else None, starts, lengths)
-
-
-def _prefix_positions(counts: IntArray, limit: int,
-                      score_at: Callable[[IntArray], FloatArray] | None) -> IntArray:
-    """Rank positions of each query's first ``limit`` rows, plus the rest of a tie run
-    straddling the cut (its order decides which rows stay) when ``score_at`` gives
-    the scores at rank positions (None: ties are not broken by document)."""
-    starts = _csr(counts)[:-1]
-    take = np.minimum(counts, limit)
-    if score_at is not None:
-        cut = np.flatnonzero((take > 0) & (counts > take))
-        if cut.size:
-            end = _tie_run_ends(score_at, starts[cut] + take[cut] - 1, starts[cut] + counts[cut])
-            take[cut] = end - starts[cut]
-    return np.repeat(starts - np.cumsum(take) + take, take) + np.arange(int(take.sum()),
-                                                                          dtype=np.int64)
-
-
-def _tie_run_ends(score_at: Callable[[IntArray], FloatArray], last: IntArray,
-                  ends: IntArray) -> IntArray:
-    """One past the run of scores equal to the score at each position ``last``
-    (searched forward, never reaching ``ends``): probes a few positions per cut,
-    widening, instead of looking for ties along whole rankings."""
-    out = last + 1
-    anchor = score_at(last)
-    todo = np.arange(last.size)
-    width = 16
-    while todo.size:
-        probe = out[todo, None] + np.arange(width)
-        inside = probe < ends[todo, None]
-        values = score_at(np.minimum(probe, ends[todo, None] - 1).ravel()).reshape(probe.shape)
-        same = inside & (values == anchor[todo, None])
-        run = np.where(same.all(axis=1), width, np.argmin(same, axis=1))
-        out[todo] += run
-        todo = todo[run == width]
-        width *= 4
-    return out
-
-
-def _within(counts: IntArray, limit: int) -> tuple[BoolArray, IntArray]:
-    """Which rows of CSR rankings are among their query's first ``limit``; new counts."""
-    pos = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(_csr(counts)[:-1], counts)
-    return pos < limit, np.minimum(counts, max(limit, 0))
 
 
 def rank(
@@ -381,7 +334,7 @@ def rank(
         ranked = base.order  # None: the file is in rank order
         score_at = None if not by_doc else (
             (lambda at: score[at]) if ranked is None else (lambda at: score[ranked[at]]))
-        pos = _prefix_positions(counts, max(limit or 0, 0), score_at)
+        pos = prefix_positions(counts, max(limit or 0, 0), score_at)
         picked = pos if ranked is None else ranked[pos]
         sub_q, sub_score = qidx[picked], score[picked]
         sub_docs = docs.gather(picked)
@@ -398,7 +351,7 @@ def rank(
         counts = sub.counts
 
     if max_ret is not None and (truncating or max_ret <= 0):
-        keep, counts = _within(counts, max_ret)
+        keep, counts = within(counts, max_ret)
         rows, grades = rows.then(_kept(keep)), grades[keep]
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
@@ -406,7 +359,7 @@ def rank(
         pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys,
                                      inline=small)
     if depth is not None and not condensed:
-        keep, counts = _within(counts, depth)
+        keep, counts = within(counts, depth)
         rows, grades = rows.then(_kept(keep)), grades[keep]
     in_run = np.array([q in rq.names for q in evaluated], dtype=bool)
     if stand_in and levels and not condensed and (max_ret is None or max_ret > 0):
@@ -419,7 +372,7 @@ def rank(
         rows, grades = rows.then(_kept(judged_rows)), grades[judged_rows]
         counts = np.bincount(row_query, minlength=n).astype(np.int64)
         if depth is not None:
-            keep, counts = _within(counts, depth)
+            keep, counts = within(counts, depth)
             rows, grades = rows.then(_kept(keep)), grades[keep]
 
     judged_offsets, judged_grades = judged_lists
@@ -429,7 +382,7 @@ def rank(
     qrels_set = set(qrels_ids)
     return RankedLists(
         query_ids=evaluated,
-        offsets=_csr(counts),
+        offsets=csr(counts),
         grades=grades,
         in_run=in_run,
         judged_offsets=judged_offsets,
@@ -461,7 +414,7 @@ def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
     missing = np.flatnonzero(~in_run & (counts == 0))
     if missing.size == 0:
         return rows, grades, counts
-    at = _csr(counts)[missing]
+    at = csr(counts)[missing]
     counts = counts.copy()
     counts[missing] = 1
     return (rows.then(lambda found: np.insert(found, at, -1)), np.insert(grades, at, -1.0),
@@ -476,7 +429,7 @@ def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, Float
         keep = g >= 0
         q, g = q[keep], g[keep]
     counts = np.bincount(q, minlength=n).astype(np.int64) if q.size else np.zeros(n, np.int64)
-    return _csr(counts), _best_first(q, g, n)
+    return csr(counts), _best_first(q, g, n)
 
 
 def _best_first(q: IntArray, g: FloatArray, n: int) -> FloatArray:
