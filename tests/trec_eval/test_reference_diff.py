@@ -68,3 +68,32 @@ def test_matches_reference(tmp_path, seed):
     for q, values in [*per.items(), ("all", means)]:
         for name, value in values.items():
             assert printed[(name, q)] == _printed(value, name.startswith("num_")), (name, q)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_infinite_scores_in_a_shuffled_run(tmp_path, seed):
+    # trec_eval reads "inf" and "-inf" as scores (atof); queries of different
+    # lengths, lines shuffled: the padded sort, where the padding once tied with -inf
+    rng = random.Random(seed)
+    judged: dict[str, dict[str, int]] = {}
+    ranked: dict[str, list[tuple[str, float]]] = {}
+    for qi in range(rng.randint(2, 9)):
+        q = f"q{qi}"
+        docs = [f"d{i}" for i in range(rng.randint(20, 300))]
+        ranked[q] = [(d, rng.choice([float("-inf"), float("inf"), 1.0, 2.0, 2.5]))
+                     for d in docs]
+        judged[q] = {d: rng.choice([0, 1, 2]) for d in rng.sample(docs, len(docs) // 3)}
+        judged[q][docs[0]] = 1  # a grade >= 0 for every query
+    lines = [f"{q} Q0 {d} 0 {s} r\n" for q, docs in ranked.items() for d, s in docs]
+    rng.shuffle(lines)
+    (tmp_path / "qrels").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in judged.items() for d, g in docs.items()))
+    (tmp_path / "run").write_text("".join(lines))
+    got = ours(["-q", "-m", "all_trec", "qrels", "run"], cwd=tmp_path)
+    assert got.status == 0, got.stderr
+    printed = {(name.strip(), q): v for name, q, v in
+               (line.split("\t") for line in got.stdout.splitlines())}
+    per, means = reference.evaluate(judged, ranked)
+    for q, values in [*per.items(), ("all", means)]:
+        for name, value in values.items():
+            assert printed[(name, q)] == _printed(value, name.startswith("num_")), (name, q)

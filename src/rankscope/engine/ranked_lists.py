@@ -19,6 +19,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.engine.ranking_order import gather_many
+
 __all__ = ["STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "LazyRows", "RankedLists",
            "csr"]
 
@@ -120,7 +122,7 @@ class RankedLists:
         ``exact_ties``.
         """
         stand_in = self.run_rows < 0
-        docs = self.run_docs.gather(np.where(stand_in, 0, self.run_rows)) if \
+        docs = gather_many(self.run_docs, np.where(stand_in, 0, self.run_rows)) if \
             self.run_docs.len() else pl.Series("doc_id", [STAND_IN_DOC] * stand_in.size)
         if stand_in.any():
             docs = pl.select(pl.when(pl.Series(stand_in)).then(pl.lit(STAND_IN_DOC))

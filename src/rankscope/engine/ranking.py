@@ -58,7 +58,13 @@ from rankscope.engine.ranking_match import (
     proof_of_distinct_rows,
     run_duplicates,
 )
-from rankscope.engine.ranking_order import Ranking, base_order, find_ties, fix_ties
+from rankscope.engine.ranking_order import (
+    Ranking,
+    base_order,
+    find_ties,
+    fix_ties,
+    gather_many,
+)
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
@@ -67,6 +73,7 @@ __all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "BoolArray", "FloatArray", "IntArr
 
 _SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
 _THREADED_FROM = 1 << 16  # rows; a smaller run is ranked on the calling thread alone
+_SCATTERED = 4  # mean rows per run of equal query ids below which a run counts as shuffled
 
 CUTOFF_FAMILIES = frozenset({
     "P", "R", "R_cap", "F", "Hits", "Success", "AP", "RR", "Judged", "num_ret",
@@ -110,8 +117,13 @@ def _index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
     return found.to_numpy()
 
 
-def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series]:
-    """Runs of equal query ids: their start rows and ids (scanned slice by slice)."""
+def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
+    """Runs of equal query ids: their start rows and ids (scanned slice by slice).
+
+    None when the first slice shows the rows are not grouped by query (runs
+    shorter than :data:`_SCATTERED` rows on average): listing nearly every
+    row as a run start would cost more than indexing the rows directly.
+    """
     n_rows = query_ids.len()
     parts: list[IntArray] = []
     previous: str | None = None
@@ -119,6 +131,8 @@ def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series]:
         part = query_ids.slice(start, _SLICE)
         seg = part.rle_id().to_numpy()
         local = np.flatnonzero(seg[1:] != seg[:-1]) + 1
+        if start == 0 and n_rows > _SLICE and local.size * _SCATTERED > part.len():
+            return None
         if previous is None or part[0] != previous:
             local = np.concatenate(([0], local))
         parts.append(local.astype(np.int64) + start)
@@ -134,13 +148,15 @@ class _RunQueries:
     qidx: IntArray
     names: set[str]
     grouped_lengths: IntArray | None  # runs of equal ids, when each query's rows are together
-    starts: IntArray  # the first row of each run of equal ids
-    lengths: IntArray  # and its length
+    starts: IntArray | None  # the first row of each run of equal ids (None: not listed)
+    lengths: IntArray | None  # and its length
 
     def counts(self, n: int) -> IntArray:
-        """Rows per evaluated query (from the runs of equal ids, not from every row)."""
+        """Rows per evaluated query (from the runs of equal ids when listed)."""
         if self.qidx.size == 0:
             return np.zeros(n, np.int64)
+        if self.starts is None or self.lengths is None:
+            return np.bincount(self.qidx[self.qidx >= 0], minlength=n).astype(np.int64)
         run_q = self.qidx[self.starts]
         kept = run_q >= 0
         return np.bincount(run_q[kept], weights=self.lengths[kept],
@@ -168,7 +184,12 @@ def _run_queries(run_q: pl.Series,
         else:
             qidx = index[codes]
     else:
-        starts, seg_names = _segments(run_q)
+        segments = _segments(run_q)
+        if segments is None:  # a shuffled file: every row looked up once
+            names = set(run_q.unique().to_list())
+            evaluated = select(names)
+            return evaluated, _RunQueries(_index_of(run_q, evaluated), names, None, None, None)
+        starts, seg_names = segments
         names = set(seg_names.unique().to_list())
         evaluated = select(names)
         qidx = np.repeat(_index_of(seg_names, evaluated), np.diff(np.append(starts, n_rows)))
@@ -315,10 +336,13 @@ def rank(
                 # thread of its own, not after the ranking (it outlasted the measures)
                 lengths = rq.grouped_lengths
                 early_proof = beside(lambda: distinct_within(keys, lengths))
+        # the grades in the sorted order serve the tie fixes and the result: gathered once
+        ordered = None if base.order is None else values[base.order]
         ranking = base if found is None else fix_ties(
-            base, found, docs, None if exact else values, descending=ties == "trec")
+            base, found, docs, None if exact else values, descending=ties == "trec",
+            ranked_values=ordered)
         rows = LazyRows(ranking.rows)  # most evaluations never read them
-        grades = ranking.apply(values, in_place=True)
+        grades = ranking.apply(values, in_place=True, ordered=ordered)
         ranked_keys = None
         if keys is not None:
             if ranking.blocks is not None and rq.grouped_lengths is not None and \
@@ -337,7 +361,7 @@ def rank(
         pos = prefix_positions(counts, max(limit or 0, 0), score_at)
         picked = pos if ranked is None else ranked[pos]
         sub_q, sub_score = qidx[picked], score[picked]
-        sub_docs = docs.gather(picked)
+        sub_docs = gather_many(docs, picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
         values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
         sub = Ranking(None, None, np.bincount(sub_q, minlength=n).astype(np.int64))

@@ -1,0 +1,118 @@
+"""Paths the ranking takes only on large runs, forced on small ones and checked
+against the slow reference: shuffled files (no list of query runs), columns in
+many chunks (gathered after a rechunk), ties found from the sort's own scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rankscope.data.tables import Qrels, Run
+from rankscope.engine import ranking, ranking_order
+from rankscope.engine.ranking import rank
+from rankscope.engine.ranking_order import Ranking, base_order, find_ties, gather_many
+
+from .conftest import make_case
+from .test_fast_ranking import layout, slow_rank
+
+pytestmark = pytest.mark.usefixtures("both_ranking_paths")
+
+
+def _chunked(frame: pl.DataFrame, pieces: int) -> pl.DataFrame:
+    """The same rows in ``pieces`` chunks, as a file read in blocks gives them."""
+    step = max(1, frame.height // pieces)
+    parts = [frame.slice(i, step) for i in range(0, frame.height, step)]
+    return pl.concat(parts, rechunk=False)
+
+
+def _assert_matches_reference(qrels: pl.DataFrame, run: pl.DataFrame, ties: str) -> None:
+    got = layout(rank(Qrels(qrels), Run(run), ties=ties))  # type: ignore[arg-type]
+    expected = slow_rank(qrels, run, ties)
+    assert list(got) == list(expected)
+    for q in expected:
+        np.testing.assert_array_equal(got[q], expected[q])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("ties", ["trec", "input", "docid_asc"])
+def test_a_shuffled_run_indexes_its_rows_directly(seed: int, ties: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels, run = make_case(seed)
+    run = run.sample(fraction=1.0, shuffle=True, seed=seed)
+    monkeypatch.setattr(ranking, "_SLICE", 64)  # the first slice decides, as at 10^6 rows
+    assert ranking._segments(run.get_column("query_id")) is None  # the path under test
+    _assert_matches_reference(qrels, run, ties)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_grouped_run_still_lists_its_query_runs(seed: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels, run = make_case(seed)  # each query's lines together
+    monkeypatch.setattr(ranking, "_SLICE", 64)
+    found = ranking._segments(run.get_column("query_id"))
+    assert found is not None
+    starts, names = found
+    ids = run.get_column("query_id").to_list()
+    assert starts.tolist() == [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]]
+    assert names.to_list() == [ids[i] for i in starts.tolist()]
+    _assert_matches_reference(qrels, run, "trec")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("regather", [1 << 30, 1])
+def test_ids_in_many_chunks_rank_as_in_one(seed: int, shuffle: bool, regather: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels, run = make_case(seed)
+    if shuffle:
+        run = run.sample(fraction=1.0, shuffle=True, seed=seed)
+    run, qrels = _chunked(run, 17), _chunked(qrels, 5)
+    assert run.get_column("doc_id").n_chunks() > 1
+    # 1 << 30: every gather rechunks first; 1: none does (gathers across the chunks)
+    monkeypatch.setattr(ranking_order, "_REGATHER", regather)
+    for ties in ("trec", "docid_asc"):
+        _assert_matches_reference(qrels, run, ties)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_gather_many_is_a_gather(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    column = _chunked(pl.DataFrame({"d": [f"d{int(x)}" for x in rng.integers(0, 50, 300)]}),
+                      int(rng.integers(1, 40))).get_column("d")
+    rows = rng.integers(0, column.len(), int(rng.integers(0, 400))).astype(np.int64)
+    expected = [column.to_list()[i] for i in rows.tolist()]
+    assert gather_many(column, rows).to_list() == expected
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_ties_from_the_sorted_scores_are_the_ties_of_the_order(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 12))
+    lengths = rng.integers(0, 40, n) if seed % 2 else np.full(n, int(rng.integers(1, 30)))
+    qidx = np.repeat(np.arange(n), lengths).astype(np.int64)
+    rng.shuffle(qidx)
+    if seed % 3 == 0:
+        qidx[rng.random(qidx.size) < 0.2] = -1  # rows of queries not evaluated
+    score = rng.integers(0, 6, qidx.size).astype(np.float64)
+    score[rng.random(qidx.size) < 0.05] = -np.inf
+    score[rng.random(qidx.size) < 0.05] = np.inf
+    base = base_order(qidx, score, n)
+    if base.order is None:  # nothing to sort in this draw
+        return
+    assert base.negated_scores is not None
+    kept = base.order
+    np.testing.assert_array_equal(base.negated_scores, -score[kept])
+    # rank order: by query, then score descending
+    assert np.all(np.diff(qidx[kept]) >= 0)
+    assert np.all(qidx[kept] >= 0)
+    same = qidx[kept][1:] == qidx[kept][:-1]
+    assert np.all(score[kept][1:][same] <= score[kept][:-1][same])
+    fast = find_ties(base, qidx, score)
+    slow = find_ties(Ranking(base.order, None, base.counts), qidx, score)  # gathered
+    if slow is None:
+        assert fast is None
+        return
+    assert fast is not None
+    np.testing.assert_array_equal(fast.pairs, slow.pairs)
+    np.testing.assert_array_equal(fast.starts, slow.starts)
