@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from rankscope.data.tables import Qrels, Run
-from rankscope.engine import ranking, ranking_order
+from rankscope.engine import ranking_order, run_queries
 from rankscope.engine.ranking import rank
 from rankscope.engine.ranking_order import Ranking, base_order, find_ties, gather_many
 
@@ -40,8 +40,8 @@ def test_a_shuffled_run_indexes_its_rows_directly(seed: int, ties: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     qrels, run = make_case(seed)
     run = run.sample(fraction=1.0, shuffle=True, seed=seed)
-    monkeypatch.setattr(ranking, "_SLICE", 64)  # the first slice decides, as at 10^6 rows
-    assert ranking._segments(run.get_column("query_id")) is None  # the path under test
+    monkeypatch.setattr(run_queries, "_SLICE", 64)  # the first slice decides, as at 10^6 rows
+    assert run_queries._segments(run.get_column("query_id")) is None  # the path under test
     _assert_matches_reference(qrels, run, ties)
 
 
@@ -49,8 +49,8 @@ def test_a_shuffled_run_indexes_its_rows_directly(seed: int, ties: str,
 def test_a_grouped_run_still_lists_its_query_runs(seed: int,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     qrels, run = make_case(seed)  # each query's lines together
-    monkeypatch.setattr(ranking, "_SLICE", 64)
-    found = ranking._segments(run.get_column("query_id"))
+    monkeypatch.setattr(run_queries, "_SLICE", 64)
+    found = run_queries._segments(run.get_column("query_id"))
     assert found is not None
     starts, names = found
     ids = run.get_column("query_id").to_list()

@@ -19,9 +19,10 @@ trec_eval ``-c``'s one-document ranking; duplicates can be reported per query
 (trec_eval fails at the query that holds one) instead of refused.
 
 How it stays fast on tens of millions of rows (:mod:`~rankscope.engine.ranking_order`,
-:mod:`~rankscope.engine.ranking_match`): query ids become integer indices once
-per run of equal ids; a run written in rank order is recognised and not
-sorted; only runs of tied rows whose grades differ are ordered by document id;
+:mod:`~rankscope.engine.ranking_match`, :mod:`~rankscope.engine.run_queries`):
+query ids become integer indices once per run of equal ids (per line in a
+shuffled file); a run written in rank order is recognised and not sorted;
+only runs of tied rows whose grades differ are ordered by document id;
 judgments are matched by 64-bit keys on two threads, beside the ordering;
 duplicates are proved absent beside the measures. With ``depth`` (the deepest
 cut-off any asked-for metric reads, see :func:`required_depth`) only the top
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -65,15 +65,14 @@ from rankscope.engine.ranking_order import (
     fix_ties,
     gather_many,
 )
+from rankscope.engine.run_queries import RunQueries, index_of, run_queries
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
 __all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "QueryPolicy",
            "RankedLists", "Ties", "Unjudged", "rank", "required_depth"]
 
-_SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
 _THREADED_FROM = 1 << 16  # rows; a smaller run is ranked on the calling thread alone
-_SCATTERED = 4  # mean rows per run of equal query ids below which a run counts as shuffled
 
 CUTOFF_FAMILIES = frozenset({
     "P", "R", "R_cap", "F", "Hits", "Success", "AP", "RR", "Judged", "num_ret",
@@ -105,97 +104,6 @@ def required_depth(metrics: Iterable[Metric]) -> int | None:
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
     if value not in allowed:
         raise OptionError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
-
-
-def _index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
-    """Position of each id in ``evaluated`` (-1 when absent), vectorized."""
-    if not evaluated:
-        return np.full(ids.len(), -1, dtype=np.int64)
-    found = ids.cast(pl.String).replace_strict(
-        evaluated, np.arange(len(evaluated), dtype=np.int64), default=-1, return_dtype=pl.Int64
-    )
-    return found.to_numpy()
-
-
-def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
-    """Runs of equal query ids: their start rows and ids (scanned slice by slice).
-
-    None when the first slice shows the rows are not grouped by query (runs
-    shorter than :data:`_SCATTERED` rows on average): listing nearly every
-    row as a run start would cost more than indexing the rows directly.
-    """
-    n_rows = query_ids.len()
-    parts: list[IntArray] = []
-    previous: str | None = None
-    for start in range(0, n_rows, _SLICE):
-        part = query_ids.slice(start, _SLICE)
-        seg = part.rle_id().to_numpy()
-        local = np.flatnonzero(seg[1:] != seg[:-1]) + 1
-        if start == 0 and n_rows > _SLICE and local.size * _SCATTERED > part.len():
-            return None
-        if previous is None or part[0] != previous:
-            local = np.concatenate(([0], local))
-        parts.append(local.astype(np.int64) + start)
-        previous = part[-1]
-    starts = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    return starts, query_ids.gather(starts)
-
-
-@dataclass(frozen=True)
-class _RunQueries:
-    """Each run row's query: the query index (-1: not evaluated) and the run's query ids."""
-
-    qidx: IntArray
-    names: set[str]
-    grouped_lengths: IntArray | None  # runs of equal ids, when each query's rows are together
-    starts: IntArray | None  # the first row of each run of equal ids (None: not listed)
-    lengths: IntArray | None  # and its length
-
-    def counts(self, n: int) -> IntArray:
-        """Rows per evaluated query (from the runs of equal ids when listed)."""
-        if self.qidx.size == 0:
-            return np.zeros(n, np.int64)
-        if self.starts is None or self.lengths is None:
-            return np.bincount(self.qidx[self.qidx >= 0], minlength=n).astype(np.int64)
-        run_q = self.qidx[self.starts]
-        kept = run_q >= 0
-        return np.bincount(run_q[kept], weights=self.lengths[kept],
-                           minlength=n).astype(np.int64)
-
-
-def _run_queries(run_q: pl.Series,
-                 select: Callable[[set[str]], list[str]]) -> tuple[list[str], _RunQueries]:
-    """The evaluated queries (``select`` of the run's query ids) and each row's index."""
-    n_rows = run_q.len()
-    if run_q.dtype == pl.Enum:  # read against a known query list: the codes are the index
-        categories = pl.Series(run_q.dtype.categories)  # type: ignore[attr-defined]
-        codes = run_q.to_physical().to_numpy().astype(np.int64)
-        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
-        starts = np.concatenate(([0], change)).astype(np.int64) if n_rows else change
-        present = np.zeros(categories.len(), dtype=bool)
-        present[codes[starts]] = True  # every run of equal codes starts somewhere
-        names = set(categories.filter(pl.Series(present)).to_list())
-        evaluated = select(names)
-        index = _index_of(categories, evaluated)
-        if n_rows == 0:
-            qidx = np.zeros(0, np.int64)
-        elif np.array_equal(index, np.arange(index.size)):  # the codes are the index
-            qidx = codes
-        else:
-            qidx = index[codes]
-    else:
-        segments = _segments(run_q)
-        if segments is None:  # a shuffled file: every row looked up once
-            names = set(run_q.unique().to_list())
-            evaluated = select(names)
-            return evaluated, _RunQueries(_index_of(run_q, evaluated), names, None, None, None)
-        starts, seg_names = segments
-        names = set(seg_names.unique().to_list())
-        evaluated = select(names)
-        qidx = np.repeat(_index_of(seg_names, evaluated), np.diff(np.append(starts, n_rows)))
-    lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
-    grouped = starts.size == len(names)
-    return evaluated, _RunQueries(qidx, names, lengths if grouped else None, starts, lengths)
 
 
 def rank(
@@ -279,7 +187,7 @@ def rank(
         return chosen if only_query is None else [q for q in chosen if q == only_query]
 
     run_frame = run.frame
-    evaluated, rq = _run_queries(run_frame.get_column("query_id"), select)
+    evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
     qidx = rq.qidx
     docs = run_frame.get_column("doc_id").cast(pl.String)
@@ -291,7 +199,7 @@ def rank(
 
     def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
         """The keyed judgments and each query's judged lists."""
-        jq = _index_of(graded.get_column("query_id"), evaluated)
+        jq = index_of(graded.get_column("query_id"), evaluated)
         inside = jq >= 0
         judged = Judged(jq[inside], graded.get_column("doc_id").filter(pl.Series(inside)),
                         graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
@@ -503,7 +411,7 @@ def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntAr
     return beside(search, inline=inline)  # type: ignore[return-value]
 
 
-def _check_beside(run: Run, docs: pl.Series, rq: _RunQueries, inline: bool) -> Future[object]:
+def _check_beside(run: Run, docs: pl.Series, rq: RunQueries, inline: bool) -> Future[object]:
     """The run's duplicate check, deferred by its reader, on a thread of its own."""
 
     def check() -> object:

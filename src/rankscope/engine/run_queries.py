@@ -1,0 +1,116 @@
+"""Which evaluated query each run row belongs to, and how the run's rows are grouped.
+
+The ranking step (:func:`rankscope.engine.ranking.rank`) starts here: query ids
+become integer indices (positions in the evaluated, byte-ordered query list;
+-1 for a query not evaluated). A run written query by query is scanned as
+runs of equal ids, and each run's id is looked up once; a shuffled run (most
+lines start a new run) is looked up line by line, which is cheaper than
+listing ten million one-line runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+__all__ = ["RunQueries", "index_of", "run_queries"]
+
+IntArray = npt.NDArray[np.int64]
+
+_SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
+_SCATTERED = 4  # mean rows per run of equal query ids below which a run counts as shuffled
+
+
+def index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
+    """Position of each id in ``evaluated`` (-1 when absent), vectorized."""
+    if not evaluated:
+        return np.full(ids.len(), -1, dtype=np.int64)
+    found = ids.cast(pl.String).replace_strict(
+        evaluated, np.arange(len(evaluated), dtype=np.int64), default=-1, return_dtype=pl.Int64
+    )
+    return found.to_numpy()
+
+
+def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
+    """Runs of equal query ids: their start rows and ids (scanned slice by slice).
+
+    None when the first slice shows the rows are not grouped by query (runs
+    shorter than :data:`_SCATTERED` rows on average): listing nearly every
+    row as a run start would cost more than indexing the rows directly.
+    """
+    n_rows = query_ids.len()
+    parts: list[IntArray] = []
+    previous: str | None = None
+    for start in range(0, n_rows, _SLICE):
+        part = query_ids.slice(start, _SLICE)
+        seg = part.rle_id().to_numpy()
+        local = np.flatnonzero(seg[1:] != seg[:-1]) + 1
+        if start == 0 and n_rows > _SLICE and local.size * _SCATTERED > part.len():
+            return None
+        if previous is None or part[0] != previous:
+            local = np.concatenate(([0], local))
+        parts.append(local.astype(np.int64) + start)
+        previous = part[-1]
+    starts = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    return starts, query_ids.gather(starts)
+
+
+@dataclass(frozen=True)
+class RunQueries:
+    """Each run row's query: the query index (-1: not evaluated) and the run's query ids."""
+
+    qidx: IntArray
+    names: set[str]
+    grouped_lengths: IntArray | None  # runs of equal ids, when each query's rows are together
+    starts: IntArray | None  # the first row of each run of equal ids (None: not listed)
+    lengths: IntArray | None  # and its length
+
+    def counts(self, n: int) -> IntArray:
+        """Rows per evaluated query (from the runs of equal ids when listed)."""
+        if self.qidx.size == 0:
+            return np.zeros(n, np.int64)
+        if self.starts is None or self.lengths is None:
+            return np.bincount(self.qidx[self.qidx >= 0], minlength=n).astype(np.int64)
+        run_q = self.qidx[self.starts]
+        kept = run_q >= 0
+        return np.bincount(run_q[kept], weights=self.lengths[kept],
+                           minlength=n).astype(np.int64)
+
+
+def run_queries(run_q: pl.Series,
+                 select: Callable[[set[str]], list[str]]) -> tuple[list[str], RunQueries]:
+    """The evaluated queries (``select`` of the run's query ids) and each row's index."""
+    n_rows = run_q.len()
+    if run_q.dtype == pl.Enum:  # read against a known query list: the codes are the index
+        categories = pl.Series(run_q.dtype.categories)  # type: ignore[attr-defined]
+        codes = run_q.to_physical().to_numpy().astype(np.int64)
+        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        starts = np.concatenate(([0], change)).astype(np.int64) if n_rows else change
+        present = np.zeros(categories.len(), dtype=bool)
+        present[codes[starts]] = True  # every run of equal codes starts somewhere
+        names = set(categories.filter(pl.Series(present)).to_list())
+        evaluated = select(names)
+        index = index_of(categories, evaluated)
+        if n_rows == 0:
+            qidx = np.zeros(0, np.int64)
+        elif np.array_equal(index, np.arange(index.size)):  # the codes are the index
+            qidx = codes
+        else:
+            qidx = index[codes]
+    else:
+        segments = _segments(run_q)
+        if segments is None:  # a shuffled file: every row looked up once
+            names = set(run_q.unique().to_list())
+            evaluated = select(names)
+            return evaluated, RunQueries(index_of(run_q, evaluated), names, None, None, None)
+        starts, seg_names = segments
+        names = set(seg_names.unique().to_list())
+        evaluated = select(names)
+        qidx = np.repeat(index_of(seg_names, evaluated), np.diff(np.append(starts, n_rows)))
+    lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
+    grouped = starts.size == len(names)
+    return evaluated, RunQueries(qidx, names, lengths if grouped else None, starts, lengths)
