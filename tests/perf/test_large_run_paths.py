@@ -41,6 +41,7 @@ def test_a_shuffled_run_indexes_its_rows_directly(seed: int, ties: str,
     qrels, run = make_case(seed)
     run = run.sample(fraction=1.0, shuffle=True, seed=seed)
     monkeypatch.setattr(run_queries, "_SLICE", 64)  # the first slice decides, as at 10^6 rows
+    monkeypatch.setattr(run_queries, "_DIRECT_FROM", 0)
     assert run_queries._segments(run.get_column("query_id")) is None  # the path under test
     _assert_matches_reference(qrels, run, ties)
 
@@ -50,6 +51,7 @@ def test_a_grouped_run_still_lists_its_query_runs(seed: int,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     qrels, run = make_case(seed)  # each query's lines together
     monkeypatch.setattr(run_queries, "_SLICE", 64)
+    monkeypatch.setattr(run_queries, "_DIRECT_FROM", 0)
     found = run_queries._segments(run.get_column("query_id"))
     assert found is not None
     starts, names = found
@@ -116,3 +118,11 @@ def test_ties_from_the_sorted_scores_are_the_ties_of_the_order(seed: int) -> Non
     assert fast is not None
     np.testing.assert_array_equal(fast.pairs, slow.pairs)
     np.testing.assert_array_equal(fast.starts, slow.starts)
+
+
+def test_a_small_shuffled_run_keeps_its_runs_of_equal_ids() -> None:
+    # below _DIRECT_FROM rows the runs are listed whatever the order (today's small path)
+    _, run = make_case(1)
+    shuffled = run.sample(fraction=1.0, shuffle=True, seed=1).get_column("query_id")
+    assert shuffled.len() < run_queries._DIRECT_FROM
+    assert run_queries._segments(shuffled) is not None

@@ -272,10 +272,10 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     ident = where if order is None else order[where]
     names = gather_many(docs, ident)
     left, right = names.slice(0, total - 1), names.slice(1)
-    in_order = ((left <= right) if descending else (left >= right)).to_numpy()
+    wrong = ((left <= right) if descending else (left >= right)).to_numpy()
     inside = np.ones(total - 1, dtype=bool)  # neighbours within one run: the pairs, in order
     inside[ends[:-1] - 1] = False
-    bad = in_order[inside]
+    bad = wrong[inside]
     if not bad.any():
         return None  # already in order
     run_bad = np.logical_or.reduceat(bad, starts)

@@ -23,6 +23,7 @@ IntArray = npt.NDArray[np.int64]
 
 _SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
 _SCATTERED = 4  # mean rows per run of equal query ids below which a run counts as shuffled
+_DIRECT_FROM = 1 << 16  # rows; a smaller run is always scanned as runs of equal ids
 
 
 def index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
@@ -38,9 +39,10 @@ def index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
 def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
     """Runs of equal query ids: their start rows and ids (scanned slice by slice).
 
-    None when the first slice shows the rows are not grouped by query (runs
-    shorter than :data:`_SCATTERED` rows on average): listing nearly every
-    row as a run start would cost more than indexing the rows directly.
+    None when the first slice (of a run of :data:`_DIRECT_FROM` rows or more)
+    shows the rows are not grouped by query (runs shorter than
+    :data:`_SCATTERED` rows on average): listing nearly every row as a run
+    start would cost more than indexing the rows directly.
     """
     n_rows = query_ids.len()
     parts: list[IntArray] = []
@@ -49,7 +51,7 @@ def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
         part = query_ids.slice(start, _SLICE)
         seg = part.rle_id().to_numpy()
         local = np.flatnonzero(seg[1:] != seg[:-1]) + 1
-        if start == 0 and n_rows > _SLICE and local.size * _SCATTERED > part.len():
+        if start == 0 and n_rows >= _DIRECT_FROM and local.size * _SCATTERED > part.len():
             return None
         if previous is None or part[0] != previous:
             local = np.concatenate(([0], local))
