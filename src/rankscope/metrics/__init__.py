@@ -17,10 +17,6 @@ from rankscope.metrics.binary import (
     bpref,
     f_measure,
     hits,
-    judged,
-    num_rel,
-    num_rel_ret,
-    num_ret,
     precision,
     r_precision,
     recall,
@@ -28,6 +24,7 @@ from rankscope.metrics.binary import (
     reciprocal_rank,
     success,
 )
+from rankscope.metrics.counts import judged, num_rel, num_rel_ret, num_ret
 from rankscope.metrics.graded import best, cumulative_gain, dcg, err, ndcg, rbp
 from rankscope.metrics.parser import known_names, parse_metric, parse_metrics
 

@@ -15,10 +15,6 @@ __all__ = [
     "bpref",
     "f_measure",
     "hits",
-    "judged",
-    "num_rel",
-    "num_rel_ret",
-    "num_ret",
     "precision",
     "r_precision",
     "recall",
@@ -103,6 +99,18 @@ def recall(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -
     ----------
     .. [1] Manning, Raghavan & Schütze, *Introduction to Information
        Retrieval*, ch. 8 (2008).
+
+    Examples
+    --------
+    Three relevant documents (``a``, ``c``, ``e``); the run finds ``a`` at rank
+    2 and ``c`` at rank 4:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> result = rankscope.evaluate(qrels, run, ["R@2", "R"])
+    >>> round(result["R@2"], 4), round(result["R"], 4)  # 1/3, 2/3
+    (0.3333, 0.6667)
     """
     return make_metric("R", k=k, rel=rel, judged_only=judged_only)
 
@@ -132,6 +140,14 @@ def recall_capped(k: int, *, rel: float = 1) -> Metric:
     ----------
     .. [1] Thakur et al., "BEIR: A Heterogeneous Benchmark for Zero-shot
        Evaluation of Information Retrieval Models", NeurIPS Datasets (2021).
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> rankscope.evaluate(qrels, run, "R_cap@2")["R_cap@2"]  # 1 / min(2, 3)
+    0.5
     """
     return make_metric("R_cap", k=k, rel=rel)
 
@@ -171,6 +187,16 @@ def f_measure(
     References
     ----------
     .. [1] van Rijsbergen, *Information Retrieval*, 2nd ed., ch. 7 (1979).
+
+    Examples
+    --------
+    Without a cut-off: P = 2/4 of the retrieved, R = 2/3 of the relevant.
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> round(rankscope.evaluate(qrels, run, "set_F")["set_F"], 4)  # 2PR / (P + R) = 4/7
+    0.5714
     """
     return make_metric("F", k=k, beta=beta, rel=rel, beta2=beta2, judged_only=judged_only)
 
@@ -200,6 +226,14 @@ def hits(k: int | None = None, *, rel: float = 1) -> Metric:
     ----------
     .. [1] Bassani, "ranx: A Blazing-Fast Python Library for Ranking
        Evaluation and Comparison", ECIR (2022).
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> qrels = {"q1": {"a": 1, "c": 1}, "q2": {"x": 1}}
+    >>> run = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"y": 0.5}}
+    >>> rankscope.evaluate(qrels, run, "Hits@3")["Hits@3"]  # (2 + 0) / 2 queries
+    1.0
     """
     return make_metric("Hits", k=k, rel=rel)
 
@@ -228,6 +262,15 @@ def success(k: int | None = None, *, rel: float = 1, judged_only: bool = False) 
     References
     ----------
     .. [1] trec_eval's ``success``; ranx's ``hit_rate``.
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> result = rankscope.evaluate(qrels, run, ["Success@1", "Success@2"])
+    >>> result["Success@1"], result["Success@2"]
+    (0.0, 1.0)
     """
     return make_metric("Success", k=k, rel=rel, judged_only=judged_only)
 
@@ -257,6 +300,16 @@ def r_precision(*, rel: float = 1, judged_only: bool = False) -> Metric:
     ----------
     .. [1] Buckley & Voorhees, "Evaluating evaluation measure stability",
        SIGIR (2000).
+
+    Examples
+    --------
+    R = 3; of the first three documents (``b``, ``a``, ``d``) only ``a`` is relevant:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> round(rankscope.evaluate(qrels, run, "Rprec")["Rprec"], 4)  # 1/3
+    0.3333
     """
     return make_metric("RPrec", rel=rel, judged_only=judged_only)
 
@@ -291,6 +344,17 @@ def average_precision(k: int | None = None, *, rel: float = 1, judged_only: bool
     ----------
     .. [1] Buckley & Voorhees, "Retrieval evaluation with incomplete
        information" / trec_eval's ``map``; Manning et al. (2008), ch. 8.
+
+    Examples
+    --------
+    Relevant documents at ranks 2 and 4, one of the three never retrieved:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> result = rankscope.evaluate(qrels, run, ["AP", "AP@2"])
+    >>> round(result["AP"], 4), round(result["AP@2"], 4)  # (1/2 + 2/4) / 3, (1/2) / 3
+    (0.3333, 0.1667)
     """
     return make_metric("AP", k=k, rel=rel, judged_only=judged_only)
 
@@ -321,6 +385,15 @@ def reciprocal_rank(k: int | None = None, *, rel: float = 1, judged_only: bool =
     References
     ----------
     .. [1] Voorhees, "The TREC-8 Question Answering Track Report", TREC (1999).
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> result = rankscope.evaluate(qrels, run, ["RR", "RR@1"])
+    >>> result["RR"], result["RR@1"]  # the first relevant document is at rank 2
+    (0.5, 0.0)
     """
     return make_metric("RR", k=k, rel=rel, judged_only=judged_only)
 
@@ -350,105 +423,19 @@ def bpref(*, rel: float = 1) -> Metric:
     ----------
     .. [1] Buckley & Voorhees, "Retrieval evaluation with incomplete
        information", SIGIR (2004).
+
+    Examples
+    --------
+    R = 3 and N = 2 (``b``, ``f``); each retrieved relevant document has one
+    judged non-relevant document above it (the unjudged ``d`` is ignored):
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1, "f": 0}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> round(rankscope.evaluate(qrels, run, "bpref")["bpref"], 4)  # 2 x (1 - 1/2) / 3
+    0.3333
     """
     return make_metric("bpref", rel=rel)
-
-
-def judged(k: int | None = None) -> Metric:
-    r"""Judged: the share of the first k documents that have a judgment.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-
-    Returns
-    -------
-    Metric
-
-    Notes
-    -----
-    .. math:: Judged@k = \frac{|\{i \le k : d_i \text{ judged}\}|}{\min(k, n)}
-
-    n is the number retrieved (ir_measures' convention); 0 for an empty
-    ranking. A judgment with a null grade does not count.
-
-    References
-    ----------
-    .. [1] MacAvaney et al., ir_measures' ``Judged`` (from OpenNIR).
-    """
-    return make_metric("Judged", k=k)
-
-
-def num_ret(k: int | None = None) -> Metric:
-    r"""Number of documents retrieved (summed over queries, as trec_eval does).
-
-    Parameters
-    ----------
-    k : int, optional
-        Count at most k per query.
-
-    Returns
-    -------
-    Metric
-
-    Notes
-    -----
-    .. math:: num\_ret = \min(k, n)
-
-    References
-    ----------
-    .. [1] trec_eval's ``num_ret``.
-    """
-    return make_metric("num_ret", k=k)
-
-
-def num_rel(*, rel: float = 1) -> Metric:
-    r"""Number of relevant documents in the qrels (summed over queries).
-
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant.
-
-    Returns
-    -------
-    Metric
-
-    Notes
-    -----
-    .. math:: num\_rel = R
-
-    References
-    ----------
-    .. [1] trec_eval's ``num_rel``.
-    """
-    return make_metric("num_rel", rel=rel)
-
-
-def num_rel_ret(k: int | None = None, *, rel: float = 1) -> Metric:
-    r"""Number of relevant documents retrieved (summed over queries).
-
-    Parameters
-    ----------
-    k : int, optional
-        Count only the first k per query.
-    rel : float, default 1
-        Minimum grade counted as relevant.
-
-    Returns
-    -------
-    Metric
-
-    Notes
-    -----
-    .. math:: num\_rel\_ret = |\{i \le k : g_i \ge rel\}|
-
-    References
-    ----------
-    .. [1] trec_eval's ``num_rel_ret``.
-    """
-    return make_metric("num_rel_ret", k=k, rel=rel)
 
 
 BETA = Param("beta", 1.0, "float", "weight of recall against precision", low=0.0, open_low=True)
@@ -462,14 +449,13 @@ def _fam(
     params: tuple[Param, ...],
     aliases: tuple[str, ...],
     agrees: tuple[str, ...],
-    aggregate: str = "mean",
 ) -> None:
     register(
         Family(
             name=name,
             params=params,
             cutoff=cutoff,  # type: ignore[arg-type]
-            aggregate=aggregate,  # type: ignore[arg-type]
+            aggregate="mean",
             empty_value=0.0,
             graded=False,
             aliases=aliases,
@@ -508,12 +494,3 @@ _fam("RR", reciprocal_rank, "optional", (REL, JUDGED_ONLY), ("mrr@k", "recip_ran
             ir_measures="RR, RR@k, RR(rel=r)@k"))
 _fam("bpref", bpref, "none", (REL,), ("bpref", "Bpref"),
      claims(trec_eval="bpref", pytrec_eval="bpref", ir_measures="Bpref"))
-_fam("Judged", judged, "optional", (), ("Judged@k",), claims(ir_measures="Judged@k, Judged"))
-_fam("num_ret", num_ret, "optional", (), ("num_ret", "NumRet"),
-     claims(trec_eval="num_ret", pytrec_eval="num_ret", ir_measures="NumRet"),
-     aggregate="sum")
-_fam("num_rel", num_rel, "none", (REL,), ("num_rel", "NumRel"),
-     claims(trec_eval="num_rel", pytrec_eval="num_rel", ir_measures="NumRel"), aggregate="sum")
-_fam("num_rel_ret", num_rel_ret, "optional", (REL,), ("num_rel_ret", "NumRelRet"),
-     claims(trec_eval="num_rel_ret", pytrec_eval="num_rel_ret", ir_measures="NumRelRet"),
-     aggregate="sum")

@@ -81,6 +81,17 @@ def cumulative_gain(
     ----------
     .. [1] Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR
        techniques", ACM TOIS 20(4) (2002).
+
+    Examples
+    --------
+    Grades in rank order 0, 1, (unjudged), 2:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> result = rankscope.evaluate(qrels, run, ["CG@4", "CG(gain=exp)@4"])
+    >>> result["CG@4"], result["CG(gain=exp)@4"]  # 0 + 1 + 0 + 2, 0 + 1 + 0 + 3
+    (3.0, 4.0)
     """
     return make_metric("CG", k=k, gain=gain, gains=gains, rel=rel)
 
@@ -125,6 +136,14 @@ def dcg(
     ----------
     .. [1] Järvelin & Kekäläinen, ACM TOIS 20(4) (2002).
     .. [2] Burges et al., "Learning to rank using gradient descent", ICML (2005).
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> round(rankscope.evaluate(qrels, run, "DCG@4")["DCG@4"], 4)  # 1/log2(3) + 2/log2(5)
+    1.4923
     """
     return make_metric("DCG", k=k, gain=gain, gains=gains, rel=rel, gain_table=gain_table)
 
@@ -186,6 +205,17 @@ def ndcg(
     ----------
     .. [1] Järvelin & Kekäläinen, ACM TOIS 20(4) (2002).
     .. [2] Burges et al., ICML (2005).
+
+    Examples
+    --------
+    The ideal ranking of the judged documents has grades 2, 1, 1:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> value = rankscope.evaluate(qrels, run, "nDCG")["nDCG"]
+    >>> round(value, 4)  # (1/log2(3) + 2/log2(5)) / (2 + 1/log2(3) + 1/log2(4))
+    0.4766
     """
     return make_metric(
         "nDCG", k=k, gain=gain, gains=gains, rel=rel, ideal=ideal, max_grade=max_grade,
@@ -227,6 +257,16 @@ def err(
     .. [1] Chapelle, Metzler, Zhang & Grinspan, "Expected reciprocal rank for
        graded relevance", CIKM (2009).
     .. [2] SearchTweak, "Evaluation Metrics" (seed 004): ERR and ERR-0.18.
+
+    Examples
+    --------
+    With g_max = 2 the stopping probabilities in rank order are 0, 1/4, 0, 3/4:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> rankscope.evaluate(qrels, run, "ERR")["ERR"]  # 1/2 x 1/4 + 1/4 x 3/4 x (1 - 1/4)
+    0.265625
     """
     return make_metric("ERR", k=k, max_grade=max_grade, rank_exponent=rank_exponent)
 
@@ -258,6 +298,16 @@ def rbp(p: float = 0.8, *, gain: str = "binary", rel: float = 1) -> Metric:
     ----------
     .. [1] Moffat & Zobel, "Rank-biased precision for measurement of retrieval
        effectiveness", ACM TOIS 27(1) (2008).
+
+    Examples
+    --------
+    Relevant documents at ranks 2 and 4:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> round(rankscope.evaluate(qrels, run, "RBP")["RBP"], 4)  # 0.2 x (0.8 + 0.8^3)
+    0.2624
     """
     return make_metric("RBP", p=p, gain=gain, rel=rel)
 
@@ -285,6 +335,17 @@ def best(k: int) -> Metric:
     References
     ----------
     .. [1] Releval's metric reference, "Best@k" (seed 000).
+
+    Examples
+    --------
+    The top grade (2) is held by ``c``, at rank 4:
+
+    >>> import rankscope
+    >>> qrels = {"q": {"a": 1, "b": 0, "c": 2, "e": 1}}
+    >>> run = {"q": {"b": 0.9, "a": 0.8, "d": 0.7, "c": 0.6}}
+    >>> result = rankscope.evaluate(qrels, run, ["Best@2", "Best@4"])
+    >>> result["Best@2"], result["Best@4"]
+    (0.0, 1.0)
     """
     return make_metric("Best", k=k)
 

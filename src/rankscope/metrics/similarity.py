@@ -189,6 +189,14 @@ def jaccard(k: int | None = None) -> Metric:
     ----------
     .. [1] Jaccard, "The distribution of the flora in the alpine zone",
        New Phytologist 11(2) (1912).
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> a = {"q": {"d1": 3, "d2": 2, "d3": 1}}
+    >>> b = {"q": {"d2": 3, "d1": 2, "d4": 1}}
+    >>> rankscope.similarity(a, b, "Jaccard")["Jaccard"]  # {d1, d2} of {d1, d2, d3, d4}
+    0.5
     """
     return make_metric("Jaccard", k=k)
 
@@ -214,6 +222,14 @@ def overlap(k: int) -> Metric:
     References
     ----------
     .. [1] Webber, Moffat & Zobel, ACM TOIS 28(4) (2010), section 2 (agreement).
+
+    Examples
+    --------
+    >>> import rankscope
+    >>> a = {"q": {"d1": 3, "d2": 2, "d3": 1}}
+    >>> b = {"q": {"d2": 3, "d1": 2, "d4": 1}}
+    >>> round(rankscope.similarity(a, b, "Overlap@3")["Overlap@3"], 4)  # d1 and d2 of 3
+    0.6667
     """
     return make_metric("Overlap", k=k)
 
@@ -244,6 +260,16 @@ def kendall_tau(k: int | None = None) -> Metric:
     References
     ----------
     .. [1] Kendall, "A new measure of rank correlation", Biometrika 30 (1938).
+
+    Examples
+    --------
+    The same three documents; of the three pairs only (d1, d2) is swapped:
+
+    >>> import rankscope
+    >>> a = {"q": {"d1": 3, "d2": 2, "d3": 1}}
+    >>> b = {"q": {"d2": 3, "d1": 2, "d3": 1}}
+    >>> round(rankscope.similarity(a, b, "KendallTau")["KendallTau"], 4)  # (2 - 1) / 3
+    0.3333
     """
     return make_metric("KendallTau", k=k)
 
