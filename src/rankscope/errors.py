@@ -16,6 +16,10 @@ one-line message and a non-zero exit code instead of a traceback::
     │                               (Q1 vs q1, 1.0 vs 1, an empty file)
     ├── OutputError                 a value the output format cannot hold
     │                               (a TREC id with whitespace)
+    ├── OutputWriteError            an output could not be written (a full
+    │                               disk, a missing directory): exit code 4
+    ├── IncompleteError             work stopped before it was whole (a
+    │                               budget, failed items): exit code 3
     ├── MetricError                 a metric that cannot be computed as asked
     │   ├── UnknownMetricError      a name no parser accepts ("did you mean")
     │   └── MetricParameterError    cut-off <= 0, p outside (0, 1), ...
@@ -52,6 +56,7 @@ __all__ = [
     "DuplicateDocumentError",
     "FileAccessError",
     "ForbiddenError",
+    "IncompleteError",
     "InputError",
     "JudgeError",
     "JudgeRequestError",
@@ -61,6 +66,7 @@ __all__ = [
     "NotFoundError",
     "OptionError",
     "OutputError",
+    "OutputWriteError",
     "ParseError",
     "RankscopeError",
     "RankscopeWarning",
@@ -163,6 +169,30 @@ class OutputError(RankscopeError):
     def __init__(self, message: str, *, target: str | None = None) -> None:
         self.target = target
         super().__init__(f"{target}: {message}" if target else message)
+
+
+class OutputWriteError(RankscopeError):
+    """An output that could not be written: the system refused (full disk, no such directory).
+
+    Parameters
+    ----------
+    message : str
+        What the system said.
+    target : str, optional
+        The file being written (``"<stdout>"`` for standard output).
+    """
+
+    def __init__(self, message: str, *, target: str | None = None) -> None:
+        self.target = target
+        super().__init__(f"cannot write {target}: {message}" if target else message)
+
+
+class IncompleteError(RankscopeError):
+    """Work that stopped before it was whole: a budget ran out, items failed.
+
+    What was done is kept; the message says what is left and which option
+    resumes it. The command line exits with code 3.
+    """
 
 
 class MetricError(RankscopeError):

@@ -7,9 +7,9 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["register", "run"]
+from rankscope.cli.exit_codes import EXIT_CHECK_FAILED as EXIT_REGRESSION
 
-EXIT_REGRESSION = 1
+__all__ = ["register", "run"]
 
 
 def register(sub: Any, name: str, help_text: str) -> None:

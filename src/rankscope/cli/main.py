@@ -1,9 +1,11 @@
 """Entry point of the ``rankscope`` command.
 
 Each subcommand lives in its own module exposing ``register(subparsers)``;
-modules are imported lazily so ``rankscope --help`` answers fast. A
-:class:`~rankscope.errors.RankscopeError` becomes one line on stderr and exit
-code 2 (1 for other failures), never a traceback.
+modules are imported lazily so ``rankscope --help`` answers fast. Every
+failure becomes one line on stderr and an exit code of the one scheme in
+:mod:`rankscope.cli.exit_codes` (2 for bad input, 3 for incomplete work, 4 for
+an output that could not be written, 70 for an internal error, whose
+traceback only ``--debug`` prints).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "user": ("rankscope.cli.user", "add users of the judging app; make API tokens"),
 }
 
-EXIT_USAGE = 2
+EXIT_USAGE = 2  # the same value as rankscope.cli.exit_codes.EXIT_USAGE, without importing it
 
 
 def _available() -> dict[str, tuple[str, str]]:
@@ -65,6 +67,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Measure the quality of search rankings.",
     )
     parser.add_argument("--version", action="version", version=f"rankscope {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print the traceback too")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in _available().items():
         if only is None or only == name:
@@ -123,13 +127,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         with one_line_warnings(args.command):
             return int(args.handler(args))
     except RankscopeError as exc:
+        from rankscope.cli.exit_codes import code_for
+
         sys.stderr.write(f"rankscope {args.command}: error: {exc}\n")
-        return EXIT_USAGE
+        return code_for(exc)
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except Exception as exc:  # a defect of rankscope's, not the user's: say so in one line
+        from rankscope.cli.exit_codes import EXIT_INTERNAL
+
+        sys.stderr.write(f"rankscope {args.command}: internal error: "
+                         f"{type(exc).__name__}: {exc} (run with --debug for the traceback)\n")
+        if getattr(args, "debug", False):
+            import traceback
+
+            traceback.print_exc()
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":
