@@ -1,4 +1,4 @@
-"""``rankscope judgments aggregate|agreement|transform``, and judgments for ``evaluate``."""
+"""``rankscope judgments aggregate|agreement|transform|implicit``; judgments for ``evaluate``."""
 
 from __future__ import annotations
 
@@ -205,6 +205,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     tr.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     tr.add_argument("-f", "--output-format", help="default: from the name, CSV on stdout")
     tr.set_defaults(handler=_transform)
+
+    from rankscope.cli.implicit import add_implicit_parser
+
+    add_implicit_parser(actions)
 
 
 def _input_format_options(p: argparse.ArgumentParser) -> None:

@@ -31,7 +31,9 @@ __all__ = [
     "Locator",
     "canonical_frame",
     "has_rater_column",
+    "json_records",
     "read_judgments_frame",
+    "read_records",
     "write_judgments_frame",
 ]
 
@@ -204,51 +206,77 @@ def _records(records: list[Any], source: str) -> pl.DataFrame:
     )
 
 
+def json_records(data: bytes, fmt: str, source: str) -> list[tuple[int | None, Any]]:
+    """The records of JSON Lines (one value a line) or JSON (a list): ``(line, value)``.
+
+    Blank lines of JSON Lines are skipped; a line that is not JSON is a
+    :class:`ParseError` naming it. JSON records carry no line (None).
+    """
+    if fmt == "jsonl":
+        out: list[tuple[int | None, Any]] = []
+        for number, line in enumerate(data.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=number,
+                                 value=line.decode("utf-8", "replace")) from None
+        return out
+    try:
+        obj = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
+    if not isinstance(obj, list):
+        raise ParseError("expected a JSON list of records", source=source)
+    return [(None, rec) for rec in obj]
+
+
+def read_records(path: PathLike, fmt: str | None = None) -> tuple[pl.DataFrame, str, Locator]:
+    """A table file with named columns, every column as read (text, or Parquet's types).
+
+    CSV / TSV with a header, JSONL, JSON (a list of records) or Parquet: the
+    raw frame, the file's display name and a locator of rows' lines. The
+    judgments and click-log readers map and check the columns.
+    """
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    if fmt == "trec":
+        raise InputError("a TREC file has no column names; expected CSV, TSV, JSONL, JSON "
+                         "or Parquet", source=display_name(path))
+    # Parquet is binary: only text formats go through the text check.
+    data, source = (read_bytes(path), display_name(path)) if fmt == "parquet" else read_text(path)
+    if fmt in ("csv", "tsv"):
+        return (read_delimited(data, fmt, source), source,
+                _line_locator(data, skip_comments=True, offset=1))
+    if fmt in ("jsonl", "json"):
+        records = json_records(data, fmt, source)
+        raw = _records([rec for _, rec in records], source)
+        if fmt == "json":
+            return raw, source, _no_line
+        lines = [number for number, _ in records]
+        return raw, source, lambda row: lines[row] if 0 <= row < len(lines) else None
+    try:
+        raw = pl.read_parquet(BytesIO(data))
+    except Exception as exc:  # polars raises several types for bad files
+        raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
+    return raw, source, _no_line
+
+
 def read_judgments_frame(
     path: PathLike, fmt: str | None = None, *, scale: Scale | None = None,
     rater: str | None = None,
 ) -> tuple[pl.DataFrame, str, Locator]:
     """Read a judgments file: the canonical frame, its display name and a line locator."""
     fmt = _check_format(fmt) if fmt else guess_format(path)
-    # Parquet is binary: only text formats go through the text check.
-    data, source = (read_bytes(path), display_name(path)) if fmt == "parquet" else read_text(path)
     if fmt == "trec":
+        data, source = read_text(path)
         frame, _ = parse_trec(data, source, "qrels")
         frame = frame.select(
             "query_id", "doc_id",
             pl.lit(rater or _default_rater(source), pl.String).alias("rater"), "grade",
         )
         return frame, source, _line_locator(data, skip_comments=True)
-    if fmt in ("csv", "tsv"):
-        raw = read_delimited(data, fmt, source)
-        locate = _line_locator(data, skip_comments=True, offset=1)
-    elif fmt == "jsonl":
-        records: list[Any] = []
-        for number, line in enumerate(data.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=number,
-                                 value=line.decode("utf-8", "replace")) from None
-        raw = _records(records, source)
-        locate = _line_locator(data, skip_comments=False)
-    elif fmt == "json":
-        try:
-            obj = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
-        if not isinstance(obj, list):
-            raise ParseError("expected a JSON list of judgment records", source=source)
-        raw = _records(obj, source)
-        locate = _no_line
-    else:
-        try:
-            raw = pl.read_parquet(BytesIO(data))
-        except Exception as exc:  # polars raises several types for bad files
-            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
-        locate = _no_line
+    raw, source, locate = read_records(path, fmt)
     return canonical_frame(raw, source, locate, scale=scale, rater=rater), source, locate
 
 
