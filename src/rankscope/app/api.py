@@ -52,11 +52,13 @@ class MemberIn(BaseModel):
 
 
 class QuerySetIn(BaseModel):
-    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text."""
+    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text; or
+    ``collection``: ``irds:NAME``, a public collection the operator allows."""
 
     name: str
-    text: str
+    text: str = ""
     source: str | None = None
+    collection: str | None = None
 
 
 class EndpointIn(BaseModel):
@@ -175,7 +177,11 @@ def query_set_list(request: Request, actor: ApiActor, project_id: int) -> list[d
 @router.post("/projects/{project_id}/query-sets", status_code=201)
 def query_set_create(request: Request, actor: ApiActor, project_id: int,
                      body: QuerySetIn) -> dict[str, Any]:
-    """Add a query set (a bad line is reported with its number)."""
+    """Add a query set (a bad line is reported with its number), or a collection's queries."""
+    if body.collection and not body.text.strip():
+        return catalog.import_query_set_from_collection(
+            _store(request), actor, project_id, body.name, body.collection,
+            settings_of(request).irds).__dict__
     return catalog.import_query_set(_store(request), actor, project_id, body.name, body.text,
                                     body.source).__dict__
 
@@ -199,7 +205,8 @@ def endpoint_create(request: Request, actor: ApiActor, project_id: int,
     """Add an endpoint (or replace the one of the same name)."""
     settings = settings_of(request)
     return catalog.save_endpoint(settings.store, actor, project_id, body.toml, name=body.name,
-                                 base_dir=settings.data_dir).__dict__
+                                 base_dir=settings.data_dir,
+                                 irds_allowed=settings.irds).__dict__
 
 
 @router.get("/projects/{project_id}/evaluations")

@@ -14,6 +14,7 @@ here, once: :class:`~rankscope.errors.AuthError` 401 (a page redirects to
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -58,6 +59,9 @@ class AppSettings:
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
     runs: dict[int, threading.Thread] = field(default_factory=dict)
     """Evaluation runs going on in the background (pages start them, then poll)."""
+    irds: tuple[str, ...] = ()
+    """The ir_datasets collections (name patterns) curators may use: query sets and
+    embedded corpora named ``irds:NAME`` (``rankscope serve --irds``); none by default."""
 
 
 class LoginRequired(Exception):
@@ -167,7 +171,7 @@ def _login_redirect(request: Request, exc: Exception) -> Response:
 
 
 def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | None = None,
-               max_upload: int = MAX_UPLOAD + 1024 * 1024) -> Any:
+               max_upload: int = MAX_UPLOAD + 1024 * 1024, irds: Sequence[str] = ()) -> Any:
     """The ASGI application over an open store (SQLite: give it a ThreadWriter).
 
     Parameters
@@ -180,6 +184,8 @@ def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | No
         Sign-in attempts allowed (default 5 per account, 20 per address, in 5 minutes).
     max_upload : int
         The largest request body accepted (bytes).
+    irds : sequence of str
+        Patterns of the ir_datasets collections curators may name (``beir/*``).
     """
     from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
 
@@ -188,7 +194,7 @@ def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | No
                   description="The judging app's JSON API: `Authorization: Bearer TOKEN` "
                   "(`rankscope user token NAME`).")
     app.state.settings = AppSettings(store=store, data_dir=Path(data_dir),
-                                     limiter=limiter or LoginLimiter())
+                                     limiter=limiter or LoginLimiter(), irds=tuple(irds))
     static = resources.files("rankscope.app") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     app.add_exception_handler(RankscopeError, _error)

@@ -90,6 +90,7 @@ def project_page(request: Request, actor: PageActor, project_id: int) -> Respons
         "evaluations": evaluations.list_evaluations(store, actor, project_id),
         "members": projects.list_members(store, actor, project_id),
         "can_curate": projects.RANK[project.role] >= projects.RANK["curator"],
+        "irds": settings_of(request).irds,
     }
     return render(request, "project.html", context, actor=actor)
 
@@ -117,11 +118,18 @@ async def _upload_text(upload: UploadFile | None, text: str) -> tuple[str, str |
 async def query_set_create(request: Request, actor: PageActor, project_id: int,
                            name: Annotated[str, Form()],
                            text: Annotated[str, Form()] = "",
-                           file: Annotated[UploadFile | None, File()] = None) -> Response:
+                           file: Annotated[UploadFile | None, File()] = None,
+                           collection: Annotated[str, Form()] = "") -> Response:
     from starlette.concurrency import run_in_threadpool
 
+    settings = settings_of(request)
     content, filename = await _upload_text(file, text)
-    view = await run_in_threadpool(catalog.import_query_set, settings_of(request).store, actor,
+    if collection.strip() and not content.strip():
+        view = await run_in_threadpool(catalog.import_query_set_from_collection,
+                                       settings.store, actor, project_id, name, collection,
+                                       settings.irds)
+        return RedirectResponse(f"/query-sets/{view.id}", status_code=303)
+    view = await run_in_threadpool(catalog.import_query_set, settings.store, actor,
                                    project_id, name, content, filename)
     return RedirectResponse(f"/query-sets/{view.id}", status_code=303)
 
@@ -140,7 +148,7 @@ def endpoint_save(request: Request, actor: PageActor, project_id: int,
                   toml: Annotated[str, Form()], name: Annotated[str, Form()] = "") -> Response:
     settings = settings_of(request)
     catalog.save_endpoint(settings.store, actor, project_id, toml, name=name.strip() or None,
-                          base_dir=settings.data_dir)
+                          base_dir=settings.data_dir, irds_allowed=settings.irds)
     return RedirectResponse(f"/projects/{project_id}", status_code=303)
 
 

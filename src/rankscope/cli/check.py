@@ -21,7 +21,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "Rule, per metric, with d = run - baseline per query (every query with judgments): "
         "a one-sided paired test of H0: mean(d) >= -MAX_DROP against H1: mean(d) < -MAX_DROP; "
         "a regression when H0 is rejected at level ALPHA.")
-    p.add_argument("qrels", help="qrels file")
+    p.add_argument("qrels", help="qrels file, or irds:NAME (an ir_datasets collection)")
     p.add_argument("run", help="the run to check")
     p.add_argument("--baseline", required=True, metavar="RUN_B", help="the baseline run")
     p.add_argument("-m", "--metric", action="append", dest="metrics", required=True,

@@ -44,11 +44,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
     src = p.add_argument_group("what to grade")
     src.add_argument("--queries", metavar="Q.tsv",
                      help="queries: query_id<TAB>text (a header line may name a 'need' "
-                          "column)")
+                          "column), or irds:NAME (an ir_datasets collection's queries and "
+                          "needs)")
     src.add_argument("--docs", metavar="D.jsonl", help="documents: JSONL with id and text "
-                                                       "fields")
+                                                       "fields, or irds:NAME")
     src.add_argument("--needs", metavar="FILE",
-                     help="information needs, query_id<TAB>need, shown with each query")
+                     help="information needs, query_id<TAB>need, shown with each query "
+                          "(or irds:NAME: a collection's descriptions and narratives)")
     src.add_argument("--store", metavar="DB", default=os.environ.get("RANKSCOPE_STORE"),
                      help="the snapshot store of --snapshot (default: $RANKSCOPE_STORE)")
     src.add_argument("--snapshot", action="append", default=[], metavar="NAME|ID",
@@ -69,7 +71,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
                      help="grade these pairs (CSV/TSV/JSONL with query and document columns, "
                           "or 'query_id doc_id' lines)")
     src.add_argument("--holes-of", metavar="QRELS",
-                     help="leave out pairs already graded in these qrels or judgments")
+                     help="leave out pairs already graded in these qrels or judgments (a "
+                          "file or irds:NAME)")
     src.add_argument("--graded-in", metavar="QRELS",
                      help="keep only pairs graded in these qrels or judgments (to measure "
                           "the judge against them)")
@@ -121,7 +124,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "rates and Krippendorff's alpha on the results both graded; with --runs, Kendall's "
         "tau between the system rankings the two sets of grades produce.",
     )
-    agr.add_argument("human", help="human judgments or qrels")
+    agr.add_argument("human", help="human judgments or qrels (a file or irds:NAME)")
     agr.add_argument("llm", help="LLM grades (from rankscope judge)")
     agr.add_argument("--scale", help="grading scale (default: graded when the grades fit)")
     agr.add_argument("--threshold", type=float, default=1,

@@ -163,8 +163,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="Work with raters' judgments: CSV/TSV with a header (query_id, doc_id, "
-        "rater, grade[, time]; an empty grade = not graded), JSONL, JSON, Parquet, or TREC "
-        "qrels files (one rater each).",
+        "rater, grade[, time]; an empty grade = not graded), JSONL, JSON, Parquet, TREC "
+        "qrels files (one rater each) or irds:NAME (an ir_datasets collection's qrels, one "
+        "rater); 'implicit' makes judgments from a click log.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 

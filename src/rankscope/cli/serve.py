@@ -27,6 +27,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--data-dir", help="where endpoints' relative paths start (an embedded "
                                       "corpus); default: the database file's directory")
+    p.add_argument("--irds", action="append", default=[], metavar="PATTERN",
+                   help="let curators use these ir_datasets collections (irds:NAME, read from "
+                        "this machine's ir_datasets cache, never downloaded) as query sets and "
+                        "embedded corpora; a name or a pattern such as 'beir/*' (repeatable; "
+                        "default none)")
     p.add_argument("--demo", action="store_true",
                    help="start with the demo collection: two embedded endpoints and one "
                         "evaluation ready to grade (no network); prints a login")
@@ -92,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                 "(its holes are to grade)\n")
         sys.stdout.write(f"rankscope serving {address} (database {db}; Ctrl-C stops)\n")
         sys.stdout.flush()
-        uvicorn.run(create_app(store, data_dir), host=args.host, port=args.port,
+        uvicorn.run(create_app(store, data_dir, irds=args.irds), host=args.host, port=args.port,
                     log_level="warning", access_log=False)
     finally:
         store.close()

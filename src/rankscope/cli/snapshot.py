@@ -26,7 +26,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "one. Exit 2 with one line naming the query when a query fails for good.",
     )
     p.add_argument("endpoint", help="endpoint TOML file")
-    p.add_argument("queries", help="queries: TSV (query_id<TAB>text) or TREC topics")
+    p.add_argument("queries", help="queries: TSV (query_id<TAB>text), TREC topics, or "
+                                   "irds:NAME (an ir_datasets collection's queries)")
     p.add_argument("-o", "--output", metavar="RUN", help="write a TREC run here (- = stdout)")
     p.add_argument("--store", metavar="DB",
                    help="record the snapshot in this store (a SQLite file or a database URL)")
@@ -63,7 +64,9 @@ async def _take(args: argparse.Namespace, config: Any, queries: list[Any], store
         with progress.step_bar(len(queries), f"snapshot {name}", unit="query") as advance:
             return await take_snapshot(
                 endpoint, queries, depth=args.depth, name=name, store=store,
-                query_set_name=Path(args.queries).stem, query_set_source=args.queries,
+                query_set_name=(args.queries if args.queries.startswith("irds:")
+                                else Path(args.queries).stem),
+                query_set_source=args.queries,
                 keep_raw=args.keep_raw,
                 concurrency=args.concurrency or int(config.settings.get("concurrency", 4)),
                 advance=advance)

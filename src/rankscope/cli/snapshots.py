@@ -66,7 +66,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     diff.add_argument("-k", type=int, default=10, help="cut-off of Jaccard, churn, moves "
                       "(default 10)")
     diff.add_argument("--p", type=float, default=0.9, help="RBO persistence (default 0.9)")
-    diff.add_argument("--qrels", help="judgments: add metric deltas and holes")
+    diff.add_argument("--qrels", help="judgments (a file or irds:NAME): add metric deltas "
+                                            "and holes")
     diff.add_argument("-m", "--metric", action="append", dest="metrics",
                       help="with --qrels: metric (repeatable; default nDCG@10 and P@5)")
     diff.add_argument("--test", default="t", choices=("t", "wilcoxon", "permutation",
@@ -86,7 +87,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     holes.add_argument("snapshots", nargs="+", metavar="SNAPSHOT",
                        help="ids, names or run files")
     _store_option(holes)
-    holes.add_argument("--qrels", required=True, help="the judgments so far")
+    holes.add_argument("--qrels", required=True,
+                       help="the judgments so far (a file or irds:NAME)")
     holes.add_argument("-k", type=int, default=10, help="cut-off (default 10)")
     holes.add_argument("-o", "--output", metavar="FILE",
                        help="write the batch to grade (CSV, TSV, JSONL, JSON; - = CSV on "

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import polars as pl
 
 from rankscope.data._io import PathLike, read_text
+from rankscope.data.irds import irds_documents, irds_queries, is_irds
 from rankscope.engine.ranking import Ties
 from rankscope.errors import InputError, ParseError
 
@@ -238,6 +239,8 @@ def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
     (also ``information_need``, ``description``) is the information need;
     other columns are ignored.
 
+    ``irds:NAME`` reads an ir_datasets collection's queries and needs.
+
     Raises
     ------
     ParseError
@@ -245,6 +248,12 @@ def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
     """
     texts: dict[str, str] = {}
     needs: dict[str, str] = {}
+    if is_irds(path):
+        for query in irds_queries(os.fspath(path))[0]:
+            texts[query.query_id] = query.text
+            if query.need:
+                needs[query.query_id] = query.need
+        return texts, needs
     for qid, names, values in _tsv_rows(path, "text"):
         texts[qid] = _column(names, values, _TEXT_HEADERS, fallback=True)
         need = _column(names, values, _NEED_HEADERS, fallback=False)
@@ -272,6 +281,8 @@ def read_needs(path: PathLike) -> dict[str, str]:
     ParseError
         A line with another number of fields, an empty id, or a query id given twice.
     """
+    if is_irds(path):
+        return read_query_file(path)[1]
     out: dict[str, str] = {}
     for qid, names, values in _tsv_rows(path, "need"):
         need = _column(names, values, _NEED_HEADERS, fallback=True)
@@ -286,11 +297,17 @@ def read_documents(
 ) -> dict[str, dict[str, str]]:
     """A JSONL corpus -> ``{doc_id: {field: text}}`` with the named fields only.
 
+    ``irds:NAME`` reads an ir_datasets collection's documents (looked up by
+    id in its document store when ``only`` names them).
+
     Raises
     ------
     ParseError
         A line that is not a JSON object, or an object without an id.
     """
+    if is_irds(path):
+        return {doc_id: {f: doc[f] for f in fields if doc.get(f) is not None}
+                for doc_id, doc in irds_documents(os.fspath(path), only)}
     wanted = None if only is None else set(only)
     data, source = read_text(path)
     out: dict[str, dict[str, str]] = {}

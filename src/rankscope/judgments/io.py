@@ -266,7 +266,20 @@ def read_judgments_frame(
     path: PathLike, fmt: str | None = None, *, scale: Scale | None = None,
     rater: str | None = None,
 ) -> tuple[pl.DataFrame, str, Locator]:
-    """Read a judgments file: the canonical frame, its display name and a line locator."""
+    """Read a judgments file: the canonical frame, its display name and a line locator.
+
+    ``irds:NAME`` reads an ir_datasets collection's qrels as one rater's
+    judgments (the rater is the collection's name unless told).
+    """
+    from rankscope.data.irds import is_irds
+
+    if is_irds(path):
+        from rankscope.data.formats import read_table
+
+        frame, _, source, locate = read_table(path, "qrels")
+        frame = frame.select("query_id", "doc_id",
+                             pl.lit(rater or source, pl.String).alias("rater"), "grade")
+        return frame, source, locate
     fmt = _check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         data, source = read_text(path)
@@ -284,8 +297,12 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
     """Whether a file has a rater column (i.e. holds judgments rather than qrels).
 
     Only the header (CSV / TSV), the first record (JSON, JSONL) or the schema
-    (Parquet) is looked at; TREC files never have one.
+    (Parquet) is looked at; TREC files and ir_datasets collections never have one.
     """
+    from rankscope.data.irds import is_irds
+
+    if is_irds(path):
+        return False
     fmt = _check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         return False

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rankscope.data.irds import irds_documents, is_irds
 from rankscope.errors import ConfigError, FileAccessError, ParseError, SearchError
 from rankscope.search.templates import (
     BUILTIN_NAMES,
@@ -51,6 +52,9 @@ __all__ = [
     "EmbeddedSettings",
     "build_index",
     "corpus_documents",
+    "corpus_fingerprint",
+    "corpus_records",
+    "corpus_source",
     "fts_query",
     "query_terms",
     "snippet_of",
@@ -114,7 +118,10 @@ class EmbeddedSettings:
     def __init__(self, config: EndpointConfig) -> None:
         settings, source = config.settings, config.source
         base = Path(config.base_dir or ".")
-        self.corpus = base / str(settings["corpus"])
+        corpus = str(settings["corpus"])
+        # an ir_datasets collection by name (irds:NAME), or a JSONL file
+        self.corpus_irds: str | None = corpus if is_irds(corpus) else None
+        self.corpus = base / corpus
         index = settings.get("index") or f"{config.name}.index.sqlite"
         self.index = base / str(index)
         fields = settings.get("fields", ["title", "text"])
@@ -171,6 +178,45 @@ def file_sha256(path: Path) -> str:
         raise FileAccessError(f"cannot read the corpus ({exc.strerror})",
                               source=str(path)) from None
     return digest.hexdigest()
+
+
+def corpus_source(settings: EmbeddedSettings) -> str:
+    """How messages name the corpus: its file, or ``irds:NAME``."""
+    return settings.corpus_irds or str(settings.corpus)
+
+
+def corpus_fingerprint(settings: EmbeddedSettings) -> str:
+    """What tells the index is current: the corpus file's SHA-256, or for an
+    ir_datasets collection the SHA-256 of its name and ir_datasets' version.
+
+    Raises FileAccessError for a corpus file that does not exist.
+    """
+    if settings.corpus_irds is not None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = version("ir_datasets")
+        except PackageNotFoundError:
+            release = "?"
+        text = f"{settings.corpus_irds}\0ir_datasets {release}"
+        return hashlib.sha256(text.encode()).hexdigest()
+    if not settings.corpus.is_file():
+        raise FileAccessError("the corpus file does not exist", source=str(settings.corpus))
+    return file_sha256(settings.corpus)
+
+
+def corpus_records(settings: EmbeddedSettings) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """(line or record number, doc id, the JSON text, the object) of each document.
+
+    An ``irds:NAME`` corpus gives each document as an object of its text
+    fields with its id under the endpoint's ``id_field``.
+    """
+    if settings.corpus_irds is None:
+        yield from corpus_documents(settings.corpus, settings.id_field)
+        return
+    for number, (doc_id, fields) in enumerate(irds_documents(settings.corpus_irds), start=1):
+        doc: dict[str, Any] = {settings.id_field: doc_id, **fields}
+        yield number, doc_id, json.dumps(doc, ensure_ascii=False), doc
 
 
 def corpus_documents(path: Path, id_field: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
@@ -231,7 +277,7 @@ def build_index(settings: EmbeddedSettings, corpus_sha: str | None = None) -> Pa
     the file and line) and SearchError when SQLite lacks FTS5.
     """
     _check_fts5()
-    corpus_sha = corpus_sha or file_sha256(settings.corpus)
+    corpus_sha = corpus_sha or corpus_fingerprint(settings)
     settings.index.parent.mkdir(parents=True, exist_ok=True)
     # a name of its own: two threads (or processes) building at once must not share one
     handle, temp_name = tempfile.mkstemp(prefix=f".{settings.index.name}.", suffix=".tmp",
@@ -256,10 +302,10 @@ def build_index(settings: EmbeddedSettings, corpus_sha: str | None = None) -> Pa
             marks = ", ".join("?" for _ in settings.fields)
             seen: dict[str, int] = {}
             rowid = 0
-            for number, doc_id, line, doc in corpus_documents(settings.corpus, settings.id_field):
+            for number, doc_id, line, doc in corpus_records(settings):
                 if doc_id in seen:
                     raise ParseError(f"document id {doc_id!r} already on line {seen[doc_id]}",
-                                     source=str(settings.corpus), line=number)
+                                     source=corpus_source(settings), line=number)
                 seen[doc_id] = number
                 rowid += 1
                 con.execute("INSERT INTO docs(rowid, doc_id, body) VALUES (?, ?, ?)",
@@ -296,9 +342,7 @@ def index_lock(index: Path) -> threading.Lock:
 
 def ensure_index(settings: EmbeddedSettings) -> str:
     """Build the index when missing or stale; returns the corpus SHA-256."""
-    if not settings.corpus.is_file():
-        raise FileAccessError("the corpus file does not exist", source=str(settings.corpus))
-    corpus_sha = file_sha256(settings.corpus)
+    corpus_sha = corpus_fingerprint(settings)
     with index_lock(settings.index):
         if not _index_is_current(settings, corpus_sha):
             build_index(settings, corpus_sha)

@@ -144,8 +144,19 @@ def parse_queries(text: str, source: str = "<queries>") -> list[QueryItem]:
 
 
 def read_queries(path: str | Path) -> list[QueryItem]:
-    """Read a query set file (raises FileAccessError, ParseError)."""
+    """Read a query set file (raises FileAccessError, ParseError).
+
+    ``irds:NAME`` reads an ir_datasets collection's queries (text and
+    information need; :mod:`rankscope.data.irds`).
+    """
     name = str(path)
+    from rankscope.data.irds import irds_queries, is_irds
+
+    if is_irds(name):
+        found, source = irds_queries(name)
+        if not found:
+            raise ParseError("the collection has no query", source=source)
+        return [QueryItem(q.query_id, q.text, {}, q.need) for q in found]
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:

@@ -22,8 +22,9 @@ from typing import Any
 from rankscope.errors import ConfigError, DependencyError
 from rankscope.search.embedded import (
     EmbeddedEndpoint,
-    corpus_documents,
-    file_sha256,
+    corpus_fingerprint,
+    corpus_records,
+    corpus_source,
     fts_query,
     index_lock,
     query_terms,
@@ -77,12 +78,12 @@ class TantivyEndpoint(EmbeddedEndpoint):
             index = self._tv.Index(schema, path=str(temp))
             writer = index.writer()
             seen: set[str] = set()
-            for number, doc_id, line, doc in corpus_documents(s.corpus, s.id_field):
+            for number, doc_id, line, doc in corpus_records(s):
                 if doc_id in seen:
                     from rankscope.errors import ParseError
 
                     raise ParseError(f"document id {doc_id!r} appears twice",
-                                     source=str(s.corpus), line=number)
+                                     source=corpus_source(s), line=number)
                 seen.add(doc_id)
                 values: dict[str, Any] = {"doc_id": doc_id, "body": line}
                 for name in s.fields:
@@ -109,11 +110,7 @@ class TantivyEndpoint(EmbeddedEndpoint):
     def _open(self) -> Any:
         if self._index is None:
             s = self.settings
-            if not s.corpus.is_file():
-                from rankscope.errors import FileAccessError
-
-                raise FileAccessError("the corpus file does not exist", source=str(s.corpus))
-            corpus_sha = file_sha256(s.corpus)
+            corpus_sha = corpus_fingerprint(s)
             with index_lock(s.index):  # check, build and open as one step among threads
                 try:
                     meta = json.loads((s.index / _META).read_text())

@@ -21,9 +21,11 @@ from rankscope.errors import ConfigError, InputError, NotFoundError
 from rankscope.store.models import Endpoint, Query, QuerySet, utcnow
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sqlalchemy.orm import Session
 
-    from rankscope.search.types import EndpointConfig
+    from rankscope.search.types import EndpointConfig, QueryItem
     from rankscope.services.accounts import Actor
     from rankscope.store.db import Store
 
@@ -35,6 +37,7 @@ __all__ = [
     "get_endpoint",
     "get_query_set",
     "import_query_set",
+    "import_query_set_from_collection",
     "list_endpoints",
     "list_query_sets",
     "query_set_queries",
@@ -84,8 +87,6 @@ def import_query_set(store: Store, actor: Actor, project_id: int, name: str, tex
         A malformed line (its number), a repeated query id, no query at all.
     """
     from rankscope.search.queries import parse_queries
-    from rankscope.services.projects import require_project
-    from rankscope.store.snapshots import NewQuery, query_set_for
 
     _size(text, "the query set")
     name = name.strip() or "queries"
@@ -93,6 +94,41 @@ def import_query_set(store: Store, actor: Actor, project_id: int, name: str, tex
     queries = parse_queries(text.lstrip("\ufeff"), label)
     if not queries:
         raise InputError("no query in the file", source=label)
+    return _keep_query_set(store, actor, project_id, name, source, queries)
+
+
+def import_query_set_from_collection(store: Store, actor: Actor, project_id: int, name: str,
+                                     collection: str, allowed: Sequence[str]) -> QuerySetView:
+    """A public collection's queries (``irds:NAME``, read from ir_datasets' cache) as a
+    query set, when the operator allows that collection (``allowed``: name patterns).
+
+    Raises
+    ------
+    ForbiddenError
+        The collection is not among those allowed.
+    InputError
+        Not ``irds:NAME``, no such collection, its files not in the cache, more
+        text than a query set file may hold.
+    """
+    from rankscope.data.irds import check_allowed, is_irds
+    from rankscope.search.queries import read_queries
+
+    collection = collection.strip()
+    if not is_irds(collection):
+        raise InputError("a collection is named irds:NAME, e.g. irds:beir/scifact/test",
+                         value=collection)
+    check_allowed(collection, allowed)
+    queries = read_queries(collection)
+    _size("".join(q.text + (q.need or "") for q in queries), "the query set")
+    return _keep_query_set(store, actor, project_id, name.strip() or collection, collection,
+                           queries)
+
+
+def _keep_query_set(store: Store, actor: Actor, project_id: int, name: str,
+                    source: str | None, queries: Sequence[QueryItem]) -> QuerySetView:
+    from rankscope.services.projects import require_project
+    from rankscope.store.snapshots import NewQuery, query_set_for
+
     items = [NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries]
 
     def work(session: Session) -> QuerySetView:
@@ -161,11 +197,13 @@ def _parse_endpoint(text: str, name: str | None, base_dir: str) -> tuple[dict[st
 
 
 def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
-                  name: str | None = None, base_dir: str | Path | None = None) -> EndpointView:
+                  name: str | None = None, base_dir: str | Path | None = None,
+                  irds_allowed: Sequence[str] = ()) -> EndpointView:
     """Add an endpoint from TOML text, or replace the one of the same name.
 
     ``base_dir`` is where relative paths start (an embedded engine's corpus);
-    the server's data directory.
+    the server's data directory. An embedded corpus named ``irds:NAME`` must
+    match one of the operator's ``irds_allowed`` patterns.
 
     Raises
     ------
@@ -177,6 +215,12 @@ def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
     _size(text, "the endpoint")
     base = str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd())
     _, config = _parse_endpoint(text, name, base)
+    corpus = config.settings.get("corpus")
+    if config.kind == "embedded" and isinstance(corpus, str):
+        from rankscope.data.irds import check_allowed, is_irds
+
+        if is_irds(corpus):
+            check_allowed(corpus, irds_allowed)
 
     def work(session: Session) -> EndpointView:
         require_project(session, actor, project_id, "curator")
