@@ -346,3 +346,28 @@ def test_snapshot_and_judge_take_queries_and_documents_by_name(names, tmp_path, 
                  "--queries", name, "--docs", name, "--run", str(run), "--dry-run"])
     out = capsys.readouterr().out
     assert code == 0 and "pairs 2: 0 already done, 2 to grade" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "{q}", "{a}", "{b}", "-m", "P@1"],
+    ["report", "{q}", "{a}", "{b}", "-o", "{tmp}/report.html"],
+    ["coverage", "{q}", "{a}", "-k", "2"],
+    ["explain-differences", "{q}", "{a}", "-m", "P@1", "--conventions", "ranx"],
+    ["check", "{q}", "{a}", "--baseline", "{b}", "-m", "P@1", "--max-drop", "1"],
+    ["fuse", "{a}", "{b}", "--method", "wsum", "--optimize", "{q}", "-o", "{tmp}/f.txt"],
+    ["judgments", "aggregate", "{q}", "--strategy", "mean"],
+    ["judgments", "agreement", "{q}", "{h}"],
+    ["judge", "agreement", "{q}", "{h}"],
+], ids=lambda argv: " ".join(argv[:2]))
+def test_every_command_reading_qrels_takes_a_collection(names, tmp_path, capsys, argv):
+    from rankscope.cli.main import main
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("1 Q0 d1 1 3 a\n1 Q0 d2 2 2 a\n2 Q0 d4 1 1 a\n")
+    b.write_text("1 Q0 d2 1 3 b\n1 Q0 d1 2 2 b\n2 Q0 d1 1 1 b\n")
+    other = tmp_path / "other.txt"
+    other.write_text("1 0 d1 3\n1 0 d2 1\n2 0 d4 2\n")
+    values = {"q": f"irds:{names['graded']}", "a": str(a), "b": str(b), "h": str(other),
+              "tmp": str(tmp_path)}
+    code = main([x.format(**values) for x in argv])
+    assert code == 0, capsys.readouterr().err

@@ -74,8 +74,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
                      help="leave out pairs already graded in these qrels or judgments (a "
                           "file or irds:NAME)")
     src.add_argument("--graded-in", metavar="QRELS",
-                     help="keep only pairs graded in these qrels or judgments (to measure "
-                          "the judge against them)")
+                     help="keep only pairs graded in these qrels or judgments (a file or "
+                          "irds:NAME; to measure the judge against them)")
     src.add_argument("--sample", type=int, metavar="N",
                      help="grade a random sample of N of the pairs (the same for one --seed)")
     src.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
@@ -112,7 +112,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     run.add_argument("--retry-failed", action="store_true",
                      help="ask again the pairs recorded as failed")
     run.add_argument("--human", metavar="JUDGMENTS",
-                     help="report agreement with these human grades at the end")
+                     help="report agreement with these human grades (a file or irds:NAME) "
+                          "at the end")
     run.add_argument("-f", "--format", dest="fmt", choices=("text", "json"), default="text",
                      help="report format")
     p.set_defaults(handler=_judge)

@@ -170,7 +170,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     agg = actions.add_parser("aggregate", help="one grade per result (qrels, null = ungraded)")
-    agg.add_argument("files", nargs="+", metavar="judgments")
+    agg.add_argument("files", nargs="+", metavar="judgments",
+                     help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(agg)
     _input_format_options(agg)
     agg.add_argument("-m", "--metric", action="append", dest="metrics",
@@ -187,7 +188,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     agg.set_defaults(handler=_aggregate)
 
     agr = actions.add_parser("agreement", help="agreement between raters (kappas, alpha)")
-    agr.add_argument("files", nargs="+", metavar="judgments")
+    agr.add_argument("files", nargs="+", metavar="judgments",
+                     help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(agr, transforms=False)
     _input_format_options(agr)
     agr.add_argument("--weights", choices=("auto", "none", "linear", "quadratic"),
@@ -198,7 +200,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     agr.set_defaults(handler=_agreement)
 
     tr = actions.add_parser("transform", help="map grades to another scale")
-    tr.add_argument("files", nargs="+", metavar="judgments")
+    tr.add_argument("files", nargs="+", metavar="judgments",
+                     help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(tr, transforms=False)
     _input_format_options(tr)
     tr.add_argument("--to", required=True, help="target scale")
