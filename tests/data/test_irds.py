@@ -66,10 +66,13 @@ class ListQrels(BaseQrels):
 
 
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    """Any connection attempt fails the test."""
+def no_network(monkeypatch, tmp_path):
+    """Any connection attempt fails the test; ir_datasets' home and temp are the test's."""
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError(f"a test tried the network: {args}")
+
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
+    monkeypatch.setenv("IR_DATASETS_TMP", str(tmp_path / "irds-tmp"))
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
@@ -249,15 +252,19 @@ def test_judgments_and_evaluate_read_collections(names, tmp_path):
     assert result["P@1"] == 1.0 and result["RR"] == 1.0
 
 
-def test_the_embedded_engine_indexes_a_collection(names, tmp_path):
+@pytest.mark.parametrize("engine", ["sqlite", "tantivy"])
+def test_the_embedded_engine_indexes_a_collection(names, tmp_path, engine):
     import asyncio
 
     from rankscope.search.config import endpoint_from_dict, open_endpoint
     from rankscope.search.types import QueryItem
 
-    config = endpoint_from_dict({"kind": "embedded", "name": "irds-test",
-                                 "corpus": f"irds:{names['graded']}", "fields": ["text"]},
-                                base_dir=tmp_path)
+    settings = {"kind": "embedded", "name": "irds-test", "corpus": f"irds:{names['graded']}",
+                "fields": ["text"]}
+    if engine == "tantivy":
+        pytest.importorskip("tantivy")
+        settings.update(engine="tantivy", tokenizer="default")
+    config = endpoint_from_dict(settings, base_dir=tmp_path)
 
     async def search() -> list[str]:
         endpoint = open_endpoint(config)

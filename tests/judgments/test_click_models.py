@@ -329,3 +329,14 @@ def test_a_page_listing_a_position_or_a_document_twice_is_an_error():
         _log([("A", "q", "a", 1, 0), ("A", "q", "a", 2, 0)])
     with pytest.raises(ParseError, match="position must be 1 or more"):
         _log([("A", "q", "a", 0, 0)])
+
+
+def test_a_log_built_in_python_is_checked_like_a_file():
+    with pytest.raises(ParseError, match="position is not a whole number") as info:
+        _log([("A", "q", "a", "first", 0)])
+    assert info.value.line == 1 and info.value.value == "first"
+    with pytest.raises(ParseError, match="clicked must be 0 or 1"):
+        _log([("A", "q", "a", 1, 2)])
+    with pytest.raises(ParseError, match="must be text or a whole number"):
+        ClickLog(pl.DataFrame({"session_id": [[1]], "query_id": ["q"], "doc_id": ["a"],
+                               "position": [1], "clicked": [0]}))

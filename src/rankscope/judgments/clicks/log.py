@@ -68,8 +68,9 @@ class ClickLog:
     Raises
     ------
     ParseError
-        A position below 1, a flag other than 0 or 1, a position or a
-        document listed twice on one result page (file and line).
+        A position that is not a whole number >= 1, a flag other than 0 or
+        1, an id that is not text or a whole number, a position or a document
+        listed twice on one result page (file and line).
 
     Examples
     --------
@@ -90,7 +91,7 @@ class ClickLog:
         if missing:
             raise InputError(f"a click log needs the columns {', '.join(_SCHEMA)}; "
                              f"missing {', '.join(missing)}", source=source)
-        frame = frame.select(pl.col(c).cast(t) for c, t in _SCHEMA.items())
+        frame = _conform(frame, source, _locate)
         _check(frame, source, _locate)
         self._frame = frame
         self.source = source
@@ -124,6 +125,18 @@ class ClickLog:
                      .cast(pl.Int64).sum())
         return (f"ClickLog({self.n_pages} result pages, {self.n_queries} queries, {len(self)} "
                 f"results shown, {clicks} clicks, source={self.source!r})")
+
+
+def _conform(frame: pl.DataFrame, source: str, locate: Locator) -> pl.DataFrame:
+    """Type each column, refusing what is not an id, a whole number or a 0/1 flag."""
+    return pl.DataFrame([
+        *(id_column(frame.get_column(c), source).alias(c)
+          for c in ("session_id", "query_id", "doc_id")),
+        _whole_numbers(frame.get_column("position"), "position", source, locate)
+        .alias("position"),
+        *(_flags(frame.get_column(c), c, source, locate).alias(c)
+          for c in ("clicked", "purchased")),
+    ])
 
 
 def _check(frame: pl.DataFrame, source: str, locate: Locator) -> None:
@@ -179,11 +192,12 @@ def _flags(column: pl.Series, what: str, source: str, locate: Locator) -> pl.Ser
     if column.dtype == pl.Boolean:
         return column.cast(pl.Int8)
     if column.dtype.is_numeric():
-        text = column.cast(pl.Float64).cast(pl.String).str.replace(r"\.0$", "")
+        bad = ~column.is_in([0, 1]) & column.is_not_null()
+        flags = column.cast(pl.Int8, strict=False)
     else:
         text = column.cast(pl.String).str.strip_chars().str.to_lowercase()
-    flags = text.replace_strict(_FLAGS, default=None, return_dtype=pl.Int8)
-    bad = flags.is_null() & text.is_not_null()
+        flags = text.replace_strict(_FLAGS, default=None, return_dtype=pl.Int8)
+        bad = flags.is_null() & text.is_not_null()
     if bad.any():
         row = int(bad.arg_true()[0])
         raise ParseError(f"{what} must be 0 or 1", source=source, line=locate(row),
@@ -200,21 +214,9 @@ def log_from_records(raw: pl.DataFrame, source: str, locate: Locator) -> ClickLo
             f"a click log needs the columns session_id, query_id, doc_id, position, clicked "
             f"(purchased optional); no {', '.join(missing)} column among "
             f"{', '.join(raw.columns) or 'none'}", source=source)
-
-    def col(name: str) -> pl.Series:
-        return raw.get_column(chosen[name])  # type: ignore[arg-type]
-
-    columns = [
-        id_column(col("session_id"), source).alias("session_id"),
-        id_column(col("query_id"), source).alias("query_id"),
-        id_column(col("doc_id"), source).alias("doc_id"),
-        _whole_numbers(col("position"), "position", source, locate).alias("position"),
-        _flags(col("clicked"), "clicked", source, locate).alias("clicked"),
-    ]
-    if chosen["purchased"] is not None:
-        columns.append(_flags(col("purchased"), "purchased", source, locate)
-                       .alias("purchased"))
-    return ClickLog(pl.DataFrame(columns), source=source, _locate=locate)
+    names = {c: col for c, col in chosen.items() if col is not None}
+    frame = raw.select(pl.col(col).alias(c) for c, col in names.items())
+    return ClickLog(frame, source=source, _locate=locate)
 
 
 def read_click_log(path: PathLike, *, format: str | None = None) -> ClickLog:
