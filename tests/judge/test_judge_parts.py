@@ -1,4 +1,5 @@
-"""The parts: answer parsing, prompt templates, cache keys, client details, inputs."""
+"""The parts: the lenient answer reader, prompt templates, cache keys, client details, inputs
+(the strict reader: test_judge_reader.py)."""
 
 from __future__ import annotations
 
@@ -30,14 +31,14 @@ from .conftest import Reply
     ('{"grade": "perfect"}', 3.0, "json"),
     ("<think>grade 0? no, grade 3</think>\n{\"grade\": 2}", 2.0, "json"),
     ("I'd say it's highly relevant, grade 2", 2.0, "pattern"),
-    ('{"grade": 2', 2.0, "pattern"),  # cut-off JSON: the pattern still reads it
+    ('{"grade": 2', 2.0, "pattern"),  # cut-off JSON (finish_reason stop): the pattern reads it
     ("Grade: 1", 1.0, "pattern"),
     ("relevance = 0.", 0.0, "pattern"),
     ("3", 3.0, "pattern"),
     ('"2"', 2.0, "pattern"),
 ])
-def test_answers_that_give_a_grade(answer, grade, how):
-    parsed = parse_grade(answer, GRADED)
+def test_lenient_answers_that_give_a_grade(answer, grade, how):
+    parsed = parse_grade(answer, GRADED, mode="lenient")
     assert (parsed.grade, parsed.how) == (grade, how)
 
 
@@ -52,17 +53,17 @@ def test_answers_that_give_a_grade(answer, grade, how):
     ('{"grade": "excellent"}', "neither a number nor a label"),
     ("The passage has 3 facts and 2 dates.", "no grade found"),
 ])
-def test_answers_that_are_unrateable(answer, reason):
-    parsed = parse_grade(answer, GRADED)
+def test_lenient_answers_that_are_unrateable(answer, reason):
+    parsed = parse_grade(answer, GRADED, mode="lenient")
     assert parsed.grade is None and parsed.how == "unrateable"
     assert reason in parsed.reason
 
 
-def test_parsing_follows_the_scale():
-    assert parse_grade('{"grade": 7}', DETAIL).grade == 7.0
-    assert parse_grade('{"grade": 0}', DETAIL).grade is None
-    assert parse_grade('{"grade": "relevant"}', BINARY).grade == 1.0
-    assert parse_grade('{"grade": 2}', BINARY).grade is None
+def test_lenient_parsing_follows_the_scale():
+    assert parse_grade('{"grade": 7}', DETAIL, mode="lenient").grade == 7.0
+    assert parse_grade('{"grade": 0}', DETAIL, mode="lenient").grade is None
+    assert parse_grade('{"grade": "relevant"}', BINARY, mode="lenient").grade == 1.0
+    assert parse_grade('{"grade": 2}', BINARY, mode="lenient").grade is None
 
 
 def test_builtin_templates_per_scale_and_their_hash():
