@@ -325,8 +325,13 @@ def _agreement(args: argparse.Namespace) -> int:
     scale = args.scale
     human = Judgments.read(args.human, scale=scale)
     llm = Judgments.read(args.llm, scale=scale)
+    if args.bootstrap < 0:
+        from rankscope.errors import OptionError
+
+        raise OptionError(f"--bootstrap must be >= 0, not {args.bootstrap}")
     result = judge_agreement(human, llm, scale=scale, threshold=args.threshold,
-                             runs=args.runs, metric=args.metric)
+                             runs=args.runs, metric=args.metric, all_pairs=args.all_pairs,
+                             n_resamples=args.bootstrap, seed=args.seed)
     if args.fmt == "json":
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
     else:
@@ -345,18 +350,38 @@ def format_agreement(a: Any) -> str:
         f"human raters: {', '.join(a.human_raters)}; LLM raters: {', '.join(a.llm_raters)}",
         "",
     ]
+
+    def ci(name: str) -> str:
+        low, high = a.intervals.get(name, (None, None))
+        if low is None or high is None:
+            return ""
+        return f"  [{num(low)}, {num(high)}]"
+
+    def relevant(t: float) -> str:
+        usual = " (TREC RAG, UMBRELA)" if t == 2 else ""
+        return f"relevant = grade >= {t:g}{usual}"
+
     figures = [
-        ("exact agreement", a.exact),
-        ("Cohen's kappa", a.kappa),
-        ("Cohen's kappa, linear weights", a.kappa_linear),
-        ("Cohen's kappa, quadratic weights", a.kappa_quadratic),
-        (f"Cohen's kappa, binary (grade >= {a.threshold:g})", a.kappa_binary),
-        ("base rate, human", a.base_rate_human),
-        ("base rate, LLM", a.base_rate_llm),
-        (f"Krippendorff's alpha ({a.alpha_level}, every rater)", a.alpha),
+        ("exact agreement", a.exact, ""),
+        ("Cohen's kappa", a.kappa, ci("kappa")),
+        ("Cohen's kappa, linear weights", a.kappa_linear, ci("kappa_linear")),
+        ("Cohen's kappa, quadratic weights", a.kappa_quadratic, ci("kappa_quadratic")),
     ]
-    width = max(len(k) for k, _ in figures)
-    lines += [f"{k.ljust(width)}  {num(v)}" for k, v in figures]
+    for b in a.binary:
+        low, high = b.interval
+        interval = "" if low is None or high is None else f"  [{num(low)}, {num(high)}]"
+        figures += [
+            (f"Cohen's kappa, binary ({relevant(b.threshold)})", b.kappa, interval),
+            (f"base rate, human ({relevant(b.threshold)})", b.base_rate_human, ""),
+            (f"base rate, LLM ({relevant(b.threshold)})", b.base_rate_llm, ""),
+        ]
+    figures.append((f"Krippendorff's alpha ({a.alpha_level}, every rater)", a.alpha,
+                    ci("alpha")))
+    width = max(len(k) for k, _, _ in figures)
+    lines += [f"{k.ljust(width)}  {num(v)}{c}" for k, v, c in figures]
+    if a.n_resamples:
+        lines.append(f"[low, high]: {a.confidence:.0%} bootstrap intervals, {a.n_resamples} "
+                     "resamples of the results")
     if a.confusion.height:
         lines += ["", "confusion (rows: human grade, columns: LLM grade)"]
         header = ["", *a.confusion.columns[1:]]
@@ -366,7 +391,11 @@ def format_agreement(a: Any) -> str:
             lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
     if a.ranking is not None:
         r = a.ranking
-        lines += ["", f"system ranking by {r.metric} over {r.n_queries} queries: "
+        ground = (f"the {r.n_pairs} results both graded (human only {r.human_only}, LLM only "
+                  f"{r.llm_only} left out)" if r.common else
+                  f"every grade of each side ({r.n_pairs} results both graded, human only "
+                  f"{r.human_only}, LLM only {r.llm_only})")
+        lines += ["", f"system ranking by {r.metric} over {r.n_queries} queries, on {ground}: "
                       f"Kendall's tau {num(r.tau)} (p {num(r.p_value)})"]
         for name, h, m, d in r.runs.iter_rows():
             lines.append(f"  {name}: human {num(h)}  LLM {num(m)}  delta {num(d)}")
