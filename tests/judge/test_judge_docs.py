@@ -206,6 +206,8 @@ def test_the_walk_through_runs_on_the_demo_collection(server, tmp_path, monkeypa
     assert ranking["n_queries"] == len(queries) and ranking["common"] is True
     assert ranking["n_pairs"] == len(human_common) == len(llm)
     assert ranking["human_only"] == len(model.qrels) - len(human_common)
+    assert (f"here the {len(model.qrels) - len(human_common)} results of the judgments the "
+            "model never graded") in doc_text
     runs = {"demo-baseline": demo / "baseline.txt", "demo-tuned": demo / "tuned.txt"}
     expected = {name: (_mean_ndcg10(human_common, path, queries),
                        _mean_ndcg10(llm, path, queries)) for name, path in runs.items()}
