@@ -12,7 +12,7 @@ from rankscope.cli.main import main
 from rankscope.errors import JudgeError, OptionError
 from rankscope.judge.api import judge
 
-from .conftest import Reply
+from .conftest import Reply, csv_rows
 
 
 def _dead_port() -> int:
@@ -116,13 +116,37 @@ def test_a_budget_stop_exits_3_and_says_how_to_continue(server, collection, tmp_
 
 def test_an_endpoint_that_answers_no_request_usably_exits_2(server, collection, tmp_path,
                                                             capsys):
-    """A 400 for every request (a setting the server refuses). Before: exit 0."""
+    """A 400 for every request (a setting the server refuses): the first 3 requests fail,
+    none gave a completion, the run stops. Before: exit 0 after failing every pair."""
     server.script = lambda doc, n, body: Reply(status=400)
-    code = main(_args(server.url, collection, "-o", str(tmp_path / "g.csv"), "--setting",
-                      "logit_bias=1"))
+    out = tmp_path / "g.csv"
+    code = main(_args(server.url, collection, "-o", str(out), "--setting", "logit_bias=1"))
     err = _one_line(capsys.readouterr().err)
     assert code == 2 and "cannot use the endpoint" in err and "HTTP 400" in err
-    assert server.count == 7  # a 400 is not retried
+    assert "first 3 requests failed" in err
+    assert server.count == 3  # a 400 is not retried; one at a time until a completion
+    assert [r["status"] for r in csv_rows(out)] == ["failed", "failed"]
+
+
+def test_a_server_failing_every_request_stops_after_three_pairs(server, collection,
+                                                               fast_sleep):
+    """500 to everything: three pairs' retries, then the run stops (before: every pair's)."""
+    server.script = lambda doc, n, body: Reply(status=500)
+    with pytest.raises(JudgeError, match="first 3 requests failed"):
+        judge(endpoint=server.url, model="m", queries=collection["queries"],
+              docs=collection["docs"], runs=[collection["run"]], sleep=fast_sleep,
+              max_retries=2, concurrency=4)
+    assert server.count == 3 * 3
+
+
+def test_one_failing_pair_first_does_not_stop_the_run(server, collection, fast_sleep):
+    server.script = lambda doc, n, body: Reply(status=500) if doc == "d3" else Reply(
+        '{"grade": 1}')
+    result = judge(endpoint=server.url, model="m", queries=collection["queries"],
+                   docs=collection["docs"], runs=[collection["run"]], sleep=fast_sleep,
+                   max_retries=1)
+    assert (result.usage.failed, result.usage.graded) == (1, 6)
+    assert "--retry-failed" in result.incomplete()
 
 
 @pytest.mark.parametrize("url", ["notaurl", "ftp://127.0.0.1/v1", "http://", "http:/x/v1",

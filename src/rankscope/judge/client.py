@@ -8,12 +8,14 @@ OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
   errors with exponential backoff and jitter, waiting exactly what a
   ``Retry-After`` header asks (seconds or an HTTP date; capped at
   ``max_retry_after``);
-- fails fast: until the endpoint has given an HTTP answer, requests go one
-  at a time, and when the first one gets none at all (nothing listening, a
-  wrong host, no answer within the timeout) the run stops at once
-  (:class:`~rankscope.errors.JudgeError`), without retrying; once the
-  endpoint has answered, ``max_unanswered`` requests in a row without an
-  answer stop the run (:class:`~rankscope.errors.JudgeUnreachableError`);
+- fails fast: until the endpoint has given a completion, requests go one at
+  a time; when the first one gets no HTTP answer at all (nothing listening,
+  a wrong host, no answer within the timeout) the run stops at once
+  (:class:`~rankscope.errors.JudgeError`), without retrying, and so it does
+  when the first 3 requests fail for good (a server answering 500 or 400 to
+  everything); once the endpoint has answered, ``max_unanswered`` requests
+  in a row without an answer stop the run
+  (:class:`~rankscope.errors.JudgeUnreachableError`);
 - paces requests to at most ``rpm`` a minute;
 - asks a :class:`Budget` before every request, retries included, and sends
   nothing once it is spent;
@@ -51,6 +53,8 @@ _FATAL = {401: "unauthorised (check the API key)", 403: "forbidden", 404: "not f
           "the endpoint URL and the model name)"}
 MAX_UNANSWERED = 8
 """Requests in a row without any HTTP answer after which a run stops."""
+FIRST_FAILURES = 3
+"""Requests failed for good, before any completion came, that show an unusable endpoint."""
 MAX_CONNECT_SECONDS = 10.0
 """The longest wait for a connection (a host that accepts none is not waited for a minute)."""
 
@@ -262,7 +266,9 @@ class ChatClient:
         self.max_retries = max_retries
         self.max_unanswered = max_unanswered
         self._answered = False  # the endpoint has given an HTTP answer
-        self._unreachable: str | None = None  # why the first request got none
+        self._completed = False  # ... and a completion
+        self._failed_first = 0  # requests failed for good before any completion
+        self._unusable: str | None = None  # why the endpoint cannot be used at all
         self._first = asyncio.Lock()
         self._unanswered = 0  # requests in a row without an HTTP answer
         self.backoff = backoff
@@ -298,35 +304,46 @@ class ChatClient:
     ) -> Completion | None:
         """One answer, retried as needed; None when the budget allows no (more) request.
 
-        Until the endpoint has answered once, requests go one at a time: the first
-        one finds out whether anything answers at all.
+        Until the endpoint has given a completion, requests go one at a time: the
+        first ones find out whether it can be used at all.
 
         Raises
         ------
         JudgeRequestError
             The request failed for good (retries spent, a 4xx, a malformed body).
         JudgeError
-            The endpoint refuses every request (401, 403, 404), or the first request
-            got no HTTP answer.
+            The endpoint refuses every request (401, 403, 404), the first request
+            got no HTTP answer, or the first 3 requests failed for good.
         JudgeUnreachableError
             ``max_unanswered`` requests in a row got no HTTP answer.
         """
-        if not self._answered:
+        if not self._completed:
             async with self._first:
-                if self._unreachable is not None:
-                    raise JudgeError(self._unreachable)
-                if not self._answered:
-                    return await self._ask(messages, settings, estimate, first=True)
+                if self._unusable is not None:
+                    raise JudgeError(self._unusable)
+                if not self._completed:
+                    try:
+                        return await self._ask(messages, settings, estimate,
+                                               first=not self._answered)
+                    except JudgeRequestError as exc:
+                        self._failed_first += 1
+                        if self._failed_first < FIRST_FAILURES:
+                            raise
+                        self._unusable = (
+                            f"cannot use the endpoint {self.url}: its first "
+                            f"{self._failed_first} requests failed, none gave a completion "
+                            f"(last: {exc})")
+                        raise JudgeError(self._unusable) from None
         return await self._ask(messages, settings, estimate, first=False)
 
     def _no_answer(self, first: bool, last: str) -> None:
         """After a request without an HTTP answer: stop the run when it is time."""
         self._unanswered += 1
         if first:
-            self._unreachable = (
+            self._unusable = (
                 f"cannot use the endpoint {self.url}: the first request got no answer "
                 f"({last}); is the server running, and is the URL right?")
-            raise JudgeError(self._unreachable)
+            raise JudgeError(self._unusable)
         if self._unanswered >= self.max_unanswered:
             raise JudgeUnreachableError(
                 f"the endpoint {self.url} stopped answering: {self._unanswered} requests in "
@@ -390,6 +407,7 @@ class ChatClient:
                             ) from None
                         used = done.tokens
                         self.budget.settle(estimate, used)
+                        self._completed = True
                         return done
                 else:
                     self.stats.count(str(status))
