@@ -315,3 +315,29 @@ def test_queries_with_a_need_column_and_a_needs_file(tmp_path):
     assert read_needs(n) == {"q1": "Wants X."}
     n.write_text("q1\tWants Y.\n")
     assert read_needs(n) == {"q1": "Wants Y."}
+
+
+def test_an_answer_cache_of_an_earlier_version_is_read_and_upgraded(tmp_path):
+    """A cache made before ``finish_reason`` and ``reasoning`` were kept: read as it is
+    (read-only: unchanged on disk), upgraded in place when opened for writing."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, answer "
+                   "TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, created "
+                   "REAL NOT NULL)")
+        db.execute("INSERT INTO answers VALUES ('k', 'm', '{\"grade\": 1}', 10, 2, 0)")
+    before = path.read_bytes()
+    reader = AnswerCache.open_read_only(path)
+    assert reader.get("k") == CachedAnswer('{"grade": 1}', 10, 2, None, None)
+    with pytest.raises(JudgeError, match="reading only"):
+        reader.put("k2", "m", CachedAnswer("x", 1, 1))
+    reader.close()
+    assert path.read_bytes() == before
+    assert AnswerCache.open_read_only(tmp_path / "none.sqlite") is None
+    assert not (tmp_path / "none.sqlite").exists()
+    with AnswerCache(path) as cache:
+        cache.put("k2", "m", CachedAnswer("cut", 5, 50, "length", "thinking..."))
+        assert cache.get("k2") == CachedAnswer("cut", 5, 50, "length", "thinking...")
+        assert cache.get("k") == CachedAnswer('{"grade": 1}', 10, 2, None, None)

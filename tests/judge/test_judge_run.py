@@ -89,11 +89,14 @@ def test_429_with_retry_after_500s_and_slow_answers_are_retried(server, collecti
         if doc == "d1" and n < 2:
             return Reply(status=500)
         if doc == "d2" and n == 0:
-            return Reply('{"grade": 0}', delay=2.0)  # slower than the timeout
+            # no answer until the test ends: only the client's timeout ends this request
+            return Reply('{"grade": 0}', delay=60.0)
         return Reply('{"grade": 2}')
 
     server.script = script
-    result = _run(server, collection, fast_sleep, timeout=0.3, concurrency=1, depth=3)
+    # a timeout generous enough for a busy machine's local answers (the others must not
+    # time out: the counts below would change)
+    result = _run(server, collection, fast_sleep, timeout=3.0, concurrency=1, depth=3)
     # q1: d3 d1 d2; q2: d5 d1 d6 -> 6 pairs; 1 + 2 + 1 retries
     assert result.usage.retries == 4
     assert server.count == 6 + 4
