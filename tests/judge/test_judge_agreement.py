@@ -261,7 +261,7 @@ def test_the_agreement_command(tmp_path, capsys):
                  str(run), str(run2)])
     text = capsys.readouterr().out
     assert code == 0 and "Cohen's kappa, quadratic weights" in text and "confusion" in text
-    assert "binary (relevant = grade >= 1)" in text
-    assert "binary (relevant = grade >= 2 (TREC RAG, UMBRELA))" in text
+    assert "binary, relevant = grade >= 1  " in text
+    assert "binary, relevant = grade >= 2 (TREC RAG, UMBRELA)" in text
     assert "95% bootstrap intervals, 200 resamples" in text
     assert f"on the {len(items)} results both graded" in text

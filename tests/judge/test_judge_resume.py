@@ -62,7 +62,7 @@ def test_the_summary_says_how_many_are_unrateable_and_how_to_ask_again(
             str(tmp_path / "c.sqlite")]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "1 pairs unrateable" in text and "--retry-unrateable asks them again" in text
+    assert "1 pair(s) unrateable" in text and "--retry-unrateable asks them again" in text
     server.script = lambda doc, n, body: Reply('{"grade": 0}')
     assert main([*argv, "--retry-unrateable"]) == 0
     assert "unrateable (no grade" not in capsys.readouterr().out

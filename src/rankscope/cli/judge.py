@@ -306,8 +306,8 @@ def _report(args: argparse.Namespace, result: Any) -> str:
     if u.stopped:
         lines.append(f"stopped: {u.stopped}")
     if u.unrateable_left:
-        lines.append(f"{u.unrateable_left} pairs unrateable (no grade could be read from the "
-                     "answer): --retry-unrateable asks them again")
+        lines.append(f"{u.unrateable_left} pair(s) unrateable (no grade could be read from "
+                     "the answer): --retry-unrateable asks them again")
     if args.output:
         lines.append(f"grades in {args.output}")
     text = "\n".join(lines) + "\n"
@@ -371,9 +371,9 @@ def format_agreement(a: Any) -> str:
         low, high = b.interval
         interval = "" if low is None or high is None else f"  [{num(low)}, {num(high)}]"
         figures += [
-            (f"Cohen's kappa, binary ({relevant(b.threshold)})", b.kappa, interval),
-            (f"base rate, human ({relevant(b.threshold)})", b.base_rate_human, ""),
-            (f"base rate, LLM ({relevant(b.threshold)})", b.base_rate_llm, ""),
+            (f"Cohen's kappa, binary, {relevant(b.threshold)}", b.kappa, interval),
+            (f"base rate, human, {relevant(b.threshold)}", b.base_rate_human, ""),
+            (f"base rate, LLM, {relevant(b.threshold)}", b.base_rate_llm, ""),
         ]
     figures.append((f"Krippendorff's alpha ({a.alpha_level}, every rater)", a.alpha,
                     ci("alpha")))
