@@ -26,8 +26,10 @@ one-line message and a non-zero exit code instead of a traceback::
     ├── OptionError                 an evaluation option with a bad value
     ├── DependencyError             an optional extra is not installed
     ├── JudgeError                  an LLM judging run cannot go on (endpoint
-    │   │                           refuses, bad prompt template, unusable cache)
-    │   └── JudgeRequestError       one request failed after its retries
+    │   │                           refuses or cannot be reached, bad prompt
+    │   │                           template, unusable cache)
+    │   ├── JudgeRequestError       one request failed after its retries
+    │   └── JudgeUnreachableError   the endpoint stopped answering during a run
     ├── SearchError                 a search endpoint cannot be queried
     │   └── SearchRequestError      one query failed for good (names the query
     │                               and what the server said)
@@ -60,6 +62,7 @@ __all__ = [
     "InputError",
     "JudgeError",
     "JudgeRequestError",
+    "JudgeUnreachableError",
     "MetricError",
     "MetricParameterError",
     "NoOverlapError",
@@ -267,6 +270,16 @@ class JudgeRequestError(JudgeError):
         self.status = status
         self.attempts = attempts
         super().__init__(message)
+
+
+class JudgeUnreachableError(JudgeError):
+    """The endpoint stopped answering during a judging run.
+
+    Raised after a number of requests in a row got no HTTP answer at all
+    (connection refused or reset, timeouts) once the endpoint had answered:
+    the run stops there instead of failing every pair left, keeps what it
+    graded, and a rerun continues (the command line exits with code 3).
+    """
 
 
 class SearchError(RankscopeError):

@@ -7,8 +7,9 @@ stderr is not a terminal, when tqdm is not installed, or after
 insists on bars (a :class:`~rankscope.errors.DependencyError` without tqdm).
 
 Library code reports progress through :func:`byte_bar` and :func:`step_bar`,
-which hand back a plain ``advance(n)`` callable, so nothing else depends on
-tqdm.
+which hand back a plain ``advance(n)`` callable, and :func:`status_bar`, which
+hands back ``show(done, status)`` (a count so far and a line of figures after
+the bar), so nothing else depends on tqdm.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from rankscope.errors import DependencyError
 
-__all__ = ["MIN_BYTES", "byte_bar", "enabled", "set_enabled", "step_bar"]
+__all__ = ["MIN_BYTES", "byte_bar", "enabled", "set_enabled", "status_bar", "step_bar"]
 
 MIN_BYTES = 64 << 20
 """Reads smaller than this finish too fast to deserve a bar."""
@@ -92,3 +93,30 @@ def step_bar(total: int, desc: str, *, unit: str = "step") -> Iterator[Callable[
     """A bar over ``total`` steps (queries, chunks, metrics)."""
     with _bar(total, desc, unit=unit) as advance:
         yield advance
+
+
+def _no_status(done: int, status: str) -> None:
+    del done, status
+
+
+@contextmanager
+def status_bar(total: int, desc: str, *, unit: str = "step") -> Iterator[
+        Callable[[int, str], None]]:
+    """A bar over ``total`` steps with a status after it: ``show(done, status)`` moves the
+    bar to ``done`` and shows ``status`` (counts, costs so far); tqdm adds the rate and
+    the time left. Drawn at once, at 0, so a long first step is not a silent one."""
+    tqdm = _tqdm() if enabled() else None
+    if tqdm is None:
+        yield _no_status
+        return
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, unit=unit)
+
+    def show(done: int, status: str) -> None:
+        bar.n = done
+        bar.set_postfix_str(status, refresh=False)
+        bar.refresh()
+
+    try:
+        yield show
+    finally:
+        bar.close()

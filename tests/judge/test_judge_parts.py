@@ -1,4 +1,5 @@
-"""The parts: answer parsing, prompt templates, cache keys, client details, inputs."""
+"""The parts: the lenient answer reader, prompt templates, cache keys, client details, inputs
+(the strict reader: test_judge_reader.py)."""
 
 from __future__ import annotations
 
@@ -30,14 +31,14 @@ from .conftest import Reply
     ('{"grade": "perfect"}', 3.0, "json"),
     ("<think>grade 0? no, grade 3</think>\n{\"grade\": 2}", 2.0, "json"),
     ("I'd say it's highly relevant, grade 2", 2.0, "pattern"),
-    ('{"grade": 2', 2.0, "pattern"),  # cut-off JSON: the pattern still reads it
+    ('{"grade": 2', 2.0, "pattern"),  # cut-off JSON (finish_reason stop): the pattern reads it
     ("Grade: 1", 1.0, "pattern"),
     ("relevance = 0.", 0.0, "pattern"),
     ("3", 3.0, "pattern"),
     ('"2"', 2.0, "pattern"),
 ])
-def test_answers_that_give_a_grade(answer, grade, how):
-    parsed = parse_grade(answer, GRADED)
+def test_lenient_answers_that_give_a_grade(answer, grade, how):
+    parsed = parse_grade(answer, GRADED, mode="lenient")
     assert (parsed.grade, parsed.how) == (grade, how)
 
 
@@ -52,17 +53,17 @@ def test_answers_that_give_a_grade(answer, grade, how):
     ('{"grade": "excellent"}', "neither a number nor a label"),
     ("The passage has 3 facts and 2 dates.", "no grade found"),
 ])
-def test_answers_that_are_unrateable(answer, reason):
-    parsed = parse_grade(answer, GRADED)
+def test_lenient_answers_that_are_unrateable(answer, reason):
+    parsed = parse_grade(answer, GRADED, mode="lenient")
     assert parsed.grade is None and parsed.how == "unrateable"
     assert reason in parsed.reason
 
 
-def test_parsing_follows_the_scale():
-    assert parse_grade('{"grade": 7}', DETAIL).grade == 7.0
-    assert parse_grade('{"grade": 0}', DETAIL).grade is None
-    assert parse_grade('{"grade": "relevant"}', BINARY).grade == 1.0
-    assert parse_grade('{"grade": 2}', BINARY).grade is None
+def test_lenient_parsing_follows_the_scale():
+    assert parse_grade('{"grade": 7}', DETAIL, mode="lenient").grade == 7.0
+    assert parse_grade('{"grade": 0}', DETAIL, mode="lenient").grade is None
+    assert parse_grade('{"grade": "relevant"}', BINARY, mode="lenient").grade == 1.0
+    assert parse_grade('{"grade": 2}', BINARY, mode="lenient").grade is None
 
 
 def test_builtin_templates_per_scale_and_their_hash():
@@ -314,3 +315,29 @@ def test_queries_with_a_need_column_and_a_needs_file(tmp_path):
     assert read_needs(n) == {"q1": "Wants X."}
     n.write_text("q1\tWants Y.\n")
     assert read_needs(n) == {"q1": "Wants Y."}
+
+
+def test_an_answer_cache_of_an_earlier_version_is_read_and_upgraded(tmp_path):
+    """A cache made before ``finish_reason`` and ``reasoning`` were kept: read as it is
+    (read-only: unchanged on disk), upgraded in place when opened for writing."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, answer "
+                   "TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, created "
+                   "REAL NOT NULL)")
+        db.execute("INSERT INTO answers VALUES ('k', 'm', '{\"grade\": 1}', 10, 2, 0)")
+    before = path.read_bytes()
+    reader = AnswerCache.open_read_only(path)
+    assert reader.get("k") == CachedAnswer('{"grade": 1}', 10, 2, None, None)
+    with pytest.raises(JudgeError, match="reading only"):
+        reader.put("k2", "m", CachedAnswer("x", 1, 1))
+    reader.close()
+    assert path.read_bytes() == before
+    assert AnswerCache.open_read_only(tmp_path / "none.sqlite") is None
+    assert not (tmp_path / "none.sqlite").exists()
+    with AnswerCache(path) as cache:
+        cache.put("k2", "m", CachedAnswer("cut", 5, 50, "length", "thinking..."))
+        assert cache.get("k2") == CachedAnswer("cut", 5, 50, "length", "thinking...")
+        assert cache.get("k") == CachedAnswer('{"grade": 1}', 10, 2, None, None)

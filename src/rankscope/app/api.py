@@ -372,12 +372,15 @@ def judge_attach(request: Request, actor: ApiActor, evaluation_id: int,
 
 
 @router.post("/llm-judges/{judge_id}/run")
-def judge_run(request: Request, actor: ApiActor, judge_id: int) -> dict[str, Any]:
-    """Run the judge on the open tasks (answers when done, with what the run did)."""
+def judge_run(request: Request, actor: ApiActor, judge_id: int,
+              retry_unrateable: bool = False) -> dict[str, Any]:
+    """Run the judge on the open tasks (answers when done, with what the run did);
+    ``retry_unrateable``: ask its last run's unrateable results again, past the cache."""
     from rankscope.app.pages_llm import CACHE_FILE
 
     return llm_judges.run_judge(_store(request), actor, judge_id,
-                                cache=settings_of(request).data_dir / CACHE_FILE)
+                                cache=settings_of(request).data_dir / CACHE_FILE,
+                                retry_unrateable=retry_unrateable)
 
 
 @router.post("/llm-judges/{judge_id}/counts")

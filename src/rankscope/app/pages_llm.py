@@ -54,8 +54,10 @@ def judge_attach(request: Request, actor: PageActor, evaluation_id: int,
     return RedirectResponse(f"/evaluations/{evaluation_id}/llm", status_code=303)
 
 
-def start_run(request: Request, actor: Actor, judge_id: int) -> None:
-    """Run the judge on a thread of the server (once at a time per judge)."""
+def start_run(request: Request, actor: Actor, judge_id: int, *,
+              retry_unrateable: bool = False) -> None:
+    """Run the judge on a thread of the server (once at a time per judge); with
+    ``retry_unrateable``, only its last run's unrateable results, past the cache."""
     settings = settings_of(request)
     key = -judge_id  # the runs map holds evaluations' runs by id; judges' by minus their id
     running = settings.runs.get(key)
@@ -67,7 +69,8 @@ def start_run(request: Request, actor: Actor, judge_id: int) -> None:
         # the outcome (done with its summary, or failed with its error) is recorded on
         # the judge, which the page polls; nothing is left to report from this thread
         with contextlib.suppress(Exception):
-            llm_judges.run_judge(settings.store, actor, judge_id, cache=cache)
+            llm_judges.run_judge(settings.store, actor, judge_id, cache=cache,
+                                 retry_unrateable=retry_unrateable)
 
     thread = threading.Thread(target=work, name=f"llm-judge-{judge_id}", daemon=True)
     settings.runs[key] = thread
@@ -82,9 +85,10 @@ def start_run(request: Request, actor: Actor, judge_id: int) -> None:
 
 
 @router.post("/llm-judges/{judge_id}/run")
-def judge_run(request: Request, actor: PageActor, judge_id: int) -> Response:
+def judge_run(request: Request, actor: PageActor, judge_id: int,
+              retry_unrateable: Annotated[str, Form()] = "") -> Response:
     judge = llm_judges.get_judge(settings_of(request).store, actor, judge_id)
-    start_run(request, actor, judge_id)
+    start_run(request, actor, judge_id, retry_unrateable=bool(retry_unrateable))
     return RedirectResponse(f"/evaluations/{judge['evaluation_id']}/llm", status_code=303)
 
 

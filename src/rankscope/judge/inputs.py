@@ -39,6 +39,7 @@ __all__ = [
     "pairs_from_runs",
     "query_need",
     "read_documents",
+    "read_judged",
     "read_needs",
     "read_pairs",
     "read_queries",
@@ -363,16 +364,28 @@ def pairs_from_runs(
     return [Pair(q, d) for q, d in merged.select("query_id", "doc_id").iter_rows()]
 
 
-def drop_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
-    """The pairs without a grade in ``judged`` (qrels or judgments; path or table)."""
+def read_judged(judged: Any) -> Any:
+    """Qrels or judgments given as a path (a rater column: judgments) or a table.
+
+    Returns a :class:`~rankscope.data.tables.Qrels` or a
+    :class:`~rankscope.judgments.table.Judgments`.
+    """
     from rankscope.data.tables import Qrels
     from rankscope.judgments.io import has_rater_column
     from rankscope.judgments.table import Judgments, as_judgments
 
     if isinstance(judged, str | os.PathLike):
         judged = Judgments.read(judged) if has_rater_column(judged) else Qrels.read(judged)
+    if isinstance(judged, Mapping):  # {query: {doc: grade}}, as qrels are given in Python
+        judged = Qrels.from_dict(judged)
     if not isinstance(judged, Qrels):
         judged = as_judgments(judged)
+    return judged
+
+
+def drop_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
+    """The pairs without a grade in ``judged`` (qrels or judgments; path or table)."""
+    judged = read_judged(judged)
     graded = judged.frame.filter(pl.col("grade").is_not_null()).select("query_id", "doc_id")
     done = set(graded.iter_rows())
     return [p for p in pairs if (p.query_id, p.doc_id) not in done]

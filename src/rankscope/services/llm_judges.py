@@ -17,6 +17,15 @@ When the judge does not count (the default) its grades fill no slot of the
 grades wanted and are left out of the aggregated grades, the metrics and
 the exports; they are shown beside the people's and compared with them on
 the agreement page. When it counts it is a grader like any other.
+
+A run's outcome is what the page shows (``outcome`` of :func:`get_judge`):
+``failed`` when the run could not be made (an endpoint that cannot be
+reached or used at all, a missing key) or every request failed; ``incomplete``
+when some results failed or were not reached (the budget, an endpoint that
+stopped answering); ``done`` otherwise. Results whose answer gave no grade
+(*unrateable*) stay open tasks; ``run_judge(..., retry_unrateable=True)``
+asks the endpoint again for exactly those of the last run, past the answer
+cache.
 """
 
 from __future__ import annotations
@@ -29,7 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.errors import (
+    ConflictError,
+    JudgeError,
+    NotFoundError,
+    OptionError,
+    RankscopeError,
+)
 from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import LLMJudge, Rater
@@ -87,8 +102,9 @@ class JudgeSpec:
 
 
 def _check(spec: JudgeSpec) -> None:
-    if not re.match(r"^https?://[^\s/]+", spec.endpoint.strip()):
-        raise OptionError(f"the endpoint is an http(s) URL, not {spec.endpoint!r}")
+    from rankscope.judge.client import check_endpoint
+
+    check_endpoint(spec.endpoint)
     if not spec.model.strip():
         raise OptionError("an LLM judge needs a model name")
     if spec.api_key_env and not _ENV_NAME.match(spec.api_key_env):
@@ -99,14 +115,27 @@ def _check(spec: JudgeSpec) -> None:
         raise OptionError(f"max calls must be 1 to {MAX_CALLS}, not {spec.max_calls!r}")
 
 
+def _outcome(status: str, last_run: dict[str, Any] | None) -> str:
+    """What the page says of the judge: running, failed, incomplete, done or idle."""
+    if status != "done" or not last_run:
+        return status
+    statuses = last_run.get("statuses") or {}
+    if statuses.get("failed") or statuses.get("not_reached"):
+        return "incomplete"
+    return "done"
+
+
 def _view(session: Session, judge: LLMJudge) -> dict[str, Any]:
     rater = session.get(Rater, judge.rater_id)
+    last = judge.last_run
     return {"id": judge.id, "evaluation_id": judge.evaluation_id,
             "rater": rater.name if rater else "?", "rater_id": judge.rater_id,
             "counts": bool(rater.counts) if rater else False, "endpoint": judge.endpoint,
             "model": judge.model, "api_key_env": judge.api_key_env,
             "max_calls": judge.max_calls, "status": judge.status, "error": judge.error,
-            "last_run": judge.last_run, "created_at": judge.created_at.isoformat()}
+            "outcome": _outcome(judge.status, last),
+            "unrateable": len((last or {}).get("unrateable_tasks") or []),
+            "last_run": last, "created_at": judge.created_at.isoformat()}
 
 
 def attach_judge(store: Store, actor: Actor, evaluation_id: int,
@@ -202,14 +231,19 @@ def _fields(view: Any) -> dict[str, str]:
 
 
 def run_judge(store: Store, actor: Actor, judge_id: int, *,
-              cache: str | Path | None = None, sleep: Sleep | None = None) -> dict[str, Any]:
+              cache: str | Path | None = None, sleep: Sleep | None = None,
+              retry_unrateable: bool = False) -> dict[str, Any]:
     """Grade the evaluation's open tasks with the judge; what the run did.
 
     Returns the run's summary (also kept as the judge's ``last_run``):
     ``items`` asked, ``accepted`` grades, ``refused`` (a result filled in
     the meantime), the judge's statuses (``graded``, ``unrateable``,
-    ``failed``, ``not_reached``), ``requests``, ``cache_hits``, tokens, the
-    prompt template and its SHA-256.
+    ``failed``, ``not_reached``), ``unrateable_tasks`` (the tasks whose
+    answer gave no grade), ``failure`` (the last failed
+    request's error), ``stopped`` (why the run stopped early), ``requests``,
+    ``cache_hits``, tokens, the prompt template and its SHA-256. With
+    ``retry_unrateable`` only the last run's unrateable results that are
+    still open are asked, and their cached answers are passed over.
 
     Raises
     ------
@@ -218,7 +252,8 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
     OptionError
         The API key's environment variable is not set on the server.
     JudgeError
-        The endpoint refuses every request.
+        The endpoint refuses every request, cannot be reached, or answered no
+        request with a completion (the judge is then ``failed``, with the summary).
     """
     from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
     from rankscope.services.assignment import open_tasks, require_ready, scale_of, view
@@ -236,7 +271,11 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
         if rater is None:
             raise NotFoundError(f"LLM judge #{judge_id} lost its rater")
         items = []
-        for task in open_tasks(session, ev, rater)[:judge.max_calls]:
+        tasks = open_tasks(session, ev, rater)
+        if retry_unrateable:
+            again = set((judge.last_run or {}).get("unrateable_tasks") or [])
+            tasks = [t for t in tasks if t.id in again]
+        for task in tasks[:judge.max_calls]:
             shown = view(session, ev, task, rater, None)
             items.append((task.id, GradeItem(shown.query_id, shown.doc_id, shown.query_text,
                                              _fields(shown), need=shown.need)))
@@ -258,7 +297,8 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
         config = JudgeConfig(endpoint=settings["endpoint"], model=settings["model"], api_key=key,
                              rater=settings["rater"], scale=scale, guidelines=guidelines)
         result = grade_items([i for _, i in items], config, cache=cache,
-                             max_calls=settings["max_calls"], sleep=sleep)
+                             max_calls=settings["max_calls"], sleep=sleep,
+                             retry_unrateable=retry_unrateable)
         task_of = {(i.query_id, i.doc_id): t for t, i in items}
         given = [GradeInput(task_of[(g.query_id, g.doc_id)], g.grade)
                  for g in result.grades if g.status == "graded" and g.grade is not None]
@@ -273,8 +313,12 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
         for g in result.grades:
             statuses[g.status] = statuses.get(g.status, 0) + 1
         usage = result.usage
+        failures = [g.reason for g in result.grades if g.status == "failed"]
         summary = {"items": len(items), "accepted": accepted, "refused": refused,
-                   "statuses": statuses, "requests": usage.requests,
+                   "statuses": statuses, "retry_unrateable": retry_unrateable,
+                   "unrateable_tasks": [task_of[(g.query_id, g.doc_id)] for g in result.grades
+                                        if g.status == "unrateable"],
+                   "failure": failures[-1] if failures else None, "requests": usage.requests,
                    "cache_hits": usage.cache_hits, "retries": usage.retries,
                    "prompt_tokens": usage.prompt_tokens,
                    "completion_tokens": usage.completion_tokens,
@@ -283,9 +327,13 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
                    "endpoint": result.endpoint, "started_at": started.isoformat(),
                    "finished_at": utcnow().isoformat()}
     except Exception as exc:
-        message = str(exc) if isinstance(exc, OptionError | ConflictError) or hasattr(
-            exc, "message") else f"{type(exc).__name__}: {exc}"
+        message = str(exc) if isinstance(exc, RankscopeError) else \
+            f"{type(exc).__name__}: {exc}"
         _set_status(store, judge_id, "failed", message)
         raise
+    unusable = usage.unusable()
+    if unusable:
+        _set_status(store, judge_id, "failed", unusable, summary)
+        raise JudgeError(unusable)
     _set_status(store, judge_id, "done", None, summary)
     return summary
