@@ -1,5 +1,6 @@
 """Every route over HTTP: signed out (401 / the sign-in page), a role too low (403), another
-project's user (404), the role it needs (success); CSRF, cookies, the sign-in limit, sizes."""
+project's user (404), the role it needs (success); CSRF, cookies, the sign-in limit, sizes.
+What a successful grading form or API call stores is checked in ``test_http_stored.py``."""
 
 from __future__ import annotations
 
