@@ -10,7 +10,6 @@ SQLAlchemy from the store, not through the services the routes call.
 
 from __future__ import annotations
 
-import shutil
 from typing import Any
 
 import pytest
@@ -20,35 +19,18 @@ from sqlalchemy import select
 from rankscope.services import accounts, assignment, grading
 from rankscope.services.grading import GradeInput
 
-from .conftest import PASSWORD, PG_URL, STANDIN, drop_pg_database, fresh_pg_database, make_world
+from .conftest import PASSWORD, app_store, make_world
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def site(request, tmp_path_factory):
     """One world per database for the module: each test grades results no other has."""
     from rankscope.app.core import create_app
-    from rankscope.cli.serve import open_app_store
 
-    root = tmp_path_factory.mktemp(f"stored-{request.param}")
-    name = None
-    if request.param == "sqlite":
-        url = str(root / "app.sqlite")
-    else:
-        if not PG_URL:
-            pytest.skip("RANKSCOPE_TEST_PG_URL is not set (no PostgreSQL server for this run)")
-        url, name = fresh_pg_database()
-    data = root / "data"
-    data.mkdir()
-    for f in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv"):
-        shutil.copy(STANDIN / f, data / f)
-    store = open_app_store(url)
-    try:
+    with app_store(request.param, tmp_path_factory.mktemp(f"stored-{request.param}")) as (
+            store, data):
         world = make_world(store, data)
         yield create_app(store, data), store, world
-    finally:
-        store.close()
-        if name:
-            drop_pg_database(name)
 
 
 @pytest.fixture

@@ -137,7 +137,8 @@ def _generated(kind: str, args: list[str], qrels: str, run: str) -> Case:
     return Case(kind, (*args, "qrels", "run"), {"qrels": qrels, "run": run})
 
 
-def _random(kind: str, seeds: range, n_docs: int = 30) -> list[Case]:
+def random_cases(kind: str, seeds: range, n_docs: int = 30) -> list[Case]:
+    """Generated qrels and run with a random option set, one case per seed."""
     out = []
     for seed in seeds:
         rng = random.Random(seed)
@@ -146,14 +147,17 @@ def _random(kind: str, seeds: range, n_docs: int = 30) -> list[Case]:
     return out
 
 
-def _all_trec_flags() -> list[Case]:
+def all_trec_flags(seeds: range, *, with_n: bool = False) -> list[Case]:
+    """-m all_trec -q -c with -M, -l, -J on odd seeds (and -N on every third, ``with_n``)."""
     out = []
-    for seed in range(2000, 2020):
+    for seed in seeds:
         rng = random.Random(seed)
         qrels, run = qrels_and_run(rng, n_docs=80)
         args = ["-m", "all_trec", "-q", "-c", f"-M{rng.randint(1, 40)}", f"-l{rng.randint(0, 3)}"]
         if seed % 2:
             args.append("-J")
+        if with_n and seed % 3 == 0:
+            args += ["-N", str(rng.choice([50, 1000]))]
         out.append(_generated("all_trec_flags", args, qrels, run))
     return out
 
@@ -208,9 +212,9 @@ ZSCORE_ARGS = [
 
 def binary_cases() -> list[Case]:
     """Every case ``test_binary_diff.py`` compares with the binary."""
-    cases = [*_random("random_small", range(120)),
-             *_random("random_long", range(1000, 1030), n_docs=300),
-             *_all_trec_flags(),
+    cases = [*random_cases("random_small", range(120)),
+             *random_cases("random_long", range(1000, 1030), n_docs=300),
+             *all_trec_flags(range(2000, 2020)),
              Case("file_quirks", ("-q", "-m", "all_trec", "qrels", "run"),
                   {"qrels": QUIRKS_QRELS, "run": QUIRKS_RUN})]
     for args in CONFORMANCE_FLAGS:

@@ -37,9 +37,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from tests.trec_eval.cases import Case, binary_cases  # noqa: E402
+from tests.trec_eval.cases import (  # noqa: E402
+    Case,
+    all_trec_flags,
+    binary_cases,
+    random_cases,
+)
 from tests.trec_eval.generate import (  # noqa: E402
-    options,
     prefs_file,
     qrels_and_run,
     qrels_jg_file,
@@ -79,23 +83,9 @@ def _more_cases() -> list[Case]:
     def add(kind: str, files: dict[str, str], args: list[str]) -> None:
         cases.append(Case(kind, tuple(args), files))
 
-    for seed in range(300):
-        rng = random.Random(seed)
-        qrels, run = qrels_and_run(rng)
-        add("random_small", {"qrels": qrels, "run": run}, [*options(rng), "qrels", "run"])
-    for seed in range(1000, 1060):
-        rng = random.Random(seed)
-        qrels, run = qrels_and_run(rng, n_docs=300)
-        add("random_long", {"qrels": qrels, "run": run}, [*options(rng), "qrels", "run"])
-    for seed in range(2000, 2060):
-        rng = random.Random(seed)
-        qrels, run = qrels_and_run(rng, n_docs=80)
-        args = ["-m", "all_trec", "-q", "-c", f"-M{rng.randint(1, 40)}", f"-l{rng.randint(0, 3)}"]
-        if seed % 2:
-            args.append("-J")
-        if seed % 3 == 0:
-            args += ["-N", str(rng.choice([50, 1000]))]
-        add("all_trec_flags", {"qrels": qrels, "run": run}, [*args, "qrels", "run"])
+    cases += random_cases("random_small", range(300))
+    cases += random_cases("random_long", range(1000, 1060), n_docs=300)
+    cases += all_trec_flags(range(2000, 2060), with_n=True)
     gains = ["ndcg.1=3,2=9", "ndcg.0=-1,3=2", "ndcg_rel.1=0,2=1", "Rndcg.2=0.5", "G.0=1,2=0.5",
              "rbp.1=2,2=0.5,p=0.7", "ndcg_cut.1,3,7", "ideal_dcg.2=5", "dcg.1=0.5"]
     for seed in range(3000, 3060):
