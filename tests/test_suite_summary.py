@@ -44,6 +44,7 @@ def test_the_summary_line_counts_the_tests_that_need_the_binary(tmp_path: Path) 
 
 
 def test_readme_says_how_many_tests_need_the_binary() -> None:
+    """Mutation: a case added to tests/trec_eval/cases.py (README's 616 then stale)."""
     out = _pytest("--collect-only", "-q", "tests/trec_eval/test_binary_diff.py", cwd=ROOT)
     found = re.search(r"^(\d+) tests collected", out, re.M)
     assert found, out[-500:]

@@ -53,7 +53,8 @@ HELD = 5  # queries q00-q04 are answered; q05 waits for the server to close
 def test_killed_mid_snapshot(tmp_path, capsys):
     """SIGKILL while a query is in flight: the five committed before it stay, nothing else.
     The sixth answer is held until the server closes, so where the kill lands does not
-    depend on how fast the machine is."""
+    depend on how fast the machine is. Mutation: a query counted twice in n_done: this
+    fails (the old test's ">= 5" passed it)."""
     server = EngineServer()
     try:
         held = Reply(_body(HELD), delay=600)  # waits on server.release: set by close()

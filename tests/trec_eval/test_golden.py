@@ -54,6 +54,8 @@ def _flags() -> set[str]:
 
 
 def test_golden_set_is_broad():
+    """Every option the differential tests give, each relevance level and -M value.
+    Mutation: the golden file recorded without its -l-1 (or -h) cases: this fails."""
     kinds = {c["kind"] for c in CASES}
     assert {"random_small", "random_long", "all_trec_flags", "gain_params", "prefs",
             "prefs_abort", "qrels_jg", "bulk", "errors", "zscores", "file_quirks",
@@ -81,7 +83,8 @@ def test_every_measure_is_printed_by_some_case():
     """Each of trec_eval's measures (its 57, prefs and judgment groups included) is in the
     binary's recorded output wherever trec_eval's own test outputs print it: per query,
     in the summary, or both (runid, num_q and gm_* are summaries only, relstring per query
-    only); the three its test outputs never ask for (dcg, ideal_dcg, yaap), both."""
+    only); the three its test outputs never ask for (dcg, ideal_dcg, yaap), both.
+    Mutation: the golden file recorded without the cases that ask for yaap: this fails."""
     golden = _placements([str(c["stdout"]) for c in CASES])
     own = _placements([(CONFORMANCE / name).read_text()
                        for name in ("out.test.aq", "out.test.prefs", "out.test.qrels_jg")])
