@@ -4,11 +4,14 @@ world of users, two projects and a run evaluation."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -40,6 +43,32 @@ def drop_pg_database(name: str) -> None:
     admin = (PG_URL or "").replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(admin, autocommit=True) as con:
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def app_store(kind: str, root: Path) -> Iterator[tuple[Any, Path]]:
+    """An app store on ``kind`` ("sqlite", or "postgresql": a fresh database, dropped after)
+    and ``root / "data"`` holding the stand-in collection; for module-scoped fixtures."""
+    from rankscope.cli.serve import open_app_store
+
+    name = None
+    if kind == "sqlite":
+        url = str(root / "app.sqlite")
+    else:
+        if not PG_URL:
+            pytest.skip("RANKSCOPE_TEST_PG_URL is not set (no PostgreSQL server for this run)")
+        url, name = fresh_pg_database()
+    data = root / "data"
+    data.mkdir()
+    for f in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv"):
+        shutil.copy(STANDIN / f, data / f)
+    store = open_app_store(url)
+    try:
+        yield store, data
+    finally:
+        store.close()
+        if name:
+            drop_pg_database(name)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

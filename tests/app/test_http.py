@@ -1,10 +1,10 @@
 """Every route over HTTP: signed out (401 / the sign-in page), a role too low (403), another
-project's user (404), the role it needs (success); CSRF, cookies, the sign-in limit, sizes."""
+project's user (404), the role it needs (success); CSRF, cookies, the sign-in limit, sizes.
+What a successful grading form or API call stores is checked in ``test_http_stored.py``."""
 
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -18,7 +18,7 @@ from tests.judge.conftest import ScriptedServer
 from rankscope.services import accounts, assignment, evaluations, grading, llm_judges
 from rankscope.services.grading import GradeInput
 
-from .conftest import PASSWORD, PG_URL, STANDIN, drop_pg_database, fresh_pg_database, make_world
+from .conftest import PASSWORD, STANDIN, app_store, make_world
 
 RANK = {"anyone": 0, "judge": 1, "curator": 2, "admin": 3}
 
@@ -70,45 +70,30 @@ def _unwrap(app: Any) -> Any:
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def site(request, tmp_path_factory):
     from rankscope.app.core import create_app
-    from rankscope.cli.serve import open_app_store
 
     root = tmp_path_factory.mktemp(f"site-{request.param}")
-    name = None
-    if request.param == "sqlite":
-        url = str(root / "app.sqlite")
-    else:
-        if not PG_URL:
-            pytest.skip("RANKSCOPE_TEST_PG_URL is not set (no PostgreSQL server for this run)")
-        url, name = fresh_pg_database()
-    data = root / "data"
-    data.mkdir()
-    for f in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv"):
-        shutil.copy(STANDIN / f, data / f)
-    store = open_app_store(url)
     llm = ScriptedServer()
     try:
-        w = make_world(store, data)
-        second = evaluations.create_evaluation(
-            store, w.curator, w.project.id, evaluations.EvaluationSpec(
-                name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, depth=5,
-                metrics=["nDCG@5"], baseline_id=w.evaluation.id))
-        evaluations.run_evaluation(store, w.curator, second.id)
-        app = create_app(store, data)
-        tokens = {who: accounts.create_token(store, getattr(w, who).name)
-                  for who in ("admin", "curator", "judge", "outsider")}
-        cookies = {}
-        for who in ("admin", "curator", "judge", "outsider"):
-            client = TestClient(app, follow_redirects=False)
-            answer = client.post("/login", data={"name": getattr(w, who).name,
-                                                 "password": PASSWORD})
-            assert answer.status_code == 303
-            cookies[who] = dict(client.cookies)
-        yield Site(app, store, w, second, tokens, cookies, llm)
+        with app_store(request.param, root) as (store, data):
+            w = make_world(store, data)
+            second = evaluations.create_evaluation(
+                store, w.curator, w.project.id, evaluations.EvaluationSpec(
+                    name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id,
+                    depth=5, metrics=["nDCG@5"], baseline_id=w.evaluation.id))
+            evaluations.run_evaluation(store, w.curator, second.id)
+            app = create_app(store, data)
+            tokens = {who: accounts.create_token(store, getattr(w, who).name)
+                      for who in ("admin", "curator", "judge", "outsider")}
+            cookies = {}
+            for who in ("admin", "curator", "judge", "outsider"):
+                client = TestClient(app, follow_redirects=False)
+                answer = client.post("/login", data={"name": getattr(w, who).name,
+                                                     "password": PASSWORD})
+                assert answer.status_code == 303
+                cookies[who] = dict(client.cookies)
+            yield Site(app, store, w, second, tokens, cookies, llm)
     finally:
         llm.stop()
-        store.close()
-        if name:
-            drop_pg_database(name)
 
 
 @dataclass

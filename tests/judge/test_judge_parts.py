@@ -156,16 +156,24 @@ def test_chat_url_and_retry_after():
     assert chat_url("http://x/v1/") == "http://x/v1/chat/completions"
     azure = "https://r.openai.azure.com/openai/deployments/g/chat/completions?api-version=2024"
     assert chat_url(azure) == azure
-    now = time.time()
+    now = 1_700_000_000.0  # a whole second: an HTTP date 30 s on is exactly 30 s on
     assert _retry_after("12", now) == 12.0
     date = email.utils.formatdate(now + 30, usegmt=True)
-    assert 28 <= _retry_after(date, now) <= 31
+    assert _retry_after(date, now) == 30.0
+    assert _retry_after(email.utils.formatdate(now - 5, usegmt=True), now) == 0.0
     assert _retry_after("soon", now) is None and _retry_after(None, now) is None
 
 
-def test_requests_per_minute_pacing_and_retry_after_dates(server):
+def test_requests_per_minute_pacing_and_retry_after_dates(server, monkeypatch):
+    """The Retry-After date is read against the client's wall clock, fixed here: the wait
+    is exactly 20 s however long the answer took to arrive."""
+    from rankscope.judge import client as client_module
+
     clock = [1000.0]
     delays: list[float] = []
+    wall = 1_700_000_000.0
+    monkeypatch.setattr(client_module, "time", type("Wall", (), {
+        "time": staticmethod(lambda: wall), "monotonic": staticmethod(time.monotonic)}))
 
     async def sleep(seconds: float) -> None:  # time passes only while sleeping
         delays.append(seconds)
@@ -173,7 +181,7 @@ def test_requests_per_minute_pacing_and_retry_after_dates(server):
 
     server.script = lambda doc, n, body: (
         Reply(status=429, headers={"Retry-After": email.utils.formatdate(
-            time.time() + 20, usegmt=True)}) if doc == "late" and n == 0
+            wall + 20, usegmt=True)}) if doc == "late" and n == 0
         else Reply('{"grade": 1}'))
 
     async def go(docs: list[str]) -> list[str]:
@@ -193,7 +201,7 @@ def test_requests_per_minute_pacing_and_retry_after_dates(server):
     delays.clear()
     # a 429 whose Retry-After is an HTTP date ~20 s ahead is waited out
     assert asyncio.run(go(["late"])) == ['{"grade": 1}']
-    assert len(delays) == 1 and 18 <= delays[0] <= 21
+    assert delays == [20.0]
 
 
 def test_budget_counts_calls_and_tokens():

@@ -91,7 +91,13 @@ def test_store_records_every_query_and_a_rerun_is_a_new_snapshot(demo):
                 for h in stored] == expected
         records = snapshot_queries(store, first.snapshot_id)
         assert all(r.status == "ok" and len(r.raw_sha256) == 64 for r in records)
-        assert records[0].request["match"]  # the rendered request is kept
+        # the request as sent is kept: q01 "copy a directory tree", every term ORed
+        assert records[0].request == {
+            "method": "fts5", "index": "demo-tuned.index.sqlite", "text": "copy a directory tree",
+            "match": '"copy" OR "a" OR "directory" OR "tree"', "limit": 10,
+            "weights": [4.0, 1.0]}  # title, text
+        assert [(r.query_id, r.request["text"]) for r in records] == [
+            (q.query_id, q.text) for q in queries]
     finally:
         store.close()
 
