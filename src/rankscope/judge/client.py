@@ -11,7 +11,9 @@ OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
 - asks a :class:`Budget` before every request, retries included, and sends
   nothing once it is spent;
 - stops the run (:class:`~rankscope.errors.JudgeError`) on 401, 403 and 404,
-  which no retry mends; other 4xx fail the one request.
+  which no retry mends; other 4xx fail the one request;
+- follows redirects and reaches hosts by the rules of :mod:`rankscope.outbound`
+  (the key never goes to another origin; a refusal stops the run).
 
 ``sleep`` and ``clock`` are injectable, so tests of the waiting are instant.
 """
@@ -26,7 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rankscope.errors import DependencyError, JudgeError, JudgeRequestError
+from rankscope.errors import DependencyError, JudgeError, JudgeRequestError, OutboundError
+from rankscope.outbound import HostPolicy, guarded_transport
 from rankscope.retry import Pacer, parse_retry_after
 from rankscope.retry import Sleep as Sleep  # re-exported: the judge's modules import it here
 
@@ -161,6 +164,8 @@ class ChatClient:
         Asked before every request.
     sleep, clock, rng : callables
         ``asyncio.sleep``, ``time.monotonic`` and ``random.random`` unless given.
+    outbound : HostPolicy, optional
+        The hosts that may be reached (the web app's); None: any.
     """
 
     def __init__(
@@ -180,6 +185,7 @@ class ChatClient:
         sleep: Sleep | None = None,
         clock: Callable[[], float] | None = None,
         rng: Callable[[], float] | None = None,
+        outbound: HostPolicy | None = None,
     ) -> None:
         try:
             import httpx
@@ -192,7 +198,9 @@ class ChatClient:
         if api_key:
             headers[auth_header] = f"Bearer {api_key}" if auth_header == "Authorization" \
                 else api_key
-        self._http = httpx.AsyncClient(timeout=timeout, headers=headers)
+        self._http = httpx.AsyncClient(
+            timeout=timeout, headers=headers,
+            transport=guarded_transport(policy=outbound, secret_headers=(auth_header,)))
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -250,6 +258,9 @@ class ChatClient:
             retry_after: float | None = None
             try:
                 response = await self._http.post(self.url, json=body)
+            except OutboundError as exc:
+                self.budget.settle(estimate, 0)
+                raise JudgeError(str(exc)) from None
             except httpx.TimeoutException:
                 self.stats.count("timeout")
                 last, status = f"timed out after {self._http.timeout.read}s", None

@@ -39,6 +39,7 @@ from rankscope.judge.output import ResultsFile
 from rankscope.judge.prompts import PromptTemplate
 from rankscope.judge.runner import RunSpec, Usage, build_spec, run, run_blocking
 from rankscope.judgments.scales import Scale
+from rankscope.outbound import HostPolicy
 
 __all__ = ["GradeItem", "GradingResult", "JudgeConfig", "LLMGrade", "grade_items",
            "grade_items_async"]
@@ -81,6 +82,9 @@ class JudgeConfig:
     concurrency, rpm, timeout, max_retries
         Requests in flight (default 4), per minute (no limit), seconds per
         request (60) and retries on 429, 5xx, timeouts, connection errors (5).
+    outbound : HostPolicy, optional
+        The hosts the judge may reach (a server's policy,
+        :mod:`rankscope.outbound`); None: any.
     """
 
     endpoint: str
@@ -99,6 +103,7 @@ class JudgeConfig:
     rpm: float | None = None
     timeout: float = 60.0
     max_retries: int = 5
+    outbound: HostPolicy | None = None
 
     def spec(self) -> RunSpec:
         """The run specification (checked; the template compiled).
@@ -288,7 +293,8 @@ async def grade_items_async(
         usage = await run(
             spec, pairs, texts, results, answers,
             {"api_key": judge.api_key, "auth_header": judge.auth_header,
-             "timeout": judge.timeout, "max_retries": judge.max_retries, "rpm": judge.rpm},
+             "timeout": judge.timeout, "max_retries": judge.max_retries, "rpm": judge.rpm,
+             "outbound": judge.outbound},
             budget=Budget(max_calls, max_tokens), sleep=sleep,
         )
     finally:
