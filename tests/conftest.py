@@ -20,3 +20,15 @@ def both_ranking_paths(request: pytest.FixtureRequest,
 
     monkeypatch.setattr(ranking, "_THREADED_FROM", 1 << 62 if request.param == "inline" else 0)
     yield request.param
+
+
+@pytest.fixture
+def engine() -> Iterator[object]:
+    """A local search-engine server on 127.0.0.1 (tests/search/engine_server.py)."""
+    from tests.search.engine_server import EngineServer
+
+    server = EngineServer()
+    try:
+        yield server
+    finally:
+        server.close()

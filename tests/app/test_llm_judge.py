@@ -4,14 +4,23 @@ them count, and compared with the people's on the agreement page."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import select
 from tests.judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import ForbiddenError, OptionError
+from rankscope.outbound import HostPolicy
 from rankscope.services import adjudication, assignment, exchange, grading, llm_judges
+from rankscope.services.boundary import Boundary
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Rater
+
+from .conftest import boundary_for
+
+LOCAL = Boundary(files_dir=Path.cwd(), hosts=HostPolicy.parse(["127.0.0.1"]))
+"""The scripted server is on 127.0.0.1: these tests' server allows that address."""
 
 
 @pytest.fixture
@@ -37,14 +46,16 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
     assert before["filled"] == 1
 
     with pytest.raises(ForbiddenError):  # a judge may not attach one
-        llm_judges.attach_judge(store, world.judge, ev_id, llm_judges.JudgeSpec(llm.url, "m"))
+        llm_judges.attach_judge(store, world.judge, ev_id, llm_judges.JudgeSpec(llm.url, "m"),
+                                boundary=LOCAL)
     judge = llm_judges.attach_judge(store, world.curator, ev_id,
-                                    llm_judges.JudgeSpec(llm.url, "tiny-model", max_calls=500))
+                                    llm_judges.JudgeSpec(llm.url, "tiny-model", max_calls=500),
+                                    boundary=LOCAL)
     assert judge["rater"] == "llm:tiny-model" and judge["counts"] is False
     with store.read() as session:
         assert session.scalar(select(Rater.kind).where(Rater.id == judge["rater_id"])) == "llm"
 
-    summary = llm_judges.run_judge(store, world.curator, judge["id"])
+    summary = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)
     # every result still wants grades and the judge graded none: one request each
     assert summary["items"] == results and llm.count == results
     assert summary["accepted"] == results and summary["statuses"] == {"graded": results}
@@ -68,18 +79,20 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
     assert sorted(float(r[3]) for r in rows if r[2] == "llm:tiny-model") == [2.0] * results
 
     # a second run finds nothing left for it: no request
-    again = llm_judges.run_judge(store, world.curator, judge["id"])
+    again = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)
     assert again["items"] == 0 and llm.count == results
 
 
 def test_a_missing_api_key_fails_the_run_and_says_which_variable(store, world, llm,
                                                                   monkeypatch):
     monkeypatch.delenv("RS_TEST_NO_SUCH_KEY", raising=False)
+    allowed = boundary_for(world.data, hosts=["127.0.0.1"], env=["RS_TEST_NO_SUCH_KEY"])
     judge = llm_judges.attach_judge(store, world.curator, world.evaluation.id,
                                     llm_judges.JudgeSpec(llm.url, "m",
-                                                         api_key_env="RS_TEST_NO_SUCH_KEY"))
+                                                         api_key_env="RS_TEST_NO_SUCH_KEY"),
+                                    boundary=allowed)
     with pytest.raises(OptionError, match="RS_TEST_NO_SUCH_KEY"):
-        llm_judges.run_judge(store, world.curator, judge["id"])
+        llm_judges.run_judge(store, world.curator, judge["id"], boundary=allowed)
     after = llm_judges.get_judge(store, world.curator, judge["id"])
     assert after["status"] == "failed" and "RS_TEST_NO_SUCH_KEY" in after["error"]
     assert llm.count == 0
@@ -91,4 +104,4 @@ def test_a_missing_api_key_fails_the_run_and_says_which_variable(store, world, l
     llm_judges.JudgeSpec("http://127.0.0.1:1/v1", "m", max_calls=0)])
 def test_bad_settings_are_refused(store, world, spec):
     with pytest.raises(OptionError):
-        llm_judges.attach_judge(store, world.curator, world.evaluation.id, spec)
+        llm_judges.attach_judge(store, world.curator, world.evaluation.id, spec, boundary=LOCAL)

@@ -5,7 +5,9 @@ Query sets are read with the library's strict reader
 with optional ``need`` and parameter columns, or TREC topics); endpoints are
 TOML text checked by :func:`rankscope.search.config.endpoint_from_dict`,
 which refuses credentials in the file (they are named by environment
-variable and read only when a snapshot is taken).
+variable and read only when a snapshot is taken), and by the server's
+:class:`~rankscope.services.boundary.Boundary` (files inside its directory,
+only the variables and hosts its operator allows).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from rankscope.errors import ConfigError, InputError, NotFoundError
+from rankscope.services.limits import MAX_NAME, check_text
 from rankscope.store.models import Endpoint, Query, QuerySet, utcnow
 
 if TYPE_CHECKING:
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 
     from rankscope.search.types import EndpointConfig
     from rankscope.services.accounts import Actor
+    from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
 __all__ = [
@@ -88,7 +92,9 @@ def import_query_set(store: Store, actor: Actor, project_id: int, name: str, tex
     from rankscope.store.snapshots import NewQuery, query_set_for
 
     _size(text, "the query set")
-    name = name.strip() or "queries"
+    check_text(text, "the query set", MAX_TEXT)
+    check_text(source, "the file name", MAX_NAME)
+    name = (check_text(name, "the query set's name", MAX_NAME) or "").strip() or "queries"
     label = source or name
     queries = parse_queries(text.lstrip("\ufeff"), label)
     if not queries:
@@ -145,8 +151,8 @@ def query_set_queries(store: Store, actor: Actor, query_set_id: int) -> list[dic
                                          .order_by(Query.position))]
 
 
-def _parse_endpoint(text: str, name: str | None, base_dir: str) -> tuple[dict[str, Any],
-                                                                         EndpointConfig]:
+def _parse_endpoint(text: str, name: str | None, base_dir: str,
+                    boundary: Boundary) -> tuple[dict[str, Any], EndpointConfig]:
     from rankscope.search.config import endpoint_from_dict
 
     try:
@@ -156,27 +162,36 @@ def _parse_endpoint(text: str, name: str | None, base_dir: str) -> tuple[dict[st
     if name:
         data["name"] = name
     config = endpoint_from_dict(data, source=f"endpoint {data.get('name', '')}".strip(),
-                                base_dir=base_dir)
+                                base_dir=base_dir, files=boundary.files)
+    boundary.check_endpoint(config)
     return data, config
 
 
 def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
-                  name: str | None = None, base_dir: str | Path | None = None) -> EndpointView:
+                  boundary: Boundary, name: str | None = None,
+                  base_dir: str | Path | None = None) -> EndpointView:
     """Add an endpoint from TOML text, or replace the one of the same name.
 
-    ``base_dir`` is where relative paths start (an embedded engine's corpus);
-    the server's data directory.
+    ``boundary`` is the server's (the files, variables and hosts the
+    operator allows); ``base_dir`` is where relative paths start (an
+    embedded engine's corpus), inside the boundary's files directory
+    (default: that directory).
 
     Raises
     ------
     ConfigError
-        Bad TOML, an unknown key, a credential in the text (names the key).
+        Bad TOML, an unknown key, a credential in the text, a file outside
+        the files directory, a variable not allowed (names the key).
+    OutboundError
+        A host the operator does not allow.
     """
     from rankscope.services.projects import require_project
 
     _size(text, "the endpoint")
-    base = str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd())
-    _, config = _parse_endpoint(text, name, base)
+    check_text(text, "the endpoint", MAX_TEXT)
+    check_text(name, "the endpoint's name", MAX_NAME)
+    base = str(Path(base_dir if base_dir is not None else boundary.files_dir).resolve())
+    _, config = _parse_endpoint(text, name, base, boundary)
 
     def work(session: Session) -> EndpointView:
         require_project(session, actor, project_id, "curator")
@@ -226,11 +241,14 @@ def list_endpoints(store: Store, actor: Actor, project_id: int) -> list[Endpoint
             select(Endpoint).where(Endpoint.project_id == project_id).order_by(Endpoint.name))]
 
 
-def endpoint_config(row: Endpoint) -> EndpointConfig:
-    """The checked configuration of a stored endpoint, ready to open."""
+def endpoint_config(row: Endpoint, boundary: Boundary) -> EndpointConfig:
+    """The configuration of a stored endpoint, checked again by today's boundary, ready to open."""
     from rankscope.search.config import endpoint_from_dict
 
-    base = row.base_dir or str(Path.cwd())
+    base = row.base_dir or str(boundary.files_dir)
     if row.toml is not None:
-        return _parse_endpoint(row.toml, row.name, base)[1]
-    return endpoint_from_dict(dict(row.config), source=f"endpoint {row.name}", base_dir=base)
+        return _parse_endpoint(row.toml, row.name, base, boundary)[1]
+    config = endpoint_from_dict(dict(row.config), source=f"endpoint {row.name}", base_dir=base,
+                                files=boundary.files)
+    boundary.check_endpoint(config)
+    return config

@@ -3,7 +3,10 @@
 A curator attaches a judge to an evaluation (:func:`attach_judge`): an
 OpenAI-compatible endpoint, a model, the *name* of the server's environment
 variable that holds the API key (the key itself is never stored), a budget
-of calls, and whether its grades count. The judge gets its own rater, of
+of calls, and whether its grades count. The server's
+:class:`~rankscope.services.boundary.Boundary` decides which variables may
+be named and which hosts reached, when the judge is attached and again when
+it runs. The judge gets its own rater, of
 kind ``llm``. Running it (:func:`run_judge`) takes the evaluation's open
 tasks as that rater would be offered them (results that still want grades,
 never one it graded), asks the model through
@@ -29,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.errors import ConflictError, NotFoundError, OptionError, RankscopeError
+from rankscope.search.credentials import looks_like_credential
 from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import LLMJudge, Rater
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
 
     from rankscope.judge.client import Sleep
     from rankscope.services.accounts import Actor
+    from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
 __all__ = [
@@ -86,14 +91,34 @@ class JudgeSpec:
     name: str | None = None
 
 
-def _check(spec: JudgeSpec) -> None:
+def _check(spec: JudgeSpec, boundary: Boundary) -> None:
+    import urllib.parse
+
+    from rankscope.services.limits import MAX_NAME, MAX_URL, check_text
+
+    check_text(spec.endpoint, "the endpoint", MAX_URL)
+    check_text(spec.model, "the model", MAX_NAME)
+    check_text(spec.name, "the name", MAX_NAME)
+    check_text(spec.api_key_env, "the API key's variable", MAX_NAME)
     if not re.match(r"^https?://[^\s/]+", spec.endpoint.strip()):
         raise OptionError(f"the endpoint is an http(s) URL, not {spec.endpoint!r}")
+    try:
+        parts = urllib.parse.urlsplit(spec.endpoint.strip())
+    except ValueError:
+        raise OptionError("the endpoint is not a valid URL") from None
+    if parts.username is not None or parts.password is not None or any(
+            looks_like_credential(k) for k, _ in urllib.parse.parse_qsl(parts.query)):
+        raise OptionError("the endpoint URL holds a credential (user:password@ or a key "
+                          "parameter): name the environment variable that holds the key in "
+                          "api_key_env instead")
     if not spec.model.strip():
         raise OptionError("an LLM judge needs a model name")
     if spec.api_key_env and not _ENV_NAME.match(spec.api_key_env):
-        raise OptionError(f"the API key is named by an environment variable (letters, digits, "
-                          f"_), not {spec.api_key_env!r}")
+        raise OptionError("the API key is named by an environment variable (letters, digits, "
+                          "_), not by the key itself")
+    if spec.api_key_env:
+        boundary.check_env(spec.api_key_env, "the API key")
+    boundary.check_url(spec.endpoint.strip(), "the endpoint")
     if isinstance(spec.max_calls, bool) or not isinstance(spec.max_calls, int) or not (
             1 <= spec.max_calls <= MAX_CALLS):
         raise OptionError(f"max calls must be 1 to {MAX_CALLS}, not {spec.max_calls!r}")
@@ -109,10 +134,19 @@ def _view(session: Session, judge: LLMJudge) -> dict[str, Any]:
             "last_run": judge.last_run, "created_at": judge.created_at.isoformat()}
 
 
-def attach_judge(store: Store, actor: Actor, evaluation_id: int,
-                 spec: JudgeSpec) -> dict[str, Any]:
-    """Attach an LLM judge to the evaluation (curators); its rater is made, of kind ``llm``."""
-    _check(spec)
+def attach_judge(store: Store, actor: Actor, evaluation_id: int, spec: JudgeSpec, *,
+                 boundary: Boundary) -> dict[str, Any]:
+    """Attach an LLM judge to the evaluation (curators); its rater is made, of kind ``llm``.
+
+    Raises
+    ------
+    OptionError
+        A bad value, a credential in the URL, an environment variable the
+        ``boundary`` does not allow.
+    OutboundError
+        A host the boundary does not allow.
+    """
+    _check(spec, boundary)
 
     def work(session: Session) -> dict[str, Any]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
@@ -201,7 +235,7 @@ def _fields(view: Any) -> dict[str, str]:
     return {k: str(v) for k, v in shown.items() if v not in (None, "")}
 
 
-def run_judge(store: Store, actor: Actor, judge_id: int, *,
+def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
               cache: str | Path | None = None, sleep: Sleep | None = None) -> dict[str, Any]:
     """Grade the evaluation's open tasks with the judge; what the run did.
 
@@ -216,9 +250,10 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
     ConflictError
         The judge is running already, or the evaluation is not ready.
     OptionError
-        The API key's environment variable is not set on the server.
+        The API key's environment variable is not set on the server, or not
+        allowed by ``boundary`` (checked again, as its host is).
     JudgeError
-        The endpoint refuses every request.
+        The endpoint refuses every request, or its host is refused.
     """
     from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
     from rankscope.services.assignment import open_tasks, require_ready, scale_of, view
@@ -249,14 +284,17 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
     settings, items, scale, guidelines = store.write(start)
     started = utcnow()
     try:
+        boundary.check_url(settings["endpoint"], "the endpoint")
         key = None
         if settings["key_env"]:
+            boundary.check_env(settings["key_env"], "the API key")
             key = os.environ.get(settings["key_env"])
             if not key:
                 raise OptionError(f"the environment variable {settings['key_env']} (the judge's "
                                   "API key) is not set on the server")
         config = JudgeConfig(endpoint=settings["endpoint"], model=settings["model"], api_key=key,
-                             rater=settings["rater"], scale=scale, guidelines=guidelines)
+                             rater=settings["rater"], scale=scale, guidelines=guidelines,
+                             outbound=boundary.hosts)
         result = grade_items([i for _, i in items], config, cache=cache,
                              max_calls=settings["max_calls"], sleep=sleep)
         task_of = {(i.query_id, i.doc_id): t for t, i in items}
@@ -283,8 +321,8 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
                    "endpoint": result.endpoint, "started_at": started.isoformat(),
                    "finished_at": utcnow().isoformat()}
     except Exception as exc:
-        message = str(exc) if isinstance(exc, OptionError | ConflictError) or hasattr(
-            exc, "message") else f"{type(exc).__name__}: {exc}"
+        message = str(exc) if isinstance(exc, RankscopeError) else \
+            f"{type(exc).__name__}: {exc}"
         _set_status(store, judge_id, "failed", message)
         raise
     _set_status(store, judge_id, "done", None, summary)
