@@ -38,7 +38,7 @@ __all__ = [
 
 _FORMULA = r"^'*[=+\-@\t\r]"
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
-_ESCAPED = r"^'('*[=+\-@\t\r])"
+_ESCAPED = r"^'+[=+\-@\t\r]"
 
 
 def neutralise_cell(value: str) -> str:
@@ -125,4 +125,16 @@ def read_delimited(data: bytes, fmt: str, source: str) -> pl.DataFrame:
         raise ParseError(f"malformed {fmt.upper()} ({first})", source=source) from None
     if raw.height and raw.null_count().sum_horizontal().item():
         check_field_counts(data, separator, source)  # a null may be a short row
-    return raw.with_columns([pl.col(name).str.replace(_ESCAPED, "$1") for name in raw.columns])
+    return _restore_frame(raw) if b"'" in data else raw
+
+
+def _restore_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """:func:`restore_cell` on every column that has a cell starting with ``'`` (a prefix
+    test first: the regular expression runs only on the columns where it may apply)."""
+    if not frame.height:
+        return frame
+    quoted = frame.select(pl.col(name).str.starts_with("'").any() for name in frame.columns)
+    names = [name for name, found in zip(frame.columns, quoted.row(0), strict=True) if found]
+    return frame.with_columns(
+        pl.when(pl.col(name).str.contains(_ESCAPED)).then(pl.col(name).str.slice(1))
+        .otherwise(pl.col(name)).alias(name) for name in names)
