@@ -28,7 +28,8 @@ unique-local (fc00::/7), the other non-public ranges (0.0.0.0/8,
 address it maps. The operator allows host names (exact, or ``*.example.org``
 for its subdomains), single addresses (allowing ``127.0.0.1`` allows that
 address, not the rest of 127.0.0.0/8) and CIDR ranges; a metadata address
-is reached only when it is allowed by itself, never through a range. A URL
+is reached only when it is allowed by itself, never through a range nor
+through an allowed name that resolves to it. A URL
 is checked when it is given (:meth:`HostPolicy.check_url`) and again on
 every request, redirects included, after DNS resolution: the connection
 goes to an address that passed the check (the URL's host stays in the
@@ -265,6 +266,30 @@ class HostPolicy:
         return OutboundError(f"{what} points at {where} {reason}; this server reaches it only "
                              f"if its operator allows it (rankscope serve --allow-hosts {allow})")
 
+    def _address_refusal(self, ip: IPAddress, by_name: bool) -> str | None:
+        """Why ``ip`` may not be reached; a name the operator allowed reaches any address but
+        a metadata one (unless that address is allowed by itself)."""
+        if not by_name:
+            return self.refusal(ip)
+        if ip in METADATA_ADDRESSES and ip not in self.addresses:
+            return "a cloud metadata address"
+        return None
+
+    def _choose(self, host: str, found: Sequence[str],
+                what: str) -> tuple[str | None, OutboundError | None]:
+        """The first address of ``found`` that may be reached, or the refusal of the first."""
+        by_name = self.name_allowed(host)
+        refused: OutboundError | None = None
+        for address in found:
+            ip = _address(address)
+            if ip is None:
+                continue
+            reason = self._address_refusal(ip, by_name)
+            if reason is None:
+                return str(ip), None
+            refused = refused or self._refused(what, host, str(ip), reason)
+        return None, refused
+
     def check_url(self, url: str, *, key: str = "url") -> None:
         """Refuse a URL whose host the policy refuses (when the URL is given).
 
@@ -283,19 +308,20 @@ class HostPolicy:
             if reason is not None:
                 raise self._refused(key, host, str(literal), reason)
             return
-        if self.name_allowed(host):
-            return
         try:
             found = list(self._resolve(host, port))
         except OSError:
             return
-        reasons = [(a, self.refusal(a)) for a in found if _address(a) is not None]
-        if reasons and all(r is not None for _, r in reasons):
-            address, reason = reasons[0]
-            raise self._refused(key, host, address, str(reason))
+        address, refused = self._choose(host, found, key)
+        if address is None and refused is not None:
+            raise refused
 
     async def connect_address(self, host: str, port: int) -> str | None:
-        """The address to connect to for ``host`` (None: connect to ``host`` as it is).
+        """The address to connect to for ``host`` (None: ``host`` is an address already).
+
+        A name is resolved and the request sent to the first address the
+        policy lets through (for a name the operator allowed: any but a
+        metadata address), never to the name, which could resolve again.
 
         Raises
         ------
@@ -313,25 +339,17 @@ class HostPolicy:
             if reason is not None:
                 raise self._refused("the request", host, str(literal), reason)
             return None
-        if self.name_allowed(host):
-            return None
         try:
             found = await asyncio.get_running_loop().run_in_executor(
                 None, self._resolve, host, port)
         except OSError as exc:
             raise httpx.ConnectError(f"cannot resolve {host} ({exc})") from None
-        first_refusal: tuple[str, str] | None = None
-        for address in found:
-            ip = _address(address)
-            if ip is None:
-                continue
-            reason = self.refusal(ip)
-            if reason is None:
-                return str(ip)
-            first_refusal = first_refusal or (str(ip), reason)
-        if first_refusal is None:
+        address, refused = self._choose(host, found, "the request")
+        if address is not None:
+            return address
+        if refused is None:
             raise httpx.ConnectError(f"cannot resolve {host} (no address)")
-        raise self._refused("the request", host, *first_refusal)
+        raise refused
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

@@ -221,6 +221,22 @@ def test_the_operator_list_is_checked(entry):
         HostPolicy.parse([entry])
 
 
+def test_an_allowed_name_never_leads_to_a_metadata_address(engine):
+    # the operator trusts es.internal, whatever private address it has; rebound to the
+    # metadata service it is still refused, when saved and when asked
+    policy = HostPolicy(names=frozenset({"es.internal"}),
+                        resolver=lambda host, port: ["169.254.169.254"])
+    with pytest.raises(OutboundError, match=r"es.internal, which resolves to 169.254.169.254"):
+        policy.check_url("http://es.internal:9200")
+    private = HostPolicy(names=frozenset({"es.internal"}),
+                         resolver=lambda host, port: ["169.254.169.254", "127.0.0.1"])
+    engine.route("POST", "/products/_search", Reply(ES8))
+    port = engine.url.rsplit(":", 1)[1]
+    found = _search(_es(f"http://es.internal:{port}"), outbound=private)
+    assert len(found.hits) == 3 and engine.seen("/products/_search")[0].headers["Host"] == \
+        f"es.internal:{port}"
+
+
 def test_names_are_allowed_exactly_or_by_wildcard():
     policy = HostPolicy.parse(["ES.internal.", "*.corp.example"])
     assert policy.name_allowed("es.internal") and policy.name_allowed("a.b.corp.example")
