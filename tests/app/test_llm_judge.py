@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 from tests.judge.conftest import Reply, ScriptedServer
 
-from rankscope.errors import ForbiddenError, OptionError
+from rankscope.errors import ConfigError, ForbiddenError, OptionError
 from rankscope.outbound import HostPolicy
 from rankscope.services import adjudication, assignment, exchange, grading, llm_judges
 from rankscope.services.boundary import Boundary
@@ -101,7 +101,10 @@ def test_a_missing_api_key_fails_the_run_and_says_which_variable(store, world, l
 @pytest.mark.parametrize("spec", [
     llm_judges.JudgeSpec("ftp://x", "m"), llm_judges.JudgeSpec("http://127.0.0.1:1/v1", " "),
     llm_judges.JudgeSpec("http://127.0.0.1:1/v1", "m", api_key_env="sk-abc-123"),
-    llm_judges.JudgeSpec("http://127.0.0.1:1/v1", "m", max_calls=0)])
+    llm_judges.JudgeSpec("http://127.0.0.1:1/v1", "m", max_calls=0),
+    llm_judges.JudgeSpec("http://user:sk-abc@127.0.0.1:1/v1", "m"),
+    llm_judges.JudgeSpec("https://x.example/v1/chat/completions?api_key=sk-abc", "m")])
 def test_bad_settings_are_refused(store, world, spec):
-    with pytest.raises(OptionError):
+    with pytest.raises((OptionError, ConfigError)) as caught:
         llm_judges.attach_judge(store, world.curator, world.evaluation.id, spec, boundary=LOCAL)
+    assert "sk-abc" not in str(caught.value)  # a key pasted by mistake is never repeated

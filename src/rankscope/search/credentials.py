@@ -35,6 +35,7 @@ from rankscope.errors import ConfigError
 __all__ = [
     "AUTH_TYPES",
     "check_no_credentials",
+    "check_url_credentials",
     "environment_names",
     "looks_like_credential",
     "resolve_auth",
@@ -80,7 +81,18 @@ def _fail(message: str, source: str | None) -> ConfigError:
     return ConfigError(message, source=source)
 
 
-def _check_url(key: str, url: Any, source: str | None) -> None:
+def check_url_credentials(key: str, url: Any, source: str | None = None, *,
+                          advice: str | None = None) -> None:
+    """Refuse a URL holding a user name, a password or a key-like query parameter.
+
+    ``advice`` says where the credential belongs instead (default: an endpoint
+    file's ``auth`` and ``params_env``).
+
+    Raises
+    ------
+    ConfigError
+        Names ``key`` and says where the credential belongs; never repeats it.
+    """
     if not isinstance(url, str):
         return
     try:
@@ -88,14 +100,16 @@ def _check_url(key: str, url: Any, source: str | None) -> None:
     except ValueError:
         return  # not a URL: the kind's own check says so
     if parts.username is not None or parts.password is not None:
-        raise _fail(f"{key} holds a user name or password (user:password@host): put the user "
-                    "in auth = { type = \"basic\", username = \"...\", password_env = "
-                    "\"VARIABLE\" } and the password in that environment variable", source)
+        raise _fail(f"{key} holds a user name or password (user:password@host): " + (
+            advice or "put the user in auth = { type = \"basic\", username = \"...\", "
+            "password_env = \"VARIABLE\" } and the password in that environment variable"),
+            source)
     for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
         if looks_like_credential(name):
             raise _fail(f"{key} carries the query parameter {name!r}, which looks like a "
-                        f"credential: give it as params_env = {{ {name} = \"VARIABLE\" }} and "
-                        "the value in that environment variable", source)
+                        "credential: " + (advice or f"give it as params_env = {{ {name} = "
+                                          "\"VARIABLE\" } and the value in that environment "
+                                          "variable"), source)
 
 
 def _check_table(key: str, table: Any, source: str | None,
@@ -139,7 +153,7 @@ def check_no_credentials(data: Mapping[str, Any], source: str | None) -> None:
     _check_table("headers", headers, source, lambda name: f"put it in headers_env = "
                  f"{{ \"{name}\" = \"VARIABLE\" }} and the value in that environment variable")
     for key in ("url", "version_url"):
-        _check_url(key, data.get(key), source)
+        check_url_credentials(key, data.get(key), source)
     _check_table("params", data.get("params"), source, lambda name: f"give it as params_env "
                  f"= {{ {name} = \"VARIABLE\" }} and the value in that environment variable")
     _check_table("variables", data.get("variables"), source, lambda _: "variables are stored "

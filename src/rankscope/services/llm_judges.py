@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError, RankscopeError
-from rankscope.search.credentials import looks_like_credential
+from rankscope.search.credentials import check_url_credentials
 from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import LLMJudge, Rater
@@ -92,8 +92,6 @@ class JudgeSpec:
 
 
 def _check(spec: JudgeSpec, boundary: Boundary) -> None:
-    import urllib.parse
-
     from rankscope.services.limits import MAX_NAME, MAX_URL, check_text
 
     check_text(spec.endpoint, "the endpoint", MAX_URL)
@@ -102,15 +100,8 @@ def _check(spec: JudgeSpec, boundary: Boundary) -> None:
     check_text(spec.api_key_env, "the API key's variable", MAX_NAME)
     if not re.match(r"^https?://[^\s/]+", spec.endpoint.strip()):
         raise OptionError(f"the endpoint is an http(s) URL, not {spec.endpoint!r}")
-    try:
-        parts = urllib.parse.urlsplit(spec.endpoint.strip())
-    except ValueError:
-        raise OptionError("the endpoint is not a valid URL") from None
-    if parts.username is not None or parts.password is not None or any(
-            looks_like_credential(k) for k, _ in urllib.parse.parse_qsl(parts.query)):
-        raise OptionError("the endpoint URL holds a credential (user:password@ or a key "
-                          "parameter): name the environment variable that holds the key in "
-                          "api_key_env instead")
+    check_url_credentials("the endpoint", spec.endpoint.strip(), advice="name the server's "
+                          "environment variable that holds the key in api_key_env instead")
     if not spec.model.strip():
         raise OptionError("an LLM judge needs a model name")
     if spec.api_key_env and not _ENV_NAME.match(spec.api_key_env):
