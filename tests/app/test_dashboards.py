@@ -156,7 +156,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
         grades_wanted=2, depth=5, metrics=["nDCG@5", "P@5", "RR@5"], annotation="v2",
         baseline_id=world.evaluation.id)
     second = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
-    evaluations.run_evaluation(store, world.curator, second.id)
+    evaluations.run_evaluation(store, world.curator, second.id, boundary=world.boundary)
     _grade_everything(store, world, world.evaluation.id, seed=1, cant_tell=0)
     rows = comparison.history(store, world.curator, second.id)
     assert [(r["evaluation_id"], r["annotation"]) for r in rows] == [
@@ -170,7 +170,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
                                               endpoint_id=world.tuned.id, depth=5,
                                               metrics=["nDCG@5", "P@5", "RR@5"],
                                               baseline_id=world.evaluation.id))
-    evaluations.run_evaluation(store, world.curator, tuned.id)
+    evaluations.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
     _grade_everything(store, world, tuned.id, seed=2, cant_tell=0)
     report = comparison.compare_with_baseline(store, world.curator, tuned.id)
     base_run = tmp_path / "base.txt"
@@ -242,7 +242,7 @@ def test_each_exported_qrels_file_reproduces_the_metrics_it_claims(store, collec
             name="transformed", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
             grades_wanted=2, metrics=["nDCG@5", "P@5", "RR@5", "AP@5"], depth=5,
             transforms=transforms))
-        evaluations.run_evaluation(store, w.curator, made.id)
+        evaluations.run_evaluation(store, w.curator, made.id, boundary=w.boundary)
         ev = made.id
     _grade_everything(store, w, ev)
     report = dashboards.metrics_report(store, w.curator, ev)
@@ -280,7 +280,7 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
     def run(ev_id: int) -> None:
         try:
             barrier.wait(timeout=30)
-            evaluations.run_evaluation(store, world.curator, ev_id)
+            evaluations.run_evaluation(store, world.curator, ev_id, boundary=world.boundary)
         except BaseException as exc:  # reported below
             errors.append(exc)
 

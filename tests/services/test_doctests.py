@@ -8,7 +8,10 @@ import importlib
 import pytest
 
 MODULES = [
+    "rankscope.outbound",
     "rankscope.retry",
+    "rankscope.data.delimited",
+    "rankscope.search.credentials",
     "rankscope.search.templates",
     "rankscope.search.paths",
     "rankscope.search.client",

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from rankscope.search.files import FileScope
 
 __all__ = ["Endpoint", "EndpointConfig", "Hit", "QueryItem", "SearchResponse"]
 
@@ -80,6 +83,8 @@ class EndpointConfig:
     source: str | None = None
     base_dir: str | None = None
     """The directory relative paths in ``settings`` are resolved against (the TOML's)."""
+    files: FileScope | None = None
+    """Where the files it names must be (a web user's endpoint); None: anywhere."""
 
 
 @runtime_checkable

@@ -39,6 +39,7 @@ __all__ = [
     "Writer",
     "downgrade",
     "open_store",
+    "refuse_unstorable",
     "store_url",
     "upgrade",
 ]
@@ -231,6 +232,48 @@ def downgrade(engine: Engine, revision: str = "base") -> None:
 
     with engine.begin() as connection:
         command.downgrade(_alembic_config(connection), revision)
+
+
+_INT64 = 2**63
+
+
+def _storable(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -_INT64 <= value < _INT64
+    return True
+
+
+def _refuse_unstorable(conn: Any, cursor: Any, statement: str, parameters: Any,
+                       context: Any, executemany: bool) -> None:
+    if isinstance(parameters, dict):
+        rows: Any = [parameters]
+    elif parameters and all(isinstance(p, list | tuple | dict) for p in parameters):
+        rows = parameters  # executemany, or a batch of "insertmanyvalues"
+    else:
+        rows = [parameters or ()]
+    for row in rows:
+        values = row.values() if isinstance(row, dict) else row
+        if not all(_storable(v) for v in values):
+            from rankscope.errors import InputError
+
+            raise InputError("a text holding a NUL character, or a whole number outside "
+                             "64 bits, cannot be stored")
+
+
+def refuse_unstorable(engine: Engine) -> None:
+    """Make every statement of ``engine`` refuse what one backend cannot store, on both.
+
+    PostgreSQL cannot store a NUL character in text and SQLite no integer
+    past 64 bits; a value of either raises
+    :class:`~rankscope.errors.InputError` (a 400 in the web app) before the
+    statement is sent, the same on SQLite and PostgreSQL, instead of a
+    driver's error. The web app's store uses it under its own checks.
+    """
+    from sqlalchemy import event
+
+    event.listen(engine, "before_cursor_execute", _refuse_unstorable)
 
 
 def open_store(
