@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rankscope.data.tables import Run
-from rankscope.errors import ConfigError, OptionError, SearchRequestError
+from rankscope.errors import ConfigError, OptionError, RankscopeWarning, SearchRequestError
 from rankscope.search.config import endpoint_from_dict, load_endpoint, open_endpoint
 from rankscope.search.queries import read_queries
 from rankscope.search.types import QueryItem
@@ -61,7 +61,16 @@ def test_a_snapshot_of_the_demo_gives_a_run_in_the_engines_order(demo, tmp_path)
     for line in text.splitlines():
         qid, q0, doc, rank, score, tag = line.split()
         hit = next(r for r in outcome.responses if r.query.query_id == qid).hits[int(rank) - 1]
-        assert (q0, doc, float(score), tag) == ("Q0", hit.doc_id, hit.score, "demo-baseline")
+        # the score column: depth - rank + 1, strictly decreasing in the engine's order
+        assert (q0, doc, float(score), tag) == ("Q0", hit.doc_id, 5 - int(rank) + 1,
+                                                "demo-baseline")
+    with pytest.warns(RankscopeWarning, match="1 query has tied engine scores"):
+        write_run(tmp_path / "engine.txt", outcome.responses, 5, "demo-baseline",
+                  scores="engine")
+    for line in (tmp_path / "engine.txt").read_text().splitlines():
+        qid, _, doc, rank, score, _ = line.split()
+        hit = next(r for r in outcome.responses if r.query.query_id == qid).hits[int(rank) - 1]
+        assert (doc, float(score)) == (hit.doc_id, hit.score)  # the engine's, ties included
     run = Run.read(tmp_path / "run.txt")
     assert run.name == "demo-baseline" and run.n_queries == len(queries)
 

@@ -18,9 +18,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
         name, help=help_text,
         description="Send every query of QUERIES to the endpoint ENDPOINT.toml (Elasticsearch, "
         "OpenSearch, Solr, any JSON search API, or the embedded engine) and keep what comes "
-        "back: as a TREC run (-o; score = the engine's score, or depth - rank + 1 where it "
-        "gives none; run tag = --name) and/or in a snapshot store (--store; every query "
-        "committed as it arrives, the snapshot marked complete after the last one). QUERIES "
+        "back: as a TREC run (-o; score = depth - rank + 1 in the engine's order, or the "
+        "engine's own with --run-scores engine; run tag = --name) and/or in a snapshot "
+        "store (--store; every query committed as it arrives, the snapshot marked complete "
+        "after the last one). QUERIES "
         "is a TSV file query_id<TAB>text (header optional; more named columns are template "
         "parameters) or TREC topics. Re-running records a new snapshot, never overwrites "
         "one. Exit 2 with one line naming the query when a query fails for good.",
@@ -34,6 +35,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--depth", type=int, default=10,
                    help="results kept per query (default 10, a first page; use 100 or "
                         "1000 for TREC-style runs)")
+    p.add_argument("--run-scores", choices=("rank", "engine"), default="rank",
+                   help="the score column of -o: rank (default: depth - rank + 1, strictly "
+                        "decreasing in the engine's order, so every tool scores the order "
+                        "the engine returned) or engine (the engine's own scores; a warning "
+                        "counts the queries where they tie)")
     p.add_argument("--keep-raw", action="store_true",
                    help="also store each raw response body (its SHA-256 is always stored)")
     p.add_argument("--concurrency", type=int, help="queries in flight (default: the file's, "
@@ -107,9 +113,11 @@ def run(args: argparse.Namespace) -> int:
         if args.output == "-":
             from rankscope.services.snapshots import run_lines
 
-            sys.stdout.writelines(run_lines(outcome.responses, outcome.depth, outcome.name))
+            sys.stdout.writelines(run_lines(outcome.responses, outcome.depth, outcome.name,
+                                            scores=args.run_scores))
         else:
-            lines = write_run(args.output, outcome.responses, outcome.depth, outcome.name)
+            lines = write_run(args.output, outcome.responses, outcome.depth, outcome.name,
+                              scores=args.run_scores)
             wrote = f"; wrote {args.output} ({lines} lines)"
     if not args.quiet:
         where = f" #{outcome.snapshot_id}" if outcome.snapshot_id is not None else ""

@@ -49,6 +49,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     export.add_argument("-f", "--format", choices=("trec", "jsonl"), default=None,
                         help="trec (a run) or jsonl (one object per query, with its request, "
                              "latency and hits); default from the file name, else trec")
+    export.add_argument("--run-scores", choices=("rank", "engine"), default="rank",
+                        help="trec: the score column: rank (default: depth - rank + 1, "
+                             "strictly decreasing in the engine's order) or engine (the "
+                             "engine's own scores, a warning when they tie); JSONL always "
+                             "has the engine's scores")
     export.add_argument("--partial", action="store_true",
                         help="export an incomplete or failed snapshot too (what it has)")
     export.set_defaults(handler=_export)
@@ -220,7 +225,8 @@ def _export(args: argparse.Namespace) -> int:
     if fmt == "trec":
         lines = trec_lines(((r.query_id, [(h["doc_id"], h["score"])
                                           for h in by_query.get(r.query_id, [])])
-                            for r in records if r.status == "ok"), info.depth, info.name)
+                            for r in records if r.status == "ok"), info.depth, info.name,
+                           scores=args.run_scores)
     else:
         lines = [json.dumps({"query_id": r.query_id, "query": r.text, "need": r.need,
                              "params": dict(r.params), "status": r.status,
@@ -291,7 +297,7 @@ def _diff(args: argparse.Namespace) -> int:
 
         qrels = Qrels.read(args.qrels)
         metrics = args.metrics or ["nDCG@10", "P@5"]
-        compared = compare(qrels, {r.label: r.run() for r in rankings}, metrics,
+        compared = compare(qrels, {r.label: r.ordered_run() for r in rankings}, metrics,
                            baseline=rankings[0].label, test=args.test, progress=False,
                            conventions=args.conventions)
         coverages, _ = holes(rankings, qrels, args.k)

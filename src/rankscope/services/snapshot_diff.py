@@ -1,13 +1,14 @@
 """How snapshots differ: RBO, Jaccard@k, churn and rank moves; the holes in the judgments.
 
 A *ranking* is a snapshot from the store or a run file, reduced to each
-query's documents in rank order, with the scores its run file has. Rank
-similarity compares the orders as the engine returned them; metrics and
-holes use :meth:`Ranking.run`, the run exactly as ``rankscope snapshot -o``
-writes it (and ``rankscope snapshots export`` exports it), so a metric here
-equals what ``rankscope evaluate`` prints for that file, ties in score
-included. Each later ranking is compared with the first (the baseline), per
-query and overall:
+query's documents in rank order: a snapshot in the engine's order (whatever
+its scores say: a sort by a field, equal scores, no scores), a run file in
+evaluation order (by score, ties as ``--ties`` says). Rank similarity,
+metrics and holes all use that one order (:meth:`Ranking.ordered_run`), so a
+metric here equals what ``rankscope evaluate`` prints for the run
+``rankscope snapshot -o`` writes (its scores decrease strictly in the
+engine's order) or for the run file with the same ``--ties``. Each later
+ranking is compared with the first (the baseline), per query and overall:
 
 - **RBO**: rank-biased overlap, seed 000's extrapolated form (``RBO_EXT``)
   over the whole lists, computed by :func:`rankscope.compare.rank_similarity.rbo_values`;
@@ -67,23 +68,25 @@ class Ranking:
         Every query it answers, in order (with those that returned nothing).
     texts : dict
         Query id -> query text, where known.
+    notes : list of str
+        What a reader of its numbers should know (a snapshot's partial answers).
     """
 
     label: str
     frame: pl.DataFrame
     query_ids: list[str]
     texts: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def ordered_run(self) -> Run:
-        """A :class:`~rankscope.Run` whose scores (``-rank``) keep exactly this order."""
+        """A :class:`~rankscope.Run` whose scores (``-rank``) keep exactly this order.
+
+        What every metric of a ranking is computed on: no tie is left for an
+        evaluation to break its own way.
+        """
         frame = self.frame.select("query_id", "doc_id",
                                   (-pl.col("rank").cast(pl.Float64)).alias("score"))
         return Run(frame, name=self.label, source=self.label)
-
-    def run(self) -> Run:
-        """The run as its file holds it (scores of the run file; ties as in evaluation)."""
-        return Run(self.frame.select("query_id", "doc_id", "score"), name=self.label,
-                   source=self.label)
 
 
 def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -> Ranking:
@@ -132,6 +135,16 @@ def ranking_from_run(path: str | Path, *, ties: str = "trec") -> Ranking:
         "query_id", "rank")
     ids = frame.get_column("query_id").unique(maintain_order=True).to_list()
     return Ranking(label=run.name, frame=frame, query_ids=[str(q) for q in ids])
+
+
+def snapshot_run(store: Store, ref: str) -> tuple[Run, list[str]]:
+    """A complete snapshot of the store as a run scored in the engine's order, and notes.
+
+    The notes say what a reader of its numbers should know (queries whose
+    answer was partial or short).
+    """
+    ranking = ranking_from_store(store, ref)
+    return ranking.ordered_run(), list(ranking.notes)
 
 
 def load_ranking(ref: str, store: Store | None, *, ties: str = "trec",
@@ -307,7 +320,7 @@ def holes(rankings: Sequence[Ranking], qrels: Qrels, k: int) -> tuple[list[Cover
     """
     from rankscope.judgments.coverage import coverage
 
-    coverages = [coverage(qrels, r.run(), k) for r in rankings]
+    coverages = [coverage(qrels, r.ordered_run(), k) for r in rankings]
     parts = []
     for ranking, cov in zip(rankings, coverages, strict=True):
         shown = ranking.frame.select("query_id", "doc_id",
