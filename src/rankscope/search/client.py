@@ -12,7 +12,8 @@
   at once with :class:`~rankscope.errors.SearchRequestError`: one line naming
   the query, the request and what the server said.
 
-``sleep`` and ``rng`` are injectable so tests of the waiting are instant.
+``sleep``, ``rng`` and ``clock`` are injectable so tests of the waiting are
+instant and exact.
 """
 
 from __future__ import annotations
@@ -145,8 +146,9 @@ class SearchClient:
         Sent with every request (credentials included; never stored).
     verify_tls : bool, default True
         Check the server's certificate.
-    sleep, rng : callables, optional
-        ``asyncio.sleep`` and ``random.random`` unless given.
+    sleep, rng, clock : callables, optional
+        ``asyncio.sleep``, ``random.random`` and ``time.monotonic`` (the
+        pacing's clock) unless given.
     transport : httpx transport, optional
         For tests (e.g. ``httpx.MockTransport``).
     """
@@ -166,6 +168,7 @@ class SearchClient:
         sleep: Sleep | None = None,
         rng: Callable[[], float] | None = None,
         transport: Any = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         try:
             import httpx
@@ -179,7 +182,7 @@ class SearchClient:
         self._sleep: Sleep = sleep or asyncio.sleep
         self._rng = rng or random.random
         self._limit = asyncio.Semaphore(concurrency)
-        self._pacer = Pacer(1.0 / rps if rps else 0.0, sleep=self._sleep)
+        self._pacer = Pacer(1.0 / rps if rps else 0.0, sleep=self._sleep, clock=clock)
         all_headers = {"Accept": "application/json", "User-Agent": "rankscope"}
         all_headers.update(headers or {})
         self._http = httpx.AsyncClient(
@@ -214,6 +217,7 @@ class SearchClient:
             sleep=options.get("sleep"),
             rng=options.get("rng"),
             transport=options.get("transport"),
+            clock=options.get("clock"),
         )
 
     async def aclose(self) -> None:
