@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from search.conftest import engine  # noqa: F401  (the fake search engine, for these tests too)
+
 STANDIN = Path(__file__).parent / "standin"
 PACKAGED = Path(__file__).resolve().parents[2] / "src" / "rankscope" / "demo_data"
 

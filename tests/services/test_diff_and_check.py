@@ -44,7 +44,9 @@ def test_diff_per_query_against_hand_computed_values():
     assert rows["q3"]["rbo"] is None or math.isnan(rows["q3"]["rbo"])  # both empty: no value
     assert rows["q1"]["jaccard"] == pytest.approx(3 / 7)  # {a,b,c} shared of 7
     assert (rows["q1"]["entered"], rows["q1"]["left"], rows["q1"]["moved"]) == (2, 2, 2)
-    assert rows["q1"]["mean_abs_move"] == pytest.approx((1 + 1 + 0) / 3)
+    # the mean move of the documents that moved: a and b by 1 each (c stayed at 3)
+    assert rows["q1"]["mean_abs_move"] == pytest.approx((1 + 1) / 2)
+    assert rows["q4"]["mean_abs_move"] is None  # nothing moved: no mean
     assert (rows["q2"]["entered"], rows["q2"]["left"]) == (0, 1)
     assert d.entered.filter(pl.col("query_id") == "q1").rows() == [("q1", "f", 4),
                                                                    ("q1", "g", 5)]

@@ -121,7 +121,8 @@ def test_a_failing_query_ends_the_snapshot_as_failed_keeping_what_came_before(tm
         with pytest.raises(SearchRequestError) as caught:
             snap(config, queries, store=store, concurrency=1)
         assert str(caught.value).startswith("query q3: HTTP 400 from POST")
-        assert str(caught.value).endswith("snapshot #1 kept as failed with 2 of 4 queries")
+        assert "; snapshot #1 kept as failed with 2 of 4 queries (rankscope snapshot ... " \
+            "--resume 1 asks the rest)" in str(caught.value)
         info = find_snapshot(store, "shop")
         assert (info.status, info.n_done, info.n_failed) == ("failed", 2, 1)
         assert [r.status for r in snapshot_queries(store, info.id)] == ["ok", "ok", "error",

@@ -63,6 +63,8 @@ class Reply:
     latency_ms: float
     attempts: int
     headers: Mapping[str, str] = field(default_factory=dict)
+    retried: tuple[str, ...] = ()
+    """Why each earlier attempt was retried (``HTTP 503``, ``timeout``, ``connection error``)."""
 
 
 @dataclass
@@ -242,6 +244,7 @@ class SearchClient:
         where = f"{request.method} {request.url}"
         last = "no request sent"
         status: int | None = None
+        retried: list[str] = []
         for attempt in range(self.max_retries + 1):
             await self._pacer.wait()
             retry_after: float | None = None
@@ -258,22 +261,25 @@ class SearchClient:
                 except httpx.TimeoutException:
                     self.stats.count("timeout")
                     last, status = f"timed out after {self.timeout:g}s", None
+                    retried.append("timeout")
                 except httpx.TransportError as exc:
                     self.stats.count("connection error")
                     last, status = f"connection error ({exc or type(exc).__name__})", None
+                    retried.append("connection error")
                 else:
                     elapsed = (time.perf_counter() - started) * 1000.0
                     status = response.status_code
                     self.stats.count(str(status))
                     if 200 <= status < 300:
                         return Reply(status, response.content, elapsed, attempt + 1,
-                                     dict(response.headers))
+                                     dict(response.headers), tuple(retried))
                     said = server_message(response.content)
                     if status != 429 and status < 500:
                         raise SearchRequestError(
                             query_id, f"HTTP {status} from {where}: {said}",
                             status=status, attempts=attempt + 1)
                     last = f"HTTP {status}: {said}"
+                    retried.append(f"HTTP {status}")
                     retry_after = parse_retry_after(response.headers.get("retry-after"),
                                                     time.time())
             if attempt < self.max_retries:

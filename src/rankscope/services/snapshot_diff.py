@@ -14,8 +14,13 @@ ranking is compared with the first (the baseline), per query and overall:
   over the whole lists, computed by :func:`rankscope.compare.rank_similarity.rbo_values`;
 - **Jaccard@k**: shared documents of the two top k over their union;
 - **churn**: documents that entered the top k and documents that left it;
-- **moves**: documents in both top k at a different rank (and the mean
-  absolute move).
+- **moves**: documents in both top k at a different rank (and their mean
+  absolute move, over the documents that moved).
+
+Two rankings that measured different things (a depth 3 and a depth 10
+snapshot, snapshots of different query sets) would show every difference as
+a change: :func:`align` refuses them, or with ``allow`` compares what they
+share and says so.
 
 :func:`holes` lists, for each ranking, the documents of its top k that the
 qrels do not grade (the next batch to grade), with
@@ -43,11 +48,14 @@ if TYPE_CHECKING:
 __all__ = [
     "PairDiff",
     "Ranking",
+    "align",
     "diff_rankings",
     "holes",
     "load_ranking",
+    "mismatches",
     "ranking_from_run",
     "ranking_from_store",
+    "snapshot_run",
 ]
 
 _DISPLAY = ("title", "url", "snippet")
@@ -70,6 +78,10 @@ class Ranking:
         Query id -> query text, where known.
     notes : list of str
         What a reader of its numbers should know (a snapshot's partial answers).
+    depth : int, optional
+        A snapshot's depth (None for a run file: its longest ranking stands in).
+    query_set : str, optional
+        A snapshot's query set (the SHA-256 of its content; None for a run file).
     """
 
     label: str
@@ -77,6 +89,26 @@ class Ranking:
     query_ids: list[str]
     texts: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    depth: int | None = None
+    query_set: str | None = None
+
+    @property
+    def effective_depth(self) -> int:
+        """The depth: a snapshot's own, a run file's longest ranking."""
+        if self.depth is not None:
+            return self.depth
+        longest = self.frame.get_column("rank").max()
+        return int(longest) if longest is not None else 0  # type: ignore[arg-type]
+
+    def restricted(self, depth: int, query_ids: list[str]) -> Ranking:
+        """The same ranking cut at ``depth`` and kept to ``query_ids`` (in that order)."""
+        keep = set(query_ids)
+        frame = self.frame.filter((pl.col("rank") <= depth)
+                                  & pl.col("query_id").is_in(list(keep)))
+        return Ranking(label=self.label, frame=frame,
+                       query_ids=[q for q in query_ids if q in set(self.query_ids)],
+                       texts=self.texts, notes=self.notes,
+                       depth=min(depth, self.effective_depth), query_set=self.query_set)
 
     def ordered_run(self) -> Run:
         """A :class:`~rankscope.Run` whose scores (``-rank``) keep exactly this order.
@@ -119,9 +151,16 @@ def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -
          **{k: [r[k] for r in rows] for k in _DISPLAY}},
         schema={"query_id": pl.String, "doc_id": pl.String, "rank": pl.Int64,
                 "score": pl.Float64, **dict.fromkeys(_DISPLAY, pl.String)})
+    notes = []
+    if info.n_partial or info.n_short:
+        notes.append(f"snapshot #{info.id} ({info.name}): {info.n_partial} of {info.n_done} "
+                     f"answers partial (the engine timed out or lost shards), {info.n_short} "
+                     "short of the depth although the engine matched more: their results may "
+                     "miss documents")
     return Ranking(label=f"#{info.id} {info.name}", frame=frame,
                    query_ids=[r.query_id for r in answered],
-                   texts={r.query_id: r.text for r in records})
+                   texts={r.query_id: r.text for r in records}, notes=notes,
+                   depth=info.depth, query_set=info.query_set_sha256)
 
 
 def ranking_from_run(path: str | Path, *, ties: str = "trec") -> Ranking:
@@ -157,6 +196,71 @@ def load_ranking(ref: str, store: Store | None, *, ties: str = "trec",
     return ranking_from_store(store, ref, allow_partial=allow_partial)
 
 
+def _is_snapshot(ranking: Ranking) -> bool:
+    return ranking.query_set is not None
+
+
+def mismatches(rankings: Sequence[Ranking]) -> list[str]:
+    """How the rankings differ in what they measured (depth, query set), in words.
+
+    Depths: a snapshot's own, a run file's longest ranking. Query sets:
+    snapshots of different query sets (other ids, or the same ids with other
+    texts or parameters); run files cannot list a query that returned
+    nothing, so a query only in some of them is not a difference (it counts
+    as an empty ranking where it is missing), unless they share none.
+    """
+    base = rankings[0]
+    out: list[str] = []
+    for other in rankings[1:]:
+        a, b = base.effective_depth, other.effective_depth
+        if a != b:
+            how = "" if _is_snapshot(base) and _is_snapshot(other) else \
+                " (a run file's depth: its longest ranking)"
+            out.append(f"{other.label} has depth {b}, {base.label} depth {a}{how}")
+        ids_a, ids_b = set(base.query_ids), set(other.query_ids)
+        if _is_snapshot(base) and _is_snapshot(other):
+            only_a, only_b = len(ids_a - ids_b), len(ids_b - ids_a)
+            if only_a or only_b:
+                out.append(f"{other.label} and {base.label} answer different queries "
+                           f"({only_a} only in {base.label}, {only_b} only in {other.label})")
+            elif base.query_set != other.query_set:
+                out.append(f"{other.label} and {base.label} were taken over different query "
+                           "sets (the same ids with other texts, parameters or needs)")
+        elif ids_a and ids_b and not ids_a & ids_b:
+            out.append(f"{other.label} and {base.label} share no query")
+    return out
+
+
+def align(rankings: Sequence[Ranking], *, allow: bool = False) -> tuple[list[Ranking],
+                                                                          list[str]]:
+    """The rankings made comparable, and what was done to them.
+
+    When they differ (:func:`mismatches`): an
+    :class:`~rankscope.errors.OptionError` naming the differences, or with
+    ``allow`` every ranking cut at the smallest depth and kept to the queries
+    all of them answer, with warnings saying so. Otherwise they are returned
+    as they are, with no warning.
+    """
+    found = mismatches(rankings)
+    if not found:
+        return list(rankings), []
+    if not allow:
+        raise OptionError("the snapshots measured different things, so every difference "
+                          "would count as a change: " + "; ".join(found) + " (add "
+                          "--allow-mismatch to compare what they share: the smallest depth, "
+                          "the queries all answer)")
+    depth = min(r.effective_depth for r in rankings)
+    shared = [q for q in rankings[0].query_ids
+              if all(q in set(r.query_ids) for r in rankings[1:])]
+    if not all(_is_snapshot(r) for r in rankings):
+        shared = list(dict.fromkeys(q for r in rankings for q in r.query_ids))
+    kept = [r.restricted(depth, shared) for r in rankings]
+    dropped = len(set().union(*(set(r.query_ids) for r in rankings))) - len(shared)
+    said = [*found, f"compared at depth {depth} on {len(shared)} queries"
+            + (f" ({dropped} left out)" if dropped else "")]
+    return kept, said
+
+
 @dataclass(frozen=True)
 class PairDiff:
     """One ranking against the baseline.
@@ -172,7 +276,8 @@ class PairDiff:
     per_query : polars.DataFrame
         ``query_id, rbo, jaccard, entered, left, moved, mean_abs_move`` for
         every query either ranking answers (RBO and Jaccard null when both
-        lists are empty; ``mean_abs_move`` null when nothing stayed).
+        lists are empty; ``mean_abs_move``, the mean absolute move of the
+        documents that moved, null when none did).
     entered, left : polars.DataFrame
         ``query_id, doc_id, rank`` of documents that entered the other's top
         k (its rank there) / left the baseline's top k (its rank there).
@@ -263,7 +368,7 @@ def _diff_pair(base: Ranking, other: Ranking, k: int, p: float) -> PairDiff:
     def count(frame: pl.DataFrame, name: str) -> pl.DataFrame:
         return frame.group_by("query_id").agg(pl.len().cast(pl.Int64).alias(name))
 
-    move_size = both.group_by("query_id").agg(
+    move_size = moves.group_by("query_id").agg(  # over the documents that moved
         (pl.col("rank_baseline") - pl.col("rank_other")).abs().mean().alias("mean_abs_move"))
     per_query = (
         queries.join(scores, on="query_id", how="left")
