@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,6 +41,8 @@ class Reply:
     content_type: str = "application/json; charset=UTF-8"
     hold: threading.Event | None = None
     """Answer only once this is set (or the server closes)."""
+    body_for: Callable[[Seen], bytes] | None = None
+    """The body made from the request (instead of ``body``)."""
 
     def data(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -85,10 +88,11 @@ class EngineServer:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
+                seen = Seen(self.command, parts.path,
+                            parse_qsl(parts.query, keep_blank_values=True), body,
+                            dict(self.headers), time.monotonic())
                 with server.lock:
-                    server.requests.append(Seen(self.command, parts.path,
-                                                parse_qsl(parts.query, keep_blank_values=True),
-                                                body, dict(self.headers), time.monotonic()))
+                    server.requests.append(seen)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     script = server.routes.get((self.command, parts.path))
@@ -99,7 +103,7 @@ class EngineServer:
                         server.release.wait(reply.delay)
                     if reply.hold is not None:
                         reply.hold.wait(30)
-                    data = reply.data()
+                    data = reply.body_for(seen) if reply.body_for else reply.data()
                     self.send_response(reply.status)
                     self.send_header("Content-Type", reply.content_type)
                     self.send_header("Content-Length", str(len(data)))

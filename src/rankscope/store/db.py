@@ -7,7 +7,13 @@ newest revision on open (alembic, in place).
 
 SQLite is opened in WAL mode with ``foreign_keys=ON``, a busy timeout and
 ``synchronous=FULL`` (a commit that returned survives a crash of the
-process and of the machine).
+process and of the machine). Its write transactions (and the migration)
+start with ``BEGIN IMMEDIATE``: the write lock is taken at the start, where
+the busy timeout waits for it, never half-way through (a read transaction
+that later writes cannot wait: SQLite answers "database is locked" at once),
+so several processes writing to one file all succeed. On PostgreSQL the
+migration holds an advisory lock, so processes opening a new database at
+once migrate it once.
 
 **Writes** go through :meth:`Store.write` with a function of a session: the
 function runs in its own transaction, committed when it returns, rolled back
@@ -39,6 +45,7 @@ __all__ = [
     "Writer",
     "downgrade",
     "open_store",
+    "serialize",
     "store_url",
     "upgrade",
 ]
@@ -116,18 +123,25 @@ class ThreadWriter:
         self._pool.shutdown(wait=True)
 
 
+WRITING = "rankscope_writing"
+"""Execution option of the connections that write (SQLite: ``BEGIN IMMEDIATE``)."""
+MIGRATION_LOCK = 0x72616E6B73636F70
+"""PostgreSQL advisory lock key held while migrating (``rankscop`` in ASCII)."""
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: WAL may wait for a lock
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.close()
     dbapi_connection.isolation_level = None  # no implicit BEGIN/COMMIT: see _sqlite_begin
 
 
 def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    writing = connection.get_execution_options().get(WRITING, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
 
 class Store:
@@ -143,6 +157,8 @@ class Store:
         self.engine = engine
         self.writer = writer
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._write_sessions = sessionmaker(engine.execution_options(**{WRITING: True}),
+                                            expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -167,7 +183,7 @@ class Store:
         """
 
         def job() -> T:
-            with self._sessions() as session, session.begin():
+            with self._write_sessions() as session, session.begin():
                 return work(session)
 
         return self.writer.run(job)
@@ -182,6 +198,21 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def serialize(session: Session, what: str) -> None:
+    """Make the session's transaction the only one doing ``what`` until it ends.
+
+    For a write that creates what it does not find (a project, a query set
+    by name): on PostgreSQL two transactions could both not find it and
+    both insert, and one would fail on the unique constraint; an advisory
+    lock keyed by ``what`` makes them take turns. SQLite's write
+    transactions already do (``BEGIN IMMEDIATE``).
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy import text
+
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:what))"), {"what": what})
 
 
 def _engine(url: str) -> Engine:
@@ -218,10 +249,19 @@ def _current_and_head(engine: Engine) -> tuple[str | None, str]:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Migrate the schema up to ``revision`` (alembic, in one transaction)."""
-    from alembic import command
+    """Migrate the schema up to ``revision`` (alembic, in one transaction).
 
-    with engine.begin() as connection:
+    The transaction holds the write lock (SQLite) or an advisory lock
+    (PostgreSQL) from its start, so processes migrating at once take turns
+    and the later ones find the schema up to date.
+    """
+    from alembic import command
+    from sqlalchemy import text
+
+    with engine.execution_options(**{WRITING: True}).begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                               {"key": MIGRATION_LOCK})
         command.upgrade(_alembic_config(connection), revision)
 
 

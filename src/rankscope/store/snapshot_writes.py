@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from rankscope.errors import StoreError
-from rankscope.store.db import Store
+from rankscope.store.db import Store, serialize
 from rankscope.store.models import (
     Endpoint,
     Project,
@@ -124,6 +124,7 @@ def start_snapshot(
     """Record a new ``running`` snapshot; its id and the store's row id of each query id."""
 
     def work(session: Session) -> tuple[int, dict[str, int]]:
+        serialize(session, "rankscope.start_snapshot")  # creates what it does not find
         proj = _project(session, project)
         query_set = _query_set(session, proj, query_set_name, query_set_source, queries)
         endpoint = _endpoint(session, proj, endpoint_name, kind, config, config_hash)
