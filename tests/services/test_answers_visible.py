@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from rankscope.cli.main import main
 from search.engine_server import Reply, recorded
+
+from .conftest import run_cli
 
 
 def toml_value(value: Any) -> str:
@@ -30,14 +31,6 @@ def toml(settings: dict[str, Any]) -> str:
     return "".join(f"{k} = {toml_value(v)}\n" for k, v in settings.items())
 
 
-def run_cli(argv):
-    import contextlib
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
 def take(tmp_path, settings, *extra, queries=("q1", "q2")):

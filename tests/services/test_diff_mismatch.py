@@ -8,14 +8,13 @@ different query sets likewise counted every query as changed.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
 
-from rankscope.cli.main import main
 from search.engine_server import EngineServer, Reply
+
+from .conftest import run_cli
 
 DOCS = [f"d{i:02d}" for i in range(1, 11)]
 
@@ -26,11 +25,6 @@ def es_body(ids):
                                          for i, d in enumerate(ids)]}}).encode()
 
 
-def run_cli(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
 import signal
@@ -18,8 +16,9 @@ import time
 
 import pytest
 
-from rankscope.cli.main import main
 from search.engine_server import EngineServer, Reply
+
+from .conftest import run_cli
 
 N = 12
 
@@ -37,11 +36,6 @@ def asked(server) -> list[str]:
     return [r.body["query"]["multi_match"]["query"] for r in server.seen("/p/_search")]
 
 
-def run_cli(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
