@@ -121,18 +121,14 @@ def _stored_lines(store: Any, snapshot_id: int, depth: int, tag: str, scores: st
 def _counts(store: Any, snapshot_id: int) -> Any:
     """The counts of a stored snapshot's answers (all of them, a resumed one's too)."""
     from rankscope.services.snapshots import AnswerCounts
-    from rankscope.store.snapshots import find_snapshot, snapshot_queries
+    from rankscope.store.snapshots import answer_counts, find_snapshot
 
     info = find_snapshot(store, str(snapshot_id))
-    records = [r for r in snapshot_queries(store, snapshot_id) if r.status == "ok"]
-    reasons: dict[str, int] = {}
-    for r in records:
-        for reason, n in (r.retry_reasons or {}).items():
-            reasons[reason] = reasons.get(reason, 0) + n
-    return AnswerCounts(queries=len(records), empty=sum(r.n_hits == 0 for r in records),
-                        hits=info.n_hits, partial=info.n_partial, short=info.n_short,
+    counted = answer_counts(store, snapshot_id)
+    return AnswerCounts(queries=counted["answered"], empty=counted["empty"], hits=info.n_hits,
+                        partial=info.n_partial, short=info.n_short,
                         duplicates=info.n_duplicates, retries=info.n_retries,
-                        retry_reasons=reasons)
+                        retry_reasons=counted["retry_reasons"])
 
 
 def run(args: argparse.Namespace) -> int:

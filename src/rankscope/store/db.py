@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -55,11 +57,11 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 def _require() -> None:
-    try:
-        import alembic  # noqa: F401
-        import sqlalchemy  # noqa: F401
-    except ImportError as exc:
-        raise DependencyError(exc.name or "sqlalchemy", "store", "the snapshot store") from None
+    from importlib.util import find_spec
+
+    for name in ("sqlalchemy", "alembic"):  # alembic is imported only to migrate
+        if find_spec(name) is None:
+            raise DependencyError(name, "store", "the snapshot store")
 
 
 def store_url(target: str | Path) -> str:
@@ -238,6 +240,47 @@ def _alembic_config(connection: Any) -> Any:
     return config
 
 
+_REVISION = re.compile(r"""^revision\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+_DOWN_REVISION = re.compile(r"""^down_revision\s*=\s*(?:["']([^"']+)["']|None)\s*$""",
+                            re.MULTILINE)
+
+
+@functools.cache
+def head_revision() -> str | None:
+    """The newest schema revision, read from the migration files' text.
+
+    Opening an up-to-date store then needs neither alembic (a slow import)
+    nor its script directory. None when the files are not one plain chain
+    (a merge of branches): alembic decides then.
+    """
+    versions = Path(__file__).parent / "migrations" / "versions"
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for file in versions.glob("*.py"):
+        text = file.read_text(encoding="utf-8")
+        found = _REVISION.search(text)
+        if found is None:
+            continue
+        down = _DOWN_REVISION.search(text)
+        if down is None:
+            return None
+        revisions.add(found.group(1))
+        if down.group(1):
+            parents.add(down.group(1))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _current_revision(engine: Engine) -> str | None:
+    from sqlalchemy import inspect, text
+
+    with engine.connect() as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return None
+        value = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return None if value is None else str(value)
+
+
 def _current_and_head(engine: Engine) -> tuple[str | None, str]:
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
@@ -306,7 +349,9 @@ def open_store(
     try:
         engine = _engine(url)
         if migrate:
-            current, head = _current_and_head(engine)
+            known_head = head_revision()
+            up_to_date = known_head is not None and _current_revision(engine) == known_head
+            current, head = (known_head, known_head) if up_to_date else _current_and_head(engine)
             if current != head:
                 from alembic.script import ScriptDirectory
 

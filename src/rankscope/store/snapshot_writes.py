@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from rankscope.errors import StoreError
@@ -76,10 +76,11 @@ def _query_set(session: Session, project: Project, name: str, source: str | None
                          content_sha256=digest, created_at=utcnow())
     session.add(query_set)
     session.flush()
-    session.add_all(Query(query_set_id=query_set.id, position=i, query_id=q.query_id,
-                          text=q.text, params=dict(q.params), need=q.need)
-                    for i, q in enumerate(queries, start=1))
-    session.flush()
+    if queries:  # many rows a statement (ORM objects for thousands of queries are slow)
+        session.execute(insert(Query), [
+            {"query_set_id": query_set.id, "position": i, "query_id": q.query_id,
+             "text": q.text, "params": dict(q.params), "need": q.need}
+            for i, q in enumerate(queries, start=1)])
     return query_set
 
 
@@ -149,21 +150,24 @@ def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) ->
         return
 
     def work(session: Session) -> None:
+        # Core inserts, many rows a statement: ORM objects for thousands of hits cost
+        # more CPU than the requests they record (and share the process with them)
         now = utcnow()
-        rows = []
-        for a in answers:
-            reasons = a.retry_reasons()
-            row = SnapshotQuery(
-                snapshot_id=snapshot_id, query_row_id=a.query_row_id, status="ok",
-                request=dict(a.request), latency_ms=a.latency_ms, raw_sha256=a.raw_sha256,
-                raw=a.raw, total_hits=a.total_hits, n_hits=len(a.hits), created_at=now,
-                partial=a.partial, short=a.short, duplicates=a.duplicates, pages=a.pages,
-                retries=len(a.retried), retry_reasons=reasons)
-            row.hits = [SnapshotHit(rank=h.rank, doc_id=h.doc_id, score=h.score, title=h.title,
-                                    snippet=h.snippet, url=h.url, image=h.image,
-                                    fields=dict(h.fields)) for h in a.hits]
-            rows.append(row)
-        session.add_all(rows)
+        ids = session.execute(
+            insert(SnapshotQuery).returning(SnapshotQuery.id, sort_by_parameter_order=True),
+            [{"snapshot_id": snapshot_id, "query_row_id": a.query_row_id, "status": "ok",
+              "request": dict(a.request), "latency_ms": a.latency_ms,
+              "raw_sha256": a.raw_sha256, "raw": a.raw, "total_hits": a.total_hits,
+              "n_hits": len(a.hits), "error": None, "created_at": now,
+              "partial": a.partial, "short": a.short, "duplicates": a.duplicates,
+              "pages": a.pages, "retries": len(a.retried),
+              "retry_reasons": a.retry_reasons()} for a in answers]).scalars().all()
+        hits = [{"snapshot_query_id": row_id, "rank": h.rank, "doc_id": h.doc_id,
+                 "score": h.score, "title": h.title, "snippet": h.snippet, "url": h.url,
+                 "image": h.image, "fields": dict(h.fields)}
+                for row_id, a in zip(ids, answers, strict=True) for h in a.hits]
+        if hits:
+            session.execute(insert(SnapshotHit), hits)
         session.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(
             n_done=Snapshot.n_done + len(answers),
             n_hits=Snapshot.n_hits + sum(len(a.hits) for a in answers),

@@ -23,9 +23,9 @@ import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 
 from rankscope.errors import StoreError
 from rankscope.store.db import Store
@@ -48,6 +48,7 @@ __all__ = [
     "NewQuery",
     "QueryRecord",
     "SnapshotInfo",
+    "answer_counts",
     "count_snapshots",
     "effective_status",
     "find_snapshot",
@@ -293,6 +294,27 @@ def snapshot_queries(store: Store, snapshot_id: int) -> list[QueryRecord]:
         return out
 
 
+def answer_counts(store: Store, snapshot_id: int) -> dict[str, Any]:
+    """What was off about a snapshot's recorded answers, summed.
+
+    ``answered`` (queries with an answer), ``empty`` (of them, without a
+    result), ``retry_reasons`` (``{reason: requests}``); the snapshot's own
+    counts are in :class:`SnapshotInfo`.
+    """
+    with store.read() as session:
+        answered, empty = session.execute(
+            select(func.count(), func.coalesce(func.sum(case((SnapshotQuery.n_hits == 0, 1),
+                                                              else_=0)), 0))
+            .where(SnapshotQuery.snapshot_id == snapshot_id,
+                   SnapshotQuery.status == "ok")).one()
+        reasons: dict[str, int] = {}
+        for found in session.scalars(select(SnapshotQuery.retry_reasons).where(
+                SnapshotQuery.snapshot_id == snapshot_id, SnapshotQuery.retries > 0)):
+            for reason, n in (found or {}).items():
+                reasons[reason] = reasons.get(reason, 0) + int(n)
+    return {"answered": int(answered), "empty": int(empty), "retry_reasons": reasons}
+
+
 def snapshot_hits(store: Store, snapshot_id: int) -> list[dict[str, Any]]:
     """Every recorded hit: ``query_id, rank, doc_id, score, title, snippet, url, image, fields``.
 
@@ -317,13 +339,26 @@ def count_snapshots(store: Store) -> int:
         return int(session.scalar(select(func.count()).select_from(Snapshot)) or 0)
 
 
-# The writers live in their own module; importing them here keeps one place to import from.
-from rankscope.store.snapshot_writes import (  # noqa: E402
-    finish_snapshot,
-    query_set_for,
-    record_answers,
-    record_failure,
-    record_query,
-    resume_snapshot,
-    start_snapshot,
-)
+# The writers live in their own module (which imports this one); they are looked up from
+# here on first use, so that either module can be imported first.
+_WRITERS = frozenset({"finish_snapshot", "query_set_for", "record_answers", "record_failure",
+                      "record_query", "resume_snapshot", "start_snapshot"})
+
+if TYPE_CHECKING:
+    from rankscope.store.snapshot_writes import (
+        finish_snapshot,
+        query_set_for,
+        record_answers,
+        record_failure,
+        record_query,
+        resume_snapshot,
+        start_snapshot,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WRITERS:
+        from rankscope.store import snapshot_writes
+
+        return getattr(snapshot_writes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
