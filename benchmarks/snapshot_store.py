@@ -13,8 +13,9 @@ with ``--store`` on a new PostgreSQL database (created and dropped through
 the URL given). Each store is created and migrated before the timed run
 (untimed: a store is made once and reused; creating one costs about 0.9 s
 on SQLite, once). Wall time from the parent, process start to exit; each
-variant keeps its fastest round. Printed: the times and each store's ratio
-to the no-store time (target: at most 1.3).
+variant's rounds are summed up as the fastest and the median wall time and
+the median CPU time (user + system of the command). Printed: each with its
+ratio to the no-store run's (target: at most 1.3).
 
 The store's contents are checked after each run: every query answered, its
 hits (rank, document id, score, title) equal to what the engine sent (the
@@ -28,7 +29,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -102,7 +105,7 @@ def drop_pg(admin: str, name: str) -> None:
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def snapshot(src: str | None, work: Path, store: str | None, run: Path) -> float:
+def snapshot(src: str | None, work: Path, store: str | None, run: Path) -> tuple[float, float]:
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
@@ -110,12 +113,15 @@ def snapshot(src: str | None, work: Path, store: str | None, run: Path) -> float
            str(work / "queries.tsv"), "-o", str(run), "--concurrency", "16", "--quiet"]
     if store:
         cmd += ["--store", store]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr}")
-    return took
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return took, cpu
 
 
 def create_store(store: str, src: str | None) -> None:
@@ -171,7 +177,7 @@ def main() -> int:
     versions: dict[str, str | None] = {"this": None}
     if args.previous:
         versions["previous"] = args.previous
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, list[tuple[float, float]]]] = {}
     contents: dict[str, list[Any]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="rs-bench-snap-") as tmp:
@@ -196,7 +202,7 @@ def main() -> int:
                         if store is not None:
                             create_store(store, src)  # untimed: a store is made once, reused
                         try:
-                            took = snapshot(src, work, store, run)
+                            took, cpu = snapshot(src, work, store, run)
                             if store is not None:
                                 hits = stored_hits(store, src)
                                 contents[f"{version}/{kind}"] = hits
@@ -208,8 +214,8 @@ def main() -> int:
                         finally:
                             if pg_name and args.pg:
                                 drop_pg(args.pg, pg_name)
-                        best = results.setdefault(version, {})
-                        best[kind] = min(best.get(kind, float("inf")), took)
+                        results.setdefault(version, {}).setdefault(kind, []).append(
+                            (took, cpu))
     finally:
         engine.terminate()
         engine.wait(10)
@@ -219,17 +225,27 @@ def main() -> int:
             if a is not None and b is not None and a != b:
                 raise SystemExit(f"{kind}: the store holds other hits than before the change")
     print(f"{args.queries} queries, engine {args.delay * 1000:g} ms per answer, concurrency 16, "
-          f"best of {args.rounds} ({socket.gethostname()}, {os.cpu_count()} CPUs)")
-    print(f"{'code':<10} {'store':<11} {'seconds':>8} {'x no store':>11}")
-    for version, times in results.items():
-        for kind, took in times.items():
-            ratio = took / times["none"]
-            print(f"{version:<10} {kind:<11} {took:8.2f} {ratio:11.2f}")
+          f"{args.rounds} rounds ({socket.gethostname()}, {os.cpu_count()} CPUs, load "
+          f"{os.getloadavg()[0]:.1f} at the end)")
+    print(f"{'code':<10} {'store':<11} {'best s':>7} {'x':>5} {'median s':>9} {'x':>5} "
+          f"{'CPU s':>6} {'x':>5}")
+
+    def summary(runs: list[tuple[float, float]]) -> tuple[float, float, float]:
+        walls = sorted(w for w, _ in runs)
+        return walls[0], statistics.median(walls), statistics.median(c for _, c in runs)
+
+    for version, kinds in results.items():
+        base = summary(kinds["none"])
+        for kind, runs in kinds.items():
+            best, median, cpu = summary(runs)
+            print(f"{version:<10} {kind:<11} {best:7.2f} {best / base[0]:5.2f} {median:9.2f} "
+                  f"{median / base[1]:5.2f} {cpu:6.2f} {cpu / base[2]:5.2f}")
     if args.previous:
         for kind in results["this"]:
             if kind != "none":
-                print(f"{kind}: this / previous = "
-                      f"{results['this'][kind] / results['previous'][kind]:.2f}")
+                ours, theirs = summary(results["this"][kind]), summary(results["previous"][kind])
+                print(f"{kind}: this / previous = {ours[0] / theirs[0]:.2f} (best), "
+                      f"{ours[1] / theirs[1]:.2f} (median)")
     print("store contents: every query answered, hits equal to the engine's answers"
           + (", and equal before and after the change" if args.previous else ""))
     return 0

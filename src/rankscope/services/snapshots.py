@@ -183,26 +183,38 @@ def _answer(query_row_id: int, response: SearchResponse, keep_raw: bool) -> Answ
         pages=response.pages, retried=response.retried)
 
 
-def _open_in_store(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], *,
-                   name: str, depth: int, version: str | None, keep_raw: bool,
-                   query_set_name: str, query_set_source: str | None, project: str | None,
-                   resume: str | None) -> tuple[int, dict[str, int], set[str], str, int]:
-    """Start (or resume) the snapshot: its id, query rows, queries answered, name, depth."""
-    from rankscope.store.snapshots import NewQuery, resume_snapshot, start_snapshot
+def _starter(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], rows: dict[str, int],
+             *, name: str, depth: int, version: str | None, keep_raw: bool,
+             query_set_name: str, query_set_source: str | None,
+             project: str | None) -> Callable[[], int]:
+    """What starts a new snapshot in the store (on the recorder's thread), filling ``rows``."""
 
-    new = [NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries]
-    where = {"project": project} if project is not None else {}
-    if resume is not None:
-        info, rows, answered = resume_snapshot(store, resume,
-                                               config_hash=endpoint.config.config_hash,
-                                               queries=new, **where)
-        return info.id, rows, answered, info.name, info.depth
-    snapshot_id, rows = start_snapshot(
-        store, name=name, endpoint_name=endpoint.config.name, kind=endpoint.config.kind,
-        config=endpoint.config.settings, config_hash=endpoint.config.config_hash,
-        query_set_name=query_set_name, query_set_source=query_set_source, queries=new,
-        depth=depth, engine_version=version, keep_raw=keep_raw, **where)
-    return snapshot_id, rows, set(), name, depth
+    def start() -> int:
+        from rankscope.store.snapshots import NewQuery, start_snapshot
+
+        snapshot_id, found = start_snapshot(
+            store, name=name, endpoint_name=endpoint.config.name, kind=endpoint.config.kind,
+            config=endpoint.config.settings, config_hash=endpoint.config.config_hash,
+            query_set_name=query_set_name, query_set_source=query_set_source,
+            queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
+            depth=depth, engine_version=version, keep_raw=keep_raw,
+            **({"project": project} if project is not None else {}))
+        rows.update(found)
+        return snapshot_id
+
+    return start
+
+
+def _resume(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], resume: str,
+            project: str | None) -> tuple[int, dict[str, int], set[str], str, int]:
+    """Take over an unfinished snapshot: its id, query rows, queries answered, name, depth."""
+    from rankscope.store.snapshots import NewQuery, resume_snapshot
+
+    info, rows, answered = resume_snapshot(
+        store, resume, config_hash=endpoint.config.config_hash,
+        queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
+        **({"project": project} if project is not None else {}))
+    return info.id, rows, answered, info.name, info.depth
 
 
 async def take_snapshot(
@@ -277,11 +289,18 @@ async def take_snapshot(
     if store is not None:
         from rankscope.store.recorder import AnswerRecorder
 
-        snapshot_id, rows, answered, name, depth = _open_in_store(
-            store, endpoint, queries, name=name, depth=depth, version=version,
-            keep_raw=keep_raw, query_set_name=query_set_name,
-            query_set_source=query_set_source, project=project, resume=resume)
-        recorder = AnswerRecorder(store, snapshot_id)
+        def prepare(item: tuple[str, SearchResponse]) -> Answer:
+            return _answer(rows[item[0]], item[1], keep_raw)
+
+        if resume is not None:
+            snapshot_id, rows, answered, name, depth = _resume(store, endpoint, queries, resume,
+                                                               project)
+            recorder = AnswerRecorder(store, snapshot_id, prepare=prepare)
+        else:  # started on the recorder's thread, while the first requests are under way
+            recorder = AnswerRecorder(store, start=_starter(
+                store, endpoint, queries, rows, name=name, depth=depth, version=version,
+                keep_raw=keep_raw, query_set_name=query_set_name,
+                query_set_source=query_set_source, project=project), prepare=prepare)
     todo = [i for i, q in enumerate(queries) if q.query_id not in answered]
     results: list[SearchResponse | None] = [None] * len(queries)
     pending: asyncio.Queue[int] = asyncio.Queue()
@@ -297,7 +316,7 @@ async def take_snapshot(
             response = await endpoint.search(queries[i], depth)
             results[i] = response
             if recorder is not None:
-                recorder.put(_answer(rows[queries[i].query_id], response, keep_raw))
+                recorder.put((queries[i].query_id, response))
             if advance is not None:
                 advance(1)
 
@@ -319,11 +338,13 @@ async def take_snapshot(
         status = "complete"
     except SearchRequestError as exc:
         status, error = "failed", str(exc)
+        if recorder is not None:
+            with contextlib.suppress(StoreError):
+                recorder.close()
+            snapshot_id = recorder.snapshot_id
         if store is not None and snapshot_id is not None and recorder is not None:
             from rankscope.store.snapshots import record_failure
 
-            with contextlib.suppress(StoreError):
-                recorder.close()
             query_row = rows.get(exc.query_id)
             if query_row is not None:
                 record_failure(store, snapshot_id, query_row, str(exc))
@@ -339,6 +360,7 @@ async def take_snapshot(
         if recorder is not None:
             with contextlib.suppress(StoreError):
                 recorder.close()  # an interruption too: what arrived is committed first
+            snapshot_id = recorder.snapshot_id
         if store is not None and snapshot_id is not None:
             from rankscope.store.snapshots import finish_snapshot
 
