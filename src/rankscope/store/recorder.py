@@ -5,8 +5,8 @@ each answer there (a transaction, an fsync on SQLite) would stall every
 request in flight. :class:`AnswerRecorder` takes answers without waiting
 (:meth:`AnswerRecorder.put`) and records them on a thread of its own: each
 transaction holds every answer that arrived while the previous one was being
-committed, and those arriving within ``linger`` seconds (50 ms) of the first
-(group commit), so a fast engine costs at most a score of transactions a
+committed, and those arriving within ``linger`` seconds (0.2 s) of the first
+(group commit), so a fast engine costs at most five transactions a
 second, not one per query, and the store's contents are the same. A process
 killed meanwhile loses the answers of the last ``linger`` seconds, which a
 resumed snapshot asks again.
@@ -58,7 +58,7 @@ class AnswerRecorder:
         on the writer thread (default: the items are answers).
     max_batch : int, default 500
         Answers per transaction at most.
-    linger : float, default 0.05
+    linger : float, default 0.2
         Seconds a transaction waits, after its first answer, for more.
     on_recorded : callable, optional
         Called on the writer thread with the number of answers of each
@@ -68,7 +68,7 @@ class AnswerRecorder:
     def __init__(self, store: Store, snapshot_id: int | None = None, *,
                  start: Callable[[], int] | None = None,
                  prepare: Callable[[Any], Answer] | None = None, max_batch: int = 500,
-                 linger: float = 0.05,
+                 linger: float = 0.2,
                  on_recorded: Callable[[int], None] | None = None) -> None:
         if (snapshot_id is None) == (start is None):
             raise ValueError("give the snapshot's id or how to start it, one of the two")
