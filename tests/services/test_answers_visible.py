@@ -300,3 +300,22 @@ def test_show_and_export_say_what_was_off(engine, tmp_path):
     assert json.loads(out)["partial"] == "timed out"
     code, out, _ = run_cli(["snapshots", "list", "--store", db, "-f", "json"])
     assert json.loads(out)[0]["n_partial"] == 1
+
+
+def test_check_and_diff_warn_about_a_snapshot_with_partial_answers(engine, tmp_path):
+    engine.route("POST", "/products/_search", Reply("es8_timed_out.json"))
+    code, _, err = take(tmp_path, es(engine))
+    assert code == 0, err
+    engine.route("POST", "/products/_search", Reply("es8_search.json"))
+    endpoint, qfile = tmp_path / "endpoint.toml", tmp_path / "queries.tsv"
+    db = tmp_path / "s.sqlite"
+    code, _, err = run_cli(["snapshot", endpoint, qfile, "--store", db])
+    assert code == 0, err
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 p-101 1\nq2 0 p-101 1\n")
+    code, out, err = run_cli(["check", qrels, "2", "--baseline", "1", "--store", db,
+                              "-m", "P@1"])
+    assert code == 0, err
+    assert "warning: snapshot #1 (shop): 2 of 2 answers partial" in err
+    code, _, err = run_cli(["snapshots", "diff", "1", "2", "--store", db])
+    assert code == 0 and "snapshot #1 (shop): 2 of 2 answers partial" in err

@@ -126,7 +126,7 @@ def test_a_failed_snapshot_resumes_from_its_failed_query(setup):
     db = d / "s.sqlite"
     code, _, err = run_cli(["snapshot", d / "e.toml", d / "q.tsv", "--store", db,
                             "--concurrency", "1"])
-    assert code == 2 and "--resume 1 asks the rest" in err
+    assert code == 3 and "--resume 1 asks the rest" in err  # incomplete, kept
     server.requests.clear()
     server.route("POST", "/p/_search", Reply(body_for=answer_for))
     code, _, err = run_cli(["snapshot", d / "e.toml", d / "q.tsv", "--store", db,
@@ -262,3 +262,32 @@ def test_no_progress_lines_on_a_terminal_or_when_quiet(monkeypatch, capsys):
         advance(3)
     assert capsys.readouterr().err == ""
     assert os.environ["RANKSCOPE_PROGRESS_SECONDS"] == "0"
+
+
+def test_an_interruption_exits_3_keeping_what_was_answered(setup, monkeypatch):
+    """Ctrl-C during a snapshot: exit 3 (incomplete), the answers kept, --resume finishes it."""
+    from rankscope.search.remote import RemoteEndpoint
+
+    server, d = setup
+    server.route("POST", "/p/_search", Reply(body_for=answer_for))
+    real = RemoteEndpoint.search
+    calls = {"n": 0}
+
+    async def interrupted(self, query, depth):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return await real(self, query, depth)
+
+    monkeypatch.setattr(RemoteEndpoint, "search", interrupted)
+    db = d / "s.sqlite"
+    code, _, err = run_cli(["snapshot", d / "e.toml", d / "q.tsv", "--store", db,
+                            "--concurrency", "1"])
+    assert code == 3
+    assert "interrupted: snapshot #1 kept as incomplete with 3 of 12 queries" in err
+    monkeypatch.setattr(RemoteEndpoint, "search", real)
+    server.requests.clear()
+    code, _, err = run_cli(["snapshot", d / "e.toml", d / "q.tsv", "--store", db,
+                            "--resume", "1"])
+    assert code == 0, err
+    assert len(asked(server)) == N - 3

@@ -25,8 +25,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "more named columns are template parameters) or TREC topics. Re-running records a "
         "new snapshot, never overwrites one; --resume ID completes an unfinished one. The "
         "summary line counts partial answers, answers short of the depth, duplicate ids "
-        "dropped and retried requests. Exit 2 with one line naming the query when a query "
-        "fails for good; exit 3 with --strict when an answer is partial or short.",
+        "dropped and retried requests. Exit 3 (incomplete) with one line naming the query "
+        "when a query fails for good, or on an interruption (the answers so far stay in the "
+        "store: --resume completes it), and with --strict when an answer is partial or "
+        "short; exit 2 for bad input.",
     )
     p.add_argument("endpoint", help="endpoint TOML file")
     p.add_argument("queries", help="queries: TSV (query_id<TAB>text) or TREC topics")
@@ -106,6 +108,32 @@ def _check_resume(args: argparse.Namespace, store: Any) -> None:
         raise OptionError("--keep-raw is the snapshot's own setting: resume without it")
 
 
+def _taken(args: argparse.Namespace, config: Any, queries: list[Any], store: Any) -> Any:
+    """The snapshot's outcome; a query that failed for good or an interruption is exit 3.
+
+    What was answered before stays in the store (the snapshot is ``failed`` or
+    ``incomplete``, and ``--resume`` completes it); no run file is written.
+    """
+    from rankscope.errors import IncompleteError, SearchRequestError
+
+    try:
+        return asyncio.run(_take(args, config, queries, store))
+    except SearchRequestError as exc:
+        raise IncompleteError(str(exc)) from None
+    except KeyboardInterrupt:
+        where = ""
+        if store is not None:
+            from rankscope.store.snapshots import list_snapshots, owner_tag
+
+            mine = [i for i in list_snapshots(store)
+                    if i.owner == owner_tag() and i.status != "complete"]
+            if mine:
+                last = mine[-1]
+                where = (f": snapshot #{last.id} kept as {last.status} with {last.n_done} of "
+                         f"{last.n_queries} queries (--resume {last.id} asks the rest)")
+        raise IncompleteError("interrupted" + where) from None
+
+
 def _stored_lines(store: Any, snapshot_id: int, depth: int, tag: str, scores: str) -> list[str]:
     """The whole snapshot's run, read back from the store (a resumed one's earlier answers)."""
     from rankscope.services.snapshots import trec_lines
@@ -162,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             _check_resume(args, store)
-        outcome = asyncio.run(_take(args, config, queries, store))
+        outcome = _taken(args, config, queries, store)
         if store is not None and outcome.snapshot_id is not None:
             counts = _counts(store, outcome.snapshot_id)
             lines = (_stored_lines(store, outcome.snapshot_id, outcome.depth, outcome.name,

@@ -150,6 +150,8 @@ class SnapshotInfo:
     """Requests retried, over all queries."""
     query_set_sha256: str = ""
     """The SHA-256 of the query set's content (ids, texts, parameters, needs)."""
+    owner: str | None = None
+    """``host:pid`` of the process that took it (or resumed it) last."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -228,7 +230,8 @@ def _info(snapshot: Snapshot, endpoint: Endpoint, query_set: QuerySet) -> Snapsh
         n_queries=snapshot.n_queries, n_done=snapshot.n_done, n_failed=snapshot.n_failed,
         n_hits=snapshot.n_hits, error=snapshot.error, n_partial=snapshot.n_partial,
         n_short=snapshot.n_short, n_duplicates=snapshot.n_duplicates,
-        n_retries=snapshot.n_retries, query_set_sha256=query_set.content_sha256)
+        n_retries=snapshot.n_retries, query_set_sha256=query_set.content_sha256,
+        owner=snapshot.owner)
 
 
 def _listing(project: str) -> Any:
