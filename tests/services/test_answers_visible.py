@@ -313,7 +313,7 @@ def test_check_and_diff_warn_about_a_snapshot_with_partial_answers(engine, tmp_p
     assert code == 0, err
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 p-101 1\nq2 0 p-101 1\n")
-    code, out, err = run_cli(["check", qrels, "2", "--baseline", "1", "--store", db,
+    code, _, err = run_cli(["check", qrels, "2", "--baseline", "1", "--store", db,
                               "-m", "P@1"])
     assert code == 0, err
     assert "warning: snapshot #1 (shop): 2 of 2 answers partial" in err
