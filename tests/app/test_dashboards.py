@@ -298,3 +298,38 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
         pairs = session.execute(select(Item.query_key, Item.doc_id)
                                 .where(Item.project_id == world.project.id)).all()
     assert len(pairs) == len(set(pairs))  # each result made once
+
+
+def test_a_comparison_of_different_depths_says_so_and_compares_the_common_depth(store, world):
+    """Issue 24: a depth-3 evaluation against a depth-5 baseline of the same endpoint.
+
+    Both snapshots list the same first three results, so compared at depth 3 nothing
+    changed: RBO 1 and a delta of 0 on every query. Compared as they are, the baseline's
+    two extra results made every query look changed.
+    """
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.core import create_app
+
+    from .conftest import PASSWORD
+
+    short = evaluations.create_evaluation(
+        store, world.curator, world.project.id, evaluations.EvaluationSpec(
+            name="short", query_set_id=world.query_set.id, endpoint_id=world.endpoint.id,
+            depth=3, metrics=["P@5", "RR@5"], baseline_id=world.evaluation.id))
+    evaluations.run_evaluation(store, world.curator, short.id, boundary=world.boundary)
+    _grade_everything(store, world, world.evaluation.id, seed=3, cant_tell=0)
+    report = comparison.compare_with_baseline(store, world.curator, short.id)
+    assert report["warnings"][0] == f"#{short.id} short has depth 3, #{world.evaluation.id} " \
+                                    "first depth 5"
+    assert report["similarity"]["k"] == 3 and report["similarity"]["queries_changed"] == 0
+    assert all(v is None or v == pytest.approx(1.0) for v in report["per_query_rbo"].values())
+    for row in report["metrics"]:
+        assert row["delta"] == pytest.approx(0.0) and row["wins"] == row["losses"] == 0
+    app = create_app(store, world.data)
+    client = TestClient(app, follow_redirects=False)
+    assert client.post("/login", data={"name": world.curator.name,
+                                       "password": PASSWORD}).status_code == 303
+    page = client.get(f"/evaluations/{short.id}/compare")
+    assert page.status_code == 200
+    assert "short has depth 3" in page.text and 'class="notice"' in page.text

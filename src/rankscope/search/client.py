@@ -16,7 +16,8 @@
   origin; with a host policy, only the hosts it allows are reached): a
   refusal ends the query at once, unretried.
 
-``sleep`` and ``rng`` are injectable so tests of the waiting are instant.
+``sleep``, ``rng`` and ``clock`` are injectable so tests of the waiting are
+instant and exact.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class Reply:
     latency_ms: float
     attempts: int
     headers: Mapping[str, str] = field(default_factory=dict)
+    retried: tuple[str, ...] = ()
+    """Why each earlier attempt was retried (``HTTP 503``, ``timeout``, ``connection error``)."""
 
 
 @dataclass
@@ -158,8 +161,9 @@ class SearchClient:
         Check the server's certificate.
     outbound : HostPolicy, optional
         The hosts that may be reached (the web app's); None: any.
-    sleep, rng : callables, optional
-        ``asyncio.sleep`` and ``random.random`` unless given.
+    sleep, rng, clock : callables, optional
+        ``asyncio.sleep``, ``random.random`` and ``time.monotonic`` (the
+        pacing's clock) unless given.
     transport : httpx transport, optional
         For tests (e.g. ``httpx.MockTransport``): sends what the redirect and
         host rules let through.
@@ -183,6 +187,7 @@ class SearchClient:
         sleep: Sleep | None = None,
         rng: Callable[[], float] | None = None,
         transport: Any = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         try:
             import httpx
@@ -196,7 +201,7 @@ class SearchClient:
         self._sleep: Sleep = sleep or asyncio.sleep
         self._rng = rng or random.random
         self._limit = asyncio.Semaphore(concurrency)
-        self._pacer = Pacer(1.0 / rps if rps else 0.0, sleep=self._sleep)
+        self._pacer = Pacer(1.0 / rps if rps else 0.0, sleep=self._sleep, clock=clock)
         all_headers = {"Accept": "application/json", "User-Agent": "rankscope"}
         all_headers.update(headers or {})
         all_headers.update(credentials or {})
@@ -237,6 +242,7 @@ class SearchClient:
             sleep=options.get("sleep"),
             rng=options.get("rng"),
             transport=options.get("transport"),
+            clock=options.get("clock"),
         )
 
     async def aclose(self) -> None:
@@ -261,6 +267,7 @@ class SearchClient:
         where = f"{request.method} {request.url}"
         last = "no request sent"
         status: int | None = None
+        retried: list[str] = []
         for attempt in range(self.max_retries + 1):
             await self._pacer.wait()
             retry_after: float | None = None
@@ -281,22 +288,25 @@ class SearchClient:
                 except httpx.TimeoutException:
                     self.stats.count("timeout")
                     last, status = f"timed out after {self.timeout:g}s", None
+                    retried.append("timeout")
                 except httpx.TransportError as exc:
                     self.stats.count("connection error")
                     last, status = f"connection error ({exc or type(exc).__name__})", None
+                    retried.append("connection error")
                 else:
                     elapsed = (time.perf_counter() - started) * 1000.0
                     status = response.status_code
                     self.stats.count(str(status))
                     if 200 <= status < 300:
                         return Reply(status, response.content, elapsed, attempt + 1,
-                                     dict(response.headers))
+                                     dict(response.headers), tuple(retried))
                     said = server_message(response.content)
                     if status != 429 and status < 500:
                         raise SearchRequestError(
                             query_id, f"HTTP {status} from {where}: {said}",
                             status=status, attempts=attempt + 1)
                     last = f"HTTP {status}: {said}"
+                    retried.append(f"HTTP {status}")
                     retry_after = parse_retry_after(response.headers.get("retry-after"),
                                                     time.time())
             if attempt < self.max_retries:

@@ -53,7 +53,8 @@ _KEYS: dict[str, set[str]] = {
     "elasticsearch": _COMMON | _REMOTE | {"index", "search_template"},
     "opensearch": _COMMON | _REMOTE | {"index", "search_template"},
     "solr": _COMMON | _REMOTE | {"collection", "core", "handler", "api", "params"},
-    "http": _COMMON | _REMOTE | {"method", "params", "hits", "version_url", "version_path"},
+    "http": _COMMON | _REMOTE | {"method", "params", "hits", "version_url", "version_path",
+                                 "partial_field"},
     "embedded": _COMMON | {"corpus", "index", "fields", "weights", "tokenizer", "engine",
                            "snippet_length"},
 }
@@ -64,7 +65,9 @@ OPERATIONAL_KEYS = frozenset({
 """Keys that do not change what an engine returns: left out of the config hash."""
 
 _PATH_KEYS = ("id_field", "score_field", "title_field", "snippet_field", "url_field",
-              "image_field", "hits", "total_field", "version_path")
+              "image_field", "hits", "total_field", "version_path", "partial_field")
+
+
 def _fail(message: str, source: str | None, value: Any = None) -> ConfigError:
     return ConfigError(message, source=source, value=None if value is None else str(value))
 
