@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 __all__ = [
     "add_compare_options", "add_evaluation_options", "compare_kwargs", "judgments_kwargs",
-    "read_qrels", "read_runs", "register", "write_text",
+    "read_qrels", "read_runs", "register",
 ]
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "tsv", "json")
@@ -24,8 +23,8 @@ def add_evaluation_options(p: argparse.ArgumentParser) -> None:
         p, queries_help="the tests pair the queries every run has a value for")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
-    from rankscope.cli.evaluate import add_overlap_option
     from rankscope.cli.judgments import add_judgments_group
+    from rankscope.cli.parsing import add_overlap_option
 
     add_overlap_option(p)
     add_judgments_group(p)
@@ -117,21 +116,13 @@ def read_qrels(args: argparse.Namespace) -> Any:
     return Qrels.read(args.qrels, format=args.qrels_format)
 
 
-def write_text(path: str, text: str) -> None:
-    """Write ``text`` to a file, or stdout for ``-``."""
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    from rankscope.data._io import write_bytes
-
-    write_bytes(path, text.encode("utf-8"))
-
-
 def run(args: argparse.Namespace) -> int:
     """Compare and print; returns the exit code."""
+    from rankscope.cli.parsing import write_text
     from rankscope.compare.comparison import compare
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import resolve_seed_metrics
+    from rankscope.render.comparison import render_comparison
 
     # fail fast on a bad name, before reading any file
     resolve_seed_metrics(args.metrics, args.conventions)
@@ -140,5 +131,5 @@ def run(args: argparse.Namespace) -> int:
     runs = read_runs(args)
     qrels = read_qrels(args)
     result = compare(qrels, runs, args.metrics, **compare_kwargs(args), **judgments_kwargs(args))
-    write_text(args.output, result.render(args.format) + "\n")
+    write_text(args.output, render_comparison(result, args.format) + "\n")
     return 0

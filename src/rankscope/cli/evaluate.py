@@ -5,14 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_overlap_option", "register"]
-
-
-def add_overlap_option(p: Any) -> None:
-    """``--allow-no-overlap``: go on when the inputs share no query."""
-    p.add_argument("--allow-no-overlap", action="store_true",
-                   help="go on when the inputs share no query (Q1 vs q1, an empty file; by "
-                        "default an error, as every score would be a meaningless 0)")
+__all__ = ["register", "run_names"]
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -44,6 +37,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     add_evaluation_conventions(p)
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
+    from rankscope.cli.parsing import add_overlap_option
+
     add_overlap_option(p)
     e = p.add_argument_group("engine")
     e.add_argument("--engine", choices=("local", "streaming", "spark"), default="local",
@@ -62,10 +57,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate and print; returns the exit code."""
-    from rankscope.cli.compare import write_text
     from rankscope.cli.conventions import option_fields
     from rankscope.cli.judgments import evaluate_with_judgments, wants_judgments
-    from rankscope.cli.parsing import refuse_double_stdin
+    from rankscope.cli.parsing import refuse_double_stdin, write_text
     from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate, resolve_metrics
     from rankscope.engine.options import EvalOptions

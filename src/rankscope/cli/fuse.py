@@ -68,7 +68,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
-    from rankscope.cli.evaluate import add_overlap_option
+    from rankscope.cli.parsing import add_overlap_option
 
     add_overlap_option(p)
     p.set_defaults(handler=run)

@@ -41,9 +41,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
     from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, read_runs
-    from rankscope.compare.html_report import DEFAULT_METRICS, plots_available, report
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import resolve_seed_metrics
+    from rankscope.render.html_report import DEFAULT_METRICS, plots_available, report
 
     metrics = args.metrics or list(DEFAULT_METRICS)
     # fail fast on a bad name, before reading any file

@@ -37,7 +37,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="a document twice in one ranking")
     p.add_argument("--name", action="append", dest="names", metavar="NAME",
                    help="names of the two runs (give it twice)")
-    from rankscope.cli.evaluate import add_overlap_option
+    from rankscope.cli.parsing import add_overlap_option
 
     add_overlap_option(p)
     p.set_defaults(handler=run)
@@ -45,11 +45,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print; returns the exit code."""
-    from rankscope.cli.compare import write_text
+    from rankscope.cli.parsing import write_text
     from rankscope.compare.rank_similarity import similarity
     from rankscope.data.tables import Run
     from rankscope.engine.evaluate import resolve_metrics
     from rankscope.errors import OptionError
+    from rankscope.render.tabular import render_evaluation
 
     metrics = args.metrics or ["RBO(p=0.9)"]
     resolve_metrics(metrics)  # fail fast on a bad name, before reading any file
@@ -65,6 +66,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = json.dumps(result.to_dict(), indent=2, allow_nan=False)
     else:
-        text = result.render(args.format)
+        text = render_evaluation(result, args.format, per_query=result.show_per_query)
     write_text(args.output, text + "\n")
     return 0

@@ -22,8 +22,7 @@ from rankscope.compare.significance import (
     tukey_hsd,
     win_tie_loss,
 )
-from rankscope.data.formats import as_qrels
-from rankscope.data.tables import OnDuplicate
+from rankscope.data.tables import OnDuplicate, as_qrels
 from rankscope.engine.evaluate import MetricsArg, evaluate, resolve_metrics
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning

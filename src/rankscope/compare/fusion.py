@@ -47,9 +47,8 @@ import polars as pl
 from rankscope.compare.fusion_methods import METHODS, FusionMethod, method_spec
 from rankscope.compare.fusion_train import BAYES_CUTS, SEG_BOUNDS, FusionModel, train_fusion
 from rankscope.compare.runs import load_runs
-from rankscope.data.formats import as_qrels, input_name
 from rankscope.data.overlap import check_query_sets
-from rankscope.data.tables import OnDuplicate, Run
+from rankscope.data.tables import OnDuplicate, Run, as_qrels, input_name
 from rankscope.engine.ranking import Ties
 from rankscope.errors import OptionError
 

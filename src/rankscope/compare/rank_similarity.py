@@ -21,9 +21,8 @@ import polars as pl
 import rankscope.metrics.similarity as _families
 from rankscope.compare.rbo_ties import TieList, tie_rbo
 from rankscope.compare.runs import name_candidates, unique_names
-from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_overlap
-from rankscope.data.tables import OnDuplicate, Run
+from rankscope.data.tables import OnDuplicate, Run, as_run, input_name
 from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
 from rankscope.engine.ranking import Ties
 from rankscope.errors import MetricError, OptionError

@@ -1,10 +1,11 @@
-"""Readers and writers for every supported format, and coercion of user inputs.
+"""Readers and writers for every supported format, frame by frame.
 
+The tables built from them, and from anything else users pass as qrels or a
+run, are in :mod:`rankscope.data.tables` (``as_qrels``, ``as_run``).
 Formats: ``trec`` (whitespace separated, ``#`` comments), ``json`` (nested
 ``{query: {doc: value}}`` or a list of records), ``jsonl`` (one record a
 line), ``csv`` / ``tsv`` (with a header), ``parquet``; any of them gzipped
-(``.gz``). In memory: :class:`~rankscope.Qrels` / :class:`~rankscope.Run`,
-polars and pandas DataFrames, and nested dicts.
+(``.gz``). In memory: polars and pandas DataFrames, and nested dicts.
 """
 
 from __future__ import annotations
@@ -14,14 +15,21 @@ import os
 import warnings
 from collections.abc import Mapping
 from io import BytesIO
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
-from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
+from rankscope.data._io import (
+    Kind,
+    PathLike,
+    RowLocator,
+    display_name,
+    read_bytes,
+    read_text,
+    write_bytes,
+)
 from rankscope.data.delimited import read_delimited
 from rankscope.data.json_text import KeyedDict, find_key_line, loads_keeping_duplicates
-from rankscope.data.tables import Deferred, OnDuplicate, Qrels, RowLocator, Run
 from rankscope.data.trec import parse_trec
 from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels, format_trec_run
 from rankscope.errors import (
@@ -35,19 +43,16 @@ from rankscope.errors import (
 
 __all__ = [
     "FORMATS",
-    "as_qrels",
-    "as_run",
+    "canonical_columns",
     "frame_from_nested_dict",
     "guess_format",
     "id_column",
-    "input_name",
     "read_table",
     "require_pandas",
     "value_column",
     "write_table",
 ]
 
-Kind = Literal["qrels", "run"]
 
 FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
 
@@ -107,7 +112,7 @@ def read_table(
             raise
         except Exception as exc:  # polars raises several types for bad files
             raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
-        return _canonical(raw, value, source), [], source, lambda row: None
+        return canonical_columns(raw, value, source), [], source, lambda row: None
     if fmt == "trec":
         from rankscope.data.trec import read_trec_file
 
@@ -120,7 +125,7 @@ def read_table(
         return frame, tags, source, _trec_locator(data)
     if fmt in ("csv", "tsv"):
         raw = read_delimited(data, fmt, source)
-        frame = _canonical(raw, value, source, numeric_from_text=True, header_lines=1)
+        frame = canonical_columns(raw, value, source, numeric_from_text=True, header_lines=1)
         return frame, [], source, lambda row: row + 2
     if fmt == "jsonl":
         return (*_read_jsonl(data, value, source), source, _jsonl_locator(data))
@@ -155,7 +160,7 @@ def _pick(columns: list[str], target: str, taken: set[str]) -> str | None:
     return None
 
 
-def _canonical(
+def canonical_columns(
     raw: pl.DataFrame,
     value: str,
     source: str,
@@ -163,7 +168,7 @@ def _canonical(
     numeric_from_text: bool = False,
     header_lines: int = 0,
 ) -> pl.DataFrame:
-    """Rename aliased columns to ``query_id``, ``doc_id`` and ``value``."""
+    """Rename aliased columns to ``query_id``, ``doc_id`` and ``value``, and check them."""
     taken: set[str] = set()
     chosen: dict[str, str] = {}
     for target in ("query_id", "doc_id", value):
@@ -256,7 +261,7 @@ def _records_frame(records: list[Any], value: str, source: str) -> pl.DataFrame:
         {k: pl.Series(k, [None if v is None else str(v) for v in col], dtype=pl.String)
          for k, col in columns.items()}
     )
-    return _canonical(raw, value, source, numeric_from_text=True)
+    return canonical_columns(raw, value, source, numeric_from_text=True)
 
 
 def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, list[str]]:
@@ -387,15 +392,6 @@ def write_table(
     write_bytes(path, data)
 
 
-def input_name(table: Qrels | Run) -> str:
-    """How messages name a table: its file, else the run's name, else ``the qrels``."""
-    if not table.source.startswith("<"):
-        return table.source
-    if isinstance(table, Run):
-        return f"run {table.name!r}"
-    return "the qrels"
-
-
 def require_pandas(purpose: str) -> Any:
     """Import pandas or raise :class:`~rankscope.errors.DependencyError`."""
     try:
@@ -403,61 +399,3 @@ def require_pandas(purpose: str) -> Any:
     except ImportError:
         raise DependencyError("pandas", "pandas", purpose) from None
     return pandas
-
-
-def _frame_from_dataframe(obj: Any) -> pl.DataFrame | None:
-    if isinstance(obj, pl.DataFrame):
-        return obj
-    module = type(obj).__module__
-    if module.startswith("pandas") and hasattr(obj, "columns"):
-        return pl.from_pandas(obj.reset_index(drop=True))
-    return None
-
-
-def as_qrels(obj: Any) -> Qrels:
-    """Accept qrels as a :class:`Qrels`, a path, a DataFrame or a nested dict."""
-    if isinstance(obj, Qrels):
-        return obj
-    if isinstance(obj, str | os.PathLike):
-        return Qrels.read(obj)
-    frame = _frame_from_dataframe(obj)
-    if frame is not None:
-        return Qrels(_canonical(frame, "grade", "<DataFrame>"), source="<DataFrame>")
-    if isinstance(obj, Mapping):
-        return Qrels.from_dict(obj)
-    raise InputError(f"cannot use a {type(obj).__name__} as qrels")
-
-
-def as_run(
-    obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "error",
-    defer_duplicates: bool = False,
-) -> Run:
-    """Accept a run as a :class:`Run`, a path, a DataFrame or a nested dict.
-
-    ``defer_duplicates``: a run built here leaves its duplicate check (with
-    ``on_duplicate="error"``) to the ranking step, which runs it beside the
-    measures and raises the same error.
-    """
-    if isinstance(obj, Run):
-        return obj
-    deferred: Deferred = "error" if defer_duplicates else None
-    if isinstance(obj, str | os.PathLike):
-        return Run.read(obj, name=name, on_duplicate=on_duplicate, _defer_duplicates=deferred)
-    frame = _frame_from_dataframe(obj)
-    if frame is not None:
-        return Run(
-            _canonical(frame, "score", "<DataFrame>"),
-            name=name or "run",
-            source="<DataFrame>",
-            on_duplicate=on_duplicate,
-            _defer_duplicates=deferred,
-        )
-    if isinstance(obj, Mapping):
-        return Run(
-            frame_from_nested_dict(obj, "score", "<dict>"),
-            name=name or "run",
-            source="<dict>",
-            on_duplicate=on_duplicate,
-            _defer_duplicates=deferred,
-        )
-    raise InputError(f"cannot use a {type(obj).__name__} as a run")

@@ -8,10 +8,9 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from rankscope.data.formats import as_qrels, as_run, input_name
 from rankscope.data.overlap import check_overlap
 from rankscope.data.subtopics import SubtopicQrels, as_subtopic_qrels
-from rankscope.data.tables import Qrels, Run
+from rankscope.data.tables import Qrels, Run, as_qrels, as_run, input_name
 from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
 from rankscope.engine.conventions import ReadingGroup, prepare_run, reading_groups, resolve_plan
 from rankscope.engine.judged_only import is_judged_only

@@ -259,7 +259,7 @@ def _confusion(merged: pl.DataFrame, categories: list[float]) -> pl.DataFrame:
 def _ranking(
     h: Judgments, m: Judgments, runs: Sequence[Any], metric: str, sc: Scale | None
 ) -> SystemRanking:
-    from rankscope.data.formats import as_run
+    from rankscope.data.tables import as_run
     from rankscope.engine.evaluate import evaluate
     from rankscope.metrics.parser import parse_metric
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rankscope.data.formats import as_qrels, as_run
-from rankscope.data.tables import OnDuplicate, Qrels, Run
+from rankscope import display
+from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels, as_run
 from rankscope.engine.ranking import Ties, Unjudged
 from rankscope.errors import MetricParameterError, OptionError
 from rankscope.judgments.scales import Scale
@@ -94,11 +94,7 @@ class Coverage:
         return out
 
     def _repr_html_(self) -> str:
-        from rankscope.render.tabular import format_value, frame_html
-
-        caption = (f"coverage@{self.k}: {self.graded} of {self.positions} top-{self.k} positions "
-                   f"graded ({format_value(self.overall)}); {self.ungraded.height} ungraded pairs")
-        return frame_html(self.per_query, caption)
+        return display.coverage_html(self)
 
     def write_ungraded(
         self, path: PathLike, *, format: str | None = None, rater: str | None = None

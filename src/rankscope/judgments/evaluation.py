@@ -25,9 +25,8 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_query_sets
-from rankscope.data.tables import Qrels
+from rankscope.data.tables import Qrels, as_run, input_name
 from rankscope.engine.assemble import QueryAccount, assemble_result
 from rankscope.engine.evaluate import compute_ranked, rank_plan, resolve_metrics
 from rankscope.engine.options import EvalOptions, OptionFields

@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from io import BytesIO
 from typing import Any
 
 import polars as pl
 
-from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
+from rankscope.data._io import (
+    PathLike,
+    RowLocator,
+    display_name,
+    read_bytes,
+    read_text,
+    write_bytes,
+)
 from rankscope.data.delimited import read_delimited
 from rankscope.data.formats import guess_format, id_column, value_column
 from rankscope.data.trec import parse_trec
@@ -28,7 +35,6 @@ from rankscope.judgments.scales import Scale
 __all__ = [
     "ALIASES",
     "JUDGMENT_FORMATS",
-    "Locator",
     "canonical_frame",
     "has_rater_column",
     "read_judgments_frame",
@@ -37,8 +43,6 @@ __all__ = [
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
 
-Locator = Callable[[int], int | None]
-"""Maps a 0-based row to the 1-based line of the file it came from (None if unknown)."""
 
 # Column names other tools use, mapped to ours (matched case-insensitively).
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -72,7 +76,7 @@ def _default_rater(source: str) -> str:
 
 
 def _numbers(
-    text: pl.Series, what: str, source: str, locate: Locator, labels: Mapping[str, float]
+    text: pl.Series, what: str, source: str, locate: RowLocator, labels: Mapping[str, float]
 ) -> pl.Series:
     """Text -> Float64: empty is null, labels map to their grade, anything else is an error."""
     stripped = text.str.strip_chars().replace("", None)
@@ -93,7 +97,7 @@ def _numbers(
     return numbers
 
 
-def _times(column: pl.Series, source: str, locate: Locator) -> pl.Series:
+def _times(column: pl.Series, source: str, locate: RowLocator) -> pl.Series:
     """A time column as Float64 (numbers) or Datetime (dates, ISO 8601 text)."""
     if column.dtype.is_numeric():
         return column.cast(pl.Float64)
@@ -122,7 +126,7 @@ def _times(column: pl.Series, source: str, locate: Locator) -> pl.Series:
 def canonical_frame(
     raw: pl.DataFrame,
     source: str,
-    locate: Locator,
+    locate: RowLocator,
     *,
     scale: Scale | None = None,
     rater: str | None = None,
@@ -166,7 +170,7 @@ def canonical_frame(
     return pl.DataFrame(columns)
 
 
-def _line_locator(data: bytes, *, skip_comments: bool, offset: int = 0) -> Locator:
+def _line_locator(data: bytes, *, skip_comments: bool, offset: int = 0) -> RowLocator:
     """Rows -> lines, skipping blank lines (and ``#`` comments), computed on first use."""
     cache: list[int] = []
 
@@ -207,7 +211,7 @@ def _records(records: list[Any], source: str) -> pl.DataFrame:
 def read_judgments_frame(
     path: PathLike, fmt: str | None = None, *, scale: Scale | None = None,
     rater: str | None = None,
-) -> tuple[pl.DataFrame, str, Locator]:
+) -> tuple[pl.DataFrame, str, RowLocator]:
     """Read a judgments file: the canonical frame, its display name and a line locator."""
     fmt = _check_format(fmt) if fmt else guess_format(path)
     # Parquet is binary: only text formats go through the text check.

@@ -138,8 +138,8 @@ def check_regression(
     >>> check_regression(qrels, base, worse, "P@1").regression
     False
     """
-    from rankscope import evaluate
-    from rankscope.data.formats import as_qrels, as_run
+    from rankscope.data.tables import as_qrels, as_run
+    from rankscope.engine.evaluate import evaluate
 
     if test not in TESTS:
         raise OptionError(f"test must be one of {', '.join(TESTS)}, not {test!r}")

@@ -16,13 +16,16 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rankscope._version import __version__
 from rankscope.compare.comparison import compare
 from rankscope.compare.result import CompareResult
-from rankscope.data.formats import as_qrels
+from rankscope.data.tables import as_qrels
 from rankscope.engine.evaluate import MetricsArg
 from rankscope.engine.options import EvalOptions
 from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
+from rankscope.render.comparison import comparison_html
+from rankscope.render.report_tables import SORT_SCRIPT, per_query_table_html, worse_queries_html
 
 __all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report", "save_figures"]
 
@@ -61,7 +64,7 @@ Shown = tuple[str, Any, str]
 
 
 def _img(fig: Any, caption: str) -> str:
-    from rankscope.compare.plots import figure_bytes
+    from rankscope.render.plots import figure_bytes
 
     data = base64.b64encode(figure_bytes(fig, "png")).decode("ascii")
     text = html.escape(caption)
@@ -93,7 +96,7 @@ def _slug(text: str) -> str:
 def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
              options: dict[str, Any], judged: dict[str, Any] | None = None,
              ) -> list[tuple[str, list[Shown]]]:
-    from rankscope.compare import plots
+    from rankscope.render import plots
 
     sections: list[tuple[str, list[Shown]]] = []
     curves: list[Shown] = []
@@ -122,7 +125,7 @@ def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
 def save_figures(sections: Sequence[tuple[str, list[Shown]]], directory: str | os.PathLike[str],
                  formats: Sequence[str] = ("pdf", "svg")) -> list[str]:
     """Write every figure of a report as ``DIR/<name>.<format>``; returns the paths."""
-    from rankscope.compare.plots import save_figure
+    from rankscope.render.plots import save_figure
 
     os.makedirs(directory, exist_ok=True)
     written = []
@@ -143,14 +146,6 @@ def render_report(
     note: str = "",
 ) -> str:
     """The HTML page of a comparison with already-rendered figure sections."""
-    from rankscope import __version__
-    from rankscope.render.comparison import comparison_html
-    from rankscope.render.report_tables import (
-        SORT_SCRIPT,
-        per_query_table_html,
-        worse_queries_html,
-    )
-
     parts = [
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'>",
