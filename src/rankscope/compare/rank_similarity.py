@@ -11,6 +11,7 @@ except Kendall's tau, which scipy computes per query).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -26,16 +27,21 @@ from rankscope.data.tables import OnDuplicate, Run, as_run, input_name
 from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
 from rankscope.engine.ranking import Ties
 from rankscope.errors import MetricError, OptionError
-from rankscope.metrics.base import Metric
+from rankscope.metrics.base import FAMILIES, Metric
 from rankscope.result import EvaluationInfo, EvaluationResult
 
 __all__ = [
     "RankPairs",
     "SimilarityInfo",
+    "average_overlap",
+    "jaccard",
     "jaccard_values",
+    "kendall_tau",
     "kendall_values",
+    "overlap",
     "overlap_values",
     "pair_rankings",
+    "rbo",
     "rbo_values",
     "similarity",
     "similarity_values",
@@ -45,7 +51,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 SimilarityQueries = Literal["union", "intersection"]
 
-_FAMILIES = {"RBO", "Jaccard", "Overlap", "KendallTau", "AO"}
 _ = _families  # importing it registers the similarity families with the parser
 
 
@@ -349,26 +354,48 @@ def kendall_values(pairs: RankPairs) -> FloatArray:
     return out
 
 
+def rbo(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The RBO family's kernel: tie-aware unless ``ties="break"``."""
+    ties = str(m.get("ties"))
+    if ties != "break":
+        return tie_rbo_values(pairs, float(m.get("p")), str(m.get("form")), ties)
+    return rbo_values(pairs, float(m.get("p")), str(m.get("form")))
+
+
+def average_overlap(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The AO family's kernel."""
+    return average_overlap_values(pairs, int(cast(int, m.k)))
+
+
+def jaccard(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The Jaccard family's kernel."""
+    return jaccard_values(pairs)
+
+
+def overlap(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The Overlap family's kernel."""
+    return overlap_values(pairs, int(m.k or 0))
+
+
+def kendall_tau(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The KendallTau family's kernel."""
+    return kendall_values(pairs)
+
+
+_HERE = "rankscope.compare.rank_similarity:"
+
+
 def similarity_values(pairs: RankPairs, metric: Metric) -> FloatArray:
-    """Per-query values of one similarity metric."""
-    if metric.family not in _FAMILIES:
+    """Per-query values of one similarity metric: the kernel its definition names, on both
+    rankings cut at the metric's ``k``."""
+    kernel = FAMILIES[metric.family].kernel
+    if not kernel.startswith(_HERE):
         raise MetricError(
             f"{metric.name} is not a rank-similarity measure (use RBO, AO, Jaccard, Overlap, "
             "KendallTau); compare runs' effectiveness with rankscope.compare"
         )
-    cut = pairs.cut(metric.k)
-    if metric.family == "RBO":
-        ties = str(metric.get("ties"))
-        if ties != "break":
-            return tie_rbo_values(cut, float(metric.get("p")), str(metric.get("form")), ties)
-        return rbo_values(cut, float(metric.get("p")), str(metric.get("form")))
-    if metric.family == "AO":
-        return average_overlap_values(cut, int(cast(int, metric.k)))
-    if metric.family == "Jaccard":
-        return jaccard_values(cut)
-    if metric.family == "Overlap":
-        return overlap_values(cut, int(metric.k or 0))
-    return kendall_values(cut)
+    compute: Callable[[RankPairs, Metric], FloatArray] = globals()[kernel[len(_HERE):]]
+    return compute(pairs.cut(metric.k), metric)
 
 
 def similarity(
