@@ -30,8 +30,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--queries", choices=("union", "intersection"), default="union",
                    help="compare every query either run has (a missing one is an empty "
                         "ranking) or only queries both have")
-    p.add_argument("--ties", choices=("trec", "input"), default="trec",
-                   help="score ties: document id descending (trec_eval) or input order")
+    from rankscope.cli.parsing import add_ties_option
+
+    add_ties_option(p)
     p.add_argument("--run-format", help="format of the run files (default: from their names)")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")

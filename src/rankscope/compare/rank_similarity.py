@@ -23,6 +23,7 @@ import rankscope.metrics.similarity as _families
 from rankscope.compare.rbo_ties import TieList, tie_rbo
 from rankscope.compare.runs import name_candidates, unique_names
 from rankscope.data.overlap import check_overlap
+from rankscope.data.ranking_order import check_tie_rule, ranked
 from rankscope.data.tables import OnDuplicate, Run, as_run, input_name
 from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
 from rankscope.engine.ranking import Ties
@@ -141,19 +142,6 @@ class RankPairs:
         )
 
 
-def _ranked(run: Run, ties: Ties) -> pl.DataFrame:
-    frame = run.frame
-    if ties == "trec":
-        frame = frame.sort(["query_id", "score", "doc_id"], descending=[False, True, True])
-    else:
-        frame = (
-            frame.with_row_index("_order")
-            .sort(["query_id", "score", "_order"], descending=[False, True, False])
-            .drop("_order")
-        )
-    return frame.with_columns(pl.int_range(1, pl.len() + 1).over("query_id").alias("rank"))
-
-
 def pair_rankings(
     run_a: Run, run_b: Run, *, ties: Ties = "trec", queries: SimilarityQueries = "union"
 ) -> tuple[RankPairs, list[str], list[str]]:
@@ -161,12 +149,11 @@ def pair_rankings(
 
     Returns the pairs and the queries only the first / only the second run has.
     """
-    if ties not in ("trec", "input"):
-        raise OptionError(f"ties must be 'trec' or 'input', not {ties!r}")
+    check_tie_rule(ties)
     if queries not in ("union", "intersection"):
         raise OptionError(f"queries must be 'union' or 'intersection', not {queries!r}")
-    a = _ranked(run_a, ties)
-    b = _ranked(run_b, ties)
+    a = ranked(run_a.frame, ties)
+    b = ranked(run_b.frame, ties)
     qa = set(a.get_column("query_id").unique().to_list())
     qb = set(b.get_column("query_id").unique().to_list())
     kept = sorted(qa | qb) if queries == "union" else sorted(qa & qb)
@@ -425,8 +412,9 @@ def similarity(
         Compare every query either run has (a query one run lacks is an empty
         ranking there: RBO and overlap 0, Kendall's tau null), or only
         queries both have.
-    ties : {"trec", "input"}, default "trec"
-        Score ties broken by document id descending, or input order.
+    ties : {"trec", "input", "docid_asc"}, default "trec"
+        Score ties broken by document id descending, kept in input order, or
+        broken by document id ascending (as in evaluation).
     on_duplicate : {"error", "first", "max"}, default "error"
         A document twice in one ranking (for runs read here).
     names : (str, str), optional
