@@ -94,11 +94,12 @@ def compare_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def judgments_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+def judgments_kwargs(args: argparse.Namespace, qrels: Any) -> dict[str, Any]:
     """``scale``, ``strategy`` and ``transforms`` for raters' judgments (empty for qrels)."""
-    from rankscope.cli.judgments import strategy_arg, transforms_arg, wants_judgments
+    from rankscope.cli.judgments import strategy_arg, transforms_arg
+    from rankscope.judgments.table import Judgments
 
-    if not wants_judgments(args):
+    if not isinstance(qrels, Judgments):
         return {}
     from rankscope.judgments.scales import get_scale
 
@@ -107,13 +108,10 @@ def judgments_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def read_qrels(args: argparse.Namespace) -> Any:
-    """The qrels argument: qrels, or raters' judgments when asked or when it has a rater column."""
-    from rankscope.cli.judgments import read_judgments, wants_judgments
-    from rankscope.data.tables import Qrels
+    """The qrels argument, read once: qrels, or raters' judgments (asked, or a rater column)."""
+    from rankscope.cli.judgments import read_qrels_argument
 
-    if wants_judgments(args):
-        return read_judgments([args.qrels], args, args.qrels_format)
-    return Qrels.read(args.qrels, format=args.qrels_format)
+    return read_qrels_argument(args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("compare needs at least two runs")
     runs = read_runs(args)
     qrels = read_qrels(args)
-    result = compare(qrels, runs, args.metrics, **compare_kwargs(args), **judgments_kwargs(args))
+    result = compare(qrels, runs, args.metrics, **compare_kwargs(args),
+                     **judgments_kwargs(args, qrels))
     write_text(args.output, render_comparison(result, args.format) + "\n")
     return 0

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
     report(qrels, runs, metrics, output=args.output, title=args.title, plots=plots,
            ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
-           **compare_kwargs(args), **judgments_kwargs(args))
+           **compare_kwargs(args), **judgments_kwargs(args, qrels))
     if plots is None and not plots_available():
         sys.stderr.write("rankscope report: plots left out; install rankscope[plot]\n")
     return 0

@@ -23,7 +23,7 @@ from rankscope.compare.significance import (
     win_tie_loss,
 )
 from rankscope.data.tables import OnDuplicate, as_qrels
-from rankscope.engine.evaluate import MetricsArg, evaluate, resolve_metrics
+from rankscope.engine.evaluate import MetricPlan, MetricsArg, evaluate, plan_metrics
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
@@ -156,16 +156,20 @@ def compare(
     level = _check_level(1.0 - alpha if confidence is None else confidence, "confidence")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise OptionError(f"n_resamples must be a whole number >= 1, not {n_resamples!r}")
-    asked = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
+    asked: list[str | Metric] | MetricPlan
+    asked = metrics if isinstance(metrics, MetricPlan) else (
+        [metrics] if isinstance(metrics, str | Metric) else list(metrics))
     given: OptionFields = {}
     for key, value in (("ties", ties), ("unjudged", unjudged), ("queries", queries),
                        ("conventions", conventions)):
         if value is not None:
             given[key] = value  # type: ignore[literal-required]
     opts = EvalOptions.merged(None, given)
-    judged = _judgments_plan(qrels, asked, scale, strategy, transforms, opts.conventions)
+    judged = _judgments_plan(qrels, asked.labels if isinstance(asked, MetricPlan) else asked,
+                             scale, strategy, transforms, opts.conventions)
     if judged is None:
-        pairs = resolve_metrics(asked, opts)  # fail on a bad name before reading any file
+        plan = plan_metrics(asked, opts)  # read once; a bad name fails before any file is read
+        pairs = list(zip(plan.labels, plan.metrics, strict=True))
         qrels_t = as_qrels(qrels)
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
@@ -183,7 +187,7 @@ def compare(
     with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
         for table, name in zip(tables, run_names, strict=True):
             if judged is None:
-                results.append(evaluate(qrels_t, table, asked, options=opts, run_name=name,
+                results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
                                         allow_no_overlap=allow_no_overlap))
             else:
                 results.append(judged.evaluate(table, options=opts, run_name=name,

@@ -14,6 +14,7 @@ import json
 import os
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
@@ -43,10 +44,13 @@ from rankscope.errors import (
 
 __all__ = [
     "FORMATS",
+    "RawFile",
     "canonical_columns",
     "frame_from_nested_dict",
     "guess_format",
     "id_column",
+    "raw_columns",
+    "read_raw",
     "read_table",
     "require_pandas",
     "value_column",
@@ -94,6 +98,74 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
+@dataclass(frozen=True)
+class RawFile:
+    """A CSV, TSV, JSONL, JSON or Parquet file read once, before its columns are interpreted.
+
+    ``frame`` holds the file's own columns, one row a record (text as text);
+    ``nested`` a JSON object ``{query: {doc: value}}`` instead. What the
+    columns mean (qrels, a run, raters' judgments) is decided from them by the
+    caller, without reading the file again.
+    """
+
+    fmt: str
+    source: str
+    data: bytes
+    frame: pl.DataFrame | None
+    nested: Mapping[Any, Any] | None = None
+
+
+def read_raw(path: PathLike, fmt: str | None = None) -> RawFile:
+    """Read a file that is not TREC into its own columns (see :class:`RawFile`)."""
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    if fmt == "trec":
+        raise OptionError("a TREC file has fixed columns: read it with read_table")
+    if fmt == "parquet":
+        source = display_name(path)
+        data = read_bytes(path)
+        try:
+            return RawFile(fmt, source, data, pl.read_parquet(BytesIO(data)))
+        except Exception as exc:  # polars raises several types for bad files
+            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
+    data, source = read_text(path)
+    if fmt in ("csv", "tsv"):
+        return RawFile(fmt, source, data, read_delimited(data, fmt, source))
+    if fmt == "jsonl":
+        return RawFile(fmt, source, data, _jsonl_records(data, source))
+    try:
+        obj = loads_keeping_duplicates(data)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
+    if isinstance(obj, Mapping):
+        return RawFile(fmt, source, data, None, nested=obj)
+    if isinstance(obj, list):
+        for i, rec in enumerate(obj):
+            if isinstance(rec, KeyedDict) and rec.duplicates:
+                raise ParseError(f"key {rec.duplicates[0]!r} twice in record {i + 1}",
+                                 source=source)
+        return RawFile(fmt, source, data, _records_frame(obj, source) if obj else None)
+    raise ParseError("expected a JSON object {query: {doc: value}} or a list", source=source)
+
+
+def raw_columns(raw: RawFile, kind: Kind) -> tuple[pl.DataFrame, RowLocator]:
+    """A raw file's qrels or run columns (``query_id, doc_id`` and the value), and its lines."""
+    value = "grade" if kind == "qrels" else "score"
+    if raw.nested is not None:
+        frame = frame_from_nested_dict(raw.nested, value, raw.source, text=raw.data)
+        return frame, _no_line
+    if raw.frame is None:
+        return _empty(value), _no_line
+    if raw.fmt == "parquet":
+        return canonical_columns(raw.frame, value, raw.source), _no_line
+    if raw.fmt in ("csv", "tsv"):
+        return canonical_columns(raw.frame, value, raw.source, numeric_from_text=True,
+                                 header_lines=1), lambda row: row + 2
+    if raw.fmt == "jsonl":
+        frame = canonical_columns(raw.frame, value, raw.source, numeric_from_text=True)
+        return frame, _jsonl_locator(raw.data)
+    return canonical_columns(raw.frame, value, raw.source, numeric_from_text=True), _no_line
+
+
 def read_table(
     path: PathLike, kind: Kind, fmt: str | None = None
 ) -> tuple[pl.DataFrame, list[str], str, RowLocator]:
@@ -103,33 +175,22 @@ def read_table(
     function mapping a row of the frame back to the file's 1-based line.
     """
     fmt = _check_format(fmt) if fmt else guess_format(path)
-    value = "grade" if kind == "qrels" else "score"
-    if fmt == "parquet":
-        source = display_name(path)
-        try:
-            raw = pl.read_parquet(BytesIO(read_bytes(path)))
-        except FileAccessError:
-            raise
-        except Exception as exc:  # polars raises several types for bad files
-            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
-        return canonical_columns(raw, value, source), [], source, lambda row: None
-    if fmt == "trec":
-        from rankscope.data.trec import read_trec_file
+    if fmt != "trec":
+        raw = read_raw(path, fmt)
+        frame, locate = raw_columns(raw, kind)
+        return frame, [], raw.source, locate
+    from rankscope.data.trec import read_trec_file
 
-        streamed = read_trec_file(path, kind)  # plain files: chunked, parallel, bounded
-        if streamed is not None:
-            return streamed
+    streamed = read_trec_file(path, kind)  # plain files: chunked, parallel, bounded
+    if streamed is not None:
+        return streamed
     data, source = read_text(path)
-    if fmt == "trec":
-        frame, tags = parse_trec(data, source, kind)
-        return frame, tags, source, _trec_locator(data)
-    if fmt in ("csv", "tsv"):
-        raw = read_delimited(data, fmt, source)
-        frame = canonical_columns(raw, value, source, numeric_from_text=True, header_lines=1)
-        return frame, [], source, lambda row: row + 2
-    if fmt == "jsonl":
-        return (*_read_jsonl(data, value, source), source, _jsonl_locator(data))
-    return _read_json(data, value, source), [], source, lambda row: None
+    frame, tags = parse_trec(data, source, kind)
+    return frame, tags, source, _trec_locator(data)
+
+
+def _no_line(row: int) -> int | None:
+    return None
 
 
 def _trec_locator(data: bytes) -> RowLocator:
@@ -246,7 +307,8 @@ def value_column(column: pl.Series, value: str, source: str) -> pl.Series:
     )
 
 
-def _records_frame(records: list[Any], value: str, source: str) -> pl.DataFrame:
+def _records_frame(records: list[Any], source: str) -> pl.DataFrame:
+    """JSON records as text columns (a missing key or null is null)."""
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping):
             raise ParseError("expected an object per record", source=source, line=i + 1)
@@ -257,14 +319,14 @@ def _records_frame(records: list[Any], value: str, source: str) -> pl.DataFrame:
     for rec in records:
         for key, col in columns.items():
             col.append(rec.get(key))
-    raw = pl.DataFrame(
+    return pl.DataFrame(
         {k: pl.Series(k, [None if v is None else str(v) for v in col], dtype=pl.String)
          for k, col in columns.items()}
     )
-    return canonical_columns(raw, value, source, numeric_from_text=True)
 
 
-def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, list[str]]:
+def _jsonl_records(data: bytes, source: str) -> pl.DataFrame | None:
+    """One JSON object a line (blank lines skipped); None for a file without any."""
     records: list[Any] = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
@@ -280,25 +342,7 @@ def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, lis
             raise ParseError(f"key {record.duplicates[0]!r} twice in one record",
                              source=source, line=number)
         records.append(record)
-    if not records:
-        return _empty(value), []
-    return _records_frame(records, value, source), []
-
-
-def _read_json(data: bytes, value: str, source: str) -> pl.DataFrame:
-    try:
-        obj = loads_keeping_duplicates(data)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
-    if isinstance(obj, Mapping):
-        return frame_from_nested_dict(obj, value, source, text=data)
-    if isinstance(obj, list):
-        for i, rec in enumerate(obj):
-            if isinstance(rec, KeyedDict) and rec.duplicates:
-                raise ParseError(f"key {rec.duplicates[0]!r} twice in record {i + 1}",
-                                 source=source)
-        return _records_frame(obj, value, source) if obj else _empty(value)
-    raise ParseError("expected a JSON object {query: {doc: value}} or a list", source=source)
+    return _records_frame(records, source) if records else None
 
 
 def _empty(value: str) -> pl.DataFrame:

@@ -14,29 +14,35 @@ import json
 import os
 from collections.abc import Mapping
 from io import BytesIO
-from typing import Any
 
 import polars as pl
 
 from rankscope.data._io import (
     PathLike,
     RowLocator,
-    display_name,
     read_bytes,
     read_text,
     write_bytes,
 )
-from rankscope.data.delimited import read_delimited
-from rankscope.data.formats import guess_format, id_column, value_column
+from rankscope.data.formats import (
+    RawFile,
+    guess_format,
+    id_column,
+    read_raw,
+    value_column,
+)
 from rankscope.data.trec import parse_trec
-from rankscope.errors import FileAccessError, InputError, OptionError, ParseError
+from rankscope.errors import InputError, OptionError, ParseError
 from rankscope.judgments.scales import Scale
 
 __all__ = [
     "ALIASES",
     "JUDGMENT_FORMATS",
     "canonical_frame",
+    "check_format",
     "has_rater_column",
+    "judgments_of",
+    "pick_column",
     "read_judgments_frame",
     "write_judgments_frame",
 ]
@@ -59,7 +65,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _pick(columns: list[str], target: str, taken: set[str]) -> str | None:
+def pick_column(columns: list[str], target: str, taken: set[str] | None = None) -> str | None:
+    """The column of ``columns`` that is ``target`` under one of its :data:`ALIASES`."""
+    taken = taken or set()
     lowered = {c.lower(): c for c in columns if c not in taken}
     for alias in ALIASES[target]:
         if alias in lowered:
@@ -138,7 +146,7 @@ def canonical_frame(
     taken: set[str] = set()
     chosen: dict[str, str | None] = {}
     for target in ("query_id", "doc_id", "rater", "grade", "time"):
-        col = _pick(raw.columns, target, taken)
+        col = pick_column(raw.columns, target, taken)
         if col is None and target in ("query_id", "doc_id", "grade"):
             raise InputError(
                 f"no {target} column (accepted names: {', '.join(ALIASES[target])}); "
@@ -191,69 +199,39 @@ def _no_line(row: int) -> int | None:
     return None
 
 
-def _records(records: list[Any], source: str) -> pl.DataFrame:
-    """A list of JSON objects -> string columns (None stays null)."""
-    keys: dict[str, None] = {}
-    for i, rec in enumerate(records):
-        if not isinstance(rec, Mapping):
-            raise ParseError("expected an object per record", source=source, line=i + 1)
-        for key in rec:
-            keys.setdefault(str(key), None)
-    return pl.DataFrame(
-        {
-            k: pl.Series(k, [None if r.get(k) is None else str(r.get(k)) for r in records],
-                         dtype=pl.String)
-            for k in keys
-        }
-    )
-
-
 def read_judgments_frame(
     path: PathLike, fmt: str | None = None, *, scale: Scale | None = None,
     rater: str | None = None,
 ) -> tuple[pl.DataFrame, str, RowLocator]:
     """Read a judgments file: the canonical frame, its display name and a line locator."""
-    fmt = _check_format(fmt) if fmt else guess_format(path)
-    # Parquet is binary: only text formats go through the text check.
-    data, source = (read_bytes(path), display_name(path)) if fmt == "parquet" else read_text(path)
+    fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
+        data, source = read_text(path)
         frame, _ = parse_trec(data, source, "qrels")
         frame = frame.select(
             "query_id", "doc_id",
             pl.lit(rater or _default_rater(source), pl.String).alias("rater"), "grade",
         )
         return frame, source, _line_locator(data, skip_comments=True)
-    if fmt in ("csv", "tsv"):
-        raw = read_delimited(data, fmt, source)
-        locate = _line_locator(data, skip_comments=True, offset=1)
-    elif fmt == "jsonl":
-        records: list[Any] = []
-        for number, line in enumerate(data.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=number,
-                                 value=line.decode("utf-8", "replace")) from None
-        raw = _records(records, source)
-        locate = _line_locator(data, skip_comments=False)
-    elif fmt == "json":
-        try:
-            obj = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
-        if not isinstance(obj, list):
-            raise ParseError("expected a JSON list of judgment records", source=source)
-        raw = _records(obj, source)
-        locate = _no_line
-    else:
-        try:
-            raw = pl.read_parquet(BytesIO(data))
-        except Exception as exc:  # polars raises several types for bad files
-            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
-        locate = _no_line
-    return canonical_frame(raw, source, locate, scale=scale, rater=rater), source, locate
+    return judgments_of(read_raw(path, fmt), scale=scale, rater=rater)
+
+
+def judgments_of(raw: RawFile, *, scale: Scale | None, rater: str | None,
+                  ) -> tuple[pl.DataFrame, str, RowLocator]:
+    """A raw file's columns read as judgments (canonical frame, display name, locator).
+
+    :func:`rankscope.judgments.relevance.read_relevance` calls it once it has
+    seen a rater column in the file it read.
+    """
+    if raw.nested is not None:
+        raise ParseError("expected a JSON list of judgment records", source=raw.source)
+    frame = raw.frame if raw.frame is not None else pl.DataFrame()
+    locate: RowLocator = _no_line
+    if raw.fmt in ("csv", "tsv"):
+        locate = _line_locator(raw.data, skip_comments=True, offset=1)
+    elif raw.fmt == "jsonl":
+        locate = _line_locator(raw.data, skip_comments=False)
+    return canonical_frame(frame, raw.source, locate, scale=scale, rater=rater), raw.source, locate
 
 
 def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
@@ -262,7 +240,7 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
     Only the header (CSV / TSV), the first record (JSON, JSONL) or the schema
     (Parquet) is looked at; TREC files never have one.
     """
-    fmt = _check_format(fmt) if fmt else guess_format(path)
+    fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         return False
     data = read_bytes(path) if fmt == "parquet" else read_text(path)[0]
@@ -294,10 +272,11 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
             columns = list(pl.read_parquet_schema(BytesIO(data)))
         except Exception:  # not Parquet: the reader will say so
             return False
-    return _pick(columns, "rater", set()) is not None
+    return pick_column(columns, "rater") is not None
 
 
-def _check_format(fmt: str) -> str:
+def check_format(fmt: str) -> str:
+    """``fmt`` if it is a judgments format (lowercased), else :class:`OptionError`."""
     fmt = fmt.lower()
     if fmt not in JUDGMENT_FORMATS:
         raise OptionError(f"unknown format {fmt!r}; choose one of {', '.join(JUDGMENT_FORMATS)}")
@@ -310,7 +289,7 @@ def write_judgments_frame(frame: pl.DataFrame, path: PathLike, fmt: str | None =
     TREC qrels hold one rater's grades and no empty grade: writing several
     raters there is refused; ungraded rows are left out.
     """
-    fmt = _check_format(fmt) if fmt else guess_format(path)
+    fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels
 
