@@ -61,3 +61,15 @@ def test_names_are_read_once_over_raters_judgments(reads: Counter[str],
     assert reads == {"P@1": 1}
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert (runs["x"]["mean"]["P@1"], runs["y"]["mean"]["P@1"]) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("command", [
+    ["compare", "qrels.txt", "a.txt", "b.txt", "-m", "P@1", "-m", "ndcg_cut_2"],
+    ["compare", "raters.csv", "a.txt", "b.txt", "-m", "P@1", "-m", "ndcg_cut_2",
+     "--strategy", "mean"],
+    ["report", "qrels.txt", "a.txt", "b.txt", "-m", "P@1", "-m", "ndcg_cut_2", "--no-plots",
+     "-o", "report.html"],
+])
+def test_comparisons_read_their_names_once(reads: Counter[str], command: list[str]) -> None:
+    assert main(command) == 0
+    assert reads == {"P@1": 1, "ndcg_cut_2": 1}

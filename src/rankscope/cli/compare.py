@@ -119,16 +119,15 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.cli.parsing import write_text
     from rankscope.compare.comparison import compare
     from rankscope.errors import OptionError
-    from rankscope.judgments.evaluation import resolve_seed_metrics
+    from rankscope.judgments.evaluation import plan_seed_metrics
     from rankscope.render.comparison import render_comparison
 
-    # fail fast on a bad name, before reading any file
-    resolve_seed_metrics(args.metrics, args.conventions)
+    # the names are read once (a bad name fails before any file is read)
+    names = plan_seed_metrics(args.metrics, args.conventions)
     if len(args.runs) < 2:
         raise OptionError("compare needs at least two runs")
     runs = read_runs(args)
     qrels = read_qrels(args)
-    result = compare(qrels, runs, args.metrics, **compare_kwargs(args),
-                     **judgments_kwargs(args, qrels))
+    result = compare(qrels, runs, names, **compare_kwargs(args), **judgments_kwargs(args, qrels))
     write_text(args.output, render_comparison(result, args.format) + "\n")
     return 0

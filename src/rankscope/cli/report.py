@@ -42,12 +42,11 @@ def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
     from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, read_runs
     from rankscope.errors import OptionError
-    from rankscope.judgments.evaluation import resolve_seed_metrics
+    from rankscope.judgments.evaluation import plan_seed_metrics
     from rankscope.render.html_report import DEFAULT_METRICS, plots_available, report
 
-    metrics = args.metrics or list(DEFAULT_METRICS)
-    # fail fast on a bad name, before reading any file
-    resolve_seed_metrics(metrics, args.conventions)
+    # the names are read once (a bad name fails before any file is read)
+    metrics = plan_seed_metrics(args.metrics or list(DEFAULT_METRICS), args.conventions)
     if len(args.runs) < 2:
         raise OptionError("report needs at least two runs")
     if args.max_k < 1:

@@ -14,7 +14,7 @@ import html
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankscope._version import __version__
 from rankscope.compare.comparison import compare
@@ -26,6 +26,9 @@ from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.render.comparison import comparison_html
 from rankscope.render.report_tables import SORT_SCRIPT, per_query_table_html, worse_queries_html
+
+if TYPE_CHECKING:
+    from rankscope.judgments.evaluation import SeedPlan
 
 __all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report", "save_figures"]
 
@@ -173,7 +176,7 @@ def render_report(
 def report(
     qrels: Any,
     runs: Any,
-    metrics: MetricsArg = DEFAULT_METRICS,
+    metrics: MetricsArg | SeedPlan = DEFAULT_METRICS,
     *,
     output: str | os.PathLike[str] | None = None,
     title: str = "rankscope report",
@@ -196,8 +199,9 @@ def report(
         the curves use the grades aggregated on the scale of their metric).
     runs : sequence of runs, or mapping name -> run
         Two or more runs.
-    metrics : str, Metric or a sequence of them, default DEFAULT_METRICS
-        The metrics of the comparison tables.
+    metrics : str, Metric, a sequence of them, MetricPlan or SeedPlan
+        The metrics of the comparison tables (default DEFAULT_METRICS), as
+        :func:`rankscope.compare` takes them.
     output : path, optional
         Where to write the page (``-`` for stdout); only returned when None.
     title : str, default "rankscope report"
