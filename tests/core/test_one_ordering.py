@@ -9,11 +9,13 @@ in the file's order (``input``) or by document id ascending (``docid_asc``).
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 import rankscope
+from rankscope.cli.main import main
 from rankscope.cli.parsing import TIE_CHOICES
 from rankscope.compare.fusion import normalize
 from rankscope.compare.rank_similarity import pair_rankings
@@ -104,3 +106,22 @@ def test_a_tie_rule_is_checked_in_one_place() -> None:
                  lambda: rankscope.evaluate({"q": {"a": 1}}, RUN, "P@1", ties="random")):  # type: ignore[arg-type]
         with pytest.raises(OptionError, match="ties must be one of trec, input, docid_asc"):
             call()
+
+
+@pytest.mark.parametrize("ties", TIE_RULES)
+def test_every_command_offers_every_tie_rule(ties: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 a 1 1.0 t\nq Q0 c 2 1.0 t\nq Q0 b 3 1.0 t\nq Q0 d 4 0.5 t\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q 0 {EXPECTED[ties][0]} 1\n")
+    fused = tmp_path / "fused.txt"
+    # RRF of a run with itself keeps its order: 2 / (60 + rank)
+    assert main(["fuse", str(run), str(run), "--method", "rrf", "--ties", ties,
+                 "-o", str(fused)]) == 0
+    assert [line.split()[2] for line in fused.read_text().splitlines()] == EXPECTED[ties]
+    assert main(["coverage", str(qrels), str(run), "-k", "2", "--ties", ties, "-f", "json",
+                 "--ungraded", "-"]) == 0
+    lines = capsys.readouterr().out.splitlines()  # the ungraded pairs of the top 2, as CSV
+    assert lines == ["query_id,doc_id,rank,grade", f"q,{EXPECTED[ties][1]},2,"]
+    assert main(["similarity", str(run), str(run), "--ties", ties, "-f", "json"]) == 0
