@@ -73,3 +73,8 @@ def test_names_are_read_once_over_raters_judgments(reads: Counter[str],
 def test_comparisons_read_their_names_once(reads: Counter[str], command: list[str]) -> None:
     assert main(command) == 0
     assert reads == {"P@1": 1, "ndcg_cut_2": 1}
+
+
+def test_similarity_reads_its_names_once(reads: Counter[str]) -> None:
+    assert main(["similarity", "a.txt", "b.txt", "-m", "Jaccard", "-m", "RBO(p=0.9)"]) == 0
+    assert reads == {"Jaccard": 1, "RBO(p=0.9)": 1}

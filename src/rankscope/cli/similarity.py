@@ -49,12 +49,12 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.cli.parsing import write_text
     from rankscope.compare.rank_similarity import similarity
     from rankscope.data.tables import Run
-    from rankscope.engine.evaluate import resolve_metrics
+    from rankscope.engine.evaluate import plan_metrics
     from rankscope.errors import OptionError
     from rankscope.render.tabular import render_evaluation
 
-    metrics = args.metrics or ["RBO(p=0.9)"]
-    resolve_metrics(metrics)  # fail fast on a bad name, before reading any file
+    # the names are read once (a bad name fails before any file is read)
+    metrics = plan_metrics(args.metrics or ["RBO(p=0.9)"])
     if args.names is not None and len(args.names) != 2:
         raise OptionError("give --name twice, once per run")
     if args.run_a == "-" and args.run_b == "-":
