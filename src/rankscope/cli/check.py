@@ -39,12 +39,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="level of the test (default 0.05)")
     p.add_argument("--test", choices=("t", "wilcoxon"), default="t",
                    help="one-sided paired t-test (default) or Wilcoxon signed-rank")
-    p.add_argument("--ties", choices=("trec", "input", "docid_asc"),
-                   help="run files: score ties by document id descending (trec, the "
-                        "default), input order, or document id ascending (snapshots are "
-                        "always scored in the engine's order)")
-    from rankscope.cli.evaluate import add_overlap_option
+    from rankscope.cli.parsing import add_overlap_option, add_ties_option
 
+    add_ties_option(p, default=None,
+                    what="run files (snapshots are always scored in the engine's order): ")
     add_overlap_option(p)
     p.add_argument("-f", "--format", choices=("text", "json"), default="text")
     p.add_argument("--junit", metavar="FILE",
@@ -98,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         sys.stderr.write(f"rankscope check: warning: {note}\n")
     if args.junit:
-        from rankscope.cli.compare import write_text
+        from rankscope.cli.parsing import write_text
 
         write_text(args.junit, result.to_junit())
     out = sys.stdout

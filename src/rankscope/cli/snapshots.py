@@ -79,8 +79,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
                                                        "bootstrap"),
                       help="paired test of the metric deltas (default t)")
     diff.add_argument("-q", "--per-query", action="store_true", help="print every query")
-    diff.add_argument("--ties", choices=("trec", "input"), default="trec",
-                      help="run files: score ties as in evaluation (default) or input order")
+    from rankscope.cli.parsing import add_ties_option
+
+    add_ties_option(diff, what="run files: ")
     diff.add_argument("--allow-mismatch", action="store_true",
                       help="compare snapshots of different depths or query sets anyway: "
                            "at the smallest depth, on the queries all answer (by default "

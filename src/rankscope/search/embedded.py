@@ -64,6 +64,9 @@ __all__ = [
 
 INDEX_FORMAT = "rankscope-embedded-1"
 SNIPPET_LENGTH = 240
+TANTIVY_META_FILE = "rankscope-meta.json"
+"""Written into every index the tantivy engine builds (what :func:`check_index_target`
+looks for); here, not in :mod:`rankscope.search.tantivy_engine`, which imports this module."""
 
 
 def query_terms(text: str) -> list[str]:
@@ -145,9 +148,8 @@ def check_index_target(path: Path, *, engine: str = "fts5", source: str | None =
     if not os.path.lexists(path):
         return
     if engine == "tantivy":
-        from rankscope.search.tantivy_engine import META_FILE
-
-        made = path.is_dir() and not path.is_symlink() and (path / META_FILE).is_file()
+        made = (path.is_dir() and not path.is_symlink()
+                and (path / TANTIVY_META_FILE).is_file())
     else:
         made = path.is_file() and not path.is_symlink() and _is_fts5_index(path)
     if not made:

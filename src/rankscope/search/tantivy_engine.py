@@ -21,6 +21,7 @@ from typing import Any
 
 from rankscope.errors import ConfigError, DependencyError
 from rankscope.search.embedded import (
+    TANTIVY_META_FILE,
     EmbeddedEndpoint,
     check_index_target,
     corpus_fingerprint,
@@ -34,7 +35,7 @@ from rankscope.search.types import EndpointConfig
 
 __all__ = ["META_FILE", "TantivyEndpoint"]
 
-META_FILE = "rankscope-meta.json"
+META_FILE = TANTIVY_META_FILE
 """Written into every index this engine builds (what :func:`check_index_target` looks for)."""
 _META = META_FILE
 _TOKENIZERS = ("default", "en_stem", "raw", "whitespace")

@@ -338,8 +338,9 @@ def check_regression(
     >>> check_regression(qrels, base, worse, "P@1").regression
     False
     """
-    from rankscope import evaluate
-    from rankscope.data.formats import as_qrels, as_run
+    from rankscope.data.tables import as_qrels, as_run
+    from rankscope.engine.evaluate import evaluate, plan_metrics
+    from rankscope.engine.options import EvalOptions, OptionFields
 
     if test not in TESTS:
         raise OptionError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
@@ -352,11 +353,15 @@ def check_regression(
     run_t = as_run(run)
     base_t = as_run(baseline)
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    fields: dict[str, Any] = {"conventions": conventions, "allow_no_overlap": allow_no_overlap}
+    given: OptionFields = {}
+    if conventions is not None:
+        given["conventions"] = conventions
     if ties is not None:
-        fields["ties"] = ties
-    ours = evaluate(qrels_t, run_t, asked, **fields)
-    theirs = evaluate(qrels_t, base_t, asked, **fields)
+        given["ties"] = ties  # type: ignore[typeddict-item]
+    opts = EvalOptions.merged(None, given)
+    plan = plan_metrics(asked, opts)  # the names read once, for both runs
+    ours = evaluate(qrels_t, run_t, plan, options=opts, allow_no_overlap=allow_no_overlap)
+    theirs = evaluate(qrels_t, base_t, plan, options=opts, allow_no_overlap=allow_no_overlap)
     if ours.query_ids != theirs.query_ids:
         raise InputError("the two runs were evaluated on different queries")
     checks = []
