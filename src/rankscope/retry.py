@@ -1,6 +1,6 @@
 """Pieces every HTTP client of rankscope shares: Retry-After parsing and pacing.
 
-The LLM-judge client (:mod:`rankscope.judge.client`) and the search-endpoint
+The LLM-judge client (:mod:`rankscope.llm_judge.client`) and the search-endpoint
 client (:mod:`rankscope.search.client`) both wait as a server's
 ``Retry-After`` header asks and both cap how many requests start per unit of
 time; the rules live here once. Each client keeps its own backoff formula

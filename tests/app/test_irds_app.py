@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rankscope.errors import ForbiddenError, InputError
-from rankscope.services import catalog, evaluations, exchange
+from rankscope.services import campaigns, catalog, exchange
 
 from .conftest import PASSWORD
 
@@ -77,19 +77,19 @@ def test_an_evaluation_runs_on_a_collection_while_the_operator_allows_it(store, 
     toml = f'kind = "embedded"\nname = "irds"\ncorpus = "{collection_name}"\nfields = ["text"]\n'
     allowed = dataclasses.replace(world.boundary, irds=(NAME,))
     view = catalog.save_endpoint(store, world.curator, world.project.id, toml, boundary=allowed)
-    spec = evaluations.EvaluationSpec(name="on irds", query_set_id=world.query_set.id,
+    spec = campaigns.EvaluationSpec(name="on irds", query_set_id=world.query_set.id,
                                       endpoint_id=view.id, depth=5, metrics=["P@5"])
-    made = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
-    run = evaluations.run_evaluation(store, world.curator, made.id, boundary=allowed)
-    assert evaluations.get_evaluation(store, world.curator, made.id).status == "ready", run
+    made = campaigns.create_evaluation(store, world.curator, world.project.id, spec)
+    run = campaigns.run_evaluation(store, world.curator, made.id, boundary=allowed)
+    assert campaigns.get_evaluation(store, world.curator, made.id).status == "ready", run
     assert (world.data / "irds.index.sqlite").is_file()
     snapshot_docs = {r["doc_id"] for r in exchange_rows(store, world, made.id)}
     assert snapshot_docs and snapshot_docs <= {"d1", "d2"}
 
-    again = evaluations.create_evaluation(store, world.curator, world.project.id,
+    again = campaigns.create_evaluation(store, world.curator, world.project.id,
                                           dataclasses.replace(spec, name="closed"))
     with pytest.raises(ForbiddenError, match="not enabled on this server"):
-        evaluations.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
+        campaigns.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
 
 
 def exchange_rows(store, world, evaluation_id: int) -> list[dict[str, str]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import select
-from tests.judge.conftest import Reply, ScriptedServer
+from tests.llm_judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import ConfigError, ForbiddenError, OptionError
 from rankscope.outbound import HostPolicy

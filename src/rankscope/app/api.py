@@ -30,10 +30,10 @@ from rankscope.services import (
     accounts,
     adjudication,
     assignment,
+    campaigns,
     catalog,
     comparison,
     dashboards,
-    evaluations,
     exchange,
     grading,
     llm_judges,
@@ -254,7 +254,7 @@ def endpoint_create(request: Request, actor: ApiActor, project_id: Id,
 def evaluation_list(request: Request, actor: ApiActor,
                     project_id: Id) -> list[dict[str, Any]]:
     """The project's evaluations."""
-    return [e.to_dict() for e in evaluations.list_evaluations(_store(request), actor,
+    return [e.to_dict() for e in campaigns.list_evaluations(_store(request), actor,
                                                                project_id)]
 
 
@@ -262,14 +262,14 @@ def evaluation_list(request: Request, actor: ApiActor,
 def evaluation_create(request: Request, actor: ApiActor, project_id: Id,
                       body: EvaluationIn) -> dict[str, Any]:
     """Create an evaluation (status ``draft``; run it next)."""
-    spec = evaluations.EvaluationSpec(**body.model_dump())
-    return evaluations.create_evaluation(_store(request), actor, project_id, spec).to_dict()
+    spec = campaigns.EvaluationSpec(**body.model_dump())
+    return campaigns.create_evaluation(_store(request), actor, project_id, spec).to_dict()
 
 
 @router.get("/evaluations/{evaluation_id}")
 def evaluation_get(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """One evaluation."""
-    return evaluations.get_evaluation(_store(request), actor, evaluation_id).to_dict()
+    return campaigns.get_evaluation(_store(request), actor, evaluation_id).to_dict()
 
 
 @router.post("/evaluations/{evaluation_id}/settings")
@@ -281,7 +281,7 @@ def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: Id,
         baseline = None
     elif body.baseline_id is not None:
         baseline = body.baseline_id
-    return evaluations.update_evaluation(_store(request), actor, evaluation_id,
+    return campaigns.update_evaluation(_store(request), actor, evaluation_id,
                                          baseline_id=baseline, annotation=body.annotation,
                                          guidelines=body.guidelines).to_dict()
 
@@ -289,7 +289,7 @@ def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: Id,
 @router.post("/evaluations/{evaluation_id}/run")
 def evaluation_run(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Take the snapshot and create the tasks (answers when done)."""
-    return evaluations.run_evaluation(_store(request), actor, evaluation_id,
+    return campaigns.run_evaluation(_store(request), actor, evaluation_id,
                                       boundary=settings_of(request).boundary)
 
 

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from rankscope.app.core import Id, PageActor, form_id, render, settings_of
 from rankscope.app.security import COOKIE
 from rankscope.errors import AuthError, ForbiddenError, InputError
-from rankscope.services import accounts, catalog, evaluations, projects
+from rankscope.services import accounts, campaigns, catalog, projects
 from rankscope.services.exchange import MAX_UPLOAD
 
 __all__ = ["router"]
@@ -87,7 +87,7 @@ def project_page(request: Request, actor: PageActor, project_id: Id) -> Response
         "project": project,
         "query_sets": catalog.list_query_sets(store, actor, project_id),
         "endpoints": catalog.list_endpoints(store, actor, project_id),
-        "evaluations": evaluations.list_evaluations(store, actor, project_id),
+        "evaluations": campaigns.list_evaluations(store, actor, project_id),
         "members": projects.list_members(store, actor, project_id),
         "can_curate": projects.RANK[project.role] >= projects.RANK["curator"],
         "irds": settings_of(request).irds,
@@ -168,7 +168,7 @@ def evaluation_form(request: Request, actor: PageActor, project_id: Id) -> Respo
     context = {"project": project,
                "query_sets": catalog.list_query_sets(store, actor, project_id),
                "endpoints": catalog.list_endpoints(store, actor, project_id),
-               "evaluations": evaluations.list_evaluations(store, actor, project_id)}
+               "evaluations": campaigns.list_evaluations(store, actor, project_id)}
     return render(request, "evaluation_new.html", context, actor=actor)
 
 
@@ -188,13 +188,13 @@ def evaluation_create(
         if line.strip():
             key, _, value = line.partition(":")
             rules[key.strip()] = value.strip()
-    spec = evaluations.EvaluationSpec(
+    spec = campaigns.EvaluationSpec(
         name=name, query_set_id=query_set_id, endpoint_id=endpoint_id, scale=scale,
         grades_wanted=grades_wanted, strategy=strategy or None,
         metrics=[m.strip() for m in metrics.replace("\n", ",").split(",") if m.strip()],
         transforms=rules, null_rules=bool(null_rules), depth=depth, guidelines=guidelines,
         baseline_id=form_id(baseline_id, "the baseline"), annotation=annotation)
-    view = evaluations.create_evaluation(settings_of(request).store, actor, project_id, spec)
+    view = campaigns.create_evaluation(settings_of(request).store, actor, project_id, spec)
     return RedirectResponse(f"/evaluations/{view.id}", status_code=303)
 
 

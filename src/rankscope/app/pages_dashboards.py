@@ -17,9 +17,9 @@ from rankscope.errors import ForbiddenError, InputError, OptionError, RankscopeE
 from rankscope.services import (
     adjudication,
     assignment,
+    campaigns,
     comparison,
     dashboards,
-    evaluations,
     exchange,
     projects,
 )
@@ -38,9 +38,9 @@ def _can_curate(request: Request, actor: Actor, project_id: Id) -> bool:
 @router.get("/evaluations/{evaluation_id}", response_class=HTMLResponse)
 def evaluation_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     store = settings_of(request).store
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     curate = _can_curate(request, actor, ev.project_id)
-    others = [e for e in evaluations.list_evaluations(store, actor, ev.project_id)
+    others = [e for e in campaigns.list_evaluations(store, actor, ev.project_id)
               if e.id != ev.id] if curate else []
     return render(request, "evaluation.html", {
         "evaluation": ev, "can_curate": curate, "others": others, "tab": "overview",
@@ -51,14 +51,14 @@ def evaluation_page(request: Request, actor: PageActor, evaluation_id: Id) -> Re
 
 @router.get("/evaluations/{evaluation_id}/status", response_class=HTMLResponse)
 def evaluation_status(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
-    ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(settings_of(request).store, actor, evaluation_id)
     return render(request, "_status.html", {"evaluation": ev}, actor=actor)
 
 
 @router.post("/evaluations/{evaluation_id}/run")
 def evaluation_run(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     settings = settings_of(request)
-    ev = evaluations.get_evaluation(settings.store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(settings.store, actor, evaluation_id)
     if not _can_curate(request, actor, ev.project_id):
         raise ForbiddenError("only curators run evaluations")
     running = settings.runs.get(evaluation_id)
@@ -67,7 +67,7 @@ def evaluation_run(request: Request, actor: PageActor, evaluation_id: Id) -> Res
             # the outcome (ready, or failed with its error) is recorded on the evaluation,
             # which the page polls; nothing is left to report from this thread
             with contextlib.suppress(Exception):
-                evaluations.run_evaluation(settings.store, actor, evaluation_id,
+                campaigns.run_evaluation(settings.store, actor, evaluation_id,
                                            boundary=settings.boundary)
 
         thread = threading.Thread(target=work, name=f"run-{evaluation_id}", daemon=True)
@@ -81,7 +81,7 @@ def evaluation_settings(request: Request, actor: PageActor, evaluation_id: Id,
                         baseline_id: Annotated[str, Form()] = "",
                         annotation: Annotated[str, Form()] = "",
                         guidelines: Annotated[str | None, Form()] = None) -> Response:
-    evaluations.update_evaluation(
+    campaigns.update_evaluation(
         settings_of(request).store, actor, evaluation_id,
         baseline_id=form_id(baseline_id, "the baseline"),
         annotation=annotation, guidelines=guidelines)
@@ -90,7 +90,7 @@ def evaluation_settings(request: Request, actor: PageActor, evaluation_id: Id,
 
 def _dashboard(request: Request, actor: Actor, evaluation_id: Id, name: str, tab: str,
                **context: object) -> Response:
-    ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(settings_of(request).store, actor, evaluation_id)
     return render(request, name, {"evaluation": ev, "tab": tab, "can_curate": True, **context},
                   actor=actor)
 
@@ -130,7 +130,7 @@ def disagreements_page(request: Request, actor: PageActor, evaluation_id: Id,
                        message: str | None = None) -> Response:
     store = settings_of(request).store
     found = adjudication.disagreements(store, actor, evaluation_id)
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     from rankscope.judgments.scales import get_scale
 
     scale = get_scale(ev.scale)
@@ -176,8 +176,8 @@ def compare_page(request: Request, actor: PageActor, evaluation_id: Id,
                  baseline: Id | None = None, test: str = "t", correction: str = "holm",
                  metric: str | None = None) -> Response:
     store = settings_of(request).store
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
-    others = [e for e in evaluations.list_evaluations(store, actor, ev.project_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
+    others = [e for e in campaigns.list_evaluations(store, actor, ev.project_id)
               if e.id != ev.id]
     chosen = baseline if baseline is not None else ev.baseline_id
     report, error = None, None

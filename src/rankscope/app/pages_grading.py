@@ -25,7 +25,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.errors import ConflictError, OptionError
-from rankscope.services import assignment, evaluations, grading, projects
+from rankscope.services import assignment, campaigns, grading, projects
 from rankscope.services.accounts import Actor
 
 __all__ = ["router"]
@@ -52,7 +52,7 @@ def grade_keys(scale: dict[str, Any]) -> list[tuple[str, float]]:
     return out
 
 
-def _scale_keys(ev: evaluations.EvaluationView) -> list[tuple[str, float]]:
+def _scale_keys(ev: campaigns.EvaluationView) -> list[tuple[str, float]]:
     from rankscope.judgments.scales import get_scale
 
     scale = get_scale(ev.scale)
@@ -74,7 +74,7 @@ def _context(request: Request, actor: Actor, evaluation_id: Id,
              task: assignment.TaskView | None, message: str | None,
              walking: bool) -> dict[str, Any]:
     store = settings_of(request).store
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     walk = assignment.graded_walk(store, actor, evaluation_id)
     previous = following = None
     at = walk.index(task.task_id) if task is not None and task.task_id in walk else None
@@ -205,7 +205,7 @@ def _list_context(request: Request, actor: Actor, evaluation_id: Id,
                   query_id: str) -> dict[str, Any]:
     store = settings_of(request).store
     tasks = assignment.query_results(store, actor, evaluation_id, query_id)
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     order = assignment.query_ids(store, actor, evaluation_id)
     at = order.index(query_id) if query_id in order else 0
     return {"evaluation": ev, "tasks": tasks, "query_id": query_id,
@@ -234,7 +234,7 @@ def _list_row(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
             f"/evaluations/{evaluation_id}/queries/{quote(task.query_id)}"
         return RedirectResponse(f"{target}?message={quote(message)}#t{task_id}",
                                 status_code=303)
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     return render(request, "_row.html", {
         "evaluation": ev, "t": task, "keys": _scale_keys(ev), "message": message,
         "progress": assignment.progress(store, actor, evaluation_id), "oob": True},

@@ -178,13 +178,13 @@ def _settings(values: list[str]) -> dict[str, Any]:
 def _judge(args: argparse.Namespace) -> int:
     from rankscope import progress
     from rankscope.errors import IncompleteError, JudgeError, OptionError
-    from rankscope.judge.api import judge
+    from rankscope.llm_judge.api import judge
 
     missing = [o for o, v in (("--endpoint", args.endpoint), ("--model", args.model))
                if not v]
     if missing:
         raise OptionError(f"{' and '.join(missing)} required (or: rankscope judge agreement)")
-    from rankscope.judge.client import check_endpoint
+    from rankscope.llm_judge.client import check_endpoint
 
     check_endpoint(args.endpoint)  # a bad URL is refused before any file is read
     if args.snapshot and not args.store:
@@ -323,8 +323,8 @@ def _report(args: argparse.Namespace, result: Any) -> str:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    from rankscope.judge.agreement import judge_agreement
     from rankscope.judgments.table import Judgments
+    from rankscope.llm_judge.agreement import judge_agreement
 
     scale = args.scale
     human = Judgments.read(args.human, scale=scale)

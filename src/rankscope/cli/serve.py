@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_app_store(db)
     try:
         boundary = boundary_of(args, store, data_dir)
-        from rankscope.services.evaluations import recover_interrupted_runs
+        from rankscope.services.campaigns import recover_interrupted_runs
 
         for evaluation_id in recover_interrupted_runs(store):
             sys.stderr.write(f"note: evaluation #{evaluation_id} was running when the server "

@@ -22,9 +22,9 @@ import polars as pl
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.services.campaign_data import grade_details
+from rankscope.services.campaigns import evaluation_row, query_key
 from rankscope.services.dashboards import clean, load
-from rankscope.services.evaluation_data import grade_details
-from rankscope.services.evaluations import evaluation_row, query_key
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Adjudication, Grade, Item
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from rankscope.judgments.table import Judgments
     from rankscope.services.accounts import Actor
-    from rankscope.services.evaluation_data import EvaluationData
+    from rankscope.services.campaign_data import EvaluationData
     from rankscope.store.db import Store
 
 __all__ = ["adjudicate", "agreement_report", "disagreements"]

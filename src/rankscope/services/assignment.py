@@ -26,7 +26,7 @@ from sqlalchemy import delete, func, select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.evaluations import evaluation_row, latest_snapshot_id
+from rankscope.services.campaigns import evaluation_row, latest_snapshot_id
 from rankscope.store.models import Query, SnapshotHit, SnapshotQuery, utcnow
 from rankscope.store.models_app import (
     Adjudication,

@@ -1,5 +1,5 @@
 """What an evaluation's dashboards show of its own numbers: metrics, coverage and holes, and
-one query's graded snapshot, all computed by the library on :mod:`evaluation_data`.
+one query's graded snapshot, all computed by the library on :mod:`campaign_data`.
 
 - metrics: :meth:`JudgmentPlan.evaluate` (seed 004's two stages; the null rules
   when the evaluation asks for them): the numbers ``rankscope evaluate``
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rankscope.errors import NotFoundError
-from rankscope.services.evaluation_data import EvaluationData, grade_details, load_data
-from rankscope.services.evaluations import evaluation_row, query_key
+from rankscope.services.campaign_data import EvaluationData, grade_details, load_data
+from rankscope.services.campaigns import evaluation_row, query_key
 
 if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
@@ -84,7 +84,7 @@ def metrics_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str, 
     ``qrels`` says which qrels export reproduces which metric
     (:func:`rankscope.services.exchange.qrels_exports`).
     """
-    from rankscope.services.evaluation_data import evaluate_command
+    from rankscope.services.campaign_data import evaluate_command
     from rankscope.services.exchange import qrels_exports
 
     ev, data = load(store, actor, evaluation_id)

@@ -46,8 +46,8 @@ from sqlalchemy import select
 
 from rankscope.data.delimited import neutralise_cell, neutralise_frame, restore_cell
 from rankscope.errors import InputError, OptionError, ParseError
-from rankscope.services.evaluation_data import EvaluationData, load_data
-from rankscope.services.evaluations import ensure_items, evaluation_row, query_key
+from rankscope.services.campaign_data import EvaluationData, load_data
+from rankscope.services.campaigns import ensure_items, evaluation_row, query_key
 from rankscope.store.models import Endpoint, utcnow
 from rankscope.store.models_app import Evaluation, Grade, Rater
 

@@ -38,7 +38,7 @@ from rankscope.services.assignment import (
     scale_of,
     task_row,
 )
-from rankscope.services.evaluations import evaluation_row
+from rankscope.services.campaigns import evaluation_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import (
     Deferral,

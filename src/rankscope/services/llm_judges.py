@@ -10,7 +10,7 @@ it runs. The judge gets its own rater, of
 kind ``llm``. Running it (:func:`run_judge`) takes the evaluation's open
 tasks as that rater would be offered them (results that still want grades,
 never one it graded), asks the model through
-:func:`rankscope.judge.grading.grade_items` (the query, the need, the
+:func:`rankscope.llm_judge.grading.grade_items` (the query, the need, the
 result's display fields, the evaluation's scale and guidelines; answers
 cached like ``rankscope judge --cache``), and records the grades with
 :func:`rankscope.services.grading.submit_batch` (``source="llm"``), in one
@@ -49,7 +49,7 @@ from rankscope.errors import (
     RankscopeError,
 )
 from rankscope.search.credentials import check_url_credentials
-from rankscope.services.evaluations import evaluation_row
+from rankscope.services.campaigns import evaluation_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import LLMJudge, Rater
 
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.orm import Session
 
-    from rankscope.judge.client import Sleep
+    from rankscope.llm_judge.client import Sleep
     from rankscope.services.accounts import Actor
     from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
@@ -107,7 +107,7 @@ class JudgeSpec:
 
 
 def _check(spec: JudgeSpec, boundary: Boundary) -> None:
-    from rankscope.judge.client import check_endpoint
+    from rankscope.llm_judge.client import check_endpoint
     from rankscope.services.limits import MAX_NAME, MAX_URL, check_text
 
     check_text(spec.endpoint, "the endpoint", MAX_URL)
@@ -285,7 +285,7 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
         request with a completion (the judge is then ``failed``, with the summary);
         its host is refused.
     """
-    from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
+    from rankscope.llm_judge.grading import GradeItem, JudgeConfig, grade_items
     from rankscope.services.assignment import open_tasks, require_ready, scale_of, view
     from rankscope.services.grading import GradeInput, submit_batch
 

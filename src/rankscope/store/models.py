@@ -1,4 +1,4 @@
-"""The snapshot store's tables (SQLAlchemy 2), shared with the web app.
+"""The store's tables of snapshots (SQLAlchemy 2), shared with the web app.
 
 ::
 

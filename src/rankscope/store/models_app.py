@@ -1,4 +1,4 @@
-"""The judging app's tables (SQLAlchemy 2), on top of the snapshot store's.
+"""The judging app's tables (SQLAlchemy 2), beside the snapshots' (models.py).
 
 ::
 

@@ -9,7 +9,7 @@ examples covers the scale rather than its most common grade; the first
 ``n`` whose query and document texts are known are the examples, shown in
 a seeded order. The same judgments, seed and ``n`` give the same examples
 on every run, and they are part of every cache key (see
-:func:`rankscope.judge.cache.cache_key`).
+:func:`rankscope.llm_judge.cache.cache_key`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 import polars as pl
 
 from rankscope.errors import InputError, OptionError
-from rankscope.judge.inputs import Pair, read_judged
 from rankscope.judgments.scales import Scale
+from rankscope.llm_judge.inputs import Pair, read_judged
 
 __all__ = ["Example", "example_order", "pick_examples"]
 

@@ -63,7 +63,7 @@ def endpoint_identity(url: str) -> str:
     """
     from urllib.parse import urlsplit, urlunsplit
 
-    from rankscope.judge.client import chat_url
+    from rankscope.llm_judge.client import chat_url
 
     parts = urlsplit(chat_url(url))
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from rankscope.errors import JudgeRequestError, JudgeUnreachableError
-from rankscope.judge.cache import AnswerCache, CachedAnswer
-from rankscope.judge.client import Budget, ChatClient, Completion, Sleep
-from rankscope.judge.inputs import Pair, TextSource
-from rankscope.judge.output import ResultsFile
-from rankscope.judge.parse import parse_grade
-from rankscope.judge.plan import Plan, check_resume, gives_no_grade, plan, todo
-from rankscope.judge.spec import Job, RunSpec, build_spec, estimate_tokens, render_jobs
+from rankscope.llm_judge.cache import AnswerCache, CachedAnswer
+from rankscope.llm_judge.client import Budget, ChatClient, Completion, Sleep
+from rankscope.llm_judge.inputs import Pair, TextSource
+from rankscope.llm_judge.output import ResultsFile
+from rankscope.llm_judge.parse import parse_grade
+from rankscope.llm_judge.plan import Plan, check_resume, gives_no_grade, plan, todo
+from rankscope.llm_judge.spec import Job, RunSpec, build_spec, estimate_tokens, render_jobs
 
 __all__ = [
     "Plan",

@@ -11,11 +11,13 @@ import polars as pl
 
 from rankscope.data._io import PathLike
 from rankscope.errors import OptionError
-from rankscope.judge.agreement import JudgeAgreement, judge_agreement
-from rankscope.judge.cache import AnswerCache
-from rankscope.judge.client import Budget, Sleep
-from rankscope.judge.examples import Example, example_order, pick_examples
-from rankscope.judge.inputs import (
+from rankscope.judgments.scales import GRADED, Scale
+from rankscope.judgments.table import Judgments
+from rankscope.llm_judge.agreement import JudgeAgreement, judge_agreement
+from rankscope.llm_judge.cache import AnswerCache
+from rankscope.llm_judge.client import Budget, Sleep
+from rankscope.llm_judge.examples import Example, example_order, pick_examples
+from rankscope.llm_judge.inputs import (
     FileTexts,
     MixedTexts,
     Pair,
@@ -28,12 +30,10 @@ from rankscope.judge.inputs import (
     read_pairs,
     sample_pairs,
 )
-from rankscope.judge.output import ResultsFile, rows_frame
-from rankscope.judge.prompts import PromptTemplate
-from rankscope.judge.runner import Plan, Progress, Usage, build_spec, plan, run, run_blocking
-from rankscope.judge.snapshots import SnapshotTexts
-from rankscope.judgments.scales import GRADED, Scale
-from rankscope.judgments.table import Judgments
+from rankscope.llm_judge.output import ResultsFile, rows_frame
+from rankscope.llm_judge.prompts import PromptTemplate
+from rankscope.llm_judge.runner import Plan, Progress, Usage, build_spec, plan, run, run_blocking
+from rankscope.llm_judge.snapshots import SnapshotTexts
 
 if TYPE_CHECKING:
     from rankscope.store.db import Store
@@ -59,7 +59,7 @@ class JudgeResult:
     usage : Usage or None
         What was done and what it cost (None for a dry run).
     rows : polars.DataFrame
-        Every row of this rater in the grades file (see :mod:`rankscope.judge.output`).
+        Every row of this rater in the grades file (see :mod:`rankscope.llm_judge.output`).
     scale : Scale
         The grading scale.
     agreement : JudgeAgreement or None
@@ -79,7 +79,7 @@ class JudgeResult:
 
     def incomplete(self) -> str | None:
         """What the run left undone and which option continues it (None: whole, or a dry
-        run); see :meth:`~rankscope.judge.runner.Usage.incomplete`."""
+        run); see :meth:`~rankscope.llm_judge.runner.Usage.incomplete`."""
         return None if self.usage is None else self.usage.incomplete()
 
     @property
@@ -308,7 +308,7 @@ def judge(
     store, snapshot : store (path, URL or Store) and id/name (or several)
         Grade the snapshots' top ``depth`` (unless ``pairs`` or ``runs`` say
         which), with the queries, needs and display fields (title, snippet,
-        URL, other fields) the store kept (see :mod:`rankscope.judge.snapshots`).
+        URL, other fields) the store kept (see :mod:`rankscope.llm_judge.snapshots`).
     partial : bool, default False
         Accept a snapshot that is not complete.
     runs : sequence of runs, optional
@@ -324,7 +324,7 @@ def judge(
         ``binary``, ``graded`` (0-3), ``detail`` (1-10) or any scale; picks the
         built-in prompt unless ``prompt`` names a template file.
     prompt : path, built-in name or PromptTemplate, optional
-        A Jinja template (see :mod:`rankscope.judge.prompts`).
+        A Jinja template (see :mod:`rankscope.llm_judge.prompts`).
     guidelines : str, optional
         The team's guidelines, given to the template.
     doc_fields : sequence of str, optional
@@ -358,16 +358,16 @@ def judge(
         Ask again the pairs recorded as unrateable, and every answer the
         cache holds that gives no grade (the new answer replaces it).
     parse : {"strict", "lenient"}, default "strict"
-        The answer reader (see :mod:`rankscope.judge.parse`): only the format
+        The answer reader (see :mod:`rankscope.llm_judge.parse`): only the format
         the prompt asks for, or the tolerant reader.
     few_shot, few_shot_from, few_shot_seed : int, judgments, int
         Show ``few_shot`` examples graded in ``few_shot_from`` (qrels or
         judgments) before every pair: a fixed selection for the seed (see
-        :mod:`rankscope.judge.examples`), never a pair being graded.
+        :mod:`rankscope.llm_judge.examples`), never a pair being graded.
     human : judgments or qrels, optional
         Human grades to report agreement with (on the results both graded).
     progress : callable, optional
-        Called with the :class:`~rankscope.judge.runner.Usage` so far as the
+        Called with the :class:`~rankscope.llm_judge.runner.Usage` so far as the
         run starts and after each pair (the command line draws a bar with it).
 
     Returns

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankscope.errors import InputError, OptionError
-from rankscope.judge.cache import cache_key, endpoint_identity
-from rankscope.judge.examples import Example
-from rankscope.judge.inputs import Pair, TextSource, document_fields, query_need
-from rankscope.judge.parse import PARSE_MODES
-from rankscope.judge.prompts import Message, PromptTemplate, with_examples
 from rankscope.judgments.scales import Scale
+from rankscope.llm_judge.cache import cache_key, endpoint_identity
+from rankscope.llm_judge.examples import Example
+from rankscope.llm_judge.inputs import Pair, TextSource, document_fields, query_need
+from rankscope.llm_judge.parse import PARSE_MODES
+from rankscope.llm_judge.prompts import Message, PromptTemplate, with_examples
 
 __all__ = ["Job", "RunSpec", "build_spec", "estimate_tokens", "messages_sha256",
            "render_jobs"]
@@ -46,7 +46,7 @@ class RunSpec:
     """Everything a judging run needs, resolved.
 
     ``parse`` is the answer reader (strict or lenient); ``examples`` the
-    few-shot examples shown before every pair (see :mod:`rankscope.judge.examples`).
+    few-shot examples shown before every pair (see :mod:`rankscope.llm_judge.examples`).
     """
 
     endpoint: str
@@ -107,9 +107,9 @@ def build_spec(
     JudgeError, FileAccessError
         The prompt template cannot be read or compiled.
     """
-    from rankscope.judge.client import check_endpoint
-    from rankscope.judge.prompts import load_template
     from rankscope.judgments.scales import GRADED, get_scale
+    from rankscope.llm_judge.client import check_endpoint
+    from rankscope.llm_judge.prompts import load_template
 
     if not endpoint or not model:
         raise OptionError("an endpoint URL and a model name are both needed")

@@ -206,7 +206,7 @@ def collection(tmp_path: Path) -> dict[str, Path]:
 def judge_collection(server: ScriptedServer, collection: dict[str, Path],
                      sleep: SleepRecorder, **options: Any) -> Any:
     """``rankscope.judge`` on the collection's run with the scripted server (and ``options``)."""
-    from rankscope.judge.api import judge
+    from rankscope.llm_judge.api import judge
 
     given: dict[str, Any] = dict(
         endpoint=server.url, model="tiny-judge", queries=collection["queries"],

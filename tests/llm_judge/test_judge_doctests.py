@@ -8,11 +8,11 @@ import importlib
 import pytest
 
 MODULES = [
-    "rankscope.judge.parse",
-    "rankscope.judge.prompts",
-    "rankscope.judge.inputs",
-    "rankscope.judge.cache",
-    "rankscope.judge.grading",
+    "rankscope.llm_judge.parse",
+    "rankscope.llm_judge.prompts",
+    "rankscope.llm_judge.inputs",
+    "rankscope.llm_judge.cache",
+    "rankscope.llm_judge.grading",
 ]
 
 

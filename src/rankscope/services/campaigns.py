@@ -1,8 +1,11 @@
-"""Evaluations: a query set sent to an endpoint, graded on one scale, turned into metrics.
+"""Grading campaigns: a query set sent to an endpoint, graded on one scale, turned into metrics.
 
-An evaluation fixes the scale, how many grades each result wants (1..N),
-the rule that combines them, the metrics, the transformers between scales,
-whether seed 004's null rules apply, the depth graded and the guidelines.
+A campaign (an "evaluation" in the web app's pages and tables: the
+``evaluations`` table, :class:`~rankscope.store.models_app.Evaluation`; not to
+be confused with :func:`rankscope.evaluate`, a metric run) fixes the scale, how
+many grades each result wants (1..N), the rule that combines them, the
+metrics, the transformers between scales, whether seed 004's null rules apply,
+the depth graded and the guidelines.
 :func:`run_evaluation` takes a snapshot of the endpoint over the query set
 with the snapshot service (one transaction per query), then creates one
 grading task per result of the snapshot. Grades live on *items* (query x

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from rankscope.judge.api import judge
-from rankscope.judge.parse import parse_grade
 from rankscope.judgments import BINARY, DETAIL, GRADED
+from rankscope.llm_judge.api import judge
+from rankscope.llm_judge.parse import parse_grade
 
 from .conftest import Reply
 

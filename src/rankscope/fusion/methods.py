@@ -1,6 +1,6 @@
 r"""What each fusion method is: its parameters, formula and citation, as data.
 
-:func:`rankscope.compare.fusion.fuse` computes them (the per-document
+:func:`rankscope.fusion.combine.fuse` computes them (the per-document
 contribution of each run, then one aggregation per document); this module only
 declares them, so ``rankscope metrics``, ``rankscope fuse --list-methods`` and
 the generated reference (``docs/metrics/fusion.md``) list the same methods with

@@ -1,4 +1,4 @@
-"""Several runs as one input: loading, unique names, per-query values aligned by query."""
+"""Several runs as one input: loading them and giving each a unique name."""
 
 from __future__ import annotations
 
@@ -7,16 +7,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from rankscope.data.tables import OnDuplicate, Run, as_run
 from rankscope.errors import OptionError
-from rankscope.result import EvaluationResult
 
-__all__ = ["align", "load_runs", "name_candidates", "unique_names"]
-
-FloatArray = npt.NDArray[np.float64]
+__all__ = ["load_runs", "name_candidates", "unique_names"]
 
 
 def name_candidates(run: Run) -> list[str]:
@@ -97,20 +91,3 @@ def load_runs(
     else:
         chosen = unique_names([name_candidates(t) for t in tables])
     return tables, chosen
-
-
-def align(results: Sequence[EvaluationResult]) -> tuple[list[str], FloatArray]:
-    """Per-query values of several evaluations on one query axis.
-
-    Returns the union of the evaluated queries (byte order) and an array of
-    shape (n_runs, n_queries, n_metrics), NaN where a run has no value.
-    """
-    query_ids = sorted(set().union(*(r.query_ids for r in results)))
-    index = {q: i for i, q in enumerate(query_ids)}
-    n_metrics = len(results[0].labels) if results else 0
-    out = np.full((len(results), len(query_ids), n_metrics), np.nan)
-    for r, result in enumerate(results):
-        rows = np.fromiter((index[q] for q in result.query_ids), dtype=np.int64,
-                           count=len(result.query_ids))
-        out[r, rows, :] = result.values
-    return query_ids, out

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from rankscope.errors import InputError, JudgeError, OptionError
-from rankscope.judge.cache import cache_key
-from rankscope.judge.prompts import PromptTemplate, load_template
 from rankscope.judgments import BINARY, GRADED
+from rankscope.llm_judge.cache import cache_key
+from rankscope.llm_judge.prompts import PromptTemplate, load_template
 
 from .conftest import DOCS, QUERIES, Reply, judge_collection
 

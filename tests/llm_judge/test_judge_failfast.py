@@ -10,7 +10,7 @@ import pytest
 
 from rankscope.cli.main import main
 from rankscope.errors import JudgeError, OptionError
-from rankscope.judge.api import judge
+from rankscope.llm_judge.api import judge
 
 from .conftest import Reply, csv_rows
 

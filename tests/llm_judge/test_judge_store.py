@@ -11,7 +11,7 @@ import pytest
 
 from rankscope.cli.main import main
 from rankscope.errors import FileAccessError, OptionError, StoreError
-from rankscope.judge.api import judge
+from rankscope.llm_judge.api import judge
 
 from .conftest import Reply
 

@@ -1,13 +1,13 @@
 """What an LLM judge grades: the pairs, and the texts of their queries and documents.
 
 Pairs come from the top k of one or more runs (ranked as evaluation ranks
-them) or of snapshots (:mod:`rankscope.judge.snapshots`), or from a pairs
+them) or of snapshots (:mod:`rankscope.llm_judge.snapshots`), or from a pairs
 file; then optionally only those not graded yet ("fill the holes"), or only
 those graded already (to measure the judge), and a seeded random sample of
 them. Texts come from a :class:`TextSource`: :class:`FileTexts` reads a
 queries TSV (``query_id<TAB>text``, a header line may name a ``need``
 column) and a documents JSONL (``id`` and text fields);
-:class:`~rankscope.judge.snapshots.SnapshotTexts` reads a snapshot store;
+:class:`~rankscope.llm_judge.snapshots.SnapshotTexts` reads a snapshot store;
 any object with the same methods can stand in for them.
 """
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from rankscope.errors import JudgeError
-from rankscope.judge.api import judge, judge_async
 from rankscope.judgments import Judgments
+from rankscope.llm_judge.api import judge, judge_async
 
 from .conftest import Reply, csv_rows, grades_script, judge_collection
 
@@ -185,8 +185,8 @@ def test_a_repeated_run_costs_zero_requests_and_any_change_misses(
     assert second.rows.get_column("cached").to_list() == [True] * 4
 
     template = tmp_path / "p.j2"
-    from rankscope.judge.prompts import load_template
     from rankscope.judgments import GRADED
+    from rankscope.llm_judge.prompts import load_template
 
     source = load_template(None, GRADED).source
     template.write_text(source)

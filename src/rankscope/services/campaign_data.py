@@ -29,7 +29,7 @@ import polars as pl
 from sqlalchemy import select
 
 from rankscope.data.tables import Run
-from rankscope.services.evaluations import latest_snapshot_id, query_key
+from rankscope.services.campaigns import latest_snapshot_id, query_key
 from rankscope.store.models import Query, Snapshot, SnapshotHit, SnapshotQuery
 from rankscope.store.models_app import Evaluation, Grade, Item, Rater
 

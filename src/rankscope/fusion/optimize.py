@@ -26,15 +26,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rankscope.compare.fusion import GRID_NORMS, check_norm, fuse
-from rankscope.compare.fusion_methods import FusionMethod, method_spec
-from rankscope.compare.progress import bar
-from rankscope.compare.runs import load_runs
+from rankscope.data.runs import load_runs
 from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels
 from rankscope.engine.evaluate import aggregate, evaluate, resolve_metrics
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
+from rankscope.fusion.combine import GRID_NORMS, check_norm, fuse
+from rankscope.fusion.methods import FusionMethod, method_spec
 from rankscope.metrics.base import Metric
+from rankscope.progress import step_bar
 
 __all__ = ["FusionSearch", "default_grid", "optimize_fusion", "simplex_weights"]
 
@@ -204,7 +204,7 @@ def optimize_fusion(
     runs : sequence of runs, or mapping name -> run
         The runs to fuse.
     method : str, default "wsum"
-        A fusion method of :func:`rankscope.compare.fusion.fuse`.
+        A fusion method of :func:`rankscope.fusion.combine.fuse`.
     metric : str or Metric, default "nDCG@10"
         The metric to maximise (its mean over queries).
     grid : mapping, optional
@@ -222,7 +222,7 @@ def optimize_fusion(
     seed : int, default 0
         Seed of the shuffle that assigns queries to folds.
     depth, ties, unjudged, queries, on_duplicate, allow_no_overlap
-        As in :func:`~rankscope.compare.fusion.fuse` and :func:`rankscope.evaluate`.
+        As in :func:`~rankscope.fusion.combine.fuse` and :func:`rankscope.evaluate`.
     progress : bool, default True
         Allow a progress bar (drawn only on a terminal with tqdm installed).
 
@@ -270,7 +270,7 @@ def optimize_fusion(
     full = np.empty((len(points), len(query_ids)))
     fused_runs: list[Run] = []
     steps = len(points) * (1 + (n_folds if spec.kind == "supervised" else 0))
-    with bar(steps, f"tuning {spec.name}", unit="trial", show=progress) as advance:
+    with step_bar(steps, f"tuning {spec.name}", unit="trial", show=progress) as advance:
         for i, point in enumerate(points):
             full[i], fused = _values(setup, point, train, qrels_t, query_ids)
             fused_runs.append(fused)

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from rankscope.errors import JudgeError
-from rankscope.judge.client import ChatClient
+from rankscope.llm_judge.client import ChatClient
 
 from .conftest import Reply, ScriptedServer
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import FileAccessError, InputError, OptionError
-from rankscope.judge.inputs import Pair
+from rankscope.llm_judge.inputs import Pair
 
 if TYPE_CHECKING:
     from rankscope.store.db import Store

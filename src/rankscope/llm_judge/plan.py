@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rankscope.errors import OptionError
-from rankscope.judge.cache import AnswerCache, CachedAnswer
-from rankscope.judge.inputs import Pair, TextSource
-from rankscope.judge.output import CONFIGURATION, ResultsFile
-from rankscope.judge.parse import parse_grade
-from rankscope.judge.spec import Job, RunSpec, estimate_tokens, render_jobs
+from rankscope.llm_judge.cache import AnswerCache, CachedAnswer
+from rankscope.llm_judge.inputs import Pair, TextSource
+from rankscope.llm_judge.output import CONFIGURATION, ResultsFile
+from rankscope.llm_judge.parse import parse_grade
+from rankscope.llm_judge.spec import Job, RunSpec, estimate_tokens, render_jobs
 
 __all__ = ["Plan", "Todo", "check_resume", "gives_no_grade", "plan", "todo"]
 

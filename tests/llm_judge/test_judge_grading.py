@@ -9,8 +9,8 @@ from importlib import resources
 import pytest
 
 from rankscope.errors import InputError, JudgeError
-from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
-from rankscope.judge.prompts import PromptTemplate
+from rankscope.llm_judge.grading import GradeItem, JudgeConfig, grade_items
+from rankscope.llm_judge.prompts import PromptTemplate
 
 from .conftest import DOCS, QUERIES, Reply
 
@@ -29,7 +29,7 @@ def test_grades_come_back_per_item_with_the_rater_prompt_hash_and_settings(serve
                         api_key="sk-test")
     items = _items(("q1", "d3"), ("q1", "d1"), ("q2", "d5"))
     result = grade_items(items, judge, cache=tmp_path / "c.sqlite", sleep=fast_sleep)
-    source = (resources.files("rankscope.judge") / "templates" / "graded.j2").read_text()
+    source = (resources.files("rankscope.llm_judge") / "templates" / "graded.j2").read_text()
     assert result.template_name == "graded"
     assert result.template_sha256 == hashlib.sha256(source.encode()).hexdigest()
     assert result.rater == "llm:tiny" and result.model == "tiny"
@@ -103,7 +103,7 @@ def test_needs_failures_budget_and_samples(server, fast_sleep):
 def test_inside_a_running_loop_and_bad_items(server, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from rankscope.judge.cache import AnswerCache
+    from rankscope.llm_judge.cache import AnswerCache
 
     server.script = lambda doc, n, body: Reply('{"grade": 0}')
     judge = JudgeConfig(endpoint=server.url, model="tiny")

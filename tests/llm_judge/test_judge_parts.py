@@ -12,12 +12,12 @@ import time
 import pytest
 
 from rankscope.errors import FileAccessError, JudgeError, OptionError, ParseError
-from rankscope.judge.cache import AnswerCache, CachedAnswer, cache_key
-from rankscope.judge.client import Budget, ChatClient, _retry_after, chat_url
-from rankscope.judge.inputs import FileTexts, Pair, pairs_from_runs, read_pairs, read_queries
-from rankscope.judge.parse import parse_grade
-from rankscope.judge.prompts import PromptTemplate, load_template
 from rankscope.judgments import BINARY, DETAIL, GRADED, get_scale
+from rankscope.llm_judge.cache import AnswerCache, CachedAnswer, cache_key
+from rankscope.llm_judge.client import Budget, ChatClient, _retry_after, chat_url
+from rankscope.llm_judge.inputs import FileTexts, Pair, pairs_from_runs, read_pairs, read_queries
+from rankscope.llm_judge.parse import parse_grade
+from rankscope.llm_judge.prompts import PromptTemplate, load_template
 
 from .conftest import Reply
 
@@ -167,7 +167,7 @@ def test_chat_url_and_retry_after():
 def test_requests_per_minute_pacing_and_retry_after_dates(server, monkeypatch):
     """The Retry-After date is read against the client's wall clock, fixed here: the wait
     is exactly 20 s however long the answer took to arrive."""
-    from rankscope.judge import client as client_module
+    from rankscope.llm_judge import client as client_module
 
     clock = [1000.0]
     delays: list[float] = []
@@ -262,7 +262,7 @@ def test_pairs_from_runs_rank_like_evaluation():
 
 def test_missing_texts_fail_before_any_request(server, collection, fast_sleep):
     from rankscope.errors import InputError
-    from rankscope.judge.api import judge
+    from rankscope.llm_judge.api import judge
 
     with pytest.raises(InputError, match="'zz'"):
         judge([("q1", "zz")], endpoint=server.url, model="m", queries=collection["queries"],
@@ -275,7 +275,7 @@ def test_missing_texts_fail_before_any_request(server, collection, fast_sleep):
 
 def test_rankscope_judge_is_callable_from_the_top(server, collection, fast_sleep):
     import rankscope
-    import rankscope.judge.parse  # the name stays callable after a submodule import
+    import rankscope.llm_judge.parse  # the name stays callable after a submodule import
 
     server.script = lambda doc, n, body: Reply('{"grade": 3}')
     result = rankscope.judge([("q1", "d3")], endpoint=server.url, model="m",
@@ -303,7 +303,7 @@ def test_backoff_doubles_with_jitter_and_a_cap():
 
 
 def test_queries_with_a_need_column_and_a_needs_file(tmp_path):
-    from rankscope.judge.inputs import read_needs, read_query_file
+    from rankscope.llm_judge.inputs import read_needs, read_query_file
 
     q = tmp_path / "q.tsv"
     q.write_text("qid\tlang\tquery\tneed\n1\ten\tcheap flights\tFlights under $100.\n"

@@ -7,8 +7,8 @@ retrieved (query, document, run) row a contribution and aggregates them per
 document with one polars group-by. A document a run did not retrieve
 contributes nothing for that run, except where the method says otherwise
 (BordaFuse, BayesFuse). The methods, their parameters, formulas and citations
-are declared in :mod:`rankscope.compare.fusion_methods`; the supervised ones
-learn from qrels as :mod:`rankscope.compare.fusion_train` says.
+are declared in :mod:`rankscope.fusion.methods`; the supervised ones
+learn from qrels as :mod:`rankscope.fusion.train` says.
 
 Normalizations (per query, over the documents of one run; the floors of
 1e-9 on denominators follow ranx, so a list of equal scores maps to 0):
@@ -44,14 +44,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rankscope.compare.fusion_methods import METHODS, FusionMethod, method_spec
-from rankscope.compare.fusion_train import BAYES_CUTS, SEG_BOUNDS, FusionModel, train_fusion
-from rankscope.compare.runs import load_runs
 from rankscope.data.overlap import check_query_sets
 from rankscope.data.ranking_order import ranked
+from rankscope.data.runs import load_runs
 from rankscope.data.tables import OnDuplicate, Run, as_qrels, input_name
 from rankscope.engine.ranking import Ties
 from rankscope.errors import OptionError
+from rankscope.fusion.methods import METHODS, FusionMethod, method_spec
+from rankscope.fusion.train import BAYES_CUTS, SEG_BOUNDS, FusionModel, train_fusion
 
 __all__ = ["GRID_NORMS", "METHODS", "NORMS", "fuse", "normalize"]
 
@@ -184,7 +184,7 @@ def fuse(
     runs : sequence of runs, or mapping name -> run
         The runs (:class:`~rankscope.Run`, paths, DataFrames, dicts).
     method : str, default "rrf"
-        A method of :data:`~rankscope.compare.fusion_methods.METHODS`, in ranx's
+        A method of :data:`~rankscope.fusion.methods.METHODS`, in ranx's
         spelling or rankscope's: ``rrf``, ``combsum``, ``combmnz``, ``combmax``,
         ``combmin``, ``combmed``, ``combanz``, ``wsum``, ``combgmnz``, ``wmnz``,
         ``mixed``, ``isr``, ``log_isr``, ``logn_isr``, ``bordafuse``,
@@ -207,7 +207,7 @@ def fuse(
     qrels : Qrels, path, DataFrame or dict, optional
         Training judgments of the supervised methods. Only the queries they hold
         are learned from: give training queries only, and judge the fused run on
-        the others (:func:`~rankscope.compare.fusion_search.optimize_fusion`
+        the others (:func:`~rankscope.fusion.optimize.optimize_fusion`
         does this with cross-validation folds).
     depth : int, optional
         Use only each run's first ``depth`` documents per query.

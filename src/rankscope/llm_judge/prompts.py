@@ -36,7 +36,7 @@ unless its header (before the first section marker) declares a final line::
 
     {# answer: line "Final grade:" tokens 250 #}
 
-The reader (:mod:`rankscope.judge.parse`) then wants the answer's last line
+The reader (:mod:`rankscope.llm_judge.parse`) then wants the answer's last line
 to be that marker and a grade; ``tokens`` is the answer's expected length,
 for the estimates of a dry run and of the token budget (16 for a JSON
 answer when not declared).
@@ -330,9 +330,8 @@ def load_template(
                 f"the built-in prompt {text_spec} defines the grades {bounds[0]}-{bounds[1]}, "
                 f"not the {scale.describe()} scale: pick another prompt (generic fits any "
                 "scale) or scale")
-        source = (resources.files("rankscope.judge") / "templates" / f"{text_spec}.j2").read_text(
-            encoding="utf-8"
-        )
+        folder = resources.files("rankscope.llm_judge") / "templates"
+        source = (folder / f"{text_spec}.j2").read_text(encoding="utf-8")
         return PromptTemplate.from_text(source, name=text_spec)
     try:
         with open(text_spec, encoding="utf-8") as handle:

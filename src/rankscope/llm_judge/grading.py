@@ -4,7 +4,7 @@ The web app shows an LLM judge as one more grader. It holds its own
 grading tasks (a query, its need, a result as the grader sees it), so this
 module takes them as plain values, not files::
 
-    from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
+    from rankscope.llm_judge.grading import GradeItem, JudgeConfig, grade_items
 
     judge = JudgeConfig(endpoint="http://127.0.0.1:8080/v1", model="qwen2.5-7b-instruct",
                         guidelines=project_guidelines)
@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rankscope.errors import InputError
-from rankscope.judge.cache import AnswerCache
-from rankscope.judge.client import Budget, Sleep
-from rankscope.judge.inputs import Pair
-from rankscope.judge.output import ResultsFile
-from rankscope.judge.prompts import PromptTemplate
-from rankscope.judge.runner import RunSpec, Usage, build_spec, run, run_blocking
 from rankscope.judgments.scales import Scale
+from rankscope.llm_judge.cache import AnswerCache
+from rankscope.llm_judge.client import Budget, Sleep
+from rankscope.llm_judge.inputs import Pair
+from rankscope.llm_judge.output import ResultsFile
+from rankscope.llm_judge.prompts import PromptTemplate
+from rankscope.llm_judge.runner import RunSpec, Usage, build_spec, run, run_blocking
 from rankscope.outbound import HostPolicy
 
 __all__ = ["GradeItem", "GradingResult", "JudgeConfig", "LLMGrade", "grade_items",
@@ -83,7 +83,7 @@ class JudgeConfig:
         Requests in flight (default 4), per minute (no limit), seconds per
         request (60) and retries on 429, 5xx, timeouts, connection errors (5).
     parse : {"strict", "lenient"}, default "strict"
-        The answer reader (see :mod:`rankscope.judge.parse`).
+        The answer reader (see :mod:`rankscope.llm_judge.parse`).
     outbound : HostPolicy, optional
         The hosts the judge may reach (a server's policy,
         :mod:`rankscope.outbound`); None: any.

@@ -15,8 +15,8 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from rankscope.judge.agreement import judge_agreement
 from rankscope.judgments import Judgments
+from rankscope.llm_judge.agreement import judge_agreement
 
 LABELS = [0, 1, 2, 3]
 
