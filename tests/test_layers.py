@@ -66,10 +66,6 @@ PENDING_CYCLES: dict[frozenset[str], str] = {
                "rankscope.app.pages_dashboards", "rankscope.app.pages_grading",
                "rankscope.app.pages_llm"}):
         "app/core builds the app from its routers, which import core: the app factory",
-    frozenset({"rankscope.search.client", "rankscope.search.config",
-               "rankscope.search.elasticsearch", "rankscope.search.http_json",
-               "rankscope.search.remote", "rankscope.search.solr"}):
-        "search/config picks a kind by an if-chain over the clients: the search-kind registry",
     frozenset({"rankscope.store.models", "rankscope.store.models_app"}):
         "the store's two model modules name each other's tables",
     frozenset({"rankscope.services.dashboards", "rankscope.services.exchange"}):

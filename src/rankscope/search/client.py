@@ -34,6 +34,7 @@ from typing import Any
 from rankscope.errors import DependencyError, OutboundError, SearchError, SearchRequestError
 from rankscope.outbound import HostPolicy, guarded_transport
 from rankscope.retry import Pacer, Sleep, full_jitter, parse_retry_after
+from rankscope.search.credentials import resolve_auth, resolve_params
 from rankscope.search.types import EndpointConfig
 
 __all__ = ["HttpRequest", "Reply", "SearchClient", "server_message"]
@@ -216,8 +217,6 @@ class SearchClient:
     @classmethod
     def for_config(cls, config: EndpointConfig, **options: Any) -> SearchClient:
         """A client with the file's limits, overridden by ``options`` where given."""
-        from rankscope.search.config import resolve_auth, resolve_params
-
         settings = config.settings
         headers = {str(k): str(v) for k, v in (settings.get("headers") or {}).items()}
         allowed_env = options.get("allowed_env")
