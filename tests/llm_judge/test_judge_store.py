@@ -158,26 +158,21 @@ def test_files_replace_the_snapshot_texts_and_needs_come_from_a_file(
 
 def test_the_same_document_is_shown_as_each_query_saw_it(server, tmp_path, fast_sleep):
     """A highlighted snippet depends on the query: each pair gets its own."""
+    from rankscope.search.types import Hit, QueryItem
     from rankscope.store.db import open_store
-    from rankscope.store.snapshots import (
-        HitRow,
-        NewQuery,
-        finish_snapshot,
-        record_query,
-        start_snapshot,
-    )
+    from rankscope.store.snapshot_writes import finish_snapshot, record_query, start_snapshot
 
     with open_store(tmp_path / "s.sqlite") as store:
         sid, rows = start_snapshot(
             store, name="hl", endpoint_name="es", kind="elasticsearch", config={},
             config_hash="0" * 64, query_set_name="qs", query_set_source=None,
-            queries=[NewQuery("a", "red shoes", need="Running shoes in red."),
-                     NewQuery("b", "blue shoes")], depth=2, engine_version="8.15.0")
+            queries=[QueryItem("a", "red shoes", need="Running shoes in red."),
+                     QueryItem("b", "blue shoes")], depth=2, engine_version="8.15.0")
         for qid, snippet in (("a", "the <em>red</em> one [[s1]]"),
                              ("b", "comes in <em>blue</em> [[s1]]")):
             record_query(store, sid, rows[qid], request={}, latency_ms=1.0, raw_sha256="x",
                          raw=None, total_hits=1,
-                         hits=[HitRow(1, "s1", 2.0, title="Trainer", snippet=snippet,
+                         hits=[Hit("s1", 2.0, title="Trainer", snippet=snippet,
                                       image="https://img.test/s1.png",
                                       fields={"price": 49.5, "sizes": [40, 41]})])
         finish_snapshot(store, sid, "complete")
@@ -198,8 +193,9 @@ def test_the_same_document_is_shown_as_each_query_saw_it(server, tmp_path, fast_
 
 
 def test_snapshots_that_are_missing_or_not_complete(server, snapshot, tmp_path):
+    from rankscope.search.types import QueryItem
     from rankscope.store.db import open_store
-    from rankscope.store.snapshots import NewQuery, finish_snapshot, start_snapshot
+    from rankscope.store.snapshot_writes import finish_snapshot, start_snapshot
 
     base = dict(endpoint=server.url, model="tiny", dry_run=True)
     with pytest.raises(StoreError, match="no snapshot 'nope'"):
@@ -212,7 +208,7 @@ def test_snapshots_that_are_missing_or_not_complete(server, snapshot, tmp_path):
     with open_store(snapshot["store"]) as store:
         sid, _ = start_snapshot(store, name="half", endpoint_name="pets", kind="embedded",
                                 config={}, config_hash="1" * 64, query_set_name="qs",
-                                query_set_source=None, queries=[NewQuery("q1", "cat food")],
+                                query_set_source=None, queries=[QueryItem("q1", "cat food")],
                                 depth=4, engine_version=None)
         finish_snapshot(store, sid, "incomplete")
     with pytest.raises(OptionError, match=r"#\d+ half is incomplete .*--partial"):

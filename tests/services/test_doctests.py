@@ -18,7 +18,7 @@ MODULES = [
     "rankscope.search.embedded",
     "rankscope.search.queries",
     "rankscope.services.snapshots",
-    "rankscope.services.snapshot_runs",
+    "rankscope.data.trec_writer",
     "rankscope.services.regression",
     "rankscope.store.db",
 ]

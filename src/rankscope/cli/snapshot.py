@@ -140,13 +140,12 @@ def _taken(args: argparse.Namespace, config: Any, queries: list[Any], store: Any
 def _stored_lines(store: Any, snapshot_id: int, depth: int, tag: str, scores: str) -> list[str]:
     """The whole snapshot's run, read back from the store (a resumed one's earlier answers)."""
     from rankscope.services.snapshots import trec_lines
-    from rankscope.store.snapshots import snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot
 
-    by_query: dict[str, list[tuple[str, float | None]]] = {}
-    for hit in snapshot_hits(store, snapshot_id):
-        by_query.setdefault(hit["query_id"], []).append((hit["doc_id"], hit["score"]))
-    answered = [r.query_id for r in snapshot_queries(store, snapshot_id) if r.status == "ok"]
-    return trec_lines(((q, by_query.get(q, [])) for q in answered), depth, tag, scores=scores)
+    contents = read_snapshot(store, str(snapshot_id))
+    answered = [r.query_id for r in contents.queries if r.status == "ok"]
+    return trec_lines(((q, [(h["doc_id"], h["score"]) for h in contents.hits.get(q, [])])
+                       for q in answered), depth, tag, scores=scores)
 
 
 def _counts(store: Any, snapshot_id: int) -> Any:

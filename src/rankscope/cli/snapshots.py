@@ -155,15 +155,11 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from rankscope.errors import OptionError
-    from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot
 
     with _open(args) as store:
-        info = find_snapshot(store, args.snapshot)
-        records = snapshot_queries(store, info.id)
-        hits = snapshot_hits(store, info.id)
-    by_query: dict[str, list[dict[str, Any]]] = {}
-    for hit in hits:
-        by_query.setdefault(hit["query_id"], []).append(hit)
+        contents = read_snapshot(store, args.snapshot)
+    info, records, by_query = contents.info, contents.queries, contents.hits
     known = {r.query_id for r in records}
     for q in args.queries or []:
         if q not in known:
@@ -236,23 +232,19 @@ def _export(args: argparse.Namespace) -> int:
     from rankscope.data.formats import guess_format
     from rankscope.errors import StoreError
     from rankscope.services.snapshots import trec_lines, write_lines
-    from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot
 
     fmt = args.format
     if fmt is None:
         fmt = "jsonl" if args.output != "-" and guess_format(args.output) == "jsonl" else "trec"
     with _open(args) as store:
-        info = find_snapshot(store, args.snapshot)
-        if info.status != "complete" and not args.partial:
-            raise StoreError(
-                f"snapshot #{info.id} ({info.name}) is {info.status} ({info.n_done} of "
-                f"{info.n_queries} queries): not exported as if whole (add --partial to "
-                "export what it has)")
-        records = snapshot_queries(store, info.id)
-        hits = snapshot_hits(store, info.id)
-    by_query: dict[str, list[dict[str, Any]]] = {}
-    for hit in hits:
-        by_query.setdefault(hit["query_id"], []).append(hit)
+        contents = read_snapshot(store, args.snapshot)
+    info, records, by_query = contents.info, contents.queries, contents.hits
+    if not contents.whole and not args.partial:
+        raise StoreError(
+            f"snapshot #{info.id} ({info.name}) is {info.status} ({info.n_done} of "
+            f"{info.n_queries} queries): not exported as if whole (add --partial to "
+            "export what it has)")
     if fmt == "trec":
         lines = trec_lines(((r.query_id, [(h["doc_id"], h["score"])
                                           for h in by_query.get(r.query_id, [])])

@@ -110,7 +110,7 @@ class SnapshotTexts:
         fields: Sequence[str] | None = None,
         partial: bool = False,
     ) -> None:
-        from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
+        from rankscope.store.snapshots import read_snapshot
 
         if not snapshots:
             raise OptionError("name at least one snapshot")
@@ -124,15 +124,16 @@ class SnapshotTexts:
         self._ranked: list[tuple[int, int, int, str, str]] = []
         try:
             for index, ref in enumerate(snapshots):
-                info = find_snapshot(opened, str(ref))
+                contents = read_snapshot(opened, str(ref))
+                info = contents.info
                 label = f"#{info.id} {info.name}"
-                if info.status != "complete" and not partial:
+                if not contents.whole and not partial:
                     raise OptionError(
                         f"snapshot {label} is {info.status} ({info.n_done} of "
                         f"{info.n_queries} queries): grade it anyway with --partial "
                         "(python: partial=True)")
                 self.labels.append(label)
-                for record in snapshot_queries(opened, info.id):
+                for record in contents.queries:
                     known = self.queries.get(record.query_id)
                     if known is not None and known != record.text:
                         raise InputError(
@@ -142,7 +143,7 @@ class SnapshotTexts:
                     self._order.setdefault(record.query_id, len(self._order))
                     if record.need and record.query_id not in self.needs:
                         self.needs[record.query_id] = record.need
-                for hit in snapshot_hits(opened, info.id):
+                for hit in (h for hits in contents.hits.values() for h in hits):
                     qid, doc = str(hit["query_id"]), str(hit["doc_id"])
                     shown = _shown(hit, fields)
                     self._shown.setdefault((qid, doc), shown)

@@ -41,7 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from rankscope.store.models import Base, JSONType, UTCDateTime, utcnow
+from rankscope.store.base import Base, JSONType, UTCDateTime, utcnow
 
 __all__ = [
     "EVALUATION_STATUSES",
