@@ -48,22 +48,6 @@ DOOR = "rankscope.display"
 called. It may import ``render`` at run time, inside its functions only, and name the
 types it hands over for type checking; nothing else below ``render/`` imports it."""
 
-# Imports against the order in packages other engineers are changing now; each goes
-# once their work is merged (issue 28, its second part). (importer, imported): reason.
-PENDING_IMPORTS: dict[tuple[str, str], str] = {}
-
-# Module cycles inside packages other engineers are changing now, each to be broken once
-# their work is merged (issue 28, its second part). Modules of the cycle: reason.
-PENDING_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"rankscope.app.api", "rankscope.app.core", "rankscope.app.pages",
-               "rankscope.app.pages_dashboards", "rankscope.app.pages_grading",
-               "rankscope.app.pages_llm"}):
-        "app/core builds the app from its routers, which import core: the app factory",
-    frozenset({"rankscope.services.dashboards", "rankscope.services.exchange"}):
-        "dashboards and exchange call each other",
-}
-
-
 @dataclass(frozen=True)
 class Import:
     source: str  # importing module
@@ -155,7 +139,7 @@ def test_imports_point_down_the_layers():
     bad = []
     for imp in IMPORTS:
         mine, theirs = _layer(imp.source), _layer(imp.target)
-        if mine is None or mine == theirs or (imp.source, imp.target) in PENDING_IMPORTS:
+        if mine is None or mine == theirs:
             continue
         if theirs is None:
             bad.append(f"{_where(imp)}: the public facade; import the defining module")
@@ -236,11 +220,7 @@ def _run_time_graph(key: object) -> dict[str, set[str]]:
 
 
 def test_no_module_imports_itself_in_a_circle():
-    found = _cycles(_run_time_graph(lambda m: m))
-    unexpected = [sorted(c) for c in found if c not in PENDING_CYCLES]
-    assert unexpected == []
-    # a pending cycle broken by its owners is taken off the list
-    assert sorted(sorted(c) for c in PENDING_CYCLES if c not in found) == []
+    assert [sorted(c) for c in _cycles(_run_time_graph(lambda m: m))] == []
 
 
 def test_no_package_imports_itself_in_a_circle():

@@ -309,7 +309,7 @@ def test_a_comparison_of_different_depths_says_so_and_compares_the_common_depth(
     """
     from fastapi.testclient import TestClient
 
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     from .conftest import PASSWORD
 

@@ -75,7 +75,7 @@ def site(request, tmp_path_factory):
 
 
 def _site(store, data):
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     llm = ScriptedServer()
     try:

@@ -106,7 +106,7 @@ def _signed_in(app, name: str) -> TestClient:
 
 
 def test_the_pages_and_the_api_follow_the_operators_list(store, world, collection_name):
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
     from rankscope.services import accounts
 
     closed = _signed_in(create_app(store, world.data), world.curator.name)
@@ -137,17 +137,17 @@ def test_serve_hands_its_irds_patterns_to_the_app(tmp_path, monkeypatch):
     import sys
     import types
 
-    from rankscope.app import core
+    from rankscope.app import factory
     from rankscope.cli.main import main
 
     seen: dict[str, object] = {}
-    real = core.create_app
+    real = factory.create_app
 
     def spy(store, data_dir, **kwargs):
         seen.update(kwargs)
         return real(store, data_dir, **kwargs)
 
-    monkeypatch.setattr(core, "create_app", spy)
+    monkeypatch.setattr(factory, "create_app", spy)
     monkeypatch.setitem(sys.modules, "uvicorn", types.SimpleNamespace(run=lambda *a, **k: None))
     assert main(["serve", "--db", str(tmp_path / "s.sqlite"), "--irds", "beir/*",
                  "--irds", NAME]) == 0

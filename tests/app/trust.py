@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from rankscope.app.core import create_app
+from rankscope.app.factory import create_app
 from rankscope.services import accounts, campaigns
 
 

@@ -1,11 +1,11 @@
-"""The application object: settings, templates, who is asking, errors as HTTP answers.
+"""What every route shares: settings, templates, who is asking, errors as HTTP answers.
 
-Routes live in :mod:`rankscope.app.pages`, :mod:`rankscope.app.pages_grading`,
+The application is assembled by :func:`rankscope.app.factory.create_app`
+from the routes of :mod:`rankscope.app.pages`, :mod:`rankscope.app.pages_grading`,
 :mod:`rankscope.app.pages_dashboards`, :mod:`rankscope.app.pages_llm` and
-:mod:`rankscope.app.api`; each is a
-few lines over a service. Errors raised by the services become answers
-here, once: :class:`~rankscope.errors.AuthError` 401 (a page redirects to
-``/login``), :class:`~rankscope.errors.ForbiddenError` 403,
+:mod:`rankscope.app.api`; each is a few lines over a service. Errors raised by
+the services become answers here, once: :class:`~rankscope.errors.AuthError`
+401 (a page redirects to ``/login``), :class:`~rankscope.errors.ForbiddenError` 403,
 :class:`~rankscope.errors.NotFoundError` 404,
 :class:`~rankscope.errors.ConflictError` 409, bad input 400; the API answers
 ``{"error": message}``, a page shows the message. A request its schema
@@ -16,22 +16,18 @@ value.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import annotated_types
-from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from rankscope.app.security import COOKIE, BodyLimit, CrossOriginGuard, SecurityHeaders
+from rankscope.app.security import COOKIE
 from rankscope.errors import (
     AppError,
     AuthError,
@@ -42,7 +38,6 @@ from rankscope.errors import (
 )
 from rankscope.services.accounts import Actor, LoginLimiter, resolve_session, resolve_token
 from rankscope.services.boundary import Boundary
-from rankscope.services.exchange import MAX_UPLOAD
 from rankscope.services.limits import MAX_ID
 
 if TYPE_CHECKING:
@@ -53,7 +48,6 @@ __all__ = [
     "AppSettings",
     "Id",
     "PageActor",
-    "create_app",
     "form_id",
     "render",
     "settings_of",
@@ -218,7 +212,7 @@ def status_of(exc: RankscopeError) -> int:
     return 500 if isinstance(exc, AppError) else 400
 
 
-def _error(request: Request, exc: Exception) -> Response:
+def error_answer(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, RankscopeError):  # pragma: no cover - FastAPI passes ours only
         raise exc
     status = status_of(exc)
@@ -229,7 +223,7 @@ def _error(request: Request, exc: Exception) -> Response:
     return render(request, "error.html", {"status": status, "message": str(exc)}, status)
 
 
-def _invalid(request: Request, exc: Exception) -> Response:
+def invalid_answer(request: Request, exc: Exception) -> Response:
     """A request the schema refuses: 422 naming each field and why, never echoing the value."""
     problems = []
     for error in getattr(exc, "errors", list)()[:10]:
@@ -241,67 +235,10 @@ def _invalid(request: Request, exc: Exception) -> Response:
     return render(request, "error.html", {"status": 422, "message": message}, 422)
 
 
-def _login_redirect(request: Request, exc: Exception) -> Response:
+def login_redirect(request: Request, exc: Exception) -> Response:
     from urllib.parse import quote
 
     target = exc.target if isinstance(exc, LoginRequired) else "/"
     if request.headers.get("hx-request"):
         return Response(status_code=401, headers={"HX-Redirect": "/login"})
     return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
-
-
-def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None = None,
-               limiter: LoginLimiter | None = None, max_upload: int = MAX_UPLOAD + 1024 * 1024,
-               forwarded_allow_ips: str | None = None, irds: Sequence[str] = ()) -> Any:
-    """The ASGI application over an open store (SQLite: give it a ThreadWriter).
-
-    Parameters
-    ----------
-    store : Store
-        Where everything is kept.
-    data_dir : path
-        The app's own files (the LLM answer cache).
-    boundary : Boundary, optional
-        What web users may make the server do (default: endpoints' files
-        inside ``data_dir``, no environment variable, public hosts only).
-    limiter : LoginLimiter, optional
-        Sign-in attempts allowed (default 5 per account and address, 20 per
-        address, in 5 minutes).
-    max_upload : int
-        The largest request body accepted (bytes).
-    forwarded_allow_ips : str, optional
-        The proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are
-        believed (comma-separated addresses or ranges, ``*`` for any); None:
-        nobody's, the client is the connection's peer.
-    irds : sequence of str
-        Patterns of the ir_datasets collections curators may name (``beir/*``);
-        given, they replace the boundary's (:attr:`Boundary.irds`).
-    """
-    from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
-
-    app = FastAPI(title="rankscope", docs_url=None, redoc_url=None,
-                  openapi_url="/api/openapi.json",
-                  description="The judging app's JSON API: `Authorization: Bearer TOKEN` "
-                  "(`rankscope user token NAME`).")
-    if boundary is None:
-        boundary = Boundary.for_server(store, data_dir)
-    if irds:
-        boundary = dataclasses.replace(boundary, irds=tuple(irds))
-    app.state.settings = AppSettings(store=store, data_dir=Path(data_dir), boundary=boundary,
-                                     limiter=limiter or LoginLimiter())
-    static = resources.files("rankscope.app") / "static"
-    app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    app.add_exception_handler(RankscopeError, _error)
-    app.add_exception_handler(RequestValidationError, _invalid)
-    app.add_exception_handler(LoginRequired, _login_redirect)
-    for module in (pages, pages_grading, pages_dashboards, pages_llm, api):
-        app.include_router(module.router)
-    app.include_router(api.docs_router)
-    # outermost first: headers on every answer, the client's address from a trusted
-    # proxy only, then refuse oversized bodies, then cross-origin writes
-    guarded: Any = BodyLimit(CrossOriginGuard(app), max_upload)
-    if forwarded_allow_ips:
-        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
-
-        guarded = ProxyHeadersMiddleware(guarded, trusted_hosts=forwarded_allow_ips)
-    return SecurityHeaders(guarded)

@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from rankscope.app.core import create_app
+        from rankscope.app.factory import create_app
     except ImportError as exc:
         from rankscope.errors import DependencyError
 

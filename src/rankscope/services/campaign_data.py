@@ -44,7 +44,9 @@ __all__ = [
     "EvaluationData",
     "evaluate_command",
     "grade_details",
+    "holes_frame",
     "load_data",
+    "qrels_exports",
     "run_lines_of",
     "strategy_map",
     "unjudged_of",
@@ -238,3 +240,57 @@ def evaluate_command(ev: Evaluation, grades: str = "grades.csv", run: str = "run
         parts += ["--transform", f"{key}:{rules}"]
     parts += ["--unjudged", unjudged_of(ev)]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def holes_frame(ev: Evaluation, data: EvaluationData) -> pl.DataFrame:
+    """The ungraded positions of the top ``depth``, in the order to grade them next.
+
+    Columns ``query_id, text, need, rank, doc_id, title, url``; highest
+    positions first, then the query set's order.
+    """
+    from rankscope.judgments.coverage import coverage
+
+    schema = {"query_id": pl.String, "text": pl.String, "need": pl.String, "rank": pl.Int64,
+              "doc_id": pl.String, "title": pl.String, "url": pl.String}
+    if data.run.frame.height == 0:
+        return pl.DataFrame(schema=schema)
+    graded = coverage(data.judgments, data.run, ev.depth, strategy=data.strategy,
+                      scale=data.scale)
+    order = pl.DataFrame({"query_id": [q["query_id"] for q in data.queries],
+                          "text": [q["text"] for q in data.queries],
+                          "need": [q["need"] for q in data.queries],
+                          "_order": list(range(len(data.queries)))},
+                         schema={"query_id": pl.String, "text": pl.String, "need": pl.String,
+                                 "_order": pl.Int64})
+    holes = (graded.ungraded.select("query_id", "doc_id", "rank")
+             .join(data.hits.select("query_id", "doc_id", "title", "url"),
+                   on=["query_id", "doc_id"], how="left")
+             .join(order, on="query_id", how="left")
+             .sort(["rank", "_order", "doc_id"]))
+    return holes.select(list(schema)).cast(schema)  # type: ignore[arg-type]
+
+
+def qrels_exports(data: EvaluationData) -> list[dict[str, Any]]:
+    """Which qrels file reproduces which metric: ``[{"name", "scale", "metrics", "command"}]``.
+
+    ``qrels.txt`` (the evaluation's scale) comes first, even when no metric is
+    computed on that scale; then one ``qrels-SCALE.txt`` per other scale a
+    metric needs. ``command`` is the ``rankscope evaluate`` call that prints
+    those metrics from the file and the exported ``run.txt``.
+    """
+    import shlex
+
+    plan = data.plan()
+    by_scale: dict[str, list[str]] = {data.scale: []}
+    for label, needed in zip(plan.labels, plan.scales, strict=True):
+        by_scale.setdefault(needed.name if needed is not None else data.scale, []).append(label)
+    out = []
+    for scale, labels in by_scale.items():
+        name = "qrels.txt" if scale == data.scale else f"qrels-{scale}.txt"
+        parts = ["rankscope", "evaluate", name, "run.txt"]
+        for label in labels:
+            parts += ["-m", label]
+        parts += ["--unjudged", data.unjudged]
+        out.append({"name": name, "scale": scale, "metrics": labels,
+                    "command": " ".join(shlex.quote(p) for p in parts) if labels else None})
+    return out
