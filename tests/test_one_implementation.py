@@ -52,3 +52,10 @@ def test_one_search_hit_and_one_query_record():
 def test_one_loader_of_a_snapshots_hits():
     # every reader of a stored snapshot's hits goes through store.snapshots.read_snapshot
     assert _calls("snapshot_hits") == ["store/snapshots.py"]
+
+
+def test_one_reader_of_a_query_set():
+    # a query set's TSV and its header aliases are read in search/queries.py only; the LLM
+    # judges' inputs call it (before: llm_judge/inputs.py had its own TSV reader and aliases)
+    assert _where(r"_(ID|TEXT|NEED)_(HEADERS|NAMES) =") == ["search/queries.py"]
+    assert _calls("has_rater_column") == []  # a qrels argument is read once, by read_relevance

@@ -349,3 +349,38 @@ def test_an_answer_cache_of_an_earlier_version_is_read_and_upgraded(tmp_path):
         cache.put("k2", "m", CachedAnswer("cut", 5, 50, "length", "thinking..."))
         assert cache.get("k2") == CachedAnswer("cut", 5, 50, "length", "thinking...")
         assert cache.get("k") == CachedAnswer('{"grade": 1}', 10, 2, None, None)
+
+
+QUERY_SETS = {
+    # classic TREC topics: the title is the text, description and narrative the need
+    "topics.txt": ("<top>\n<num> Number: 301\n<title> Organized Crime\n<desc> Description:\n"
+                   "Which groups?\n<narr> Narrative:\nMust name one.\n</top>\n"),
+    # a header whose second column is not the text, and a column only a template reads
+    "rich.tsv": "topic\tlang\tkeywords\tdesc\n7\ten\tcheap flights\tUnder $100.\n",
+    # a cell a rankscope export neutralised reads back as written
+    "export.tsv": "qid\ttext\nq1\t'=1+1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUERY_SETS))
+def test_the_judge_reads_a_query_set_as_snapshots_do(tmp_path, name):
+    """One reader of a query set: the judge's texts and needs are the snapshot reader's.
+
+    Before, the judge's reader took no TREC topics (one line of SGML is 1 field: an error),
+    knew neither ``topic`` nor ``keywords`` and kept ``'=1+1`` neutralised.
+    """
+    from rankscope.llm_judge.inputs import read_query_file
+    from rankscope.search.queries import read_queries as read_query_set
+
+    path = tmp_path / name
+    path.write_text(QUERY_SETS[name])
+    items = read_query_set(path)
+    texts, needs = read_query_file(path)
+    assert texts == {q.query_id: q.text for q in items}
+    assert needs == {q.query_id: q.need for q in items if q.need}
+    # by hand, from the files above
+    expected = {"topics.txt": ({"301": "Organized Crime"},
+                               {"301": "Which groups?\n\nMust name one."}),
+                "rich.tsv": ({"7": "cheap flights"}, {"7": "Under $100."}),
+                "export.tsv": ({"q1": "=1+1"}, {})}
+    assert (texts, needs) == expected[name]

@@ -18,14 +18,17 @@ import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import polars as pl
 
 from rankscope.data._io import PathLike, read_text
-from rankscope.data.irds import irds_documents, irds_queries, is_irds
+from rankscope.data.irds import irds_documents, is_irds
 from rankscope.engine.ranking import Ties
 from rankscope.errors import InputError, ParseError
+
+if TYPE_CHECKING:
+    from rankscope.search.types import QueryItem
 
 __all__ = [
     "DOC_ID_FIELDS",
@@ -184,63 +187,13 @@ class FileTexts:
         return self.docs.get(doc_id)
 
 
-_ID_HEADERS = ("query_id", "qid", "id", "query-id", "_id")
-_TEXT_HEADERS = ("text", "query", "title", "query_text")
-_NEED_HEADERS = ("need", "information_need", "description", "desc")
-
-
-def _tsv_rows(path: PathLike, what: str) -> list[tuple[str, list[str], list[str]]]:
-    """(id, column names, values) per line of a TSV whose first line may be a header
-    (its first field names the id column: ``query_id``, ``qid``, ``id``)."""
-    data, source = read_text(path)
-    rows: list[tuple[str, list[str], list[str]]] = []
-    header: list[str] | None = None
-    seen: set[str] = set()
-    for number, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
-        cells = [c.strip() for c in raw.split("\t")]
-        if not rows and header is None and cells[0].lower() in _ID_HEADERS and len(cells) > 1:
-            header = [c.lower() for c in cells]
-            if len(set(header)) != len(header):
-                raise ParseError("the header names a column twice", source=source,
-                                 line=number, value=raw)
-            continue
-        width = len(header) if header else 2
-        if len(cells) != width:
-            expected = (f"query_id<TAB>{what}" if header is None
-                        else f"{width} tab-separated fields as in the header")
-            raise ParseError(f"expected {expected}, found {len(cells)} field(s)",
-                             source=source, line=number, value=raw)
-        if not cells[0]:
-            raise ParseError("empty query id", source=source, line=number, value=raw)
-        if cells[0] in seen:
-            raise ParseError(f"query {cells[0]!r} is given twice", source=source, line=number,
-                             value=raw)
-        seen.add(cells[0])
-        rows.append((cells[0], header or ["query_id", what], cells))
-    return rows
-
-
-def _column(names: list[str], values: list[str], wanted: tuple[str, ...],
-            fallback: bool) -> str:
-    """The first wanted column's value; else (``fallback``) the second column's."""
-    for name in wanted:
-        if name in names:
-            return values[names.index(name)]
-    return values[1] if fallback else ""
-
-
 def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
-    """A queries TSV -> (``{query_id: text}``, ``{query_id: need}``).
+    """A query set -> (``{query_id: text}``, ``{query_id: need}``).
 
-    Lines are ``query_id<TAB>text``. A header line (its first field
-    ``query_id``, ``qid`` or ``id``) may name more columns: the text is the
-    ``text`` (also ``query``, ``title``) column, else the second; ``need``
-    (also ``information_need``, ``description``) is the information need;
-    other columns are ignored.
-
-    ``irds:NAME`` reads an ir_datasets collection's queries and needs.
+    Read by the one query-set reader, :func:`rankscope.search.queries.read_queries`:
+    ``query_id<TAB>text`` lines, a header line naming more columns (the text,
+    the ``need``), TREC topics, or ``irds:NAME``. A file without a query
+    gives two empty mappings.
 
     Raises
     ------
@@ -249,18 +202,17 @@ def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
     """
     texts: dict[str, str] = {}
     needs: dict[str, str] = {}
-    if is_irds(path):
-        for query in irds_queries(os.fspath(path))[0]:
-            texts[query.query_id] = query.text
-            if query.need:
-                needs[query.query_id] = query.need
-        return texts, needs
-    for qid, names, values in _tsv_rows(path, "text"):
-        texts[qid] = _column(names, values, _TEXT_HEADERS, fallback=True)
-        need = _column(names, values, _NEED_HEADERS, fallback=False)
-        if need:
-            needs[qid] = need
+    for query in _query_items(path, "text"):
+        texts[query.query_id] = query.text
+        if query.need:
+            needs[query.query_id] = query.need
     return texts, needs
+
+
+def _query_items(path: PathLike, second: str) -> list[QueryItem]:
+    from rankscope.search.queries import read_queries as read_query_set
+
+    return read_query_set(os.fspath(path), second=second, allow_empty=True)
 
 
 def read_queries(path: PathLike) -> dict[str, str]:
@@ -277,19 +229,15 @@ def read_queries(path: PathLike) -> dict[str, str]:
 def read_needs(path: PathLike) -> dict[str, str]:
     """``query_id<TAB>need`` lines (a header line optional) -> ``{query_id: need}``.
 
+    Without a header the second column is the need; TREC topics and
+    ``irds:NAME`` give their descriptions.
+
     Raises
     ------
     ParseError
         A line with another number of fields, an empty id, or a query id given twice.
     """
-    if is_irds(path):
-        return read_query_file(path)[1]
-    out: dict[str, str] = {}
-    for qid, names, values in _tsv_rows(path, "need"):
-        need = _column(names, values, _NEED_HEADERS, fallback=True)
-        if need:
-            out[qid] = need
-    return out
+    return {q.query_id: q.need for q in _query_items(path, "need") if q.need}
 
 
 def read_documents(
@@ -371,11 +319,11 @@ def read_judged(judged: Any) -> Any:
     :class:`~rankscope.judgments.table.Judgments`.
     """
     from rankscope.data.tables import Qrels
-    from rankscope.judgments.io import has_rater_column
-    from rankscope.judgments.table import Judgments, as_judgments
+    from rankscope.judgments.relevance import read_relevance
+    from rankscope.judgments.table import as_judgments
 
-    if isinstance(judged, str | os.PathLike):
-        judged = Judgments.read(judged) if has_rater_column(judged) else Qrels.read(judged)
+    if isinstance(judged, str | os.PathLike):  # read once, its columns decide (one reader)
+        judged = read_relevance(judged)
     if isinstance(judged, Mapping):  # {query: {doc: grade}}, as qrels are given in Python
         judged = Qrels.from_dict(judged)
     if not isinstance(judged, Qrels):
