@@ -59,3 +59,12 @@ def test_one_reader_of_a_query_set():
     # judges' inputs call it (before: llm_judge/inputs.py had its own TSV reader and aliases)
     assert _where(r"_(ID|TEXT|NEED)_(HEADERS|NAMES) =") == ["search/queries.py"]
     assert _calls("has_rater_column") == []  # a qrels argument is read once, by read_relevance
+
+
+def test_one_majority_vote_and_one_pairing_of_a_rater_against_a_reference():
+    # the vote lives in judgments/aggregate.py (the LLM judge's agreement had its own);
+    # stacking two grade columns as two raters in judgments/agreement.py (the LLM judge's
+    # agreement and the app's adjudication each built it)
+    assert _where(r"def _?majority") == ["judgments/aggregate.py"]
+    assert _where(r"""pl\.lit\(["'](human|llm|grader|consensus)["']\)\.alias\(["']rater""") == []
+    assert _calls("two_raters") == ["llm_judge/agreement.py", "services/adjudication.py"]

@@ -44,7 +44,8 @@ from typing import Any
 import polars as pl
 
 from rankscope.errors import DependencyError, InputError, OptionError
-from rankscope.judgments.agreement import cohen_kappa, krippendorff_alpha
+from rankscope.judgments.aggregate import majority_vote
+from rankscope.judgments.agreement import cohen_kappa, krippendorff_alpha, two_raters
 from rankscope.judgments.scales import BINARY, Scale, get_scale
 from rankscope.judgments.table import Judgments, as_judgments
 
@@ -161,24 +162,9 @@ class JudgeAgreement:
         return out
 
 
-def _majority(j: Judgments) -> tuple[pl.DataFrame, int]:
-    """One grade per result by majority vote; (frame, how many were tied)."""
-    graded = j.frame.filter(pl.col("grade").is_not_null())
-    counts = graded.group_by([*_KEYS, "grade"]).agg(pl.len().alias("n"))
-    best = counts.with_columns(pl.col("n").max().over(_KEYS).alias("top")).filter(
-        pl.col("n") == pl.col("top")
-    )
-    winners = best.group_by(_KEYS).agg(pl.col("grade").first(), pl.len().alias("k"))
-    tied = int(winners.filter(pl.col("k") > 1).height)
-    return winners.filter(pl.col("k") == 1).select(*_KEYS, "grade"), tied
-
-
 def _pair_judgments(merged: pl.DataFrame, column: str, scale: Scale | None) -> Judgments:
-    frame = pl.concat([
-        merged.select(*_KEYS, pl.lit("human").alias("rater"), pl.col("human").alias("grade")),
-        merged.select(*_KEYS, pl.lit("llm").alias("rater"), pl.col(column).alias("grade")),
-    ])
-    return Judgments(frame, source="<human vs llm>", scale=scale)
+    return two_raters(merged, "human", column, names=("human", "llm"), scale=scale,
+                      source="<human vs llm>")
 
 
 def _kappa(j: Judgments, weights: str | None, scale: Scale | None) -> float | None:
@@ -253,8 +239,8 @@ def judge_agreement(
     common = set(h.raters) & set(m.raters)
     if common:
         raise InputError(f"the same rater on both sides: {', '.join(sorted(common))}")
-    h_major, ties = _majority(h)
-    m_major, _ = _majority(m)
+    h_major, ties = majority_vote(h)
+    m_major, _ = majority_vote(m)
     merged = h_major.rename({"grade": "human"}).join(
         m_major.rename({"grade": "llm"}), on=_KEYS, how="inner"
     )
