@@ -68,3 +68,14 @@ def test_one_majority_vote_and_one_pairing_of_a_rater_against_a_reference():
     assert _where(r"def _?majority") == ["judgments/aggregate.py"]
     assert _where(r"""pl\.lit\(["'](human|llm|grader|consensus)["']\)\.alias\(["']rater""") == []
     assert _calls("two_raters") == ["llm_judge/agreement.py", "services/adjudication.py"]
+
+
+def test_one_retrying_http_transport():
+    # the retry loop, the backoff and the client statistics live in retry.py; the search
+    # client and the LLM judge's client send through it (each had its own loop, backoff
+    # formula and ClientStats)
+    assert _where(r"for attempt in range\(self\.max_retries") == []
+    assert _where(r"class ClientStats\b") == ["retry.py"]
+    assert _where(r"\bbackoff \* 2\.0 ?\*\*") == []
+    assert sorted(_calls("retrying")) == ["llm_judge/client.py", "search/client.py"]
+    assert sorted(_calls("exchange")) == ["llm_judge/client.py", "search/client.py"]

@@ -5,9 +5,9 @@ OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
 ``usage`` record. This client sends one request per answer and:
 
 - retries 429, 5xx, a 200 whose body is not JSON, timeouts and connection
-  errors with exponential backoff and jitter, waiting exactly what a
-  ``Retry-After`` header asks (seconds or an HTTP date; capped at
-  ``max_retry_after``);
+  errors through the one retrying transport (:mod:`rankscope.retry`):
+  exponential backoff with full jitter, or exactly what a ``Retry-After``
+  header asks (seconds or an HTTP date; capped at ``max_retry_after``);
 - fails fast: until the endpoint has given a completion, requests go one at
   a time; when the first one gets no HTTP answer at all (nothing listening,
   a wrong host, no answer within the timeout) the run stops at once
@@ -48,7 +48,17 @@ from rankscope.errors import (
     OutboundError,
 )
 from rankscope.outbound import HostPolicy, guarded_transport
-from rankscope.retry import Pacer, parse_retry_after
+from rankscope.retry import (
+    Backoff,
+    ClientStats,
+    NoAnswer,
+    Pacer,
+    Retryable,
+    exchange,
+    parse_retry_after,
+    retry_after_of,
+    retrying,
+)
 from rankscope.retry import Sleep as Sleep  # re-exported: the judge's modules import it here
 
 __all__ = ["Budget", "ChatClient", "ClientStats", "Completion", "chat_url", "check_endpoint"]
@@ -172,26 +182,6 @@ class Budget:
             self._settled = None
 
 
-@dataclass
-class ClientStats:
-    """What a client sent and what came back.
-
-    ``in_flight`` is the number of requests sent and not answered yet, and
-    ``peak_in_flight`` the most there ever were at once.
-    """
-
-    requests: int = 0
-    retries: int = 0
-    statuses: dict[str, int] | None = None
-    in_flight: int = 0
-    peak_in_flight: int = 0
-
-    def count(self, what: str) -> None:
-        if self.statuses is None:
-            self.statuses = {}
-        self.statuses[what] = self.statuses.get(what, 0) + 1
-
-
 _retry_after = parse_retry_after  # the shared rule (rankscope.retry)
 
 
@@ -219,8 +209,9 @@ class ChatClient:
     max_retries : int, default 5
         Retries after the first request (429, 5xx, timeout, connection error).
     backoff, max_backoff : float
-        The n-th retry waits ``min(max_backoff, backoff * 2**n)`` seconds,
-        half of it random (jitter), unless Retry-After says otherwise.
+        The n-th retry (from 0) waits a uniform draw in
+        ``[0, min(max_backoff, backoff * 2**n))`` seconds, unless Retry-After
+        says otherwise (:class:`rankscope.retry.Backoff`).
     max_retry_after : float, default 300
         The longest Retry-After honoured.
     max_unanswered : int, default 8
@@ -282,6 +273,7 @@ class ChatClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
+        self._backoff = Backoff(backoff, max_backoff, max_retry_after)
         self.rpm = rpm
         self.budget = budget or Budget()
         self._sleep: Sleep = sleep or asyncio.sleep
@@ -298,10 +290,7 @@ class ChatClient:
         await self._pacer.wait()
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        cap = min(self.max_backoff, self.backoff * 2.0 ** retry)
-        return cap / 2 + self._rng() * cap / 2
+        return self._backoff.delay(retry, retry_after, self._rng)
 
     async def complete(
         self,
@@ -365,84 +354,72 @@ class ChatClient:
         *,
         first: bool,
     ) -> Completion | None:
-        import httpx
 
         body = {"model": self.model, "messages": [dict(m) for m in messages], **settings}
-        last = "no request sent"
-        status: int | None = None
-        for attempt in range(self.max_retries + 1):
+
+        async def attempt(n: int, retried: tuple[str, ...]) -> Completion | Retryable | None:
             if not await self.budget.acquire(estimate):
                 return None
             await self._pace()
-            self.stats.requests += 1
-            if attempt:
-                self.stats.retries += 1
-            used: int | None = 0
-            retry_after: float | None = None
-            self.stats.in_flight += 1
-            self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
             try:
-                response = await self._http.post(self.url, json=body)
+                response = await exchange(self._http, "POST", self.url, stats=self.stats,
+                                          attempt=n, json=body)
             except OutboundError as exc:
                 self.budget.settle(estimate, 0)
                 raise JudgeError(str(exc)) from None
-            except httpx.TimeoutException:
-                self.stats.count("timeout")
-                last, status = f"no answer within {self.timeout:g} s (--timeout)", None
-                self.budget.settle(estimate, used)
+            if isinstance(response, NoAnswer):
+                last = (f"no answer within {self.timeout:g} s (--timeout)"
+                        if response.kind == "timeout"
+                        else f"connection error: {response.detail}")
+                self.budget.settle(estimate, 0)
                 self._no_answer(first, last)
-            except httpx.TransportError as exc:
-                self.stats.count("connection error")
-                last, status = f"connection error: {exc or type(exc).__name__}", None
-                self.budget.settle(estimate, used)
-                self._no_answer(first, last)
-            else:
-                self._unanswered = 0
-                self._answered = True
-                status = response.status_code
-                if status == 200:
-                    try:
-                        data = response.json()
-                    except ValueError:
-                        self.stats.count("200 not JSON")
-                        last = f"HTTP 200 with a body that is not JSON: {_body_text(response)}"
-                    else:
-                        self.stats.count("200")
-                        try:
-                            done = _completion(data)
-                        except (ValueError, KeyError, IndexError, TypeError) as exc:
-                            self.budget.settle(estimate, 0)
-                            raise JudgeRequestError(
-                                f"malformed response body ({exc}): {_body_text(response)}",
-                                status=status, attempts=attempt + 1,
-                            ) from None
-                        used = done.tokens
-                        self.budget.settle(estimate, used)
-                        self._completed = True
-                        return done
-                else:
-                    self.stats.count(str(status))
-                    if status in _FATAL:
-                        self.budget.settle(estimate, 0)
-                        raise JudgeError(
-                            f"{self.url} answered {status} {_FATAL[status]}: "
-                            f"{_body_text(response)}"
-                        )
-                    last = f"HTTP {status}: {_body_text(response)}"
-                    if status != 429 and status < 500:
-                        self.budget.settle(estimate, 0)
-                        raise JudgeRequestError(last, status=status, attempts=attempt + 1)
-                    retry_after = _retry_after(response.headers.get("retry-after"),
-                                               time.time())
-                self.budget.settle(estimate, used)
-            finally:
-                self.stats.in_flight -= 1
-            if attempt < self.max_retries:
-                await self._sleep(self._delay(attempt, retry_after))
+                return Retryable(response.kind, last)
+            return self._answer(response, estimate, n)
+
+        outcome = await retrying(attempt, max_retries=self.max_retries, backoff=self._backoff,
+                                 sleep=self._sleep, rng=self._rng)
+        if not isinstance(outcome, Retryable):
+            return outcome
         raise JudgeRequestError(
-            f"gave up after {self.max_retries + 1} requests; last: {last}",
-            status=status, attempts=self.max_retries + 1,
+            f"gave up after {self.max_retries + 1} requests; last: {outcome.message}",
+            status=outcome.status, attempts=self.max_retries + 1,
         )
+
+    def _answer(self, response: Any, estimate: int, n: int) -> Completion | Retryable:
+        """A completion from an HTTP answer, a retry, or the error it calls for."""
+        self._unanswered = 0
+        self._answered = True
+        status = response.status_code
+        if status == 200:
+            try:
+                data = response.json()
+            except ValueError:
+                self.stats.count("200 not JSON")
+                self.budget.settle(estimate, 0)
+                return Retryable("200 not JSON", "HTTP 200 with a body that is not JSON: "
+                                 f"{_body_text(response)}", status)
+            self.stats.count("200")
+            try:
+                done = _completion(data)
+            except (ValueError, KeyError, IndexError, TypeError) as exc:
+                self.budget.settle(estimate, 0)
+                raise JudgeRequestError(
+                    f"malformed response body ({exc}): {_body_text(response)}",
+                    status=status, attempts=n + 1,
+                ) from None
+            self.budget.settle(estimate, done.tokens)
+            self._completed = True
+            return done
+        self.stats.count(str(status))
+        self.budget.settle(estimate, 0)
+        if status in _FATAL:
+            raise JudgeError(f"{self.url} answered {status} {_FATAL[status]}: "
+                             f"{_body_text(response)}")
+        last = f"HTTP {status}: {_body_text(response)}"
+        if status != 429 and status < 500:
+            raise JudgeRequestError(last, status=status, attempts=n + 1)
+        return Retryable(f"HTTP {status}", last, status,
+                         retry_after_of(response.headers, time.time()))
 
 
 def _completion(data: Any) -> Completion:
