@@ -189,6 +189,7 @@ async def judge_async(
     api_key: str | None = None,
     api_key_env: str | None = None,
     auth_header: str = "Authorization",
+    provider: str = "openai",
     rater: str | None = None,
     temperature: float = 0.0,
     settings: Mapping[str, Any] | None = None,
@@ -227,7 +228,7 @@ async def judge_async(
     spec = build_spec(endpoint=endpoint, model=model, scale=scale, prompt=prompt, rater=rater,
                       temperature=temperature, settings=settings, samples=samples,
                       guidelines=guidelines, max_doc_chars=max_doc_chars,
-                      concurrency=concurrency, parse=parse)
+                      concurrency=concurrency, parse=parse, provider=provider)
     snapshot_texts = None
     if snapshot is not None or store is not None:
         if snapshot is None or store is None:
@@ -337,6 +338,10 @@ def judge(
         The SQLite answer cache.
     api_key, api_key_env : str, optional
         The key, or the name of the environment variable holding it.
+    provider : str, default "openai"
+        The API the endpoint speaks: ``openai`` (chat completions) or
+        ``ollama`` (Ollama's own ``/api/chat``), or one registered
+        (:mod:`rankscope.llm_judge.providers`).
     temperature : float, default 0
         Sampling temperature; ``settings`` adds any other decoding setting
         (``top_p``, ``seed``, ``max_tokens``...), all part of the cache key.

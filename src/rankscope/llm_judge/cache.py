@@ -51,10 +51,10 @@ _LATER_COLUMNS = (("finish_reason", "TEXT"), ("reasoning", "TEXT"))
 """Columns added after the first version: added to an older file when it is opened."""
 
 
-def endpoint_identity(url: str) -> str:
-    """The URL that identifies an endpoint: the chat-completions URL it is sent to, with
-    scheme and host lower-cased (``http://H/v1`` and ``http://h/v1/chat/completions``
-    are one endpoint).
+def endpoint_identity(url: str, provider: str = "openai") -> str:
+    """The URL that identifies an endpoint: the URL its requests are sent to (the
+    provider's: ``.../chat/completions``, Ollama's ``.../api/chat``), with scheme and host
+    lower-cased (``http://H/v1`` and ``http://h/v1/chat/completions`` are one endpoint).
 
     Examples
     --------
@@ -65,7 +65,7 @@ def endpoint_identity(url: str) -> str:
 
     from rankscope.llm_judge.client import chat_url
 
-    parts = urlsplit(chat_url(url))
+    parts = urlsplit(chat_url(url, provider))
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
 
 
@@ -76,6 +76,7 @@ def cache_key(
     settings: Mapping[str, Any],
     sample: int = 0,
     examples: Sequence[Sequence[Any]] | None = None,
+    provider: str = "openai",
 ) -> str:
     """SHA-256 (hex) of the canonical JSON of everything that determines an answer.
 
@@ -83,7 +84,7 @@ def cache_key(
     messages already; they are named in the key as well when there are any.
     """
     payload: dict[str, Any] = {
-        "endpoint": endpoint_identity(endpoint),
+        "endpoint": endpoint_identity(endpoint, provider),
         "model": model,
         "messages": [dict(m) for m in messages],
         "settings": dict(settings),

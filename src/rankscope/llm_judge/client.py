@@ -1,8 +1,10 @@
-"""A small client for OpenAI-compatible chat-completions endpoints (httpx, no SDK).
+"""A small client for LLM chat endpoints (httpx, no SDK).
 
 OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
 ``POST {base}/chat/completions`` with ``choices[0].message.content`` and a
-``usage`` record. This client sends one request per answer and:
+``usage`` record (the ``openai`` provider, the default); another API is a
+provider of :mod:`rankscope.llm_judge.providers` (``ollama``: Ollama's own
+``/api/chat``). This client sends one request per answer and:
 
 - retries 429, 5xx, a 200 whose body is not JSON, timeouts and connection
   errors through the one retrying transport (:mod:`rankscope.retry`):
@@ -32,11 +34,9 @@ OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from rankscope.errors import (
@@ -47,6 +47,7 @@ from rankscope.errors import (
     OptionError,
     OutboundError,
 )
+from rankscope.llm_judge.providers import Completion, Provider, get_provider
 from rankscope.outbound import HostPolicy, guarded_transport
 from rankscope.retry import (
     Backoff,
@@ -105,32 +106,10 @@ def check_endpoint(endpoint: str) -> str:
     return text
 
 
-def chat_url(endpoint: str) -> str:
-    """``{endpoint}/chat/completions`` unless the URL already names that path."""
-    base, _, query = endpoint.strip().partition("?")
-    base = base.rstrip("/")
-    if not base.endswith("/chat/completions"):
-        base += "/chat/completions"
-    return base + ("?" + query if query else "")
-
-
-@dataclass(frozen=True)
-class Completion:
-    """One answer: its text, the tokens the endpoint says it used, why it ended, and the
-    reasoning the endpoint returned apart (``reasoning_content``), if any."""
-
-    text: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    finish_reason: str | None = None
-    reasoning: str | None = None
-
-    @property
-    def tokens(self) -> int | None:
-        """Prompt + completion tokens (None when the endpoint did not say)."""
-        if self.prompt_tokens is None and self.completion_tokens is None:
-            return None
-        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+def chat_url(endpoint: str, provider: str | Provider = "openai") -> str:
+    """Where requests go: ``{endpoint}/chat/completions`` unless the URL already names
+    that path (another provider: its own, :mod:`rankscope.llm_judge.providers`)."""
+    return get_provider(provider).url(endpoint)
 
 
 class Budget:
@@ -224,6 +203,9 @@ class ChatClient:
         ``asyncio.sleep``, ``time.monotonic`` and ``random.random`` unless given.
     outbound : HostPolicy, optional
         The hosts that may be reached (the web app's); None: any.
+    provider : str or Provider, default "openai"
+        How requests are written and answers read
+        (:mod:`rankscope.llm_judge.providers`: ``openai``, ``ollama``, or one registered).
     """
 
     def __init__(
@@ -245,18 +227,17 @@ class ChatClient:
         clock: Callable[[], float] | None = None,
         rng: Callable[[], float] | None = None,
         outbound: HostPolicy | None = None,
+        provider: str | Provider = "openai",
     ) -> None:
         try:
             import httpx
         except ImportError:
             raise DependencyError("httpx", "judge", "LLM judges") from None
+        self.provider = get_provider(provider)
         self.endpoint = check_endpoint(endpoint)
-        self.url = chat_url(self.endpoint)
+        self.url = self.provider.url(self.endpoint)
         self.model = model
-        headers = {"Content-Type": "application/json"}
-        if api_key:
-            headers[auth_header] = f"Bearer {api_key}" if auth_header == "Authorization" \
-                else api_key
+        headers = self.provider.headers(api_key, auth_header)
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=min(timeout, MAX_CONNECT_SECONDS)),
             headers=headers,
@@ -355,7 +336,7 @@ class ChatClient:
         first: bool,
     ) -> Completion | None:
 
-        body = {"model": self.model, "messages": [dict(m) for m in messages], **settings}
+        body = self.provider.body(self.model, messages, settings)
 
         async def attempt(n: int, retried: tuple[str, ...]) -> Completion | Retryable | None:
             if not await self.budget.acquire(estimate):
@@ -400,7 +381,7 @@ class ChatClient:
                                  f"{_body_text(response)}", status)
             self.stats.count("200")
             try:
-                done = _completion(data)
+                done = self.provider.completion(data)
             except (ValueError, KeyError, IndexError, TypeError) as exc:
                 self.budget.settle(estimate, 0)
                 raise JudgeRequestError(
@@ -420,36 +401,3 @@ class ChatClient:
             raise JudgeRequestError(last, status=status, attempts=n + 1)
         return Retryable(f"HTTP {status}", last, status,
                          retry_after_of(response.headers, time.time()))
-
-
-def _completion(data: Any) -> Completion:
-    """The text and usage of a chat-completions response body."""
-    if isinstance(data, str):
-        data = json.loads(data)
-    choice = data["choices"][0]
-    message = choice["message"]
-    content = _text(message.get("content"))
-    # reasoning models served by vLLM, llama.cpp or DeepSeek return their reasoning apart
-    reasoning = message.get("reasoning_content", message.get("reasoning"))
-    finish = choice.get("finish_reason")
-    usage = data.get("usage") or {}
-    prompt = usage.get("prompt_tokens")
-    completion = usage.get("completion_tokens")
-    return Completion(
-        text=content,
-        prompt_tokens=int(prompt) if isinstance(prompt, int | float) else None,
-        completion_tokens=int(completion) if isinstance(completion, int | float) else None,
-        finish_reason=finish if isinstance(finish, str) else None,
-        reasoning=_text(reasoning) or None,
-    )
-
-
-def _text(content: Any) -> str:
-    """A message's text: a string, or content parts (a list of ``{"type": "text", ...}``)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    raise TypeError(f"content is {type(content).__name__}")

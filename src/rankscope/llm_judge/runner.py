@@ -205,7 +205,8 @@ async def run(
     usage = Usage(pairs=len(pairs), already_done=work.done, to_grade=len(work.ask),
                   failed_earlier=work.failed_earlier, repaired=results.repaired)
     budget = budget or Budget()
-    client = ChatClient(spec.endpoint, spec.model, budget=budget, sleep=sleep, **client_options)
+    client = ChatClient(spec.endpoint, spec.model, budget=budget, sleep=sleep,
+                        provider=spec.provider, **client_options)
     queue: asyncio.Queue[Job] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)

@@ -61,6 +61,7 @@ class RunSpec:
     concurrency: int = 8
     parse: str = "strict"
     examples: tuple[Example, ...] = ()
+    provider: str = "openai"
 
     @property
     def settings_json(self) -> str:
@@ -75,7 +76,8 @@ class RunSpec:
 
     def configuration(self) -> dict[str, str]:
         """How this run's grades are made, as the grades file records it per row."""
-        return {"model": self.model, "endpoint": endpoint_identity(self.endpoint),
+        return {"model": self.model,
+                "endpoint": endpoint_identity(self.endpoint, self.provider),
                 "scale": self.scale.describe(), "template_sha256": self.template.sha256,
                 "settings": self.settings_json, "samples": str(self.samples),
                 "parse": self.parse}
@@ -96,6 +98,7 @@ def build_spec(
     concurrency: int = 8,
     parse: str = "strict",
     examples: Sequence[Example] = (),
+    provider: str = "openai",
 ) -> RunSpec:
     """A checked :class:`RunSpec` (the settings sent are the temperature plus ``settings``).
 
@@ -120,13 +123,16 @@ def build_spec(
         raise OptionError(f"concurrency must be >= 1, not {concurrency}")
     if parse not in PARSE_MODES:
         raise OptionError(f"the answer reader is strict or lenient, not {parse!r}")
+    from rankscope.llm_judge.providers import get_provider
+
+    get_provider(provider)  # an unknown name refused before any request
     sc = get_scale(scale) or GRADED
     return RunSpec(
         endpoint=endpoint, model=model, rater=rater or f"llm:{model}", scale=sc,
         template=load_template(prompt, sc),
         settings={"temperature": temperature, **(settings or {})}, samples=samples,
         guidelines=guidelines, max_doc_chars=max_doc_chars, concurrency=concurrency,
-        parse=parse, examples=tuple(examples),
+        parse=parse, examples=tuple(examples), provider=provider,
     )
 
 
@@ -189,6 +195,7 @@ def render_jobs(
             continue
         messages = with_examples(rendered, shots)
         keys = [cache_key(spec.endpoint, spec.model, messages, spec.settings, sample=s,
-                          examples=named) for s in range(spec.samples)]
+                          examples=named, provider=spec.provider)
+                for s in range(spec.samples)]
         jobs.append(Job(p, messages, keys, messages_sha256(messages)))
     return jobs
