@@ -14,6 +14,7 @@ from .conftest import boundary_for
 
 MODULES = [
     "rankscope.app.core",
+    "rankscope.app.schemas",
     "rankscope.app.security",
     "rankscope.app.svg",
     "rankscope.services.accounts",

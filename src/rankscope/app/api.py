@@ -10,13 +10,11 @@ answer is sent only after its transaction committed.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StrictBool,
     StrictFloat,
@@ -25,6 +23,7 @@ from pydantic import (
 )
 
 from rankscope.app.core import ApiActor, Id, render, settings_of
+from rankscope.app.schemas import Schema, schema_of
 from rankscope.errors import ForbiddenError
 from rankscope.services import (
     accounts,
@@ -45,19 +44,12 @@ from rankscope.services.limits import (
     MAX_GUIDELINES,
     MAX_NAME,
     MAX_NOTE,
-    MAX_URL,
 )
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 docs_router = APIRouter()
-
-
-class Schema(BaseModel):
-    """Every request body: a field the schema does not name is refused (422), never ignored."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]
@@ -97,22 +89,13 @@ class EndpointIn(Schema):
     name: Name | None = None
 
 
-class EvaluationIn(Schema):
-    """A new evaluation."""
-
-    name: Name
-    query_set_id: Id
-    endpoint_id: Id
-    scale: Name = "graded"
-    grades_wanted: StrictInt = 1
-    strategy: Name | None = None
-    metrics: list[Name] = Field(default_factory=lambda: ["nDCG@10", "P@10"], max_length=100)
-    transforms: dict[Name, Note] = Field(default_factory=dict, max_length=20)
-    null_rules: StrictBool = True
-    depth: StrictInt = 10
-    guidelines: Annotated[str, StringConstraints(max_length=MAX_GUIDELINES)] = ""
-    baseline_id: Id | None = None
-    annotation: Note = ""
+if TYPE_CHECKING:
+    EvaluationIn = Schema
+    JudgeIn = Schema
+else:
+    # a new evaluation; an LLM judge to attach: the fields of the services' specs
+    EvaluationIn = schema_of(campaigns.EvaluationSpec, "EvaluationIn")
+    JudgeIn = schema_of(llm_judges.JudgeSpec, "JudgeIn")
 
 
 class SettingsIn(Schema):
@@ -149,15 +132,6 @@ class AdjudicationIn(Schema):
     note: Note | None = None
 
 
-class JudgeIn(Schema):
-    """An LLM judge to attach: endpoint, model, the API key's environment variable."""
-
-    endpoint: Annotated[str, StringConstraints(max_length=MAX_URL)]
-    model: Name
-    api_key_env: Name | None = None
-    max_calls: StrictInt = 200
-    counts: StrictBool = False
-    name: Name | None = None
 
 
 class UserIn(Schema):

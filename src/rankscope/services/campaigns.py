@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
 from rankscope.errors import NotFoundError, OptionError, RankscopeError
-from rankscope.services.limits import MAX_GUIDELINES, MAX_NAME, MAX_NOTE, check_text
+from rankscope.services.limits import (
+    MAX_GUIDELINES,
+    MAX_NAME,
+    MAX_NOTE,
+    check_spec,
+    check_text,
+    spec_field,
+)
 from rankscope.store.models import Endpoint, Project, Query, QuerySet, SnapshotHit, SnapshotQuery
 from rankscope.store.models import utcnow as _now
 from rankscope.store.models_app import (
@@ -132,21 +139,37 @@ def _item_ids(session: Session, project_id: int,
 
 @dataclass(frozen=True)
 class EvaluationSpec:
-    """What a curator chooses for a new evaluation (checked by :func:`create_evaluation`)."""
+    """What a curator chooses for a new evaluation (checked by :func:`create_evaluation`).
 
-    name: str
-    query_set_id: int
-    endpoint_id: int
-    scale: str = "graded"
-    grades_wanted: int = 1
-    strategy: str | None = None
-    metrics: Sequence[str] = ("nDCG@10", "P@10")
-    transforms: Mapping[str, str] = field(default_factory=dict)
-    null_rules: bool = True
-    depth: int = 10
-    guidelines: str = ""
-    baseline_id: int | None = None
-    annotation: str = ""
+    Each field's meaning and limits are written once, here (:func:`spec_field`): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    name: str = spec_field(doc="The evaluation's name.", limit=MAX_NAME,
+                           label="the evaluation's name")
+    query_set_id: int = spec_field(doc="The query set whose queries are asked.", is_id=True)
+    endpoint_id: int = spec_field(doc="The search endpoint asked.", is_id=True)
+    scale: str = spec_field("graded", doc="The grading scale (binary, graded, detail...).",
+                            limit=MAX_NAME, label="the scale")
+    grades_wanted: int = spec_field(
+        1, doc=f"Grades wanted per result (1 to {MAX_GRADES_WANTED}).")
+    strategy: str | None = spec_field(
+        None, doc="How the grades of a result make one (majority, mean, median, min, max, "
+        "top3); default the scale's.", limit=MAX_NAME, label="the rule")
+    metrics: Sequence[str] = spec_field(
+        ("nDCG@10", "P@10"), doc="The metrics computed.", limit=MAX_NAME, items=100,
+        label="a metric")
+    transforms: Mapping[str, str] = spec_field(
+        doc="Transformers, FROM->TO: their rules.", limit=MAX_NOTE, key_limit=MAX_NAME,
+        items=20, label="a transformer", factory=dict)
+    null_rules: bool = spec_field(True, doc="Whether a result graded null is left out.")
+    depth: int = spec_field(10, doc="Results graded per query (1 to 1000).")
+    guidelines: str = spec_field("", doc="The grading guidelines (Markdown).",
+                                 limit=MAX_GUIDELINES, label="the guidelines")
+    baseline_id: int | None = spec_field(None, doc="The evaluation compared against.",
+                                         is_id=True)
+    annotation: str = spec_field("", doc="What changed (shown beside the numbers).",
+                                 limit=MAX_NOTE, label="the annotation")
 
 
 @dataclass(frozen=True)
@@ -187,13 +210,7 @@ def _check_spec(spec: EvaluationSpec) -> tuple[str, str, list[str], dict[str, st
     from rankscope.judgments.scales import get_scale
     from rankscope.judgments.transform import parse_rules
 
-    check_text(spec.name, "the evaluation's name", MAX_NAME)
-    check_text(spec.guidelines, "the guidelines", MAX_GUIDELINES)
-    check_text(spec.annotation, "the annotation", MAX_NOTE)
-    check_text(spec.strategy, "the rule", MAX_NAME)
-    check_text(spec.scale, "the scale", MAX_NAME)
-    for text in [*spec.metrics, *spec.transforms.keys(), *spec.transforms.values()]:
-        check_text(text, "a metric or transformer", MAX_NOTE)
+    check_spec(spec)
     if not spec.name.strip():
         raise OptionError("an evaluation needs a name")
     scale = get_scale(spec.scale)
