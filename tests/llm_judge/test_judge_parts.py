@@ -385,3 +385,32 @@ def test_the_judge_reads_a_query_set_as_snapshots_do(tmp_path, name):
                 "rich.tsv": ({"7": "cheap flights"}, {"7": "Under $100."}),
                 "export.tsv": ({"q1": "=1+1"}, {})}
     assert (texts, needs) == expected[name]
+
+
+def test_the_answer_cache_is_a_store_whose_table_alembic_owns(tmp_path):
+    """The cache's table is the store's ``llm_answers``, built by migration
+    0006_platform_llm_cache; a file of the earlier form (its own ``answers`` table) has
+    its answers moved in once, and a read-only open reads either form."""
+    import sqlite3
+
+    from rankscope.store.db import head_revision
+
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, answer "
+                   "TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, created "
+                   "REAL NOT NULL, finish_reason TEXT, reasoning TEXT)")
+        db.execute("INSERT INTO answers VALUES ('k', 'm', 'a', 1, 2, 0, 'stop', 'r')")
+    with AnswerCache(old) as cache:
+        cache.put("k2", "m", CachedAnswer("b", 3, 4))
+        assert len(cache) == 2
+    with sqlite3.connect(old) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        rows = db.execute("SELECT key, answer, finish_reason, reasoning FROM llm_answers "
+                          "ORDER BY key").fetchall()
+        (revision,) = db.execute("SELECT version_num FROM alembic_version").fetchone()
+    assert "answers" not in tables and revision == head_revision()
+    assert rows == [("k", "a", "stop", "r"), ("k2", "b", None, None)]
+    reader = AnswerCache.open_read_only(old)
+    assert reader.get("k") == CachedAnswer("a", 1, 2, "stop", "r") and len(reader) == 2
+    reader.close()

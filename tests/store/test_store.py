@@ -35,7 +35,9 @@ TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapsh
           "evaluation_snapshots", "items", "grades", "tasks", "leases", "deferrals",
           "adjudications", "grade_batches",
           # LLM judges of evaluations (migration 0003)
-          "llm_judges"}
+          "llm_judges",
+          # the LLM answer cache (migration 0006_platform)
+          "llm_answers"}
 
 
 def tables(engine) -> set[str]:

@@ -8,15 +8,17 @@ question is asked several times. Changing any of them (another model, one
 character of the prompt, a temperature of 0.1) is another key, so two models
 can never share an answer. The answer's text, token counts, why it ended
 (``finish_reason``: a cut-off answer stays cut off when read back) and the
-reasoning the endpoint returned apart are kept in SQLite (stdlib
-``sqlite3``), so a second run of the same command costs nothing and the
-usage report can still say what the answers cost.
+reasoning the endpoint returned apart are kept, so a second run of the same
+command costs nothing and the usage report can still say what the answers cost.
 
-The file's table is created here (and the two later columns added to a file
-made by an earlier version) rather than by the store's alembic migrations:
-the ``judge`` extra does not need SQLAlchemy. A read-only cache
-(:meth:`AnswerCache.open_read_only`, what a dry run uses) changes nothing on
-disk and creates no file.
+The cache is a store (:mod:`rankscope.store`): its table, ``llm_answers``
+(:mod:`rankscope.store.llm_cache`), is built by the store's alembic migrations
+like every other, so the ``judge`` extra brings the store's (SQLAlchemy,
+alembic). A cache file made by an earlier version (its own ``answers``
+table) is migrated in place, its answers kept, the first time it is opened
+for writing. A read-only cache (:meth:`AnswerCache.open_read_only`, what a
+dry run uses) reads either form as it is, changes nothing on disk and
+creates no file.
 """
 
 from __future__ import annotations
@@ -31,25 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rankscope.errors import JudgeError
+from rankscope.errors import JudgeError, StoreError
 
 __all__ = ["AnswerCache", "CachedAnswer", "cache_key", "endpoint_identity"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    answer TEXT NOT NULL,
-    prompt_tokens INTEGER,
-    completion_tokens INTEGER,
-    created REAL NOT NULL,
-    finish_reason TEXT,
-    reasoning TEXT
-)
-"""
-_LATER_COLUMNS = (("finish_reason", "TEXT"), ("reasoning", "TEXT"))
-"""Columns added after the first version: added to an older file when it is opened."""
-
 
 def endpoint_identity(url: str, provider: str = "openai") -> str:
     """The URL that identifies an endpoint: the URL its requests are sent to (the
@@ -109,11 +95,11 @@ class CachedAnswer:
 
 
 class AnswerCache:
-    """Answers by :func:`cache_key`, in an SQLite file (``":memory:"`` for none on disk).
+    """Answers by :func:`cache_key`, in a store's ``llm_answers`` table (an SQLite file).
 
     One object may be shared by threads (a web app's workers; a call from inside
     a running event loop runs in a thread of its own): every use takes a lock.
-    Several processes may share the file (WAL journal, a busy timeout).
+    Several processes may share the file (the store's SQLite settings).
 
     Raises
     ------
@@ -125,32 +111,21 @@ class AnswerCache:
         self.path = os.fspath(path)
         self.read_only = read_only
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._store: Any = None
         try:
             if read_only:
-                from pathlib import Path
+                from rankscope.store.llm_cache import read_only_rows
 
-                uri = Path(self.path).resolve().as_uri() + "?mode=ro"
-                self._db = sqlite3.connect(uri, uri=True, timeout=30.0,
-                                           check_same_thread=False)
+                self._reader = read_only_rows(self.path)
+                self._db = self._reader.__enter__()
             else:
-                self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
-                if self.path != ":memory:":
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(_SCHEMA)
-            have = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
-            if not have:
-                raise sqlite3.DatabaseError("no answers table")
-            for name, kind in _LATER_COLUMNS:
-                if name not in have and not read_only:
-                    self._db.execute(f"ALTER TABLE answers ADD COLUMN {name} {kind}")
-                    have.add(name)
-            self._db.commit()
-        except sqlite3.Error as exc:
+                from rankscope.store.db import open_store
+
+                self._store = open_store(self.path)
+        except (sqlite3.Error, StoreError) as exc:
             raise JudgeError(f"{self.path}: cannot use this file as the answer cache ({exc})") \
                 from None
-        later = ", ".join(n if n in have else "NULL" for n, _ in _LATER_COLUMNS)
-        self._select = ("SELECT answer, prompt_tokens, completion_tokens, " + later
-                        + " FROM answers WHERE key = ?")
 
     @classmethod
     def open_read_only(cls, path: str | os.PathLike[str]) -> AnswerCache | None:
@@ -168,44 +143,58 @@ class AnswerCache:
     def get(self, key: str) -> CachedAnswer | None:
         """The stored answer, or None."""
         with self._lock:
-            row = self._db.execute(self._select, (key,)).fetchone()
+            if self._db is not None:
+                row = self._db.execute(
+                    "SELECT answer, prompt_tokens, completion_tokens, finish_reason, "
+                    "reasoning FROM cached WHERE key = ?", (key,)).fetchone()
+            else:
+                from rankscope.store.llm_cache import get_answer
+
+                with self._store.read() as session:
+                    row = get_answer(session, key)
         return None if row is None else CachedAnswer(*row)
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str):
-            return False
-        with self._lock:
-            return self._db.execute(
-                "SELECT 1 FROM answers WHERE key = ?", (key,)
-            ).fetchone() is not None
+        return isinstance(key, str) and self.get(key) is not None
 
     def put(self, key: str, model: str, answer: CachedAnswer) -> None:
         """Store an answer, replacing any under the same key (committed at once, so an
         interrupted run keeps it)."""
         if self.read_only:
             raise JudgeError(f"{self.path}: the answer cache is open for reading only")
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from rankscope.store.llm_cache import put_answer
+
+        values = {"answer": answer.answer, "prompt_tokens": answer.prompt_tokens,
+                  "completion_tokens": answer.completion_tokens,
+                  "finish_reason": answer.finish_reason, "reasoning": answer.reasoning}
         try:
             with self._lock:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO answers (key, model, answer, prompt_tokens, "
-                    "completion_tokens, created, finish_reason, reasoning) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, model, answer.answer, answer.prompt_tokens,
-                     answer.completion_tokens, time.time(), answer.finish_reason,
-                     answer.reasoning),
-                )
-                self._db.commit()
-        except sqlite3.Error as exc:
-            raise JudgeError(f"{self.path}: cannot write to the answer cache ({exc})") from None
+                self._store.write(lambda session: put_answer(session, key, model, values,
+                                                             time.time()))
+        except SQLAlchemyError as exc:
+            raise JudgeError(f"{self.path}: cannot write to the answer cache "
+                             f"({str(getattr(exc, 'orig', exc)).splitlines()[0]})") from None
 
     def __len__(self) -> int:
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+            if self._db is not None:
+                return int(self._db.execute("SELECT COUNT(*) FROM cached").fetchone()[0])
+            from rankscope.store.llm_cache import count_answers
+
+            with self._store.read() as session:
+                return count_answers(session)
 
     def close(self) -> None:
-        """Close the database."""
+        """Close the file."""
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._reader.__exit__(None, None, None)
+                self._db = None
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
     def __enter__(self) -> AnswerCache:
         return self

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from sqlalchemy import MetaData
 
-from rankscope.store import models, models_app
+from rankscope.store import llm_cache, models, models_app
 from rankscope.store.base import Base
 
 __all__ = ["MODEL_MODULES", "metadata"]
 
-MODEL_MODULES = (models, models_app)
+MODEL_MODULES = (models, models_app, llm_cache)
 """The modules declaring the store's tables."""
 
 metadata: MetaData = Base.metadata
