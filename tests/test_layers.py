@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("result",),
     ("metrics",),
     ("data",),
-    ("display", "outbound", "progress", "retry", "spread", "_aliases", "_version"),
+    ("display", "outbound", "progress", "retry", "spread", "_aliases", "_lazy", "_version"),
     ("errors",),
 ]
 """Top first. A module may import its own package and the packages of lower lines only

@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "rankscope.outbound",
     "rankscope.retry",
+    "rankscope._lazy",
     "rankscope.data.delimited",
     "rankscope.search.credentials",
     "rankscope.search.templates",

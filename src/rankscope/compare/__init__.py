@@ -20,12 +20,12 @@ once any of its modules is imported) or the function.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
 from rankscope._aliases import redirect
+from rankscope._lazy import lazy_exports
 
 redirect({
     "rankscope.compare.fusion": "rankscope.fusion.combine",
@@ -70,17 +70,7 @@ if TYPE_CHECKING:
     from rankscope.fusion.optimize import FusionSearch, optimize_fusion
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rankscope.compare' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 class _CallablePackage(types.ModuleType):

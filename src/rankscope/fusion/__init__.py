@@ -16,8 +16,9 @@ still import for one release).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rankscope._lazy import lazy_exports
 
 _EXPORTS = {
     "fuse": "rankscope.fusion.combine",
@@ -35,14 +36,4 @@ if TYPE_CHECKING:
     from rankscope.fusion.optimize import FusionSearch, optimize_fusion
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rankscope.fusion' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

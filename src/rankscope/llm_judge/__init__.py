@@ -28,10 +28,11 @@ Needs the ``judge`` extra (httpx, jinja2); agreement needs ``agreement`` and
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from rankscope._lazy import lazy_exports
 
 _EXPORTS = {
     "judge": "rankscope.llm_judge.api",
@@ -89,17 +90,7 @@ if TYPE_CHECKING:
     from rankscope.llm_judge.snapshots import SnapshotTexts
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rankscope.llm_judge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 class _CallablePackage(types.ModuleType):
