@@ -59,6 +59,8 @@ def test_usage_errors_are_one_line_and_exit_2(server, collection, capsys):
          "no such template"),
         (_args(server, collection, "--samples", "0", "-o", x), "samples"),
         (_args(server, collection), "-o FILE"),
+        (_args(server, collection, "--provider", "nope", "-o", x),
+         "unknown LLM provider 'nope'; choose one of ollama, openai"),
     ]
     for argv, needle in cases:
         assert main(argv) == 2, argv
