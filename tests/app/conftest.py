@@ -149,3 +149,12 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
 @pytest.fixture
 def world(store, collection) -> SimpleNamespace:
     return make_world(store, collection)
+
+
+def signed_in(app: Any, name: str) -> Any:
+    """A test client of ``app`` signed in as ``name`` through the sign-in form."""
+    from fastapi.testclient import TestClient
+
+    client = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    assert client.post("/login", data={"name": name, "password": PASSWORD}).status_code == 303
+    return client
