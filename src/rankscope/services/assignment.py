@@ -31,11 +31,23 @@ the beginning, so skipping again and again visits the whole pool.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Integer, bindparam, delete, exists, func, or_, select, tuple_, union
+from sqlalchemy import (
+    Integer,
+    bindparam,
+    delete,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+    union_all,
+    update,
+)
 from sqlalchemy.orm import aliased
 
 from rankscope.errors import ConflictError, OptionError
@@ -63,7 +75,6 @@ from rankscope.store.models_app import (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from datetime import datetime
 
     from sqlalchemy import ColumnElement, Select
     from sqlalchemy.orm import Session
@@ -75,7 +86,6 @@ __all__ = [
     "LEASE",
     "MAX_BATCH",
     "TaskView",
-    "lease_next",
     "lock_pool",
     "next_task",
     "next_tasks",
@@ -189,11 +199,16 @@ def _barred_count() -> Select[int]:
     """How many open tasks of ``ev`` the rater may not take: read from the few items that
     bar them (their grades, adjudications, leased items), not from every task."""
     b = _barred()
-    return select(func.count()).select_from(Task).where(
-        Task.evaluation_id == bindparam("ev"), Task.grades_counted < Task.grades_wanted,
-        Task.item_id.in_(union(b.mine, b.settled, b.held_items)),
-        or_(Task.item_id.in_(b.mine), Task.item_id.in_(b.settled),
-            Task.grades_counted + b.held >= Task.grades_wanted))
+    # (item, 1): barred whatever its count; (item, 0): leased, barred when the leases fill it
+    items = union_all(
+        b.mine.add_columns(literal(1).label("hard")),
+        b.settled.add_columns(literal(1).label("hard")),
+        b.held_items.add_columns(literal(0).label("hard"))).subquery("barring")
+    return (select(func.count(func.distinct(Task.id))).select_from(Task)
+            .join(items, items.c.item_id == Task.item_id)
+            .where(Task.evaluation_id == bindparam("ev"),
+                   Task.grades_counted < Task.grades_wanted,
+                   or_(items.c.hard == 1, Task.grades_counted + b.held >= Task.grades_wanted)))
 
 
 @functools.cache
@@ -216,18 +231,37 @@ def pool_size(session: Session, ev: Evaluation, rater_id: int,
     return unfilled - int(barred or 0)
 
 
+@dataclass(frozen=True)
+class _Start:
+    """What :func:`pick` reads that no other grader changes: read before the lock."""
+
+    own: list[int]
+    """The rater's live leases."""
+    mark: tuple[int, int, int, bool] | None
+    """Where a skip walks on from: that task's place in the order, and put off or not."""
+
+
+def _start(session: Session, ev: Evaluation, rater_id: int, after: int | None) -> _Start:
+    own = list(session.scalars(select(Lease.task_id).where(
+        Lease.rater_id == rater_id, Lease.expires_at > utcnow())))
+    mark = None if after is None else session.execute(
+        select(*ORDER, exists().where(Deferral.task_id == Task.id,
+                                      Deferral.rater_id == rater_id))
+        .where(Task.id == after, Task.evaluation_id == ev.id)).first()
+    return _Start(own, None if mark is None else (mark[0], mark[1], mark[2], bool(mark[3])))
+
+
 def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
-         exclude: Sequence[int] = (), after: int | None = None) -> list[int]:
+         exclude: Sequence[int] = (), after: int | None = None,
+         start: _Start | None = None) -> list[int]:
     """Up to ``n`` tasks for the rater, best first (nothing leased here).
 
     Their own live leases come first (a reload shows the same result), then
     the order of the module's docstring. ``after`` (a skip): the tasks after
     that one in the order, then from the beginning again, that one last.
     """
-    mark = None if after is None else session.execute(
-        select(*ORDER, exists().where(Deferral.task_id == Task.id,
-                                      Deferral.rater_id == rater_id))
-        .where(Task.id == after, Task.evaluation_id == ev.id)).first()
+    start = start or _start(session, ev, rater_id, after)
+    mark = start.mark
     skip = [*exclude, *([after] if mark is not None else [])]
     chosen: list[int] = []
     values: dict[str, Any] = {"ev": ev.id, "scale": ev.scale, "rater": rater_id,
@@ -238,10 +272,8 @@ def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
             chosen.extend(session.scalars(_pick_statement(part, beyond), {
                 **values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}))
 
-    own = list(session.scalars(select(Lease.task_id).where(
-        Lease.rater_id == rater_id, Lease.expires_at > values["now"])))
-    if own:  # their live leases first (read from the leases: few rows)
-        take("own", own=own)
+    if start.own:  # their live leases first
+        take("own", own=start.own)
     if mark is None:
         take("first")
         take("later")
@@ -295,23 +327,42 @@ def require_ready(ev: Evaluation) -> None:
         raise ConflictError(f"evaluation #{ev.id} is {ev.status}: run it before grading")
 
 
+SPARE = 8
+"""How many tasks past the ``n`` wanted :func:`take_tasks` reads ahead (graders taking
+tasks at the same time take the first ones while this one waits for the lock)."""
+
+
 def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
-               exclude: Sequence[int] = (), after: int | None = None) -> list[TaskView]:
-    """Lease up to ``n`` tasks to the rater, inside the caller's transaction; their views."""
-    held = lease_next(session, ev, rater, n, exclude=exclude, after=after)
-    return task_views(session, ev, list(held), rater.id, held)
+               exclude: Sequence[int] = (), after: int | None = None,
+               also: Sequence[int] = ()) -> list[TaskView]:
+    """Lease up to ``n`` tasks to the rater, inside the caller's transaction; their views
+    (then the views of the tasks ``also``, read with them).
 
-
-def lease_next(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
-               exclude: Sequence[int] = (), after: int | None = None) -> dict[int, datetime]:
-    """:func:`take_tasks` without the views: the tasks leased, best first, with their end."""
+    Everything that can be is read before the lock (the rater's own leases,
+    the first tasks of the pool and their views): under the lock the choice
+    is made again, now final, and the leases written, so the graders of a
+    project wait for each other a few statements, not a page.
+    """
     require_ready(ev)
-    lock_pool(session, ev)
     session.execute(delete(Lease).where(Lease.rater_id == rater.id,
                                         Lease.expires_at <= utcnow()))
-    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after)
-    held = _lease(session, chosen, rater.id)
-    return {t: held[t].expires_at for t in chosen}
+    start = _start(session, ev, rater.id, after)
+    ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after, start=start)
+    views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
+    lock_pool(session, ev)
+    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after, start=start)
+    until = utcnow() + LEASE
+    renew = [t for t in chosen if t in start.own]
+    if renew:
+        session.execute(update(Lease).where(Lease.rater_id == rater.id,
+                                            Lease.task_id.in_(renew)).values(expires_at=until))
+    session.add_all([Lease(task_id=t, rater_id=rater.id, expires_at=until, created_at=until
+                           - LEASE) for t in chosen if t not in start.own])
+    session.flush()
+    missing = [t for t in chosen if t not in views]
+    views.update((v.task_id, v) for v in task_views(session, ev, missing, rater.id))
+    return [replace(views[t], lease_until=until.isoformat()) for t in chosen] + [
+        views[t] for t in also]
 
 
 def next_tasks(store: Store, actor: Actor, evaluation_id: int, n: int = 1,

@@ -24,7 +24,7 @@ from sqlalchemy import delete
 
 from rankscope.errors import ConflictError
 from rankscope.services.accounts import rater_for
-from rankscope.services.assignment import lease_next, progress_in, show_task, take_tasks
+from rankscope.services.assignment import progress_in, show_task, take_tasks
 from rankscope.services.evaluations import EvaluationView, evaluation_row, evaluation_view
 from rankscope.services.grading import GradeInput, grade_task, later_in, undo_in
 from rankscope.services.grading_walk import WalkPlace, walk_place
@@ -76,14 +76,31 @@ class GradingPage:
     undone: int | None = None
 
 
-def _page(session: Session, actor: Actor, ev: Evaluation, rater: Rater,
-          task: TaskView | None, *, walking: bool = False, **kw: Any) -> GradingPage:
-    place = walk_place(session, ev, rater.id, task.task_id if task else None)
+@dataclass(frozen=True)
+class _Frame:
+    """What the page shows besides the task: read before a new task is leased, so the
+    lock that serialises taking tasks is held for the lease alone."""
+
+    evaluation: EvaluationView
+    walk: WalkPlace
+    progress: dict[str, int]
+    role: str
+
+    def page(self, task: TaskView | None, *, walking: bool = False,
+             **kw: Any) -> GradingPage:
+        return GradingPage(evaluation=self.evaluation, task=task, walk=self.walk,
+                           walking=walking and self.walk.at is not None,
+                           progress=self.progress, role=self.role, **kw)
+
+
+def _frame(session: Session, actor: Actor, ev: Evaluation, rater: Rater,
+           task_id: int | None) -> _Frame:
+    """The frame of a page showing ``task_id`` (None: a new result, never one of the
+    grader's walk: the results they may take are those they have no grade of)."""
+    place = walk_place(session, ev, rater.id, task_id)
     _, role = project_role(session, actor, ev.project_id)
     progress = progress_in(session, ev, rater.id, place.length)
-    return GradingPage(evaluation=evaluation_view(session, ev, progress["results"]), task=task,
-                       walk=place, walking=walking and place.at is not None,
-                       progress=progress, role=role, **kw)
+    return _Frame(evaluation_view(session, ev, progress["results"]), place, progress, role)
 
 
 def _grade(session: Session, rater: Rater, task: Task, ev: Evaluation,
@@ -96,9 +113,17 @@ def _grade(session: Session, rater: Rater, task: Task, ev: Evaluation,
         return None, str(exc)
 
 
-def _next(session: Session, ev: Evaluation, rater: Rater, after: int | None) -> TaskView | None:
-    found = take_tasks(session, ev, rater, 1, after=after)
-    return found[0] if found else None
+def _new_page(session: Session, actor: Actor, ev: Evaluation, rater: Rater, *,
+              after: int | None, also: tuple[int, ...] = (), **kw: Any) -> GradingPage:
+    """The page with the next new result (leased last); ``also``: the task graded, whose
+    view is read with it (``graded``)."""
+    frame = _frame(session, actor, ev, rater, None)
+    if ev.status != "ready":
+        graded = task_views(session, ev, also, rater.id)
+        return frame.page(None, after=after, graded=graded[0] if graded else None, **kw)
+    shown = take_tasks(session, ev, rater, 1, after=after, also=also)
+    task = shown[0] if len(shown) > len(also) else None
+    return frame.page(task, after=after, graded=shown[-1] if also else None, **kw)
 
 
 def open_page(store: Store, actor: Actor, evaluation_id: int, *, skip: int | None = None,
@@ -109,12 +134,10 @@ def open_page(store: Store, actor: Actor, evaluation_id: int, *, skip: int | Non
     def work(session: Session) -> GradingPage:
         ev = evaluation_row(session, actor, evaluation_id, "judge")
         rater = rater_for(session, actor)
-        cursor = skip or after
         if skip:
             session.execute(delete(Lease).where(Lease.task_id == skip,
                                                 Lease.rater_id == rater.id))
-        task = _next(session, ev, rater, cursor) if ev.status == "ready" else None
-        return _page(session, actor, ev, rater, task, after=cursor)
+        return _new_page(session, actor, ev, rater, after=skip or after)
 
     return store.write(work)
 
@@ -125,8 +148,8 @@ def task_page(store: Store, actor: Actor, task_id: int, *, walking: bool = False
     def work(session: Session) -> GradingPage:
         task, ev = task_row(session, actor, task_id)
         rater = rater_for(session, actor)
-        return _page(session, actor, ev, rater, show_task(session, task, ev, rater),
-                     walking=walking)
+        shown = show_task(session, task, ev, rater)
+        return _frame(session, actor, ev, rater, task.id).page(shown, walking=walking)
 
     return store.write(work)
 
@@ -150,15 +173,12 @@ def grade_and_next(store: Store, actor: Actor, given: GradeInput, *, walking: bo
             place = walk_place(session, ev, rater.id, task.id)
             following = session.get(Task, place.following) if place.following else None
             if following is not None:
-                return _page(session, actor, ev, rater,
-                             show_task(session, following, ev, rater), walking=True,
-                             graded=task_views(session, ev, [task.id], rater.id)[0],
-                             saved=saved, refused=refused)
-        held = lease_next(session, ev, rater, 1, after=after) if ev.status == "ready" else {}
-        # the result graded and the next one, read together
-        shown = task_views(session, ev, [*held, task.id], rater.id, held)
-        return _page(session, actor, ev, rater, shown[0] if held else None, after=after,
-                     graded=shown[-1], saved=saved, refused=refused)
+                shown = show_task(session, following, ev, rater)
+                return _frame(session, actor, ev, rater, following.id).page(
+                    shown, walking=True, graded=task_views(session, ev, [task.id], rater.id)[0],
+                    saved=saved, refused=refused)
+        return _new_page(session, actor, ev, rater, after=after, also=(task.id,), saved=saved,
+                         refused=refused)
 
     return store.write(work)
 
@@ -169,9 +189,7 @@ def later_and_next(store: Store, actor: Actor, task_id: int, *,
 
     def work(session: Session) -> GradingPage:
         ev = later_in(session, actor, task_id)
-        rater = rater_for(session, actor)
-        task = _next(session, ev, rater, after) if ev.status == "ready" else None
-        return _page(session, actor, ev, rater, task, after=after)
+        return _new_page(session, actor, ev, rater_for(session, actor), after=after)
 
     return store.write(work)
 
@@ -184,12 +202,10 @@ def undo_and_show(store: Store, actor: Actor, evaluation_id: int) -> GradingPage
         ev = evaluation_row(session, actor, evaluation_id, "judge")
         rater = rater_for(session, actor)
         again = session.get(Task, undone) if undone is not None else None
-        task: TaskView | None = None
-        if again is not None:
-            task = show_task(session, again, ev, rater)
-        elif ev.status == "ready":
-            task = _next(session, ev, rater, None)
-        return _page(session, actor, ev, rater, task, undone=undone)
+        if again is None:
+            return _new_page(session, actor, ev, rater, after=None, undone=undone)
+        shown = show_task(session, again, ev, rater)
+        return _frame(session, actor, ev, rater, again.id).page(shown, undone=undone)
 
     return store.write(work)
 
@@ -202,7 +218,7 @@ def grade_row(store: Store, actor: Actor, given: GradeInput) -> GradingPage:
         rater = rater_for(session, actor)
         saved, refused = _grade(session, rater, task, ev, given)
         shown = task_views(session, ev, [task.id], rater.id)[0]
-        return _page(session, actor, ev, rater, shown, graded=shown, saved=saved,
-                     refused=refused)
+        return _frame(session, actor, ev, rater, task.id).page(shown, graded=shown,
+                                                                saved=saved, refused=refused)
 
     return store.write(work)

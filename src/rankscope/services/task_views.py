@@ -1,28 +1,36 @@
 """What a grader sees of a task: the query, the result's display fields, their own grade.
 
-:func:`task_views` builds the views of any number of tasks in a handful of
-queries (the tasks with their items and queries, the snapshot's hits, the
-grader's own grades, their deferrals), whatever their number: a page of one
-task, an API batch of 500 and a query's result list cost the same few
-statements. A grader never sees another grader's grade.
+:func:`task_views` builds the views of any number of tasks in one statement
+(the tasks with their items and queries, the snapshot's hits, the grader's
+own grades and deferrals): a page of one task, an API batch of 500 and a
+query's result list cost the same. A grader never sees another grader's grade.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, bindparam, select
 
 from rankscope.errors import NotFoundError, OptionError
-from rankscope.services.evaluations import evaluation_row, latest_snapshot_id
+from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import Query, SnapshotHit, SnapshotQuery
-from rankscope.store.models_app import Deferral, Evaluation, Grade, Item, Task
+from rankscope.store.models_app import (
+    Deferral,
+    Evaluation,
+    EvaluationSnapshot,
+    Grade,
+    Item,
+    Task,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
+    from sqlalchemy import Select
     from sqlalchemy.orm import Session
 
     from rankscope.judgments.scales import Scale
@@ -103,6 +111,33 @@ def _grade_dict(grade: Grade | None) -> dict[str, Any] | None:
             "explanation": grade.explanation, "created_at": grade.created_at.isoformat()}
 
 
+@functools.cache
+def _views_statement() -> Select[int, int, str, str, str, str | None, SnapshotHit, Grade, int]:
+    """The tasks ``ids`` of evaluation ``ev`` with their item, query, the hit of the
+    evaluation's latest snapshot (its best rank when a document repeats), and the grade
+    and deferral of ``rater`` (on ``scale``): one statement whatever the number of tasks."""
+    snapshot = (select(EvaluationSnapshot.snapshot_id)
+                .where(EvaluationSnapshot.evaluation_id == bindparam("ev"))
+                .order_by(EvaluationSnapshot.id.desc()).limit(1).scalar_subquery())
+    best_hit = (select(SnapshotHit.id)
+                .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
+                .where(SnapshotQuery.snapshot_id == snapshot,
+                       SnapshotQuery.query_row_id == Task.query_row_id,
+                       SnapshotHit.doc_id == Item.doc_id)
+                .order_by(SnapshotHit.rank, SnapshotHit.id).limit(1).scalar_subquery())
+    return (select(Task.id, Task.position, Item.doc_id, Query.query_id, Query.text,
+                   Query.need, SnapshotHit, Grade, Deferral.id.label("deferral"))
+            .join(Item, Item.id == Task.item_id).join(Query, Query.id == Task.query_row_id)
+            .outerjoin(SnapshotHit, SnapshotHit.id == best_hit)
+            .outerjoin(Grade, and_(Grade.item_id == Task.item_id,
+                                   Grade.rater_id == bindparam("rater"), Grade.active,
+                                   Grade.scale == bindparam("scale")))
+            .outerjoin(Deferral, and_(Deferral.task_id == Task.id,
+                                      Deferral.rater_id == bindparam("rater")))
+            .where(Task.id.in_(bindparam("ids", expanding=True)),
+                   Task.evaluation_id == bindparam("ev")))
+
+
 def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_id: int | None,
                held: Mapping[int, datetime] | None = None) -> list[TaskView]:
     """The tasks of ``ev`` as the rater sees them, in the order given.
@@ -113,45 +148,24 @@ def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_
     ids = list(dict.fromkeys(task_ids))
     if not ids:
         return []
-    rows = {r.id: r for r in session.execute(
-        select(Task.id, Task.position, Task.item_id, Task.query_row_id, Item.doc_id,
-               Query.query_id, Query.text, Query.need)
-        .join(Item, Item.id == Task.item_id).join(Query, Query.id == Task.query_row_id)
-        .where(Task.id.in_(ids), Task.evaluation_id == ev.id))}
+    rows = {r.id: r for r in session.execute(_views_statement(), {
+        "ev": ev.id, "rater": -1 if rater_id is None else rater_id, "scale": ev.scale,
+        "ids": ids})}
     missing = [i for i in ids if i not in rows]
     if missing:
         raise NotFoundError(f"task #{missing[0]} lost its result")
-    hits: dict[tuple[int, str], SnapshotHit] = {}
-    snapshot_id = latest_snapshot_id(session, ev.id)
-    if snapshot_id is not None:
-        for query_row, hit in session.execute(
-                select(SnapshotQuery.query_row_id, SnapshotHit)
-                .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
-                .where(SnapshotQuery.snapshot_id == snapshot_id,
-                       SnapshotQuery.query_row_id.in_({r.query_row_id for r in rows.values()}),
-                       SnapshotHit.doc_id.in_({r.doc_id for r in rows.values()}))
-                .order_by(SnapshotHit.rank)):
-            hits.setdefault((query_row, hit.doc_id), hit)  # the best rank of a repeated document
-    mine: dict[int, Grade] = {}
-    deferred: set[int] = set()
-    if rater_id is not None:
-        mine = {g.item_id: g for g in session.scalars(select(Grade).where(
-            Grade.item_id.in_({r.item_id for r in rows.values()}), Grade.rater_id == rater_id,
-            Grade.active, Grade.scale == ev.scale))}
-        deferred = set(session.scalars(select(Deferral.task_id).where(
-            Deferral.task_id.in_(ids), Deferral.rater_id == rater_id)))
     scale = scale_of(ev)
     out = []
     for task_id in ids:
         r = rows[task_id]
-        found = hits.get((r.query_row_id, r.doc_id))
+        hit: SnapshotHit | None = r.SnapshotHit
         until = (held or {}).get(task_id)
         out.append(TaskView(
             task_id=task_id, evaluation_id=ev.id, position=r.position, query_id=r.query_id,
             query_text=r.text, need=r.need, doc_id=r.doc_id,
-            title=found.title if found else None, snippet=found.snippet if found else None,
-            url=found.url if found else None, image=found.image if found else None,
-            fields=dict(found.fields) if found else {}, my_grade=_grade_dict(mine.get(r.item_id)),
-            deferred=task_id in deferred, lease_until=until.isoformat() if until else None,
+            title=hit.title if hit else None, snippet=hit.snippet if hit else None,
+            url=hit.url if hit else None, image=hit.image if hit else None,
+            fields=dict(hit.fields) if hit else {}, my_grade=_grade_dict(r.Grade),
+            deferred=r.deferral is not None, lease_until=until.isoformat() if until else None,
             scale=scale_info(scale)))
     return out
