@@ -7,9 +7,11 @@ passwords and API tokens, in a new database (a SQLite file, or a fresh
 PostgreSQL database on ``--pg-url`` / ``$RANKSCOPE_TEST_PG_URL``, dropped
 afterwards); starts ``rankscope serve`` on 127.0.0.1 on a free port; then
 
-* **idle**: one grader alone, ``--idle`` rounds of "next task" then "grade";
+* **idle**: one grader alone, ``--idle`` rounds of "next task" then "grade"
+  (after a first round, reported apart: the server's caches are cold then);
 * **load**: ``--graders`` graders at once for ``--seconds`` (or until nothing
-  is left), each in a loop over its own connection.
+  is left), each in a loop over its own connection, as fast as answered or,
+  with ``--think S``, spending 0.5 to 1.5 x S seconds on each result.
 
 ``--path api`` (default): ``GET /api/v1/evaluations/ID/tasks/next`` then
 ``POST /api/v1/evaluations/ID/grades`` (one grade, a batch id of its own).
@@ -27,7 +29,8 @@ Run (figures and the machine's load in benchmarks/README.md, "Graders at once"):
 
     python benchmarks/grading_load.py --db sqlite --graders 8
     python benchmarks/grading_load.py --db postgresql --graders 8     # needs a server
-    python benchmarks/grading_load.py --db postgresql --graders 50 --path html
+    python benchmarks/grading_load.py --db postgresql --graders 50 --think 2
+    python benchmarks/grading_load.py --path html
 """
 
 from __future__ import annotations
@@ -299,15 +302,19 @@ class Grader:
                 self.tally.errors.append(f"not saved: {said!r}")
         return self._task_in(answer)
 
-    async def loop(self, until: float, rounds: int | None = None) -> None:
-        """Grade until ``until`` (monotonic), ``rounds`` grades, or nothing is left."""
+    async def loop(self, until: float, rounds: int | None = None, think: float = 0.0) -> None:
+        """Grade until ``until`` (monotonic), ``rounds`` grades, or nothing is left;
+        ``think``: seconds spent on a result before grading it (0.5 to 1.5 times, seeded)."""
         done = 0
         task = None
+        pace = random.Random(self.name)
         while time.monotonic() < until and (rounds is None or done < rounds):
             if task is None:
                 task = await self.next_task()
                 if task is None:
                     break
+            if think:
+                await asyncio.sleep(think * pace.uniform(0.5, 1.5))
             task = await self.grade(task)
             done += 1
         self.tally.graders_done += 1
@@ -317,7 +324,7 @@ class Grader:
 
 
 async def drive(base: str, prep: Prepared, path: str, graders: int, seconds: float,
-                rounds: int | None = None) -> tuple[Tally, float]:
+                rounds: int | None = None, think: float = 0.0) -> tuple[Tally, float]:
     """``graders`` graders at once; the tally and the seconds the load lasted."""
     tally = Tally()
     crowd = [Grader(base, name, token, prep.evaluation_id, path, tally)
@@ -325,7 +332,7 @@ async def drive(base: str, prep: Prepared, path: str, graders: int, seconds: flo
     try:
         await asyncio.gather(*(g.sign_in() for g in crowd))
         start = time.monotonic()
-        await asyncio.gather(*(g.loop(start + seconds, rounds) for g in crowd))
+        await asyncio.gather(*(g.loop(start + seconds, rounds, think) for g in crowd))
         return tally, time.monotonic() - start
     finally:
         await asyncio.gather(*(g.close() for g in crowd))
@@ -400,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wanted", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the load lasts")
     parser.add_argument("--idle", type=int, default=30, help="rounds of the grader alone")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds a grader spends on a result (0: as fast as answered)")
     parser.add_argument("--path", choices=("api", "html"), default="api")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
@@ -417,12 +426,16 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.wanted} grades wanted, {args.graders} graders "
                   f"({time.monotonic() - t0:.0f} s); load average {os.getloadavg()[0]:.2f}")
             with server(url, data, work / "server.log") as base:
-                idle, idle_s = asyncio.run(drive(base, prep, args.path, 1, 600, args.idle))
+                idle, idle_s = asyncio.run(drive(base, prep, args.path, 1, 600, args.idle + 1))
+                # the first round after the start (caches cold) is reported apart
+                cold = {"next_ms": 1000 * idle.next_s.pop(0),
+                        "grade_ms": 1000 * idle.grade_s.pop(0)}
                 load, load_s = asyncio.run(drive(base, prep, args.path, args.graders,
-                                                 args.seconds))
+                                                 args.seconds, think=args.think))
             checks = check(url, prep, [idle, load], args.wanted)
         figures = {"db": args.db, "path": args.path, "graders": args.graders,
-                   "results": prep.tasks, "wanted": args.wanted,
+                   "think": args.think, "results": prep.tasks, "wanted": args.wanted,
+                   "cold": cold,
                    "load_average": os.getloadavg()[0], "idle": summary(idle, idle_s),
                    "load": summary(load, load_s), "checks": checks}
     finally:
@@ -437,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{f['grades']:7d} {f['grades_per_s']:9.1f} {f['errors']:7d}")
         for line in f["first_errors"]:
             print(f"  {line}")
+    print(f"first round after the start: {first} {cold['next_ms']:.1f} ms, {then} "
+          f"{cold['grade_ms']:.1f} ms (not in idle)")
     print("checks: " + ", ".join(f"{k} {v}" for k, v in checks.items())
           + f"; load average after {figures['load_average']:.2f}")
     if args.json:
