@@ -323,8 +323,12 @@ def test_a_group_whose_commit_fails_answers_every_write_with_the_failure(tmp_pat
 
     sa.event.listen(store.engine, "commit", refuse)
     try:
-        holder = threading.Thread(target=store.write, args=(
-            lambda s: holding.set() or release.wait(timeout=60) and s.add(Project(name="a")),))
+        def hold(session):
+            holding.set()
+            release.wait(timeout=60)
+            session.add(Project(name="a"))
+
+        holder = threading.Thread(target=store.write, args=(hold,))
         holder.start()
         assert holding.wait(timeout=60)
         writers = [threading.Thread(target=lambda n=n: outcomes.append(_outcome(
