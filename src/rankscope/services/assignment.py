@@ -112,26 +112,6 @@ ORDER = (Task.grades_counted, Task.position, Task.id)
 """The order results are handed out in (after the deferred split): ``ix_tasks_assignment``."""
 
 
-def counts(session: Session, item_ids: Sequence[int], scale: str) -> dict[int, int]:
-    """Counted grades (active, on ``scale``, of a rater that counts) per item."""
-    if not item_ids:
-        return {}
-    rows = session.execute(select(Grade.item_id, func.count(Grade.id))
-                           .join(Rater, Grade.rater_id == Rater.id)
-                           .where(Grade.item_id.in_(list(item_ids)), Grade.active,
-                                  Grade.scale == scale, Rater.counts)
-                           .group_by(Grade.item_id)).all()
-    return {int(i): int(n) for i, n in rows}
-
-
-def closed(session: Session, item_ids: Sequence[int], scale: str) -> set[int]:
-    """Items a curator adjudicated on this scale (no more grades wanted)."""
-    if not item_ids:
-        return set()
-    return set(session.scalars(select(Adjudication.item_id).where(
-        Adjudication.item_id.in_(list(item_ids)), Adjudication.scale == scale)))
-
-
 # The statements of the pool are built once, with bound parameters (``ev``, ``scale``,
 # ``rater``, ``now``, ``skip``: ids left out, ``n``): a request only binds its values.
 
