@@ -37,6 +37,8 @@ def render() -> dict[str, str]:
             lines += ["- also spelled: " + ", ".join(f"`{a}`" for a in fam.aliases)]
         if fam.agrees_with:
             lines += ["- same number as: " + "; ".join(fam.agrees_with)]
+        if fam.cutoff != "none":
+            lines += [f"- cut-off `k`: {fam.k_doc}"]
         for p in fam.params:
             choices = f" (one of {', '.join(p.choices)})" if p.choices else ""
             lines += [f"- parameter `{p.name}` = `{p.default}`{choices}: {p.doc}"]

@@ -22,6 +22,18 @@ def both_ranking_paths(request: pytest.FixtureRequest,
     yield request.param
 
 
+@pytest.fixture
+def engine() -> Iterator[object]:
+    """A local search-engine server on 127.0.0.1 (tests/search/engine_server.py)."""
+    from tests.search.engine_server import EngineServer
+
+    server = EngineServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
 NEEDS_TREC_EVAL = "need TREC_EVAL_BIN"
 """The summary line's word for the tests skipped without a trec_eval binary."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from rankscope._version import __version__
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -34,7 +34,7 @@ _EXPORTS: dict[str, str] = {
     "similarity": "rankscope.compare.rank_similarity",
     "fuse": "rankscope.compare.fusion",
     "optimize_fusion": "rankscope.compare.fusion_search",
-    "report": "rankscope.compare.html_report",
+    "report": "rankscope.render.html_report",
     "Judgments": "rankscope.judgments.table",
 }
 
@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from rankscope.compare.comparison import compare
     from rankscope.compare.fusion import fuse
     from rankscope.compare.fusion_search import optimize_fusion
-    from rankscope.compare.html_report import report
     from rankscope.compare.rank_similarity import similarity
     from rankscope.compare.result import CompareResult
     from rankscope.data.subtopics import SubtopicQrels
@@ -77,6 +76,7 @@ if TYPE_CHECKING:
     from rankscope.judgments.table import Judgments
     from rankscope.metrics.base import Metric
     from rankscope.metrics.parser import parse_metric, parse_metrics
+    from rankscope.render.html_report import report
     from rankscope.result import EvaluationResult
 
 

@@ -12,6 +12,9 @@ one-line message and a non-zero exit code instead of a traceback::
     │   ├── ScaleError              a grade outside the declared scale
     │   ├── ConfigError             a bad endpoint file or template (names the
     │   │                           file and the key)
+    │   ├── OutboundError           a request the outbound rules refuse: a host
+    │   │                           the server may not reach, a redirect that
+    │   │                           would change the method or go too far
     │   └── NoOverlapError          no query of one input is in the other
     │                               (Q1 vs q1, 1.0 vs 1, an empty file)
     ├── OutputError                 a value the output format cannot hold
@@ -68,6 +71,7 @@ __all__ = [
     "NoOverlapError",
     "NotFoundError",
     "OptionError",
+    "OutboundError",
     "OutputError",
     "OutputWriteError",
     "ParseError",
@@ -149,6 +153,18 @@ class ScaleError(InputError):
 
 class ConfigError(InputError):
     """A bad endpoint file or template: names the file, the key and the value."""
+
+
+class OutboundError(InputError):
+    """A request the outbound rules refuse (see :mod:`rankscope.outbound`).
+
+    A host the server's operator does not allow (a loopback, link-local,
+    private or metadata address, by default, in the web app), or a redirect
+    that would turn a POST into a GET (the engine would run another query),
+    leave the http(s) schemes, or go on past the limit. Never retried.
+    """
+
+
 class NoOverlapError(InputError):
     """No query of one input is in the other, so every score would be a quiet 0.
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from rankscope import display
 from rankscope.metrics.base import Metric
 from rankscope.spread import bootstrap_intervals_each, population_std
 
@@ -313,16 +314,16 @@ class EvaluationResult:
         return self.to_polars(per_query=per_query).to_pandas()
 
     def render(self, fmt: str = "table", *, per_query: bool | None = None) -> str:
-        """Text in one of the formats of ``rankscope evaluate --format``."""
-        from rankscope.render.tabular import render_evaluation
+        """Text in one of the formats of ``rankscope evaluate --format``.
 
+        Made by :func:`rankscope.render.tabular.render_evaluation` (this method
+        delegates to it).
+        """
         show = self.show_per_query if per_query is None else per_query
-        return render_evaluation(self, fmt, per_query=show)
+        return display.evaluation_text(self, fmt, per_query=show)
 
     def __repr__(self) -> str:
         return self.render("table")
 
     def _repr_html_(self) -> str:
-        from rankscope.render.tabular import evaluation_html
-
-        return evaluation_html(self, per_query=self.show_per_query)
+        return display.evaluation_html(self, per_query=self.show_per_query)

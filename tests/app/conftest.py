@@ -104,12 +104,22 @@ def collection(tmp_path) -> Path:
     return data
 
 
+def boundary_for(data: Path, *, hosts=(), env=()):
+    """The server's boundary over the collection: strict unless a test allows more."""
+    from rankscope.outbound import HostPolicy
+    from rankscope.services.boundary import Boundary
+
+    return Boundary(files_dir=data.resolve(), allowed_env=frozenset(env),
+                    hosts=HostPolicy.parse(hosts))
+
+
 def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "graded",
                metrics=("nDCG@5", "P@5", "RR@5"), depth: int = 5, null_rules: bool = True,
                strategy: str | None = None) -> SimpleNamespace:
     """Users, project A (query set, two endpoints, one evaluation run) and project B."""
     from rankscope.services import accounts, catalog, evaluations, projects
 
+    boundary = boundary_for(data)
     admin = accounts.create_user(store, "admin", "admin", PASSWORD)
     curator = accounts.create_user(store, "cora", "curator", PASSWORD)
     judge = accounts.create_user(store, "jay", "judge", PASSWORD)
@@ -122,28 +132,28 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
     qs = catalog.import_query_set(store, curator, project.id, "queries",
                                   (data / "queries.tsv").read_text(), source="queries.tsv")
     base = catalog.save_endpoint(store, curator, project.id, (data / "baseline.toml").read_text(),
-                                 base_dir=data)
+                                 boundary=boundary)
     tuned = catalog.save_endpoint(store, curator, project.id, (data / "tuned.toml").read_text(),
-                                  base_dir=data)
+                                  boundary=boundary)
     spec = evaluations.EvaluationSpec(
         name="first", query_set_id=qs.id, endpoint_id=base.id, scale=scale,
         grades_wanted=grades_wanted, strategy=strategy, metrics=list(metrics), depth=depth,
         null_rules=null_rules, guidelines="# Grade\n\n**3** is the answer.", annotation="v1")
     ev = evaluations.create_evaluation(store, curator, project.id, spec)
-    run = evaluations.run_evaluation(store, curator, ev.id)
+    run = evaluations.run_evaluation(store, curator, ev.id, boundary=boundary)
     other = projects.create_project(store, outsider, "elsewhere")
     other_qs = catalog.import_query_set(store, outsider, other.id, "theirs",
                                         "x1\tsecret json print\n")
     other_ep = catalog.save_endpoint(store, outsider, other.id,
-                                     (data / "baseline.toml").read_text(), base_dir=data)
+                                     (data / "baseline.toml").read_text(), boundary=boundary)
     other_ev = evaluations.create_evaluation(store, outsider, other.id, evaluations.EvaluationSpec(
         name="theirs", query_set_id=other_qs.id, endpoint_id=other_ep.id))
-    evaluations.run_evaluation(store, outsider, other_ev.id)
+    evaluations.run_evaluation(store, outsider, other_ev.id, boundary=boundary)
     return SimpleNamespace(admin=admin, curator=curator, judge=judge, judge2=judge2,
                            judge3=judge3, outsider=outsider, project=project, query_set=qs,
                            endpoint=base, tuned=tuned, evaluation=ev, run=run, other=other,
                            other_query_set=other_qs, other_endpoint=other_ep,
-                           other_evaluation=other_ev, data=data)
+                           other_evaluation=other_ev, data=data, boundary=boundary)
 
 
 @pytest.fixture
@@ -158,3 +168,19 @@ def signed_in(app: Any, name: str) -> Any:
     client = TestClient(app, base_url="http://testserver", follow_redirects=False)
     assert client.post("/login", data={"name": name, "password": PASSWORD}).status_code == 303
     return client
+
+
+def module_store(request, tmp_path_factory, label: str):
+    """A store (``request.param``: sqlite or postgresql) and a copy of the stand-in
+    collection, for a module-scoped fixture: yields ``(store, data)``, then cleans up
+    (:func:`app_store` in a directory of its own)."""
+    with app_store(request.param, tmp_path_factory.mktemp(f"{label}-{request.param}")) as pair:
+        yield pair
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def shared_world(request, tmp_path_factory):
+    """(store, world) made once per module and database (a world takes seconds to make), for
+    tests that only add to it; each makes its own app over it."""
+    for store, data in module_store(request, tmp_path_factory, "shared"):
+        yield store, make_world(store, data)

@@ -43,7 +43,9 @@ def test_the_demo_story(tmp_path, capsys):
 
     store = open_app_store(str(tmp_path / "demo.sqlite"))
     try:
-        login = setup_demo(store, tmp_path / "demo")
+        from rankscope.services.boundary import Boundary
+
+        login = setup_demo(store, tmp_path / "demo", boundary=Boundary(files_dir=tmp_path))
         admin = accounts.authenticate(store, "admin", login.admin_password)
         judge = accounts.authenticate(store, "judge", login.judge_password)
         qrels = (tmp_path / "demo" / "qrels.txt").read_text().split("\n")

@@ -34,11 +34,11 @@ def _new_project(store, w, name="copy"):
     qs = catalog.import_query_set(store, w.curator, p.id, "queries",
                                   (w.data / "queries.tsv").read_text())
     ep = catalog.save_endpoint(store, w.curator, p.id, (w.data / "baseline.toml").read_text(),
-                               base_dir=w.data)
+                               boundary=w.boundary)
     ev = evaluations.create_evaluation(store, w.curator, p.id, evaluations.EvaluationSpec(
         name="copy", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=2, depth=5,
         metrics=["nDCG@5", "P@5", "RR@5"]))
-    evaluations.run_evaluation(store, w.curator, ev.id)
+    evaluations.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
     return ev
 
 

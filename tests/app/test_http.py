@@ -18,7 +18,7 @@ from tests.judge.conftest import ScriptedServer
 from rankscope.services import accounts, assignment, evaluations, grading, llm_judges
 from rankscope.services.grading import GradeInput
 
-from .conftest import PASSWORD, STANDIN, app_store, make_world
+from .conftest import PASSWORD, STANDIN, boundary_for, make_world, module_store
 
 RANK = {"anyone": 0, "judge": 1, "curator": 2, "admin": 3}
 
@@ -36,7 +36,8 @@ class Site:
     def judge(self) -> int:
         """A fresh LLM judge on the first evaluation (asks the scripted local server)."""
         made = llm_judges.attach_judge(self.store, self.w.curator, self.w.evaluation.id,
-                                       llm_judges.JudgeSpec(self.llm.url, "m", max_calls=2))
+                                       llm_judges.JudgeSpec(self.llm.url, "m", max_calls=2),
+                                       boundary=_unwrap(self.app).state.settings.boundary)
         return int(made["id"])
 
     def client(self, who: str | None, api: bool) -> TestClient:
@@ -69,29 +70,33 @@ def _unwrap(app: Any) -> Any:
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def site(request, tmp_path_factory):
+    for store, data in module_store(request, tmp_path_factory, "site"):
+        yield from _site(store, data)
+
+
+def _site(store, data):
     from rankscope.app.core import create_app
 
-    root = tmp_path_factory.mktemp(f"site-{request.param}")
     llm = ScriptedServer()
     try:
-        with app_store(request.param, root) as (store, data):
-            w = make_world(store, data)
-            second = evaluations.create_evaluation(
-                store, w.curator, w.project.id, evaluations.EvaluationSpec(
-                    name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id,
-                    depth=5, metrics=["nDCG@5"], baseline_id=w.evaluation.id))
-            evaluations.run_evaluation(store, w.curator, second.id)
-            app = create_app(store, data)
-            tokens = {who: accounts.create_token(store, getattr(w, who).name)
-                      for who in ("admin", "curator", "judge", "outsider")}
-            cookies = {}
-            for who in ("admin", "curator", "judge", "outsider"):
-                client = TestClient(app, follow_redirects=False)
-                answer = client.post("/login", data={"name": getattr(w, who).name,
-                                                     "password": PASSWORD})
-                assert answer.status_code == 303
-                cookies[who] = dict(client.cookies)
-            yield Site(app, store, w, second, tokens, cookies, llm)
+        w = make_world(store, data)
+        second = evaluations.create_evaluation(
+            store, w.curator, w.project.id, evaluations.EvaluationSpec(
+                name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, depth=5,
+                metrics=["nDCG@5"], baseline_id=w.evaluation.id))
+        evaluations.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+        # the scripted LLM server is on 127.0.0.1: this server allows that address
+        app = create_app(store, data, boundary=boundary_for(data, hosts=["127.0.0.1"]))
+        tokens = {who: accounts.create_token(store, getattr(w, who).name)
+                  for who in ("admin", "curator", "judge", "outsider")}
+        cookies = {}
+        for who in ("admin", "curator", "judge", "outsider"):
+            client = TestClient(app, follow_redirects=False)
+            answer = client.post("/login", data={"name": getattr(w, who).name,
+                                                 "password": PASSWORD})
+            assert answer.status_code == 303
+            cookies[who] = dict(client.cookies)
+        yield Site(app, store, w, second, tokens, cookies, llm)
     finally:
         llm.stop()
 
@@ -194,6 +199,10 @@ ROUTES = [
         "url": f"/evaluations/{E(s)}/import", "files": {"file": ("g.csv", GRADES)},
         "data": {"format": "grades"}}, ok=200),
     _r("GET", "/account", "judge", False, lambda s: {"url": "/account"}),
+    _r("POST", "/account/password", "judge", False, lambda s: {"url": "/account/password",
+                                                               "data": {"current": PASSWORD,
+                                                                        "new": PASSWORD}},
+       ok=200),
     _r("GET", "/evaluations/{evaluation_id}/llm", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/llm"}),
     _r("POST", "/evaluations/{evaluation_id}/llm", "curator", True, lambda s: {
@@ -275,6 +284,8 @@ ROUTES = [
     _r("GET", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users"}),
     _r("POST", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users", "json": {
         "name": "apinew", "role": "judge", "password": PASSWORD}}, ok=201),
+    _r("POST", "/api/v1/users/{user_id}", "admin", False, lambda s: {
+        "url": f"/api/v1/users/{s.w.judge3.user_id}", "json": {"role": "judge"}}),
     _r("POST", "/api/v1/users/{name}/tokens", "admin", False, lambda s: {
         "url": "/api/v1/users/lee/tokens"}, ok=201),
 ]

@@ -8,13 +8,14 @@ make the server build arbitrary collections' files.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import pytest
 from fastapi.testclient import TestClient
 
 from rankscope.errors import ForbiddenError, InputError
-from rankscope.services import catalog
+from rankscope.services import catalog, evaluations, exchange
 
 from .conftest import PASSWORD
 
@@ -60,10 +61,42 @@ def test_an_embedded_corpus_from_a_collection_only_where_allowed(store, world, c
     toml = f'kind = "embedded"\nname = "irds"\ncorpus = "{collection_name}"\nfields = ["text"]\n'
     with pytest.raises(ForbiddenError):
         catalog.save_endpoint(store, world.curator, world.project.id, toml,
-                              base_dir=world.data)
+                              boundary=world.boundary)
+    allowed = dataclasses.replace(world.boundary, irds=(NAME,))
     view = catalog.save_endpoint(store, world.curator, world.project.id, toml,
-                                 base_dir=world.data, irds_allowed=[NAME])
+                                 boundary=allowed)
     assert view.kind == "embedded"
+
+
+def test_an_evaluation_runs_on_a_collection_while_the_operator_allows_it(store, world,
+                                                                        collection_name):
+    """The corpus is read from the collection (not taken for a file of the files directory),
+    the index is written inside that directory, and the collection is checked again at each
+    run: once the operator no longer allows it, the run is refused. Fails if FileScope
+    confines ``irds:NAME`` like a path, or if only the save checks the collection."""
+    toml = f'kind = "embedded"\nname = "irds"\ncorpus = "{collection_name}"\nfields = ["text"]\n'
+    allowed = dataclasses.replace(world.boundary, irds=(NAME,))
+    view = catalog.save_endpoint(store, world.curator, world.project.id, toml, boundary=allowed)
+    spec = evaluations.EvaluationSpec(name="on irds", query_set_id=world.query_set.id,
+                                      endpoint_id=view.id, depth=5, metrics=["P@5"])
+    made = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
+    run = evaluations.run_evaluation(store, world.curator, made.id, boundary=allowed)
+    assert evaluations.get_evaluation(store, world.curator, made.id).status == "ready", run
+    assert (world.data / "irds.index.sqlite").is_file()
+    snapshot_docs = {r["doc_id"] for r in exchange_rows(store, world, made.id)}
+    assert snapshot_docs and snapshot_docs <= {"d1", "d2"}
+
+    again = evaluations.create_evaluation(store, world.curator, world.project.id,
+                                          dataclasses.replace(spec, name="closed"))
+    with pytest.raises(ForbiddenError, match="not enabled on this server"):
+        evaluations.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
+
+
+def exchange_rows(store, world, evaluation_id: int) -> list[dict[str, str]]:
+    """The evaluation's snapshot as its run.txt export: query, doc per row."""
+    body, _ = exchange.export(store, world.curator, evaluation_id, "run.txt")
+    return [{"query_id": line.split()[0], "doc_id": line.split()[2]}
+            for line in body.decode().splitlines() if line.strip()]
 
 
 def _signed_in(app, name: str) -> TestClient:
@@ -118,4 +151,4 @@ def test_serve_hands_its_irds_patterns_to_the_app(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "uvicorn", types.SimpleNamespace(run=lambda *a, **k: None))
     assert main(["serve", "--db", str(tmp_path / "s.sqlite"), "--irds", "beir/*",
                  "--irds", NAME]) == 0
-    assert seen["irds"] == ["beir/*", NAME]
+    assert seen["boundary"].irds == ("beir/*", NAME)

@@ -4,16 +4,23 @@ them count, and compared with the people's on the agreement page."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import select
 from tests.judge.conftest import Reply, ScriptedServer
 
-from rankscope.errors import ForbiddenError, OptionError
+from rankscope.errors import ConfigError, ForbiddenError, OptionError
+from rankscope.outbound import HostPolicy
 from rankscope.services import adjudication, assignment, exchange, grading, llm_judges
+from rankscope.services.boundary import Boundary
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Rater
 
-from .conftest import PASSWORD
+from .conftest import PASSWORD, boundary_for
+
+LOCAL = Boundary(files_dir=Path.cwd(), hosts=HostPolicy.parse(["127.0.0.1"]))
+"""The scripted server is on 127.0.0.1: these tests' server allows that address."""
 
 
 @pytest.fixture
@@ -39,14 +46,16 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
     assert before["filled"] == 1
 
     with pytest.raises(ForbiddenError):  # a judge may not attach one
-        llm_judges.attach_judge(store, world.judge, ev_id, llm_judges.JudgeSpec(llm.url, "m"))
+        llm_judges.attach_judge(store, world.judge, ev_id, llm_judges.JudgeSpec(llm.url, "m"),
+                                boundary=LOCAL)
     judge = llm_judges.attach_judge(store, world.curator, ev_id,
-                                    llm_judges.JudgeSpec(llm.url, "tiny-model", max_calls=500))
+                                    llm_judges.JudgeSpec(llm.url, "tiny-model", max_calls=500),
+                                    boundary=LOCAL)
     assert judge["rater"] == "llm:tiny-model" and judge["counts"] is False
     with store.read() as session:
         assert session.scalar(select(Rater.kind).where(Rater.id == judge["rater_id"])) == "llm"
 
-    summary = llm_judges.run_judge(store, world.curator, judge["id"])
+    summary = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)
     # every result still wants grades and the judge graded none: one request each
     assert summary["items"] == results and llm.count == results
     assert summary["accepted"] == results and summary["statuses"] == {"graded": results}
@@ -70,18 +79,20 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
     assert sorted(float(r[3]) for r in rows if r[2] == "llm:tiny-model") == [2.0] * results
 
     # a second run finds nothing left for it: no request
-    again = llm_judges.run_judge(store, world.curator, judge["id"])
+    again = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)
     assert again["items"] == 0 and llm.count == results
 
 
 def test_a_missing_api_key_fails_the_run_and_says_which_variable(store, world, llm,
                                                                   monkeypatch):
     monkeypatch.delenv("RS_TEST_NO_SUCH_KEY", raising=False)
+    allowed = boundary_for(world.data, hosts=["127.0.0.1"], env=["RS_TEST_NO_SUCH_KEY"])
     judge = llm_judges.attach_judge(store, world.curator, world.evaluation.id,
                                     llm_judges.JudgeSpec(llm.url, "m",
-                                                         api_key_env="RS_TEST_NO_SUCH_KEY"))
+                                                         api_key_env="RS_TEST_NO_SUCH_KEY"),
+                                    boundary=allowed)
     with pytest.raises(OptionError, match="RS_TEST_NO_SUCH_KEY"):
-        llm_judges.run_judge(store, world.curator, judge["id"])
+        llm_judges.run_judge(store, world.curator, judge["id"], boundary=allowed)
     after = llm_judges.get_judge(store, world.curator, judge["id"])
     assert after["status"] == "failed" and "RS_TEST_NO_SUCH_KEY" in after["error"]
     assert llm.count == 0
@@ -90,10 +101,13 @@ def test_a_missing_api_key_fails_the_run_and_says_which_variable(store, world, l
 @pytest.mark.parametrize("spec", [
     llm_judges.JudgeSpec("ftp://x", "m"), llm_judges.JudgeSpec("http://127.0.0.1:1/v1", " "),
     llm_judges.JudgeSpec("http://127.0.0.1:1/v1", "m", api_key_env="sk-abc-123"),
-    llm_judges.JudgeSpec("http://127.0.0.1:1/v1", "m", max_calls=0)])
+    llm_judges.JudgeSpec("http://127.0.0.1:1/v1", "m", max_calls=0),
+    llm_judges.JudgeSpec("http://user:sk-abc@127.0.0.1:1/v1", "m"),
+    llm_judges.JudgeSpec("https://x.example/v1/chat/completions?api_key=sk-abc", "m")])
 def test_bad_settings_are_refused(store, world, spec):
-    with pytest.raises(OptionError):
-        llm_judges.attach_judge(store, world.curator, world.evaluation.id, spec)
+    with pytest.raises((OptionError, ConfigError)) as caught:
+        llm_judges.attach_judge(store, world.curator, world.evaluation.id, spec, boundary=LOCAL)
+    assert "sk-abc" not in str(caught.value)  # a key pasted by mistake is never repeated
 
 
 # --- the LLM page shows what a run did, failures as failures (issue 26) and re-asking the
@@ -105,7 +119,10 @@ def curator_client(store, world, collection):
 
     from rankscope.app.core import create_app
 
-    client = TestClient(create_app(store, collection), follow_redirects=False)
+    # the scripted LLM server is on 127.0.0.1: this server allows that address
+    client = TestClient(create_app(store, collection,
+                                   boundary=boundary_for(collection, hosts=["127.0.0.1"])),
+                        follow_redirects=False)
     answer = client.post("/login", data={"name": world.curator.name, "password": PASSWORD})
     assert answer.status_code == 303
     return client
@@ -127,8 +144,9 @@ def test_the_card_shows_the_run_in_numbers(store, world, llm, curator_client):
     """Before: "0 grades saved of <built-in method items of dict object ...>"."""
     ev_id = world.evaluation.id
     judge = llm_judges.attach_judge(store, world.curator, ev_id,
-                                    llm_judges.JudgeSpec(llm.url, "tiny", max_calls=500))
-    summary = llm_judges.run_judge(store, world.curator, judge["id"])
+                                    llm_judges.JudgeSpec(llm.url, "tiny", max_calls=500),
+                                    boundary=LOCAL)
+    summary = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)
     card = _card(curator_client, ev_id, judge["id"])
     assert "built-in method" not in card
     n = summary["items"]
@@ -149,9 +167,11 @@ def test_an_unreachable_endpoint_is_shown_failed(store, world, curator_client):
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     ev_id = world.evaluation.id
     judge = llm_judges.attach_judge(store, world.curator, ev_id,
-                                    llm_judges.JudgeSpec(dead, "tiny", max_calls=500))
+                                    llm_judges.JudgeSpec(dead, "tiny", max_calls=500),
+                                    boundary=LOCAL)
     with pytest.raises(JudgeError, match="cannot use the endpoint"):
-        llm_judges.run_judge(store, world.curator, judge["id"], sleep=_no_wait)
+        llm_judges.run_judge(store, world.curator, judge["id"], sleep=_no_wait,
+                             boundary=LOCAL)
     after = llm_judges.get_judge(store, world.curator, judge["id"])
     assert (after["status"], after["outcome"]) == ("failed", "failed")
     card = _card(curator_client, ev_id, judge["id"])
@@ -166,8 +186,10 @@ def test_failed_results_make_the_run_incomplete(store, world, llm, curator_clien
         "messages"][-1]["content"] else Reply('{"grade": 2}')
     ev_id = world.evaluation.id
     judge = llm_judges.attach_judge(store, world.curator, ev_id,
-                                    llm_judges.JudgeSpec(llm.url, "tiny", max_calls=500))
-    summary = llm_judges.run_judge(store, world.curator, judge["id"], sleep=_no_wait)
+                                    llm_judges.JudgeSpec(llm.url, "tiny", max_calls=500),
+                                    boundary=LOCAL)
+    summary = llm_judges.run_judge(store, world.curator, judge["id"], sleep=_no_wait,
+                                   boundary=LOCAL)
     asked = ["json pretty print" in b["messages"][-1]["content"] for b in llm.bodies]
     failing = sum(asked) // 6  # each failing result: its request and 5 retries
     assert failing > 0 and summary["statuses"] == {"graded": summary["items"] - failing,
@@ -191,7 +213,8 @@ def test_unrateable_results_are_counted_and_asked_again(store, world, llm, curat
     llm.script = broken
     ev_id = world.evaluation.id
     judge = llm_judges.attach_judge(store, world.curator, ev_id,
-                                    llm_judges.JudgeSpec(llm.url, "tiny", max_calls=500))
+                                    llm_judges.JudgeSpec(llm.url, "tiny", max_calls=500),
+                                    boundary=LOCAL)
 
     def run_from_the_page(**form) -> dict:
         answer = curator_client.post(f"/llm-judges/{judge['id']}/run", data=form)

@@ -14,7 +14,7 @@ from .data import make_qrels, make_run
 pytest.importorskip("matplotlib")
 pytest.importorskip("scipy")
 
-from rankscope.compare import plots
+from rankscope.render import plots
 
 QRELS = make_qrels(6, n_queries=15)
 RUNS = {"a": make_run(QRELS, 1, 0.8), "b": make_run(QRELS, 2, 1.5)}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rankscope.compare.html_report import report
+from rankscope.render.html_report import report
 
 from .data import make_qrels, make_run
 

@@ -277,6 +277,57 @@ def test_the_embedded_engine_indexes_a_collection(names, tmp_path, engine):
     assert asyncio.run(search()) == ["d3", "d4"]
 
 
+@pytest.mark.parametrize("engine", ["sqlite", "tantivy"])
+def test_a_web_users_corpus_names_a_collection_only_where_the_operator_allows(names, tmp_path,
+                                                                             engine):
+    """Under a FileScope (an endpoint a web user wrote) ``irds:NAME`` is no path to confine:
+    the operator's patterns (``serve --irds``) allow it or not, when the endpoint is checked
+    and again when it is opened; its index stays inside the directory, and a plain path is
+    confined as before. Fails if the corpus goes through FileScope.resolve (it is taken for a
+    file named ``irds:...`` in the directory) or if the collection is not checked."""
+    import asyncio
+    import dataclasses
+
+    from rankscope.errors import ConfigError, ForbiddenError
+    from rankscope.search.config import endpoint_from_dict, open_endpoint
+    from rankscope.search.embedded import default_index_name
+    from rankscope.search.files import FileScope
+    from rankscope.search.types import QueryItem
+
+    settings: dict[str, Any] = {"kind": "embedded", "name": "irds-web",
+                                "corpus": f"irds:{names['graded']}", "fields": ["text"]}
+    if engine == "tantivy":
+        pytest.importorskip("tantivy")
+        settings.update(engine="tantivy", tokenizer="default")
+    files = tmp_path / "files"
+    files.mkdir()
+    allowed = FileScope(files, irds=(f"{PREFIX}/*",))
+    config = endpoint_from_dict(settings, base_dir=files, files=allowed)
+
+    async def search(config) -> list[str]:
+        endpoint = open_endpoint(config)
+        try:
+            response = await endpoint.search(QueryItem("q", "json", {}, None), 10)
+            return sorted(h.doc_id for h in response.hits)
+        finally:
+            await endpoint.aclose()
+
+    assert asyncio.run(search(config)) == ["d3", "d4"]
+    index = files / default_index_name("irds-web", settings.get("engine", "fts5"))
+    assert index.exists() and not (files / f"irds:{names['graded']}").exists()
+
+    with pytest.raises(ForbiddenError, match="not enabled on this server"):
+        endpoint_from_dict(settings, base_dir=files, files=FileScope(files))
+    with pytest.raises(ForbiddenError, match="not among those this server allows"):
+        endpoint_from_dict(settings, base_dir=files, files=FileScope(files, irds=("beir/*",)))
+    with pytest.raises(ForbiddenError, match="not enabled on this server"):  # opened again
+        asyncio.run(search(dataclasses.replace(config, files=FileScope(files))))
+    for path, message in (("/etc/passwd", "not an absolute path"),
+                          ("../outside.jsonl", "may not step out")):
+        with pytest.raises(ConfigError, match=message):
+            endpoint_from_dict({**settings, "corpus": path}, base_dir=files, files=allowed)
+
+
 def test_the_cli_evaluates_a_collection_by_name(names, tmp_path, capsys):
     from rankscope.cli.main import main
 

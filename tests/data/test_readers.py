@@ -9,8 +9,7 @@ import sys
 import polars as pl
 import pytest
 
-from rankscope.data.formats import as_qrels, as_run
-from rankscope.data.tables import Qrels, Run
+from rankscope.data.tables import Qrels, Run, as_qrels, as_run
 from rankscope.errors import DuplicateDocumentError, FileAccessError, InputError, ParseError
 
 RUN_TEXT = (

@@ -8,10 +8,10 @@ import numpy as np
 import polars as pl
 import pytest
 
+from rankscope.data import ranking_order, run_queries
+from rankscope.data.ranking_order import Ranking, base_order, find_ties, gather_many
 from rankscope.data.tables import Qrels, Run
-from rankscope.engine import ranking_order, run_queries
 from rankscope.engine.ranking import rank
-from rankscope.engine.ranking_order import Ranking, base_order, find_ties, gather_many
 
 from .conftest import make_case
 from .test_fast_ranking import layout, slow_rank

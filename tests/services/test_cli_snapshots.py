@@ -143,7 +143,7 @@ def test_snapshot_errors_are_one_line(tmp_path, capsys):
         (tmp_path / "es.toml").write_text(
             f'kind = "elasticsearch"\nurl = "{server.url}"\nindex = "products"\n')
         err = run_fails(["snapshot", tmp_path / "es.toml", tmp_path / "q.tsv", "-o",
-                         tmp_path / "r.txt"], capsys)
+                         tmp_path / "r.txt"], capsys, code=3)  # a query failed: incomplete
     finally:
         server.close()
     assert err.startswith("rankscope snapshot: error: query q1: HTTP 404 from POST ")

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
-from rankscope.engine.ranking_order import MIX, doc_keys
+from rankscope.engine.ranking_match import MIX, doc_keys
 
 
 def test_distinct_within_matches_sets_per_group():
@@ -51,7 +51,7 @@ def test_doc_keys_mix_the_query_into_the_document_hash():
 def test_ties_between_equal_values_need_no_order():
     # Ordering only the tied runs whose rows differ in value yields the same
     # value at every rank as ordering every run (the measures see nothing else).
-    from rankscope.engine.ranking_order import base_order, find_ties, fix_ties, rank_order
+    from rankscope.data.ranking_order import base_order, find_ties, fix_ties, rank_order
 
     rng = np.random.default_rng(5)
     for _ in range(200):
@@ -96,7 +96,7 @@ def test_a_ranked_file_with_blocks_out_of_query_order_ranks_like_a_sort():
     # A file in rank order whose query blocks are not in query order (ids 1, 2,
     # ..., 10 in byte order) keeps the file order until the end: ranked rows and
     # values must be those of a plain sort by (query, score desc, doc id desc).
-    from rankscope.engine.ranking_order import base_order, find_ties, fix_ties
+    from rankscope.data.ranking_order import base_order, find_ties, fix_ties
 
     rng = random.Random(11)
     for _ in range(300):
@@ -129,7 +129,7 @@ def test_a_ranked_file_with_blocks_out_of_query_order_ranks_like_a_sort():
 def test_query_blocks_gather_like_their_rows_listed_one_by_one():
     # Blocks copies long blocks as slices and short ones through an index: both
     # must give the rows first[i] .. first[i] + take[i] - 1, block after block.
-    from rankscope.engine.ranking_order import Blocks
+    from rankscope.data.ranking_order import Blocks
 
     rng = random.Random(5)
     for longest in (3, 400):  # mean block length below and above the slicing cut

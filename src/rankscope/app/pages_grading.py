@@ -27,10 +27,11 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from rankscope.app.core import PageActor, render, settings_of
+from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.errors import OptionError
 from rankscope.services import assignment, evaluations, grading, grading_page, projects
 from rankscope.services.accounts import Actor
+from rankscope.services.limits import MAX_ID
 
 __all__ = ["router"]
 
@@ -113,8 +114,8 @@ def _saved_message(page: grading_page.GradingPage) -> str:
 
 
 @router.get("/evaluations/{evaluation_id}/grade", response_class=HTMLResponse)
-def grade_next(request: Request, actor: PageActor, evaluation_id: int,
-               skip: int | None = None, after: int | None = None,
+def grade_next(request: Request, actor: PageActor, evaluation_id: Id,
+               skip: Id | None = None, after: Id | None = None,
                message: str | None = None) -> Response:
     page = grading_page.open_page(settings_of(request).store, actor, evaluation_id, skip=skip,
                                   after=after)
@@ -122,7 +123,7 @@ def grade_next(request: Request, actor: PageActor, evaluation_id: int,
 
 
 @router.get("/tasks/{task_id}", response_class=HTMLResponse)
-def grade_task(request: Request, actor: PageActor, task_id: int, walk: int = 0,
+def grade_task(request: Request, actor: PageActor, task_id: Id, walk: int = 0,
                message: str | None = None) -> Response:
     page = grading_page.task_page(settings_of(request).store, actor, task_id,
                                   walking=bool(walk))
@@ -137,12 +138,14 @@ def _number(value: str) -> float | None:
 
 
 def _cursor(after: str) -> int | None:
-    return int(after) if after.strip().isdigit() else None
+    """The page's place in the pool (a hidden field): an id, else none (from the start)."""
+    text = after.strip()
+    return int(text) if text.isdigit() and 1 <= int(text) <= MAX_ID else None
 
 
 @router.post("/tasks/{task_id}/grade")
-def grade_submit(request: Request, actor: PageActor, task_id: int,
-                 evaluation_id: Annotated[int, Form()], value: Annotated[str, Form()] = "",
+def grade_submit(request: Request, actor: PageActor, task_id: Id,
+                 evaluation_id: Annotated[Id, Form()], value: Annotated[str, Form()] = "",
                  reason: Annotated[str, Form()] = "", explanation: Annotated[str, Form()] = "",
                  walk: Annotated[str, Form()] = "", mode: Annotated[str, Form()] = "",
                  back: Annotated[str, Form()] = "", after: Annotated[str, Form()] = "",
@@ -160,8 +163,8 @@ def grade_submit(request: Request, actor: PageActor, task_id: int,
 
 
 @router.post("/tasks/{task_id}/later")
-def grade_later(request: Request, actor: PageActor, task_id: int,
-                evaluation_id: Annotated[int, Form()],
+def grade_later(request: Request, actor: PageActor, task_id: Id,
+                evaluation_id: Annotated[Id, Form()],
                 after: Annotated[str, Form()] = "") -> Response:
     store = settings_of(request).store
     message = "Put off: it comes back after the others"
@@ -175,7 +178,7 @@ def grade_later(request: Request, actor: PageActor, task_id: int,
 
 
 @router.post("/evaluations/{evaluation_id}/undo")
-def grade_undo(request: Request, actor: PageActor, evaluation_id: int,
+def grade_undo(request: Request, actor: PageActor, evaluation_id: Id,
                mode: Annotated[str, Form()] = "", back: Annotated[str, Form()] = "") -> Response:
     store = settings_of(request).store
     if mode == "list" and back.startswith(f"/evaluations/{evaluation_id}/queries/"):
@@ -194,7 +197,7 @@ def grade_undo(request: Request, actor: PageActor, evaluation_id: int,
 # -- the result-list mode -------------------------------------------------------------
 
 
-def _list_context(request: Request, actor: Actor, evaluation_id: int,
+def _list_context(request: Request, actor: Actor, evaluation_id: Id,
                   query_id: str) -> dict[str, Any]:
     store = settings_of(request).store
     tasks = assignment.query_results(store, actor, evaluation_id, query_id)
@@ -212,7 +215,7 @@ def _list_context(request: Request, actor: Actor, evaluation_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}/queries/{query_id}", response_class=HTMLResponse)
-def grade_list(request: Request, actor: PageActor, evaluation_id: int, query_id: str,
+def grade_list(request: Request, actor: PageActor, evaluation_id: Id, query_id: str,
                message: str | None = None) -> Response:
     context = _list_context(request, actor, evaluation_id, query_id)
     return render(request, "grade_list.html", {**context, "message": message}, actor=actor)

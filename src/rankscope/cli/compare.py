@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 __all__ = [
     "add_compare_options", "add_evaluation_options", "compare_kwargs", "judgments_kwargs",
-    "read_qrels", "read_runs", "register", "write_text",
+    "read_qrels", "read_runs", "register",
 ]
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "tsv", "json")
@@ -24,8 +23,8 @@ def add_evaluation_options(p: argparse.ArgumentParser) -> None:
         p, queries_help="the tests pair the queries every run has a value for")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
-    from rankscope.cli.evaluate import add_overlap_option
     from rankscope.cli.judgments import add_judgments_group
+    from rankscope.cli.parsing import add_overlap_option
 
     add_overlap_option(p)
     add_judgments_group(p)
@@ -96,11 +95,12 @@ def compare_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def judgments_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+def judgments_kwargs(args: argparse.Namespace, qrels: Any) -> dict[str, Any]:
     """``scale``, ``strategy`` and ``transforms`` for raters' judgments (empty for qrels)."""
-    from rankscope.cli.judgments import strategy_arg, transforms_arg, wants_judgments
+    from rankscope.cli.judgments import strategy_arg, transforms_arg
+    from rankscope.judgments.table import Judgments
 
-    if not wants_judgments(args):
+    if not isinstance(qrels, Judgments):
         return {}
     from rankscope.judgments.scales import get_scale
 
@@ -109,37 +109,26 @@ def judgments_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def read_qrels(args: argparse.Namespace) -> Any:
-    """The qrels argument: qrels, or raters' judgments when asked or when it has a rater column."""
-    from rankscope.cli.judgments import read_judgments, wants_judgments
-    from rankscope.data.tables import Qrels
+    """The qrels argument, read once: qrels, or raters' judgments (asked, or a rater column)."""
+    from rankscope.cli.judgments import read_qrels_argument
 
-    if wants_judgments(args):
-        return read_judgments([args.qrels], args, args.qrels_format)
-    return Qrels.read(args.qrels, format=args.qrels_format)
-
-
-def write_text(path: str, text: str) -> None:
-    """Write ``text`` to a file, or stdout for ``-``."""
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    from rankscope.data._io import write_bytes
-
-    write_bytes(path, text.encode("utf-8"))
+    return read_qrels_argument(args)
 
 
 def run(args: argparse.Namespace) -> int:
     """Compare and print; returns the exit code."""
+    from rankscope.cli.parsing import write_text
     from rankscope.compare.comparison import compare
     from rankscope.errors import OptionError
-    from rankscope.judgments.evaluation import resolve_seed_metrics
+    from rankscope.judgments.evaluation import plan_seed_metrics
+    from rankscope.render.comparison import render_comparison
 
-    # fail fast on a bad name, before reading any file
-    resolve_seed_metrics(args.metrics, args.conventions)
+    # the names are read once (a bad name fails before any file is read)
+    names = plan_seed_metrics(args.metrics, args.conventions)
     if len(args.runs) < 2:
         raise OptionError("compare needs at least two runs")
     runs = read_runs(args)
     qrels = read_qrels(args)
-    result = compare(qrels, runs, args.metrics, **compare_kwargs(args), **judgments_kwargs(args))
-    write_text(args.output, result.render(args.format) + "\n")
+    result = compare(qrels, runs, names, **compare_kwargs(args), **judgments_kwargs(args, qrels))
+    write_text(args.output, render_comparison(result, args.format) + "\n")
     return 0

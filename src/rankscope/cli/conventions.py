@@ -31,9 +31,9 @@ def add_evaluation_conventions(
     p: argparse.ArgumentParser | argparse._ArgumentGroup, *, queries_help: str = ""
 ) -> None:
     """``--ties``, ``--unjudged``, ``--queries``, ``--scores`` and ``--conventions``."""
-    p.add_argument("--ties", choices=("trec", "input", "docid_asc"),
-                   help="score ties: document id descending (trec, the default), input order, "
-                        "or document id ascending")
+    from rankscope.cli.parsing import add_ties_option
+
+    add_ties_option(p, default=None)
     p.add_argument("--unjudged", choices=("nonrelevant", "condensed", "null"),
                    help="how unjudged documents count (default nonrelevant)")
     p.add_argument("--queries", choices=("qrels", "intersection", "nonnull", "zero"),

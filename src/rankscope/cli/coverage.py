@@ -29,8 +29,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     add_judgment_options(p, transforms=False)
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--run-format", help="format of the run file (default: from its name)")
-    p.add_argument("--ties", choices=("trec", "input"), default="trec",
-                   help="score ties: document id descending (trec_eval) or input order")
+    from rankscope.cli.parsing import add_ties_option
+
+    add_ties_option(p)
     p.add_argument("--unjudged", choices=("nonrelevant", "condensed", "null"),
                    default="nonrelevant",
                    help="judgments: with null, a result is graded when its aggregated grade is "
@@ -48,22 +49,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print coverage; returns the exit code."""
-    from rankscope.cli.judgments import read_judgments, strategy_arg
+    from rankscope.cli.judgments import read_qrels_argument, strategy_arg
     from rankscope.cli.parsing import refuse_double_stdin
-    from rankscope.data.tables import Qrels, Run
+    from rankscope.data.tables import Run
     from rankscope.judgments.coverage import coverage
-    from rankscope.judgments.io import has_rater_column
 
     refuse_double_stdin(args.qrels, args.run)
-    judged: Any
-    as_judgments = (
-        args.scale or args.strategy or args.min_grades != 1
-        or (args.qrels != "-" and has_rater_column(args.qrels, args.qrels_format))
-    )
-    if as_judgments:
-        judged = read_judgments([args.qrels], args, args.qrels_format)
-    else:
-        judged = Qrels.read(args.qrels, format=args.qrels_format)
+    judged = read_qrels_argument(args)
     run_t = Run.read(args.run, format=args.run_format, on_duplicate=args.on_duplicate)
     result = coverage(judged, run_t, args.k, ties=args.ties, min_grades=args.min_grades,
                       strategy=strategy_arg(args.strategy), unjudged=args.unjudged)

@@ -5,14 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_overlap_option", "register"]
-
-
-def add_overlap_option(p: Any) -> None:
-    """``--allow-no-overlap``: go on when the inputs share no query."""
-    p.add_argument("--allow-no-overlap", action="store_true",
-                   help="go on when the inputs share no query (Q1 vs q1, an empty file; by "
-                        "default an error, as every score would be a meaningless 0)")
+__all__ = ["register", "run_names"]
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -45,6 +38,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     add_evaluation_conventions(p)
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
+    from rankscope.cli.parsing import add_overlap_option
+
     add_overlap_option(p)
     e = p.add_argument_group("engine")
     e.add_argument("--engine", choices=("local", "streaming", "spark"), default="local",
@@ -63,12 +58,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate and print; returns the exit code."""
-    from rankscope.cli.compare import write_text
     from rankscope.cli.conventions import option_fields
-    from rankscope.cli.judgments import evaluate_with_judgments, wants_judgments
-    from rankscope.cli.parsing import refuse_double_stdin
+    from rankscope.cli.judgments import evaluate_with_judgments, may_hold_judgments
+    from rankscope.cli.parsing import refuse_double_stdin, write_text
     from rankscope.data.tables import Run
-    from rankscope.engine.evaluate import evaluate, resolve_metrics
+    from rankscope.engine.evaluate import evaluate, plan_metrics
     from rankscope.engine.options import EvalOptions
     from rankscope.render.tabular import render_evaluations
 
@@ -86,21 +80,38 @@ def run(args: argparse.Namespace) -> int:
                       f"{args.engine}", RankscopeWarning, stacklevel=1)
     if args.engine != "local":
         results = _other_engine(args)
-    elif wants_judgments(args):
-        results = evaluate_with_judgments(args)
     else:
         fields = option_fields(args)
-        # fail fast on a bad name or option, before reading any file
-        wanted = resolve_metrics(args.metrics,
-                                 EvalOptions.merged(None, fields))  # type: ignore[arg-type]
-        qrels: Any = _read_qrels(args, [m for _, m in wanted])
-        results = []
-        for path in args.runs:
-            run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
-            results.append(
-                evaluate(qrels, run_t, args.metrics, per_query=args.per_query,
-                         allow_no_overlap=args.allow_no_overlap, **fields)
-            )
+        options = EvalOptions.merged(None, fields)  # type: ignore[arg-type]
+        # the names are read once (a bad name or option fails before any file is read):
+        # with the judging platform's spellings too when the file may hold judgments
+        asked: Any = None
+        if may_hold_judgments(args):
+            from rankscope.judgments.evaluation import plan_seed_metrics
+
+            asked = plan_seed_metrics(args.metrics, options.conventions)
+            metrics = [found.metric for found, _ in asked.entries]
+        else:
+            plan = plan_metrics(args.metrics, options)
+            metrics = plan.metrics
+        qrels: Any = _read_qrels(args, metrics)
+        judged = False
+        if asked is not None:
+            from rankscope.judgments.table import Judgments
+
+            judged = isinstance(qrels, Judgments)
+        if judged:
+            results = evaluate_with_judgments(args, qrels, asked)
+        else:
+            if asked is not None:
+                plan = asked.for_qrels(options)
+            results = []
+            for path in args.runs:
+                run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
+                results.append(
+                    evaluate(qrels, run_t, plan, per_query=args.per_query,
+                             allow_no_overlap=args.allow_no_overlap, **fields)
+                )
     names = run_names(results, args.runs)
     for result in results:
         result.show_interval = args.ci
@@ -114,15 +125,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read_qrels(args: argparse.Namespace, metrics: list[Any]) -> Any:
-    """The qrels; subtopic qrels (ndeval's format) when an intent-aware measure is asked."""
-    from rankscope.data.tables import Qrels
+    """The qrels argument, read once: subtopic qrels (ndeval's format) when an intent-aware
+    measure is asked, else qrels or raters' judgments, as the file and options say."""
+    from rankscope.cli.judgments import read_qrels_argument
     from rankscope.metrics.intent_aware import INTENT_FAMILIES
 
     if any(m.family in INTENT_FAMILIES for m in metrics):
         from rankscope.data.subtopics import SubtopicQrels
 
         return SubtopicQrels.read(args.qrels)
-    return Qrels.read(args.qrels, format=args.qrels_format)
+    return read_qrels_argument(args)
 
 
 def run_names(results: list[Any], paths: list[str]) -> list[str]:
@@ -156,11 +168,12 @@ def _other_engine(args: argparse.Namespace) -> list[Any]:
     if getattr(args, "judgments", False):
         raise OptionError(f"--engine {args.engine} evaluates qrels, not raters' judgments")
     from rankscope.cli.conventions import option_fields
-    from rankscope.engine.evaluate import resolve_metrics
+    from rankscope.engine.evaluate import plan_metrics
     from rankscope.engine.options import EvalOptions
 
     fields = option_fields(args)
-    resolve_metrics(args.metrics, EvalOptions.merged(None, fields))  # type: ignore[arg-type]
+    # the names are read once (a bad name fails before any file is read)
+    plan = plan_metrics(args.metrics, EvalOptions.merged(None, fields))  # type: ignore[arg-type]
     options = {"per_query": args.per_query, **fields}
     if args.engine == "streaming":
         from rankscope.data.tables import Qrels
@@ -168,12 +181,12 @@ def _other_engine(args: argparse.Namespace) -> list[Any]:
 
         qrels = Qrels.read(args.qrels, format=args.qrels_format)
         memory = _size(args.memory or "2G")
-        results = [evaluate_streaming(qrels, path, args.metrics, memory=memory, **options)
+        results = [evaluate_streaming(qrels, path, plan, memory=memory, **options)
                    for path in args.runs]
     else:
         from rankscope.spark import evaluate_paths
 
-        results = [evaluate_paths(args.qrels, path, args.metrics, qrels_format=args.qrels_format,
+        results = [evaluate_paths(args.qrels, path, plan, qrels_format=args.qrels_format,
                                   run_format=args.run_format, **options) for path in args.runs]
     for result, path in zip(results, args.runs, strict=True):
         _check_overlap(result.info, path, args)

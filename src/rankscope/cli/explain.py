@@ -12,7 +12,7 @@ __all__ = ["register", "run"]
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``explain-differences`` subcommand."""
     from rankscope.cli.conventions import CONVENTIONS
-    from rankscope.cli.evaluate import add_overlap_option
+    from rankscope.cli.parsing import add_overlap_option
 
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
@@ -37,12 +37,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the differences; returns the exit code (0 whether or not anything differs)."""
-    from rankscope.cli.compare import write_text
-    from rankscope.cli.parsing import refuse_double_stdin
+    from rankscope.cli.parsing import refuse_double_stdin, write_text
     from rankscope.data.tables import Qrels, Run
     from rankscope.engine.differences import explain_differences
     from rankscope.engine.evaluate import resolve_metrics
     from rankscope.engine.options import EvalOptions
+    from rankscope.render.differences import render_differences
 
     refuse_double_stdin(args.qrels, args.run)
     resolve_metrics(args.metrics, EvalOptions(conventions=args.conventions))  # fail fast
@@ -53,6 +53,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = json.dumps(report.to_dict(), indent=2)
     else:
-        text = report.render()
+        text = render_differences(report)
     write_text(args.output, text + "\n")
     return 0

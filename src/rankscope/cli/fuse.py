@@ -63,13 +63,14 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--folds", type=int,
                    help="with --optimize: cross-validate over this many folds of queries "
                         "(default: 5 for supervised methods, none otherwise)")
-    p.add_argument("--ties", choices=("trec", "input"), default="trec",
-                   help="score ties: document id descending (trec_eval) or input order")
+    from rankscope.cli.parsing import add_ties_option
+
+    add_ties_option(p)
     p.add_argument("--run-format", help="format of the run files (default: from their names)")
     p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
-    from rankscope.cli.evaluate import add_overlap_option
+    from rankscope.cli.parsing import add_overlap_option
 
     add_overlap_option(p)
     p.set_defaults(handler=run)

@@ -9,18 +9,22 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rankscope.data.tables import Qrels
+    from rankscope.judgments.evaluation import SeedPlan
     from rankscope.judgments.table import Judgments, OnDuplicateGrade
     from rankscope.result import EvaluationResult
 
 __all__ = [
     "add_judgment_options",
     "add_judgments_group",
+    "asks_for_judgments",
     "evaluate_with_judgments",
+    "may_hold_judgments",
     "read_judgments",
+    "read_qrels_argument",
     "register",
     "strategy_arg",
     "transforms_arg",
-    "wants_judgments",
 ]
 
 _SCALE_HELP = "grading scale: binary, graded (0-3), trec (0-4), detail (1-10) or MIN-MAX"
@@ -112,39 +116,57 @@ def read_judgments(
     return Judgments.concat(parts, scale=scale, on_duplicate=policy)
 
 
-def wants_judgments(args: argparse.Namespace) -> bool:
-    """Whether ``evaluate`` reads its qrels argument as raters' judgments.
+def asks_for_judgments(args: argparse.Namespace) -> bool:
+    """Whether the options ask for raters' judgments whatever the file holds.
 
-    Yes when asked (``--judgments``), when a scale, strategy or transformer is
-    given, or when the file has a rater column.
+    ``--judgments``, a scale, a strategy or a transformer (``coverage``: a
+    ``--min-grades`` other than 1).
     """
-    if getattr(args, "judgments", False) or args.scale or args.strategy or \
-            getattr(args, "transform", None):
+    return bool(getattr(args, "judgments", False) or args.scale or args.strategy
+                or getattr(args, "transform", None) or getattr(args, "min_grades", 1) != 1)
+
+
+def may_hold_judgments(args: argparse.Namespace) -> bool:
+    """Whether the qrels argument may be raters' judgments: asked for, or a format with
+    named columns (a TREC file never has a rater column)."""
+    if asks_for_judgments(args):
         return True
-    if args.qrels == "-":
-        return False
     from rankscope.data.formats import guess_format
 
-    if args.qrels_format is None and guess_format(args.qrels) == "trec":
-        return False  # a TREC file never has a rater column: skip importing judgments
-    from rankscope.judgments.io import has_rater_column
-
-    return has_rater_column(args.qrels, args.qrels_format)
+    return (args.qrels_format or guess_format(args.qrels)).lower() != "trec"
 
 
-def evaluate_with_judgments(args: argparse.Namespace) -> list[EvaluationResult]:
+def read_qrels_argument(args: argparse.Namespace) -> Qrels | Judgments:
+    """The qrels argument, read once: raters' judgments when asked or when the file has a
+    rater column, else qrels (:func:`rankscope.judgments.relevance.read_relevance`).
+
+    A TREC file, when judgments are not asked for, is qrels without loading the
+    judgments package (the common case of ``rankscope evaluate``).
+    """
+    if not may_hold_judgments(args):
+        from rankscope.data.tables import Qrels
+
+        return Qrels.read(args.qrels, format=args.qrels_format)
+    from rankscope.judgments.relevance import read_relevance
+    from rankscope.judgments.scales import get_scale
+
+    return read_relevance(args.qrels, args.qrels_format, judgments=asks_for_judgments(args),
+                          scale=get_scale(getattr(args, "scale", None)),
+                          rater=getattr(args, "rater", None),
+                          on_duplicate=getattr(args, "on_duplicate_grade", "error"))
+
+
+def evaluate_with_judgments(args: argparse.Namespace, judgments: Judgments,
+                            names: SeedPlan) -> list[EvaluationResult]:
     """``rankscope evaluate`` over judgments: aggregate once, evaluate every run."""
     from rankscope.cli.conventions import option_fields
     from rankscope.data.tables import Run
-    from rankscope.judgments.evaluation import plan_evaluation, resolve_seed_metrics
+    from rankscope.judgments.evaluation import plan_evaluation
 
     fields = option_fields(args)
     conventions = fields.get("conventions")
-    # fail fast on a bad name, before reading any file
-    resolve_seed_metrics(args.metrics, conventions)
-    judgments = read_judgments([args.qrels], args, args.qrels_format)
     plan = plan_evaluation(
-        judgments, args.metrics, strategy=strategy_arg(args.strategy),
+        judgments, names, strategy=strategy_arg(args.strategy),
         transforms=transforms_arg(args.transform), conventions=conventions,
     )
     results = []

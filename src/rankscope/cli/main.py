@@ -60,7 +60,7 @@ def _available() -> dict[str, tuple[str, str]]:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser; with ``only``, import just that subcommand's module."""
-    from rankscope import __version__
+    from rankscope._version import __version__
     from rankscope.cli.parsing import Parser
 
     parser = Parser(

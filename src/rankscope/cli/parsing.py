@@ -1,4 +1,4 @@
-"""What every subcommand's parser shares: "did you mean", one-line warnings, stdin rules.
+"""What every subcommand shares: "did you mean", one-line warnings, stdin rules, output.
 
 :class:`Parser` is :class:`argparse.ArgumentParser` with a suggestion for a
 mistyped option, subcommand or choice (``--per-qeury``: did you mean
@@ -18,7 +18,12 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-__all__ = ["Parser", "deprecated_alias", "one_line_warnings", "refuse_double_stdin"]
+__all__ = ["TIE_CHOICES", "Parser", "add_overlap_option", "add_ties_option", "deprecated_alias",
+           "one_line_warnings", "refuse_double_stdin", "write_text"]
+
+TIE_CHOICES = ("trec", "input", "docid_asc")
+"""The tie rules, as :data:`rankscope.data.ranking_order.TIE_RULES` (a test keeps them equal:
+importing that module here would load numpy and polars for ``--help``)."""
 
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (.*)$")
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
@@ -111,3 +116,28 @@ def refuse_double_stdin(*paths: str | None) -> None:
 
     if sum(1 for p in paths if p == "-") > 1:
         raise OptionError("only one input can come from stdin (-); give the others as files")
+
+
+def add_overlap_option(p: Any) -> None:
+    """``--allow-no-overlap``: go on when the inputs share no query."""
+    p.add_argument("--allow-no-overlap", action="store_true",
+                   help="go on when the inputs share no query (Q1 vs q1, an empty file; by "
+                        "default an error, as every score would be a meaningless 0)")
+
+
+def add_ties_option(p: Any, *, default: str | None = "trec", what: str = "") -> None:
+    """``--ties``: how equal scores are ordered, the same rule in every command."""
+    shown = " (the default)" if default == "trec" else ""
+    p.add_argument("--ties", choices=TIE_CHOICES, default=default,
+                   help=f"{what}score ties: document id descending (trec{shown}, as trec_eval), "
+                        "input order, or document id ascending")
+
+
+def write_text(path: str, text: str) -> None:
+    """Write a command's output to a file, or stdout for ``-``."""
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    from rankscope.data._io import write_bytes
+
+    write_bytes(path, text.encode("utf-8"))

@@ -42,13 +42,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
     from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, read_runs
-    from rankscope.compare.html_report import DEFAULT_METRICS, plots_available, report
     from rankscope.errors import OptionError
-    from rankscope.judgments.evaluation import resolve_seed_metrics
+    from rankscope.judgments.evaluation import plan_seed_metrics
+    from rankscope.render.html_report import DEFAULT_METRICS, plots_available, report
 
-    metrics = args.metrics or list(DEFAULT_METRICS)
-    # fail fast on a bad name, before reading any file
-    resolve_seed_metrics(metrics, args.conventions)
+    # the names are read once (a bad name fails before any file is read)
+    metrics = plan_seed_metrics(args.metrics or list(DEFAULT_METRICS), args.conventions)
     if len(args.runs) < 2:
         raise OptionError("report needs at least two runs")
     if args.max_k < 1:
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
     report(qrels, runs, metrics, output=args.output, title=args.title, plots=plots,
            ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
-           **compare_kwargs(args), **judgments_kwargs(args))
+           **compare_kwargs(args), **judgments_kwargs(args, qrels))
     if plots is None and not plots_available():
         sys.stderr.write("rankscope report: plots left out; install rankscope[plot]\n")
     return 0

@@ -30,14 +30,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--queries", choices=("union", "intersection"), default="union",
                    help="compare every query either run has (a missing one is an empty "
                         "ranking) or only queries both have")
-    p.add_argument("--ties", choices=("trec", "input"), default="trec",
-                   help="score ties: document id descending (trec_eval) or input order")
+    from rankscope.cli.parsing import add_ties_option
+
+    add_ties_option(p)
     p.add_argument("--run-format", help="format of the run files (default: from their names)")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
     p.add_argument("--name", action="append", dest="names", metavar="NAME",
                    help="names of the two runs (give it twice)")
-    from rankscope.cli.evaluate import add_overlap_option
+    from rankscope.cli.parsing import add_overlap_option
 
     add_overlap_option(p)
     p.set_defaults(handler=run)
@@ -45,14 +46,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print; returns the exit code."""
-    from rankscope.cli.compare import write_text
+    from rankscope.cli.parsing import write_text
     from rankscope.compare.rank_similarity import similarity
     from rankscope.data.tables import Run
-    from rankscope.engine.evaluate import resolve_metrics
+    from rankscope.engine.evaluate import plan_metrics
     from rankscope.errors import OptionError
+    from rankscope.render.tabular import render_evaluation
 
-    metrics = args.metrics or ["RBO(p=0.9)"]
-    resolve_metrics(metrics)  # fail fast on a bad name, before reading any file
+    # the names are read once (a bad name fails before any file is read)
+    metrics = plan_metrics(args.metrics or ["RBO(p=0.9)"])
     if args.names is not None and len(args.names) != 2:
         raise OptionError("give --name twice, once per run")
     if args.run_a == "-" and args.run_b == "-":
@@ -65,6 +67,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = json.dumps(result.to_dict(), indent=2, allow_nan=False)
     else:
-        text = result.render(args.format)
+        text = render_evaluation(result, args.format, per_query=result.show_per_query)
     write_text(args.output, text + "\n")
     return 0

@@ -1,12 +1,13 @@
-"""Comparing runs: significance tests, rank similarity, fusion, plots and reports.
+"""Comparing runs: significance tests, rank similarity and fusion.
 
 - :func:`compare`: per-run means with intervals, paired tests, corrections,
   effect sizes and win / tie / loss counts (:class:`CompareResult`);
 - :func:`similarity`: RBO, Jaccard, overlap and Kendall's tau between two runs;
 - :func:`fuse` and :func:`optimize_fusion`: RRF, CombSUM, CombMNZ, ... and a
   grid search of their parameters;
-- :mod:`rankscope.compare.plots` and :func:`report`: figures and a
-  self-contained HTML page (the ``plot`` extra).
+- figures and the self-contained HTML page (:func:`rankscope.report`) are
+  presentation: they live in :mod:`rankscope.render` (``plots``,
+  ``html_report``), above this package.
 
 Submodules are imported on first use so ``import rankscope.compare`` stays cheap.
 
@@ -33,7 +34,6 @@ _EXPORTS = {
     "FusionSearch": "rankscope.compare.fusion_search",
     "metric_at_k": "rankscope.compare.curves",
     "precision_recall": "rankscope.compare.curves",
-    "report": "rankscope.compare.html_report",
 }
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "normalize",
     "optimize_fusion",
     "precision_recall",
-    "report",
     "similarity",
 ]
 
@@ -55,7 +54,6 @@ if TYPE_CHECKING:
     from rankscope.compare.curves import metric_at_k, precision_recall
     from rankscope.compare.fusion import fuse, normalize
     from rankscope.compare.fusion_search import FusionSearch, optimize_fusion
-    from rankscope.compare.html_report import report
     from rankscope.compare.rank_similarity import similarity
     from rankscope.compare.result import CompareResult, Comparison
 

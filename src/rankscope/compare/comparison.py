@@ -22,15 +22,14 @@ from rankscope.compare.significance import (
     tukey_hsd,
     win_tie_loss,
 )
-from rankscope.data.formats import as_qrels
-from rankscope.data.tables import OnDuplicate
-from rankscope.engine.evaluate import MetricsArg, evaluate, resolve_metrics
+from rankscope.data.tables import OnDuplicate, as_qrels
+from rankscope.engine.evaluate import MetricPlan, MetricsArg, evaluate, plan_metrics
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
 
 if TYPE_CHECKING:
-    from rankscope.judgments.evaluation import JudgmentPlan
+    from rankscope.judgments.evaluation import JudgmentPlan, SeedPlan
 
 __all__ = ["MIN_TEST_QUERIES", "compare"]
 
@@ -44,7 +43,7 @@ def _check_level(value: float, what: str) -> float:
 def compare(
     qrels: Any,
     runs: Any,
-    metrics: MetricsArg,
+    metrics: MetricsArg | SeedPlan,
     *,
     baseline: str | None = None,
     all_pairs: bool = False,
@@ -88,9 +87,12 @@ def compare(
         does, once for all runs.
     runs : sequence of runs, or mapping name -> run
         Two or more runs (:class:`~rankscope.Run`, paths, DataFrames, dicts).
-    metrics : str, Metric or a sequence of them
+    metrics : str, Metric, a sequence of them, MetricPlan or SeedPlan
         Any spelling :func:`rankscope.parse_metrics` accepts (with judgments,
-        also the judging platform's ``nDCG(d)@k`` and ``ERR-0.18@k``).
+        also the judging platform's ``nDCG(d)@k`` and ``ERR-0.18@k``); names
+        already read (:func:`~rankscope.engine.conventions.plan_metrics`,
+        :func:`~rankscope.judgments.evaluation.plan_seed_metrics`) are not
+        read again.
     baseline : str, optional
         Name of the baseline run (default: the first run).
     all_pairs : bool, default False
@@ -157,16 +159,23 @@ def compare(
     level = _check_level(1.0 - alpha if confidence is None else confidence, "confidence")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise OptionError(f"n_resamples must be a whole number >= 1, not {n_resamples!r}")
-    asked = [metrics] if isinstance(metrics, str | Metric) else list(metrics)
+    from rankscope.judgments.evaluation import SeedPlan  # loaded by every comparison anyway
+
+    asked: list[str | Metric] | MetricPlan | SeedPlan
+    asked = metrics if isinstance(metrics, MetricPlan | SeedPlan) else (
+        [metrics] if isinstance(metrics, str | Metric) else list(metrics))
     given: OptionFields = {}
     for key, value in (("ties", ties), ("unjudged", unjudged), ("queries", queries),
                        ("conventions", conventions)):
         if value is not None:
             given[key] = value  # type: ignore[literal-required]
     opts = EvalOptions.merged(None, given)
-    judged = _judgments_plan(qrels, asked, scale, strategy, transforms, opts.conventions)
+    judged = _judgments_plan(qrels, asked.labels if isinstance(asked, MetricPlan) else asked,
+                             scale, strategy, transforms, opts.conventions)
     if judged is None:
-        pairs = resolve_metrics(asked, opts)  # fail on a bad name before reading any file
+        # read once (a bad name fails before any file is read)
+        plan = asked.for_qrels(opts) if isinstance(asked, SeedPlan) else plan_metrics(asked, opts)
+        pairs = list(zip(plan.labels, plan.metrics, strict=True))
         qrels_t = as_qrels(qrels)
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
@@ -184,7 +193,7 @@ def compare(
     with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
         for table, name in zip(tables, run_names, strict=True):
             if judged is None:
-                results.append(evaluate(qrels_t, table, asked, options=opts, run_name=name,
+                results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
                                         allow_no_overlap=allow_no_overlap))
             else:
                 results.append(judged.evaluate(table, options=opts, run_name=name,
@@ -268,7 +277,7 @@ def _warn_few_queries(n_queries: dict[str, int]) -> None:
 
 
 def _judgments_plan(
-    qrels: Any, metrics: list[Any], scale: Any, strategy: Any, transforms: Any,
+    qrels: Any, metrics: list[Any] | SeedPlan, scale: Any, strategy: Any, transforms: Any,
     conventions: str | None = None,
 ) -> JudgmentPlan | None:
     """Raters' grades aggregated once per needed scale; None for plain qrels."""

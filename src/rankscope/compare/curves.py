@@ -10,8 +10,8 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.compare.runs import load_runs
-from rankscope.data.formats import as_qrels, input_name
 from rankscope.data.overlap import check_overlap
+from rankscope.data.tables import as_qrels, input_name
 from rankscope.engine.evaluate import evaluate
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank
 from rankscope.errors import MetricError, OptionError

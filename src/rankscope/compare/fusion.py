@@ -47,9 +47,9 @@ import polars as pl
 from rankscope.compare.fusion_methods import METHODS, FusionMethod, method_spec
 from rankscope.compare.fusion_train import BAYES_CUTS, SEG_BOUNDS, FusionModel, train_fusion
 from rankscope.compare.runs import load_runs
-from rankscope.data.formats import as_qrels, input_name
 from rankscope.data.overlap import check_query_sets
-from rankscope.data.tables import OnDuplicate, Run
+from rankscope.data.ranking_order import ranked
+from rankscope.data.tables import OnDuplicate, Run, as_qrels, input_name
 from rankscope.engine.ranking import Ties
 from rankscope.errors import OptionError
 
@@ -82,18 +82,7 @@ def _ranked(frame: pl.DataFrame, ties: Ties, depth: int | None,
             inverted: bool = False) -> pl.DataFrame:
     if inverted:  # distances: the lowest score ranks first
         frame = frame.with_columns(-pl.col("score"))
-    if ties == "trec":
-        frame = frame.sort(["query_id", "score", "doc_id"], descending=[False, True, True])
-    elif ties == "input":
-        frame = (frame.with_row_index("_order")
-                 .sort(["query_id", "score", "_order"], descending=[False, True, False])
-                 .drop("_order"))
-    else:
-        raise OptionError(f"ties must be 'trec' or 'input', not {ties!r}")
-    frame = frame.with_columns((pl.int_range(pl.len()).over("query_id") + 1).alias("rank"))
-    if depth is not None:
-        frame = frame.filter(pl.col("rank") <= depth)
-    return frame
+    return ranked(frame, ties, depth=depth)
 
 
 def _norm_expr(norm: str) -> pl.Expr:
@@ -157,7 +146,7 @@ def _borda_norm(stacked: pl.DataFrame, n_runs: int) -> pl.DataFrame:
                    on=["query_id", "doc_id", "run"], how="anti")
              .join(lengths, on=["query_id", "run"], how="left")
              .with_columns(pl.col("m").fill_null(0.0)))
-    ranked = stacked.join(n_cand.select("query_id", "_N"), on="query_id").with_columns(
+    present = stacked.join(n_cand.select("query_id", "_N"), on="query_id").with_columns(
         (1.0 - (pl.col("rank").cast(pl.Float64) - 1.0) / pl.col("_N")).alias("score"))
     absent = every.join(n_cand.select("query_id", "_N"), on="query_id").with_columns(
         (0.5 - (pl.col("m") - 1.0) / (2.0 * pl.col("_N"))).alias("score"),
@@ -166,7 +155,7 @@ def _borda_norm(stacked: pl.DataFrame, n_runs: int) -> pl.DataFrame:
     absent = absent.join(weights, on="run", how="left").with_columns(
         pl.col("weight").fill_null(1.0 / n_runs))
     cols = ["query_id", "doc_id", "score", "rank", "run", "weight"]
-    return pl.concat([ranked.select(cols), absent.select(cols)], how="vertical_relaxed")
+    return pl.concat([present.select(cols), absent.select(cols)], how="vertical_relaxed")
 
 
 def fuse(
@@ -222,8 +211,8 @@ def fuse(
         does this with cross-validation folds).
     depth : int, optional
         Use only each run's first ``depth`` documents per query.
-    ties : {"trec", "input"}, default "trec"
-        How score ties are ordered when ranks matter.
+    ties : {"trec", "input", "docid_asc"}, default "trec"
+        How score ties are ordered when ranks matter (as in evaluation).
     on_duplicate : {"error", "first", "max"}, default "error"
         A document twice in one ranking, for runs read here.
     name : str, optional
@@ -263,12 +252,12 @@ def fuse(
                          input_name(tables[0]), first, allow=allow_no_overlap)
     w = _weights(spec, params.get("weights"), len(tables))
     cut = _check_depth(depth)
-    ranked = [_ranked(t.frame, ties, cut, norm_name == "min-max-inverted") for t in tables]
+    rankings = [_ranked(t.frame, ties, cut, norm_name == "min-max-inverted") for t in tables]
     model = None
     if spec.kind == "supervised":
         if qrels is None:
             raise OptionError(f"{spec.name} learns from qrels: fuse(..., qrels=TRAINING_QRELS)")
-        model = train_fusion(spec.name, as_qrels(qrels), ranked,
+        model = train_fusion(spec.name, as_qrels(qrels), rankings,
                              segments=int(params.get("segments") or 10))
     elif qrels is not None:
         raise OptionError(f"{spec.name} does not learn from qrels; drop qrels=")
@@ -276,12 +265,13 @@ def fuse(
         f.with_columns(_norm_expr(norm_name).alias("score"), pl.lit(i, dtype=pl.Int64).alias("run"),
                        pl.lit(w[i]).alias("weight"))
         .select("query_id", "doc_id", "score", "rank", "run", "weight")
-        for i, f in enumerate(ranked)
+        for i, f in enumerate(rankings)
     ])
     if norm_name == "borda":
         stacked = _borda_norm(stacked, len(tables))
     fused = _combine(spec, stacked, params, w, model)
-    fused = fused.sort(["query_id", "score", "doc_id"], descending=[False, True, True])
+    # the fused run in rank order, as trec_eval orders it
+    fused = ranked(fused, "trec").drop("rank")
     return Run(fused, name=name or spec.name, source=f"<fused {spec.name}>")
 
 

@@ -30,8 +30,7 @@ from rankscope.compare.fusion import GRID_NORMS, check_norm, fuse
 from rankscope.compare.fusion_methods import FusionMethod, method_spec
 from rankscope.compare.progress import bar
 from rankscope.compare.runs import load_runs
-from rankscope.data.formats import as_qrels
-from rankscope.data.tables import OnDuplicate, Qrels, Run
+from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels
 from rankscope.engine.evaluate import aggregate, evaluate, resolve_metrics
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning

@@ -11,6 +11,7 @@ except Kendall's tau, which scipy computes per query).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -21,22 +22,27 @@ import polars as pl
 import rankscope.metrics.similarity as _families
 from rankscope.compare.rbo_ties import TieList, tie_rbo
 from rankscope.compare.runs import name_candidates, unique_names
-from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_overlap
-from rankscope.data.tables import OnDuplicate, Run
+from rankscope.data.ranking_order import check_tie_rule, ranked
+from rankscope.data.tables import OnDuplicate, Run, as_run, input_name
 from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
 from rankscope.engine.ranking import Ties
 from rankscope.errors import MetricError, OptionError
-from rankscope.metrics.base import Metric
+from rankscope.metrics.base import FAMILIES, Metric
 from rankscope.result import EvaluationInfo, EvaluationResult
 
 __all__ = [
     "RankPairs",
     "SimilarityInfo",
+    "average_overlap",
+    "jaccard",
     "jaccard_values",
+    "kendall_tau",
     "kendall_values",
+    "overlap",
     "overlap_values",
     "pair_rankings",
+    "rbo",
     "rbo_values",
     "similarity",
     "similarity_values",
@@ -46,7 +52,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 SimilarityQueries = Literal["union", "intersection"]
 
-_FAMILIES = {"RBO", "Jaccard", "Overlap", "KendallTau", "AO"}
 _ = _families  # importing it registers the similarity families with the parser
 
 
@@ -137,19 +142,6 @@ class RankPairs:
         )
 
 
-def _ranked(run: Run, ties: Ties) -> pl.DataFrame:
-    frame = run.frame
-    if ties == "trec":
-        frame = frame.sort(["query_id", "score", "doc_id"], descending=[False, True, True])
-    else:
-        frame = (
-            frame.with_row_index("_order")
-            .sort(["query_id", "score", "_order"], descending=[False, True, False])
-            .drop("_order")
-        )
-    return frame.with_columns(pl.int_range(1, pl.len() + 1).over("query_id").alias("rank"))
-
-
 def pair_rankings(
     run_a: Run, run_b: Run, *, ties: Ties = "trec", queries: SimilarityQueries = "union"
 ) -> tuple[RankPairs, list[str], list[str]]:
@@ -157,12 +149,11 @@ def pair_rankings(
 
     Returns the pairs and the queries only the first / only the second run has.
     """
-    if ties not in ("trec", "input"):
-        raise OptionError(f"ties must be 'trec' or 'input', not {ties!r}")
+    check_tie_rule(ties)
     if queries not in ("union", "intersection"):
         raise OptionError(f"queries must be 'union' or 'intersection', not {queries!r}")
-    a = _ranked(run_a, ties)
-    b = _ranked(run_b, ties)
+    a = ranked(run_a.frame, ties)
+    b = ranked(run_b.frame, ties)
     qa = set(a.get_column("query_id").unique().to_list())
     qb = set(b.get_column("query_id").unique().to_list())
     kept = sorted(qa | qb) if queries == "union" else sorted(qa & qb)
@@ -350,26 +341,48 @@ def kendall_values(pairs: RankPairs) -> FloatArray:
     return out
 
 
+def rbo(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The RBO family's kernel: tie-aware unless ``ties="break"``."""
+    ties = str(m.get("ties"))
+    if ties != "break":
+        return tie_rbo_values(pairs, float(m.get("p")), str(m.get("form")), ties)
+    return rbo_values(pairs, float(m.get("p")), str(m.get("form")))
+
+
+def average_overlap(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The AO family's kernel."""
+    return average_overlap_values(pairs, int(cast(int, m.k)))
+
+
+def jaccard(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The Jaccard family's kernel."""
+    return jaccard_values(pairs)
+
+
+def overlap(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The Overlap family's kernel."""
+    return overlap_values(pairs, int(m.k or 0))
+
+
+def kendall_tau(pairs: RankPairs, m: Metric) -> FloatArray:
+    """The KendallTau family's kernel."""
+    return kendall_values(pairs)
+
+
+_HERE = "rankscope.compare.rank_similarity:"
+
+
 def similarity_values(pairs: RankPairs, metric: Metric) -> FloatArray:
-    """Per-query values of one similarity metric."""
-    if metric.family not in _FAMILIES:
+    """Per-query values of one similarity metric: the kernel its definition names, on both
+    rankings cut at the metric's ``k``."""
+    kernel = FAMILIES[metric.family].kernel
+    if not kernel.startswith(_HERE):
         raise MetricError(
             f"{metric.name} is not a rank-similarity measure (use RBO, AO, Jaccard, Overlap, "
             "KendallTau); compare runs' effectiveness with rankscope.compare"
         )
-    cut = pairs.cut(metric.k)
-    if metric.family == "RBO":
-        ties = str(metric.get("ties"))
-        if ties != "break":
-            return tie_rbo_values(cut, float(metric.get("p")), str(metric.get("form")), ties)
-        return rbo_values(cut, float(metric.get("p")), str(metric.get("form")))
-    if metric.family == "AO":
-        return average_overlap_values(cut, int(cast(int, metric.k)))
-    if metric.family == "Jaccard":
-        return jaccard_values(cut)
-    if metric.family == "Overlap":
-        return overlap_values(cut, int(metric.k or 0))
-    return kendall_values(cut)
+    compute: Callable[[RankPairs, Metric], FloatArray] = globals()[kernel[len(_HERE):]]
+    return compute(pairs.cut(metric.k), metric)
 
 
 def similarity(
@@ -399,8 +412,9 @@ def similarity(
         Compare every query either run has (a query one run lacks is an empty
         ranking there: RBO and overlap 0, Kendall's tau null), or only
         queries both have.
-    ties : {"trec", "input"}, default "trec"
-        Score ties broken by document id descending, or input order.
+    ties : {"trec", "input", "docid_asc"}, default "trec"
+        Score ties broken by document id descending, kept in input order, or
+        broken by document id ascending (as in evaluation).
     on_duplicate : {"error", "first", "max"}, default "error"
         A document twice in one ranking (for runs read here).
     names : (str, str), optional

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
+from rankscope import display
 from rankscope.compare.significance import CORRECTION_NAMES, TEST_NAMES
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
@@ -269,10 +270,12 @@ class CompareResult:
         return self.to_polars(table).to_pandas()
 
     def render(self, fmt: str = "table") -> str:
-        """Text in one of the formats of ``rankscope compare --format``."""
-        from rankscope.render.comparison import render_comparison
+        """Text in one of the formats of ``rankscope compare --format``.
 
-        return render_comparison(self, fmt)
+        Made by :func:`rankscope.render.comparison.render_comparison` (this
+        method delegates to it).
+        """
+        return display.comparison_text(self, fmt)
 
     def __repr__(self) -> str:
         return self.render("table")
@@ -283,16 +286,18 @@ class CompareResult:
     # ---- plots (need the ``plot`` extra) -------------------------------------
 
     def plot_differences(self, metric: str, run: str | None = None) -> Figure:
-        """Per-query differences to the baseline, sorted (see :mod:`rankscope.compare.plots`)."""
-        from rankscope.compare.plots import plot_differences
+        """Per-query differences to the baseline, sorted.
 
-        return plot_differences(self, metric, run=run)
+        Delegates to :func:`rankscope.render.plots.plot_differences`.
+        """
+        return display.comparison_figure(self, "differences", metric, run)  # type: ignore[no-any-return]
 
     def plot_distribution(self, metric: str) -> Figure:
-        """Distribution of per-query values of every run on one metric."""
-        from rankscope.compare.plots import plot_distribution
+        """Distribution of per-query values of every run on one metric.
 
-        return plot_distribution(self, metric)
+        Delegates to :func:`rankscope.render.plots.plot_distribution`.
+        """
+        return display.comparison_figure(self, "distribution", metric)  # type: ignore[no-any-return]
 
 
 _COMPARISON_SCHEMA = {

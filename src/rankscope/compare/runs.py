@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rankscope.data.formats import as_run
-from rankscope.data.tables import OnDuplicate, Run
+from rankscope.data.tables import OnDuplicate, Run, as_run
 from rankscope.errors import OptionError
 from rankscope.result import EvaluationResult
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 import gzip
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from rankscope.errors import FileAccessError, OutputWriteError
 
-__all__ = ["PathLike", "display_name", "read_bytes", "read_text", "write_bytes"]
+__all__ = ["Kind", "PathLike", "RowLocator", "display_name", "read_bytes", "read_text",
+           "write_bytes"]
 
 PathLike = str | os.PathLike[str]
+Kind = Literal["qrels", "run"]
+"""What a file of relevance data holds."""
+RowLocator = Callable[[int], int | None]
+"""Maps a 0-based row of a table to the 1-based line of the file it came from (None: unknown)."""
 
 _GZIP_MAGIC = b"\x1f\x8b"
 

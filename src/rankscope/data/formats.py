@@ -1,10 +1,11 @@
-"""Readers and writers for every supported format, and coercion of user inputs.
+"""Readers and writers for every supported format, frame by frame.
 
+The tables built from them, and from anything else users pass as qrels or a
+run, are in :mod:`rankscope.data.tables` (``as_qrels``, ``as_run``).
 Formats: ``trec`` (whitespace separated, ``#`` comments), ``json`` (nested
 ``{query: {doc: value}}`` or a list of records), ``jsonl`` (one record a
 line), ``csv`` / ``tsv`` (with a header), ``parquet``; any of them gzipped
-(``.gz``). In memory: :class:`~rankscope.Qrels` / :class:`~rankscope.Run`,
-polars and pandas DataFrames, and nested dicts.
+(``.gz``). In memory: polars and pandas DataFrames, and nested dicts.
 """
 
 from __future__ import annotations
@@ -13,15 +14,23 @@ import json
 import os
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from io import BytesIO
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
-from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
+from rankscope.data._io import (
+    Kind,
+    PathLike,
+    RowLocator,
+    display_name,
+    read_bytes,
+    read_text,
+    write_bytes,
+)
 from rankscope.data.delimited import read_delimited
 from rankscope.data.json_text import KeyedDict, find_key_line, loads_keeping_duplicates
-from rankscope.data.tables import Deferred, OnDuplicate, Qrels, RowLocator, Run
 from rankscope.data.trec import parse_trec
 from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels, format_trec_run
 from rankscope.errors import (
@@ -35,19 +44,19 @@ from rankscope.errors import (
 
 __all__ = [
     "FORMATS",
-    "as_qrels",
-    "as_run",
+    "RawFile",
+    "canonical_columns",
     "frame_from_nested_dict",
     "guess_format",
     "id_column",
-    "input_name",
+    "raw_columns",
+    "read_raw",
     "read_table",
     "require_pandas",
     "value_column",
     "write_table",
 ]
 
-Kind = Literal["qrels", "run"]
 
 FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
 
@@ -89,6 +98,74 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
+@dataclass(frozen=True)
+class RawFile:
+    """A CSV, TSV, JSONL, JSON or Parquet file read once, before its columns are interpreted.
+
+    ``frame`` holds the file's own columns, one row a record (text as text);
+    ``nested`` a JSON object ``{query: {doc: value}}`` instead. What the
+    columns mean (qrels, a run, raters' judgments) is decided from them by the
+    caller, without reading the file again.
+    """
+
+    fmt: str
+    source: str
+    data: bytes
+    frame: pl.DataFrame | None
+    nested: Mapping[Any, Any] | None = None
+
+
+def read_raw(path: PathLike, fmt: str | None = None) -> RawFile:
+    """Read a file that is not TREC into its own columns (see :class:`RawFile`)."""
+    fmt = _check_format(fmt) if fmt else guess_format(path)
+    if fmt == "trec":
+        raise OptionError("a TREC file has fixed columns: read it with read_table")
+    if fmt == "parquet":
+        source = display_name(path)
+        data = read_bytes(path)
+        try:
+            return RawFile(fmt, source, data, pl.read_parquet(BytesIO(data)))
+        except Exception as exc:  # polars raises several types for bad files
+            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
+    data, source = read_text(path)
+    if fmt in ("csv", "tsv"):
+        return RawFile(fmt, source, data, read_delimited(data, fmt, source))
+    if fmt == "jsonl":
+        return RawFile(fmt, source, data, _jsonl_records(data, source))
+    try:
+        obj = loads_keeping_duplicates(data)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
+    if isinstance(obj, Mapping):
+        return RawFile(fmt, source, data, None, nested=obj)
+    if isinstance(obj, list):
+        for i, rec in enumerate(obj):
+            if isinstance(rec, KeyedDict) and rec.duplicates:
+                raise ParseError(f"key {rec.duplicates[0]!r} twice in record {i + 1}",
+                                 source=source)
+        return RawFile(fmt, source, data, _records_frame(obj, source) if obj else None)
+    raise ParseError("expected a JSON object {query: {doc: value}} or a list", source=source)
+
+
+def raw_columns(raw: RawFile, kind: Kind) -> tuple[pl.DataFrame, RowLocator]:
+    """A raw file's qrels or run columns (``query_id, doc_id`` and the value), and its lines."""
+    value = "grade" if kind == "qrels" else "score"
+    if raw.nested is not None:
+        frame = frame_from_nested_dict(raw.nested, value, raw.source, text=raw.data)
+        return frame, _no_line
+    if raw.frame is None:
+        return _empty(value), _no_line
+    if raw.fmt == "parquet":
+        return canonical_columns(raw.frame, value, raw.source), _no_line
+    if raw.fmt in ("csv", "tsv"):
+        return canonical_columns(raw.frame, value, raw.source, numeric_from_text=True,
+                                 header_lines=1), lambda row: row + 2
+    if raw.fmt == "jsonl":
+        frame = canonical_columns(raw.frame, value, raw.source, numeric_from_text=True)
+        return frame, _jsonl_locator(raw.data)
+    return canonical_columns(raw.frame, value, raw.source, numeric_from_text=True), _no_line
+
+
 def read_table(
     path: PathLike, kind: Kind, fmt: str | None = None
 ) -> tuple[pl.DataFrame, list[str], str, RowLocator]:
@@ -104,33 +181,22 @@ def read_table(
     if is_irds(path):
         return _read_irds(os.fspath(path), kind)
     fmt = _check_format(fmt) if fmt else guess_format(path)
-    value = "grade" if kind == "qrels" else "score"
-    if fmt == "parquet":
-        source = display_name(path)
-        try:
-            raw = pl.read_parquet(BytesIO(read_bytes(path)))
-        except FileAccessError:
-            raise
-        except Exception as exc:  # polars raises several types for bad files
-            raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
-        return _canonical(raw, value, source), [], source, lambda row: None
-    if fmt == "trec":
-        from rankscope.data.trec import read_trec_file
+    if fmt != "trec":
+        raw = read_raw(path, fmt)
+        frame, locate = raw_columns(raw, kind)
+        return frame, [], raw.source, locate
+    from rankscope.data.trec import read_trec_file
 
-        streamed = read_trec_file(path, kind)  # plain files: chunked, parallel, bounded
-        if streamed is not None:
-            return streamed
+    streamed = read_trec_file(path, kind)  # plain files: chunked, parallel, bounded
+    if streamed is not None:
+        return streamed
     data, source = read_text(path)
-    if fmt == "trec":
-        frame, tags = parse_trec(data, source, kind)
-        return frame, tags, source, _trec_locator(data)
-    if fmt in ("csv", "tsv"):
-        raw = read_delimited(data, fmt, source)
-        frame = _canonical(raw, value, source, numeric_from_text=True, header_lines=1)
-        return frame, [], source, lambda row: row + 2
-    if fmt == "jsonl":
-        return (*_read_jsonl(data, value, source), source, _jsonl_locator(data))
-    return _read_json(data, value, source), [], source, lambda row: None
+    frame, tags = parse_trec(data, source, kind)
+    return frame, tags, source, _trec_locator(data)
+
+
+def _no_line(row: int) -> int | None:
+    return None
 
 
 def _read_irds(path: str, kind: Kind) -> tuple[pl.DataFrame, list[str], str, RowLocator]:
@@ -175,7 +241,7 @@ def _pick(columns: list[str], target: str, taken: set[str]) -> str | None:
     return None
 
 
-def _canonical(
+def canonical_columns(
     raw: pl.DataFrame,
     value: str,
     source: str,
@@ -183,7 +249,7 @@ def _canonical(
     numeric_from_text: bool = False,
     header_lines: int = 0,
 ) -> pl.DataFrame:
-    """Rename aliased columns to ``query_id``, ``doc_id`` and ``value``."""
+    """Rename aliased columns to ``query_id``, ``doc_id`` and ``value``, and check them."""
     taken: set[str] = set()
     chosen: dict[str, str] = {}
     for target in ("query_id", "doc_id", value):
@@ -261,7 +327,8 @@ def value_column(column: pl.Series, value: str, source: str) -> pl.Series:
     )
 
 
-def _records_frame(records: list[Any], value: str, source: str) -> pl.DataFrame:
+def _records_frame(records: list[Any], source: str) -> pl.DataFrame:
+    """JSON records as text columns (a missing key or null is null)."""
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping):
             raise ParseError("expected an object per record", source=source, line=i + 1)
@@ -272,14 +339,14 @@ def _records_frame(records: list[Any], value: str, source: str) -> pl.DataFrame:
     for rec in records:
         for key, col in columns.items():
             col.append(rec.get(key))
-    raw = pl.DataFrame(
+    return pl.DataFrame(
         {k: pl.Series(k, [None if v is None else str(v) for v in col], dtype=pl.String)
          for k, col in columns.items()}
     )
-    return _canonical(raw, value, source, numeric_from_text=True)
 
 
-def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, list[str]]:
+def _jsonl_records(data: bytes, source: str) -> pl.DataFrame | None:
+    """One JSON object a line (blank lines skipped); None for a file without any."""
     records: list[Any] = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
@@ -295,25 +362,7 @@ def _read_jsonl(data: bytes, value: str, source: str) -> tuple[pl.DataFrame, lis
             raise ParseError(f"key {record.duplicates[0]!r} twice in one record",
                              source=source, line=number)
         records.append(record)
-    if not records:
-        return _empty(value), []
-    return _records_frame(records, value, source), []
-
-
-def _read_json(data: bytes, value: str, source: str) -> pl.DataFrame:
-    try:
-        obj = loads_keeping_duplicates(data)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
-    if isinstance(obj, Mapping):
-        return frame_from_nested_dict(obj, value, source, text=data)
-    if isinstance(obj, list):
-        for i, rec in enumerate(obj):
-            if isinstance(rec, KeyedDict) and rec.duplicates:
-                raise ParseError(f"key {rec.duplicates[0]!r} twice in record {i + 1}",
-                                 source=source)
-        return _records_frame(obj, value, source) if obj else _empty(value)
-    raise ParseError("expected a JSON object {query: {doc: value}} or a list", source=source)
+    return _records_frame(records, source) if records else None
 
 
 def _empty(value: str) -> pl.DataFrame:
@@ -407,15 +456,6 @@ def write_table(
     write_bytes(path, data)
 
 
-def input_name(table: Qrels | Run) -> str:
-    """How messages name a table: its file, else the run's name, else ``the qrels``."""
-    if not table.source.startswith("<"):
-        return table.source
-    if isinstance(table, Run):
-        return f"run {table.name!r}"
-    return "the qrels"
-
-
 def require_pandas(purpose: str) -> Any:
     """Import pandas or raise :class:`~rankscope.errors.DependencyError`."""
     try:
@@ -423,61 +463,3 @@ def require_pandas(purpose: str) -> Any:
     except ImportError:
         raise DependencyError("pandas", "pandas", purpose) from None
     return pandas
-
-
-def _frame_from_dataframe(obj: Any) -> pl.DataFrame | None:
-    if isinstance(obj, pl.DataFrame):
-        return obj
-    module = type(obj).__module__
-    if module.startswith("pandas") and hasattr(obj, "columns"):
-        return pl.from_pandas(obj.reset_index(drop=True))
-    return None
-
-
-def as_qrels(obj: Any) -> Qrels:
-    """Accept qrels as a :class:`Qrels`, a path, a DataFrame or a nested dict."""
-    if isinstance(obj, Qrels):
-        return obj
-    if isinstance(obj, str | os.PathLike):
-        return Qrels.read(obj)
-    frame = _frame_from_dataframe(obj)
-    if frame is not None:
-        return Qrels(_canonical(frame, "grade", "<DataFrame>"), source="<DataFrame>")
-    if isinstance(obj, Mapping):
-        return Qrels.from_dict(obj)
-    raise InputError(f"cannot use a {type(obj).__name__} as qrels")
-
-
-def as_run(
-    obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "error",
-    defer_duplicates: bool = False,
-) -> Run:
-    """Accept a run as a :class:`Run`, a path, a DataFrame or a nested dict.
-
-    ``defer_duplicates``: a run built here leaves its duplicate check (with
-    ``on_duplicate="error"``) to the ranking step, which runs it beside the
-    measures and raises the same error.
-    """
-    if isinstance(obj, Run):
-        return obj
-    deferred: Deferred = "error" if defer_duplicates else None
-    if isinstance(obj, str | os.PathLike):
-        return Run.read(obj, name=name, on_duplicate=on_duplicate, _defer_duplicates=deferred)
-    frame = _frame_from_dataframe(obj)
-    if frame is not None:
-        return Run(
-            _canonical(frame, "score", "<DataFrame>"),
-            name=name or "run",
-            source="<DataFrame>",
-            on_duplicate=on_duplicate,
-            _defer_duplicates=deferred,
-        )
-    if isinstance(obj, Mapping):
-        return Run(
-            frame_from_nested_dict(obj, "score", "<dict>"),
-            name=name or "run",
-            source="<dict>",
-            on_duplicate=on_duplicate,
-            _defer_duplicates=deferred,
-        )
-    raise InputError(f"cannot use a {type(obj).__name__} as a run")

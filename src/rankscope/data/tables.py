@@ -3,29 +3,39 @@
 Both wrap a polars DataFrame with string ``query_id`` and ``doc_id`` columns
 and a float64 value column (``grade`` for qrels, ``score`` for runs). They are
 never dict-of-dicts inside; ``to_dict`` exists only for interoperability.
+:func:`as_qrels` and :func:`as_run` build them from whatever users pass (a
+table, a path, a polars or pandas DataFrame, a nested dict).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from rankscope.data._io import RowLocator
+from rankscope.data.formats import (
+    canonical_columns,
+    frame_from_nested_dict,
+    guess_format,
+    read_table,
+    require_pandas,
+    write_table,
+)
 from rankscope.errors import DuplicateDocumentError, InputError, OptionError, ParseError
 
 if TYPE_CHECKING:
     from rankscope.data._io import PathLike
 
-__all__ = ["Deferred", "OnDuplicate", "Qrels", "Run"]
+__all__ = ["Deferred", "OnDuplicate", "Qrels", "Run", "as_qrels", "as_run", "input_name"]
 
 OnDuplicate = Literal["error", "first", "max"]
 Deferred = Literal["error", "report"] | None
 """A duplicate check left to the evaluation: ``error`` raises what the constructor
 would have raised, found beside the measures; ``report`` is trec_eval's rule (the
 query holding a duplicate fails when it is reached)."""
-RowLocator = Callable[[int], int | None]
-"""Maps a 0-based row of a table to the 1-based line of the file it came from."""
 
 
 def _by_row(row: int) -> int | None:
@@ -66,8 +76,6 @@ class _Table:
 
     def to_pandas(self) -> Any:
         """Return the table as a pandas DataFrame (needs the ``pandas`` extra)."""
-        from rankscope.data.formats import require_pandas
-
         require_pandas("converting to pandas")
         return self._frame.to_pandas()
 
@@ -119,22 +127,16 @@ class Qrels(_Table):
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, float | int | None]]) -> Qrels:
         """Build qrels from ``{query_id: {doc_id: grade}}``."""
-        from rankscope.data.formats import frame_from_nested_dict
-
         return cls(frame_from_nested_dict(data, "grade", "<dict>"), source="<dict>")
 
     @classmethod
     def read(cls, path: PathLike, *, format: str | None = None) -> Qrels:
         """Read qrels from a file (TREC, JSON, JSONL, CSV, TSV, Parquet; ``-`` = stdin)."""
-        from rankscope.data.formats import read_table
-
         frame, _, source, locate = read_table(path, "qrels", format)
         return cls(frame, source=source, _locate=locate)
 
     def write(self, path: PathLike, *, format: str | None = None) -> None:
         """Write the qrels in the format named (or implied by the file name)."""
-        from rankscope.data.formats import write_table
-
         write_table(self._frame, path, "qrels", format, tag="")
 
     def __repr__(self) -> str:
@@ -197,8 +199,6 @@ class Run(_Table):
         cls, data: Mapping[str, Mapping[str, float | int]], *, name: str = "run"
     ) -> Run:
         """Build a run from ``{query_id: {doc_id: score}}``."""
-        from rankscope.data.formats import frame_from_nested_dict
-
         return cls(frame_from_nested_dict(data, "score", "<dict>"), name=name, source="<dict>")
 
     @classmethod
@@ -216,8 +216,6 @@ class Run(_Table):
         The name defaults to the TREC run tag (the first one, if several) or the
         file's name.
         """
-        from rankscope.data.formats import guess_format, read_table
-
         frame, tags, source, locate = read_table(path, "run", format)
         if name is None:
             name = tags[0] if tags else source
@@ -228,8 +226,6 @@ class Run(_Table):
 
     def write(self, path: PathLike, *, format: str | None = None) -> None:
         """Write the run in the format named (or implied by the file name)."""
-        from rankscope.data.formats import write_table
-
         write_table(self._frame, path, "run", format, tag=self.name)
 
     def __repr__(self) -> str:
@@ -355,3 +351,73 @@ def _resolve_duplicates(
     return frame.with_row_index("_row").filter(
         ~pl.col("_row").is_in(drop.get_column("_row").implode())
     ).drop("_row")
+
+
+# -- anything users pass as qrels or a run, as a table ------------------------------
+
+
+def input_name(table: Qrels | Run) -> str:
+    """How messages name a table: its file, else the run's name, else ``the qrels``."""
+    if not table.source.startswith("<"):
+        return table.source
+    if isinstance(table, Run):
+        return f"run {table.name!r}"
+    return "the qrels"
+
+
+def _frame_from_dataframe(obj: Any) -> pl.DataFrame | None:
+    if isinstance(obj, pl.DataFrame):
+        return obj
+    module = type(obj).__module__
+    if module.startswith("pandas") and hasattr(obj, "columns"):
+        return pl.from_pandas(obj.reset_index(drop=True))
+    return None
+
+
+def as_qrels(obj: Any) -> Qrels:
+    """Accept qrels as a :class:`Qrels`, a path, a DataFrame or a nested dict."""
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, str | os.PathLike):
+        return Qrels.read(obj)
+    frame = _frame_from_dataframe(obj)
+    if frame is not None:
+        return Qrels(canonical_columns(frame, "grade", "<DataFrame>"), source="<DataFrame>")
+    if isinstance(obj, Mapping):
+        return Qrels.from_dict(obj)
+    raise InputError(f"cannot use a {type(obj).__name__} as qrels")
+
+
+def as_run(
+    obj: Any, *, name: str | None = None, on_duplicate: OnDuplicate = "error",
+    defer_duplicates: bool = False,
+) -> Run:
+    """Accept a run as a :class:`Run`, a path, a DataFrame or a nested dict.
+
+    ``defer_duplicates``: a run built here leaves its duplicate check (with
+    ``on_duplicate="error"``) to the ranking step, which runs it beside the
+    measures and raises the same error.
+    """
+    if isinstance(obj, Run):
+        return obj
+    deferred: Deferred = "error" if defer_duplicates else None
+    if isinstance(obj, str | os.PathLike):
+        return Run.read(obj, name=name, on_duplicate=on_duplicate, _defer_duplicates=deferred)
+    frame = _frame_from_dataframe(obj)
+    if frame is not None:
+        return Run(
+            canonical_columns(frame, "score", "<DataFrame>"),
+            name=name or "run",
+            source="<DataFrame>",
+            on_duplicate=on_duplicate,
+            _defer_duplicates=deferred,
+        )
+    if isinstance(obj, Mapping):
+        return Run(
+            frame_from_nested_dict(obj, "score", "<dict>"),
+            name=name or "run",
+            source="<dict>",
+            on_duplicate=on_duplicate,
+            _defer_duplicates=deferred,
+        )
+    raise InputError(f"cannot use a {type(obj).__name__} as a run")

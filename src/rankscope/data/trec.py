@@ -32,11 +32,11 @@ import stat
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO
 
 import polars as pl
 
-from rankscope.data._io import check_text_head
+from rankscope.data._io import Kind, RowLocator, check_text_head
 from rankscope.data.trec_rules import (
     LineRules,
     Problem,
@@ -56,9 +56,7 @@ __all__ = [
     "read_trec_file",
 ]
 
-Kind = Literal["qrels", "run"]
 Parsed = tuple[pl.DataFrame, list[str]]
-RowLocator = Callable[[int], int | None]
 
 CHUNK_BYTES = 16 << 20
 """Bytes per parse task: small enough to overlap two tasks, large enough to amortize."""

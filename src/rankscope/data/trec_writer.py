@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from rankscope.data.ranking_order import TieRule, ranked
 from rankscope.errors import OutputError
 
 __all__ = ["check_trec_ids", "format_trec_qrels", "format_trec_run"]
@@ -62,16 +63,17 @@ def format_trec_qrels(frame: pl.DataFrame) -> bytes:
     return out.write_csv(separator=" ", include_header=False, quote_style="never").encode()
 
 
-def format_trec_run(frame: pl.DataFrame, tag: str) -> bytes:
-    """Render a run frame as TREC lines, ranks numbered in trec_eval order."""
-    ordered = frame.sort(
-        ["query_id", "score", "doc_id"], descending=[False, True, True], maintain_order=True
-    )
-    out = ordered.select(
+def format_trec_run(frame: pl.DataFrame, tag: str, *, ties: TieRule = "trec") -> bytes:
+    """Render a run frame as TREC lines in rank order, ranks numbered as evaluated.
+
+    ``ties`` orders equal scores (trec_eval's rule by default); trec_eval
+    itself re-sorts a run by score and its own tie rule, whatever the ranks say.
+    """
+    out = ranked(frame, ties).select(
         pl.col("query_id"),
         pl.lit("Q0").alias("q0"),
         pl.col("doc_id"),
-        (pl.int_range(pl.len()).over("query_id") + 1).alias("rank"),
+        pl.col("rank"),
         pl.col("score").cast(pl.String).alias("score"),
         pl.lit(tag).alias("tag"),
     )

@@ -9,8 +9,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__all__ = ["EvalOptions", "RankedLists", "aggregate", "compute", "evaluate", "rank",
-           "resolve_metrics"]
+__all__ = ["EvalOptions", "MetricPlan", "RankedLists", "aggregate", "compute", "evaluate",
+           "plan_metrics", "rank", "resolve_metrics"]
 
 _HOME = {
     "EvalOptions": "rankscope.engine.options",
@@ -19,6 +19,8 @@ _HOME = {
     "aggregate": "rankscope.engine.assemble",
     "compute": "rankscope.engine.evaluate",
     "evaluate": "rankscope.engine.evaluate",
+    "MetricPlan": "rankscope.engine.conventions",
+    "plan_metrics": "rankscope.engine.conventions",
     "resolve_metrics": "rankscope.engine.evaluate",
 }
 

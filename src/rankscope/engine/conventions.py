@@ -22,19 +22,67 @@ from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.metrics.conventions import Reading, Resolved, resolve_name
 
-__all__ = ["ReadingGroup", "prepare_run", "reading_groups", "resolve_plan"]
+__all__ = ["MetricPlan", "ReadingGroup", "plan_metrics", "prepare_run", "reading_groups",
+           "resolve_plan"]
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+@dataclass(frozen=True)
+class MetricPlan:
+    """Metric names read once, under one conventions profile and relevance threshold.
+
+    Made by :func:`plan_metrics`; give it wherever metric names are accepted
+    (``evaluate``, ``compare``, the streaming and Spark drivers) and the names
+    are not read again: a command evaluating several runs parses them once.
+    """
+
+    resolved: tuple[Resolved, ...]
+    conventions: str | None
+    rel: float | None
+
+    @property
+    def labels(self) -> list[str]:
+        """The names as typed, in order."""
+        return [found.label for found in self.resolved]
+
+    @property
+    def metrics(self) -> list[Metric]:
+        """The metric each name stands for."""
+        return [found.metric for found in self.resolved]
+
+
+def plan_metrics(
+    metrics: str | Metric | Iterable[str | Metric] | MetricPlan,
+    options: EvalOptions | None = None,
+) -> MetricPlan:
+    """Read metric names once (see :func:`resolve_plan`) into a reusable :class:`MetricPlan`."""
+    if isinstance(metrics, MetricPlan):
+        resolve_plan(metrics, options)  # the same conventions and threshold, or an error
+        return metrics
+    opts = options if options is not None else EvalOptions()
+    return MetricPlan(tuple(resolve_plan(metrics, opts)), opts.conventions, opts.rel)
+
+
 def resolve_plan(
-    metrics: str | Metric | Iterable[str | Metric], options: EvalOptions | None = None
+    metrics: str | Metric | Iterable[str | Metric] | MetricPlan,
+    options: EvalOptions | None = None,
 ) -> list[Resolved]:
     """Every asked-for metric as the options' conventions read it, labelled as typed.
 
     A label asked for twice is kept once; the options' relevance threshold
-    (when set) is bound into every metric that has one.
+    (when set) is bound into every metric that has one. A :class:`MetricPlan`
+    is not read again: it must have been read under the options' conventions
+    and threshold.
     """
+    if isinstance(metrics, MetricPlan):
+        conventions = options.conventions if options is not None else None
+        rel = options.rel if options is not None else None
+        if (metrics.conventions, metrics.rel) != (conventions, rel):
+            raise OptionError(
+                f"these metric names were read with conventions {metrics.conventions!r} and "
+                f"rel {metrics.rel!r}, not {conventions!r} and {rel!r}: plan them again")
+        return list(metrics.resolved)
     items: Sequence[str | Metric]
     if isinstance(metrics, str | Metric):
         items = [metrics]

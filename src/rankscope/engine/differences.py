@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rankscope.data.formats import as_qrels, as_run
-from rankscope.data.tables import Run
+from rankscope import display
+from rankscope.data.tables import Run, as_qrels, as_run
 from rankscope.engine.conventions import resolve_plan
 from rankscope.engine.evaluate import MetricsArg, evaluate
 from rankscope.engine.options import EvalOptions
@@ -89,37 +89,12 @@ class DifferenceReport:
                 "metrics": [m.to_dict() for m in self.metrics]}
 
     def render(self) -> str:
-        """A table of the differing metrics with their reasons, for people."""
-        from rankscope.render.tabular import format_value
+        """A table of the differing metrics with their reasons, for people.
 
-        lines = [f"defaults:    {self.default_info}", f"{self.conventions}: {self.tool_info}",
-                 ""]
-        if not self.differing:
-            lines.append(f"no metric asked for differs between rankscope's defaults and "
-                         f"{self.conventions}'s conventions on these inputs")
-        else:
-            header = ("metric", "default", self.conventions, "queries differing")
-            rows = [(m.label, format_value(m.default_mean), format_value(m.tool_mean),
-                     _count(m)) for m in self.differing]
-            widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-            for row in [header, *rows]:
-                lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                       for i, (c, w) in enumerate(zip(row, widths, strict=True))
-                                       ).rstrip())
-            lines.append("")
-            for m in self.differing:
-                lines.append(f"{m.label}: {m.default_metric} -> {m.tool_metric}")
-                lines += [f"  - {reason}" for reason in m.reasons]
-        same = [m.label for m in self.metrics if not m.differs]
-        if same and self.differing:
-            lines += ["", "the same under both: " + ", ".join(same)]
-        return "\n".join(lines)
-
-
-def _count(m: MetricDifference) -> str:
-    text = str(len(m.queries_differing))
-    extra = len(m.only_default) + len(m.only_tool)
-    return text + (f" (+{extra} averaged on one side only)" if extra else "")
+        A delegate kept for callers of this method: the text is made by
+        :func:`rankscope.render.differences.render_differences`.
+        """
+        return display.differences_text(self)
 
 
 def _same(a: float | None, b: float | None) -> bool:

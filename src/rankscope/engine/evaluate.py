@@ -8,12 +8,18 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from rankscope.data.formats import as_qrels, as_run, input_name
 from rankscope.data.overlap import check_overlap
 from rankscope.data.subtopics import SubtopicQrels, as_subtopic_qrels
-from rankscope.data.tables import Qrels, Run
+from rankscope.data.tables import Qrels, Run, as_qrels, as_run, input_name
 from rankscope.engine.assemble import QueryAccount, aggregate, assemble_result
-from rankscope.engine.conventions import ReadingGroup, prepare_run, reading_groups, resolve_plan
+from rankscope.engine.conventions import (
+    MetricPlan,
+    ReadingGroup,
+    plan_metrics,
+    prepare_run,
+    reading_groups,
+    resolve_plan,
+)
 from rankscope.engine.judged_only import is_judged_only
 from rankscope.engine.kernel_values import compute
 from rankscope.engine.kernels import NULL_KERNELS
@@ -24,10 +30,11 @@ from rankscope.metrics.conventions import Resolved
 from rankscope.metrics.intent_aware import INTENT_FAMILIES
 from rankscope.result import EvaluationResult
 
-__all__ = ["NULL_KERNELS", "Ranked", "aggregate", "compute", "compute_ranked", "evaluate",
-           "rank_plan", "resolve_metrics"]
+__all__ = ["NULL_KERNELS", "MetricPlan", "Ranked", "aggregate", "compute", "compute_ranked",
+           "evaluate", "plan_metrics", "rank_plan", "resolve_metrics"]
 
-MetricsArg = str | Metric | Iterable[str | Metric]
+MetricsArg = str | Metric | Iterable[str | Metric] | MetricPlan
+"""Metric names, :class:`Metric` values, or a :class:`MetricPlan` (names read once)."""
 
 
 def resolve_metrics(
@@ -132,8 +139,10 @@ def evaluate(
         ndeval's format ``topic subtopic document grade``).
     run : Run, path, DataFrame or dict
         The ranking (``{query: {doc: score}}`` for a dict).
-    metrics : str, Metric, or a sequence of them
-        Any spelling :func:`rankscope.parse_metrics` accepts.
+    metrics : str, Metric, a sequence of them, or MetricPlan
+        Any spelling :func:`rankscope.parse_metrics` accepts; a
+        :class:`~rankscope.engine.conventions.MetricPlan` (from
+        :func:`plan_metrics`) is used as read, for several runs.
     per_query : bool, default False
         Keep per-query values in the result's printed form (they are always
         available as ``result.per_query``).

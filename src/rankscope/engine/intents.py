@@ -19,11 +19,13 @@ import polars as pl
 
 from rankscope.data.subtopics import SubtopicQrels
 from rankscope.engine.context import Context
+from rankscope.engine.kernel_math import divide_positive
 from rankscope.engine.ranking import FloatArray, IntArray, RankedLists
 from rankscope.errors import MetricError
 from rankscope.metrics.base import Metric
 
-__all__ = ["INTENT_KERNELS", "IntentContext"]
+__all__ = ["IntentContext", "alpha_dcg", "alpha_ndcg", "ap_ia", "err_ia", "n_err_ia", "n_nrbp",
+           "nrbp", "p_ia", "st_recall"]
 
 _ERR_ALPHA = 0.5  # binary relevance: ERR's stopping chance of a relevant document
 
@@ -171,12 +173,6 @@ def _ideal_sum(ctx: IntentContext, m: Metric, alpha: float,
                        minlength=ctx.n).astype(np.float64)
 
 
-def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
-    out = np.zeros_like(num)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
-
-
 def _ranks(ctx: Context) -> FloatArray:
     """The 1-based rank of every ranked row, as floats."""
     return np.asarray(ctx.pos + 1.0, dtype=np.float64)
@@ -200,9 +196,9 @@ def _graded_sum(family: str) -> Callable[[Context, Metric], FloatArray]:
         gains = _gains(ictx, m, alpha) * discount(_ranks(ctx))
         num = ctx.seg_sum(gains, ctx.top(m.k))
         if family in ("nERR_IA", "alpha_nDCG"):
-            return _ratio(num, _ideal_sum(ictx, m, alpha, discount))
+            return divide_positive(num, _ideal_sum(ictx, m, alpha, discount))
         subtopics = ictx.pairs(float(m.get("rel"))).n_subtopics
-        return _ratio(num, subtopics * _ideal_ideal(_depth(ctx, m), alpha, discount))
+        return divide_positive(num, subtopics * _ideal_ideal(_depth(ctx, m), alpha, discount))
 
     return kernel
 
@@ -218,42 +214,42 @@ def _nrbp(normalized: bool) -> Callable[[Context, Metric], FloatArray]:
         num = ctx.seg_sum(_gains(ictx, m, alpha) * decay(_ranks(ctx)))
         if normalized:
             whole = Metric(m.family, m.params, None)
-            return _ratio(num, _ideal_sum(ictx, whole, alpha, decay))
+            return divide_positive(num, _ideal_sum(ictx, whole, alpha, decay))
         subtopics = ictx.pairs(float(m.get("rel"))).n_subtopics
-        return _ratio((1.0 - (1.0 - alpha) * beta) * num, subtopics)
+        return divide_positive((1.0 - (1.0 - alpha) * beta) * num, subtopics)
 
     return kernel
 
 
-def _p_ia(ctx: Context, m: Metric) -> FloatArray:
+def p_ia(ctx: Context, m: Metric) -> FloatArray:
     pairs = _intent(ctx).pairs(float(m.get("rel")))
     covered = np.bincount(pairs.row, minlength=ctx.pos.size).astype(np.float64)
-    return _ratio(ctx.seg_sum(covered, ctx.top(m.k)),
+    return divide_positive(ctx.seg_sum(covered, ctx.top(m.k)),
                   _depth(ctx, m).astype(np.float64) * pairs.n_subtopics)
 
 
-def _st_recall(ctx: Context, m: Metric) -> FloatArray:
+def st_recall(ctx: Context, m: Metric) -> FloatArray:
     pairs = _intent(ctx).pairs(float(m.get("rel")))
     inside = ctx.pos[pairs.row] < m.k if m.k is not None else np.ones(pairs.row.size, bool)
     first = inside & (pairs.seen_before == 0)  # a subtopic's first relevant document
     found = np.bincount(ctx.row_query[pairs.row[first]], minlength=ctx.n).astype(np.float64)
-    return _ratio(found, pairs.n_subtopics)
+    return divide_positive(found, pairs.n_subtopics)
 
 
-def _ap_ia(ctx: Context, m: Metric) -> FloatArray:
+def ap_ia(ctx: Context, m: Metric) -> FloatArray:
     pairs = _intent(ctx).pairs(float(m.get("rel")))
     precision = (pairs.seen_before + 1.0) / (ctx.pos[pairs.row] + 1.0)
     per_code = np.bincount(pairs.code, weights=precision,
                            minlength=pairs.n_relevant.size).astype(np.float64)
-    ap = _ratio(per_code, pairs.n_relevant)
+    ap = divide_positive(per_code, pairs.n_relevant)
     total = np.bincount(pairs.code_query, weights=ap, minlength=ctx.n).astype(np.float64)
-    return _ratio(total, pairs.n_subtopics)
+    return divide_positive(total, pairs.n_subtopics)
 
 
-INTENT_KERNELS: dict[str, Callable[[Context, Metric], FloatArray]] = {
-    "ERR_IA": _graded_sum("ERR_IA"), "nERR_IA": _graded_sum("nERR_IA"),
-    "alpha_DCG": _graded_sum("alpha_DCG"), "alpha_nDCG": _graded_sum("alpha_nDCG"),
-    "NRBP": _nrbp(False), "nNRBP": _nrbp(True), "P_IA": _p_ia, "StRecall": _st_recall,
-    "AP_IA": _ap_ia,
-}
-"""Family -> kernel, merged into :data:`rankscope.engine.kernels.KERNELS`."""
+# One kernel per family (each family's definition names its own).
+err_ia = _graded_sum("ERR_IA")
+n_err_ia = _graded_sum("nERR_IA")
+alpha_dcg = _graded_sum("alpha_DCG")
+alpha_ndcg = _graded_sum("alpha_nDCG")
+nrbp = _nrbp(False)
+n_nrbp = _nrbp(True)

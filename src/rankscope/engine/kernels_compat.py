@@ -8,15 +8,13 @@ overlap has a closed form over the harmonic-like table
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from rankscope.engine.context import Context
 from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.metrics.base import Metric
 
-__all__ = ["COMPAT_KERNELS"]
+__all__ = ["accuracy", "compat", "num_q"]
 
 
 def _ideal_positions(ctx: Context, positive: np.ndarray) -> IntArray:
@@ -47,7 +45,7 @@ def _ideal_positions(ctx: Context, positive: np.ndarray) -> IntArray:
     return np.asarray(higher + same + 1, dtype=np.int64)
 
 
-def _compat(ctx: Context, m: Metric) -> FloatArray:
+def compat(ctx: Context, m: Metric) -> FloatArray:
     p = float(m.get("p"))
     with np.errstate(invalid="ignore"):
         positive = ctx.lists.grades > 0
@@ -72,7 +70,7 @@ def _compat(ctx: Context, m: Metric) -> FloatArray:
     return out
 
 
-def _accuracy(ctx: Context, m: Metric) -> FloatArray:
+def accuracy(ctx: Context, m: Metric) -> FloatArray:
     is_rel = ctx.relevant(m.get("rel"))
     inside = np.ones(ctx.pos.size, dtype=bool) if m.k is None else ctx.pos < m.k
     nonrel = ~is_rel & inside
@@ -87,11 +85,6 @@ def _accuracy(ctx: Context, m: Metric) -> FloatArray:
     return np.where(pairs > 0, 1.0 - out, np.nan)
 
 
-def _num_q(ctx: Context, m: Metric) -> FloatArray:
+def num_q(ctx: Context, m: Metric) -> FloatArray:
     return ctx.lists.in_run.astype(np.float64)
 
-
-COMPAT_KERNELS: dict[str, Callable[[Context, Metric], FloatArray]] = {
-    "Compat": _compat, "Accuracy": _accuracy, "NumQ": _num_q,
-}
-"""Family -> kernel, merged into :data:`rankscope.engine.kernels.KERNELS`."""

@@ -19,7 +19,7 @@ from rankscope.engine.ranking import FloatArray
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
 
-__all__ = ["CWL_KERNELS"]
+__all__ = ["bpm", "insq", "inst", "nerr8", "nerr9", "nerr10", "nerr11", "sdcg"]
 
 _BLOCK_CELLS = 1 << 22  # cells of one (queries x positions) block
 
@@ -85,8 +85,12 @@ def _expected_utility(family: str) -> Callable[[Context, Metric], FloatArray]:
     return kernel
 
 
-CWL_KERNELS: dict[str, Callable[[Context, Metric], FloatArray]] = {
-    family: _expected_utility(family)
-    for family in ("BPM", "INSQ", "INST", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11")
-}
-"""Family -> kernel, merged into :data:`rankscope.engine.kernels.KERNELS`."""
+# One kernel per user model (each family's definition names its own).
+bpm = _expected_utility("BPM")
+insq = _expected_utility("INSQ")
+inst = _expected_utility("INST")
+sdcg = _expected_utility("SDCG")
+nerr8 = _expected_utility("NERR8")
+nerr9 = _expected_utility("NERR9")
+nerr10 = _expected_utility("NERR10")
+nerr11 = _expected_utility("NERR11")

@@ -21,43 +21,44 @@ import numpy as np
 from rankscope.data.cnum import atof
 from rankscope.engine.c_math import c_log, log2_table
 from rankscope.engine.context import Context
+from rankscope.engine.kernel_math import divide_where
+from rankscope.engine.kernels import Kernel
+from rankscope.engine.kernels_binary import average_precision, bpref
 from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric, make_metric
 from rankscope.metrics.trec_eval_names import STAND_IN_ZERO
 
-__all__ = ["MIN_GEO_MEAN", "TREC_KERNELS", "numbers", "relstrings", "trec_kernel"]
+__all__ = ["MIN_GEO_MEAN", "bin_g", "gm_bpref", "gm_map", "infap", "num_nonrel_judged_ret",
+           "numbers", "relative_p", "relstrings", "set_map", "set_relative_p", "trec_kernel",
+           "unj", "utility", "yaap"]
 
 MIN_GEO_MEAN = 0.00001
 INFAP_EPSILON = 0.00001
 
 TrecKernel = Callable[[Context, Metric, int], FloatArray]
-TREC_KERNELS: dict[str, Callable[[Context, Metric], FloatArray]] = {}
-"""Kernel of each trec_eval-only family (merged into the engine's table)."""
 
 
-def trec_kernel(family: str) -> Callable[[TrecKernel], TrecKernel]:
-    """Decorator: ``fn(view, metric, lvl)`` computes ``family`` on trec_eval's view.
+def trec_kernel(fn: TrecKernel) -> Kernel:
+    """Decorator: the kernel computing ``fn(view, metric, lvl)`` on trec_eval's view.
 
     For a query the run lacks, the measures trec_eval zeroes after its
     stand-in ranking (:data:`~rankscope.metrics.trec_eval_names.STAND_IN_ZERO`)
     are 0 (the drop-in command makes trec_eval's own patch, by printed name).
     """
 
-    def wrap(fn: TrecKernel) -> TrecKernel:
-        def kernel(ctx: Context, m: Metric) -> FloatArray:
-            view = ctx.levels_view()
-            rel = dict(m.params).get("rel", 1)
-            value = fn(view, m, math.ceil(float(rel)))  # type: ignore[arg-type]
-            if view is not ctx and family in STAND_IN_ZERO:
-                value = value.copy()
-                value[~ctx.lists.in_run] = 0.0
-            return value
+    def kernel(ctx: Context, m: Metric) -> FloatArray:
+        view = ctx.levels_view()
+        rel = dict(m.params).get("rel", 1)
+        value = fn(view, m, math.ceil(float(rel)))  # type: ignore[arg-type]
+        if view is not ctx and m.family in STAND_IN_ZERO:
+            value = value.copy()
+            value[~ctx.lists.in_run] = 0.0
+        return value
 
-        TREC_KERNELS[family] = kernel
-        return fn
-
-    return wrap
+    kernel.__name__ = kernel.__qualname__ = fn.__name__
+    kernel.__doc__ = fn.__doc__
+    return kernel
 
 
 def numbers(text: str) -> tuple[float, ...]:
@@ -69,45 +70,33 @@ def _f(values: IntArray | FloatArray) -> FloatArray:
     return values.astype(np.float64)
 
 
-def _ratio(num: FloatArray, den: FloatArray, where: object) -> FloatArray:
-    """``num / den`` where ``where`` holds, else 0 (trec_eval leaves such values at 0)."""
-    out = np.zeros(num.shape, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.divide(num, den, out=out, where=np.asarray(where, dtype=bool))
-    return out
-
-
 def _counts(v: Context, lvl: int) -> tuple[IntArray, IntArray, IntArray]:
     """(RR, N, R) per query, as integers."""
     rr = v.relevant_judged(lvl).astype(np.int64)
     return rr, v.lengths, v.n_relevant(lvl).astype(np.int64)
 
 
-@trec_kernel("gm_map")
-def _gm_map(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def gm_map(v: Context, m: Metric, lvl: int) -> FloatArray:
     # AP per query; the mean over queries is geometric (the family's aggregate)
-    from rankscope.engine.kernels import KERNELS
-
-    return KERNELS["AP"](v, make_metric("AP", rel=lvl))
+    return average_precision(v, make_metric("AP", rel=lvl))
 
 
-@trec_kernel("gm_bpref")
-def _gm_bpref(v: Context, m: Metric, lvl: int) -> FloatArray:
-    from rankscope.engine.kernels import KERNELS
-
-    return KERNELS["bpref"](v, make_metric("bpref", rel=lvl))
+@trec_kernel
+def gm_bpref(v: Context, m: Metric, lvl: int) -> FloatArray:
+    return bpref(v, make_metric("bpref", rel=lvl))
 
 
-@trec_kernel("yaap")
-def _yaap(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def yaap(v: Context, m: Metric, lvl: int) -> FloatArray:
     total = v.rel_rows(lvl).sum(v.precision_at_relevant(lvl))
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = (1.0 + total) / ((1.0 + v.n_relevant(lvl)) - total)
     return c_log(inner)
 
 
-@trec_kernel("infAP")
-def _infap(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def infap(v: Context, m: Metric, lvl: int) -> FloatArray:
     pool = v.pool_rows
     values = v.values_at(pool.rows)
     is_rel = (values >= 0) & (values >= lvl)
@@ -123,37 +112,37 @@ def _infap(v: Context, m: Metric, lvl: int) -> FloatArray:
     terms = np.where(j == 0, 1.0, later)
     total = rel.sum(terms)
     big_r = v.n_relevant(lvl)
-    return np.where(big_r > 0, _ratio(total, big_r, big_r > 0), total)
+    return np.where(big_r > 0, divide_where(total, big_r, big_r > 0), total)
 
 
-@trec_kernel("binG")
-def _bin_g(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def bin_g(v: Context, m: Metric, lvl: int) -> FloatArray:
     rel = v.rel_rows(lvl)
     arg = 3 + rel.pos - rel.index
     terms = 1.0 / log2_table(int(arg.max(initial=2)))[arg]
-    return _ratio(rel.sum(terms), v.n_relevant(lvl), rel.count > 0)
+    return divide_where(rel.sum(terms), v.n_relevant(lvl), rel.count > 0)
 
 
 def _cut(m: Metric) -> int:
     return int(min(int(m.k or 0), 2**62))
 
 
-@trec_kernel("relative_P")
-def _relative_p(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def relative_p(v: Context, m: Metric, lvl: int) -> FloatArray:
     big_r = v.n_relevant(lvl).astype(np.int64)
     hits = v.rel_rows(lvl).count_within(_cut(m))
-    return _ratio(_f(hits), _f(np.minimum(big_r, int(m.k or 0))), big_r > 0)
+    return divide_where(_f(hits), _f(np.minimum(big_r, int(m.k or 0))), big_r > 0)
 
 
-@trec_kernel("unj")
-def _unj(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def unj(v: Context, m: Metric, lvl: int) -> FloatArray:
     k = _cut(m)
     unjudged = np.minimum(v.lengths, k) - v.judged_rows.count_within(k)
     return _f(unjudged) / float(m.k or 0)
 
 
-@trec_kernel("utility")
-def _utility(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def utility(v: Context, m: Metric, lvl: int) -> FloatArray:
     values = numbers(str(m.get("coefficients")))
     if len(values) != 4:
         raise MetricParameterError(f"utility needs four coefficients a,b,c,d, not {values}")
@@ -163,20 +152,20 @@ def _utility(v: Context, m: Metric, lvl: int) -> FloatArray:
     return p1 * _f(rr) + p2 * _f(n - rr) + p3 * _f(big_r - rr) + p4 * _f(n_docs + rr - n - big_r)
 
 
-@trec_kernel("set_relative_P")
-def _set_relative_p(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def set_relative_p(v: Context, m: Metric, lvl: int) -> FloatArray:
     rr, n, big_r = _counts(v, lvl)
-    return _ratio(_f(rr), _f(np.minimum(n, big_r)), (n > 0) & (big_r > 0))
+    return divide_where(_f(rr), _f(np.minimum(n, big_r)), (n > 0) & (big_r > 0))
 
 
-@trec_kernel("set_map")
-def _set_map(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def set_map(v: Context, m: Metric, lvl: int) -> FloatArray:
     rr, n, big_r = _counts(v, lvl)
-    return _ratio(_f(rr) * _f(rr), _f(n) * _f(big_r), (n > 0) & (big_r > 0))
+    return divide_where(_f(rr) * _f(rr), _f(n) * _f(big_r), (n > 0) & (big_r > 0))
 
 
-@trec_kernel("num_nonrel_judged_ret")
-def _num_nonrel_judged_ret(v: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def num_nonrel_judged_ret(v: Context, m: Metric, lvl: int) -> FloatArray:
     rr = v.relevant_judged(lvl).astype(np.int64)
     return _f(v.judged_rows.count - rr)
 
@@ -203,7 +192,3 @@ def relstrings(v: Context, limit: float) -> list[str]:
     text = "".join(chars.tolist())
     return [text[e - k: e] for e, k in zip(ends.tolist(), shown.tolist(), strict=True)]
 
-
-# the interpolated and gain-based families register here too
-import rankscope.engine.kernels_trec_gain  # noqa: E402
-import rankscope.engine.kernels_trec_interp  # noqa: E402, F401

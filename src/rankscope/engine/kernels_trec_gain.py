@@ -16,19 +16,14 @@ import numpy as np
 
 from rankscope.engine.c_math import log2_table
 from rankscope.engine.context import Context
+from rankscope.engine.kernel_math import divide_positive
 from rankscope.engine.kernels_trec import trec_kernel
 from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.engine.rowsets import running_sum
 from rankscope.engine.trec_gains import Entry, GainInfo, gain_info, parse_gain_pairs
 from rankscope.metrics.base import Metric
 
-__all__: list[str] = []
-
-
-def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
-    out = np.zeros(num.shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0.0)
-    return out
+__all__ = ["g_measure", "ideal_dcg", "ndcg_rel", "rbp_resid", "rndcg", "trec_rbp"]
 
 
 def _pairs(m: Metric) -> tuple[tuple[str, float], ...]:
@@ -45,8 +40,8 @@ def _ideal_dcg(st: Context, gi: GainInfo) -> FloatArray:
     return np.asarray(out, dtype=np.float64)
 
 
-@trec_kernel("ideal_dcg")
-def _ideal(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def ideal_dcg(st: Context, m: Metric, lvl: int) -> FloatArray:
     return _ideal_dcg(st, gain_info(st, _pairs(m)))
 
 
@@ -85,8 +80,8 @@ def _ideal_through(gi: GainInfo, running_ideal: FloatArray, query: IntArray,
     return out
 
 
-@trec_kernel("ndcg_rel")
-def _ndcg_rel(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def ndcg_rel(st: Context, m: Metric, lvl: int) -> FloatArray:
     gi = gain_info(st, _pairs(m))
     run_dcg, run_ideal = _running_parts(st, gi)
     positive = gi.gain > 0.0
@@ -104,8 +99,8 @@ def _ndcg_rel(st: Context, m: Metric, lvl: int) -> FloatArray:
     return value
 
 
-@trec_kernel("Rndcg")
-def _rndcg(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def rndcg(st: Context, m: Metric, lvl: int) -> FloatArray:
     gi = gain_info(st, _pairs(m))
     run_dcg, run_ideal = _running_parts(st, gi)
     n, length = st.lengths, gi.ideal_len
@@ -142,8 +137,8 @@ def _rndcg(st: Context, m: Metric, lvl: int) -> FloatArray:
     return np.where(st.n_relevant(lvl) > 0, value, 0.0)
 
 
-@trec_kernel("G")
-def _g(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def g_measure(st: Context, m: Metric, lvl: int) -> FloatArray:
     gi = gain_info(st, _pairs(m))
     walk = np.where(gi.top > 0.0, gi.ideal_len, 0)
     # The cost of each step of the ideal walk: its gain, at least 1 (1 after it ends).
@@ -155,7 +150,7 @@ def _g(st: Context, m: Metric, lvl: int) -> FloatArray:
     arg = (2.0 + sum_cost) - sum_results
     total = gi.rows.sum(gi.gain / _c_log2(arg))
     ideal_total = np.bincount(gi.ideal_query, weights=gi.ideal_gain, minlength=st.n)
-    return _ratio(total, np.asarray(ideal_total, dtype=np.float64))
+    return divide_positive(total, np.asarray(ideal_total, dtype=np.float64))
 
 
 def _g_sums_whole(st: Context, gi: GainInfo, walk: IntArray,
@@ -225,8 +220,8 @@ def _powers(p: float, upto: int) -> FloatArray:
     return np.multiply.accumulate(steps)
 
 
-@trec_kernel("trec_rbp")
-def _rbp(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def trec_rbp(st: Context, m: Metric, lvl: int) -> FloatArray:
     pairs = (("p", float(m.get("p"))), *_pairs(m))  # a "p=..." among the gains wins
     p = _p_param(pairs)
     gi = gain_info(st, pairs, key="rbp", transform=_rescale)
@@ -234,8 +229,8 @@ def _rbp(st: Context, m: Metric, lvl: int) -> FloatArray:
     return (1.0 - p) * gi.rows.sum(gi.gain * power[gi.rows.pos])
 
 
-@trec_kernel("rbp_resid")
-def _rbp_resid(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def rbp_resid(st: Context, m: Metric, lvl: int) -> FloatArray:
     p = float(m.get("p"))
     power = _powers(p, int(st.lengths.max(initial=0)))
     total = np.zeros(st.n, dtype=np.float64)

@@ -24,7 +24,7 @@ from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.errors import MetricParameterError
 from rankscope.metrics.base import Metric
 
-__all__ = ["lround"]
+__all__ = ["eleven_pt_avg", "iprec_at_recall", "lround", "rprec_mult"]
 
 
 def lround(values: FloatArray) -> FloatArray:
@@ -121,14 +121,14 @@ def _given(m: Metric, key: str) -> float:
     return float(value)
 
 
-@trec_kernel("iprec_at_recall")
-def _iprec_at_recall(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def iprec_at_recall(st: Context, m: Metric, lvl: int) -> FloatArray:
     values, _ = _walk(st, lvl, _recall_cuts(st, lvl, (_given(m, "p"),)))
     return values[0]
 
 
-@trec_kernel("11pt_avg")
-def _eleven_pt_avg(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def eleven_pt_avg(st: Context, m: Metric, lvl: int) -> FloatArray:
     points = numbers(str(m.get("points")))
     values, active = _walk(st, lvl, _recall_cuts(st, lvl, points))
     total = np.zeros(st.n, dtype=np.float64)
@@ -137,8 +137,8 @@ def _eleven_pt_avg(st: Context, m: Metric, lvl: int) -> FloatArray:
     return total / float(len(points))
 
 
-@trec_kernel("Rprec_mult")
-def _rprec_mult(st: Context, m: Metric, lvl: int) -> FloatArray:
+@trec_kernel
+def rprec_mult(st: Context, m: Metric, lvl: int) -> FloatArray:
     x = _given(m, "x")
     big_r = st.n_relevant(lvl)
     n = st.lengths

@@ -1,43 +1,26 @@
 """Kernels of other tools' metric variants (:mod:`rankscope.metrics.variants`).
 
-Same contract as :mod:`rankscope.engine.kernels`: the shared
+Same contract as every kernel (:mod:`rankscope.engine.kernels`): the shared
 :class:`~rankscope.engine.context.Context` and a bound metric in, one value
-per evaluated query out, no loop over queries. The table is merged into
-:data:`rankscope.engine.kernels.KERNELS` on import.
+per evaluated query out, no loop over queries. Each variant's definition
+names its kernel here.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
 from rankscope.data.cnum import atof
 from rankscope.engine.context import Context, log2_ranks
+from rankscope.engine.kernel_math import divide_or_zero
 from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.errors import MetricError
 from rankscope.metrics.base import Metric
 
-__all__ = ["VARIANT_KERNELS"]
-
-Kernel = Callable[[Context, Metric], FloatArray]
-VARIANT_KERNELS: dict[str, Kernel] = {}
-
-
-def _kernel(family: str) -> Callable[[Kernel], Kernel]:
-    def wrap(fn: Kernel) -> Kernel:
-        VARIANT_KERNELS[family] = fn
-        return fn
-
-    return wrap
-
-
-def _div(num: FloatArray, den: FloatArray) -> FloatArray:
-    out = np.zeros_like(num)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
+__all__ = ["quepid_ndcg", "quepid_precision", "ranx_bpref", "sklearn_dcg", "sklearn_ndcg",
+           "trec9_eleven_pt", "trec9_iprec"]
 
 def _discounts(ctx: Context, k: int | None) -> FloatArray:
     """1 / log2(rank + 1) of every ranked row, 0 beyond rank k."""
@@ -73,13 +56,11 @@ def _sklearn_dcg_values(ctx: Context, m: Metric) -> FloatArray:
     return out.astype(np.float64, copy=False)
 
 
-@_kernel("sklearn_DCG")
-def _sklearn_dcg(ctx: Context, m: Metric) -> FloatArray:
+def sklearn_dcg(ctx: Context, m: Metric) -> FloatArray:
     return _sklearn_dcg_values(ctx, m)
 
 
-@_kernel("sklearn_nDCG")
-def _sklearn_ndcg(ctx: Context, m: Metric) -> FloatArray:
+def sklearn_ndcg(ctx: Context, m: Metric) -> FloatArray:
     gains = np.nan_to_num(ctx.lists.grades, nan=0.0)
     if gains.size and float(gains.min()) < 0:
         raise MetricError(
@@ -89,13 +70,12 @@ def _sklearn_ndcg(ctx: Context, m: Metric) -> FloatArray:
     # the ideal: the ranked documents' own grades, best first
     order = np.lexsort((-gains, ctx.row_query))
     ideal = gains[order] * _discounts(ctx, m.k)
-    return _div(_sklearn_dcg_values(ctx, m), ctx.seg_sum(ideal))
+    return divide_or_zero(_sklearn_dcg_values(ctx, m), ctx.seg_sum(ideal))
 
 
-@_kernel("quepid_P")
-def _quepid_precision(ctx: Context, m: Metric) -> FloatArray:
+def quepid_precision(ctx: Context, m: Metric) -> FloatArray:
     hits = ctx.hits(1.0, m.k)
-    return _div(hits, ctx.depth(m.k).astype(np.float64))
+    return divide_or_zero(hits, ctx.depth(m.k).astype(np.float64))
 
 
 def _exp_gain(grades: FloatArray) -> FloatArray:
@@ -103,16 +83,14 @@ def _exp_gain(grades: FloatArray) -> FloatArray:
     return np.where(g > 0, np.exp2(np.maximum(g, 0.0)) - 1.0, 0.0)
 
 
-@_kernel("quepid_nDCG")
-def _quepid_ndcg(ctx: Context, m: Metric) -> FloatArray:
+def quepid_ndcg(ctx: Context, m: Metric) -> FloatArray:
     dcg = ctx.seg_sum(_exp_gain(ctx.lists.grades) * _discounts(ctx, m.k))
     # every rated document, best first, not cut at k
     ideal = _exp_gain(ctx.lists.judged_grades) / log2_ranks(ctx.judged_pos)
-    return _div(dcg, ctx.judged_sum(ideal))
+    return divide_or_zero(dcg, ctx.judged_sum(ideal))
 
 
-@_kernel("ranx_bpref")
-def _ranx_bpref(ctx: Context, m: Metric) -> FloatArray:
+def ranx_bpref(ctx: Context, m: Metric) -> FloatArray:
     rel = float(m.get("rel"))
     grades = ctx.lists.grades
     with np.errstate(invalid="ignore"):
@@ -127,7 +105,7 @@ def _ranx_bpref(ctx: Context, m: Metric) -> FloatArray:
     frac = np.zeros(q.size)
     np.divide(np.minimum(above[is_rel], big_r[q]), den, out=frac, where=den > 0)
     total = np.bincount(q, weights=1.0 - frac, minlength=ctx.n).astype(np.float64)
-    return _div(total, big_r)
+    return divide_or_zero(total, big_r)
 
 
 def _trec9_values(ctx: Context, rel: float, points: tuple[float, ...]) -> list[FloatArray]:
@@ -143,16 +121,14 @@ def _trec9_values(ctx: Context, rel: float, points: tuple[float, ...]) -> list[F
     return values
 
 
-@_kernel("trec9_iprec_at_recall")
-def _trec9_iprec(ctx: Context, m: Metric) -> FloatArray:
+def trec9_iprec(ctx: Context, m: Metric) -> FloatArray:
     p = m.get("p")
     if p is None:
         raise MetricError(f"{m.name} needs a recall point: trec9_iprec_at_recall(p=0.5)")
     return _trec9_values(ctx, float(m.get("rel")), (float(p),))[0]
 
 
-@_kernel("trec9_11pt_avg")
-def _trec9_eleven_pt(ctx: Context, m: Metric) -> FloatArray:
+def trec9_eleven_pt(ctx: Context, m: Metric) -> FloatArray:
     points = tuple(atof(part) for part in str(m.get("points")).split(","))
     values = _trec9_values(ctx, float(m.get("rel")), points)
     total = np.zeros(ctx.n)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from rankscope.data.ranking_order import TIE_RULES, TieRule
 from rankscope.data.tables import OnDuplicate
 from rankscope.errors import OptionError
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EvalOptions", "OptionFields", "Queries", "QueryPolicy", "Scores", "Ties", "Unjudged"]
 
-Ties = Literal["trec", "input", "docid_asc"]
+Ties = TieRule
+"""The tie rules (:data:`rankscope.data.ranking_order.TIE_RULES`), the same in every command."""
 Unjudged = Literal["nonrelevant", "condensed", "null"]
 QueryPolicy = Literal["qrels", "intersection", "nonnull"]
 """The query policies of the ranking step."""
@@ -37,7 +39,7 @@ Queries = Literal["qrels", "intersection", "nonnull", "zero"]
 Scores = Literal["float64", "float32"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": ("trec", "input", "docid_asc"),
+    "ties": TIE_RULES,
     "unjudged": ("nonrelevant", "condensed", "null"),
     "queries": ("qrels", "intersection", "nonnull", "zero"),
     "on_duplicate": ("error", "first", "max"),

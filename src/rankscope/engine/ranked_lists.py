@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.engine.ranking_order import gather_many
+from rankscope.data.ranking_order import gather_many
 
 __all__ = ["STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "LazyRows", "RankedLists",
            "csr"]

@@ -18,8 +18,8 @@ document outside the qrels); ``stand_in`` gives a query the run lacks
 trec_eval ``-c``'s one-document ranking; duplicates can be reported per query
 (trec_eval fails at the query that holds one) instead of refused.
 
-How it stays fast on tens of millions of rows (:mod:`~rankscope.engine.ranking_order`,
-:mod:`~rankscope.engine.ranking_match`, :mod:`~rankscope.engine.run_queries`):
+How it stays fast on tens of millions of rows (:mod:`~rankscope.data.ranking_order`,
+:mod:`~rankscope.engine.ranking_match`, :mod:`~rankscope.data.run_queries`):
 query ids become integer indices once per run of equal ids (per line in a
 shuffled file); a run written in rank order is recognised and not sorted;
 only runs of tied rows whose grades differ are ordered by document id;
@@ -39,6 +39,14 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
+from rankscope.data.ranking_order import (
+    Ranking,
+    base_order,
+    find_ties,
+    fix_ties,
+    gather_many,
+)
+from rankscope.data.run_queries import RunQueries, index_of, run_queries
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
 from rankscope.engine.ranked_lists import (
@@ -58,15 +66,6 @@ from rankscope.engine.ranking_match import (
     proof_of_distinct_rows,
     run_duplicates,
 )
-from rankscope.engine.ranking_order import (
-    Ranking,
-    base_order,
-    find_ties,
-    fix_ties,
-    gather_many,
-)
-from rankscope.engine.run_queries import RunQueries, index_of, run_queries
-from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 
 __all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "QueryPolicy",
@@ -99,11 +98,6 @@ def required_depth(metrics: Iterable[Metric]) -> int | None:
             return None
         deepest = max(deepest, int(metric.k))
     return deepest
-
-
-def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
-    if value not in allowed:
-        raise OptionError(f"{what} must be one of {', '.join(allowed)}, not {value!r}")
 
 
 def rank(
@@ -163,6 +157,11 @@ def rank(
 
     Notes
     -----
+    The options come checked (:class:`~rankscope.engine.options.EvalOptions`
+    is where ``ties``, ``unjudged`` and ``queries`` are validated, once, and
+    ``depth`` is :func:`required_depth` of parsed metrics): this step does not
+    check them again.
+
     A run read with its duplicate check deferred (see
     :class:`~rankscope.data.tables.Run`) is checked here, beside the
     measures: :meth:`RankedLists.check_duplicates` raises what the run's
@@ -170,12 +169,6 @@ def rank(
     calls it), or, for trec_eval's rule, :attr:`RankedLists.run_duplicates`
     names each query's duplicate among its first ``max_ret`` documents.
     """
-    _check(ties, ("trec", "input", "docid_asc"), "ties")
-    _check(unjudged, ("nonrelevant", "condensed", "null"), "unjudged")
-    _check(queries, ("qrels", "intersection", "nonnull"), "queries")
-    if depth is not None and depth < 0:
-        raise OptionError(f"depth must be >= 0, not {depth}")
-
     qframe = qrels.frame
     graded = qframe.filter(pl.col("grade").is_not_null()) if \
         qframe.get_column("grade").null_count() else qframe

@@ -1,7 +1,7 @@
 """Matching a run's rows to their judgments, and proving no document is ranked twice.
 
 Run rows are found in the qrels by a 64-bit key per (query index, document)
-(:func:`~rankscope.engine.ranking_order.doc_keys`), looked up in halves on two
+(:func:`doc_keys`), looked up in halves on two
 threads (polars' lookup uses one core), every hash match confirmed on the
 strings. The duplicate search runs beside the measures, which do not need
 it: when no query repeats a key there is no duplicate, the common case,
@@ -19,10 +19,10 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
-from rankscope.engine.ranking_order import doc_keys, first_duplicates, lookup
+from rankscope.data.ranking_order import gather_many
 
-__all__ = ["Judged", "as_levels", "beside", "match_rows", "proof_of_distinct_rows",
-           "run_duplicates"]
+__all__ = ["MIX", "Judged", "as_levels", "beside", "doc_keys", "first_duplicates", "lookup",
+           "match_rows", "proof_of_distinct_rows", "run_duplicates"]
 
 IntArray = npt.NDArray[np.int64]
 UIntArray = npt.NDArray[np.uint64]
@@ -31,6 +31,75 @@ NONPOOL = -1.0
 """trec_eval's level of a ranked document that is not in the qrels."""
 POOLED_UNJUDGED = -2.0
 """trec_eval's level of a document judged with a negative grade: in the pool, not judged."""
+
+
+MIX = 0x9E3779B97F4A7C15  # mixes the query index into a document hash
+_MIX = np.uint64(MIX)
+
+
+def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
+    """A 64-bit key per (query index, document id) row (written to ``out`` if given)."""
+    hashed = docs.hash(seed=0x5EED).to_numpy()
+    if out is None:
+        out = hashed if hashed.flags.writeable else hashed.copy()
+    step = 1 << 20  # mixed in the query block by block: no temporary as long as the run
+    with np.errstate(over="ignore"):
+        for lo in range(0, qidx.size, step):
+            mixed = qidx[lo:lo + step].astype(np.uint64)
+            np.multiply(mixed, _MIX, out=mixed)
+            np.bitwise_xor(hashed[lo:lo + step], mixed, out=out[lo:lo + step])
+    return out
+
+
+def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,
+                     rows: IntArray | None = None) -> list[str | None]:
+    """Per query, the smallest document id listed twice among ``rows`` (default: all).
+
+    ``keys`` are the keys of ``rows`` (of every row when ``rows`` is None).
+    """
+    out: list[str | None] = [None] * n_queries
+    subset = keys
+    if subset.size < 2 or pl.Series(subset).n_unique() == subset.size:
+        return out
+    candidates = np.flatnonzero(pl.Series(subset).is_duplicated().to_numpy())
+    if rows is not None:
+        candidates = rows[candidates]
+    sub = pl.DataFrame({"q": qidx[candidates], "d": docs.gather(pl.Series(candidates))})
+    dups = sub.filter(pl.struct("q", "d").is_duplicated() & (pl.col("q") >= 0))
+    for q, d in dups.group_by("q").agg(pl.col("d").min()).iter_rows():
+        out[q] = d
+    return out
+
+
+def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series, qrels_keys: UIntArray,
+           qrels_q: IntArray, qrels_docs: pl.Series,
+           keys_distinct: bool | None = None) -> tuple[IntArray, IntArray]:
+    """The run rows found in the qrels, and the index of their qrels line.
+
+    The qrels must not hold the same (query, document) twice. ``keys_distinct``
+    says whether ``qrels_keys`` are all different, when already known.
+    """
+    index = np.arange(qrels_keys.size, dtype=np.int64)
+    keyed = pl.DataFrame({"k": qrels_keys, "j": index})
+    if keys_distinct is None:
+        keys_distinct = keyed.get_column("k").n_unique() == qrels_keys.size
+    if not keys_distinct:
+        # a hash collision between different qrels lines: match on the strings
+        left = pl.DataFrame({"q": run_q, "d": run_docs})
+        right = pl.DataFrame({"q": qrels_q, "d": qrels_docs, "j": index})
+        found = left.join(right, on=["q", "d"], how="left", maintain_order="left")
+        match = found.get_column("j").fill_null(-1).to_numpy()
+        hit = np.flatnonzero(match >= 0)
+        return hit, match[hit].astype(np.int64)
+    # one inner join (a membership test first, then a join of the hits, builds the
+    # qrels' hash table twice: a third slower when the qrels are as large as the run)
+    rows = pl.DataFrame({"k": run_keys}).with_row_index("i")  # no fresh 80 MB index at 10^7
+    found = rows.join(keyed, on="k", how="inner", maintain_order="left")
+    hit = found.get_column("i").to_numpy().astype(np.int64)
+    j = found.get_column("j").to_numpy().astype(np.int64, copy=False)
+    same = (run_q[hit] == qrels_q[j]) & (
+        gather_many(run_docs, hit) == gather_many(qrels_docs, j)).to_numpy()
+    return hit[same], j[same]
 
 
 def as_levels(grades: FloatArray) -> FloatArray:

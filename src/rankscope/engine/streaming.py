@@ -32,8 +32,7 @@ import numpy as np
 import polars as pl
 
 from rankscope.data._io import PathLike
-from rankscope.data.formats import as_qrels
-from rankscope.data.tables import Qrels, Run
+from rankscope.data.tables import Qrels, Run, as_qrels
 from rankscope.data.trec import iter_trec_chunks
 from rankscope.engine.assemble import QueryAccount, assemble_result
 from rankscope.engine.conventions import resolve_plan

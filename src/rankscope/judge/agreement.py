@@ -355,7 +355,7 @@ def _ranking(
     h: Judgments, m: Judgments, runs: Sequence[Any], metric: str, sc: Scale | None,
     common: pl.DataFrame | None, counts: tuple[int, int, int],
 ) -> SystemRanking:
-    from rankscope.data.formats import as_run
+    from rankscope.data.tables import as_run
     from rankscope.engine.evaluate import evaluate
     from rankscope.metrics.parser import parse_metric
 

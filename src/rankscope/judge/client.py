@@ -21,6 +21,8 @@ OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
   nothing once it is spent;
 - stops the run (:class:`~rankscope.errors.JudgeError`) on 401, 403 and 404,
   which no retry mends; other 4xx fail the one request;
+- follows redirects and reaches hosts by the rules of :mod:`rankscope.outbound`
+  (the key never goes to another origin; a refusal stops the run);
 - counts what it did (:class:`ClientStats`: requests, retries, statuses,
   requests in flight and their peak).
 
@@ -43,7 +45,9 @@ from rankscope.errors import (
     JudgeRequestError,
     JudgeUnreachableError,
     OptionError,
+    OutboundError,
 )
+from rankscope.outbound import HostPolicy, guarded_transport
 from rankscope.retry import Pacer, parse_retry_after
 from rankscope.retry import Sleep as Sleep  # re-exported: the judge's modules import it here
 
@@ -227,6 +231,8 @@ class ChatClient:
         Asked before every request.
     sleep, clock, rng : callables
         ``asyncio.sleep``, ``time.monotonic`` and ``random.random`` unless given.
+    outbound : HostPolicy, optional
+        The hosts that may be reached (the web app's); None: any.
     """
 
     def __init__(
@@ -247,6 +253,7 @@ class ChatClient:
         sleep: Sleep | None = None,
         clock: Callable[[], float] | None = None,
         rng: Callable[[], float] | None = None,
+        outbound: HostPolicy | None = None,
     ) -> None:
         try:
             import httpx
@@ -261,7 +268,8 @@ class ChatClient:
                 else api_key
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=min(timeout, MAX_CONNECT_SECONDS)),
-            headers=headers)
+            headers=headers,
+            transport=guarded_transport(policy=outbound, secret_headers=(auth_header,)))
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_unanswered = max_unanswered
@@ -375,6 +383,9 @@ class ChatClient:
             self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
             try:
                 response = await self._http.post(self.url, json=body)
+            except OutboundError as exc:
+                self.budget.settle(estimate, 0)
+                raise JudgeError(str(exc)) from None
             except httpx.TimeoutException:
                 self.stats.count("timeout")
                 last, status = f"no answer within {self.timeout:g} s (--timeout)", None

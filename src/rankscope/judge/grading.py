@@ -39,6 +39,7 @@ from rankscope.judge.output import ResultsFile
 from rankscope.judge.prompts import PromptTemplate
 from rankscope.judge.runner import RunSpec, Usage, build_spec, run, run_blocking
 from rankscope.judgments.scales import Scale
+from rankscope.outbound import HostPolicy
 
 __all__ = ["GradeItem", "GradingResult", "JudgeConfig", "LLMGrade", "grade_items",
            "grade_items_async"]
@@ -83,6 +84,9 @@ class JudgeConfig:
         request (60) and retries on 429, 5xx, timeouts, connection errors (5).
     parse : {"strict", "lenient"}, default "strict"
         The answer reader (see :mod:`rankscope.judge.parse`).
+    outbound : HostPolicy, optional
+        The hosts the judge may reach (a server's policy,
+        :mod:`rankscope.outbound`); None: any.
     """
 
     endpoint: str
@@ -102,6 +106,7 @@ class JudgeConfig:
     timeout: float = 60.0
     max_retries: int = 5
     parse: str = "strict"
+    outbound: HostPolicy | None = None
 
     def spec(self) -> RunSpec:
         """The run specification (checked; the template compiled).
@@ -299,7 +304,8 @@ async def grade_items_async(
         usage = await run(
             spec, pairs, texts, results, answers,
             {"api_key": judge.api_key, "auth_header": judge.auth_header,
-             "timeout": judge.timeout, "max_retries": judge.max_retries, "rpm": judge.rpm},
+             "timeout": judge.timeout, "max_retries": judge.max_retries, "rpm": judge.rpm,
+             "outbound": judge.outbound},
             budget=Budget(max_calls, max_tokens), retry_unrateable=retry_unrateable,
             sleep=sleep,
         )

@@ -345,7 +345,7 @@ def pairs_from_runs(
     runs: Sequence[Any], depth: int | None, *, ties: Ties = "trec"
 ) -> list[Pair]:
     """The union of every run's top ``depth`` pairs, by query, then best rank, then run order."""
-    from rankscope.data.formats import as_run
+    from rankscope.data.tables import as_run
     from rankscope.judgments.coverage import ranked_top_k
 
     if depth is not None and depth < 1:

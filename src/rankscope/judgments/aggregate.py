@@ -32,13 +32,17 @@ the binary scale, ``mean`` for every other.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from rankscope.data.tables import Qrels
 from rankscope.errors import OptionError
 from rankscope.judgments.scales import Scale, get_scale
-from rankscope.judgments.table import Judgments
+
+if TYPE_CHECKING:
+    # the table's methods call these functions: the table is only named here
+    from rankscope.judgments.table import Judgments
 
 __all__ = [
     "STRATEGIES",

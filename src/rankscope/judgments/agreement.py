@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope import display
 from rankscope.errors import DependencyError, OptionError
 from rankscope.judgments.aggregate import tie_rate, tie_rate_by_query
 from rankscope.judgments.scales import Scale, get_scale
@@ -357,15 +358,7 @@ class Agreement:
                             orient="row")
 
     def _repr_html_(self) -> str:
-        from rankscope.render.tabular import frame_html
-
-        head = f"{self.n_items} graded results, {self.n_raters} raters"
-        parts = [frame_html(self.to_polars(), head)]
-        if self.cohen.height:
-            parts.append(frame_html(self.cohen, "Cohen's kappa per pair of raters"))
-        if self.per_query is not None:
-            parts.append(frame_html(self.per_query, "per query"))
-        return "".join(parts)
+        return display.agreement_html(self)
 
 
 def _summary(data: _Ratings, q: int | None, weights: str | None) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rankscope.data.formats import as_qrels, as_run
-from rankscope.data.tables import OnDuplicate, Qrels, Run
+from rankscope import display
+from rankscope.data.ranking_order import ranked
+from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels, as_run
 from rankscope.engine.ranking import Ties, Unjudged
 from rankscope.errors import MetricParameterError, OptionError
 from rankscope.judgments.scales import Scale
@@ -94,11 +95,7 @@ class Coverage:
         return out
 
     def _repr_html_(self) -> str:
-        from rankscope.render.tabular import format_value, frame_html
-
-        caption = (f"coverage@{self.k}: {self.graded} of {self.positions} top-{self.k} positions "
-                   f"graded ({format_value(self.overall)}); {self.ungraded.height} ungraded pairs")
-        return frame_html(self.per_query, caption)
+        return display.coverage_html(self)
 
     def write_ungraded(
         self, path: PathLike, *, format: str | None = None, rater: str | None = None
@@ -129,17 +126,7 @@ class Coverage:
 
 def ranked_top_k(run: Run, k: int | None, *, ties: Ties = "trec") -> pl.DataFrame:
     """``query_id, doc_id, rank`` of each query's first k results, ranked as evaluated."""
-    if ties not in ("trec", "input"):
-        raise OptionError(f"ties must be one of trec, input, not {ties!r}")
-    frame = run.frame.with_row_index("_order")
-    if ties == "trec":
-        frame = frame.sort(["query_id", "score", "doc_id"], descending=[False, True, True])
-    else:
-        frame = frame.sort(["query_id", "score", "_order"], descending=[False, True, False])
-    frame = frame.with_columns((pl.int_range(pl.len()).over("query_id") + 1).alias("rank"))
-    if k is not None:
-        frame = frame.filter(pl.col("rank") <= k)
-    return frame.select("query_id", "doc_id", pl.col("rank").cast(pl.Int64))
+    return ranked(run.frame, ties, depth=k).select("query_id", "doc_id", "rank")
 
 
 def _graded_pairs(
@@ -190,8 +177,9 @@ def coverage(
         The ranking whose top k is checked (every query of the run is reported).
     k : int
         The cut-off (>= 1).
-    ties : {"trec", "input"}, default "trec"
-        Score ties, as in evaluation.
+    ties : {"trec", "input", "docid_asc"}, default "trec"
+        Score ties, as in evaluation (document id descending, input order, or
+        document id ascending).
     min_grades : int, default 1
         Judgments only: a result is graded when it has at least this many
         non-null grades (e.g. 3 when every result needs three raters).

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Unpack
 
 import numpy as np
 
-from rankscope.data.formats import as_run, input_name
 from rankscope.data.overlap import check_query_sets
-from rankscope.data.tables import Qrels
+from rankscope.data.tables import Qrels, as_run, input_name
 from rankscope.engine.assemble import QueryAccount, assemble_result
-from rankscope.engine.evaluate import compute_ranked, rank_plan, resolve_metrics
+from rankscope.engine.evaluate import MetricPlan, compute_ranked, rank_plan, resolve_metrics
 from rankscope.engine.options import EvalOptions, OptionFields
 from rankscope.errors import MetricError, OptionError
 from rankscope.judgments.aggregate import aggregate
@@ -40,8 +39,8 @@ from rankscope.metrics.base import Metric, make_metric
 from rankscope.metrics.conventions import Reading, Resolved, resolve_name
 from rankscope.result import EvaluationResult
 
-__all__ = ["JudgmentPlan", "evaluate_judgments", "plan_evaluation", "resolve_seed_metrics",
-           "resolve_seed_plan"]
+__all__ = ["JudgmentPlan", "SeedPlan", "evaluate_judgments", "plan_evaluation",
+           "plan_seed_metrics", "resolve_seed_metrics", "resolve_seed_plan"]
 
 Rules = Mapping[float, float] | str
 TransformsArg = Mapping[tuple[str, str], Rules] | Mapping[str, Rules] | None
@@ -64,15 +63,57 @@ def resolve_seed_metrics(
             for found, scale in resolve_seed_plan(metrics, conventions)]
 
 
-def resolve_seed_plan(
+@dataclass(frozen=True)
+class SeedPlan:
+    """Metric names read once (:func:`plan_seed_metrics`), the platform's spellings included.
+
+    Give it to :func:`plan_evaluation` in place of the names: a command that
+    checks the names before reading the judgments does not read them twice.
+    """
+
+    entries: tuple[tuple[Resolved, Scale | None], ...]
+    conventions: str | None
+
+    def for_qrels(self, options: EvalOptions) -> MetricPlan:
+        """The same names for plain qrels (one grade per result), under ``options``.
+
+        A spelling that names a scale of raters' grades (``nDCG(d)@10``) has
+        no meaning there and is refused.
+        """
+        if options.conventions != self.conventions:
+            raise OptionError(f"these metric names were read with conventions "
+                              f"{self.conventions!r}, not {options.conventions!r}")
+        scaled = [f"{found.label} (the {scale} scale)" for found, scale in self.entries
+                  if scale is not None]
+        if scaled:
+            raise OptionError(f"{', '.join(scaled)} reads raters' grades on a scale; these "
+                              "qrels have one grade per result (give raters' judgments)")
+        return MetricPlan(tuple(replace(found, metric=options.bind(found.metric))
+                                for found, _ in self.entries), options.conventions, options.rel)
+
+
+def plan_seed_metrics(
     metrics: str | Metric | Iterable[str | Metric], conventions: str | None = None
+) -> SeedPlan:
+    """Read metric names once into a :class:`SeedPlan` (see :func:`resolve_seed_plan`)."""
+    return SeedPlan(tuple(resolve_seed_plan(metrics, conventions)), conventions)
+
+
+def resolve_seed_plan(
+    metrics: str | Metric | Iterable[str | Metric] | SeedPlan, conventions: str | None = None
 ) -> list[tuple[Resolved, Scale | None]]:
     """As :func:`resolve_seed_metrics`, keeping how each metric reads the run.
 
     The platform's spellings (``nDCG(d)@10``, ``ERR-0.18@10``) keep their
     meaning under any conventions profile; other names are read as
-    ``conventions`` reads them.
+    ``conventions`` reads them. A :class:`SeedPlan` is not read again (it must
+    have been read under ``conventions``).
     """
+    if isinstance(metrics, SeedPlan):
+        if metrics.conventions != conventions:
+            raise OptionError(f"these metric names were read with conventions "
+                              f"{metrics.conventions!r}, not {conventions!r}: plan them again")
+        return list(metrics.entries)
     items: list[str | Metric] = (
         [metrics] if isinstance(metrics, str | Metric) else list(metrics)
     )
@@ -234,7 +275,7 @@ class JudgmentPlan:
 
 def plan_evaluation(
     judgments: Any,
-    metrics: str | Metric | Iterable[str | Metric],
+    metrics: str | Metric | Iterable[str | Metric] | SeedPlan,
     *,
     scale: Scale | str | None = None,
     strategy: str | Mapping[str, str] | None = None,

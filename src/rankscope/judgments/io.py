@@ -12,26 +12,40 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from io import BytesIO
 from typing import Any
 
 import polars as pl
 
-from rankscope.data._io import PathLike, display_name, read_bytes, read_text, write_bytes
-from rankscope.data.delimited import read_delimited
-from rankscope.data.formats import guess_format, id_column, value_column
+from rankscope.data._io import (
+    PathLike,
+    RowLocator,
+    display_name,
+    read_bytes,
+    read_text,
+    write_bytes,
+)
+from rankscope.data.formats import (
+    RawFile,
+    guess_format,
+    id_column,
+    read_raw,
+    value_column,
+)
 from rankscope.data.trec import parse_trec
-from rankscope.errors import FileAccessError, InputError, OptionError, ParseError
+from rankscope.errors import InputError, OptionError, ParseError
 from rankscope.judgments.scales import Scale
 
 __all__ = [
     "ALIASES",
     "JUDGMENT_FORMATS",
-    "Locator",
     "canonical_frame",
+    "check_format",
     "has_rater_column",
     "json_records",
+    "judgments_of",
+    "pick_column",
     "read_judgments_frame",
     "read_records",
     "write_judgments_frame",
@@ -39,8 +53,6 @@ __all__ = [
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
 
-Locator = Callable[[int], int | None]
-"""Maps a 0-based row to the 1-based line of the file it came from (None if unknown)."""
 
 # Column names other tools use, mapped to ours (matched case-insensitively).
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -57,7 +69,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _pick(columns: list[str], target: str, taken: set[str]) -> str | None:
+def pick_column(columns: list[str], target: str, taken: set[str] | None = None) -> str | None:
+    """The column of ``columns`` that is ``target`` under one of its :data:`ALIASES`."""
+    taken = taken or set()
     lowered = {c.lower(): c for c in columns if c not in taken}
     for alias in ALIASES[target]:
         if alias in lowered:
@@ -74,7 +88,7 @@ def _default_rater(source: str) -> str:
 
 
 def _numbers(
-    text: pl.Series, what: str, source: str, locate: Locator, labels: Mapping[str, float]
+    text: pl.Series, what: str, source: str, locate: RowLocator, labels: Mapping[str, float]
 ) -> pl.Series:
     """Text -> Float64: empty is null, labels map to their grade, anything else is an error."""
     stripped = text.str.strip_chars().replace("", None)
@@ -95,7 +109,7 @@ def _numbers(
     return numbers
 
 
-def _times(column: pl.Series, source: str, locate: Locator) -> pl.Series:
+def _times(column: pl.Series, source: str, locate: RowLocator) -> pl.Series:
     """A time column as Float64 (numbers) or Datetime (dates, ISO 8601 text)."""
     if column.dtype.is_numeric():
         return column.cast(pl.Float64)
@@ -124,7 +138,7 @@ def _times(column: pl.Series, source: str, locate: Locator) -> pl.Series:
 def canonical_frame(
     raw: pl.DataFrame,
     source: str,
-    locate: Locator,
+    locate: RowLocator,
     *,
     scale: Scale | None = None,
     rater: str | None = None,
@@ -136,7 +150,7 @@ def canonical_frame(
     taken: set[str] = set()
     chosen: dict[str, str | None] = {}
     for target in ("query_id", "doc_id", "rater", "grade", "time"):
-        col = _pick(raw.columns, target, taken)
+        col = pick_column(raw.columns, target, taken)
         if col is None and target in ("query_id", "doc_id", "grade"):
             raise InputError(
                 f"no {target} column (accepted names: {', '.join(ALIASES[target])}); "
@@ -168,7 +182,7 @@ def canonical_frame(
     return pl.DataFrame(columns)
 
 
-def _line_locator(data: bytes, *, skip_comments: bool, offset: int = 0) -> Locator:
+def _line_locator(data: bytes, *, skip_comments: bool, offset: int = 0) -> RowLocator:
     """Rows -> lines, skipping blank lines (and ``#`` comments), computed on first use."""
     cache: list[int] = []
 
@@ -189,28 +203,13 @@ def _no_line(row: int) -> int | None:
     return None
 
 
-def _records(records: list[Any], source: str) -> pl.DataFrame:
-    """A list of JSON objects -> string columns (None stays null)."""
-    keys: dict[str, None] = {}
-    for i, rec in enumerate(records):
-        if not isinstance(rec, Mapping):
-            raise ParseError("expected an object per record", source=source, line=i + 1)
-        for key in rec:
-            keys.setdefault(str(key), None)
-    return pl.DataFrame(
-        {
-            k: pl.Series(k, [None if r.get(k) is None else str(r.get(k)) for r in records],
-                         dtype=pl.String)
-            for k in keys
-        }
-    )
-
-
 def json_records(data: bytes, fmt: str, source: str) -> list[tuple[int | None, Any]]:
     """The records of JSON Lines (one value a line) or JSON (a list): ``(line, value)``.
 
-    Blank lines of JSON Lines are skipped; a line that is not JSON is a
-    :class:`ParseError` naming it. JSON records carry no line (None).
+    The values as parsed, nested objects kept (a UBI record); a table of
+    records is :func:`read_records`'. Blank lines of JSON Lines are skipped;
+    a line that is not JSON is a :class:`ParseError` naming it. JSON records
+    carry no line (None).
     """
     if fmt == "jsonl":
         out: list[tuple[int | None, Any]] = []
@@ -232,40 +231,40 @@ def json_records(data: bytes, fmt: str, source: str) -> list[tuple[int | None, A
     return [(None, rec) for rec in obj]
 
 
-def read_records(path: PathLike, fmt: str | None = None) -> tuple[pl.DataFrame, str, Locator]:
+def _records_of(raw: RawFile, what: str) -> tuple[pl.DataFrame, RowLocator]:
+    """A raw file's records as read (every column as text, or Parquet's types) and its lines."""
+    if raw.nested is not None:
+        raise ParseError(f"expected a JSON list of {what}", source=raw.source)
+    frame = raw.frame if raw.frame is not None else pl.DataFrame()
+    locate: RowLocator = _no_line
+    if raw.fmt in ("csv", "tsv"):
+        locate = _line_locator(raw.data, skip_comments=True, offset=1)
+    elif raw.fmt == "jsonl":
+        locate = _line_locator(raw.data, skip_comments=False)
+    return frame, locate
+
+
+def read_records(path: PathLike, fmt: str | None = None) -> tuple[pl.DataFrame, str, RowLocator]:
     """A table file with named columns, every column as read (text, or Parquet's types).
 
-    CSV / TSV with a header, JSONL, JSON (a list of records) or Parquet: the
-    raw frame, the file's display name and a locator of rows' lines. The
-    judgments and click-log readers map and check the columns.
+    CSV / TSV with a header, JSONL, JSON (a list of records) or Parquet, read
+    once by :func:`rankscope.data.formats.read_raw`: the raw frame, the
+    file's display name and a locator of rows' lines. The judgments and
+    click-log readers map and check the columns.
     """
-    fmt = _check_format(fmt) if fmt else guess_format(path)
+    fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         raise InputError("a TREC file has no column names; expected CSV, TSV, JSONL, JSON "
                          "or Parquet", source=display_name(path))
-    # Parquet is binary: only text formats go through the text check.
-    data, source = (read_bytes(path), display_name(path)) if fmt == "parquet" else read_text(path)
-    if fmt in ("csv", "tsv"):
-        return (read_delimited(data, fmt, source), source,
-                _line_locator(data, skip_comments=True, offset=1))
-    if fmt in ("jsonl", "json"):
-        records = json_records(data, fmt, source)
-        raw = _records([rec for _, rec in records], source)
-        if fmt == "json":
-            return raw, source, _no_line
-        lines = [number for number, _ in records]
-        return raw, source, lambda row: lines[row] if 0 <= row < len(lines) else None
-    try:
-        raw = pl.read_parquet(BytesIO(data))
-    except Exception as exc:  # polars raises several types for bad files
-        raise FileAccessError(f"not a readable Parquet file ({exc})", source=source) from None
-    return raw, source, _no_line
+    raw = read_raw(path, fmt)
+    frame, locate = _records_of(raw, "records")
+    return frame, raw.source, locate
 
 
 def read_judgments_frame(
     path: PathLike, fmt: str | None = None, *, scale: Scale | None = None,
     rater: str | None = None,
-) -> tuple[pl.DataFrame, str, Locator]:
+) -> tuple[pl.DataFrame, str, RowLocator]:
     """Read a judgments file: the canonical frame, its display name and a line locator.
 
     ``irds:NAME`` reads an ir_datasets collection's qrels as one rater's
@@ -280,7 +279,7 @@ def read_judgments_frame(
         frame = frame.select("query_id", "doc_id",
                              pl.lit(rater or source, pl.String).alias("rater"), "grade")
         return frame, source, locate
-    fmt = _check_format(fmt) if fmt else guess_format(path)
+    fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         data, source = read_text(path)
         frame, _ = parse_trec(data, source, "qrels")
@@ -289,8 +288,18 @@ def read_judgments_frame(
             pl.lit(rater or _default_rater(source), pl.String).alias("rater"), "grade",
         )
         return frame, source, _line_locator(data, skip_comments=True)
-    raw, source, locate = read_records(path, fmt)
-    return canonical_frame(raw, source, locate, scale=scale, rater=rater), source, locate
+    return judgments_of(read_raw(path, fmt), scale=scale, rater=rater)
+
+
+def judgments_of(raw: RawFile, *, scale: Scale | None, rater: str | None,
+                  ) -> tuple[pl.DataFrame, str, RowLocator]:
+    """A raw file's columns read as judgments (canonical frame, display name, locator).
+
+    :func:`rankscope.judgments.relevance.read_relevance` calls it once it has
+    seen a rater column in the file it read.
+    """
+    frame, locate = _records_of(raw, "judgment records")
+    return canonical_frame(frame, raw.source, locate, scale=scale, rater=rater), raw.source, locate
 
 
 def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
@@ -303,7 +312,7 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
 
     if is_irds(path):
         return False
-    fmt = _check_format(fmt) if fmt else guess_format(path)
+    fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         return False
     data = read_bytes(path) if fmt == "parquet" else read_text(path)[0]
@@ -335,10 +344,11 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
             columns = list(pl.read_parquet_schema(BytesIO(data)))
         except Exception:  # not Parquet: the reader will say so
             return False
-    return _pick(columns, "rater", set()) is not None
+    return pick_column(columns, "rater") is not None
 
 
-def _check_format(fmt: str) -> str:
+def check_format(fmt: str) -> str:
+    """``fmt`` if it is a judgments format (lowercased), else :class:`OptionError`."""
     fmt = fmt.lower()
     if fmt not in JUDGMENT_FORMATS:
         raise OptionError(f"unknown format {fmt!r}; choose one of {', '.join(JUDGMENT_FORMATS)}")
@@ -351,7 +361,7 @@ def write_judgments_frame(frame: pl.DataFrame, path: PathLike, fmt: str | None =
     TREC qrels hold one rater's grades and no empty grade: writing several
     raters there is refused; ungraded rows are left out.
     """
-    fmt = _check_format(fmt) if fmt else guess_format(path)
+    fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels
 

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from rankscope import display
+from rankscope.data._io import RowLocator
 from rankscope.data.tables import Qrels
 from rankscope.errors import DuplicateDocumentError, InputError, OptionError, ParseError
-from rankscope.judgments.io import Locator, canonical_frame, read_judgments_frame
+from rankscope.judgments.io import canonical_frame, read_judgments_frame
 from rankscope.judgments.scales import Scale, first_outside, get_scale, scale_error
 
 if TYPE_CHECKING:
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["Judgments", "OnDuplicateGrade", "as_judgments"]
 
 OnDuplicateGrade = Literal["error", "first", "last", "latest"]
-_Segment = tuple[int, str, Locator]
+_Segment = tuple[int, str, RowLocator]
 
 
 def _by_row(row: int) -> int | None:
@@ -80,7 +82,7 @@ class Judgments:
         source: str = "<memory>",
         scale: Scale | str | None = None,
         on_duplicate: OnDuplicateGrade = "error",
-        _locate: Locator = _by_row,
+        _locate: RowLocator = _by_row,
         _segments: list[_Segment] | None = None,
     ) -> None:
         frame = _conform(frame, source, _locate)
@@ -211,9 +213,7 @@ class Judgments:
         )
 
     def _repr_html_(self) -> str:
-        from rankscope.render.tabular import frame_html
-
-        return frame_html(self._frame, repr(self), max_rows=20)
+        return display.judgments_html(self)
 
     # -- derived tables -----------------------------------------------------------
     def with_scale(self, scale: Scale | str) -> Judgments:
@@ -352,7 +352,7 @@ def _stack_segments(items: list[Judgments]) -> list[_Segment]:
     return out
 
 
-def _remapped(p: Judgments) -> Locator:
+def _remapped(p: Judgments) -> RowLocator:
     def locate(row: int) -> int | None:
         return p.where(row)[1]
 
@@ -372,7 +372,7 @@ def _common_scale(items: list[Judgments]) -> Scale | None:
     return next(iter(named)) if named else None
 
 
-def _conform(frame: pl.DataFrame, source: str, locate: Locator) -> pl.DataFrame:
+def _conform(frame: pl.DataFrame, source: str, locate: RowLocator) -> pl.DataFrame:
     missing = [c for c in ("query_id", "doc_id", "rater", "grade") if c not in frame.columns]
     if missing:
         raise InputError(

@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from rankscope.errors import OptionError, ScaleError
 from rankscope.judgments.scales import Scale, get_scale
-from rankscope.judgments.table import Judgments
+
+if TYPE_CHECKING:
+    # the table's methods call these functions: the table is only named here
+    from rankscope.judgments.table import Judgments
 
 __all__ = ["DEFAULT_RULES", "parse_rules", "rules_for", "transform", "transform_grades"]
 

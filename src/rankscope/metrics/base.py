@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from rankscope.errors import MetricParameterError, UnknownMetricError
 
 __all__ = [
     "CLAIM_CONDITIONS",
+    "CUTOFF_DOCS",
     "DEFAULT_CONVENTIONS",
     "FAMILIES",
     "MAX_CUTOFF",
@@ -55,7 +57,9 @@ class Param:
     low, high : float, optional
         Bounds for numbers; ``open_low`` / ``open_high`` make them exclusive.
     doc : str
-        One line for ``rankscope metrics`` and the docs.
+        What it does, in a line: ``rankscope metrics``, the generated reference
+        and the factory's Parameters section all show this text (no docstring
+        repeats it).
     """
 
     name: str
@@ -185,7 +189,18 @@ class Family:
         Tools whose number is the same, in their own spelling, and under which
         conventions (see :func:`claims`; each is tested against the tool).
     factory : callable
-        The public function building it; its numpydoc docstring is the documentation.
+        The public function building it; its numpydoc docstring is the documentation
+        (its Parameters section is written from ``params``, see :func:`register`).
+    kernel : str
+        The function computing its per-query values, ``"module:function"``
+        (``"rankscope.engine.kernels_binary:precision"``): the engine imports it
+        when the family is first computed, so metrics never import the engine
+        (``docs/one_engine.md``, "Adding a metric").
+    group : str
+        The page of the generated reference it is listed on (``docs/metrics``).
+    cutoff_doc : str
+        What the cut-off ``k`` means for this family, when more than "only the
+        first k ranked documents count" (the default, :data:`CUTOFF_DOCS`).
     """
 
     name: str
@@ -197,7 +212,9 @@ class Family:
     aliases: tuple[str, ...]
     agrees_with: tuple[str, ...]
     factory: Callable[..., Metric] = field(compare=False, hash=False, repr=False)
+    kernel: str
     group: str = "binary"
+    cutoff_doc: str = ""
 
     def param(self, name: str) -> Param:
         """The parameter named ``name`` (raises MetricParameterError)."""
@@ -229,6 +246,32 @@ class Family:
         """The first line of the documentation."""
         doc = inspect.getdoc(self.factory) or self.name
         return doc.splitlines()[0]
+
+    @property
+    def k_doc(self) -> str:
+        """What the cut-off means (empty for a family without one)."""
+        return self.cutoff_doc or CUTOFF_DOCS.get(self.cutoff, "")
+
+    def parameters_section(self) -> str:
+        """The numpydoc Parameters section of the factory, written from the definition.
+
+        One entry per argument of the factory, in its order: the cut-off ``k``
+        (:attr:`k_doc`) and each :class:`Param` (its type, default and ``doc``).
+        """
+        entries = []
+        for name, arg in inspect.signature(self.factory).parameters.items():
+            if name == "k":
+                kind = "int" if arg.default is inspect.Parameter.empty else "int, optional"
+                entries.append((f"k : {kind}", self.k_doc))
+                continue
+            p = self.param(name)
+            entries.append((f"{name} : {_type_words(p)}", p.doc))
+        lines = ["Parameters", "----------"]
+        for head, text in entries:
+            lines.append(head)
+            lines += textwrap.wrap(_sentence(text), 75, initial_indent="    ",
+                                   subsequent_indent="    ", break_on_hyphens=False)
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True, order=True)
@@ -330,10 +373,60 @@ FAMILIES: dict[str, Family] = {}
 """Every registered family by canonical name."""
 
 
+CUTOFF_DOCS = {
+    "optional": "Cut-off: only the first k ranked documents count (the whole ranking when "
+                "omitted).",
+    "required": "Cut-off (required): only the first k ranked documents count.",
+}
+"""What ``k`` means unless a family says more (:attr:`Family.cutoff_doc`)."""
+
+_KERNEL_NAME = re.compile(r"rankscope(\.\w+)+:\w+")
+_SECTION = re.compile(r"^[A-Z][A-Za-z ]+\n-{3,}$", re.M)
+
+
+def _type_words(p: Param) -> str:
+    """A parameter's type and default as numpydoc writes them (``float, default 1``)."""
+    if p.kind == "str" and p.choices:
+        kind = "{" + ", ".join(f'"{c}"' for c in p.choices) + "}"
+    else:
+        kind = {"gains": "mapping or str"}.get(p.kind, p.kind)
+    if p.default is None:
+        return f"{kind}, optional"
+    shown = f'"{p.default}"' if isinstance(p.default, str) else repr(p.default)
+    return f"{kind}, default {shown}"
+
+
+def _sentence(text: str) -> str:
+    """A Param's one-line ``doc`` as a sentence (names such as ``trec_eval`` keep their case)."""
+    text = text.strip()
+    first = text.split(" ", 1)[0]
+    if first.isalpha():
+        text = text[:1].upper() + text[1:]
+    return text if text.endswith(".") else text + "."
+
+
+def _document(fam: Family) -> None:
+    """Write the factory's Parameters section from the definition (see :class:`Param`)."""
+    doc = inspect.cleandoc(fam.factory.__doc__ or "")
+    if re.search(r"^Parameters\n-{3,}$", doc, re.M):
+        raise ValueError(f"metric family {fam.name!r}: its factory's docstring has a "
+                         "Parameters section; describe them in its Params (it is generated)")
+    section = fam.parameters_section()
+    if not inspect.signature(fam.factory).parameters:
+        return
+    found = _SECTION.search(doc)
+    at = found.start() if found else len(doc)
+    fam.factory.__doc__ = doc[:at].rstrip() + "\n\n" + section + "\n\n" + doc[at:].lstrip()
+
+
 def register(fam: Family) -> Family:
-    """Add a family to the registry (its name must be new)."""
+    """Add a family to the registry (its name must be new, its kernel named in full)."""
     if fam.name in FAMILIES:
         raise ValueError(f"metric family {fam.name!r} registered twice")
+    if not _KERNEL_NAME.fullmatch(fam.kernel):
+        raise ValueError(f"metric family {fam.name!r}: kernel must be 'rankscope.module:function', "
+                         f"not {fam.kernel!r}")
+    _document(fam)
     FAMILIES[fam.name] = fam
     return fam
 

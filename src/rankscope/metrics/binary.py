@@ -25,25 +25,14 @@ __all__ = [
 
 REL = Param("rel", 1, "float", "minimum grade counted as relevant (trec_eval -l, ranx -lN)")
 JUDGED_ONLY = Param("judged_only", False, "bool",
-                    "drop unjudged documents from the ranking first (trec_eval -J, "
-                    "ir_measures' judged_only)")
+                    "drop unjudged documents before ranks are counted, for this metric alone "
+                    "(trec_eval -J, ir_measures' judged_only=True)")
 
 _TREC = "Buckley & Voorhees, trec_eval (NIST), https://github.com/usnistgov/trec_eval"
 
 
 def precision(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Precision: the share of the first k documents that are relevant.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off. Without one, the denominator is the number retrieved
-        (trec_eval ``set_P``).
-    rel : float, default 1
-        Minimum grade counted as relevant.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -74,16 +63,6 @@ def precision(k: int | None = None, *, rel: float = 1, judged_only: bool = False
 
 def recall(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Recall: the share of all relevant documents found in the first k.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -118,13 +97,6 @@ def recall(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -
 def recall_capped(k: int, *, rel: float = 1) -> Metric:
     r"""Capped recall: recall whose denominator is at most k (BEIR's ``R_cap@k``).
 
-    Parameters
-    ----------
-    k : int
-        Cut-off (required).
-    rel : float, default 1
-        Minimum grade counted as relevant.
-
     Returns
     -------
     Metric
@@ -158,22 +130,6 @@ def f_measure(
 ) -> Metric:
     r"""F-beta: the weighted harmonic mean of precision and recall at k.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off; without one, precision divides by the number retrieved
-        (trec_eval ``set_F``).
-    beta : float, default 1
-        Weight of recall (beta > 1 favours recall); must be > 0.
-    rel : float, default 1
-        Minimum grade counted as relevant.
-    beta2 : float, optional
-        :math:`\beta^2` given directly, as trec_eval's ``set_F.x`` gives it
-        (:math:`(x + 1) P R / (x P + R)`); overrides ``beta``.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``judged_only=True``) for this metric alone.
-
     Returns
     -------
     Metric
@@ -203,13 +159,6 @@ def f_measure(
 
 def hits(k: int | None = None, *, rel: float = 1) -> Metric:
     r"""Hits: the number of relevant documents in the first k (ranx ``hits``).
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant.
 
     Returns
     -------
@@ -241,16 +190,6 @@ def hits(k: int | None = None, *, rel: float = 1) -> Metric:
 def success(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Success (hit rate): 1 if a relevant document is in the first k, else 0.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``judged_only=True``) for this metric alone.
-
     Returns
     -------
     Metric
@@ -277,14 +216,6 @@ def success(k: int | None = None, *, rel: float = 1, judged_only: bool = False) 
 
 def r_precision(*, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""R-precision: precision at rank R, R the number of relevant documents.
-
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -316,16 +247,6 @@ def r_precision(*, rel: float = 1, judged_only: bool = False) -> Metric:
 
 def average_precision(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Average precision (MAP when averaged), optionally cut at k.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (trec_eval ``map_cut_k``); the whole ranking when omitted.
-    rel : float, default 1
-        Minimum grade counted as relevant.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``judged_only=True``) for this metric alone.
 
     Returns
     -------
@@ -362,16 +283,6 @@ def average_precision(k: int | None = None, *, rel: float = 1, judged_only: bool
 def reciprocal_rank(k: int | None = None, *, rel: float = 1, judged_only: bool = False) -> Metric:
     r"""Reciprocal rank of the first relevant document (MRR when averaged).
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off: 0 when the first relevant document is below rank k.
-    rel : float, default 1
-        Minimum grade counted as relevant.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``judged_only=True``) for this metric alone.
-
     Returns
     -------
     Metric
@@ -400,11 +311,6 @@ def reciprocal_rank(k: int | None = None, *, rel: float = 1, judged_only: bool =
 
 def bpref(*, rel: float = 1) -> Metric:
     r"""Bpref: preference of judged relevant over judged non-relevant documents.
-
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant.
 
     Returns
     -------
@@ -438,17 +344,21 @@ def bpref(*, rel: float = 1) -> Metric:
     return make_metric("bpref", rel=rel)
 
 
-BETA = Param("beta", 1.0, "float", "weight of recall against precision", low=0.0, open_low=True)
-BETA2 = Param("beta2", None, "float", "beta squared given directly (trec_eval's set_F.x); "
-              "overrides beta")
+BETA = Param("beta", 1.0, "float",
+             "weight of recall against precision (beta > 1 favours recall); must be > 0",
+             low=0.0, open_low=True)
+BETA2 = Param("beta2", None, "float", "beta squared given directly, as trec_eval's set_F.x "
+              "gives it ((x + 1) P R / (x P + R)); overrides beta")
 
 def _fam(
     name: str,
     factory: object,
+    kernel: str,
     cutoff: str,
     params: tuple[Param, ...],
     aliases: tuple[str, ...],
     agrees: tuple[str, ...],
+    cutoff_doc: str = "",
 ) -> None:
     register(
         Family(
@@ -461,36 +371,54 @@ def _fam(
             aliases=aliases,
             agrees_with=agrees,
             factory=factory,  # type: ignore[arg-type]
+            kernel=kernel,
             group="binary",
+            cutoff_doc=cutoff_doc,
         )
     )
 
 
-_fam("P", precision, "optional", (REL, JUDGED_ONLY),
+_fam("P", precision, "rankscope.engine.kernels_binary:precision",
+     "optional", (REL, JUDGED_ONLY),
      ("precision@k", "P_k", "P@k", "set_P", "SetP", "P(judged_only=True)@k"),
      claims(trec_eval="P_k, set_P", pytrec_eval="P_k, set_P", ranx="precision@k, precision",
-            ir_measures="P@k, P(rel=r)@k, SetP"))
-_fam("R", recall, "optional", (REL, JUDGED_ONLY),
+            ir_measures="P@k, P(rel=r)@k, SetP"),
+     cutoff_doc="Cut-off; without one, the denominator is the number retrieved (trec_eval's "
+                "set_P).")
+_fam("R", recall, "rankscope.engine.kernels_binary:recall",
+     "optional", (REL, JUDGED_ONLY),
      ("recall@k", "recall_k", "R@k", "set_recall", "SetR"),
      claims(trec_eval="recall_k, set_recall", pytrec_eval="recall_k, set_recall",
             ranx="recall@k, recall", ir_measures="R@k, R(rel=r)@k, SetR"))
-_fam("R_cap", recall_capped, "required", (REL,), ("R_cap@k",), ())
-_fam("F", f_measure, "optional", (BETA, REL, BETA2, JUDGED_ONLY), ("f1@k", "F@k", "set_F", "SetF"),
+_fam("R_cap", recall_capped, "rankscope.engine.kernels_binary:recall_capped",
+     "required", (REL,), ("R_cap@k",), ())
+_fam("F", f_measure, "rankscope.engine.kernels_binary:f_measure",
+     "optional", (BETA, REL, BETA2, JUDGED_ONLY), ("f1@k", "F@k", "set_F", "SetF"),
      claims(trec_eval="set_F", pytrec_eval="set_F", ranx="f1@k, f1",
-            ir_measures="SetF, SetF(beta=x)"))
-_fam("Hits", hits, "optional", (REL,), ("hits@k",), claims(ranx="hits@k, hits"))
-_fam("Success", success, "optional", (REL, JUDGED_ONLY),
+            ir_measures="SetF, SetF(beta=x)"),
+     cutoff_doc="Cut-off; without one, precision divides by the number retrieved (trec_eval's "
+                "set_F).")
+_fam("Hits", hits, "rankscope.engine.kernels_binary:hits",
+     "optional", (REL,), ("hits@k",), claims(ranx="hits@k, hits"))
+_fam("Success", success, "rankscope.engine.kernels_binary:success",
+     "optional", (REL, JUDGED_ONLY),
      ("hit_rate@k", "success_k", "Success@k"),
      claims(trec_eval="success_k", pytrec_eval="success_k", ranx="hit_rate@k",
             ir_measures="Success@k"))
-_fam("RPrec", r_precision, "none", (REL, JUDGED_ONLY), ("r-precision", "r_precision", "Rprec"),
+_fam("RPrec", r_precision, "rankscope.engine.kernels_binary:r_precision",
+     "none", (REL, JUDGED_ONLY), ("r-precision", "r_precision", "Rprec"),
      claims(trec_eval="Rprec", pytrec_eval="Rprec", ranx="r-precision", ir_measures="Rprec"))
-_fam("AP", average_precision, "optional", (REL, JUDGED_ONLY),
+_fam("AP", average_precision, "rankscope.engine.kernels_binary:average_precision",
+     "optional", (REL, JUDGED_ONLY),
      ("map@k", "map", "map_cut_k", "AP@k"),
      claims(trec_eval="map, map_cut_k", pytrec_eval="map, map_cut_k",
-            ranx="map@k, map, map@k-lN", ir_measures="AP, AP@k, AP(rel=r)"))
-_fam("RR", reciprocal_rank, "optional", (REL, JUDGED_ONLY), ("mrr@k", "recip_rank", "RR@k"),
+            ranx="map@k, map, map@k-lN", ir_measures="AP, AP@k, AP(rel=r)"),
+     cutoff_doc="Cut-off (trec_eval's map_cut_k); the whole ranking when omitted.")
+_fam("RR", reciprocal_rank, "rankscope.engine.kernels_binary:reciprocal_rank",
+     "optional", (REL, JUDGED_ONLY), ("mrr@k", "recip_rank", "RR@k"),
      claims(trec_eval="recip_rank", pytrec_eval="recip_rank", ranx="mrr@k, mrr",
-            ir_measures="RR, RR@k, RR(rel=r)@k"))
-_fam("bpref", bpref, "none", (REL,), ("bpref", "Bpref"),
+            ir_measures="RR, RR@k, RR(rel=r)@k"),
+     cutoff_doc="Cut-off: 0 when the first relevant document is below rank k.")
+_fam("bpref", bpref, "rankscope.engine.kernels_binary:bpref",
+     "none", (REL,), ("bpref", "Bpref"),
      claims(trec_eval="bpref", pytrec_eval="bpref", ir_measures="Bpref"))

@@ -24,22 +24,16 @@ from rankscope.metrics.parser import register_name
 
 __all__ = ["compat"]
 
-_P = Param("p", 0.95, "float", "persistence of the rank-biased overlap", low=0.0, high=1.0,
+_P = Param("p", 0.95, "float", "persistence of the rank-biased overlap, in (0, 1)", low=0.0,
+           high=1.0,
            open_low=True, open_high=True)
 _NORMALIZE = Param("normalize", True, "bool",
-                   "divide by the ideal ranking's own overlap (else by the sum of weights)")
+                   "divide by the ideal ranking's overlap with itself (1 for a ranking that is "
+                   "ideal); else by the sum of the weights")
 
 
 def compat(p: float = 0.95, *, normalize: bool = True) -> Metric:
     r"""Compatibility: how close a ranking is to an ideal ranking, by RBO.
-
-    Parameters
-    ----------
-    p : float, default 0.95
-        Persistence of the rank-biased overlap, in (0, 1).
-    normalize : bool, default True
-        Divide by the ideal ranking's overlap with itself (1 for a ranking
-        that is ideal); without it, by the sum of the weights.
 
     Returns
     -------
@@ -85,6 +79,6 @@ def _build(params: dict[str, Any], k: int | None) -> Metric:
 register(Family(
     name="Compat", params=(_P, _NORMALIZE), cutoff="none", aggregate="mean", empty_value=0.0,
     graded=True, aliases=("Compat(p=0.95)",), agrees_with=claims(ir_measures="Compat(p=P)"),
-    factory=compat, group="graded",
+    factory=compat, kernel="rankscope.engine.kernels_compat:compat", group="graded",
 ))
 register_name("Compat", _build, case_sensitive=True, first="p")

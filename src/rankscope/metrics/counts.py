@@ -18,11 +18,6 @@ __all__ = ["judged", "num_rel", "num_rel_ret", "num_ret"]
 def judged(k: int | None = None) -> Metric:
     r"""Judged: the share of the first k documents that have a judgment.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-
     Returns
     -------
     Metric
@@ -55,11 +50,6 @@ def judged(k: int | None = None) -> Metric:
 def num_ret(k: int | None = None) -> Metric:
     r"""Number of documents retrieved (summed over queries, as trec_eval does).
 
-    Parameters
-    ----------
-    k : int, optional
-        Count at most k per query.
-
     Returns
     -------
     Metric
@@ -89,11 +79,6 @@ def num_ret(k: int | None = None) -> Metric:
 def num_rel(*, rel: float = 1) -> Metric:
     r"""Number of relevant documents in the qrels (summed over queries).
 
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant.
-
     Returns
     -------
     Metric
@@ -120,13 +105,6 @@ def num_rel(*, rel: float = 1) -> Metric:
 
 def num_rel_ret(k: int | None = None, *, rel: float = 1) -> Metric:
     r"""Number of relevant documents retrieved (summed over queries).
-
-    Parameters
-    ----------
-    k : int, optional
-        Count only the first k per query.
-    rel : float, default 1
-        Minimum grade counted as relevant.
 
     Returns
     -------
@@ -155,11 +133,13 @@ def num_rel_ret(k: int | None = None, *, rel: float = 1) -> Metric:
 def _count(
     name: str,
     factory: object,
+    kernel: str,
     cutoff: str,
     params: tuple[Param, ...],
     aliases: tuple[str, ...],
     agrees: tuple[str, ...],
     aggregate: str = "mean",
+    cutoff_doc: str = "",
 ) -> None:
     register(
         Family(
@@ -172,17 +152,23 @@ def _count(
             aliases=aliases,
             agrees_with=agrees,
             factory=factory,  # type: ignore[arg-type]
+            kernel=kernel,
             group="binary",  # listed with the binary-relevance metrics
+            cutoff_doc=cutoff_doc,
         )
     )
 
 
-_count("Judged", judged, "optional", (), ("Judged@k",), claims(ir_measures="Judged@k, Judged"))
-_count("num_ret", num_ret, "optional", (), ("num_ret", "NumRet"),
+_count("Judged", judged, "rankscope.engine.kernels_counts:judged",
+       "optional", (), ("Judged@k",), claims(ir_measures="Judged@k, Judged"))
+_count("num_ret", num_ret, "rankscope.engine.kernels_counts:num_ret",
+       "optional", (), ("num_ret", "NumRet"),
      claims(trec_eval="num_ret", pytrec_eval="num_ret", ir_measures="NumRet"),
-     aggregate="sum")
-_count("num_rel", num_rel, "none", (REL,), ("num_rel", "NumRel"),
+     aggregate="sum", cutoff_doc="Count at most k documents per query.")
+_count("num_rel", num_rel, "rankscope.engine.kernels_counts:num_rel",
+       "none", (REL,), ("num_rel", "NumRel"),
      claims(trec_eval="num_rel", pytrec_eval="num_rel", ir_measures="NumRel"), aggregate="sum")
-_count("num_rel_ret", num_rel_ret, "optional", (REL,), ("num_rel_ret", "NumRelRet"),
+_count("num_rel_ret", num_rel_ret, "rankscope.engine.kernels_counts:num_rel_ret",
+       "optional", (REL,), ("num_rel_ret", "NumRelRet"),
      claims(trec_eval="num_rel_ret", pytrec_eval="num_rel_ret", ir_measures="NumRelRet"),
-     aggregate="sum")
+     aggregate="sum", cutoff_doc="Count only the first k documents of each query.")

@@ -39,10 +39,12 @@ __all__ = ["bpm", "insq", "inst", "nerr8", "nerr9", "nerr10", "nerr11", "sdcg"]
 
 CWL_FAMILIES = ("BPM", "INSQ", "INST", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11")
 
-_T = Param("T", 1.0, "float", "total gain the user wants (scaled gains)", low=0.0, open_low=True)
+_T = Param("T", 1.0, "float", "total (scaled) gain that satisfies the user", low=0.0,
+           open_low=True)
 _MIN_REL = Param("min_rel", 0.0, "float", "grade scaled to gain 0 (and lower grades)")
 _MAX_REL = Param("max_rel", None, "float",
                  "grade scaled to gain 1 (and higher grades); unset = highest grade in the qrels")
+_BUDGET = "Documents the user is willing to examine (the cost budget K)."
 _DEPTH = Param("depth", 1000, "int", "positions the model reads (cwl_eval's max_n)", low=1)
 _P10 = Param("p", 0.9, "float", "patience (RBP's p)", low=0.0, high=1.0, open_low=True,
              open_high=True)
@@ -51,17 +53,6 @@ _P10 = Param("p", 0.9, "float", "patience (RBP's p)", low=0.0, high=1.0, open_lo
 def bpm(k: int, *, T: float = 1.0, min_rel: float = 0.0, max_rel: float | None = None,
         depth: int = 1000) -> Metric:
     r"""Bejeweled player model (static): stop at the gain goal T or after k documents.
-
-    Parameters
-    ----------
-    k : int
-        Documents the user is willing to examine (the cost budget K).
-    T : float, default 1
-        Total (scaled) gain that satisfies the user.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
 
     Returns
     -------
@@ -97,15 +88,6 @@ def insq(*, T: float = 1.0, min_rel: float = 0.0, max_rel: float | None = None,
          depth: int = 1000) -> Metric:
     r"""INSQ: continuation that grows with depth and the gain goal T (not with gain seen).
 
-    Parameters
-    ----------
-    T : float, default 1
-        Total (scaled) gain the user wants.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
-
     Returns
     -------
     Metric
@@ -134,15 +116,6 @@ def inst(*, T: float = 1.0, min_rel: float = 0.0, max_rel: float | None = None,
          depth: int = 1000) -> Metric:
     r"""INST: INSQ whose goal shrinks by the gain already seen (adaptive).
 
-    Parameters
-    ----------
-    T : float, default 1
-        Total (scaled) gain the user wants.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
-
     Returns
     -------
     Metric
@@ -170,15 +143,6 @@ def inst(*, T: float = 1.0, min_rel: float = 0.0, max_rel: float | None = None,
 def sdcg(k: int, *, min_rel: float = 0.0, max_rel: float | None = None,
          depth: int = 1000) -> Metric:
     r"""Scaled DCG at k: DCG@k of the scaled gains over the DCG@k of k gains of 1.
-
-    Parameters
-    ----------
-    k : int
-        Cut-off.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
 
     Returns
     -------
@@ -214,15 +178,6 @@ def nerr8(k: int, *, min_rel: float = 0.0, max_rel: float | None = None,
           depth: int = 1000) -> Metric:
     r"""NERR (eq. 8): a C/W/L approximation of ERR, stopping on gain, truncated at k.
 
-    Parameters
-    ----------
-    k : int
-        Cut-off.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
-
     Returns
     -------
     Metric
@@ -249,15 +204,6 @@ def nerr8(k: int, *, min_rel: float = 0.0, max_rel: float | None = None,
 def nerr9(k: int, *, min_rel: float = 0.0, max_rel: float | None = None,
           depth: int = 1000) -> Metric:
     r"""NERR (eq. 9): NERR8 with ERR's reciprocal-rank discount in the continuation.
-
-    Parameters
-    ----------
-    k : int
-        Cut-off.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
 
     Returns
     -------
@@ -286,15 +232,6 @@ def nerr10(p: float = 0.9, *, min_rel: float = 0.0, max_rel: float | None = None
            depth: int = 1000) -> Metric:
     r"""NERR (eq. 10): ERR-like stopping on gain with RBP's patience p, to full depth.
 
-    Parameters
-    ----------
-    p : float, default 0.9
-        Patience.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
-
     Returns
     -------
     Metric
@@ -321,15 +258,6 @@ def nerr10(p: float = 0.9, *, min_rel: float = 0.0, max_rel: float | None = None
 def nerr11(*, T: float = 1.0, min_rel: float = 0.0, max_rel: float | None = None,
            depth: int = 1000) -> Metric:
     r"""NERR (eq. 11): ERR-like stopping on gain with INSQ's goal T, to full depth.
-
-    Parameters
-    ----------
-    T : float, default 1
-        Total (scaled) gain the user wants.
-    min_rel, max_rel : float, optional
-        The grades scaled to gain 0 and 1.
-    depth : int, default 1000
-        Positions read (cwl_eval's max_n).
 
     Returns
     -------
@@ -374,7 +302,8 @@ def _install() -> None:
             aggregate="mean", empty_value=0.0, graded=True,
             aliases=(f"{name}@k" if cutoff == "required" else name,),
             agrees_with=claims(ir_measures=spelled[name]),
-            factory=factory, group="cwl",
+            factory=factory, kernel=f"rankscope.engine.kernels_cwl:{name.lower()}",
+            group="cwl", cutoff_doc=_BUDGET if name == "BPM" else "",
         ))
         register_name(name, _builder(name), case_sensitive=True,
                       first="p" if name == "NERR10" else None)

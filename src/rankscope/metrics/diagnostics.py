@@ -17,19 +17,12 @@ from rankscope.metrics.parser import register_name
 
 __all__ = ["accuracy", "num_q"]
 
-_REL = Param("rel", 1, "float", "minimum grade counted as relevant")
+_REL = Param("rel", 1, "float", "minimum grade counted as relevant; everything else retrieved, "
+             "unjudged documents included, is non-relevant")
 
 
 def accuracy(k: int | None = None, *, rel: float = 1) -> Metric:
     r"""Accuracy: the share of (relevant, non-relevant) pairs of retrieved documents in order.
-
-    Parameters
-    ----------
-    k : int, optional
-        Only the first k documents (the whole ranking when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant; everything else retrieved,
-        unjudged documents included, is non-relevant.
 
     Returns
     -------
@@ -108,13 +101,13 @@ register(Family(
     empty_value=float("nan"), graded=False, aliases=("Accuracy@k",),
     agrees_with=claims(
         ir_measures="Accuracy", under=f"{DEFAULT_CONVENTIONS}; its accuracy provider"),
-    factory=accuracy, group="diagnostic",
+    factory=accuracy, kernel="rankscope.engine.kernels_compat:accuracy", group="diagnostic",
 ))
 register(Family(
     name="NumQ", params=(), cutoff="none", aggregate="sum", empty_value=0.0, graded=False,
     aliases=("NumQ",),
     agrees_with=claims(ir_measures="NumQ", under=DEFAULT_CONVENTIONS),
-    factory=num_q, group="diagnostic",
+    factory=num_q, kernel="rankscope.engine.kernels_compat:num_q", group="diagnostic",
 ))
 register_name("Accuracy", _builder("Accuracy"), case_sensitive=True)
 register_name("NumQ", _builder("NumQ"), case_sensitive=True)

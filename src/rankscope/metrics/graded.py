@@ -23,23 +23,30 @@ __all__ = [
     "rbp",
 ]
 
-GAIN = Param("gain", "linear", "str", "gain of a grade g: linear = g, exp = 2^g - 1",
-             choices=("linear", "exp"))
+GAIN = Param("gain", "linear", "str",
+             "gain of a grade g: linear = g (Järvelin & Kekäläinen, ranx's dcg), exp = 2^g - 1 "
+             "(Burges et al., ranx's dcg_burges)", choices=("linear", "exp"))
 GAINS = Param("gains", None, "gains",
-              "explicit gain per grade, e.g. '1=3,2=9'; other grades keep their gain")
-REL_G = Param("rel", None, "float", "grades below this gain 0 (ranx -lN); unset = no threshold")
+              "explicit gain per grade, e.g. '1=3,2=9' (ir_measures' nDCG(gains={...})); "
+              "other grades keep their gain; overrides gain")
+REL_G = Param("rel", None, "float",
+              "grades below this gain 0 (ranx -lN, as in ndcg@10-l2); unset = no threshold")
 GAIN_TABLE = Param("gain_table", None, "str",
-                   "trec_eval's gain parameters as typed ('1=3,2=9'), read its way on its "
-                   "integer levels; overrides gain and gains")
+                   "trec_eval's gain parameters as typed ('1=3,2=9' of ndcg.1=3,2=9), read its "
+                   "way on its integer levels (see the Notes of nDCG); overrides gain, gains and "
+                   "ideal")
 IDEAL = Param("ideal", "global", "str",
-              "ideal ranking: global = all judged documents, max = top grade repeated, "
-              "local = best reordering of the retrieved top k",
+              "the flavor of ideal: global = every judged document of the query sorted (the "
+              "formal definition, trec_eval's), max = the scale's top grade repeated k times, "
+              "local = the retrieved top k reordered",
               choices=("global", "max", "local"))
 MAX_GRADE = Param("max_grade", None, "float",
-                  "the scale's top grade; unset = the highest grade in the qrels")
+                  "the scale's top grade (of ideal=max, and of ERR's stopping probabilities); "
+                  "unset = the highest grade in the qrels")
 RANK_EXPONENT = Param("rank_exponent", 1.0, "float",
-                      "position factor 1/rank^e: 1 = ERR; 0.18 = the judging platform's ERR-0.18",
-                      low=0.0, open_low=True)
+                      "the exponent e of the position factor 1/i^e: 1 = Chapelle et al.'s ERR; "
+                      "0.18 = the judging platform's gentler ERR-0.18 (seed 004), which gives "
+                      "later ranks more weight", low=0.0, open_low=True)
 P_RBP = Param("p", 0.8, "float", "persistence: probability of looking at the next document",
               low=0.0, high=1.0, open_low=True, open_high=True)
 RBP_GAIN = Param("gain", "binary", "str",
@@ -47,25 +54,14 @@ RBP_GAIN = Param("gain", "binary", "str",
                  "itself (ranx's rbp)", choices=("binary", "grade"))
 REL = Param("rel", 1, "float", "minimum grade counted as relevant")
 JUDGED_ONLY = Param("judged_only", False, "bool",
-                    "drop unjudged documents from the ranking first (trec_eval -J, "
-                    "ir_measures' judged_only)")
+                    "drop unjudged documents before ranks are counted, for this metric alone "
+                    "(trec_eval -J, ir_measures' judged_only=True)")
 
 
 def cumulative_gain(
     k: int | None = None, *, gain: str = "linear", gains: object = None, rel: float | None = None
 ) -> Metric:
     r"""Cumulative gain: the sum of the gains of the first k documents.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    gain : {"linear", "exp"}, default "linear"
-        ``linear``: the grade; ``exp``: :math:`2^g - 1`.
-    gains : mapping or str, optional
-        Explicit grade -> gain map (overrides ``gain``).
-    rel : float, optional
-        Grades below it gain 0.
 
     Returns
     -------
@@ -105,21 +101,6 @@ def dcg(
     gain_table: str | None = None,
 ) -> Metric:
     r"""Discounted cumulative gain with the :math:`1/\log_2(i+1)` discount.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    gain : {"linear", "exp"}, default "linear"
-        ``linear``: the grade (Järvelin & Kekäläinen, ranx ``dcg``);
-        ``exp``: :math:`2^g - 1` (Burges et al., ranx ``dcg_burges``).
-    gains : mapping or str, optional
-        Explicit grade -> gain map (overrides ``gain``).
-    rel : float, optional
-        Grades below it gain 0.
-    gain_table : str, optional
-        trec_eval's ``dcg.1=3,2=9``: gains of its integer levels read as
-        trec_eval reads them (see :func:`ndcg`).
 
     Returns
     -------
@@ -161,35 +142,6 @@ def ndcg(
 ) -> Metric:
     r"""Normalized DCG: DCG divided by the DCG of an ideal ranking.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (trec_eval ``ndcg_cut_k``; ``ndcg`` without one).
-    gain : {"linear", "exp"}, default "linear"
-        Gain of a grade (see :func:`dcg`).
-    gains : mapping or str, optional
-        Explicit grade -> gain map (ir_measures' ``nDCG(gains={...})``); grades
-        not in the map keep their ``gain``.
-    rel : float, optional
-        Grades below it gain 0 (ranx's ``ndcg@10-l2``).
-    ideal : {"global", "max", "local"}, default "global"
-        The "flavor of ideal": ``global`` sorts every judged document of the
-        query (the formal definition, trec_eval's); ``max`` repeats the
-        scale's top grade k times; ``local`` reorders the retrieved top k.
-    max_grade : float, optional
-        The top grade for ``ideal="max"`` (default: highest grade in the qrels).
-    gain_table : str, optional
-        trec_eval's ``ndcg.1=3,2=9``, read as trec_eval reads it: on integer
-        levels (a grade truncated; a negative grade and an unjudged document
-        have levels -2 and -1), a table of the given levels then every other
-        level up to the query's highest with its level as gain, sorted by gain
-        with trec_eval's comparator (gains less than 1 apart keep their
-        order); the ideal ranking walks the table from the top and stops at
-        the first gain <= 0. Overrides ``gain``, ``gains`` and ``ideal``.
-    judged_only : bool, default False
-        Drop unjudged documents before ranks are counted (trec_eval ``-J``,
-        ir_measures' ``nDCG(judged_only=True)``) for this metric alone.
-
     Returns
     -------
     Metric
@@ -200,6 +152,14 @@ def ndcg(
 
     0 when IDCG@k = 0. Seed examples: (3, 2, 1, 4, 0) scores 0.8854504 and
     (0, 1, 2, 3, 4) 0.6104174 with the local ideal at k = 5.
+
+    ``gain_table`` is trec_eval's ``ndcg.1=3,2=9``, read as trec_eval reads it:
+    on integer levels (a grade truncated; a negative grade and an unjudged
+    document have levels -2 and -1), a table of the given levels then every
+    other level up to the query's highest with its level as gain, sorted by
+    gain with trec_eval's comparator (gains less than 1 apart keep their
+    order); the ideal ranking walks the table from the top and stops at the
+    first gain <= 0.
 
     References
     ----------
@@ -227,17 +187,6 @@ def err(
     k: int | None = None, *, max_grade: float | None = None, rank_exponent: float = 1.0
 ) -> Metric:
     r"""Expected reciprocal rank under the cascade model.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    max_grade : float, optional
-        The scale's top grade (default: the highest grade in the qrels).
-    rank_exponent : float, default 1
-        The exponent e of the rank in the position factor :math:`1/i^e`; 1 is
-        Chapelle et al.'s ERR, 0.18 the judging platform's gentler ERR-0.18
-        (seed 004), which gives later ranks more weight.
 
     Returns
     -------
@@ -274,16 +223,6 @@ def err(
 def rbp(p: float = 0.8, *, gain: str = "binary", rel: float = 1) -> Metric:
     r"""Rank-biased precision with persistence p.
 
-    Parameters
-    ----------
-    p : float, default 0.8
-        Persistence, in (0, 1).
-    gain : {"binary", "grade"}, default "binary"
-        ``binary``: 1 for a relevant document (Moffat & Zobel, ir_measures);
-        ``grade``: the grade of a relevant document (ranx's ``rbp.95``).
-    rel : float, default 1
-        Minimum grade counted as relevant.
-
     Returns
     -------
     Metric
@@ -314,11 +253,6 @@ def rbp(p: float = 0.8, *, gain: str = "binary", rel: float = 1) -> Metric:
 
 def best(k: int) -> Metric:
     r"""Best@k: 1 if a highest-graded judged document is in the first k.
-
-    Parameters
-    ----------
-    k : int
-        Cut-off (required).
 
     Returns
     -------
@@ -353,10 +287,12 @@ def best(k: int) -> Metric:
 def _fam(
     name: str,
     factory: object,
+    kernel: str,
     cutoff: str,
     params: tuple[Param, ...],
     aliases: tuple[str, ...],
     agrees: tuple[str, ...],
+    cutoff_doc: str = "",
 ) -> None:
     register(
         Family(
@@ -369,22 +305,31 @@ def _fam(
             aliases=aliases,
             agrees_with=agrees,
             factory=factory,  # type: ignore[arg-type]
+            kernel=kernel,
             group="graded",
+            cutoff_doc=cutoff_doc,
         )
     )
 
 
-_fam("CG", cumulative_gain, "optional", (GAIN, GAINS, REL_G), ("CG@k",), ())
-_fam("DCG", dcg, "optional", (GAIN, GAINS, REL_G, GAIN_TABLE),
+_fam("CG", cumulative_gain, "rankscope.engine.kernels_graded:cumulative_gain",
+     "optional", (GAIN, GAINS, REL_G), ("CG@k",), ())
+_fam("DCG", dcg, "rankscope.engine.kernels_graded:dcg",
+     "optional", (GAIN, GAINS, REL_G, GAIN_TABLE),
      ("dcg@k", "dcg_burges@k", "DCG@k"),
      claims(ranx="dcg@k, dcg_burges@k"))
-_fam("nDCG", ndcg, "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, GAIN_TABLE, JUDGED_ONLY),
+_fam("nDCG", ndcg, "rankscope.engine.kernels_graded:ndcg",
+     "optional", (GAIN, GAINS, REL_G, IDEAL, MAX_GRADE, GAIN_TABLE, JUDGED_ONLY),
      ("ndcg@k", "ndcg_burges@k", "ndcg_cut_k", "ndcg", "nDCG@k"),
      claims(trec_eval="ndcg, ndcg_cut_k", pytrec_eval="ndcg, ndcg_cut_k",
             ranx="ndcg@k, ndcg, ndcg_burges@k, ndcg@k-lN",
-            ir_measures="nDCG@k, nDCG, nDCG(dcg='exp-log2')@k"))
-_fam("ERR", err, "optional", (MAX_GRADE, RANK_EXPONENT), ("ERR@k", "err@k"),
+            ir_measures="nDCG@k, nDCG, nDCG(dcg='exp-log2')@k"),
+     cutoff_doc="Cut-off (trec_eval's ndcg_cut_k; its ndcg without one).")
+_fam("ERR", err, "rankscope.engine.kernels_graded:err",
+     "optional", (MAX_GRADE, RANK_EXPONENT), ("ERR@k", "err@k"),
      claims(ir_measures="ERR@k"))
-_fam("RBP", rbp, "none", (P_RBP, RBP_GAIN, REL), ("rbp.95", "RBP(p=0.8)"),
+_fam("RBP", rbp, "rankscope.engine.kernels_graded:rbp",
+     "none", (P_RBP, RBP_GAIN, REL), ("rbp.95", "RBP(p=0.8)"),
      claims(ranx="rbp.P", ir_measures="RBP(rel=r), RBP(p=P,rel=r)"))
-_fam("Best", best, "required", (), ("Best@k",), ())
+_fam("Best", best, "rankscope.engine.kernels_graded:best",
+     "required", (), ("Best@k",), ())

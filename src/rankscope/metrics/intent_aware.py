@@ -62,13 +62,6 @@ _EXAMPLE = '''
 def err_ia(k: int | None = None, *, rel: float = 1) -> Metric:
     r"""Intent-aware expected reciprocal rank, with collection-independent normalization.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the ranking's length when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
-
     Returns
     -------
     Metric
@@ -104,13 +97,6 @@ def err_ia(k: int | None = None, *, rel: float = 1) -> Metric:
 def nerr_ia(k: int | None = None, *, rel: float = 1) -> Metric:
     r"""Intent-aware ERR divided by the greedy ideal ranking's (collection-dependent).
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the ranking's length when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
-
     Returns
     -------
     Metric
@@ -135,15 +121,6 @@ def nerr_ia(k: int | None = None, *, rel: float = 1) -> Metric:
 
 def alpha_dcg(k: int | None = None, *, rel: float = 1, alpha: float = 0.5) -> Metric:
     r"""alpha-DCG with collection-independent ("ideal ideal") normalization.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the ranking's length when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
-    alpha : float, default 0.5
-        Redundancy intolerance.
 
     Returns
     -------
@@ -172,15 +149,6 @@ def alpha_dcg(k: int | None = None, *, rel: float = 1, alpha: float = 0.5) -> Me
 def alpha_ndcg(k: int | None = None, *, rel: float = 1, alpha: float = 0.5) -> Metric:
     r"""alpha-nDCG: alpha-DCG divided by the greedy ideal ranking's.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the ranking's length when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
-    alpha : float, default 0.5
-        Redundancy intolerance.
-
     Returns
     -------
     Metric
@@ -205,15 +173,6 @@ def alpha_ndcg(k: int | None = None, *, rel: float = 1, alpha: float = 0.5) -> M
 
 def nrbp(*, rel: float = 1, alpha: float = 0.5, beta: float = 0.5) -> Metric:
     r"""Novelty- and rank-biased precision (collection-independent normalization).
-
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
-    alpha : float, default 0.5
-        Redundancy intolerance.
-    beta : float, default 0.5
-        Patience.
 
     Returns
     -------
@@ -240,15 +199,6 @@ def nrbp(*, rel: float = 1, alpha: float = 0.5, beta: float = 0.5) -> Metric:
 def nnrbp(*, rel: float = 1, alpha: float = 0.5, beta: float = 0.5) -> Metric:
     r"""NRBP divided by the greedy ideal ranking's (collection-dependent).
 
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
-    alpha : float, default 0.5
-        Redundancy intolerance.
-    beta : float, default 0.5
-        Patience.
-
     Returns
     -------
     Metric
@@ -272,13 +222,6 @@ def nnrbp(*, rel: float = 1, alpha: float = 0.5, beta: float = 0.5) -> Metric:
 
 def p_ia(k: int | None = None, *, rel: float = 1) -> Metric:
     r"""Intent-aware precision: precision at k averaged over the actual subtopics.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the ranking's length when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
 
     Returns
     -------
@@ -306,13 +249,6 @@ def p_ia(k: int | None = None, *, rel: float = 1) -> Metric:
 def st_recall(k: int | None = None, *, rel: float = 1) -> Metric:
     r"""Subtopic recall: the share of the actual subtopics covered by the first k.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
-
     Returns
     -------
     Metric
@@ -335,11 +271,6 @@ def st_recall(k: int | None = None, *, rel: float = 1) -> Metric:
 
 def ap_ia(*, rel: float = 1) -> Metric:
     r"""Intent-aware average precision: AP per subtopic, averaged over the actual subtopics.
-
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant to a subtopic.
 
     Returns
     -------
@@ -395,23 +326,26 @@ def _builder(family: str) -> Any:
 
 
 def _install() -> None:
-    rows: tuple[tuple[str, Any, str, tuple[Param, ...], tuple[str, ...]], ...] = (
-        ("ERR_IA", err_ia, "optional", (_REL,), ("ERR-IA@k",)),
-        ("nERR_IA", nerr_ia, "optional", (_REL,), ("nERR-IA@k",)),
-        ("alpha_DCG", alpha_dcg, "optional", (_REL, _ALPHA), ("alpha-DCG@k", "α_DCG@k")),
-        ("alpha_nDCG", alpha_ndcg, "optional", (_REL, _ALPHA), ("alpha-nDCG@k", "α_nDCG@k")),
-        ("NRBP", nrbp, "none", (_REL, _ALPHA, _BETA), ()),
-        ("nNRBP", nnrbp, "none", (_REL, _ALPHA, _BETA), ()),
-        ("P_IA", p_ia, "optional", (_REL,), ("P-IA@k",)),
-        ("StRecall", st_recall, "optional", (_REL,), ("strec@k",)),
-        ("AP_IA", ap_ia, "none", (_REL,), ("MAP_IA", "MAP-IA")),
+    # family, factory, its kernel (in rankscope.engine.intents), cut-off, params, aliases
+    rows: tuple[tuple[str, Any, str, str, tuple[Param, ...], tuple[str, ...]], ...] = (
+        ("ERR_IA", err_ia, "err_ia", "optional", (_REL,), ("ERR-IA@k",)),
+        ("nERR_IA", nerr_ia, "n_err_ia", "optional", (_REL,), ("nERR-IA@k",)),
+        ("alpha_DCG", alpha_dcg, "alpha_dcg", "optional", (_REL, _ALPHA),
+         ("alpha-DCG@k", "α_DCG@k")),
+        ("alpha_nDCG", alpha_ndcg, "alpha_ndcg", "optional", (_REL, _ALPHA),
+         ("alpha-nDCG@k", "α_nDCG@k")),
+        ("NRBP", nrbp, "nrbp", "none", (_REL, _ALPHA, _BETA), ()),
+        ("nNRBP", nnrbp, "n_nrbp", "none", (_REL, _ALPHA, _BETA), ()),
+        ("P_IA", p_ia, "p_ia", "optional", (_REL,), ("P-IA@k",)),
+        ("StRecall", st_recall, "st_recall", "optional", (_REL,), ("strec@k",)),
+        ("AP_IA", ap_ia, "ap_ia", "none", (_REL,), ("MAP_IA", "MAP-IA")),
     )
-    for name, factory, cutoff, params, aliases in rows:
+    for name, factory, kernel, cutoff, params, aliases in rows:
         register(Family(
             name=name, params=params, cutoff=cutoff,  # type: ignore[arg-type]
             aggregate="mean", empty_value=0.0, graded=False, aliases=aliases,
             agrees_with=claims(ir_measures=name, under=_NDEVAL), factory=factory,
-            group="intent_aware",
+            kernel=f"rankscope.engine.intents:{kernel}", group="intent_aware",
         ))
         register_name(name, _builder(name), case_sensitive=False)
     for spelling, family in (("MAP_IA", "AP_IA"), ("strec", "StRecall"),

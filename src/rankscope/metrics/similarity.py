@@ -26,7 +26,8 @@ from rankscope.metrics.parser import register_name
 
 __all__ = ["average_overlap", "jaccard", "kendall_tau", "overlap", "rank_biased_overlap"]
 
-P_RBO = Param("p", 0.9, "float", "persistence: weight of depth d is proportional to p^(d-1)",
+P_RBO = Param("p", 0.9, "float", "persistence, in (0, 1): the weight of depth d is "
+              "proportional to p^(d-1); a small p looks only at the top",
               low=0.0, high=1.0, open_low=True, open_high=True)
 FORM = Param("form", "ext", "str",
              "ext = extrapolated point estimate (RBO_EXT), min = lower bound, max = upper "
@@ -34,33 +35,15 @@ FORM = Param("form", "ext", "str",
              choices=("ext", "min", "max", "res"))
 TIES = Param("ties", "break", "str",
              "break = ties in score broken as in evaluation; w, a, b = Corsi & Urbano's "
-             "tie-aware RBO (ties as equality; as uncertainty, averaged over tie breaks; "
-             "and corrected for what the ties hide)", choices=("break", "w", "a", "b"))
+             "tie-aware RBO, a group of equal scores taken as equality (w), as uncertainty, "
+             "the expected RBO over random tie breaks (a), or as uncertainty corrected for "
+             "what the ties hide, so that RBO^b(X, X) = 1 (b); without ties all four agree",
+             choices=("break", "w", "a", "b"))
 
 
 def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", ties: str = "break",
                         k: int | None = None) -> Metric:
     r"""Rank-biased overlap of two rankings (Webber, Moffat & Zobel 2010), tie-aware on demand.
-
-    Parameters
-    ----------
-    p : float, default 0.9
-        Persistence, in (0, 1): the weight of depth d is proportional to
-        :math:`p^{d-1}`; small p looks only at the top.
-    form : {"ext", "min", "max", "res"}, default "ext"
-        ``ext``: the extrapolated point estimate (seed 000's RBO_EXT);
-        ``min``: the lower bound (no agreement beyond what was seen);
-        ``max``: the upper bound (everything unseen agrees);
-        ``res``: the residual, the width between upper and lower bound.
-    ties : {"break", "w", "a", "b"}, default "break"
-        ``break``: equal scores are ordered as in evaluation (document id
-        descending, or input order). ``w``, ``a``, ``b``: Corsi & Urbano's
-        tie-aware RBO, where equal scores form a tie group: ``w`` treats a tie
-        as equality, ``a`` as uncertainty (the expected RBO over random tie
-        breaks), ``b`` as uncertainty corrected for the information the ties
-        hide (:math:`RBO^b(X, X) = 1`). Without ties all four agree.
-    k : int, optional
-        Cut both rankings at depth k before comparing.
 
     Returns
     -------
@@ -131,11 +114,6 @@ def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", ties: str = "break
 def average_overlap(k: int) -> Metric:
     r"""Average overlap at depth k: the mean agreement over depths 1..k (RBO's p = 1 limit).
 
-    Parameters
-    ----------
-    k : int
-        Depth (required): both rankings are cut at k.
-
     Returns
     -------
     Metric
@@ -170,11 +148,6 @@ def average_overlap(k: int) -> Metric:
 def jaccard(k: int | None = None) -> Metric:
     r"""Jaccard similarity of the sets of documents in the two top-k lists.
 
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (whole rankings when omitted).
-
     Returns
     -------
     Metric
@@ -204,11 +177,6 @@ def jaccard(k: int | None = None) -> Metric:
 def overlap(k: int) -> Metric:
     r"""Overlap at k: the share of the k positions whose documents both lists hold.
 
-    Parameters
-    ----------
-    k : int
-        Cut-off (required).
-
     Returns
     -------
     Metric
@@ -236,11 +204,6 @@ def overlap(k: int) -> Metric:
 
 def kendall_tau(k: int | None = None) -> Metric:
     r"""Kendall's tau between the two orders of the documents both lists hold.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut both rankings at depth k first.
 
     Returns
     -------
@@ -274,7 +237,7 @@ def kendall_tau(k: int | None = None) -> Metric:
     return make_metric("KendallTau", k=k)
 
 
-def _family(name: str, factory: Any, cutoff: str, params: tuple[Param, ...],
+def _family(name: str, factory: Any, kernel: str, cutoff: str, params: tuple[Param, ...],
             aliases: tuple[str, ...]) -> None:
     if name in FAMILIES:  # module reloaded (tests): keep the first registration
         return
@@ -289,7 +252,11 @@ def _family(name: str, factory: Any, cutoff: str, params: tuple[Param, ...],
             aliases=aliases,
             agrees_with=(),
             factory=factory,
+            # between two runs, not a run and qrels: computed by rankscope.compare.similarity
+            kernel=f"rankscope.compare.rank_similarity:{kernel}",
             group="similarity",
+            cutoff_doc=("Depth (required): both rankings are cut at k." if cutoff == "required"
+                        else "Cut both rankings at depth k first (whole rankings when omitted)."),
         )
     )
 
@@ -321,13 +288,14 @@ def _plain(family: str) -> Any:
 
 
 def _install() -> None:
-    _family("RBO", rank_biased_overlap, "optional", (P_RBO, FORM, TIES),
+    _family("RBO", rank_biased_overlap, "rbo", "optional", (P_RBO, FORM, TIES),
             ("RBO(p=0.9)", "rbo(p=0.9)", "rbo_ext(p=0.9)", "rbo_min(p=0.9)", "rbo_max(p=0.9)",
              "rbo_res(p=0.9)", "RBO(p=0.9,ties=a)"))
-    _family("AO", average_overlap, "required", (), ("AO@k", "average_overlap@k"))
-    _family("Jaccard", jaccard, "optional", (), ("jaccard@k",))
-    _family("Overlap", overlap, "required", (), ("overlap@k",))
-    _family("KendallTau", kendall_tau, "optional", (), ("kendall_tau", "kendall_tau@k"))
+    _family("AO", average_overlap, "average_overlap", "required", (), ("AO@k", "average_overlap@k"))
+    _family("Jaccard", jaccard, "jaccard", "optional", (), ("jaccard@k",))
+    _family("Overlap", overlap, "overlap", "required", (), ("overlap@k",))
+    _family("KendallTau", kendall_tau, "kendall_tau", "optional", (),
+            ("kendall_tau", "kendall_tau@k"))
     register_name("RBO", _rbo_builder(None), first="p")
     register_name("AO", _plain("AO"))
     register_name("average_overlap", _plain("AO"))

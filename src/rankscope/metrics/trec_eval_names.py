@@ -47,36 +47,38 @@ def _claims(family: str) -> tuple[str, ...]:
     return claims(trec_eval=spelled)
 
 
-# family -> (trec_eval measure, factory, params, cutoff, aggregate)
-_FAMILIES: dict[str, tuple[str, Callable[..., Metric], tuple[Param, ...], str, str]] = {
-    "gm_map": ("map", d.gm_map, (_REL,), "none", "gmean"),
-    "gm_bpref": ("bpref", d.gm_bpref, (_REL,), "none", "gmean"),
-    "infAP": ("infAP", d.infap, (_REL,), "none", "mean"),
-    "binG": ("binG", d.bin_g, (_REL,), "none", "mean"),
-    "yaap": ("yaap", d.yaap, (_REL,), "none", "mean"),
-    "iprec_at_recall": ("iprec_at_recall", d.iprec_at_recall,
+# family -> (trec_eval measure, factory, kernel, params, cutoff, aggregate)
+_K = "rankscope.engine.kernels_trec"  # and its _interp and _gain modules
+_FAMILIES: dict[str, tuple[str, Callable[..., Metric], str, tuple[Param, ...], str, str]] = {
+    "gm_map": ("map", d.gm_map, f"{_K}:gm_map", (_REL,), "none", "gmean"),
+    "gm_bpref": ("bpref", d.gm_bpref, f"{_K}:gm_bpref", (_REL,), "none", "gmean"),
+    "infAP": ("infAP", d.infap, f"{_K}:infap", (_REL,), "none", "mean"),
+    "binG": ("binG", d.bin_g, f"{_K}:bin_g", (_REL,), "none", "mean"),
+    "yaap": ("yaap", d.yaap, f"{_K}:yaap", (_REL,), "none", "mean"),
+    "iprec_at_recall": ("iprec_at_recall", d.iprec_at_recall, f"{_K}_interp:iprec_at_recall",
                         (Param("p", None, "float", "recall point (0..1)"), _REL), "none", "mean"),
-    "11pt_avg": ("11pt_avg", d.eleven_pt_avg,
+    "11pt_avg": ("11pt_avg", d.eleven_pt_avg, f"{_K}_interp:eleven_pt_avg",
                  (Param("points", "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", "str", "recall points"),
                   _REL), "none", "mean"),
-    "Rprec_mult": ("Rprec_mult", d.rprec_mult,
+    "Rprec_mult": ("Rprec_mult", d.rprec_mult, f"{_K}_interp:rprec_mult",
                    (Param("x", None, "float", "multiple of R"), _REL), "none", "mean"),
-    "utility": ("utility", d.utility,
+    "utility": ("utility", d.utility, f"{_K}:utility",
                 (Param("coefficients", "1,-1,0,0", "str", "a,b,c,d of a*RR+b*(N-RR)+..."),
                  Param("n_docs", 0, "int", "documents in the collection (trec_eval -N)"),
                  _REL), "none", "mean"),
-    "relative_P": ("relative_P", d.relative_p, (_REL,), "required", "mean"),
-    "unj": ("unj", d.unj, (), "required", "mean"),
-    "set_relative_P": ("set_relative_P", d.set_relative_p, (_REL,), "none", "mean"),
-    "set_map": ("set_map", d.set_map, (_REL,), "none", "mean"),
-    "num_nonrel_judged_ret": ("num_nonrel_judged_ret", d.num_nonrel_judged_ret, (_REL,),
-                              "none", "sum"),
-    "G": ("G", d.g_measure, (_GAINS,), "none", "mean"),
-    "ideal_dcg": ("ideal_dcg", d.ideal_dcg, (_GAINS,), "none", "mean"),
-    "ndcg_rel": ("ndcg_rel", d.ndcg_rel, (_GAINS,), "none", "mean"),
-    "Rndcg": ("Rndcg", d.rndcg, (_GAINS, _REL), "none", "mean"),
-    "trec_rbp": ("rbp", d.trec_rbp, (_P, _GAINS), "none", "mean"),
-    "rbp_resid": ("rbp_resid", d.rbp_resid, (_P,), "none", "mean"),
+    "relative_P": ("relative_P", d.relative_p, f"{_K}:relative_p", (_REL,), "required", "mean"),
+    "unj": ("unj", d.unj, f"{_K}:unj", (), "required", "mean"),
+    "set_relative_P": ("set_relative_P", d.set_relative_p, f"{_K}:set_relative_p", (_REL,),
+                       "none", "mean"),
+    "set_map": ("set_map", d.set_map, f"{_K}:set_map", (_REL,), "none", "mean"),
+    "num_nonrel_judged_ret": ("num_nonrel_judged_ret", d.num_nonrel_judged_ret,
+                              f"{_K}:num_nonrel_judged_ret", (_REL,), "none", "sum"),
+    "G": ("G", d.g_measure, f"{_K}_gain:g_measure", (_GAINS,), "none", "mean"),
+    "ideal_dcg": ("ideal_dcg", d.ideal_dcg, f"{_K}_gain:ideal_dcg", (_GAINS,), "none", "mean"),
+    "ndcg_rel": ("ndcg_rel", d.ndcg_rel, f"{_K}_gain:ndcg_rel", (_GAINS,), "none", "mean"),
+    "Rndcg": ("Rndcg", d.rndcg, f"{_K}_gain:rndcg", (_GAINS, _REL), "none", "mean"),
+    "trec_rbp": ("rbp", d.trec_rbp, f"{_K}_gain:trec_rbp", (_P, _GAINS), "none", "mean"),
+    "rbp_resid": ("rbp_resid", d.rbp_resid, f"{_K}_gain:rbp_resid", (_P,), "none", "mean"),
 }
 
 TREC_FAMILIES: dict[str, str] = {family: row[0] for family, row in _FAMILIES.items()}
@@ -87,13 +89,13 @@ STAND_IN_ZERO = frozenset({"utility", "unj", "rbp_resid"})
 
 
 def _register() -> None:
-    for family, (_, factory, params, cutoff, aggregate) in _FAMILIES.items():
+    for family, (_, factory, kernel, params, cutoff, aggregate) in _FAMILIES.items():
         register(Family(
             name=family, params=params, cutoff=cutoff,  # type: ignore[arg-type]
             aggregate=aggregate,  # type: ignore[arg-type]
             empty_value=0.0, graded=family in ("G", "ideal_dcg", "ndcg_rel", "Rndcg", "trec_rbp"),
             aliases=(), agrees_with=_claims(family), factory=factory,
-            group="trec_eval",
+            kernel=kernel, group="trec_eval",
         ))
         if cutoff == "none" and all(p.default is not None for p in params):
             register_name(family, _builder(family), case_sensitive=True)

@@ -30,21 +30,14 @@ __all__ = [
 ]
 
 IGNORE_TIES = Param("ignore_ties", False, "bool",
-                    "true: rank tied documents one after another instead of averaging their gains")
+                    "false: every document of a group of tied scores gains the group's mean "
+                    "grade (all orders of the tie averaged); true: ranks follow the ranking "
+                    "as rankscope orders it")
 REL = Param("rel", 1, "float", "minimum grade counted as relevant")
 
 
 def sklearn_dcg(k: int | None = None, *, ignore_ties: bool = False) -> Metric:
     r"""DCG as scikit-learn's ``dcg_score`` computes it: tied scores share their mean gain.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    ignore_ties : bool, default False
-        ``False``: every document of a group of tied scores gains the mean
-        grade of the group (all orders of the tie averaged); ``True``: ranks
-        follow the ranking as rankscope orders it.
 
     Returns
     -------
@@ -78,13 +71,6 @@ def sklearn_dcg(k: int | None = None, *, ignore_ties: bool = False) -> Metric:
 
 def sklearn_ndcg(k: int | None = None, *, ignore_ties: bool = False) -> Metric:
     r"""nDCG as scikit-learn's ``ndcg_score`` computes it, per query.
-
-    Parameters
-    ----------
-    k : int, optional
-        Cut-off (the whole ranking when omitted).
-    ignore_ties : bool, default False
-        As in :func:`sklearn_dcg`.
 
     Returns
     -------
@@ -121,11 +107,6 @@ def sklearn_ndcg(k: int | None = None, *, ignore_ties: bool = False) -> Metric:
 def quepid_precision(k: int) -> Metric:
     r"""Precision as Quepid's ``P@k`` scorer computes it: over the documents shown.
 
-    Parameters
-    ----------
-    k : int
-        Cut-off (required).
-
     Returns
     -------
     Metric
@@ -155,11 +136,6 @@ def quepid_precision(k: int) -> Metric:
 
 def quepid_ndcg(k: int) -> Metric:
     r"""nDCG as Quepid's ``nDCG@k`` scorer computes it: the ideal is not cut at k.
-
-    Parameters
-    ----------
-    k : int
-        Cut-off of the ranking (required).
 
     Returns
     -------
@@ -196,11 +172,6 @@ def quepid_ndcg(k: int) -> Metric:
 def ranx_bpref(*, rel: float = 1) -> Metric:
     r"""Bpref as ranx computes it: every judged grade below ``rel`` is non-relevant.
 
-    Parameters
-    ----------
-    rel : float, default 1
-        Minimum grade counted as relevant.
-
     Returns
     -------
     Metric
@@ -234,13 +205,6 @@ def ranx_bpref(*, rel: float = 1) -> Metric:
 
 def trec9_iprec_at_recall(p: float, *, rel: float = 1) -> Metric:
     r"""Interpolated precision at recall p as trec_eval 9.x (pytrec_eval) computes it.
-
-    Parameters
-    ----------
-    p : float
-        Recall point in [0, 1].
-    rel : float, default 1
-        Minimum level counted as relevant.
 
     Returns
     -------
@@ -276,13 +240,6 @@ def trec9_eleven_pt_avg(
 ) -> Metric:
     r"""11-point interpolated average precision as trec_eval 9.x (pytrec_eval) computes it.
 
-    Parameters
-    ----------
-    points : str, default "0,.1,...,1"
-        The recall points, comma separated.
-    rel : float, default 1
-        Minimum level counted as relevant.
-
     Returns
     -------
     Metric
@@ -314,28 +271,36 @@ def _by_name(family: str) -> Any:
     return build
 
 
-def _fam(name: str, factory: object, cutoff: str, params: tuple[Param, ...], graded: bool,
-         agrees: tuple[str, ...]) -> None:
+def _fam(name: str, factory: object, kernel: str, cutoff: str, params: tuple[Param, ...],
+         graded: bool, agrees: tuple[str, ...]) -> None:
     first = "p" if name == "trec9_iprec_at_recall" else None
     register_name(name, _by_name(name), case_sensitive=True, first=first)
     register(Family(
         name=name, params=params, cutoff=cutoff,  # type: ignore[arg-type]
         aggregate="mean", empty_value=0.0, graded=graded, aliases=(), agrees_with=agrees,
         factory=factory,  # type: ignore[arg-type]
-        group="variants",
+        kernel=kernel, group="variants",
     ))
 
 
-_fam("sklearn_DCG", sklearn_dcg, "optional", (IGNORE_TIES,), True,
+_fam("sklearn_DCG", sklearn_dcg, "rankscope.engine.kernels_variants:sklearn_dcg",
+     "optional", (IGNORE_TIES,), True,
      claims(sklearn="dcg_score, dcg_score@k, DCG@k"))
-_fam("sklearn_nDCG", sklearn_ndcg, "optional", (IGNORE_TIES,), True,
+_fam("sklearn_nDCG", sklearn_ndcg, "rankscope.engine.kernels_variants:sklearn_ndcg",
+     "optional", (IGNORE_TIES,), True,
      claims(sklearn="ndcg_score, ndcg_score@k, nDCG@k, ndcg_score(k=k, ignore_ties=True)"))
-_fam("quepid_P", quepid_precision, "required", (), False, ())
-_fam("quepid_nDCG", quepid_ndcg, "required", (), True, ())
-_fam("ranx_bpref", ranx_bpref, "none", (REL,), False, claims(ranx="bpref, bpref-lN"))
-_fam("trec9_iprec_at_recall", trec9_iprec_at_recall, "none",
-     (Param("p", None, "float", "recall point (0..1)", low=0.0, high=1.0), REL), False,
+_fam("quepid_P", quepid_precision, "rankscope.engine.kernels_variants:quepid_precision",
+     "required", (), False, ())
+_fam("quepid_nDCG", quepid_ndcg, "rankscope.engine.kernels_variants:quepid_ndcg",
+     "required", (), True, ())
+_fam("ranx_bpref", ranx_bpref, "rankscope.engine.kernels_variants:ranx_bpref",
+     "none", (REL,), False, claims(ranx="bpref, bpref-lN"))
+_fam("trec9_iprec_at_recall", trec9_iprec_at_recall,
+     "rankscope.engine.kernels_variants:trec9_iprec", "none",
+     (Param("p", None, "float", "recall point in [0, 1]", low=0.0, high=1.0), REL), False,
      claims(pytrec_eval="iprec_at_recall_x", ir_measures="IPrec@x"))
-_fam("trec9_11pt_avg", trec9_eleven_pt_avg, "none",
-     (Param("points", "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", "str", "recall points"), REL), False,
+_fam("trec9_11pt_avg", trec9_eleven_pt_avg, "rankscope.engine.kernels_variants:trec9_eleven_pt",
+     "none",
+     (Param("points", "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", "str", "the recall points, comma "
+             "separated"), REL), False,
      claims(pytrec_eval="11pt_avg"))

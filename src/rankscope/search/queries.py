@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rankscope.data.delimited import restore_cell
 from rankscope.errors import FileAccessError, ParseError
 from rankscope.search.types import QueryItem
 
@@ -39,7 +40,8 @@ def _tsv(text: str, source: str) -> list[QueryItem]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        fields = line.split("\t")
+        # a cell a rankscope export neutralised ('=...) reads back as written
+        fields = [restore_cell(f) for f in line.split("\t")]
         if columns is None and not out and not seen and len(fields) >= 2 and (
             fields[0].strip().lower() in _ID_NAMES and fields[1].strip().lower() in _TEXT_NAMES
         ):

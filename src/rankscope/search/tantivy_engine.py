@@ -21,7 +21,9 @@ from typing import Any
 
 from rankscope.errors import ConfigError, DependencyError
 from rankscope.search.embedded import (
+    TANTIVY_META_FILE,
     EmbeddedEndpoint,
+    check_index_target,
     corpus_fingerprint,
     corpus_records,
     corpus_source,
@@ -31,9 +33,11 @@ from rankscope.search.embedded import (
 )
 from rankscope.search.types import EndpointConfig
 
-__all__ = ["TantivyEndpoint"]
+__all__ = ["META_FILE", "TantivyEndpoint"]
 
-_META = "rankscope-meta.json"
+META_FILE = TANTIVY_META_FILE
+"""Written into every index this engine builds (what :func:`check_index_target` looks for)."""
+_META = META_FILE
 _TOKENIZERS = ("default", "en_stem", "raw", "whitespace")
 
 
@@ -53,7 +57,7 @@ class TantivyEndpoint(EmbeddedEndpoint):
         settings.setdefault("tokenizer", "default")
         settings.setdefault("index", f"{config.name}.tantivy")
         patched = EndpointConfig(config.kind, config.name, settings, config.config_hash,
-                                 config.source, config.base_dir)
+                                 config.source, config.base_dir, config.files)
         super().__init__(patched, keep_raw=keep_raw)
         self.config = config
         if self.settings.tokenizer not in _TOKENIZERS:
@@ -70,6 +74,7 @@ class TantivyEndpoint(EmbeddedEndpoint):
         for name in s.fields:
             builder.add_text_field(name, tokenizer_name=s.tokenizer)
         schema = builder.build()
+        check_index_target(s.index, engine="tantivy")  # never replace what it did not make
         # names of its own: two threads (or processes) building at once must not share one
         s.index.parent.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=f".{s.index.name}.", suffix=".tmp",

@@ -3,7 +3,10 @@
 A curator attaches a judge to an evaluation (:func:`attach_judge`): an
 OpenAI-compatible endpoint, a model, the *name* of the server's environment
 variable that holds the API key (the key itself is never stored), a budget
-of calls, and whether its grades count. The judge gets its own rater, of
+of calls, and whether its grades count. The server's
+:class:`~rankscope.services.boundary.Boundary` decides which variables may
+be named and which hosts reached, when the judge is attached and again when
+it runs. The judge gets its own rater, of
 kind ``llm``. Running it (:func:`run_judge`) takes the evaluation's open
 tasks as that rater would be offered them (results that still want grades,
 never one it graded), asks the model through
@@ -45,6 +48,7 @@ from rankscope.errors import (
     OptionError,
     RankscopeError,
 )
+from rankscope.search.credentials import check_url_credentials
 from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import LLMJudge, Rater
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
 
     from rankscope.judge.client import Sleep
     from rankscope.services.accounts import Actor
+    from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
 __all__ = [
@@ -101,15 +106,27 @@ class JudgeSpec:
     name: str | None = None
 
 
-def _check(spec: JudgeSpec) -> None:
+def _check(spec: JudgeSpec, boundary: Boundary) -> None:
     from rankscope.judge.client import check_endpoint
+    from rankscope.services.limits import MAX_NAME, MAX_URL, check_text
 
+    check_text(spec.endpoint, "the endpoint", MAX_URL)
+    check_text(spec.model, "the model", MAX_NAME)
+    check_text(spec.name, "the name", MAX_NAME)
+    check_text(spec.api_key_env, "the API key's variable", MAX_NAME)
+    # credentials first: a key pasted by mistake is refused without being repeated, even
+    # in a URL the judge's own rule (check_endpoint, the one URL rule) would refuse
+    check_url_credentials("the endpoint", spec.endpoint.strip(), advice="name the server's "
+                          "environment variable that holds the key in api_key_env instead")
     check_endpoint(spec.endpoint)
     if not spec.model.strip():
         raise OptionError("an LLM judge needs a model name")
     if spec.api_key_env and not _ENV_NAME.match(spec.api_key_env):
-        raise OptionError(f"the API key is named by an environment variable (letters, digits, "
-                          f"_), not {spec.api_key_env!r}")
+        raise OptionError("the API key is named by an environment variable (letters, digits, "
+                          "_), not by the key itself")
+    if spec.api_key_env:
+        boundary.check_env(spec.api_key_env, "the API key")
+    boundary.check_url(spec.endpoint.strip(), "the endpoint")
     if isinstance(spec.max_calls, bool) or not isinstance(spec.max_calls, int) or not (
             1 <= spec.max_calls <= MAX_CALLS):
         raise OptionError(f"max calls must be 1 to {MAX_CALLS}, not {spec.max_calls!r}")
@@ -138,10 +155,21 @@ def _view(session: Session, judge: LLMJudge) -> dict[str, Any]:
             "last_run": last, "created_at": judge.created_at.isoformat()}
 
 
-def attach_judge(store: Store, actor: Actor, evaluation_id: int,
-                 spec: JudgeSpec) -> dict[str, Any]:
-    """Attach an LLM judge to the evaluation (curators); its rater is made, of kind ``llm``."""
-    _check(spec)
+def attach_judge(store: Store, actor: Actor, evaluation_id: int, spec: JudgeSpec, *,
+                 boundary: Boundary) -> dict[str, Any]:
+    """Attach an LLM judge to the evaluation (curators); its rater is made, of kind ``llm``.
+
+    Raises
+    ------
+    OptionError
+        A bad value (the endpoint not an http(s) URL with a host), an
+        environment variable the ``boundary`` does not allow.
+    ConfigError
+        A credential in the URL (refused without being repeated).
+    OutboundError
+        A host the boundary does not allow.
+    """
+    _check(spec, boundary)
 
     def work(session: Session) -> dict[str, Any]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
@@ -230,7 +258,7 @@ def _fields(view: Any) -> dict[str, str]:
     return {k: str(v) for k, v in shown.items() if v not in (None, "")}
 
 
-def run_judge(store: Store, actor: Actor, judge_id: int, *,
+def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
               cache: str | Path | None = None, sleep: Sleep | None = None,
               retry_unrateable: bool = False) -> dict[str, Any]:
     """Grade the evaluation's open tasks with the judge; what the run did.
@@ -250,10 +278,12 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
     ConflictError
         The judge is running already, or the evaluation is not ready.
     OptionError
-        The API key's environment variable is not set on the server.
+        The API key's environment variable is not set on the server, or not
+        allowed by ``boundary`` (checked again, as its host is).
     JudgeError
         The endpoint refuses every request, cannot be reached, or answered no
-        request with a completion (the judge is then ``failed``, with the summary).
+        request with a completion (the judge is then ``failed``, with the summary);
+        its host is refused.
     """
     from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
     from rankscope.services.assignment import open_tasks, require_ready, scale_of, view
@@ -288,14 +318,17 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
     settings, items, scale, guidelines = store.write(start)
     started = utcnow()
     try:
+        boundary.check_url(settings["endpoint"], "the endpoint")
         key = None
         if settings["key_env"]:
+            boundary.check_env(settings["key_env"], "the API key")
             key = os.environ.get(settings["key_env"])
             if not key:
                 raise OptionError(f"the environment variable {settings['key_env']} (the judge's "
                                   "API key) is not set on the server")
         config = JudgeConfig(endpoint=settings["endpoint"], model=settings["model"], api_key=key,
-                             rater=settings["rater"], scale=scale, guidelines=guidelines)
+                             rater=settings["rater"], scale=scale, guidelines=guidelines,
+                             outbound=boundary.hosts)
         result = grade_items([i for _, i in items], config, cache=cache,
                              max_calls=settings["max_calls"], sleep=sleep,
                              retry_unrateable=retry_unrateable)

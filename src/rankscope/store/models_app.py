@@ -253,7 +253,7 @@ class Grade(Base):
 class Task(Base):
     """A result of an evaluation's snapshot to grade: its item, its best rank, grades wanted.
 
-    ``grades_counted`` is kept by the database (migration 0004_grading's
+    ``grades_counted`` is kept by the database (migration 0005_grading's
     triggers), never written by rankscope: the grades that fill the task's
     slots (active, on the evaluation's scale, of a rater that counts).
     ``ix_tasks_assignment`` is the order results are handed out in.

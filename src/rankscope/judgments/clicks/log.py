@@ -25,10 +25,10 @@ import polars as pl
 
 from rankscope.data.formats import id_column
 from rankscope.errors import InputError, ParseError
-from rankscope.judgments.io import ALIASES, Locator, read_records
+from rankscope.judgments.io import ALIASES, read_records
 
 if TYPE_CHECKING:
-    from rankscope.data._io import PathLike
+    from rankscope.data._io import PathLike, RowLocator
 
 __all__ = ["LOG_ALIASES", "ClickLog", "read_click_log"]
 
@@ -84,7 +84,7 @@ class ClickLog:
     """
 
     def __init__(self, frame: pl.DataFrame, *, source: str = "<memory>",
-                 notes: Sequence[str] = (), _locate: Locator = _by_row) -> None:
+                 notes: Sequence[str] = (), _locate: RowLocator = _by_row) -> None:
         if "purchased" not in frame.columns:
             frame = frame.with_columns(pl.lit(0, pl.Int8).alias("purchased"))
         missing = [c for c in _SCHEMA if c not in frame.columns]
@@ -127,7 +127,7 @@ class ClickLog:
                 f"results shown, {clicks} clicks, source={self.source!r})")
 
 
-def _conform(frame: pl.DataFrame, source: str, locate: Locator) -> pl.DataFrame:
+def _conform(frame: pl.DataFrame, source: str, locate: RowLocator) -> pl.DataFrame:
     """Type each column, refusing what is not an id, a whole number or a 0/1 flag."""
     return pl.DataFrame([
         *(id_column(frame.get_column(c), source).alias(c)
@@ -139,7 +139,7 @@ def _conform(frame: pl.DataFrame, source: str, locate: Locator) -> pl.DataFrame:
     ])
 
 
-def _check(frame: pl.DataFrame, source: str, locate: Locator) -> None:
+def _check(frame: pl.DataFrame, source: str, locate: RowLocator) -> None:
     """Positions >= 1, and no position or document twice on one result page."""
     nulls = frame.select(pl.any_horizontal(pl.col(c).is_null() for c in _SCHEMA)
                          .arg_true()).to_series()
@@ -170,7 +170,7 @@ def _pick(columns: list[str], target: str) -> str | None:
     return next((lowered[a] for a in LOG_ALIASES[target] if a in lowered), None)
 
 
-def _whole_numbers(column: pl.Series, what: str, source: str, locate: Locator) -> pl.Series:
+def _whole_numbers(column: pl.Series, what: str, source: str, locate: RowLocator) -> pl.Series:
     """Text or numbers -> Int64; anything that is not a whole number is an error."""
     if column.dtype.is_integer():
         return column.cast(pl.Int64)
@@ -187,7 +187,7 @@ def _whole_numbers(column: pl.Series, what: str, source: str, locate: Locator) -
     return numbers.cast(pl.Int64)
 
 
-def _flags(column: pl.Series, what: str, source: str, locate: Locator) -> pl.Series:
+def _flags(column: pl.Series, what: str, source: str, locate: RowLocator) -> pl.Series:
     """0 / 1 (also true / false) -> Int8; anything else is an error."""
     if column.dtype == pl.Boolean:
         return column.cast(pl.Int8)
@@ -205,7 +205,7 @@ def _flags(column: pl.Series, what: str, source: str, locate: Locator) -> pl.Ser
     return flags
 
 
-def log_from_records(raw: pl.DataFrame, source: str, locate: Locator) -> ClickLog:
+def log_from_records(raw: pl.DataFrame, source: str, locate: RowLocator) -> ClickLog:
     """A :class:`ClickLog` from a table with the plain format's columns (aliases accepted)."""
     chosen = {c: _pick(raw.columns, c) for c in LOG_ALIASES}
     missing = [c for c, col in chosen.items() if col is None and c != "purchased"]

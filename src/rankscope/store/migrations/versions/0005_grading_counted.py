@@ -15,8 +15,8 @@ SQLite drops a table's triggers when a batch migration copies the table: a later
 migration that rebuilds ``grades``, ``raters``, ``evaluations`` or ``tasks`` creates them
 again (:func:`create_triggers`; tests/store/test_counted.py checks they exist at head).
 
-Revision ID: 0004_grading
-Revises: 0003
+Revision ID: 0005_grading
+Revises: 0004_truth
 Create Date: 2026-11-27
 """
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004_grading"
-down_revision = "0003"
+revision = "0005_grading"
+down_revision = "0004_truth"
 branch_labels = None
 depends_on = None
 

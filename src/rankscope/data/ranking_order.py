@@ -13,10 +13,12 @@ string keys is the slowest part of an evaluation, so it is split:
    only the runs of tied rows whose judgments differ (swapping two rows of
    the same grade changes no measure), unless every tie must be exact.
 
-Document ids are hashed to 64-bit keys (mixed with the query index) for the
-duplicate check and the judgment lookup; every hash match is confirmed on the
-strings, so a collision can cost time but never change a result. Everything
-is done in the file's row order; a ranking is one permutation of it.
+Everything is done in the file's row order; a ranking is one permutation of
+it. This is the one ordering of a ranking: the evaluation's ranking step
+(:func:`rankscope.engine.ranking.rank`) and every other reader of rankings
+(coverage, rank similarity, fusion, the TREC run writer: :func:`ranked`)
+order rows here, so a tie rule (:data:`TIE_RULES`) means the same in every
+command.
 """
 
 from __future__ import annotations
@@ -28,31 +30,29 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.run_queries import run_queries
+from rankscope.errors import OptionError
+
 __all__ = [
-    "MIX", "Blocks", "Ranking", "Ties", "base_order", "doc_keys", "find_ties", "first_duplicates",
-    "fix_ties", "gather_many", "lookup", "rank_order",
+    "TIE_RULES", "Blocks", "Ranking", "TieRule", "Ties", "base_order", "check_tie_rule",
+    "find_ties", "fix_ties", "gather_many", "rank_order", "ranked",
 ]
 
 IntArray = npt.NDArray[np.int64]
 _Item = TypeVar("_Item", bound=np.generic)
-UIntArray = npt.NDArray[np.uint64]
 FloatArray = npt.NDArray[np.float64]
-MIX = 0x9E3779B97F4A7C15  # mixes the query index into a document hash
-_MIX = np.uint64(MIX)
+
+TieRule = Literal["trec", "input", "docid_asc"]
+"""How rows of equal score are ordered: document id descending in byte order
+(trec_eval's rule, the default), input order, or document id ascending."""
+TIE_RULES: tuple[TieRule, ...] = ("trec", "input", "docid_asc")
 
 
-def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
-    """A 64-bit key per (query index, document id) row (written to ``out`` if given)."""
-    hashed = docs.hash(seed=0x5EED).to_numpy()
-    if out is None:
-        out = hashed if hashed.flags.writeable else hashed.copy()
-    step = 1 << 20  # mixed in the query block by block: no temporary as long as the run
-    with np.errstate(over="ignore"):
-        for lo in range(0, qidx.size, step):
-            mixed = qidx[lo:lo + step].astype(np.uint64)
-            np.multiply(mixed, _MIX, out=mixed)
-            np.bitwise_xor(hashed[lo:lo + step], mixed, out=out[lo:lo + step])
-    return out
+def check_tie_rule(ties: str) -> TieRule:
+    """``ties`` if it is a tie rule, else :class:`~rankscope.errors.OptionError`."""
+    if ties not in TIE_RULES:
+        raise OptionError(f"ties must be one of {', '.join(TIE_RULES)}, not {ties!r}")
+    return ties
 
 
 def gather_many(column: pl.Series, rows: IntArray) -> pl.Series:
@@ -414,52 +414,30 @@ def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
                    base.blocks, base.negated_scores)
 
 
-def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,
-                     rows: IntArray | None = None) -> list[str | None]:
-    """Per query, the smallest document id listed twice among ``rows`` (default: all).
+def ranked(frame: pl.DataFrame, ties: TieRule = "trec", *,
+           depth: int | None = None) -> pl.DataFrame:
+    """A run frame's rows in rank order, with each row's 1-based ``rank`` in its query.
 
-    ``keys`` are the keys of ``rows`` (of every row when ``rows`` is None).
+    Queries come in byte order; within a query, score descending, and rows of
+    equal score by the tie rule (every tie ordered, as the evaluation orders
+    them). ``frame`` has ``query_id``, ``doc_id`` and ``score`` columns (any
+    others ride along); ``depth`` keeps each query's first ``depth`` rows.
     """
-    out: list[str | None] = [None] * n_queries
-    subset = keys
-    if subset.size < 2 or pl.Series(subset).n_unique() == subset.size:
-        return out
-    candidates = np.flatnonzero(pl.Series(subset).is_duplicated().to_numpy())
-    if rows is not None:
-        candidates = rows[candidates]
-    sub = pl.DataFrame({"q": qidx[candidates], "d": docs.gather(pl.Series(candidates))})
-    dups = sub.filter(pl.struct("q", "d").is_duplicated() & (pl.col("q") >= 0))
-    for q, d in dups.group_by("q").agg(pl.col("d").min()).iter_rows():
-        out[q] = d
-    return out
-
-
-def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series, qrels_keys: UIntArray,
-           qrels_q: IntArray, qrels_docs: pl.Series,
-           keys_distinct: bool | None = None) -> tuple[IntArray, IntArray]:
-    """The run rows found in the qrels, and the index of their qrels line.
-
-    The qrels must not hold the same (query, document) twice. ``keys_distinct``
-    says whether ``qrels_keys`` are all different, when already known.
-    """
-    index = np.arange(qrels_keys.size, dtype=np.int64)
-    keyed = pl.DataFrame({"k": qrels_keys, "j": index})
-    if keys_distinct is None:
-        keys_distinct = keyed.get_column("k").n_unique() == qrels_keys.size
-    if not keys_distinct:
-        # a hash collision between different qrels lines: match on the strings
-        left = pl.DataFrame({"q": run_q, "d": run_docs})
-        right = pl.DataFrame({"q": qrels_q, "d": qrels_docs, "j": index})
-        found = left.join(right, on=["q", "d"], how="left", maintain_order="left")
-        match = found.get_column("j").fill_null(-1).to_numpy()
-        hit = np.flatnonzero(match >= 0)
-        return hit, match[hit].astype(np.int64)
-    # one inner join (a membership test first, then a join of the hits, builds the
-    # qrels' hash table twice: a third slower when the qrels are as large as the run)
-    rows = pl.DataFrame({"k": run_keys}).with_row_index("i")  # no fresh 80 MB index at 10^7
-    found = rows.join(keyed, on="k", how="inner", maintain_order="left")
-    hit = found.get_column("i").to_numpy().astype(np.int64)
-    j = found.get_column("j").to_numpy().astype(np.int64, copy=False)
-    same = (run_q[hit] == qrels_q[j]) & (
-        gather_many(run_docs, hit) == gather_many(qrels_docs, j)).to_numpy()
-    return hit[same], j[same]
+    ties = check_tie_rule(ties)
+    if frame.height == 0:
+        return frame.with_columns(pl.lit(0, pl.Int64).alias("rank"))
+    queries, rq = run_queries(frame.get_column("query_id").cast(pl.String), sorted)
+    score = frame.get_column("score").cast(pl.Float64).to_numpy()
+    order = base_order(rq.qidx, score, len(queries), stable=ties == "input")
+    if ties != "input":
+        order = fix_ties(order, find_ties(order, rq.qidx, score),
+                         frame.get_column("doc_id").cast(pl.String), descending=ties == "trec")
+    rows = order.rows()
+    counts = order.counts
+    del order, score, rq  # freed before the frame is gathered (whole columns at 10^7 rows)
+    rank = np.arange(1, rows.size + 1, dtype=np.int64)
+    rank -= np.repeat(np.cumsum(counts) - counts, counts)
+    if depth is not None:  # only the rows kept are gathered
+        keep = rank <= depth
+        rows, rank = rows[keep], rank[keep]
+    return frame[rows].with_columns(pl.Series("rank", rank))

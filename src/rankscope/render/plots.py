@@ -2,7 +2,7 @@
 
 Every function returns a :class:`matplotlib.figure.Figure` built without
 pyplot (no global state, no display needed) that a notebook draws inline
-(:mod:`rankscope.compare.figure`); :func:`save_figure` writes it as PNG, SVG
+(:mod:`rankscope.render.figure`); :func:`save_figure` writes it as PNG, SVG
 or PDF (for papers).
 """
 
@@ -37,7 +37,7 @@ FIGURE_FORMATS = ("png", "svg", "pdf")
 
 def _figure(width: float = 6.4, height: float = 4.0) -> Figure:
     try:
-        from rankscope.compare.figure import Figure as ShownFigure
+        from rankscope.render.figure import Figure as ShownFigure
     except ImportError:
         raise DependencyError("matplotlib", "plot", "plotting") from None
     return ShownFigure(figsize=(width, height), layout="constrained")

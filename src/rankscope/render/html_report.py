@@ -14,15 +14,21 @@ import html
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rankscope._version import __version__
 from rankscope.compare.comparison import compare
 from rankscope.compare.result import CompareResult
-from rankscope.data.formats import as_qrels
+from rankscope.data.tables import as_qrels
 from rankscope.engine.evaluate import MetricsArg
 from rankscope.engine.options import EvalOptions
 from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
+from rankscope.render.comparison import comparison_html
+from rankscope.render.report_tables import SORT_SCRIPT, per_query_table_html, worse_queries_html
+
+if TYPE_CHECKING:
+    from rankscope.judgments.evaluation import SeedPlan
 
 __all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report", "save_figures"]
 
@@ -61,7 +67,7 @@ Shown = tuple[str, Any, str]
 
 
 def _img(fig: Any, caption: str) -> str:
-    from rankscope.compare.plots import figure_bytes
+    from rankscope.render.plots import figure_bytes
 
     data = base64.b64encode(figure_bytes(fig, "png")).decode("ascii")
     text = html.escape(caption)
@@ -93,7 +99,7 @@ def _slug(text: str) -> str:
 def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
              options: dict[str, Any], judged: dict[str, Any] | None = None,
              ) -> list[tuple[str, list[Shown]]]:
-    from rankscope.compare import plots
+    from rankscope.render import plots
 
     sections: list[tuple[str, list[Shown]]] = []
     curves: list[Shown] = []
@@ -122,7 +128,7 @@ def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
 def save_figures(sections: Sequence[tuple[str, list[Shown]]], directory: str | os.PathLike[str],
                  formats: Sequence[str] = ("pdf", "svg")) -> list[str]:
     """Write every figure of a report as ``DIR/<name>.<format>``; returns the paths."""
-    from rankscope.compare.plots import save_figure
+    from rankscope.render.plots import save_figure
 
     os.makedirs(directory, exist_ok=True)
     written = []
@@ -143,14 +149,6 @@ def render_report(
     note: str = "",
 ) -> str:
     """The HTML page of a comparison with already-rendered figure sections."""
-    from rankscope import __version__
-    from rankscope.render.comparison import comparison_html
-    from rankscope.render.report_tables import (
-        SORT_SCRIPT,
-        per_query_table_html,
-        worse_queries_html,
-    )
-
     parts = [
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'>",
@@ -178,7 +176,7 @@ def render_report(
 def report(
     qrels: Any,
     runs: Any,
-    metrics: MetricsArg = DEFAULT_METRICS,
+    metrics: MetricsArg | SeedPlan = DEFAULT_METRICS,
     *,
     output: str | os.PathLike[str] | None = None,
     title: str = "rankscope report",
@@ -201,8 +199,9 @@ def report(
         the curves use the grades aggregated on the scale of their metric).
     runs : sequence of runs, or mapping name -> run
         Two or more runs.
-    metrics : str, Metric or a sequence of them, default DEFAULT_METRICS
-        The metrics of the comparison tables.
+    metrics : str, Metric, a sequence of them, MetricPlan or SeedPlan
+        The metrics of the comparison tables (default DEFAULT_METRICS), as
+        :func:`rankscope.compare` takes them.
     output : path, optional
         Where to write the page (``-`` for stdout); only returned when None.
     title : str, default "rankscope report"

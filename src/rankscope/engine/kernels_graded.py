@@ -1,0 +1,179 @@
+"""Kernels of the graded-relevance metrics (:mod:`rankscope.metrics.graded`).
+
+DCG and nDCG divide each gain by the C library's ``log2(rank + 1)``, as
+trec_eval does (:mod:`rankscope.engine.c_math`), and read trec_eval's gain
+parameters (``gain_table``) on its levels, so ``ndcg_cut`` agrees with
+trec_eval to the last bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankscope.engine.context import Context, log2_ranks
+from rankscope.engine.kernel_math import divide_or_zero
+from rankscope.engine.ranking import FloatArray
+from rankscope.engine.rowsets import CutSums, RowSet
+from rankscope.engine.trec_gains import gain_info, parse_gain_pairs
+from rankscope.errors import MetricParameterError
+from rankscope.metrics.base import Metric
+
+__all__ = ["best", "cumulative_gain", "dcg", "err", "ndcg", "rbp"]
+
+
+def cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
+    return ctx.seg_sum(ctx.gain_of(ctx.lists.grades, m), ctx.top(m.k))
+
+
+def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, tuple[object, ...]]:
+    """The ranked rows whose gain is not 0, their discounted gains (cached per gain rule,
+    the returned key), and the context caching them.
+
+    Rows of gain 0 add nothing to a sum taken in rank order, so skipping them
+    changes no bit.
+    """
+    table = m.get("gain_table")
+    if table is not None:  # trec_eval's reading of its gain parameters, on its levels
+        view = ctx.levels_view()
+        info = gain_info(view, _table_pairs(str(table)))
+        # one division per table, shared by every cut-off (ndcg_cut.5, .10, ...)
+        discounted = view.cached(("trec_discounted", str(table)),
+                                 lambda: info.gain / view.discount(info.rows.pos))
+        return discounted, view, info.rows, ("trec_discounted", str(table))
+    key = ("gained", m.get("gain"), m.get("gains"), m.get("rel"))
+
+    def make() -> tuple[FloatArray, RowSet]:
+        # only judged rows can gain (unjudged and negative grades gain 0): the
+        # gains of those rows, not of every ranked row
+        judged = ctx.judged_rows
+        gains = ctx.gain_of(ctx.lists.grades[judged.rows], m)
+        gaining = gains != 0
+        rows = judged.sub(gaining)
+        return gains[gaining] / ctx.discount(rows.pos), rows
+
+    discounted, rows = ctx.cached(key, make)
+    return discounted, ctx, rows, key
+
+
+def _table_pairs(text: str) -> tuple[tuple[str, float], ...]:
+    return parse_gain_pairs("gain_table", text)
+
+
+def dcg(ctx: Context, m: Metric) -> FloatArray:
+    discounted, holder, rows, key = _gained_rows(ctx, m)
+    if m.k is None:
+        return rows.sum(discounted)
+    sums = holder.cached(("cut_sums", *key),
+                         lambda: CutSums.of(discounted, rows.q, rows.pos, rows.offsets))
+    return sums.above(m.k)  # type: ignore[no-any-return]
+
+
+def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
+    table = m.get("gain_table")
+    if table is not None:  # trec_eval's ideal: its table walked from the top gain down
+        view = ctx.levels_view()
+        info = gain_info(view, _table_pairs(str(table)))
+        pos = info.ideal_pos
+        terms = view.cached(("trec_ideal_terms", str(table)),
+                            lambda: info.ideal_gain / view.discount(pos))
+        q = info.ideal_query
+        if m.k is None:
+            return np.asarray(np.bincount(q, weights=terms, minlength=view.n), dtype=np.float64)
+        sums = view.cached(("trec_ideal_sums", str(table)),
+                           lambda: CutSums.of(terms, q, pos, info.ideal_offsets))
+        return sums.above(m.k)  # type: ignore[no-any-return]
+    flavor = m.get("ideal")
+    if flavor == "global":
+        def make() -> FloatArray:
+            gains = ctx.gain_of(ctx.lists.judged_grades, m)
+            # Gains may be non-monotone in grade (custom maps): sort gains, not grades;
+            # unless they already are best first, as the grades are (a stable sort
+            # would then keep every row in place)
+            same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
+            if np.any(same_query & (gains[1:] > gains[:-1])):
+                gains = gains[np.lexsort((-gains, ctx.judged_query))]
+            return gains / log2_ranks(ctx.judged_pos)
+
+        # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...)
+        key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
+        terms = ctx.cached(key, make)
+        if m.k is None:
+            return ctx.judged_sum(terms)
+        sums = ctx.cached(("cut_sums", *key), lambda: CutSums.of(
+            terms, ctx.judged_query, ctx.judged_pos, ctx.lists.judged_offsets))
+        return sums.above(m.k)  # type: ignore[no-any-return]
+    if flavor == "max":
+        top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
+        depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)
+        longest = int(depth.max()) if depth.size else 0
+        steps = top_gain / log2_ranks(np.arange(longest, dtype=np.int64))
+        return np.concatenate(([0.0], np.cumsum(steps)))[depth]
+    # local: the best order of the retrieved top k
+    mask = ctx.top(m.k)
+    gains = ctx.gain_of(ctx.lists.grades, m)
+    if mask is not None:
+        gains = np.where(mask, gains, -np.inf)
+    order = np.lexsort((-gains, ctx.row_query))
+    best = gains[order]
+    contrib = np.where(np.isfinite(best), best / ctx.log2_rank, 0.0)
+    return ctx.seg_sum(contrib)
+
+
+def ndcg(ctx: Context, m: Metric) -> FloatArray:
+    return divide_or_zero(dcg(ctx, m), _ideal_dcg(ctx, m))
+
+
+def err(ctx: Context, m: Metric) -> FloatArray:
+    top_grade = ctx.metric_max_grade(m)
+    g = np.nan_to_num(ctx.lists.grades, nan=0.0)
+    if g.size and float(g.max()) > top_grade:
+        # A stopping probability above 1 is meaningless: refuse rather than clip.
+        raise MetricParameterError(
+            f"{m.name}: a ranked document has grade {float(g.max()):g}, above the scale's "
+            f"top grade max_grade={top_grade:g}"
+        )
+    stop = (np.exp2(np.maximum(g, 0.0)) - 1.0) / np.exp2(top_grade)
+    reach = _reach(ctx, 1.0 - stop, m.k)
+    exponent = float(m.get("rank_exponent"))
+    rank = ctx.pos + 1.0 if exponent == 1.0 else np.power(ctx.pos + 1.0, exponent)
+    return ctx.seg_sum(reach * stop / rank, ctx.top(m.k))
+
+
+def _reach(ctx: Context, cont: FloatArray, k: int | None) -> FloatArray:
+    """prod_{j<i} cont_j within each query: the chance the user gets to rank i.
+
+    Built depth by depth (row r continues row r - 1 of the same query), so each
+    query's product is exact and independent of the other queries.
+    """
+    reach = np.ones_like(cont)
+    pos = ctx.pos
+    deepest = int(pos.max()) + 1 if pos.size else 0
+    if k is not None:
+        deepest = min(deepest, k)
+    order = np.argsort(pos, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(pos, minlength=deepest))))
+    for d in range(1, deepest):
+        rows = order[bounds[d] : bounds[d + 1]]
+        reach[rows] = reach[rows - 1] * cont[rows - 1]
+    return reach
+
+
+def rbp(ctx: Context, m: Metric) -> FloatArray:
+    p = float(m.get("p"))
+    rel = m.get("rel")
+    is_rel = ctx.relevant(rel)
+    if m.get("gain") == "grade":
+        r = np.where(is_rel, ctx.lists.grades, 0.0)
+    else:
+        r = is_rel.astype(np.float64)
+    return (1.0 - p) * ctx.seg_sum(r * np.power(p, ctx.pos.astype(np.float64)))
+
+
+def best(ctx: Context, m: Metric) -> FloatArray:
+    starts = ctx.lists.judged_offsets[:-1]
+    has = ctx.judged_lengths > 0
+    top = np.full(ctx.n, np.inf)
+    top[has] = ctx.lists.judged_grades[starts[has]]
+    top = np.where(top > 0, top, np.inf)  # no positive grade: nothing is "best"
+    is_best = ctx.lists.grades == top[ctx.row_query]
+    return (ctx.seg_sum(is_best.astype(np.float64), ctx.top(m.k)) > 0).astype(np.float64)

@@ -1,0 +1,127 @@
+"""Ordering a ranking is done one way: every tie rule means the same in evaluation,
+coverage, rank similarity, fusion and the TREC run writer (issue 28, section 2).
+
+The expected orders are written from the definitions: queries in byte order, score
+descending, then equal scores by document id descending (``trec``, trec_eval's rule),
+in the file's order (``input``) or by document id ascending (``docid_asc``).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import rankscope
+from rankscope.cli.main import main
+from rankscope.cli.parsing import TIE_CHOICES
+from rankscope.compare.fusion import normalize
+from rankscope.compare.rank_similarity import pair_rankings
+from rankscope.data.ranking_order import TIE_RULES, ranked
+from rankscope.data.tables import Run
+from rankscope.data.trec_writer import format_trec_run
+from rankscope.errors import OptionError
+from rankscope.judgments.coverage import coverage, ranked_top_k
+
+# One query, file order a, c, b (all 1.0), then d (0.5).
+RUN = Run(pl.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "c", "b", "d"],
+                        "score": [1.0, 1.0, 1.0, 0.5]}))
+EXPECTED = {"trec": ["c", "b", "a", "d"], "input": ["a", "c", "b", "d"],
+            "docid_asc": ["a", "b", "c", "d"]}
+
+
+@pytest.mark.parametrize("ties", TIE_RULES)
+def test_every_reader_of_rankings_orders_ties_the_same(ties: str) -> None:
+    want = EXPECTED[ties]
+    # evaluation: only "a" is relevant, so RR = 1 / (a's rank)
+    result = rankscope.evaluate({"q": {"a": 1}}, RUN, ["RR"], ties=ties)
+    assert result["RR"] == pytest.approx(1 / (want.index("a") + 1))
+    # coverage: the first two positions, graded or not
+    top = ranked_top_k(RUN, 2, ties=ties)
+    assert top.get_column("doc_id").to_list() == want[:2]
+    assert top.get_column("rank").to_list() == [1, 2]
+    graded = coverage({"q": {want[0]: 1}}, RUN, 2, ties=ties)
+    assert graded.ungraded.get_column("doc_id").to_list() == [want[1]]
+    # rank similarity: the ranks each run's documents get
+    pairs, _, _ = pair_rankings(RUN, RUN, ties=ties)  # type: ignore[arg-type]
+    ranks = pairs.ranked_a
+    assert ranks is not None
+    assert ranks.sort("rank").get_column("doc_id").to_list() == want
+    # fusion: the rank normalization scores 1 - (rank - 1) / n
+    scores = dict(normalize(RUN, "rank", ties=ties).frame.select("doc_id", "score").iter_rows())
+    assert sorted(scores, key=lambda d: -scores[d]) == want
+    # the TREC writer numbers ranks in the same order
+    lines = format_trec_run(RUN.frame, "t", ties=ties).decode().splitlines()  # type: ignore[arg-type]
+    assert [line.split()[2] for line in lines] == want
+    assert [line.split()[3] for line in lines] == ["1", "2", "3", "4"]
+
+
+def _reference(rows: list[tuple[str, str, float]], ties: str) -> list[int]:
+    """The definition, one row at a time: file positions in rank order."""
+    def key(i: int) -> tuple[bytes, float, object]:
+        q, d, s = rows[i]
+        raw = d.encode()
+        tie: object = i if ties == "input" else (
+            bytes(255 - b for b in raw) + b"\xff" if ties == "trec" else raw)
+        return q.encode(), -s, tie
+
+    return sorted(range(len(rows)), key=key)
+
+
+@pytest.mark.parametrize("ties", TIE_RULES)
+@pytest.mark.parametrize("seed", range(6))
+def test_the_one_ordering_is_the_definition(ties: str, seed: int) -> None:
+    # shuffled and grouped files, many ties (few distinct scores, -0.0 beside 0.0), ids
+    # whose byte order is not their numeric order, unicode ids
+    rng = random.Random(seed)
+    docs = [f"d{n}" for n in range(40)] + ["é", "e", "Z", "z10", "z9"]
+    rows = []
+    for q in ["q10", "q9", "Q1", "q1"][: rng.randint(1, 4)]:
+        for d in rng.sample(docs, rng.randint(1, 25)):
+            rows.append((q, d, rng.choice([0.0, -0.0, 0.5, 1.0, 1.0, 2.5])))
+    if seed % 2:
+        rng.shuffle(rows)
+    frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
+                                       "score": pl.Float64}, orient="row")
+    want = [rows[i][:2] for i in _reference(rows, ties)]
+    got = ranked(frame, ties)  # type: ignore[arg-type]
+    assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == want
+    # ranks restart at 1 in each query
+    seen: dict[str, int] = {}
+    for q, r in zip(got.get_column("query_id"), got.get_column("rank"), strict=True):
+        seen[q] = seen.get(q, 0) + 1
+        assert r == seen[q]
+    top = ranked(frame, ties, depth=3)  # type: ignore[arg-type]
+    assert top.height == sum(min(3, n) for n in seen.values())
+
+
+def test_a_tie_rule_is_checked_in_one_place() -> None:
+    assert TIE_CHOICES == TIE_RULES  # the command line offers exactly the library's rules
+    for call in (lambda: ranked(RUN.frame, "random"),  # type: ignore[arg-type]
+                 lambda: ranked_top_k(RUN, 2, ties="random"),  # type: ignore[arg-type]
+                 lambda: pair_rankings(RUN, RUN, ties="random"),  # type: ignore[arg-type]
+                 lambda: normalize(RUN, ties="random"),  # type: ignore[arg-type]
+                 lambda: rankscope.evaluate({"q": {"a": 1}}, RUN, "P@1", ties="random")):  # type: ignore[arg-type]
+        with pytest.raises(OptionError, match="ties must be one of trec, input, docid_asc"):
+            call()
+
+
+@pytest.mark.parametrize("ties", TIE_RULES)
+def test_every_command_offers_every_tie_rule(ties: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 a 1 1.0 t\nq Q0 c 2 1.0 t\nq Q0 b 3 1.0 t\nq Q0 d 4 0.5 t\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q 0 {EXPECTED[ties][0]} 1\n")
+    fused = tmp_path / "fused.txt"
+    # RRF of a run with itself keeps its order: 2 / (60 + rank)
+    assert main(["fuse", str(run), str(run), "--method", "rrf", "--ties", ties,
+                 "-o", str(fused)]) == 0
+    assert [line.split()[2] for line in fused.read_text().splitlines()] == EXPECTED[ties]
+    assert main(["coverage", str(qrels), str(run), "-k", "2", "--ties", ties, "-f", "json",
+                 "--ungraded", "-"]) == 0
+    lines = capsys.readouterr().out.splitlines()  # the ungraded pairs of the top 2, as CSV
+    assert lines == ["query_id,doc_id,rank,grade", f"q,{EXPECTED[ties][1]},2,"]
+    assert main(["similarity", str(run), str(run), "--ties", ties, "-f", "json"]) == 0
