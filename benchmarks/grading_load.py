@@ -110,9 +110,14 @@ class Prepared:
 def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> Prepared:
     """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
     from rankscope.cli.serve import open_app_store
+    from rankscope.outbound import HostPolicy
     from rankscope.services import accounts, catalog, evaluations, projects
+    from rankscope.services.boundary import Boundary
 
     depth = 10
+    # what `rankscope serve --data-dir DATA` allows by default: the files inside DATA only
+    boundary = Boundary(files_dir=data.resolve(), allowed_env=frozenset(),
+                        hosts=HostPolicy.parse(()))
     write_collection(data, -(-results // depth))
     store = open_app_store(url)
     try:
@@ -128,11 +133,11 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
                                       (data / "queries.tsv").read_text(encoding="utf-8"))
         ep = catalog.save_endpoint(store, curator, project.id,
                                    (data / "endpoint.toml").read_text(encoding="utf-8"),
-                                   base_dir=data)
+                                   boundary=boundary, base_dir=data)
         ev = evaluations.create_evaluation(store, curator, project.id, evaluations.EvaluationSpec(
             name="load", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=wanted,
             depth=depth, metrics=["nDCG@10"]))
-        run = evaluations.run_evaluation(store, curator, ev.id)
+        run = evaluations.run_evaluation(store, curator, ev.id, boundary=boundary)
         return Prepared(ev.id, int(run["tasks"]), graders)
     finally:
         store.close()

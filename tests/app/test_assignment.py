@@ -93,7 +93,7 @@ def test_counted_grades_are_kept_by_the_database_whoever_writes(store, world):
                                                   query_set_id=world.query_set.id,
                                                   endpoint_id=endpoint, scale=scale, depth=5,
                                                   grades_wanted=2, metrics=["P@5"]))
-        evaluations.run_evaluation(store, world.curator, other.id)
+        evaluations.run_evaluation(store, world.curator, other.id, boundary=world.boundary)
     _check(store)
     # hand-written SQL too: a grade moved to another scale, one deleted
     store.write(lambda s: s.execute(text(
