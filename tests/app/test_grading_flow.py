@@ -117,7 +117,7 @@ def test_you_graded_counts_the_grades_given_in_this_evaluation_only(app, store, 
                                               name="again", query_set_id=world.query_set.id,
                                               endpoint_id=world.endpoint.id, depth=5,
                                               grades_wanted=2, metrics=["P@5"]))
-    evaluations.run_evaluation(store, world.curator, again.id)
+    evaluations.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
     # the same results: the three grades are shared by both evaluations
     with store.read() as s:
         items = select(Task.item_id).where(Task.id.in_(graded))
