@@ -2,7 +2,7 @@
 (its own ``answers`` table) has its answers moved in.
 
 Revision ID: 0006_platform
-Revises: 0004_truth
+Revises: 0005_grading
 Create Date: 2026-11-27
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_platform"
-down_revision = "0004_truth"
+down_revision = "0005_grading"
 branch_labels = None
 depends_on = None
 
