@@ -23,7 +23,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from rankscope.app.core import Id, PageActor, render, settings_of
+from rankscope.app.core import Id, LoginRequired, MaybePageActor, PageActor, render, settings_of
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services import assignment, evaluations, grading, projects
 from rankscope.services.accounts import Actor
@@ -93,8 +93,9 @@ def _context(request: Request, actor: Actor, evaluation_id: Id,
 
 def _answer(request: Request, actor: Actor, evaluation_id: Id,
             task: assignment.TaskView | None, message: str | None = None,
-            walking: bool = False) -> Response:
+            walking: bool = False, kept: dict[str, str] | None = None) -> Response:
     context = _context(request, actor, evaluation_id, task, message, walking)
+    context["kept"] = kept
     return render(request, "_task.html" if _hx(request) else "grade.html", context, actor=actor)
 
 
@@ -122,9 +123,26 @@ def grade_next(request: Request, actor: PageActor, evaluation_id: Id,
 
 @router.get("/tasks/{task_id}", response_class=HTMLResponse)
 def grade_task(request: Request, actor: PageActor, task_id: Id, walk: int = 0,
-               message: str | None = None) -> Response:
+               message: str | None = None, unsaved: str | None = None, reason: str = "",
+               explanation: str = "") -> Response:
     task = assignment.task_view(settings_of(request).store, actor, task_id)
-    return _answer(request, actor, task.evaluation_id, task, message, walking=bool(walk))
+    kept = None
+    if unsaved:  # a grade sent after the session ended: kept here, to be sent again
+        value = "" if unsaved == "cant-tell" else unsaved[:20]
+        shown = _label(task, float(value)) if _is_number(value) else "can't tell"
+        kept = {"value": value, "reason": reason[:500], "explanation": explanation[:2000]}
+        message = (f"Not saved: your session had ended before your grade {shown} reached "
+                   "the server. It is kept below: press it again to save it.")
+    return _answer(request, actor, task.evaluation_id, task, message, walking=bool(walk),
+                   kept=kept)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _after(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
@@ -139,12 +157,23 @@ def _after(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
     return assignment.next_task(store, actor, evaluation_id, exclude=[task_id]), False
 
 
+def _kept_target(task_id: int, value: str, reason: str, explanation: str, walk: str) -> str:
+    """The task's page with a grade that was not saved, kept for sending again."""
+    from urllib.parse import urlencode
+
+    kept = {"unsaved": value.strip()[:20] or "cant-tell", "reason": reason[:500],
+            "explanation": explanation[:2000], "walk": "1" if walk == "1" else ""}
+    return f"/tasks/{task_id}?" + urlencode({k: v for k, v in kept.items() if v})
+
+
 @router.post("/tasks/{task_id}/grade")
-def grade_submit(request: Request, actor: PageActor, task_id: Id,
+def grade_submit(request: Request, actor: MaybePageActor, task_id: Id,
                  evaluation_id: Annotated[Id, Form()], value: Annotated[str, Form()] = "",
                  reason: Annotated[str, Form()] = "", explanation: Annotated[str, Form()] = "",
                  walk: Annotated[str, Form()] = "", mode: Annotated[str, Form()] = "",
                  back: Annotated[str, Form()] = "") -> Response:
+    if actor is None:  # the session ended (signed out elsewhere): nothing is saved
+        raise LoginRequired(_kept_target(task_id, value, reason, explanation, walk), exact=True)
     store = settings_of(request).store
     try:
         number = float(value) if value.strip() else None
@@ -182,12 +211,27 @@ def grade_later(request: Request, actor: PageActor, task_id: Id,
     return _answer(request, actor, evaluation_id, task, message)
 
 
+def _undo_message(store: Any, actor: Actor, undone: grading.Undone | None) -> str:
+    """What an undo did, in words: the grade removed, and the earlier one restored if any."""
+    if undone is None or undone.task_id is None:
+        return "Nothing to undo"
+    shown = assignment.task_view(store, actor, undone.task_id, hold=False)
+    what = shown.title or shown.doc_id
+    removed = _label(shown, undone.removed)
+    if undone.restored:
+        restored = _label(shown, undone.restored_value)
+        return (f"Undone: your grade {removed} for {what} is withdrawn; your earlier grade "
+                f"{restored} is restored (u again removes it)")
+    return f"Undone: your grade {removed} for {what} is removed; grade it again"
+
+
 @router.post("/evaluations/{evaluation_id}/undo")
 def grade_undo(request: Request, actor: PageActor, evaluation_id: Id,
                mode: Annotated[str, Form()] = "", back: Annotated[str, Form()] = "") -> Response:
     store = settings_of(request).store
-    task_id = grading.undo_last(store, actor, evaluation_id)
-    message = "Nothing to undo" if task_id is None else "Undone: grade it again"
+    undone = grading.undo_grade(store, actor, evaluation_id)
+    task_id = undone.task_id if undone is not None else None
+    message = _undo_message(store, actor, undone)
     if mode == "list" and back.startswith(f"/evaluations/{evaluation_id}/queries/"):
         return RedirectResponse(back + "?message=" + quote(message), status_code=303)
     if not _hx(request):

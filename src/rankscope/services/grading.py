@@ -64,9 +64,11 @@ if TYPE_CHECKING:
 __all__ = [
     "SOURCES",
     "GradeInput",
+    "Undone",
     "judge_later",
     "submit_batch",
     "submit_grade",
+    "undo_grade",
     "undo_last",
 ]
 
@@ -246,10 +248,36 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
 def undo_last(store: Store, actor: Actor, evaluation_id: int) -> int | None:
     """Retract the actor's latest grade of the evaluation; the task it was for (or None).
 
-    The row stays (``retracted_at``); a grade it had replaced counts again.
+    The row stays (``retracted_at``); a grade it had replaced counts again
+    (:func:`undo_grade` says which).
+    """
+    undone = undo_grade(store, actor, evaluation_id)
+    return undone.task_id if undone is not None else None
+
+
+@dataclass(frozen=True)
+class Undone:
+    """What an undo did: the grade it removed and the earlier one it restored, if any.
+
+    A value of None with a reason is a "can't tell".
     """
 
-    def work(session: Session) -> int | None:
+    task_id: int | None
+    removed: float | None
+    removed_reason: str | None
+    restored: bool
+    restored_value: float | None = None
+    restored_reason: str | None = None
+
+
+def undo_grade(store: Store, actor: Actor, evaluation_id: int) -> Undone | None:
+    """Retract the actor's latest grade of the evaluation (None: nothing to undo).
+
+    The row stays (``retracted_at``); a grade it had replaced counts again and
+    is named in the answer, so that a page can say what it restored.
+    """
+
+    def work(session: Session) -> Undone | None:
         ev = evaluation_row(session, actor, evaluation_id, "judge")
         rater = rater_for(session, actor)
         grade = session.scalar(select(Grade).where(
@@ -266,11 +294,12 @@ def undo_last(store: Store, actor: Actor, evaluation_id: int) -> int | None:
             previous.active, previous.superseded_by = True, None
         task = session.scalar(select(Task).where(Task.evaluation_id == ev.id,
                                                  Task.item_id == grade.item_id))
-        if task is None:
-            return None
-        if previous is None:
+        if task is not None and previous is None:
             lease(session, task, rater)
-        return task.id
+        return Undone(task.id if task is not None else None, grade.value, grade.reason,
+                      previous is not None,
+                      previous.value if previous is not None else None,
+                      previous.reason if previous is not None else None)
 
     return store.write(work)
 
