@@ -60,7 +60,7 @@ def test_cookie_name_is_the_apps():
 
 
 def test_an_unknown_page_is_the_apps_404_page_and_json_under_the_api(site):
-    store, w, app = site
+    _, _, app = site
     client = _client(app)
     page = client.get("/nope", headers={"accept": "text/html,application/xhtml+xml"})
     assert page.status_code == 404
