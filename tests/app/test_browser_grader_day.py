@@ -173,7 +173,14 @@ def test_every_page_fits_a_phone_and_grading_needs_no_scrolling(served):
                      f"/evaluations/{w.evaluation.id}/agreement",
                      f"/evaluations/{w.evaluation.id}/metrics",
                      f"/evaluations/{w.evaluation.id}", f"/evaluations/{w.evaluation.id}/grade",
-                     "/projects", "/api/docs"):
+                     f"/evaluations/{w.evaluation.id}/coverage",
+                     f"/evaluations/{w.evaluation.id}/disagreements",
+                     f"/evaluations/{w.evaluation.id}/history",
+                     f"/evaluations/{w.evaluation.id}/llm",
+                     f"/evaluations/{w.evaluation.id}/queries/q01",
+                     f"/projects/{w.project.id}/evaluations/new",
+                     f"/query-sets/{w.query_set.id}", f"/endpoints/{w.endpoint.id}",
+                     "/projects", "/account", "/api/docs"):
             page.goto(path)
             width, viewport = page.evaluate(f"[{WIDTH}, window.innerWidth]")
             assert width <= viewport, f"{path} is {width} px wide at {viewport} px"

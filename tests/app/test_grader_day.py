@@ -67,6 +67,8 @@ def test_an_unknown_page_is_the_apps_404_page_and_json_under_the_api(site):
     assert page.headers["content-type"].startswith("text/html")
     assert "<h1>Not found</h1>" in page.text and "/nope" in page.text
     assert 'href="/static/app.css"' in page.text  # the app's own page, not a bare body
+    # no javascript: link (the Content-Security-Policy would refuse it: a dead "Back")
+    assert "javascript:" not in page.text
     api = client.get("/api/v1/nope", headers={"accept": "text/html"})
     assert api.status_code == 404 and api.json() == {"error": "Not Found"}
     # a client asking for JSON (no text/html) gets JSON anywhere

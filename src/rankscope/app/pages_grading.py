@@ -127,9 +127,10 @@ def grade_task(request: Request, actor: PageActor, task_id: Id, walk: int = 0,
                explanation: str = "") -> Response:
     task = assignment.task_view(settings_of(request).store, actor, task_id)
     kept = None
-    if unsaved:  # a grade sent after the session ended: kept here, to be sent again
+    if unsaved == "cant-tell" or (unsaved and _is_number(unsaved)):
+        # a grade sent after the session ended: kept here, to be sent again
         value = "" if unsaved == "cant-tell" else unsaved[:20]
-        shown = _label(task, float(value)) if _is_number(value) else "can't tell"
+        shown = _label(task, float(value)) if value else "can't tell"
         kept = {"value": value, "reason": reason[:500], "explanation": explanation[:2000]}
         message = (f"Not saved: your session had ended before your grade {shown} reached "
                    "the server. It is kept below: press it again to save it.")
@@ -138,11 +139,13 @@ def grade_task(request: Request, actor: PageActor, task_id: Id, walk: int = 0,
 
 
 def _is_number(text: str) -> bool:
+    """A finite number (a grade's value as a form sends it)."""
+    import math
+
     try:
-        float(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return True
 
 
 def _after(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
