@@ -15,7 +15,8 @@ from markupsafe import Markup, escape
 
 __all__ = ["ApiGroup", "ApiRoute", "api_groups", "inline_markup"]
 
-_CODE = re.compile(r"``(.+?)``|`([^`]+)`")
+_ROLE = re.compile(r":[\w:]+:(?=`)")
+_CODE = re.compile(r"``(.+?)``|`~?([^`]+)`")
 _EMPHASIS = re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])")
 
 
@@ -23,18 +24,22 @@ def inline_markup(text: str) -> Markup:
     """reStructuredText's (and Markdown's) inline markup of a docstring as safe HTML.
 
     Paragraphs are separated by blank lines; ````code```` and ```code``` become
-    ``<code>``, ``*words*`` emphasis; everything else is escaped.
+    ``<code>``, a role's name (``:func:``) is dropped, ``*words*`` is emphasis;
+    everything else is escaped.
 
     Examples
     --------
     >>> str(inline_markup("Take ``n`` tasks, *once*.\\n\\nA <b>second</b> one."))
     '<p>Take <code>n</code> tasks, <em>once</em>.</p><p>A &lt;b&gt;second&lt;/b&gt; one.</p>'
+    >>> str(inline_markup("See :func:`~rankscope.services.grading.undo_last`."))
+    '<p>See <code>rankscope.services.grading.undo_last</code>.</p>'
     """
     out = []
     for block in re.split(r"\n\s*\n", text.strip()):
         if not block.strip():
             continue
         html = str(escape(" ".join(line.strip() for line in block.splitlines())))
+        html = _ROLE.sub("", html)
         html = _CODE.sub(lambda m: f"<code>{m.group(1) or m.group(2)}</code>", html)
         html = _EMPHASIS.sub(r"<em>\1</em>", html)
         out.append(f"<p>{html}</p>")
