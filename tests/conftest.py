@@ -29,3 +29,42 @@ def both_ranking_paths(request: pytest.FixtureRequest,
     monkeypatch.setattr(run_queries, "LISTED_UP_TO", 1 << 62 if small else 0)
     monkeypatch.setattr(ranking_order, "_INDEXED_BELOW", 1 << 62 if small else 0)
     yield request.param
+
+
+@pytest.fixture
+def engine() -> Iterator[object]:
+    """A local search-engine server on 127.0.0.1 (tests/search/engine_server.py)."""
+    from tests.search.engine_server import EngineServer
+
+    server = EngineServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+NEEDS_TREC_EVAL = "need TREC_EVAL_BIN"
+"""The summary line's word for the tests skipped without a trec_eval binary."""
+
+
+def _skipped_for_want_of_trec_eval(report: pytest.TestReport) -> bool:
+    longrepr = report.longrepr
+    return (report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3
+            and "TREC_EVAL_BIN" in str(longrepr[2]))
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
+                             ) -> tuple[str, str, str] | None:
+    """Count the differential tests skipped without the binary apart, so the summary line
+    says "N need TREC_EVAL_BIN" instead of hiding them among the other skips."""
+    if _skipped_for_want_of_trec_eval(report):
+        return NEEDS_TREC_EVAL, "s", "SKIPPED (no TREC_EVAL_BIN)"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    waiting = len(terminalreporter.stats.get(NEEDS_TREC_EVAL, []))
+    if waiting:
+        terminalreporter.write_line(
+            f"{waiting} tests need TREC_EVAL_BIN (a trec_eval 10.0 binary) and were skipped; "
+            "the golden outputs in tests/trec_eval/golden ran the same cases")

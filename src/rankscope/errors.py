@@ -12,6 +12,9 @@ one-line message and a non-zero exit code instead of a traceback::
     │   ├── ScaleError              a grade outside the declared scale
     │   ├── ConfigError             a bad endpoint file or template (names the
     │   │                           file and the key)
+    │   ├── OutboundError           a request the outbound rules refuse: a host
+    │   │                           the server may not reach, a redirect that
+    │   │                           would change the method or go too far
     │   └── NoOverlapError          no query of one input is in the other
     │                               (Q1 vs q1, 1.0 vs 1, an empty file)
     ├── OutputError                 a value the output format cannot hold
@@ -26,8 +29,10 @@ one-line message and a non-zero exit code instead of a traceback::
     ├── OptionError                 an evaluation option with a bad value
     ├── DependencyError             an optional extra is not installed
     ├── JudgeError                  an LLM judging run cannot go on (endpoint
-    │   │                           refuses, bad prompt template, unusable cache)
-    │   └── JudgeRequestError       one request failed after its retries
+    │   │                           refuses or cannot be reached, bad prompt
+    │   │                           template, unusable cache)
+    │   ├── JudgeRequestError       one request failed after its retries
+    │   └── JudgeUnreachableError   the endpoint stopped answering during a run
     ├── SearchError                 a search endpoint cannot be queried
     │   └── SearchRequestError      one query failed for good (names the query
     │                               and what the server said)
@@ -60,11 +65,13 @@ __all__ = [
     "InputError",
     "JudgeError",
     "JudgeRequestError",
+    "JudgeUnreachableError",
     "MetricError",
     "MetricParameterError",
     "NoOverlapError",
     "NotFoundError",
     "OptionError",
+    "OutboundError",
     "OutputError",
     "OutputWriteError",
     "ParseError",
@@ -146,6 +153,18 @@ class ScaleError(InputError):
 
 class ConfigError(InputError):
     """A bad endpoint file or template: names the file, the key and the value."""
+
+
+class OutboundError(InputError):
+    """A request the outbound rules refuse (see :mod:`rankscope.outbound`).
+
+    A host the server's operator does not allow (a loopback, link-local,
+    private or metadata address, by default, in the web app), or a redirect
+    that would turn a POST into a GET (the engine would run another query),
+    leave the http(s) schemes, or go on past the limit. Never retried.
+    """
+
+
 class NoOverlapError(InputError):
     """No query of one input is in the other, so every score would be a quiet 0.
 
@@ -267,6 +286,16 @@ class JudgeRequestError(JudgeError):
         self.status = status
         self.attempts = attempts
         super().__init__(message)
+
+
+class JudgeUnreachableError(JudgeError):
+    """The endpoint stopped answering during a judging run.
+
+    Raised after a number of requests in a row got no HTTP answer at all
+    (connection refused or reset, timeouts) once the endpoint had answered:
+    the run stops there instead of failing every pair left, keeps what it
+    graded, and a rerun continues (the command line exits with code 3).
+    """
 
 
 class SearchError(RankscopeError):

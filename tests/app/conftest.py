@@ -4,11 +4,14 @@ world of users, two projects and a run evaluation."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -40,6 +43,32 @@ def drop_pg_database(name: str) -> None:
     admin = (PG_URL or "").replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(admin, autocommit=True) as con:
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def app_store(kind: str, root: Path) -> Iterator[tuple[Any, Path]]:
+    """An app store on ``kind`` ("sqlite", or "postgresql": a fresh database, dropped after)
+    and ``root / "data"`` holding the stand-in collection; for module-scoped fixtures."""
+    from rankscope.cli.serve import open_app_store
+
+    name = None
+    if kind == "sqlite":
+        url = str(root / "app.sqlite")
+    else:
+        if not PG_URL:
+            pytest.skip("RANKSCOPE_TEST_PG_URL is not set (no PostgreSQL server for this run)")
+        url, name = fresh_pg_database()
+    data = root / "data"
+    data.mkdir()
+    for f in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv"):
+        shutil.copy(STANDIN / f, data / f)
+    store = open_app_store(url)
+    try:
+        yield store, data
+    finally:
+        store.close()
+        if name:
+            drop_pg_database(name)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -75,12 +104,22 @@ def collection(tmp_path) -> Path:
     return data
 
 
+def boundary_for(data: Path, *, hosts=(), env=()):
+    """The server's boundary over the collection: strict unless a test allows more."""
+    from rankscope.outbound import HostPolicy
+    from rankscope.services.boundary import Boundary
+
+    return Boundary(files_dir=data.resolve(), allowed_env=frozenset(env),
+                    hosts=HostPolicy.parse(hosts))
+
+
 def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "graded",
                metrics=("nDCG@5", "P@5", "RR@5"), depth: int = 5, null_rules: bool = True,
                strategy: str | None = None) -> SimpleNamespace:
     """Users, project A (query set, two endpoints, one evaluation run) and project B."""
     from rankscope.services import accounts, catalog, evaluations, projects
 
+    boundary = boundary_for(data)
     admin = accounts.create_user(store, "admin", "admin", PASSWORD)
     curator = accounts.create_user(store, "cora", "curator", PASSWORD)
     judge = accounts.create_user(store, "jay", "judge", PASSWORD)
@@ -93,30 +132,46 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
     qs = catalog.import_query_set(store, curator, project.id, "queries",
                                   (data / "queries.tsv").read_text(), source="queries.tsv")
     base = catalog.save_endpoint(store, curator, project.id, (data / "baseline.toml").read_text(),
-                                 base_dir=data)
+                                 boundary=boundary)
     tuned = catalog.save_endpoint(store, curator, project.id, (data / "tuned.toml").read_text(),
-                                  base_dir=data)
+                                  boundary=boundary)
     spec = evaluations.EvaluationSpec(
         name="first", query_set_id=qs.id, endpoint_id=base.id, scale=scale,
         grades_wanted=grades_wanted, strategy=strategy, metrics=list(metrics), depth=depth,
         null_rules=null_rules, guidelines="# Grade\n\n**3** is the answer.", annotation="v1")
     ev = evaluations.create_evaluation(store, curator, project.id, spec)
-    run = evaluations.run_evaluation(store, curator, ev.id)
+    run = evaluations.run_evaluation(store, curator, ev.id, boundary=boundary)
     other = projects.create_project(store, outsider, "elsewhere")
     other_qs = catalog.import_query_set(store, outsider, other.id, "theirs",
                                         "x1\tsecret json print\n")
     other_ep = catalog.save_endpoint(store, outsider, other.id,
-                                     (data / "baseline.toml").read_text(), base_dir=data)
+                                     (data / "baseline.toml").read_text(), boundary=boundary)
     other_ev = evaluations.create_evaluation(store, outsider, other.id, evaluations.EvaluationSpec(
         name="theirs", query_set_id=other_qs.id, endpoint_id=other_ep.id))
-    evaluations.run_evaluation(store, outsider, other_ev.id)
+    evaluations.run_evaluation(store, outsider, other_ev.id, boundary=boundary)
     return SimpleNamespace(admin=admin, curator=curator, judge=judge, judge2=judge2,
                            judge3=judge3, outsider=outsider, project=project, query_set=qs,
                            endpoint=base, tuned=tuned, evaluation=ev, run=run, other=other,
                            other_query_set=other_qs, other_endpoint=other_ep,
-                           other_evaluation=other_ev, data=data)
+                           other_evaluation=other_ev, data=data, boundary=boundary)
 
 
 @pytest.fixture
 def world(store, collection) -> SimpleNamespace:
     return make_world(store, collection)
+
+
+def module_store(request, tmp_path_factory, label: str):
+    """A store (``request.param``: sqlite or postgresql) and a copy of the stand-in
+    collection, for a module-scoped fixture: yields ``(store, data)``, then cleans up
+    (:func:`app_store` in a directory of its own)."""
+    with app_store(request.param, tmp_path_factory.mktemp(f"{label}-{request.param}")) as pair:
+        yield pair
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def shared_world(request, tmp_path_factory):
+    """(store, world) made once per module and database (a world takes seconds to make), for
+    tests that only add to it; each makes its own app over it."""
+    for store, data in module_store(request, tmp_path_factory, "shared"):
+        yield store, make_world(store, data)

@@ -40,12 +40,12 @@ def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
                                               evaluations.EvaluationSpec(
             name="again", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
             grades_wanted=2, metrics=list(METRICS), depth=5, annotation="v2: same engine"))
-        evaluations.run_evaluation(store, w.curator, again.id)
+        evaluations.run_evaluation(store, w.curator, again.id, boundary=w.boundary)
         tuned = evaluations.create_evaluation(store, w.curator, w.project.id,
                                               evaluations.EvaluationSpec(
             name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, grades_wanted=1,
             metrics=list(METRICS), depth=5, baseline_id=ev, annotation="tuned"))
-        evaluations.run_evaluation(store, w.curator, tuned.id)
+        evaluations.run_evaluation(store, w.curator, tuned.id, boundary=w.boundary)
         results = _grade_all(store, w.judge, ev)
         _grade_all(store, w.judge, tuned.id)
         # one disagreement: a second judge grades one result differently, and says why
@@ -61,7 +61,8 @@ def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
     llm = ScriptedServer()
     llm.script = lambda doc, n, body: Reply('{"grade": 1}')
     port = free_port()
-    server = start_server(db, collection, port)
+    # the scripted LLM server is on 127.0.0.1: the app is told to allow that address
+    server = start_server(db, collection, port, "--allow-hosts", "127.0.0.1")
     try:
         with browser_page(f"http://127.0.0.1:{port}") as page:
             sign_in(page, w.curator.name, PASSWORD)

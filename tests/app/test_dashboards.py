@@ -156,7 +156,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
         grades_wanted=2, depth=5, metrics=["nDCG@5", "P@5", "RR@5"], annotation="v2",
         baseline_id=world.evaluation.id)
     second = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
-    evaluations.run_evaluation(store, world.curator, second.id)
+    evaluations.run_evaluation(store, world.curator, second.id, boundary=world.boundary)
     _grade_everything(store, world, world.evaluation.id, seed=1, cant_tell=0)
     rows = comparison.history(store, world.curator, second.id)
     assert [(r["evaluation_id"], r["annotation"]) for r in rows] == [
@@ -170,7 +170,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
                                               endpoint_id=world.tuned.id, depth=5,
                                               metrics=["nDCG@5", "P@5", "RR@5"],
                                               baseline_id=world.evaluation.id))
-    evaluations.run_evaluation(store, world.curator, tuned.id)
+    evaluations.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
     _grade_everything(store, world, tuned.id, seed=2, cant_tell=0)
     report = comparison.compare_with_baseline(store, world.curator, tuned.id)
     base_run = tmp_path / "base.txt"
@@ -242,7 +242,7 @@ def test_each_exported_qrels_file_reproduces_the_metrics_it_claims(store, collec
             name="transformed", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
             grades_wanted=2, metrics=["nDCG@5", "P@5", "RR@5", "AP@5"], depth=5,
             transforms=transforms))
-        evaluations.run_evaluation(store, w.curator, made.id)
+        evaluations.run_evaluation(store, w.curator, made.id, boundary=w.boundary)
         ev = made.id
     _grade_everything(store, w, ev)
     report = dashboards.metrics_report(store, w.curator, ev)
@@ -280,7 +280,7 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
     def run(ev_id: int) -> None:
         try:
             barrier.wait(timeout=30)
-            evaluations.run_evaluation(store, world.curator, ev_id)
+            evaluations.run_evaluation(store, world.curator, ev_id, boundary=world.boundary)
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -298,3 +298,38 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
         pairs = session.execute(select(Item.query_key, Item.doc_id)
                                 .where(Item.project_id == world.project.id)).all()
     assert len(pairs) == len(set(pairs))  # each result made once
+
+
+def test_a_comparison_of_different_depths_says_so_and_compares_the_common_depth(store, world):
+    """Issue 24: a depth-3 evaluation against a depth-5 baseline of the same endpoint.
+
+    Both snapshots list the same first three results, so compared at depth 3 nothing
+    changed: RBO 1 and a delta of 0 on every query. Compared as they are, the baseline's
+    two extra results made every query look changed.
+    """
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.core import create_app
+
+    from .conftest import PASSWORD
+
+    short = evaluations.create_evaluation(
+        store, world.curator, world.project.id, evaluations.EvaluationSpec(
+            name="short", query_set_id=world.query_set.id, endpoint_id=world.endpoint.id,
+            depth=3, metrics=["P@5", "RR@5"], baseline_id=world.evaluation.id))
+    evaluations.run_evaluation(store, world.curator, short.id, boundary=world.boundary)
+    _grade_everything(store, world, world.evaluation.id, seed=3, cant_tell=0)
+    report = comparison.compare_with_baseline(store, world.curator, short.id)
+    assert report["warnings"][0] == f"#{short.id} short has depth 3, #{world.evaluation.id} " \
+                                    "first depth 5"
+    assert report["similarity"]["k"] == 3 and report["similarity"]["queries_changed"] == 0
+    assert all(v is None or v == pytest.approx(1.0) for v in report["per_query_rbo"].values())
+    for row in report["metrics"]:
+        assert row["delta"] == pytest.approx(0.0) and row["wins"] == row["losses"] == 0
+    app = create_app(store, world.data)
+    client = TestClient(app, follow_redirects=False)
+    assert client.post("/login", data={"name": world.curator.name,
+                                       "password": PASSWORD}).status_code == 303
+    page = client.get(f"/evaluations/{short.id}/compare")
+    assert page.status_code == 200
+    assert "short has depth 3" in page.text and 'class="notice"' in page.text

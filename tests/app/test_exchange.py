@@ -34,11 +34,11 @@ def _new_project(store, w, name="copy"):
     qs = catalog.import_query_set(store, w.curator, p.id, "queries",
                                   (w.data / "queries.tsv").read_text())
     ep = catalog.save_endpoint(store, w.curator, p.id, (w.data / "baseline.toml").read_text(),
-                               base_dir=w.data)
+                               boundary=w.boundary)
     ev = evaluations.create_evaluation(store, w.curator, p.id, evaluations.EvaluationSpec(
         name="copy", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=2, depth=5,
         metrics=["nDCG@5", "P@5", "RR@5"]))
-    evaluations.run_evaluation(store, w.curator, ev.id)
+    evaluations.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
     return ev
 
 
@@ -117,3 +117,24 @@ def test_queries_without_grades_and_the_run(store, world):
     assert ids == [q for q in every if q != "q02"]
     run, _ = exchange.export(store, world.curator, world.evaluation.id, "run.txt")
     assert all(len(line.split()) == 6 for line in run.decode().splitlines())
+
+
+def test_implicit_judgments_import_as_a_rater(store, world, tmp_path):
+    # judgments from clicks (rankscope judgments implicit) are a raters' grades file: the
+    # app imports them under their rater, on the evaluation's graded scale
+    import polars as pl
+
+    from rankscope.judgments.clicks import ClickLog, implicit_judgments
+
+    docs = ["shutil.copytree", "shutil.copy", "shutil.copyfile", "os.walk"]
+    rows = [(f"s{s}", "q01", d, p, int(p == 1 + s % 2))
+            for s in range(4) for p, d in enumerate(docs[s % 2:] + docs[:s % 2], start=1)]
+    log = ClickLog(pl.DataFrame(rows, schema=["session_id", "query_id", "doc_id", "position",
+                                              "clicked"], orient="row"))
+    judged = implicit_judgments(log, "ctr", min_impressions=1)  # quartiles: grades 0-3
+    path = tmp_path / "implicit.csv"
+    judged.write(path)
+    summary = exchange.import_grades(store, world.curator, world.evaluation.id,
+                                     path.read_bytes(), filename="implicit.csv")
+    assert summary["imported"] == judged.frame.height == 4
+    assert summary["raters"] == ["implicit:ctr"]

@@ -1,10 +1,10 @@
 """Every route over HTTP: signed out (401 / the sign-in page), a role too low (403), another
-project's user (404), the role it needs (success); CSRF, cookies, the sign-in limit, sizes."""
+project's user (404), the role it needs (success); CSRF, cookies, the sign-in limit, sizes.
+What a successful grading form or API call stores is checked in ``test_http_stored.py``."""
 
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -18,7 +18,7 @@ from tests.judge.conftest import ScriptedServer
 from rankscope.services import accounts, assignment, evaluations, grading, llm_judges
 from rankscope.services.grading import GradeInput
 
-from .conftest import PASSWORD, PG_URL, STANDIN, drop_pg_database, fresh_pg_database, make_world
+from .conftest import PASSWORD, STANDIN, boundary_for, make_world, module_store
 
 RANK = {"anyone": 0, "judge": 1, "curator": 2, "admin": 3}
 
@@ -36,7 +36,8 @@ class Site:
     def judge(self) -> int:
         """A fresh LLM judge on the first evaluation (asks the scripted local server)."""
         made = llm_judges.attach_judge(self.store, self.w.curator, self.w.evaluation.id,
-                                       llm_judges.JudgeSpec(self.llm.url, "m", max_calls=2))
+                                       llm_judges.JudgeSpec(self.llm.url, "m", max_calls=2),
+                                       boundary=_unwrap(self.app).state.settings.boundary)
         return int(made["id"])
 
     def client(self, who: str | None, api: bool) -> TestClient:
@@ -69,22 +70,13 @@ def _unwrap(app: Any) -> Any:
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def site(request, tmp_path_factory):
-    from rankscope.app.core import create_app
-    from rankscope.cli.serve import open_app_store
+    for store, data in module_store(request, tmp_path_factory, "site"):
+        yield from _site(store, data)
 
-    root = tmp_path_factory.mktemp(f"site-{request.param}")
-    name = None
-    if request.param == "sqlite":
-        url = str(root / "app.sqlite")
-    else:
-        if not PG_URL:
-            pytest.skip("RANKSCOPE_TEST_PG_URL is not set (no PostgreSQL server for this run)")
-        url, name = fresh_pg_database()
-    data = root / "data"
-    data.mkdir()
-    for f in ("corpus.jsonl", "baseline.toml", "tuned.toml", "queries.tsv"):
-        shutil.copy(STANDIN / f, data / f)
-    store = open_app_store(url)
+
+def _site(store, data):
+    from rankscope.app.core import create_app
+
     llm = ScriptedServer()
     try:
         w = make_world(store, data)
@@ -92,8 +84,9 @@ def site(request, tmp_path_factory):
             store, w.curator, w.project.id, evaluations.EvaluationSpec(
                 name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, depth=5,
                 metrics=["nDCG@5"], baseline_id=w.evaluation.id))
-        evaluations.run_evaluation(store, w.curator, second.id)
-        app = create_app(store, data)
+        evaluations.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+        # the scripted LLM server is on 127.0.0.1: this server allows that address
+        app = create_app(store, data, boundary=boundary_for(data, hosts=["127.0.0.1"]))
         tokens = {who: accounts.create_token(store, getattr(w, who).name)
                   for who in ("admin", "curator", "judge", "outsider")}
         cookies = {}
@@ -106,9 +99,6 @@ def site(request, tmp_path_factory):
         yield Site(app, store, w, second, tokens, cookies, llm)
     finally:
         llm.stop()
-        store.close()
-        if name:
-            drop_pg_database(name)
 
 
 @dataclass
@@ -209,6 +199,10 @@ ROUTES = [
         "url": f"/evaluations/{E(s)}/import", "files": {"file": ("g.csv", GRADES)},
         "data": {"format": "grades"}}, ok=200),
     _r("GET", "/account", "judge", False, lambda s: {"url": "/account"}),
+    _r("POST", "/account/password", "judge", False, lambda s: {"url": "/account/password",
+                                                               "data": {"current": PASSWORD,
+                                                                        "new": PASSWORD}},
+       ok=200),
     _r("GET", "/evaluations/{evaluation_id}/llm", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/llm"}),
     _r("POST", "/evaluations/{evaluation_id}/llm", "curator", True, lambda s: {
@@ -290,6 +284,8 @@ ROUTES = [
     _r("GET", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users"}),
     _r("POST", "/api/v1/users", "admin", False, lambda s: {"url": "/api/v1/users", "json": {
         "name": "apinew", "role": "judge", "password": PASSWORD}}, ok=201),
+    _r("POST", "/api/v1/users/{user_id}", "admin", False, lambda s: {
+        "url": f"/api/v1/users/{s.w.judge3.user_id}", "json": {"role": "judge"}}),
     _r("POST", "/api/v1/users/{name}/tokens", "admin", False, lambda s: {
         "url": "/api/v1/users/lee/tokens"}, ok=201),
 ]

@@ -10,10 +10,15 @@ import pytest
 from rankscope.errors import ConfigError, ParseError
 from rankscope.services import catalog
 
+from .conftest import boundary_for
+
 MODULES = [
+    "rankscope.app.core",
     "rankscope.app.security",
     "rankscope.app.svg",
     "rankscope.services.accounts",
+    "rankscope.services.boundary",
+    "rankscope.services.limits",
     "rankscope.services.evaluations",
     "rankscope.services.evaluation_data",
 ]
@@ -52,10 +57,12 @@ def test_query_sets_from_trec_topics_and_bad_lines(store, world):
 def test_an_endpoint_with_a_secret_in_it_is_refused(store, world):
     toml = ('kind = "elasticsearch"\nname = "es"\nurl = "http://127.0.0.1:9200"\n'
             'index = "products"\nauth = { type = "basic", username = "u", password = "x" }\n')
+    # this server lets endpoints name ES_PASSWORD and reach 127.0.0.1 (a local Elasticsearch)
+    boundary = boundary_for(world.data, hosts=["127.0.0.1"], env=["ES_PASSWORD"])
     with pytest.raises(ConfigError, match="environment variable"):
-        catalog.save_endpoint(store, world.curator, world.project.id, toml)
+        catalog.save_endpoint(store, world.curator, world.project.id, toml, boundary=boundary)
     ok = toml.replace('password = "x"', 'password_env = "ES_PASSWORD"')
-    view = catalog.save_endpoint(store, world.curator, world.project.id, ok)
+    view = catalog.save_endpoint(store, world.curator, world.project.id, ok, boundary=boundary)
     assert "ES_PASSWORD" in view.toml and view.kind == "elasticsearch"
 
 
@@ -69,9 +76,11 @@ def test_a_run_cut_short_by_a_stopped_server_can_be_run_again(store, world):
 
     store.write(stuck)
     with pytest.raises(ConflictError, match="running already"):
-        evaluations.run_evaluation(store, world.curator, world.evaluation.id)
+        evaluations.run_evaluation(store, world.curator, world.evaluation.id,
+                                   boundary=world.boundary)
     assert evaluations.recover_interrupted_runs(store) == [world.evaluation.id]
     view = evaluations.get_evaluation(store, world.curator, world.evaluation.id)
     assert view.status == "failed" and "server stopped" in view.error
-    again = evaluations.run_evaluation(store, world.curator, world.evaluation.id)
+    again = evaluations.run_evaluation(store, world.curator, world.evaluation.id,
+                                       boundary=world.boundary)
     assert again["tasks"] == world.run["tasks"]  # the same results: the same tasks, reused

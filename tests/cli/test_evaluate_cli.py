@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+import rankscope
+from core.reference import reference_evaluate
 from rankscope.cli.main import main
+from trec_eval.generate import as_dicts
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "rankscope" / "sample_data"
 
@@ -98,7 +101,11 @@ def test_console_script_sample_data_and_metrics_listing():
     done = subprocess.run(
         [*exe, "evaluate", str(SAMPLE / "qrels.txt"), str(SAMPLE / "run_a.txt"), "-m", "map",
          "-f", "json"], capture_output=True, text=True, check=True)
-    assert 0 < json.loads(done.stdout)["mean"]["map"] < 1
+    # MAP by its definition, one query at a time (tests/core/reference.py)
+    judged, ranked = as_dicts((SAMPLE / "qrels.txt").read_text(),
+                              (SAMPLE / "run_a.txt").read_text())
+    want = reference_evaluate(judged, ranked, [rankscope.parse_metric("map")]).means[0]
+    assert json.loads(done.stdout)["mean"]["map"] == pytest.approx(want, rel=1e-12)
     listing = subprocess.run([*exe, "metrics"], capture_output=True, text=True, check=True)
     for name in ("nDCG[@k]", "ERR[@k]", "R_cap@k", "Best@k", "RBP", "bpref"):
         assert name in listing.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,34 +28,74 @@ def test_input_bytes_counts_regular_files_only(tmp_path: Path) -> None:
     assert input_bytes(words) == 345
 
 
-def _faults_of_reallocating(keep: bool) -> int:
-    """Minor page faults of allocating and freeing a 64 MB array four times."""
+def _allocator_after_reallocating(keep: bool) -> dict[str, object]:
+    """glibc's own counters (mallinfo2) around allocating, freeing and allocating again a
+    64 MB array, and the arenas malloc_stats lists after another thread allocated."""
     code = textwrap.dedent(f"""
-        import resource
-        import numpy as np
+        import ctypes, json, threading
         from rankscope.cli.process import keep_freed_memory
         if {keep!r}:
             assert keep_freed_memory()
-        a = np.ones(8 << 20); del a  # the first time always faults
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        for _ in range(4):
-            a = np.ones(8 << 20); del a
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        import numpy as np
+
+        class Info(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_size_t) for n in (
+                "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+                "uordblks", "fordblks", "keepcost")]
+
+        libc = ctypes.CDLL(None)
+        libc.mallinfo2.restype = Info
+
+        def info():
+            got = libc.mallinfo2()
+            return {{name: getattr(got, name) for name, _ in Info._fields_}}
+
+        steps = {{"start": info()}}
+        a = np.ones(8 << 20)
+        steps["allocated"] = info()
+        del a
+        steps["freed"] = info()
+        a = np.ones(8 << 20)
+        steps["again"] = info()
+        del a
+        worker = threading.Thread(target=lambda: [bytearray(64 << 10) for _ in range(4)])
+        worker.start()
+        worker.join()
+        print(json.dumps(steps), flush=True)
+        libc.malloc_stats()  # one "Arena N:" block per arena, on stderr
     """)
     env = dict(os.environ, NUMPY_MADVISE_HUGEPAGE="0")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, timeout=60, check=True)
-    return int(out.stdout.strip())
+    steps = json.loads(out.stdout.strip().splitlines()[-1])
+    steps["arenas"] = out.stderr.count("Arena ")
+    return steps
+
+
+ARRAY = 64 << 20  # bytes of np.ones(8 << 20)
 
 
 @pytest.mark.skipif(not GLIBC, reason="the allocator settings are glibc's")
-def test_kept_memory_is_reused_without_page_faults() -> None:
-    # 64 MB is 16,384 pages of 4 kB: given back to the kernel each time, each
-    # allocation faults them in again; kept, the second one reuses them
-    returned = _faults_of_reallocating(keep=False)
-    kept = _faults_of_reallocating(keep=True)
-    assert returned >= 4 * 16_000 // 8  # even with 32 kB fault-around folios
-    assert kept < returned / 10
+def test_freed_memory_is_kept_in_one_arena_and_reused() -> None:
+    """The allocator's own counters, not page faults (those depend on the kernel and on
+    what else the machine runs). Mutations: without M_MMAP_MAX=0 the array is mapped on its
+    own (hblks grows); without M_TRIM_THRESHOLD the freed array goes back to the kernel
+    (arena shrinks); without M_ARENA_MAX=1 the thread gets an arena of its own."""
+    returned = _allocator_after_reallocating(keep=False)
+    mapped = returned["allocated"]["hblkhd"] - returned["start"]["hblkhd"]  # type: ignore[index]
+    assert mapped >= ARRAY  # by default a block this large is mapped on its own...
+    assert returned["freed"]["hblkhd"] == returned["start"]["hblkhd"]  # type: ignore[index]
+    assert returned["arenas"] >= 2  # ...and a new thread allocates from an arena of its own
+
+    kept = _allocator_after_reallocating(keep=True)
+    start, allocated, freed, again = (kept[k] for k in ("start", "allocated", "freed", "again"))
+    assert allocated["hblks"] == start["hblks"]  # type: ignore[index]  # from the heap
+    assert allocated["uordblks"] - start["uordblks"] >= ARRAY  # type: ignore[index]
+    assert freed["arena"] == allocated["arena"]  # type: ignore[index]  # kept when freed
+    assert freed["fordblks"] >= ARRAY  # type: ignore[index]  # as free space
+    assert again["arena"] == freed["arena"]  # type: ignore[index]  # reused: no growth
+    assert again["hblks"] == start["hblks"]  # type: ignore[index]
+    assert kept["arenas"] == 1  # the other thread shares the one arena
 
 
 def test_memory_is_kept_for_large_inputs_only(tmp_path: Path,

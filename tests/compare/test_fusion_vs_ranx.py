@@ -122,3 +122,76 @@ def _cyclic(runs: list[dict[str, dict[str, float]]], q: str, weights: list[float
 
     return any(beats(a, b) and beats(b, c) and beats(c, a)
                for a in docs for b in docs for c in docs)
+
+
+@pytest.mark.slow
+def test_every_method_with_its_defaults_equals_ranx(tmp_path) -> None:
+    """Nothing passed on either side where ranx has a default (the norm, RRF's k = 60,
+    LogN ISR's sigma = 0.01); where ranx needs a value, what rankscope's default means by
+    definition (gamma = 1 is CombMNZ; weights 1/n are the unweighted method over n) or the
+    value its documentation states (RBC's phi 0.8, SlideFuse's w 1, ProbFuse's 10 segments).
+    Mutation: logn_isr's default sigma 0.01 -> 0.1 (or RRF's k 60 -> 10): this fails."""
+    from ranx import Qrels as RQrels
+    from ranx import Run as RRun
+    from ranx import fuse as rfuse
+    from ranx import fusion as rf
+
+    from rankscope.cli.main import main
+    from rankscope.compare.fusion_methods import METHODS
+    from rankscope.data.tables import Run
+
+    runs, qrels = _generate(11)
+    rr = [RRun(r) for r in runs]
+    n = len(runs)
+    third = [1 / n] * n
+
+    def ranx_scaled(method: str, params: dict[str, object], by: float = 1.0
+                    ) -> dict[str, dict[str, float]]:
+        fused = rfuse(rr, method=method, params=params).to_dict()  # ranx's default norm
+        return {q: {d: s * by for d, s in docs.items()} for q, docs in fused.items()}
+
+    # rankscope method -> ranx's fusion of the same runs under its defaults
+    expected = {
+        "rrf": ranx_scaled("rrf", {}), "logn_isr": ranx_scaled("logn_isr", {}),
+        "combsum": ranx_scaled("sum", {}), "combmnz": ranx_scaled("mnz", {}),
+        "combmax": ranx_scaled("max", {}), "combmin": ranx_scaled("min", {}),
+        "combmed": ranx_scaled("med", {}), "combanz": ranx_scaled("anz", {}),
+        "isr": ranx_scaled("isr", {}), "log_isr": ranx_scaled("log_isr", {}),
+        "bordafuse": ranx_scaled("bordafuse", {}),
+        "combgmnz": ranx_scaled("mnz", {}),  # n^1 * CombSUM
+        "wsum": ranx_scaled("sum", {}, 1 / n), "wmnz": ranx_scaled("mnz", {}, 1 / n),
+        "w_bordafuse": ranx_scaled("bordafuse", {}, 1 / n),
+        "mixed": ranx_scaled("mixed", {"weights": third}),
+        "rbc": ranx_scaled("rbc", {"phi": 0.8}),
+        "probfuse": ranx_scaled("probfuse", {"probs": rf.probfuse_train(RQrels(qrels), rr, 10)}),
+        "slidefuse": ranx_scaled("slidefuse", {"probs": rf.slidefuse_train(RQrels(qrels), rr),
+                                               "w": 1}),
+    }
+    supervised = {"probfuse", "slidefuse"}
+    # every method with a parameter, and every score-reading one (the norm), is here
+    with_params = {name for name, spec in METHODS.items() if spec.params}
+    assert with_params - {"w_condorcet"} <= set(expected), with_params - set(expected)
+    for method, want in expected.items():
+        got = fuse(runs, method=method, qrels=qrels if method in supervised else None).to_dict()
+        assert set(got) == set(want), method
+        for q in want:
+            assert got[q] == pytest.approx(want[q], rel=1e-9, abs=1e-12), (method, q)
+    # weighted Condorcet with equal weights is Condorcet (compared where no cycle, see above)
+    full = _permutations(11)
+    plain = fuse(full, method="condorcet", norm="none").to_dict()
+    weighted = fuse(full, method="w_condorcet", norm="none").to_dict()
+    assert weighted == plain
+
+    # the command line's defaults: --method rrf, --norm min-max, no parameter
+    paths = []
+    for i, run in enumerate(runs):
+        path = tmp_path / f"run{i}.txt"
+        path.write_text("".join(f"{q} Q0 {d} 0 {s!r} r{i}\n" for q, docs in run.items()
+                                for d, s in docs.items()))
+        paths.append(str(path))
+    for extra, method in (([], "rrf"), (["--method", "logn_isr"], "logn_isr")):
+        out = tmp_path / f"{method}.json"
+        assert main(["fuse", *paths, *extra, "-o", str(out)]) == 0
+        got = Run.read(out).to_dict()
+        for q in expected[method]:
+            assert got[q] == pytest.approx(expected[method][q], rel=1e-9), (method, q)

@@ -228,8 +228,10 @@ def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
                  "ir_measures", "-f", "json"])
     assert code == 0
     data = json.loads(capsys.readouterr().out)
-    want = rankscope.evaluate(qpath, rpath, "ERR@5", conventions="ir_measures").means["ERR@5"]
-    assert json.dumps(data).count(repr(round(want, 6))[:6]) >= 1
+    want = [rankscope.evaluate(qpath, path, "ERR@5", conventions="ir_measures").means["ERR@5"]
+            for path in (rpath, str(other))]
+    assert [run["mean"]["ERR@5"] for run in data["runs"].values()] == want
+    assert data["comparisons"][0]["delta"] == pytest.approx(want[1] - want[0], abs=1e-15)
 
 
 def test_metrics_command_shows_each_tools_reading(capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,9 +35,16 @@ class Reply:
     body: str | None = None  # a raw body instead of a chat completion
     prompt_tokens: int = 120
     completion_tokens: int = 6
+    finish_reason: str = "stop"
+    reasoning: str | None = None  # sent as message.reasoning_content (vLLM, DeepSeek)
+    reset: bool = False  # close the connection without an answer
 
 
-def completion_body(model: str, content: str, prompt_tokens: int, completion_tokens: int) -> str:
+def completion_body(model: str, content: str, prompt_tokens: int, completion_tokens: int,
+                    finish_reason: str = "stop", reasoning: str | None = None) -> str:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
     return json.dumps({
         "id": "chatcmpl-9x8YzT2q",
         "object": "chat.completion",
@@ -46,9 +53,9 @@ def completion_body(model: str, content: str, prompt_tokens: int, completion_tok
         "system_fingerprint": "fp_local",
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": content},
+            "message": message,
             "logprobs": None,
-            "finish_reason": "stop",
+            "finish_reason": finish_reason,
         }],
         "usage": {
             "prompt_tokens": prompt_tokens,
@@ -92,9 +99,12 @@ class ScriptedServer:
                 reply = server.script(doc, n, body)
                 if reply.delay:
                     server.release.wait(reply.delay)
+                if reply.reset:
+                    self.close_connection = True
+                    return  # no status line: the client sees the connection closed
                 data = (reply.body if reply.body is not None else completion_body(
                     body["model"], reply.content or "", reply.prompt_tokens,
-                    reply.completion_tokens)).encode()
+                    reply.completion_tokens, reply.finish_reason, reply.reasoning)).encode()
                 if reply.status != 200 and reply.body is None:
                     data = json.dumps({"error": {"message": f"status {reply.status}",
                                                  "type": "server_error"}}).encode()
@@ -191,6 +201,26 @@ def collection(tmp_path: Path) -> dict[str, Path]:
     run = tmp_path / "run.txt"
     run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for i, (q, d, s) in enumerate(RUN, 1)))
     return {"queries": queries, "docs": corpus, "run": run, "dir": tmp_path}
+
+
+def judge_collection(server: ScriptedServer, collection: dict[str, Path],
+                     sleep: SleepRecorder, **options: Any) -> Any:
+    """``rankscope.judge`` on the collection's run with the scripted server (and ``options``)."""
+    from rankscope.judge.api import judge
+
+    given: dict[str, Any] = dict(
+        endpoint=server.url, model="tiny-judge", queries=collection["queries"],
+        docs=collection["docs"], runs=[collection["run"]], sleep=sleep, timeout=5.0)
+    given.update(options)
+    return judge(**given)
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV grades file."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:

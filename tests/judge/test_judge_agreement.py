@@ -113,32 +113,49 @@ def _runs(seed: int = 3):
     return runs
 
 
-def test_system_ranking_tau_matches_scipy_on_pytrec_eval_values():
-    human, machine = _data(5)
-    human = human.filter(pl.col("rater") == "ann")
-    runs = _runs()
-    result = judge_agreement(human, machine, scale="graded",
-                             runs=[pl.DataFrame([(q, d, s) for q, docs in r.items()
-                                                 for d, s in docs.items()],
-                                                schema=["query_id", "doc_id", "score"],
-                                                orient="row") for r in runs],
-                             metric="nDCG@10")
-
-    def qrels(frame):
+def _ranking_reference(human, machine, runs, *, common: bool):
+    """nDCG@10 of each run with pytrec_eval under each side's grades (restricted to the
+    pairs both graded when ``common``), and Kendall's tau of the two orderings."""
+    def qrels(frame, keep):
         out: dict[str, dict[str, int]] = {}
         for q, d, _, g in frame.iter_rows():
-            out.setdefault(q, {})[d] = int(g)
+            if keep is None or (q, d) in keep:
+                out.setdefault(q, {})[d] = int(g)
         return out
 
     def mean_ndcg(q, run):
         per = pytrec_eval.RelevanceEvaluator(q, {"ndcg_cut"}).evaluate(run)
         return float(np.mean([v["ndcg_cut_10"] for v in per.values()]))
 
-    h_scores = [mean_ndcg(qrels(human), r) for r in runs]
-    m_scores = [mean_ndcg(qrels(machine), r) for r in runs]
-    tau = kendalltau(h_scores, m_scores)
+    both = ({(q, d) for q, d, _, _ in human.iter_rows()}
+            & {(q, d) for q, d, _, _ in machine.iter_rows()})
+    keep = both if common else None
+    h_scores = [mean_ndcg(qrels(human, keep), r) for r in runs]
+    m_scores = [mean_ndcg(qrels(machine, keep), r) for r in runs]
+    return h_scores, m_scores, kendalltau(h_scores, m_scores), len(both)
+
+
+@pytest.mark.parametrize("all_pairs", [False, True])
+def test_system_ranking_tau_matches_scipy_on_pytrec_eval_values(all_pairs):
+    """The LLM leaves one pair in six ungraded. By default both sides are evaluated on
+    the pairs both graded (before: the human side kept every pair, so the ungraded ones
+    counted as non-relevant for the LLM only); ``all_pairs`` keeps every grade."""
+    human, machine = _data(5)
+    human = human.filter(pl.col("rater") == "ann")
+    runs = _runs()
+    result = judge_agreement(human, machine, scale="graded", all_pairs=all_pairs,
+                             runs=[pl.DataFrame([(q, d, s) for q, docs in r.items()
+                                                 for d, s in docs.items()],
+                                                schema=["query_id", "doc_id", "score"],
+                                                orient="row") for r in runs],
+                             metric="nDCG@10", n_resamples=0)
+    h_scores, m_scores, tau, n_both = _ranking_reference(human, machine, runs,
+                                                         common=not all_pairs)
     ranking = result.ranking
     assert ranking is not None and ranking.n_queries == 6
+    assert ranking.common is (not all_pairs)
+    assert (ranking.n_pairs, ranking.human_only, ranking.llm_only) == (n_both, 60 - n_both, 0)
+    assert n_both == 50
     assert ranking.tau == pytest.approx(tau.statistic)
     assert ranking.p_value == pytest.approx(tau.pvalue)
     got = {row["run"]: row for row in ranking.runs.to_dicts()}
@@ -148,6 +165,64 @@ def test_system_ranking_tau_matches_scipy_on_pytrec_eval_values():
     for (hs, ms), row in zip(by_human, rows, strict=True):
         assert row["human"] == pytest.approx(hs) and row["llm"] == pytest.approx(ms)
         assert row["delta"] == pytest.approx(ms - hs)
+
+
+def test_binary_agreement_at_both_usual_thresholds():
+    """Relevant = grade >= 1 (trec_eval) and >= 2 (the TREC RAG / UMBRELA reports), each
+    stated with its threshold, against sklearn on the binarised grades."""
+    human, machine = _data(3)
+    result = judge_agreement(human, machine, scale="graded", n_resamples=0)
+    _, h, m, _ = _reference(human, machine)
+    assert [b.threshold for b in result.binary] == [1.0, 2.0]
+    for b in result.binary:
+        hb = [int(g >= b.threshold) for g in h]
+        mb = [int(g >= b.threshold) for g in m]
+        assert b.kappa == pytest.approx(cohen_kappa_score(hb, mb))
+        assert b.base_rate_human == pytest.approx(np.mean(hb))
+        assert b.base_rate_llm == pytest.approx(np.mean(mb))
+    assert result.kappa_binary == result.binary[0].kappa  # the threshold asked for first
+    two = judge_agreement(human, machine, scale="graded", threshold=2, n_resamples=0)
+    assert [b.threshold for b in two.binary] == [2.0, 1.0]
+    from rankscope.judgments import BINARY
+
+    on_binary = judge_agreement(human.with_columns(pl.col("grade").clip(0, 1)),
+                                machine.with_columns(pl.col("grade").clip(0, 1)),
+                                scale=BINARY, n_resamples=0)
+    assert [b.threshold for b in on_binary.binary] == [1.0]
+
+
+def test_bootstrap_intervals_of_kappa_and_alpha():
+    """The documented bootstrap, done here with sklearn and the krippendorff package: the
+    results (ordered by query, then document) resampled with numpy's default_rng(seed),
+    n draws each, and the 2.5% and 97.5% quantiles of the coefficients."""
+    human, machine = _data(11)
+    human = human.filter(pl.col("rater") == "ann")
+    result = judge_agreement(human, machine, scale="graded", n_resamples=300, seed=4)
+    items, h, m, _ = _reference(human, machine)
+    h, m = np.array(h), np.array(m)
+    rng = np.random.default_rng(4)
+    kappas: dict[str, list[float]] = {"kappa": [], "kappa_linear": [], "kappa_quadratic": []}
+    for _ in range(300):
+        idx = rng.integers(0, len(items), size=len(items))
+        kappas["kappa"].append(cohen_kappa_score(h[idx], m[idx], labels=LABELS))
+        kappas["kappa_linear"].append(cohen_kappa_score(h[idx], m[idx], labels=LABELS,
+                                                        weights="linear"))
+        kappas["kappa_quadratic"].append(cohen_kappa_score(h[idx], m[idx], labels=LABELS,
+                                                           weights="quadratic"))
+    for name, values in kappas.items():
+        low, high = result.intervals[name]
+        assert low == pytest.approx(np.quantile(values, 0.025))
+        assert high == pytest.approx(np.quantile(values, 0.975))
+        assert low <= getattr(result, name) <= high
+    rng = np.random.default_rng(4)
+    alphas = []
+    for _ in range(300):
+        idx = rng.integers(0, len(items), size=len(items))
+        alphas.append(krippendorff.alpha(reliability_data=np.array([h[idx], m[idx]]),
+                                         value_domain=LABELS, level_of_measurement="ordinal"))
+    assert result.intervals["alpha"] == pytest.approx(
+        (np.quantile(alphas, 0.025), np.quantile(alphas, 0.975)))
+    assert result.n_resamples == 300 and result.confidence == 0.95
 
 
 def test_no_overlap_gives_no_figures_and_same_raters_are_refused():
@@ -182,6 +257,11 @@ def test_the_agreement_command(tmp_path, capsys):
     assert report["n_items"] == len(items)
     assert report["kappa"] == pytest.approx(cohen_kappa_score(h, m, labels=LABELS))
     assert report["ranking"]["metric"] == "P@5" and len(report["ranking"]["runs"]) == 2
-    code = main(["judge", "agreement", str(hp), str(mp)])
+    code = main(["judge", "agreement", str(hp), str(mp), "--bootstrap", "200", "--runs",
+                 str(run), str(run2)])
     text = capsys.readouterr().out
     assert code == 0 and "Cohen's kappa, quadratic weights" in text and "confusion" in text
+    assert "binary, relevant = grade >= 1  " in text
+    assert "binary, relevant = grade >= 2 (TREC RAG, UMBRELA)" in text
+    assert "95% bootstrap intervals, 200 resamples" in text
+    assert f"on the {len(items)} results both graded" in text

@@ -42,7 +42,7 @@ def test_a_judging_run_reports_usage_and_agreement(server, collection, capsys):
     assert len(rows) == 6 and {r["rater"] for r in rows} == {"llm:tiny-judge"}
     # a rerun sends nothing: everything is done
     code = main(_args(server, collection, "--depth", "3", "-o", str(out), "-f", "json",
-                      "--setting", "seed=42"))
+                      "--setting", "seed=42", "--guidelines", str(guidelines)))
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and server.count == 6
     assert report["usage"]["already_done"] == 6 and report["usage"]["requests"] == 0

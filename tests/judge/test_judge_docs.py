@@ -172,7 +172,7 @@ def test_the_walk_through_runs_on_the_demo_collection(server, tmp_path, monkeypa
 
     h, m = overlap(sampled)
     assert f"{len(h)} results graded by both" in agreement_out
-    kappa = re.search(r"^Cohen's kappa +(\S+)$", agreement_out, re.MULTILINE).group(1)
+    kappa = re.search(r"^Cohen's kappa +(\S+)", agreement_out, re.MULTILINE).group(1)
     assert float(kappa) == pytest.approx(cohen_kappa_score(h, m, labels=[0, 1, 2, 3]),
                                          abs=5e-4)
 
@@ -198,13 +198,18 @@ def test_the_walk_through_runs_on_the_demo_collection(server, tmp_path, monkeypa
     table = confusion_matrix(h, m, labels=labels)
     assert [[report["confusion"][str(a)][str(b)] for b in labels] for a in labels] \
         == table.tolist()
-    # the system ranking: nDCG@10 under each set of grades, on the queries both cover
+    # the system ranking: nDCG@10 under each set of grades, on the results both graded
     llm = {p: g for p, g in model.answered.items() if p in checked and g is not None}
-    queries = {q for q, _ in model.qrels} & {q for q, _ in llm}
+    human_common = {p: g for p, g in model.qrels.items() if p in llm}
+    queries = {q for q, _ in human_common}
     ranking = report["ranking"]
-    assert ranking["n_queries"] == len(queries)
+    assert ranking["n_queries"] == len(queries) and ranking["common"] is True
+    assert ranking["n_pairs"] == len(human_common) == len(llm)
+    assert ranking["human_only"] == len(model.qrels) - len(human_common)
+    assert (f"here the {len(model.qrels) - len(human_common)} results of the judgments the "
+            "model never graded") in doc_text
     runs = {"demo-baseline": demo / "baseline.txt", "demo-tuned": demo / "tuned.txt"}
-    expected = {name: (_mean_ndcg10(model.qrels, path, queries),
+    expected = {name: (_mean_ndcg10(human_common, path, queries),
                        _mean_ndcg10(llm, path, queries)) for name, path in runs.items()}
     for row in ranking["runs"]:
         human_score, llm_score = expected[row["run"]]

@@ -22,7 +22,7 @@ def _items(*pairs: tuple[str, str]) -> list[GradeItem]:
 
 def test_grades_come_back_per_item_with_the_rater_prompt_hash_and_settings(server, tmp_path,
                                                                            fast_sleep):
-    answers = {"d3": '{"grade": 3}', "d1": "Fairly relevant, I think.", "d5": "grade: 2"}
+    answers = {"d3": '{"grade": 3}', "d1": "Fairly relevant, I think.", "d5": '{"grade": 2}'}
     server.script = lambda doc, n, body: Reply(answers[doc], prompt_tokens=80,
                                                completion_tokens=4)
     judge = JudgeConfig(endpoint=server.url, model="tiny", settings={"seed": 5},

@@ -1,4 +1,5 @@
-"""The parts: answer parsing, prompt templates, cache keys, client details, inputs."""
+"""The parts: the lenient answer reader, prompt templates, cache keys, client details, inputs
+(the strict reader: test_judge_reader.py)."""
 
 from __future__ import annotations
 
@@ -30,14 +31,14 @@ from .conftest import Reply
     ('{"grade": "perfect"}', 3.0, "json"),
     ("<think>grade 0? no, grade 3</think>\n{\"grade\": 2}", 2.0, "json"),
     ("I'd say it's highly relevant, grade 2", 2.0, "pattern"),
-    ('{"grade": 2', 2.0, "pattern"),  # cut-off JSON: the pattern still reads it
+    ('{"grade": 2', 2.0, "pattern"),  # cut-off JSON (finish_reason stop): the pattern reads it
     ("Grade: 1", 1.0, "pattern"),
     ("relevance = 0.", 0.0, "pattern"),
     ("3", 3.0, "pattern"),
     ('"2"', 2.0, "pattern"),
 ])
-def test_answers_that_give_a_grade(answer, grade, how):
-    parsed = parse_grade(answer, GRADED)
+def test_lenient_answers_that_give_a_grade(answer, grade, how):
+    parsed = parse_grade(answer, GRADED, mode="lenient")
     assert (parsed.grade, parsed.how) == (grade, how)
 
 
@@ -52,17 +53,17 @@ def test_answers_that_give_a_grade(answer, grade, how):
     ('{"grade": "excellent"}', "neither a number nor a label"),
     ("The passage has 3 facts and 2 dates.", "no grade found"),
 ])
-def test_answers_that_are_unrateable(answer, reason):
-    parsed = parse_grade(answer, GRADED)
+def test_lenient_answers_that_are_unrateable(answer, reason):
+    parsed = parse_grade(answer, GRADED, mode="lenient")
     assert parsed.grade is None and parsed.how == "unrateable"
     assert reason in parsed.reason
 
 
-def test_parsing_follows_the_scale():
-    assert parse_grade('{"grade": 7}', DETAIL).grade == 7.0
-    assert parse_grade('{"grade": 0}', DETAIL).grade is None
-    assert parse_grade('{"grade": "relevant"}', BINARY).grade == 1.0
-    assert parse_grade('{"grade": 2}', BINARY).grade is None
+def test_lenient_parsing_follows_the_scale():
+    assert parse_grade('{"grade": 7}', DETAIL, mode="lenient").grade == 7.0
+    assert parse_grade('{"grade": 0}', DETAIL, mode="lenient").grade is None
+    assert parse_grade('{"grade": "relevant"}', BINARY, mode="lenient").grade == 1.0
+    assert parse_grade('{"grade": 2}', BINARY, mode="lenient").grade is None
 
 
 def test_builtin_templates_per_scale_and_their_hash():
@@ -155,16 +156,24 @@ def test_chat_url_and_retry_after():
     assert chat_url("http://x/v1/") == "http://x/v1/chat/completions"
     azure = "https://r.openai.azure.com/openai/deployments/g/chat/completions?api-version=2024"
     assert chat_url(azure) == azure
-    now = time.time()
+    now = 1_700_000_000.0  # a whole second: an HTTP date 30 s on is exactly 30 s on
     assert _retry_after("12", now) == 12.0
     date = email.utils.formatdate(now + 30, usegmt=True)
-    assert 28 <= _retry_after(date, now) <= 31
+    assert _retry_after(date, now) == 30.0
+    assert _retry_after(email.utils.formatdate(now - 5, usegmt=True), now) == 0.0
     assert _retry_after("soon", now) is None and _retry_after(None, now) is None
 
 
-def test_requests_per_minute_pacing_and_retry_after_dates(server):
+def test_requests_per_minute_pacing_and_retry_after_dates(server, monkeypatch):
+    """The Retry-After date is read against the client's wall clock, fixed here: the wait
+    is exactly 20 s however long the answer took to arrive."""
+    from rankscope.judge import client as client_module
+
     clock = [1000.0]
     delays: list[float] = []
+    wall = 1_700_000_000.0
+    monkeypatch.setattr(client_module, "time", type("Wall", (), {
+        "time": staticmethod(lambda: wall), "monotonic": staticmethod(time.monotonic)}))
 
     async def sleep(seconds: float) -> None:  # time passes only while sleeping
         delays.append(seconds)
@@ -172,7 +181,7 @@ def test_requests_per_minute_pacing_and_retry_after_dates(server):
 
     server.script = lambda doc, n, body: (
         Reply(status=429, headers={"Retry-After": email.utils.formatdate(
-            time.time() + 20, usegmt=True)}) if doc == "late" and n == 0
+            wall + 20, usegmt=True)}) if doc == "late" and n == 0
         else Reply('{"grade": 1}'))
 
     async def go(docs: list[str]) -> list[str]:
@@ -192,7 +201,7 @@ def test_requests_per_minute_pacing_and_retry_after_dates(server):
     delays.clear()
     # a 429 whose Retry-After is an HTTP date ~20 s ahead is waited out
     assert asyncio.run(go(["late"])) == ['{"grade": 1}']
-    assert len(delays) == 1 and 18 <= delays[0] <= 21
+    assert delays == [20.0]
 
 
 def test_budget_counts_calls_and_tokens():
@@ -314,3 +323,29 @@ def test_queries_with_a_need_column_and_a_needs_file(tmp_path):
     assert read_needs(n) == {"q1": "Wants X."}
     n.write_text("q1\tWants Y.\n")
     assert read_needs(n) == {"q1": "Wants Y."}
+
+
+def test_an_answer_cache_of_an_earlier_version_is_read_and_upgraded(tmp_path):
+    """A cache made before ``finish_reason`` and ``reasoning`` were kept: read as it is
+    (read-only: unchanged on disk), upgraded in place when opened for writing."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, answer "
+                   "TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, created "
+                   "REAL NOT NULL)")
+        db.execute("INSERT INTO answers VALUES ('k', 'm', '{\"grade\": 1}', 10, 2, 0)")
+    before = path.read_bytes()
+    reader = AnswerCache.open_read_only(path)
+    assert reader.get("k") == CachedAnswer('{"grade": 1}', 10, 2, None, None)
+    with pytest.raises(JudgeError, match="reading only"):
+        reader.put("k2", "m", CachedAnswer("x", 1, 1))
+    reader.close()
+    assert path.read_bytes() == before
+    assert AnswerCache.open_read_only(tmp_path / "none.sqlite") is None
+    assert not (tmp_path / "none.sqlite").exists()
+    with AnswerCache(path) as cache:
+        cache.put("k2", "m", CachedAnswer("cut", 5, 50, "length", "thinking..."))
+        assert cache.get("k2") == CachedAnswer("cut", 5, 50, "length", "thinking...")
+        assert cache.get("k") == CachedAnswer('{"grade": 1}', 10, 2, None, None)

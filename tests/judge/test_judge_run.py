@@ -4,7 +4,6 @@ resume, cache, budget and dry run."""
 from __future__ import annotations
 
 import asyncio
-import csv
 import json
 
 import pytest
@@ -13,33 +12,26 @@ from rankscope.errors import JudgeError
 from rankscope.judge.api import judge, judge_async
 from rankscope.judgments import Judgments
 
-from .conftest import Reply, grades_script
+from .conftest import Reply, csv_rows, grades_script, judge_collection
 
 ALL_PAIRS = {("q1", "d3"), ("q1", "d1"), ("q1", "d2"), ("q1", "d4"),
              ("q2", "d5"), ("q2", "d1"), ("q2", "d6")}
 
 
-def _run(server, collection, fast_sleep, **kw):
-    options = dict(endpoint=server.url, model="tiny-judge", queries=collection["queries"],
-                   docs=collection["docs"], runs=[collection["run"]], sleep=fast_sleep,
-                   timeout=5.0)
-    options.update(kw)
-    return judge(**options)
+_run = judge_collection
 
 
-def _rows(path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+_rows = csv_rows
 
 
 def test_grades_parsed_and_written_in_the_judgments_format(server, collection, fast_sleep):
     answers = {
         "d3": '{"grade": 3}',
         "d1": '```json\n{"grade": 1}\n```',
-        "d2": "I'd say it's highly relevant, grade 2",
+        "d2": '{"why": "names the food", "grade": 2}',
         "d4": '{"grade": 0}',
         "d5": '<think>The passage says 12-16 hours: grade 3? maybe 2.</think>{"grade": 3}',
-        "d6": '{"relevance": "poor"}',
+        "d6": ' {"grade": "0"}\n',
     }
     server.script = grades_script(answers)
     out = collection["dir"] / "grades.csv"
@@ -97,11 +89,14 @@ def test_429_with_retry_after_500s_and_slow_answers_are_retried(server, collecti
         if doc == "d1" and n < 2:
             return Reply(status=500)
         if doc == "d2" and n == 0:
-            return Reply('{"grade": 0}', delay=2.0)  # slower than the timeout
+            # no answer until the test ends: only the client's timeout ends this request
+            return Reply('{"grade": 0}', delay=60.0)
         return Reply('{"grade": 2}')
 
     server.script = script
-    result = _run(server, collection, fast_sleep, timeout=0.3, concurrency=1, depth=3)
+    # a timeout generous enough for a busy machine's local answers (the others must not
+    # time out: the counts below would change)
+    result = _run(server, collection, fast_sleep, timeout=3.0, concurrency=1, depth=3)
     # q1: d3 d1 d2; q2: d5 d1 d6 -> 6 pairs; 1 + 2 + 1 retries
     assert result.usage.retries == 4
     assert server.count == 6 + 4
@@ -122,7 +117,10 @@ def test_failures_are_recorded_and_retry_failed_asks_only_them(server, collectio
     assert row["status"] == "failed" and "503" in row["reason"] and row["grade"] == ""
     server.reset()
     again = _run(server, collection, fast_sleep, output=out)
-    assert server.count == 0 and again.usage.already_done == 7  # failed is not retried
+    assert server.count == 0  # failed is not asked again without --retry-failed
+    # ... nor counted as done (before: "7 already done")
+    assert again.usage.already_done == 6 and again.usage.failed_earlier == 1
+    assert again.usage.failed_left == 1 and "--retry-failed" in again.incomplete()
     server.script = lambda doc, n, body: Reply('{"grade": 2}')
     _run(server, collection, fast_sleep, output=out, retry_failed=True)
     assert server.count == 1 and "[[d4]]" in server.bodies[0]["messages"][-1]["content"]
@@ -241,20 +239,63 @@ def test_retries_count_against_the_call_budget(server, collection, fast_sleep):
     assert result.usage.graded == 2  # two pairs, each a 500 then an answer
 
 
+def _estimates(bodies, answer_tokens):
+    """The token estimate of each request as documented: four characters a token plus four
+    a message, plus the answer's tokens (``max_tokens``)."""
+    import math
+
+    return [sum(math.ceil(len(m["content"]) / 4) + 4 for m in b["messages"]) + answer_tokens
+            for b in bodies]
+
+
 def test_the_token_budget(server, collection, fast_sleep):
     server.script = lambda doc, n, body: Reply('{"grade": 1}', prompt_tokens=100,
                                                completion_tokens=5)
     none = _run(server, collection, fast_sleep, max_tokens=0)
     assert server.count == 0 and none.usage.stopped and "token budget" in none.usage.stopped
-    # The tokens reported for what was sent never pass the limit, and the run stops short.
-    limit = 800  # a few answers of 105 tokens, with the next estimate (~400) on top
+    # every request's estimate, in the order a run asks them (one at a time)
+    _run(server, collection, fast_sleep, concurrency=1, settings={"max_tokens": 10})
+    estimates = _estimates(server.bodies, 10)
+    server.reset()
+    # one at a time, a request starts while the tokens used (105 an answer) plus its
+    # estimate stay within the limit; the first that would pass it ends the run
+    limit = 800
+    expected, used = 0, 0
+    for estimate in estimates:
+        if used + estimate > limit:
+            break
+        expected, used = expected + 1, used + 105
+    assert 1 < expected < 7  # the limit stops the run part way (a check of the setup)
+    out = collection["dir"] / "grades.csv"
+    result = _run(server, collection, fast_sleep, max_tokens=limit, concurrency=1,
+                  settings={"max_tokens": 10}, output=out)
+    assert server.count == expected and len(_rows(out)) == expected
+    assert result.usage.prompt_tokens + result.usage.completion_tokens == expected * 105
+    assert "token budget (800)" in result.usage.stopped
+    server.reset()
+    _run(server, collection, fast_sleep, output=out, settings={"max_tokens": 10})
+    assert server.count == 7 - expected
+
+
+def test_the_token_budget_with_requests_in_flight(server, collection, fast_sleep):
+    """Several requests in flight: how many start depends on when answers settle, so the
+    test holds what the budget promises whatever the order: the tokens reported never pass
+    the limit, and the run stopped only when the next request could not fit."""
+    server.script = lambda doc, n, body: Reply('{"grade": 1}', prompt_tokens=100,
+                                               completion_tokens=5)
+    _run(server, collection, fast_sleep, concurrency=1, settings={"max_tokens": 10})
+    estimate_of = dict(zip((b["messages"][-1]["content"] for b in server.bodies),
+                           _estimates(server.bodies, 10), strict=True))
+    server.reset()
+    limit = 800
     out = collection["dir"] / "grades.csv"
     result = _run(server, collection, fast_sleep, max_tokens=limit, concurrency=3,
                   settings={"max_tokens": 10}, output=out)
-    assert 1 < server.count < 7
-    assert server.count * 105 <= limit
-    assert result.usage.prompt_tokens + result.usage.completion_tokens == server.count * 105
-    assert result.usage.stopped and len(_rows(out)) == server.count
+    sent = {b["messages"][-1]["content"] for b in server.bodies}
+    used = result.usage.prompt_tokens + result.usage.completion_tokens
+    assert used == server.count * 105 <= limit and len(_rows(out)) == server.count
+    assert "token budget (800)" in result.usage.stopped
+    assert max(e for text, e in estimate_of.items() if text not in sent) > limit - used
     asked = server.count
     server.reset()
     _run(server, collection, fast_sleep, output=out, settings={"max_tokens": 10})
@@ -349,7 +390,7 @@ def test_resuming_refuses_to_mix_prompts_or_settings(server, collection, fast_sl
     template = tmp_path / "p.j2"
     template.write_text("Grade {{ query }} / {{ document }} as {\"grade\": N}")
     for change in (dict(temperature=0.5), dict(prompt=template), dict(settings={"seed": 3})):
-        with pytest.raises(OptionError, match="another model, prompt or settings"):
+        with pytest.raises(OptionError, match="made with another"):
             _run(server, collection, fast_sleep, output=out, **change)
     assert server.count == 0
     # another rater name keeps both in one file
@@ -358,23 +399,22 @@ def test_resuming_refuses_to_mix_prompts_or_settings(server, collection, fast_sl
     assert sorted(Judgments.read(out).raters) == ["llm:hot", "llm:tiny-judge"]
 
 
-def test_connection_errors_are_retried_then_recorded_as_failed(collection, fast_sleep,
+def test_connection_errors_are_retried_then_recorded_as_failed(server, collection, fast_sleep,
                                                                 tmp_path):
-    import socket
-
-    with socket.socket() as s:  # a port nobody listens on any more
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    """Once the endpoint has answered, a pair whose requests get no answer (the connection
+    closed) is retried, then recorded as failed; the run goes on."""
+    server.script = lambda doc, n, body: Reply(reset=True) if doc == "d5" else Reply(
+        '{"grade": 1}')
     out = tmp_path / "g.csv"
-    result = judge(endpoint=f"http://127.0.0.1:{port}/v1", model="m",
-                   queries=collection["queries"], docs=collection["docs"],
-                   pairs=[("q1", "d3"), ("q2", "d5")], max_retries=2, concurrency=1,
-                   output=out, sleep=fast_sleep, timeout=2.0)
-    assert result.usage.failed == 2 and result.usage.requests == 6
-    assert result.usage.statuses == {"connection error": 6}
-    assert len(fast_sleep.delays) == 4  # two waits between the three tries of each pair
-    assert all(r["status"] == "failed" and "connection error" in r["reason"]
-               for r in _rows(out))
+    result = judge(endpoint=server.url, model="m", queries=collection["queries"],
+                   docs=collection["docs"], pairs=[("q1", "d3"), ("q2", "d5"), ("q2", "d6")],
+                   max_retries=2, concurrency=1, output=out, sleep=fast_sleep, timeout=2.0)
+    assert result.usage.failed == 1 and result.usage.graded == 2
+    assert result.usage.requests == 1 + 3 + 1
+    assert result.usage.statuses == {"200": 2, "connection error": 3}
+    assert len(fast_sleep.delays) == 2  # two waits between the three tries of d5
+    rows = {r["doc_id"]: r for r in _rows(out)}
+    assert rows["d5"]["status"] == "failed" and "connection error" in rows["d5"]["reason"]
 
 
 def test_a_killed_process_resumes_where_it_stopped(server, collection, tmp_path):
@@ -416,24 +456,38 @@ def test_a_killed_process_resumes_where_it_stopped(server, collection, tmp_path)
     assert {(r["query_id"], r["doc_id"]) for r in rows} == ALL_PAIRS and len(rows) == 7
 
 
-@pytest.mark.parametrize("concurrency", [1, 3])
+@pytest.mark.parametrize("concurrency", [1, 3, 6])
 def test_no_more_requests_in_flight_than_the_concurrency(server, collection, fast_sleep,
                                                         concurrency):
+    """Exactly ``concurrency`` requests in flight at once, never more.
+
+    The first request goes alone (the endpoint is not known to answer yet); the next
+    ``concurrency`` ones are held at a barrier until all of them have arrived, so the run
+    must have that many in flight (with fewer, the barrier breaks after its bounded
+    wait). The server counts the requests it holds at once, and the client exposes its
+    own count of requests in flight: neither passes the concurrency."""
     import threading
-    import time
 
     lock = threading.Lock()
-    in_flight, peak = [0], [0]
+    barrier = threading.Barrier(concurrency, timeout=20)
+    in_flight, peak, broken = [0], [0], []
 
     def script(doc, n, body):
         with lock:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.1)  # long enough for the next requests to arrive meanwhile
-        with lock:
-            in_flight[0] -= 1
+            arrived = server.count
+        try:
+            if 2 <= arrived <= 1 + concurrency:
+                barrier.wait()
+        except threading.BrokenBarrierError:
+            broken.append(arrived)
+        finally:
+            with lock:
+                in_flight[0] -= 1
         return Reply('{"grade": 1}')
 
     server.script = script
     result = _run(server, collection, fast_sleep, concurrency=concurrency)
-    assert result.usage.graded == 7 and peak[0] == concurrency
+    assert broken == [] and result.usage.graded == 7
+    assert peak[0] == concurrency and result.usage.peak_in_flight == concurrency

@@ -70,6 +70,34 @@ def test_by_hand() -> None:
     assert got["AP_IA"] == pytest.approx(((1 / 1 + 2 / 2) / 2 + (1 / 3) / 1) / 2)
 
 
+@pytest.mark.parametrize(("alpha", "beta"), [(0.2, 0.8), (0.8, 0.3)])
+def test_by_hand_at_other_alphas(alpha: float, beta: float) -> None:
+    """test_by_hand's data at alpha != 0.5, where 1 - (1 - alpha) beta and 1 - alpha beta
+    differ (worked here, so it holds without pyndeval). Mutation: NRBP's normaliser written
+    1 - alpha * beta, the same number at alpha = 0.5 only: this fails."""
+    qrels = rankscope.SubtopicQrels.from_dict({"q": {"1": {"a": 1, "b": 1}, "2": {"c": 1}}})
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    names = [f"NRBP(alpha={alpha},beta={beta})", f"nNRBP(alpha={alpha},beta={beta})",
+             f"alpha_nDCG(alpha={alpha})@3", f"alpha_DCG(alpha={alpha})@3"]
+    got = rankscope.evaluate(qrels, run, names).means
+    # novelty gains of a, b, c: 1 (subtopic 1 first), 1 - alpha (subtopic 1 again), 1;
+    # the greedy ideal (ties to the greatest id): c, b, a with gains 1, 1, 1 - alpha
+    ranked, ideal, n_subtopics = [1.0, 1.0 - alpha, 1.0], [1.0, 1.0, 1.0 - alpha], 2
+    rbp = sum(g * beta**i for i, g in enumerate(ranked))
+    assert got[names[0]] == pytest.approx((1 - (1 - alpha) * beta) / n_subtopics * rbp)
+    assert got[names[1]] == pytest.approx(rbp / sum(g * beta**i for i, g in enumerate(ideal)))
+    discount = [1 / np.log2(r + 1) for r in (1, 2, 3)]
+    dcg = sum(g * d for g, d in zip(ranked, discount, strict=True))
+    assert got[names[2]] == pytest.approx(dcg / sum(g * d for g, d in zip(ideal, discount,
+                                                                            strict=True)))
+    # ndeval's alpha-DCG: over S times one subtopic's best, (1 - alpha)^(i-1) at rank i
+    best = sum((1 - alpha) ** i * d for i, d in enumerate(discount))
+    assert got[names[3]] == pytest.approx(dcg / (n_subtopics * best))
+    # alpha = 0.8, beta = 0.3 by hand: (1 - 0.2 * 0.3) / 2 * (1 + 0.3 * 0.2 + 0.09) = 0.5405
+    if alpha == 0.8:
+        assert got[names[0]] == pytest.approx(0.5405)
+
+
 def _generate(seed: int) -> tuple[list[tuple[str, str, str, int]], dict[str, dict[str, float]]]:
     rng = np.random.default_rng(seed)
     qrels: list[tuple[str, str, str, int]] = []
@@ -102,6 +130,9 @@ def test_against_pyndeval(seed: int) -> None:
             names += [f"ERR_IA(rel={rel})@{k}", f"nERR_IA(rel={rel})@{k}",
                       f"alpha_nDCG(rel={rel})@{k}", f"alpha_DCG(rel={rel},alpha=0.3)@{k}",
                       f"P_IA(rel={rel})@{k}", f"StRecall(rel={rel})@{k}"]
+    # every measure by its bare name too: rankscope's defaults against ndeval's
+    names += ["ERR_IA@10", "nERR_IA@10", "alpha_DCG@10", "alpha_nDCG@10", "P_IA@10",
+              "StRecall@10"]
     names += ["alpha_nDCG@1", "nERR_IA@1", "P_IA@1", "StRecall@1", "NRBP", "nNRBP",
               "NRBP(alpha=0.2,beta=0.8)", "nNRBP(rel=2,beta=0.7)", "AP_IA", "AP_IA(rel=2)",
               "alpha_nDCG(alpha=0.8)@10"]

@@ -1,4 +1,4 @@
-"""Fixtures of the search tests: the local engine server (see engine_server.py)."""
+"""Fixtures of the search tests (the local engine server, ``engine``, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,6 @@ import pytest
 from .engine_server import RECORDED, EngineServer, Reply, recorded
 
 __all__ = ["RECORDED", "EngineServer", "FastSleep", "Reply", "recorded"]
-
-
-@pytest.fixture
-def engine():
-    server = EngineServer()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 class FastSleep:

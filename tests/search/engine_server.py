@@ -5,7 +5,10 @@ Each route ``(method, path)`` has a list of scripted :class:`Reply` objects:
 a request takes the next one (the last one repeats). Bodies are the files
 of ``recorded/`` (see its README: written from each engine's documented
 formats). Every request is kept (method, path, query, body, headers), and
-the server counts how many requests were in flight at once.
+the server counts how many requests were in flight at once. Replies go out
+with TCP_NODELAY (no Nagle delay on small answers). A reply can be held until
+an event is set (``hold``): tests assert what the client did with events,
+never with time.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -35,6 +39,10 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     content_type: str = "application/json; charset=UTF-8"
+    hold: threading.Event | None = None
+    """Answer only once this is set (or the server closes)."""
+    body_for: Callable[[Seen], bytes] | None = None
+    """The body made from the request (instead of ``body``)."""
 
     def data(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -62,10 +70,12 @@ class EngineServer:
         self.release = threading.Event()
         self.in_flight = 0
         self.max_in_flight = 0
+        self.holds: list[threading.Event] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -78,10 +88,11 @@ class EngineServer:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
+                seen = Seen(self.command, parts.path,
+                            parse_qsl(parts.query, keep_blank_values=True), body,
+                            dict(self.headers), time.monotonic())
                 with server.lock:
-                    server.requests.append(Seen(self.command, parts.path,
-                                                parse_qsl(parts.query, keep_blank_values=True),
-                                                body, dict(self.headers), time.monotonic()))
+                    server.requests.append(seen)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     script = server.routes.get((self.command, parts.path))
@@ -90,7 +101,9 @@ class EngineServer:
                 try:
                     if reply.delay:
                         server.release.wait(reply.delay)
-                    data = reply.data()
+                    if reply.hold is not None:
+                        reply.hold.wait(30)
+                    data = reply.body_for(seen) if reply.body_for else reply.data()
                     self.send_response(reply.status)
                     self.send_header("Content-Type", reply.content_type)
                     self.send_header("Content-Length", str(len(data)))
@@ -117,12 +130,15 @@ class EngineServer:
 
     def route(self, method: str, path: str, *replies: Reply) -> None:
         self.routes[(method, path)] = list(replies)
+        self.holds.extend(r.hold for r in replies if r.hold is not None)
 
     def seen(self, path: str) -> list[Seen]:
         return [r for r in self.requests if r.path == path]
 
     def close(self) -> None:
         self.release.set()
+        for hold in self.holds:
+            hold.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)

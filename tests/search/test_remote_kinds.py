@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import hashlib
 import json
+import threading
 import time
 from typing import Any
 
@@ -42,7 +43,11 @@ def _version(settings: dict[str, Any]) -> str | None:
 
 
 def es(engine: EngineServer, kind: str = "elasticsearch", **extra: Any) -> dict[str, Any]:
-    return {"kind": kind, "url": engine.url, "index": "products",
+    return es_settings(engine.url, kind, **extra)
+
+
+def es_settings(url: str, kind: str = "elasticsearch", **extra: Any) -> dict[str, Any]:
+    return {"kind": kind, "url": url, "index": "products",
             "template": '{"query": {"match": {"title": "{{query}}"}}}',
             "snippet_field": "highlight.description[0]",
             "display_fields": {"brand": "brand.name", "price": "price"}, **extra}
@@ -210,16 +215,19 @@ def test_solr_errors_json_and_html(engine, fast_sleep):
 
 
 def test_429_with_retry_after_seconds_and_date_then_success(engine, fast_sleep):
-    date = email.utils.formatdate(time.time() + 30, usegmt=True)
+    sent_at = time.time()
+    date = email.utils.formatdate(sent_at + 30, usegmt=True)  # whole seconds, rounded down
     engine.route("POST", "/products/_search",
                  Reply("es_429_rejected.json", status=429, headers={"Retry-After": "7"}),
                  Reply("es_429_rejected.json", status=429, headers={"Retry-After": date}),
                  Reply("es8_search.json"))
     response = _search(es(engine), QueryItem("q1", "boots"), sleep=fast_sleep)
+    took = time.time() - sent_at
     assert len(response.hits) == 3
     assert len(engine.requests) == 3
     assert fast_sleep.delays[0] == 7.0
-    assert 28 <= fast_sleep.delays[1] <= 31
+    # the date is 30 s after sent_at (less its fraction of a second), read at most `took` later
+    assert 30 - 1 - took <= fast_sleep.delays[1] <= 30
 
 
 def test_503_retried_with_full_jitter_backoff_then_give_up(engine, fast_sleep):
@@ -237,12 +245,15 @@ def test_503_retried_with_full_jitter_backoff_then_give_up(engine, fast_sleep):
 
 
 def test_an_answer_slower_than_the_timeout_is_retried(engine, fast_sleep):
-    engine.route("POST", "/products/_search", Reply("es8_search.json", delay=2.0),
+    slow = threading.Event()  # the first answer is held until the test lets it go
+    engine.route("POST", "/products/_search", Reply("es8_search.json", hold=slow),
                  Reply("es8_search.json"))
-    started = time.monotonic()
     response = _search(es(engine, timeout=0.3), QueryItem("q1", "boots"), sleep=fast_sleep)
     assert len(response.hits) == 3 and len(engine.requests) == 2
-    assert time.monotonic() - started < 1.9  # the slow answer was not waited for
+    # the held answer was not waited for: its handler is still holding when search() returns
+    assert not slow.is_set() and engine.in_flight == 1
+    assert len(fast_sleep.delays) == 1  # one retry, after the timeout
+    slow.set()
 
 
 def test_timeouts_every_time_end_with_the_query_named(engine, fast_sleep):
@@ -297,25 +308,90 @@ def test_an_empty_hit_list_is_no_error(engine):
     assert response.hits == ()
 
 
-def test_concurrency_limit_and_requests_per_second(engine):
-    engine.route("POST", "/products/_search", Reply("es8_search.json", delay=0.15))
+def test_the_concurrency_limit_holds_and_is_reached():
+    """Two in flight, never three, counted where the requests arrive.
 
-    async def go(limit: int, rps: float | None) -> float:
-        config = endpoint_from_dict(es(engine, concurrency=limit, **({"rps": rps} if rps else {})))
-        endpoint = open_endpoint(config)
-        started = time.monotonic()
+    Every answer is held until the test lets them go; before that, the event
+    loop runs until each of the 8 searches is blocked (in the transport or on
+    the limit; the mock transport does no I/O, so a bounded number of turns
+    reaches that state). A limit of 1 leaves one request in, a broken or
+    larger limit lets three or more in.
+    """
+    import httpx
+
+    state = {"in": 0, "peak": 0}
+
+    async def go() -> None:
+        release = asyncio.Event()
+
+        async def answer(request: httpx.Request) -> httpx.Response:
+            state["in"] += 1
+            state["peak"] = max(state["peak"], state["in"])
+            await release.wait()
+            state["in"] -= 1
+            return httpx.Response(200, content=recorded("es8_search.json"))
+
+        endpoint = open_endpoint(endpoint_from_dict(es_settings("http://engine.test",
+                                                                concurrency=2)),
+                                 transport=httpx.MockTransport(answer))
+        try:
+            tasks = [asyncio.ensure_future(endpoint.search(QueryItem(f"q{i}", "x"), 10))
+                     for i in range(8)]
+            for _ in range(200):  # loop turns, not time: every task reaches its wait
+                await asyncio.sleep(0)
+            held = state["in"]
+            release.set()
+            results = await asyncio.gather(*tasks)
+        finally:
+            await endpoint.aclose()
+        assert held == 2
+        assert all(len(r.hits) == 3 for r in results)
+
+    asyncio.run(go())
+    assert state["peak"] == 2
+
+
+class FakeTime:
+    """A clock that moves only when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.delays: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        self.now += seconds
+
+
+def test_requests_per_second_space_the_starts():
+    """20 a second: 8 requests start 50 ms apart on the client's clock (7 waits of 50 ms)."""
+    sent: list[float] = []
+    fake = FakeTime()
+
+    def answer(request: Any) -> Any:
+        import httpx
+
+        sent.append(fake.now)
+        return httpx.Response(200, content=recorded("es8_search.json"))
+
+    async def go() -> None:
+        import httpx
+
+        config = endpoint_from_dict(es_settings("http://engine.test", rps=20.0, concurrency=8))
+        endpoint = open_endpoint(config, sleep=fake.sleep, clock=fake.clock,
+                                 transport=httpx.MockTransport(answer))
         try:
             await asyncio.gather(*(endpoint.search(QueryItem(f"q{i}", "x"), 10)
                                    for i in range(8)))
         finally:
             await endpoint.aclose()
-        return time.monotonic() - started
 
-    go_time = asyncio.run(go(2, None))
-    assert engine.max_in_flight == 2
-    assert go_time >= 4 * 0.15 * 0.9  # 8 requests, 2 at a time, 0.15 s each
-    # 20 a second: the 8th request starts 7 x 50 ms after the first, then takes 0.15 s
-    assert asyncio.run(go(8, 20.0)) >= 7 * 0.05 + 0.15 * 0.9
+    asyncio.run(go())
+    assert fake.delays == pytest.approx([0.05] * 7)
+    assert sent == pytest.approx([0.05 * i for i in range(8)])
 
 
 def test_credentials_come_from_the_environment(engine, monkeypatch):

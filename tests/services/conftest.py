@@ -9,6 +9,19 @@ from pathlib import Path
 import pytest
 
 STANDIN = Path(__file__).parent / "standin"
+
+
+def run_cli(argv: list[object]) -> tuple[int, str, str]:
+    """Run ``rankscope`` in this process: its exit code, stdout and stderr."""
+    import contextlib
+    import io
+
+    from rankscope.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
 PACKAGED = Path(__file__).resolve().parents[2] / "src" / "rankscope" / "demo_data"
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import polars as pl
 import pytest
 
 from rankscope.data.tables import Qrels
+from rankscope.errors import RankscopeWarning
 from rankscope.services.regression import check_regression
 from rankscope.services.snapshot_diff import Ranking, diff_rankings, holes
 
@@ -42,7 +44,9 @@ def test_diff_per_query_against_hand_computed_values():
     assert rows["q3"]["rbo"] is None or math.isnan(rows["q3"]["rbo"])  # both empty: no value
     assert rows["q1"]["jaccard"] == pytest.approx(3 / 7)  # {a,b,c} shared of 7
     assert (rows["q1"]["entered"], rows["q1"]["left"], rows["q1"]["moved"]) == (2, 2, 2)
-    assert rows["q1"]["mean_abs_move"] == pytest.approx((1 + 1 + 0) / 3)
+    # the mean move of the documents that moved: a and b by 1 each (c stayed at 3)
+    assert rows["q1"]["mean_abs_move"] == pytest.approx((1 + 1) / 2)
+    assert rows["q4"]["mean_abs_move"] is None  # nothing moved: no mean
     assert (rows["q2"]["entered"], rows["q2"]["left"]) == (0, 1)
     assert d.entered.filter(pl.col("query_id") == "q1").rows() == [("q1", "f", 4),
                                                                    ("q1", "g", 5)]
@@ -109,7 +113,9 @@ def test_the_one_sided_test_against_its_formula():
     for drop in (0.0, 0.02, 0.1):
         t = (mean + drop) / (sd / math.sqrt(n))
         expected = stats.t.cdf(t, n - 1)  # P(T <= t): H1 is "mean below -drop"
-        (c,) = check_regression(qrels, run, base, "P@1", max_drop=drop).checks
+        with warnings.catch_warnings():  # 20 queries are too few for these margins: it says so
+            warnings.simplefilter("ignore", RankscopeWarning)
+            (c,) = check_regression(qrels, run, base, "P@1", max_drop=drop).checks
         assert c.p_value == pytest.approx(expected, rel=1e-10)
         assert c.regression == (expected < 0.05)
     # one lost query of 20 is not a significant drop, at any allowed drop
@@ -137,3 +143,82 @@ def test_bad_input_is_refused():
         check_regression(qrels, run, base, "P@1", max_drop=-0.1)
     with pytest.raises(OptionError, match="alpha must be in"):
         check_regression(qrels, run, base, "P@1", alpha=1.5)
+
+
+def test_the_interval_of_the_delta_against_its_formula():
+    """Student's t interval at 1 - 2 alpha; its upper end decides the t-test's verdict."""
+    from scipy import stats
+
+    qrels, base, run = runs_from([1] * 30, [0] * 6 + [1] * 24)
+    d = [-1.0] * 6 + [0.0] * 24
+    n, mean = len(d), sum(d) / len(d)
+    se = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) / math.sqrt(n)
+    for alpha in (0.05, 0.1):
+        half = stats.t.ppf(1 - alpha, n - 1) * se
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RankscopeWarning)
+            result = check_regression(qrels, run, base, "P@1", alpha=alpha)
+        (c,) = result.checks
+        assert result.confidence == pytest.approx(1 - 2 * alpha)
+        assert (c.ci_low, c.ci_high) == pytest.approx((mean - half, mean + half), rel=1e-9)
+        for drop in (0.0, 0.1, 0.25, 0.5):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RankscopeWarning)
+                (c,) = check_regression(qrels, run, base, "P@1", alpha=alpha,
+                                        max_drop=drop).checks
+            assert c.regression == (c.ci_high < -drop)
+
+
+def test_too_few_queries_for_the_margin_warns_with_statsmodels_figures():
+    """The detectable drop and the queries needed agree with statsmodels' power solver."""
+    power = pytest.importorskip("statsmodels.stats.power")
+    qrels, base, run = runs_from([1] * 20, [0] + [1] * 19)
+    d = [-1.0] + [0.0] * 19
+    n, mean = len(d), sum(d) / len(d)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    solver = power.TTestPower()
+    effect = solver.solve_power(nobs=n, alpha=0.05, power=0.8, alternative="larger")
+    with pytest.warns(RankscopeWarning, match="too few queries to detect the margin") as said:
+        (c,) = check_regression(qrels, run, base, "P@1", max_drop=0.02).checks
+    assert c.detectable == pytest.approx(0.02 + effect * sd, rel=1e-5)
+    needed = math.ceil(solver.solve_power(effect_size=0.02 / sd, alpha=0.05, power=0.8,
+                                          alternative="larger"))
+    assert f"about {needed} queries would catch a drop of 0.04" in str(said[0].message)
+    assert c.warnings == (str(said[0].message),)
+
+
+def test_enough_queries_for_the_margin_do_not_warn():
+    # 400 queries, 4 lost: sd = 0.0995; a drop of 2 x 0.05 is caught with power > 0.8
+    qrels, base, run = runs_from([1] * 400, [0] * 4 + [1] * 396)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RankscopeWarning)
+        (c,) = check_regression(qrels, run, base, "P@1", max_drop=0.05).checks
+    assert c.warnings == () and c.detectable < 0.1
+
+
+def test_a_signed_rank_test_that_can_never_reject_says_so():
+    # 4 queries: the smallest one-sided p-value of the signed-rank test is 2^-4 = 0.0625
+    qrels, base, run = runs_from([1] * 4, [0] * 3 + [1])
+    with pytest.warns(RankscopeWarning, match=r"cannot reject at alpha 0.05 with 4 queries"):
+        result = check_regression(qrels, run, base, "P@1", test="wilcoxon")
+    assert not result.regression
+
+
+def test_junit_xml_one_case_per_metric(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    qrels, base, run = runs_from([1] * 10, [0] * 10)
+    qrels["q00"]["good"] = 1
+    result = check_regression(qrels, run, base, ["P@1", "P@2"], max_drop=0.0)
+    root = ET.fromstring(result.to_junit())
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["P@1", "P@2"]
+    # P@1 drops 1 -> 0 on every query; P@2 stays 0.5 (both documents are in the top 2)
+    assert cases[0].find("failure") is not None
+    assert cases[1].find("failure") is None
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["alpha"] == "0.05" and props["test"] == "t"
+    assert "delta -1.0000" in cases[0].find("failure").text

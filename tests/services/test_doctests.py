@@ -8,13 +8,17 @@ import importlib
 import pytest
 
 MODULES = [
+    "rankscope.outbound",
     "rankscope.retry",
+    "rankscope.data.delimited",
+    "rankscope.search.credentials",
     "rankscope.search.templates",
     "rankscope.search.paths",
     "rankscope.search.client",
     "rankscope.search.embedded",
     "rankscope.search.queries",
     "rankscope.services.snapshots",
+    "rankscope.services.snapshot_runs",
     "rankscope.services.regression",
     "rankscope.store.db",
 ]

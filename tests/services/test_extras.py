@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from rankscope.cli.main import main
+
 from .conftest import STANDIN
 
 BLOCK = "import sys; sys.modules.update({m: None for m in %r}); "
@@ -26,7 +28,18 @@ def test_core_install_snapshots_the_embedded_engine_to_a_run_file(tmp_path):
     done = cli(blocked, ["snapshot", tmp_path / "baseline.toml", tmp_path / "queries.tsv",
                          "-o", tmp_path / "run.txt"])
     assert done.returncode == 0, done.stderr
-    assert len((tmp_path / "run.txt").read_text().splitlines()) > 0
+    # the same run as with every extra installed (this process), and one for every query
+    full = tmp_path / "full"
+    full.mkdir()
+    for name in ("corpus.jsonl", "baseline.toml", "queries.tsv"):
+        shutil.copy(STANDIN / name, full / name)
+    assert main(["snapshot", str(full / "baseline.toml"), str(full / "queries.tsv"), "-o",
+                 str(full / "run.txt"), "--quiet"]) == 0
+    text = (tmp_path / "run.txt").read_text()
+    assert text == (full / "run.txt").read_text()
+    queries = [line.split("\t")[0] for line in (STANDIN / "queries.tsv").read_text()
+               .splitlines()[1:]]
+    assert sorted({line.split()[0] for line in text.splitlines()}) == sorted(queries)
     done = cli(blocked, ["snapshot", tmp_path / "baseline.toml", tmp_path / "queries.tsv",
                          "--store", tmp_path / "s.sqlite"])
     assert done.returncode == 2

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rankscope.data.tables import Run
-from rankscope.errors import ConfigError, OptionError, SearchRequestError
+from rankscope.errors import ConfigError, OptionError, RankscopeWarning, SearchRequestError
 from rankscope.search.config import endpoint_from_dict, load_endpoint, open_endpoint
 from rankscope.search.queries import read_queries
 from rankscope.search.types import QueryItem
@@ -61,7 +61,16 @@ def test_a_snapshot_of_the_demo_gives_a_run_in_the_engines_order(demo, tmp_path)
     for line in text.splitlines():
         qid, q0, doc, rank, score, tag = line.split()
         hit = next(r for r in outcome.responses if r.query.query_id == qid).hits[int(rank) - 1]
-        assert (q0, doc, float(score), tag) == ("Q0", hit.doc_id, hit.score, "demo-baseline")
+        # the score column: depth - rank + 1, strictly decreasing in the engine's order
+        assert (q0, doc, float(score), tag) == ("Q0", hit.doc_id, 5 - int(rank) + 1,
+                                                "demo-baseline")
+    with pytest.warns(RankscopeWarning, match="1 query has tied engine scores"):
+        write_run(tmp_path / "engine.txt", outcome.responses, 5, "demo-baseline",
+                  scores="engine")
+    for line in (tmp_path / "engine.txt").read_text().splitlines():
+        qid, _, doc, rank, score, _ = line.split()
+        hit = next(r for r in outcome.responses if r.query.query_id == qid).hits[int(rank) - 1]
+        assert (doc, float(score)) == (hit.doc_id, hit.score)  # the engine's, ties included
     run = Run.read(tmp_path / "run.txt")
     assert run.name == "demo-baseline" and run.n_queries == len(queries)
 
@@ -91,7 +100,13 @@ def test_store_records_every_query_and_a_rerun_is_a_new_snapshot(demo):
                 for h in stored] == expected
         records = snapshot_queries(store, first.snapshot_id)
         assert all(r.status == "ok" and len(r.raw_sha256) == 64 for r in records)
-        assert records[0].request["match"]  # the rendered request is kept
+        # the request as sent is kept: q01 "copy a directory tree", every term ORed
+        assert records[0].request == {
+            "method": "fts5", "index": "demo-tuned.index.sqlite", "text": "copy a directory tree",
+            "match": '"copy" OR "a" OR "directory" OR "tree"', "limit": 10,
+            "weights": [4.0, 1.0]}  # title, text
+        assert [(r.query_id, r.request["text"]) for r in records] == [
+            (q.query_id, q.text) for q in queries]
     finally:
         store.close()
 
@@ -112,7 +127,8 @@ def test_a_failing_query_ends_the_snapshot_as_failed_keeping_what_came_before(tm
         with pytest.raises(SearchRequestError) as caught:
             snap(config, queries, store=store, concurrency=1)
         assert str(caught.value).startswith("query q3: HTTP 400 from POST")
-        assert str(caught.value).endswith("snapshot #1 kept as failed with 2 of 4 queries")
+        assert "; snapshot #1 kept as failed with 2 of 4 queries (rankscope snapshot ... " \
+            "--resume 1 asks the rest)" in str(caught.value)
         info = find_snapshot(store, "shop")
         assert (info.status, info.n_done, info.n_failed) == ("failed", 2, 1)
         assert [r.status for r in snapshot_queries(store, info.id)] == ["ok", "ok", "error",

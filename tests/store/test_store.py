@@ -251,3 +251,22 @@ def test_a_savepoint_rolled_back_leaves_the_rest_of_the_transaction(db_url):
         with store.read() as session:
             names = set(session.scalars(sa.select(Project.name)))
     assert "kept" in names and "refused" not in names
+
+
+def test_the_head_read_from_the_files_is_alembics(tmp_path):
+    """An up-to-date store opens without alembic: its head, read from the files, is right."""
+    import subprocess
+    import sys
+
+    from alembic.script import ScriptDirectory
+
+    from rankscope.store.db import _alembic_config, head_revision, open_store
+
+    with open_store(tmp_path / "s.sqlite") as store, store.engine.connect() as connection:
+        assert head_revision() == ScriptDirectory.from_config(
+            _alembic_config(connection)).get_current_head()
+    code = ("import sys; from rankscope.store.db import open_store; "
+            "open_store(sys.argv[1]).close(); print('alembic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.sqlite")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -102,6 +102,13 @@ def prefs_file(rng: random.Random, qids: list[str], docs: list[str], qrels_prefs
     return "\n".join(lines) + "\n"
 
 
+def run_for(rng: random.Random, qids: list[str], docs: list[str]) -> str:
+    """A run ranking a random subset of ``docs`` for each of ``qids`` (scores tie often)."""
+    lines = [f"{q} Q0 {d} {i} {rng.randint(0, 16) / 8} r"
+             for q in qids for i, d in enumerate(rng.sample(docs, rng.randint(1, len(docs))))]
+    return "\n".join(lines) + "\n"
+
+
 def qrels_jg_file(rng: random.Random, qids: list[str], docs: list[str]) -> str:
     """A random qrels_jg file: several judgment groups per query."""
     lines: list[str] = []

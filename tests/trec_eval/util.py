@@ -63,5 +63,27 @@ def theirs(binary: str, args: list[str], cwd: Path | None = None,
     """Run the reference trec_eval binary."""
     done = subprocess.run([binary, *args], cwd=cwd, input=stdin, capture_output=True,
                           check=False, timeout=120)
-    return Outcome(done.returncode, done.stdout.decode("latin-1"),
+    # killed by a signal (abort(): SIGABRT): the status a shell reports, 128 + the signal
+    status = done.returncode if done.returncode >= 0 else 128 - done.returncode
+    return Outcome(status, done.stdout.decode("latin-1"),
                    done.stderr.decode("latin-1").replace(binary, "trec_eval"))
+
+
+def case_folder(files: dict[str, str], cwd: str | None, tmp_path: Path) -> Path:
+    """Write a case's input files to ``tmp_path``; the folder to run it in."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return CONFORMANCE if cwd == "conformance" else tmp_path
+
+
+def assert_same(got: Outcome, want: Outcome, stderr_lines: int | None, args: object) -> None:
+    """The same status, the same first ``stderr_lines`` lines of stderr (None: all of it)
+    and the same stdout, except after an abort() (status 134), which loses trec_eval's
+    buffered stdout."""
+    if stderr_lines is None:
+        assert (got.status, got.stderr) == (want.status, want.stderr), args
+    else:
+        assert (got.status, got.stderr.splitlines()[:stderr_lines]) == (
+            want.status, want.stderr.splitlines()[:stderr_lines]), args
+    if want.status != 134:
+        assert got.stdout == want.stdout, args

@@ -14,9 +14,17 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StringConstraints,
+)
 
-from rankscope.app.core import ApiActor, render, settings_of
+from rankscope.app.core import ApiActor, Id, render, settings_of
 from rankscope.errors import ForbiddenError
 from rankscope.services import (
     accounts,
@@ -31,6 +39,14 @@ from rankscope.services import (
     llm_judges,
     projects,
 )
+from rankscope.services.catalog import MAX_TEXT
+from rankscope.services.limits import (
+    MAX_EXPLANATION,
+    MAX_GUIDELINES,
+    MAX_NAME,
+    MAX_NOTE,
+    MAX_URL,
+)
 
 __all__ = ["router"]
 
@@ -38,103 +54,131 @@ router = APIRouter(prefix="/api/v1", tags=["api"])
 docs_router = APIRouter()
 
 
-class ProjectIn(BaseModel):
+class Schema(BaseModel):
+    """Every request body: a field the schema does not name is refused (422), never ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]
+Note = Annotated[str, StringConstraints(max_length=MAX_NOTE)]
+Document = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
+Grade = StrictFloat | StrictInt
+"""A number: ``true`` is not a grade (refused like a grade off the scale)."""
+
+
+class ProjectIn(Schema):
     """A new project."""
 
-    name: str
+    name: Name
 
 
-class MemberIn(BaseModel):
+class MemberIn(Schema):
     """A member to add (or whose role to change)."""
 
-    name: str
-    role: str = "judge"
+    name: Name
+    role: Name = "judge"
 
 
-class QuerySetIn(BaseModel):
-    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text."""
+class QuerySetIn(Schema):
+    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text; or
+    ``collection``: ``irds:NAME``, a public collection the operator allows."""
 
-    name: str
-    text: str
-    source: str | None = None
+    name: Name
+    text: Document = ""
+    source: Name | None = None
+    collection: Name | None = None
 
 
-class EndpointIn(BaseModel):
+class EndpointIn(Schema):
     """An endpoint file's TOML text (credentials only as environment variable names)."""
 
-    toml: str
-    name: str | None = None
+    toml: Document
+    name: Name | None = None
 
 
-class EvaluationIn(BaseModel):
+class EvaluationIn(Schema):
     """A new evaluation."""
 
-    name: str
-    query_set_id: int
-    endpoint_id: int
-    scale: str = "graded"
-    grades_wanted: int = 1
-    strategy: str | None = None
-    metrics: list[str] = Field(default_factory=lambda: ["nDCG@10", "P@10"])
-    transforms: dict[str, str] = Field(default_factory=dict)
-    null_rules: bool = True
-    depth: int = 10
-    guidelines: str = ""
-    baseline_id: int | None = None
-    annotation: str = ""
+    name: Name
+    query_set_id: Id
+    endpoint_id: Id
+    scale: Name = "graded"
+    grades_wanted: StrictInt = 1
+    strategy: Name | None = None
+    metrics: list[Name] = Field(default_factory=lambda: ["nDCG@10", "P@10"], max_length=100)
+    transforms: dict[Name, Note] = Field(default_factory=dict, max_length=20)
+    null_rules: StrictBool = True
+    depth: StrictInt = 10
+    guidelines: Annotated[str, StringConstraints(max_length=MAX_GUIDELINES)] = ""
+    baseline_id: Id | None = None
+    annotation: Note = ""
 
 
-class SettingsIn(BaseModel):
+class SettingsIn(Schema):
     """What may change after creation (a field left out stays as it is)."""
 
-    baseline_id: int | None = None
-    clear_baseline: bool = False
-    annotation: str | None = None
-    guidelines: str | None = None
+    baseline_id: Id | None = None
+    clear_baseline: StrictBool = False
+    annotation: Note | None = None
+    guidelines: Annotated[str, StringConstraints(max_length=MAX_GUIDELINES)] | None = None
 
 
-class GradeIn(BaseModel):
+class GradeIn(Schema):
     """One grade: a value on the scale, or null with a reason (can't tell)."""
 
-    task_id: int
-    value: float | None = None
-    reason: str | None = None
-    explanation: str | None = None
+    task_id: Id
+    value: Grade | None = None
+    reason: Note | None = None
+    explanation: Annotated[str, StringConstraints(max_length=MAX_EXPLANATION)] | None = None
 
 
-class BatchIn(BaseModel):
+class BatchIn(Schema):
     """Grades in one transaction; ``batch_id`` (the client's) makes a retry harmless."""
 
-    batch_id: str
-    grades: list[GradeIn]
+    batch_id: Name
+    grades: list[GradeIn] = Field(max_length=assignment.MAX_BATCH)
 
 
-class AdjudicationIn(BaseModel):
+class AdjudicationIn(Schema):
     """A curator's grade for a disputed result."""
 
-    query_id: str
-    doc_id: str
-    value: float
-    note: str | None = None
+    query_id: Name
+    doc_id: Name
+    value: Grade
+    note: Note | None = None
 
 
-class JudgeIn(BaseModel):
+class JudgeIn(Schema):
     """An LLM judge to attach: endpoint, model, the API key's environment variable."""
 
-    endpoint: str
-    model: str
-    api_key_env: str | None = None
-    max_calls: int = 200
-    counts: bool = False
-    name: str | None = None
+    endpoint: Annotated[str, StringConstraints(max_length=MAX_URL)]
+    model: Name
+    api_key_env: Name | None = None
+    max_calls: StrictInt = 200
+    counts: StrictBool = False
+    name: Name | None = None
 
 
-class UserIn(BaseModel):
+class UserIn(Schema):
     """A new user (admins only)."""
 
-    name: str
-    role: str
-    password: str | None = None
+    name: Name
+    role: Name
+    password: Annotated[str, StringConstraints(max_length=accounts.MAX_PASSWORD)] | None = None
+
+
+class UserUpdateIn(Schema):
+    """What an admin changes of a user (a field left out stays as it is).
+
+    A new password ends every session of the user; ``revoke_tokens`` also
+    revokes their API tokens.
+    """
+
+    role: Name | None = None
+    active: StrictBool | None = None
+    password: Annotated[str, StringConstraints(max_length=accounts.MAX_PASSWORD)] | None = None
+    revoke_tokens: StrictBool = False
 
 
 def _store(request: Request) -> Any:
@@ -160,58 +204,62 @@ def project_create(request: Request, actor: ApiActor, body: ProjectIn) -> dict[s
 
 
 @router.post("/projects/{project_id}/members", status_code=204)
-def member_add(request: Request, actor: ApiActor, project_id: int, body: MemberIn) -> Response:
+def member_add(request: Request, actor: ApiActor, project_id: Id, body: MemberIn) -> Response:
     """Add a member to the project, or change their role."""
     projects.add_member(_store(request), actor, project_id, body.name, body.role)
     return Response(status_code=204)
 
 
 @router.get("/projects/{project_id}/query-sets")
-def query_set_list(request: Request, actor: ApiActor, project_id: int) -> list[dict[str, Any]]:
+def query_set_list(request: Request, actor: ApiActor, project_id: Id) -> list[dict[str, Any]]:
     """The project's query sets."""
     return [q.__dict__ for q in catalog.list_query_sets(_store(request), actor, project_id)]
 
 
 @router.post("/projects/{project_id}/query-sets", status_code=201)
-def query_set_create(request: Request, actor: ApiActor, project_id: int,
+def query_set_create(request: Request, actor: ApiActor, project_id: Id,
                      body: QuerySetIn) -> dict[str, Any]:
-    """Add a query set (a bad line is reported with its number)."""
+    """Add a query set (a bad line is reported with its number), or a collection's queries."""
+    if body.collection and not body.text.strip():
+        return catalog.import_query_set_from_collection(
+            _store(request), actor, project_id, body.name, body.collection,
+            settings_of(request).irds).__dict__
     return catalog.import_query_set(_store(request), actor, project_id, body.name, body.text,
                                     body.source).__dict__
 
 
 @router.get("/query-sets/{query_set_id}/queries")
 def query_set_queries(request: Request, actor: ApiActor,
-                      query_set_id: int) -> list[dict[str, Any]]:
+                      query_set_id: Id) -> list[dict[str, Any]]:
     """The queries of a query set, in order."""
     return catalog.query_set_queries(_store(request), actor, query_set_id)
 
 
 @router.get("/projects/{project_id}/endpoints")
-def endpoint_list(request: Request, actor: ApiActor, project_id: int) -> list[dict[str, Any]]:
+def endpoint_list(request: Request, actor: ApiActor, project_id: Id) -> list[dict[str, Any]]:
     """The project's endpoints."""
     return [e.__dict__ for e in catalog.list_endpoints(_store(request), actor, project_id)]
 
 
 @router.post("/projects/{project_id}/endpoints", status_code=201)
-def endpoint_create(request: Request, actor: ApiActor, project_id: int,
+def endpoint_create(request: Request, actor: ApiActor, project_id: Id,
                     body: EndpointIn) -> dict[str, Any]:
     """Add an endpoint (or replace the one of the same name)."""
     settings = settings_of(request)
     return catalog.save_endpoint(settings.store, actor, project_id, body.toml, name=body.name,
-                                 base_dir=settings.data_dir).__dict__
+                                 boundary=settings.boundary).__dict__
 
 
 @router.get("/projects/{project_id}/evaluations")
 def evaluation_list(request: Request, actor: ApiActor,
-                    project_id: int) -> list[dict[str, Any]]:
+                    project_id: Id) -> list[dict[str, Any]]:
     """The project's evaluations."""
     return [e.to_dict() for e in evaluations.list_evaluations(_store(request), actor,
                                                                project_id)]
 
 
 @router.post("/projects/{project_id}/evaluations", status_code=201)
-def evaluation_create(request: Request, actor: ApiActor, project_id: int,
+def evaluation_create(request: Request, actor: ApiActor, project_id: Id,
                       body: EvaluationIn) -> dict[str, Any]:
     """Create an evaluation (status ``draft``; run it next)."""
     spec = evaluations.EvaluationSpec(**body.model_dump())
@@ -219,13 +267,13 @@ def evaluation_create(request: Request, actor: ApiActor, project_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}")
-def evaluation_get(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+def evaluation_get(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """One evaluation."""
     return evaluations.get_evaluation(_store(request), actor, evaluation_id).to_dict()
 
 
 @router.post("/evaluations/{evaluation_id}/settings")
-def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: int,
+def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: Id,
                         body: SettingsIn) -> dict[str, Any]:
     """Change the baseline, the annotation ("what changed") or the guidelines."""
     baseline: int | str | None = "keep"
@@ -239,13 +287,14 @@ def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: int,
 
 
 @router.post("/evaluations/{evaluation_id}/run")
-def evaluation_run(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+def evaluation_run(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Take the snapshot and create the tasks (answers when done)."""
-    return evaluations.run_evaluation(_store(request), actor, evaluation_id)
+    return evaluations.run_evaluation(_store(request), actor, evaluation_id,
+                                      boundary=settings_of(request).boundary)
 
 
 @router.get("/evaluations/{evaluation_id}/tasks/next")
-def tasks_next(request: Request, actor: ApiActor, evaluation_id: int,
+def tasks_next(request: Request, actor: ApiActor, evaluation_id: Id,
                n: Annotated[int, Query(ge=1, le=assignment.MAX_BATCH)] = 1) -> list[dict[str, Any]]:
     """Lease up to ``n`` tasks to the caller (an empty list: nothing left for them)."""
     return [t.to_dict() for t in assignment.next_tasks(_store(request), actor, evaluation_id,
@@ -253,13 +302,13 @@ def tasks_next(request: Request, actor: ApiActor, evaluation_id: int,
 
 
 @router.get("/tasks/{task_id}")
-def task_get(request: Request, actor: ApiActor, task_id: int) -> dict[str, Any]:
+def task_get(request: Request, actor: ApiActor, task_id: Id) -> dict[str, Any]:
     """One task as the caller sees it (never another grader's grade)."""
     return assignment.task_view(_store(request), actor, task_id, hold=False).to_dict()
 
 
 @router.post("/evaluations/{evaluation_id}/grades")
-def grades_batch(request: Request, actor: ApiActor, evaluation_id: int,
+def grades_batch(request: Request, actor: ApiActor, evaluation_id: Id,
                  body: BatchIn) -> dict[str, Any]:
     """Submit grades in one transaction; the same ``batch_id`` again replays the answer."""
     given = [grading.GradeInput(g.task_id, g.value, g.reason, g.explanation)
@@ -268,45 +317,45 @@ def grades_batch(request: Request, actor: ApiActor, evaluation_id: int,
 
 
 @router.post("/evaluations/{evaluation_id}/undo")
-def grade_undo(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+def grade_undo(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Retract the caller's latest grade of the evaluation."""
     return {"task_id": grading.undo_last(_store(request), actor, evaluation_id)}
 
 
 @router.post("/tasks/{task_id}/later", status_code=204)
-def grade_later(request: Request, actor: ApiActor, task_id: int) -> Response:
+def grade_later(request: Request, actor: ApiActor, task_id: Id) -> Response:
     """Put a task off ("judge later"; not a grade)."""
     grading.judge_later(_store(request), actor, task_id)
     return Response(status_code=204)
 
 
 @router.get("/evaluations/{evaluation_id}/metrics")
-def metrics(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+def metrics(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Every metric's mean and per-query value (what ``rankscope evaluate`` prints)."""
     return dashboards.metrics_report(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/coverage")
-def coverage(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+def coverage(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Coverage of the top ``depth`` and the holes."""
     return dashboards.coverage_report(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/agreement")
-def agreement(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, Any]:
+def agreement(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Agreement between graders, per query, and each grader against the consensus."""
     return adjudication.agreement_report(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/disagreements")
 def disagreements(request: Request, actor: ApiActor,
-                  evaluation_id: int) -> list[dict[str, Any]]:
+                  evaluation_id: Id) -> list[dict[str, Any]]:
     """Results whose graders disagree, widest spread first."""
     return adjudication.disagreements(_store(request), actor, evaluation_id)
 
 
 @router.post("/evaluations/{evaluation_id}/adjudications", status_code=201)
-def adjudicate(request: Request, actor: ApiActor, evaluation_id: int,
+def adjudicate(request: Request, actor: ApiActor, evaluation_id: Id,
                body: AdjudicationIn) -> dict[str, Any]:
     """Settle a result's grade (the graders' grades stay, superseded)."""
     return adjudication.adjudicate(_store(request), actor, evaluation_id, body.query_id,
@@ -314,15 +363,15 @@ def adjudicate(request: Request, actor: ApiActor, evaluation_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}/history")
-def history(request: Request, actor: ApiActor, evaluation_id: int,
+def history(request: Request, actor: ApiActor, evaluation_id: Id,
             scope: str = "endpoint") -> list[dict[str, Any]]:
     """Evaluations of the same query set and endpoint (``scope=query_set``: any endpoint)."""
     return comparison.history(_store(request), actor, evaluation_id, scope)
 
 
 @router.get("/evaluations/{evaluation_id}/compare")
-def compare(request: Request, actor: ApiActor, evaluation_id: int,
-            baseline: int | None = None, test: str = "t",
+def compare(request: Request, actor: ApiActor, evaluation_id: Id,
+            baseline: Id | None = None, test: str = "t",
             correction: str = "holm") -> dict[str, Any]:
     """Against the baseline: deltas, a paired test with a correction, RBO, per-query deltas."""
     return comparison.compare_with_baseline(_store(request), actor, evaluation_id, baseline,
@@ -330,20 +379,20 @@ def compare(request: Request, actor: ApiActor, evaluation_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}/progress")
-def progress(request: Request, actor: ApiActor, evaluation_id: int) -> dict[str, int]:
+def progress(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, int]:
     """What is done and left, for the caller and for the evaluation."""
     return assignment.progress(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/exports")
-def export_list(request: Request, actor: ApiActor, evaluation_id: int) -> list[str]:
+def export_list(request: Request, actor: ApiActor, evaluation_id: Id) -> list[str]:
     """The names of the evaluation's exports (one qrels file per scale its metrics use)."""
     return exchange.exports_of(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/exports/{name}")
-def export(request: Request, actor: ApiActor, evaluation_id: int, name: str,
-           limit: int | None = None) -> Response:
+def export(request: Request, actor: ApiActor, evaluation_id: Id, name: str,
+           limit: Id | None = None) -> Response:
     """An export: grades.csv|tsv|jsonl, qrels.txt, qrels-SCALE.txt, run.txt, quepid.csv,
     rre.json, queries.tsv, holes.csv (``limit``: the next N)."""
     body, media = exchange.export(_store(request), actor, evaluation_id, name, limit=limit)
@@ -351,37 +400,42 @@ def export(request: Request, actor: ApiActor, evaluation_id: int, name: str,
 
 
 @router.get("/evaluations/{evaluation_id}/llm-judges")
-def judge_list(request: Request, actor: ApiActor, evaluation_id: int) -> list[dict[str, Any]]:
+def judge_list(request: Request, actor: ApiActor, evaluation_id: Id) -> list[dict[str, Any]]:
     """The evaluation's LLM judges (curators)."""
     return llm_judges.list_judges(_store(request), actor, evaluation_id)
 
 
 @router.post("/evaluations/{evaluation_id}/llm-judges", status_code=201)
-def judge_attach(request: Request, actor: ApiActor, evaluation_id: int,
+def judge_attach(request: Request, actor: ApiActor, evaluation_id: Id,
                  body: JudgeIn) -> dict[str, Any]:
     """Attach an LLM judge (an OpenAI-compatible endpoint; the key by variable name)."""
     return llm_judges.attach_judge(_store(request), actor, evaluation_id,
-                                   llm_judges.JudgeSpec(**body.model_dump()))
+                                   llm_judges.JudgeSpec(**body.model_dump()),
+                                   boundary=settings_of(request).boundary)
 
 
 @router.post("/llm-judges/{judge_id}/run")
-def judge_run(request: Request, actor: ApiActor, judge_id: int) -> dict[str, Any]:
-    """Run the judge on the open tasks (answers when done, with what the run did)."""
-    from rankscope.app.pages_llm import CACHE_FILE
+def judge_run(request: Request, actor: ApiActor, judge_id: Id,
+              retry_unrateable: bool = False) -> dict[str, Any]:
+    """Run the judge on the open tasks (answers when done, with what the run did);
+    ``retry_unrateable``: ask its last run's unrateable results again, past the cache."""
+    from rankscope.services.boundary import CACHE_FILE
 
-    return llm_judges.run_judge(_store(request), actor, judge_id,
-                                cache=settings_of(request).data_dir / CACHE_FILE)
+    settings = settings_of(request)
+    return llm_judges.run_judge(settings.store, actor, judge_id,
+                                cache=settings.data_dir / CACHE_FILE, boundary=settings.boundary,
+                                retry_unrateable=retry_unrateable)
 
 
 @router.post("/llm-judges/{judge_id}/counts")
-def judge_counts(request: Request, actor: ApiActor, judge_id: int,
+def judge_counts(request: Request, actor: ApiActor, judge_id: Id,
                  counts: bool) -> dict[str, Any]:
     """Let the judge's grades count toward the grades wanted and the metrics, or not."""
     return llm_judges.set_counts(_store(request), actor, judge_id, counts)
 
 
 @router.post("/evaluations/{evaluation_id}/imports")
-def import_grades(request: Request, actor: ApiActor, evaluation_id: int,
+def import_grades(request: Request, actor: ApiActor, evaluation_id: Id,
                   data: Annotated[bytes, Body(media_type="application/octet-stream")],
                   format: str = "grades", filename: str = "upload.csv",
                   rater: str | None = None) -> dict[str, Any]:
@@ -404,6 +458,20 @@ def user_create(request: Request, actor: ApiActor, body: UserIn) -> dict[str, An
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
     made = accounts.create_user(_store(request), body.name, body.role, body.password)
+    return {"id": made.user_id, "name": made.name, "role": made.role}
+
+
+@router.post("/users/{user_id}")
+def user_update(request: Request, actor: ApiActor, user_id: Id,
+                body: UserUpdateIn) -> dict[str, Any]:
+    """Change a user's role, activity or password (admins only); a new password ends their
+    sessions, and ``revoke_tokens`` revokes their API tokens."""
+    if not actor.is_admin:
+        raise ForbiddenError("only admins manage users")
+    if user_id == actor.user_id and (body.active is False or body.role not in (None, "admin")):
+        raise ForbiddenError("an admin cannot deactivate or demote themselves")
+    made = accounts.update_user(_store(request), user_id, role=body.role, active=body.active,
+                                password=body.password, revoke_tokens=body.revoke_tokens)
     return {"id": made.user_id, "name": made.name, "role": made.role}
 
 

@@ -8,23 +8,30 @@ here, once: :class:`~rankscope.errors.AuthError` 401 (a page redirects to
 ``/login``), :class:`~rankscope.errors.ForbiddenError` 403,
 :class:`~rankscope.errors.NotFoundError` 404,
 :class:`~rankscope.errors.ConflictError` 409, bad input 400; the API answers
-``{"error": message}``, a page shows the message.
+``{"error": message}``, a page shows the message. A request its schema
+refuses (an unknown JSON field, an id out of range, a text too long, a
+grade that is not a number) is a 422 naming the field, never echoing the
+value.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import annotated_types
 from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from rankscope.app.security import COOKIE, BodyLimit, CrossOriginGuard
+from rankscope.app.security import COOKIE, BodyLimit, CrossOriginGuard, SecurityHeaders
 from rankscope.errors import (
     AppError,
     AuthError,
@@ -34,7 +41,9 @@ from rankscope.errors import (
     RankscopeError,
 )
 from rankscope.services.accounts import Actor, LoginLimiter, resolve_session, resolve_token
+from rankscope.services.boundary import Boundary
 from rankscope.services.exchange import MAX_UPLOAD
+from rankscope.services.limits import MAX_ID
 
 if TYPE_CHECKING:
     from rankscope.store.db import Store
@@ -42,11 +51,35 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiActor",
     "AppSettings",
+    "Id",
     "PageActor",
     "create_app",
+    "form_id",
     "render",
     "settings_of",
 ]
+
+
+Id = Annotated[int, annotated_types.Interval(ge=1, le=MAX_ID)]
+"""An id in a path, a query, a form or a body: 1 to 2^31 - 1 (else 422, never a 500)."""
+
+
+def form_id(text: str, what: str) -> int | None:
+    """An optional id typed in a form: None when empty, OptionError (400) when not an id.
+
+    Examples
+    --------
+    >>> form_id(" 12 ", "the baseline"), form_id("", "the baseline")
+    (12, None)
+    """
+    from rankscope.errors import OptionError
+
+    text = text.strip()
+    if not text:
+        return None
+    if not text.isdigit() or not 1 <= int(text) <= MAX_ID:
+        raise OptionError(f"{what} is an evaluation's number, not {text[:40]!r}")
+    return int(text)
 
 
 @dataclass
@@ -55,9 +88,18 @@ class AppSettings:
 
     store: Store
     data_dir: Path
+    boundary: Boundary
+    """What the operator lets web users make the server do (files, variables, hosts)."""
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
     runs: dict[int, threading.Thread] = field(default_factory=dict)
     """Evaluation runs going on in the background (pages start them, then poll)."""
+
+    @property
+    def irds(self) -> tuple[str, ...]:
+        """The ir_datasets collections (name patterns) curators may use: query sets and
+        embedded corpora named ``irds:NAME`` (``rankscope serve --irds``, the boundary's);
+        none by default."""
+        return self.boundary.irds
 
 
 class LoginRequired(Exception):
@@ -107,7 +149,37 @@ def templates() -> Jinja2Templates:
         _TEMPLATES = Jinja2Templates(directory=str(folder))
         _TEMPLATES.env.filters["markdown"] = markdown
         _TEMPLATES.env.filters["num"] = number
+        _TEMPLATES.env.filters["http_url"] = http_url
     return _TEMPLATES
+
+
+_URL_NOISE = str.maketrans("", "", "\t\n\r")
+
+
+def http_url(value: Any) -> str:
+    """A result's link as a page may use it: an http(s) URL, else "" (shown as text only).
+
+    Browsers drop tabs and newlines anywhere in a URL and leading control
+    characters and spaces, so ``java\tscript:`` and `` JaVaScRiPt:`` are the
+    same scheme to them: the check runs on the URL as a browser reads it.
+
+    Examples
+    --------
+    >>> http_url(" https://example.org/a?b=1")
+    'https://example.org/a?b=1'
+    >>> [http_url(u) for u in ("JaVaScRiPt:alert(1)", "java\tscript:x", "data:text/html,x",
+    ...                         "vbscript:x", "/relative", "//evil.example/x")]
+    ['', '', '', '', '', '']
+    """
+    if not isinstance(value, str):
+        return ""
+    text = value.translate(_URL_NOISE).strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b"
+                                             "\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16"
+                                             "\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+    scheme, sep, rest = text.partition(":")
+    if sep and scheme.lower() in ("http", "https") and rest.startswith("//") and len(rest) > 2:
+        return text
+    return ""
 
 
 def markdown(text: str | None) -> str:
@@ -157,6 +229,18 @@ def _error(request: Request, exc: Exception) -> Response:
     return render(request, "error.html", {"status": status, "message": str(exc)}, status)
 
 
+def _invalid(request: Request, exc: Exception) -> Response:
+    """A request the schema refuses: 422 naming each field and why, never echoing the value."""
+    problems = []
+    for error in getattr(exc, "errors", list)()[:10]:
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        problems.append(f"{where or 'the body'}: {error.get('msg', 'invalid')}")
+    message = "; ".join(problems) or "the request does not fit its schema"
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": message}, status_code=422)
+    return render(request, "error.html", {"status": 422, "message": message}, 422)
+
+
 def _login_redirect(request: Request, exc: Exception) -> Response:
     from urllib.parse import quote
 
@@ -166,8 +250,9 @@ def _login_redirect(request: Request, exc: Exception) -> Response:
     return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
 
 
-def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | None = None,
-               max_upload: int = MAX_UPLOAD + 1024 * 1024) -> Any:
+def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None = None,
+               limiter: LoginLimiter | None = None, max_upload: int = MAX_UPLOAD + 1024 * 1024,
+               forwarded_allow_ips: str | None = None, irds: Sequence[str] = ()) -> Any:
     """The ASGI application over an open store (SQLite: give it a ThreadWriter).
 
     Parameters
@@ -175,11 +260,22 @@ def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | No
     store : Store
         Where everything is kept.
     data_dir : path
-        Where endpoints' relative paths start (an embedded engine's corpus).
+        The app's own files (the LLM answer cache).
+    boundary : Boundary, optional
+        What web users may make the server do (default: endpoints' files
+        inside ``data_dir``, no environment variable, public hosts only).
     limiter : LoginLimiter, optional
-        Sign-in attempts allowed (default 5 per account, 20 per address, in 5 minutes).
+        Sign-in attempts allowed (default 5 per account and address, 20 per
+        address, in 5 minutes).
     max_upload : int
         The largest request body accepted (bytes).
+    forwarded_allow_ips : str, optional
+        The proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are
+        believed (comma-separated addresses or ranges, ``*`` for any); None:
+        nobody's, the client is the connection's peer.
+    irds : sequence of str
+        Patterns of the ir_datasets collections curators may name (``beir/*``);
+        given, they replace the boundary's (:attr:`Boundary.irds`).
     """
     from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
 
@@ -187,14 +283,25 @@ def create_app(store: Store, data_dir: str | Path, *, limiter: LoginLimiter | No
                   openapi_url="/api/openapi.json",
                   description="The judging app's JSON API: `Authorization: Bearer TOKEN` "
                   "(`rankscope user token NAME`).")
-    app.state.settings = AppSettings(store=store, data_dir=Path(data_dir),
+    if boundary is None:
+        boundary = Boundary.for_server(store, data_dir)
+    if irds:
+        boundary = dataclasses.replace(boundary, irds=tuple(irds))
+    app.state.settings = AppSettings(store=store, data_dir=Path(data_dir), boundary=boundary,
                                      limiter=limiter or LoginLimiter())
     static = resources.files("rankscope.app") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     app.add_exception_handler(RankscopeError, _error)
+    app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(LoginRequired, _login_redirect)
     for module in (pages, pages_grading, pages_dashboards, pages_llm, api):
         app.include_router(module.router)
     app.include_router(api.docs_router)
-    # outermost first: refuse oversized bodies, then cross-origin writes
-    return BodyLimit(CrossOriginGuard(app), max_upload)
+    # outermost first: headers on every answer, the client's address from a trusted
+    # proxy only, then refuse oversized bodies, then cross-origin writes
+    guarded: Any = BodyLimit(CrossOriginGuard(app), max_upload)
+    if forwarded_allow_ips:
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        guarded = ProxyHeadersMiddleware(guarded, trusted_hosts=forwarded_allow_ips)
+    return SecurityHeaders(guarded)

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from rankscope.app.core import PageActor, render, settings_of
+from rankscope.app.core import Id, PageActor, form_id, render, settings_of
 from rankscope.app.security import COOKIE
 from rankscope.errors import AuthError, ForbiddenError, InputError
 from rankscope.services import accounts, catalog, evaluations, projects
@@ -44,7 +44,7 @@ def login(request: Request, name: Annotated[str, Form()], password: Annotated[st
     except AuthError as exc:
         settings.limiter.failed(name, address)
         return render(request, "login.html", {"next": _safe_next(next), "error": str(exc)}, 401)
-    settings.limiter.succeeded(name)
+    settings.limiter.succeeded(name, address)
     token = accounts.create_session(settings.store, actor)
     response = RedirectResponse(_safe_next(next), status_code=303)
     response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
@@ -80,7 +80,7 @@ def project_create(request: Request, actor: PageActor,
 
 
 @router.get("/projects/{project_id}", response_class=HTMLResponse)
-def project_page(request: Request, actor: PageActor, project_id: int) -> Response:
+def project_page(request: Request, actor: PageActor, project_id: Id) -> Response:
     store = settings_of(request).store
     project = projects.get_project(store, actor, project_id)
     context = {
@@ -90,12 +90,14 @@ def project_page(request: Request, actor: PageActor, project_id: int) -> Respons
         "evaluations": evaluations.list_evaluations(store, actor, project_id),
         "members": projects.list_members(store, actor, project_id),
         "can_curate": projects.RANK[project.role] >= projects.RANK["curator"],
+        "irds": settings_of(request).irds,
+        "boundary": settings_of(request).boundary,
     }
     return render(request, "project.html", context, actor=actor)
 
 
 @router.post("/projects/{project_id}/members")
-def member_add(request: Request, actor: PageActor, project_id: int,
+def member_add(request: Request, actor: PageActor, project_id: Id,
                name: Annotated[str, Form()], role: Annotated[str, Form()]) -> Response:
     projects.add_member(settings_of(request).store, actor, project_id, name, role)
     return RedirectResponse(f"/projects/{project_id}", status_code=303)
@@ -114,20 +116,27 @@ async def _upload_text(upload: UploadFile | None, text: str) -> tuple[str, str |
 
 
 @router.post("/projects/{project_id}/query-sets")
-async def query_set_create(request: Request, actor: PageActor, project_id: int,
+async def query_set_create(request: Request, actor: PageActor, project_id: Id,
                            name: Annotated[str, Form()],
                            text: Annotated[str, Form()] = "",
-                           file: Annotated[UploadFile | None, File()] = None) -> Response:
+                           file: Annotated[UploadFile | None, File()] = None,
+                           collection: Annotated[str, Form()] = "") -> Response:
     from starlette.concurrency import run_in_threadpool
 
+    settings = settings_of(request)
     content, filename = await _upload_text(file, text)
-    view = await run_in_threadpool(catalog.import_query_set, settings_of(request).store, actor,
+    if collection.strip() and not content.strip():
+        view = await run_in_threadpool(catalog.import_query_set_from_collection,
+                                       settings.store, actor, project_id, name, collection,
+                                       settings.irds)
+        return RedirectResponse(f"/query-sets/{view.id}", status_code=303)
+    view = await run_in_threadpool(catalog.import_query_set, settings.store, actor,
                                    project_id, name, content, filename)
     return RedirectResponse(f"/query-sets/{view.id}", status_code=303)
 
 
 @router.get("/query-sets/{query_set_id}", response_class=HTMLResponse)
-def query_set_page(request: Request, actor: PageActor, query_set_id: int) -> Response:
+def query_set_page(request: Request, actor: PageActor, query_set_id: Id) -> Response:
     store = settings_of(request).store
     view = catalog.get_query_set(store, actor, query_set_id)
     queries = catalog.query_set_queries(store, actor, query_set_id)
@@ -136,22 +145,22 @@ def query_set_page(request: Request, actor: PageActor, query_set_id: int) -> Res
 
 
 @router.post("/projects/{project_id}/endpoints")
-def endpoint_save(request: Request, actor: PageActor, project_id: int,
+def endpoint_save(request: Request, actor: PageActor, project_id: Id,
                   toml: Annotated[str, Form()], name: Annotated[str, Form()] = "") -> Response:
     settings = settings_of(request)
     catalog.save_endpoint(settings.store, actor, project_id, toml, name=name.strip() or None,
-                          base_dir=settings.data_dir)
+                          boundary=settings.boundary)
     return RedirectResponse(f"/projects/{project_id}", status_code=303)
 
 
 @router.get("/endpoints/{endpoint_id}", response_class=HTMLResponse)
-def endpoint_page(request: Request, actor: PageActor, endpoint_id: int) -> Response:
+def endpoint_page(request: Request, actor: PageActor, endpoint_id: Id) -> Response:
     view = catalog.get_endpoint(settings_of(request).store, actor, endpoint_id)
     return render(request, "endpoint.html", {"endpoint": view}, actor=actor)
 
 
 @router.get("/projects/{project_id}/evaluations/new", response_class=HTMLResponse)
-def evaluation_form(request: Request, actor: PageActor, project_id: int) -> Response:
+def evaluation_form(request: Request, actor: PageActor, project_id: Id) -> Response:
     store = settings_of(request).store
     project = projects.get_project(store, actor, project_id)
     if projects.RANK[project.role] < projects.RANK["curator"]:
@@ -165,9 +174,9 @@ def evaluation_form(request: Request, actor: PageActor, project_id: int) -> Resp
 
 @router.post("/projects/{project_id}/evaluations")
 def evaluation_create(
-    request: Request, actor: PageActor, project_id: int,
-    name: Annotated[str, Form()], query_set_id: Annotated[int, Form()],
-    endpoint_id: Annotated[int, Form()], scale: Annotated[str, Form()] = "graded",
+    request: Request, actor: PageActor, project_id: Id,
+    name: Annotated[str, Form()], query_set_id: Annotated[Id, Form()],
+    endpoint_id: Annotated[Id, Form()], scale: Annotated[str, Form()] = "graded",
     grades_wanted: Annotated[int, Form()] = 1, strategy: Annotated[str, Form()] = "",
     metrics: Annotated[str, Form()] = "nDCG@10, P@10", transforms: Annotated[str, Form()] = "",
     null_rules: Annotated[str, Form()] = "", depth: Annotated[int, Form()] = 10,
@@ -184,7 +193,7 @@ def evaluation_create(
         grades_wanted=grades_wanted, strategy=strategy or None,
         metrics=[m.strip() for m in metrics.replace("\n", ",").split(",") if m.strip()],
         transforms=rules, null_rules=bool(null_rules), depth=depth, guidelines=guidelines,
-        baseline_id=int(baseline_id) if baseline_id.strip() else None, annotation=annotation)
+        baseline_id=form_id(baseline_id, "the baseline"), annotation=annotation)
     view = evaluations.create_evaluation(settings_of(request).store, actor, project_id, spec)
     return RedirectResponse(f"/evaluations/{view.id}", status_code=303)
 
@@ -223,17 +232,39 @@ def user_create(request: Request, actor: PageActor, name: Annotated[str, Form()]
 
 
 @router.post("/admin/users/{user_id}")
-def user_update(request: Request, actor: PageActor, user_id: int,
+def user_update(request: Request, actor: PageActor, user_id: Id,
                 role: Annotated[str, Form()] = "", active: Annotated[str, Form()] = "",
-                password: Annotated[str, Form()] = "") -> Response:
+                password: Annotated[str, Form()] = "",
+                revoke_tokens: Annotated[str, Form()] = "") -> Response:
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
     if user_id == actor.user_id and (active == "no" or role not in ("", "admin")):
         raise ForbiddenError("an admin cannot deactivate or demote themselves")
     accounts.update_user(settings_of(request).store, user_id, role=role or None,
                          active={"yes": True, "no": False}.get(active),
-                         password=password or None)
+                         password=password or None, revoke_tokens=bool(revoke_tokens))
     return RedirectResponse("/admin/users", status_code=303)
+
+
+@router.post("/account/password", response_class=HTMLResponse)
+def password_change(request: Request, actor: PageActor, current: Annotated[str, Form()],
+                    new: Annotated[str, Form()],
+                    revoke_tokens: Annotated[str, Form()] = "") -> Response:
+    settings = settings_of(request)
+    address = request.client.host if request.client else "?"
+    if not settings.limiter.allowed(actor.name, address):
+        raise ForbiddenError("too many failed attempts: wait a few minutes")
+    try:
+        ended = accounts.change_password(settings.store, actor, current, new,
+                                         keep_session=request.cookies.get(COOKIE),
+                                         revoke_tokens=bool(revoke_tokens))
+    except AuthError as exc:
+        settings.limiter.failed(actor.name, address)
+        raise ForbiddenError(str(exc)) from None
+    context = _users_context(request, actor)
+    context["message"] = (f"Password changed; {ended} other session(s) ended"
+                          + ("; your API tokens are revoked" if revoke_tokens else "") + ".")
+    return render(request, "account.html", context, actor=actor)
 
 
 @router.post("/admin/tokens", response_class=HTMLResponse)
@@ -248,7 +279,7 @@ def token_create(request: Request, actor: PageActor, user: Annotated[str, Form()
 
 
 @router.post("/admin/tokens/{token_id}/revoke")
-def token_revoke(request: Request, actor: PageActor, token_id: int,
+def token_revoke(request: Request, actor: PageActor, token_id: Id,
                  back: Annotated[str, Form()] = "") -> Response:
     accounts.revoke_token(settings_of(request).store, token_id, actor)
     target = "/admin/users" if actor.is_admin and back != "/account" else "/account"

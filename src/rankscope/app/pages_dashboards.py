@@ -11,7 +11,7 @@ from fastapi import UploadFile as Upload
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
-from rankscope.app.core import PageActor, render, settings_of
+from rankscope.app.core import Id, PageActor, form_id, render, settings_of
 from rankscope.app.svg import delta_bars, line_chart
 from rankscope.errors import ForbiddenError, InputError, OptionError, RankscopeError
 from rankscope.services import (
@@ -30,13 +30,13 @@ __all__ = ["router"]
 router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
 
 
-def _can_curate(request: Request, actor: Actor, project_id: int) -> bool:
+def _can_curate(request: Request, actor: Actor, project_id: Id) -> bool:
     view = projects.get_project(settings_of(request).store, actor, project_id)
     return projects.RANK[view.role] >= projects.RANK["curator"]
 
 
 @router.get("/evaluations/{evaluation_id}", response_class=HTMLResponse)
-def evaluation_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+def evaluation_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     store = settings_of(request).store
     ev = evaluations.get_evaluation(store, actor, evaluation_id)
     curate = _can_curate(request, actor, ev.project_id)
@@ -50,13 +50,13 @@ def evaluation_page(request: Request, actor: PageActor, evaluation_id: int) -> R
 
 
 @router.get("/evaluations/{evaluation_id}/status", response_class=HTMLResponse)
-def evaluation_status(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+def evaluation_status(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
     return render(request, "_status.html", {"evaluation": ev}, actor=actor)
 
 
 @router.post("/evaluations/{evaluation_id}/run")
-def evaluation_run(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+def evaluation_run(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     settings = settings_of(request)
     ev = evaluations.get_evaluation(settings.store, actor, evaluation_id)
     if not _can_curate(request, actor, ev.project_id):
@@ -67,7 +67,8 @@ def evaluation_run(request: Request, actor: PageActor, evaluation_id: int) -> Re
             # the outcome (ready, or failed with its error) is recorded on the evaluation,
             # which the page polls; nothing is left to report from this thread
             with contextlib.suppress(Exception):
-                evaluations.run_evaluation(settings.store, actor, evaluation_id)
+                evaluations.run_evaluation(settings.store, actor, evaluation_id,
+                                           boundary=settings.boundary)
 
         thread = threading.Thread(target=work, name=f"run-{evaluation_id}", daemon=True)
         settings.runs[evaluation_id] = thread
@@ -76,18 +77,18 @@ def evaluation_run(request: Request, actor: PageActor, evaluation_id: int) -> Re
 
 
 @router.post("/evaluations/{evaluation_id}/settings")
-def evaluation_settings(request: Request, actor: PageActor, evaluation_id: int,
+def evaluation_settings(request: Request, actor: PageActor, evaluation_id: Id,
                         baseline_id: Annotated[str, Form()] = "",
                         annotation: Annotated[str, Form()] = "",
                         guidelines: Annotated[str | None, Form()] = None) -> Response:
     evaluations.update_evaluation(
         settings_of(request).store, actor, evaluation_id,
-        baseline_id=int(baseline_id) if baseline_id.strip() else None,
+        baseline_id=form_id(baseline_id, "the baseline"),
         annotation=annotation, guidelines=guidelines)
     return RedirectResponse(f"/evaluations/{evaluation_id}", status_code=303)
 
 
-def _dashboard(request: Request, actor: Actor, evaluation_id: int, name: str, tab: str,
+def _dashboard(request: Request, actor: Actor, evaluation_id: Id, name: str, tab: str,
                **context: object) -> Response:
     ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
     return render(request, name, {"evaluation": ev, "tab": tab, "can_curate": True, **context},
@@ -95,7 +96,7 @@ def _dashboard(request: Request, actor: Actor, evaluation_id: int, name: str, ta
 
 
 @router.get("/evaluations/{evaluation_id}/metrics", response_class=HTMLResponse)
-def metrics_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+def metrics_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     store = settings_of(request).store
     report = dashboards.metrics_report(store, actor, evaluation_id)
     coverage = dashboards.coverage_report(store, actor, evaluation_id)
@@ -104,28 +105,28 @@ def metrics_page(request: Request, actor: PageActor, evaluation_id: int) -> Resp
 
 
 @router.get("/evaluations/{evaluation_id}/snapshot/{query_id}", response_class=HTMLResponse)
-def drill_page(request: Request, actor: PageActor, evaluation_id: int,
+def drill_page(request: Request, actor: PageActor, evaluation_id: Id,
                query_id: str) -> Response:
     found = dashboards.drill_down(settings_of(request).store, actor, evaluation_id, query_id)
     return _dashboard(request, actor, evaluation_id, "drill.html", "metrics", drill=found)
 
 
 @router.get("/evaluations/{evaluation_id}/coverage", response_class=HTMLResponse)
-def coverage_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+def coverage_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     report = dashboards.coverage_report(settings_of(request).store, actor, evaluation_id)
     return _dashboard(request, actor, evaluation_id, "coverage.html", "coverage",
                       coverage=report)
 
 
 @router.get("/evaluations/{evaluation_id}/agreement", response_class=HTMLResponse)
-def agreement_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+def agreement_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     report = adjudication.agreement_report(settings_of(request).store, actor, evaluation_id)
     return _dashboard(request, actor, evaluation_id, "agreement.html", "agreement",
                       agreement=report)
 
 
 @router.get("/evaluations/{evaluation_id}/disagreements", response_class=HTMLResponse)
-def disagreements_page(request: Request, actor: PageActor, evaluation_id: int,
+def disagreements_page(request: Request, actor: PageActor, evaluation_id: Id,
                        message: str | None = None) -> Response:
     store = settings_of(request).store
     found = adjudication.disagreements(store, actor, evaluation_id)
@@ -140,7 +141,7 @@ def disagreements_page(request: Request, actor: PageActor, evaluation_id: int,
 
 
 @router.post("/evaluations/{evaluation_id}/adjudicate")
-def adjudicate(request: Request, actor: PageActor, evaluation_id: int,
+def adjudicate(request: Request, actor: PageActor, evaluation_id: Id,
                query_id: Annotated[str, Form()], doc_id: Annotated[str, Form()],
                value: Annotated[str, Form()], note: Annotated[str, Form()] = "") -> Response:
     from urllib.parse import quote
@@ -157,7 +158,7 @@ def adjudicate(request: Request, actor: PageActor, evaluation_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}/history", response_class=HTMLResponse)
-def history_page(request: Request, actor: PageActor, evaluation_id: int,
+def history_page(request: Request, actor: PageActor, evaluation_id: Id,
                  scope: str = "endpoint") -> Response:
     rows = comparison.history(settings_of(request).store, actor, evaluation_id, scope)
     metrics = list(rows[-1]["mean"]) if rows else []
@@ -171,8 +172,8 @@ def history_page(request: Request, actor: PageActor, evaluation_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}/compare", response_class=HTMLResponse)
-def compare_page(request: Request, actor: PageActor, evaluation_id: int,
-                 baseline: int | None = None, test: str = "t", correction: str = "holm",
+def compare_page(request: Request, actor: PageActor, evaluation_id: Id,
+                 baseline: Id | None = None, test: str = "t", correction: str = "holm",
                  metric: str | None = None) -> Response:
     store = settings_of(request).store
     ev = evaluations.get_evaluation(store, actor, evaluation_id)
@@ -204,8 +205,8 @@ def compare_page(request: Request, actor: PageActor, evaluation_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}/export/{name}")
-def export_file(request: Request, actor: PageActor, evaluation_id: int, name: str,
-                limit: int | None = None) -> Response:
+def export_file(request: Request, actor: PageActor, evaluation_id: Id, name: str,
+                limit: Id | None = None) -> Response:
     body, media = exchange.export(settings_of(request).store, actor, evaluation_id, name,
                                   limit=limit)
     return Response(body, media_type=media, headers={
@@ -213,7 +214,7 @@ def export_file(request: Request, actor: PageActor, evaluation_id: int, name: st
 
 
 @router.post("/evaluations/{evaluation_id}/import", response_class=HTMLResponse)
-async def import_file(request: Request, actor: PageActor, evaluation_id: int,
+async def import_file(request: Request, actor: PageActor, evaluation_id: Id,
                       file: Annotated[Upload, File()],
                       format: Annotated[str, Form()] = "grades",
                       rater: Annotated[str, Form()] = "") -> Response:

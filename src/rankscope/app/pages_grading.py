@@ -23,7 +23,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from rankscope.app.core import PageActor, render, settings_of
+from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services import assignment, evaluations, grading, projects
 from rankscope.services.accounts import Actor
@@ -70,7 +70,7 @@ def _label(task: assignment.TaskView, value: float | None) -> str:
     return f"{value:g} {label}".strip()
 
 
-def _context(request: Request, actor: Actor, evaluation_id: int,
+def _context(request: Request, actor: Actor, evaluation_id: Id,
              task: assignment.TaskView | None, message: str | None,
              walking: bool) -> dict[str, Any]:
     store = settings_of(request).store
@@ -91,14 +91,14 @@ def _context(request: Request, actor: Actor, evaluation_id: int,
             "can_curate": projects.RANK[project.role] >= projects.RANK["curator"]}
 
 
-def _answer(request: Request, actor: Actor, evaluation_id: int,
+def _answer(request: Request, actor: Actor, evaluation_id: Id,
             task: assignment.TaskView | None, message: str | None = None,
             walking: bool = False) -> Response:
     context = _context(request, actor, evaluation_id, task, message, walking)
     return render(request, "_task.html" if _hx(request) else "grade.html", context, actor=actor)
 
 
-def _redirect(evaluation_id: int, task_id: int | None, message: str | None,
+def _redirect(evaluation_id: Id, task_id: Id | None, message: str | None,
               walking: bool) -> Response:
     """Where a form posted without htmx goes next (a GET that shows the same thing)."""
     target = (f"/tasks/{task_id}?walk=1" if walking and task_id
@@ -109,8 +109,8 @@ def _redirect(evaluation_id: int, task_id: int | None, message: str | None,
 
 
 @router.get("/evaluations/{evaluation_id}/grade", response_class=HTMLResponse)
-def grade_next(request: Request, actor: PageActor, evaluation_id: int,
-               skip: int | None = None, message: str | None = None) -> Response:
+def grade_next(request: Request, actor: PageActor, evaluation_id: Id,
+               skip: Id | None = None, message: str | None = None) -> Response:
     store = settings_of(request).store
     if skip:  # moving on without grading: the skipped result goes back to the pool
         assignment.release(store, actor, skip)
@@ -121,13 +121,13 @@ def grade_next(request: Request, actor: PageActor, evaluation_id: int,
 
 
 @router.get("/tasks/{task_id}", response_class=HTMLResponse)
-def grade_task(request: Request, actor: PageActor, task_id: int, walk: int = 0,
+def grade_task(request: Request, actor: PageActor, task_id: Id, walk: int = 0,
                message: str | None = None) -> Response:
     task = assignment.task_view(settings_of(request).store, actor, task_id)
     return _answer(request, actor, task.evaluation_id, task, message, walking=bool(walk))
 
 
-def _after(request: Request, actor: Actor, evaluation_id: int, task_id: int,
+def _after(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
            walking: bool) -> tuple[assignment.TaskView | None, bool]:
     """What comes after ``task_id``: the next graded result along the walk, or a new one."""
     store = settings_of(request).store
@@ -140,8 +140,8 @@ def _after(request: Request, actor: Actor, evaluation_id: int, task_id: int,
 
 
 @router.post("/tasks/{task_id}/grade")
-def grade_submit(request: Request, actor: PageActor, task_id: int,
-                 evaluation_id: Annotated[int, Form()], value: Annotated[str, Form()] = "",
+def grade_submit(request: Request, actor: PageActor, task_id: Id,
+                 evaluation_id: Annotated[Id, Form()], value: Annotated[str, Form()] = "",
                  reason: Annotated[str, Form()] = "", explanation: Annotated[str, Form()] = "",
                  walk: Annotated[str, Form()] = "", mode: Annotated[str, Form()] = "",
                  back: Annotated[str, Form()] = "") -> Response:
@@ -168,8 +168,8 @@ def grade_submit(request: Request, actor: PageActor, task_id: int,
 
 
 @router.post("/tasks/{task_id}/later")
-def grade_later(request: Request, actor: PageActor, task_id: int,
-                evaluation_id: Annotated[int, Form()]) -> Response:
+def grade_later(request: Request, actor: PageActor, task_id: Id,
+                evaluation_id: Annotated[Id, Form()]) -> Response:
     store = settings_of(request).store
     grading.judge_later(store, actor, task_id)
     message = "Put off: it comes back after the others"
@@ -183,7 +183,7 @@ def grade_later(request: Request, actor: PageActor, task_id: int,
 
 
 @router.post("/evaluations/{evaluation_id}/undo")
-def grade_undo(request: Request, actor: PageActor, evaluation_id: int,
+def grade_undo(request: Request, actor: PageActor, evaluation_id: Id,
                mode: Annotated[str, Form()] = "", back: Annotated[str, Form()] = "") -> Response:
     store = settings_of(request).store
     task_id = grading.undo_last(store, actor, evaluation_id)
@@ -201,7 +201,7 @@ def grade_undo(request: Request, actor: PageActor, evaluation_id: int,
 # -- the result-list mode -------------------------------------------------------------
 
 
-def _list_context(request: Request, actor: Actor, evaluation_id: int,
+def _list_context(request: Request, actor: Actor, evaluation_id: Id,
                   query_id: str) -> dict[str, Any]:
     store = settings_of(request).store
     tasks = assignment.query_results(store, actor, evaluation_id, query_id)
@@ -219,13 +219,13 @@ def _list_context(request: Request, actor: Actor, evaluation_id: int,
 
 
 @router.get("/evaluations/{evaluation_id}/queries/{query_id}", response_class=HTMLResponse)
-def grade_list(request: Request, actor: PageActor, evaluation_id: int, query_id: str,
+def grade_list(request: Request, actor: PageActor, evaluation_id: Id, query_id: str,
                message: str | None = None) -> Response:
     context = _list_context(request, actor, evaluation_id, query_id)
     return render(request, "grade_list.html", {**context, "message": message}, actor=actor)
 
 
-def _list_row(request: Request, actor: Actor, evaluation_id: int, task_id: int,
+def _list_row(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
               message: str, back: str) -> Response:
     store = settings_of(request).store
     task = assignment.task_view(store, actor, task_id, hold=False)

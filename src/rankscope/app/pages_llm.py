@@ -15,29 +15,29 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from rankscope.app.core import PageActor, render, settings_of
+from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.errors import OptionError
 from rankscope.services import evaluations, llm_judges
 from rankscope.services.accounts import Actor
+from rankscope.services.boundary import CACHE_FILE
 
 __all__ = ["CACHE_FILE", "router", "start_run"]
 
 router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
 
-CACHE_FILE = "llm-answers.sqlite"
-
 
 @router.get("/evaluations/{evaluation_id}/llm", response_class=HTMLResponse)
-def judges_page(request: Request, actor: PageActor, evaluation_id: int) -> Response:
+def judges_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     store = settings_of(request).store
     judges = llm_judges.list_judges(store, actor, evaluation_id)
     ev = evaluations.get_evaluation(store, actor, evaluation_id)
     return render(request, "llm.html", {"evaluation": ev, "judges": judges, "tab": "llm",
-                                        "can_curate": True}, actor=actor)
+                                        "can_curate": True,
+                                        "boundary": settings_of(request).boundary}, actor=actor)
 
 
 @router.post("/evaluations/{evaluation_id}/llm")
-def judge_attach(request: Request, actor: PageActor, evaluation_id: int,
+def judge_attach(request: Request, actor: PageActor, evaluation_id: Id,
                  endpoint: Annotated[str, Form()], model: Annotated[str, Form()],
                  api_key_env: Annotated[str, Form()] = "",
                  max_calls: Annotated[str, Form()] = "200",
@@ -50,12 +50,16 @@ def judge_attach(request: Request, actor: PageActor, evaluation_id: int,
     spec = llm_judges.JudgeSpec(endpoint=endpoint, model=model,
                                 api_key_env=api_key_env.strip() or None, max_calls=calls,
                                 counts=bool(counts), name=name.strip() or None)
-    llm_judges.attach_judge(settings_of(request).store, actor, evaluation_id, spec)
+    settings = settings_of(request)
+    llm_judges.attach_judge(settings.store, actor, evaluation_id, spec,
+                            boundary=settings.boundary)
     return RedirectResponse(f"/evaluations/{evaluation_id}/llm", status_code=303)
 
 
-def start_run(request: Request, actor: Actor, judge_id: int) -> None:
-    """Run the judge on a thread of the server (once at a time per judge)."""
+def start_run(request: Request, actor: Actor, judge_id: Id, *,
+              retry_unrateable: bool = False) -> None:
+    """Run the judge on a thread of the server (once at a time per judge); with
+    ``retry_unrateable``, only its last run's unrateable results, past the cache."""
     settings = settings_of(request)
     key = -judge_id  # the runs map holds evaluations' runs by id; judges' by minus their id
     running = settings.runs.get(key)
@@ -67,7 +71,9 @@ def start_run(request: Request, actor: Actor, judge_id: int) -> None:
         # the outcome (done with its summary, or failed with its error) is recorded on
         # the judge, which the page polls; nothing is left to report from this thread
         with contextlib.suppress(Exception):
-            llm_judges.run_judge(settings.store, actor, judge_id, cache=cache)
+            llm_judges.run_judge(settings.store, actor, judge_id, cache=cache,
+                                 boundary=settings.boundary,
+                                 retry_unrateable=retry_unrateable)
 
     thread = threading.Thread(target=work, name=f"llm-judge-{judge_id}", daemon=True)
     settings.runs[key] = thread
@@ -82,20 +88,21 @@ def start_run(request: Request, actor: Actor, judge_id: int) -> None:
 
 
 @router.post("/llm-judges/{judge_id}/run")
-def judge_run(request: Request, actor: PageActor, judge_id: int) -> Response:
+def judge_run(request: Request, actor: PageActor, judge_id: Id,
+              retry_unrateable: Annotated[str, Form()] = "") -> Response:
     judge = llm_judges.get_judge(settings_of(request).store, actor, judge_id)
-    start_run(request, actor, judge_id)
+    start_run(request, actor, judge_id, retry_unrateable=bool(retry_unrateable))
     return RedirectResponse(f"/evaluations/{judge['evaluation_id']}/llm", status_code=303)
 
 
 @router.post("/llm-judges/{judge_id}/counts")
-def judge_counts(request: Request, actor: PageActor, judge_id: int,
+def judge_counts(request: Request, actor: PageActor, judge_id: Id,
                  counts: Annotated[str, Form()] = "") -> Response:
     judge = llm_judges.set_counts(settings_of(request).store, actor, judge_id, counts == "yes")
     return RedirectResponse(f"/evaluations/{judge['evaluation_id']}/llm", status_code=303)
 
 
 @router.get("/llm-judges/{judge_id}/status", response_class=HTMLResponse)
-def judge_status(request: Request, actor: PageActor, judge_id: int) -> Response:
+def judge_status(request: Request, actor: PageActor, judge_id: Id) -> Response:
     return render(request, "_judge.html", {"j": llm_judges.get_judge(
         settings_of(request).store, actor, judge_id)}, actor=actor)

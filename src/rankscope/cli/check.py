@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -20,10 +21,17 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "than the allowed drop on any metric; pass (exit 0) otherwise; exit 2 for bad input. "
         "Rule, per metric, with d = run - baseline per query (every query with judgments): "
         "a one-sided paired test of H0: mean(d) >= -MAX_DROP against H1: mean(d) < -MAX_DROP; "
-        "a regression when H0 is rejected at level ALPHA.")
-    p.add_argument("qrels", help="qrels file")
-    p.add_argument("run", help="the run to check")
-    p.add_argument("--baseline", required=True, metavar="RUN_B", help="the baseline run")
+        "a regression when H0 is rejected at level ALPHA. RUN and RUN_B are run files or, "
+        "with --store, snapshots (id or name), scored in the engine's order. Each delta is "
+        "printed with its 1 - 2 ALPHA interval; a warning says when the queries are too few "
+        "to detect the margin asked for.")
+    p.add_argument("qrels", help="qrels file, or irds:NAME (an ir_datasets collection)")
+    p.add_argument("run", help="the run to check: a run file, or a snapshot id or name")
+    p.add_argument("--baseline", required=True, metavar="RUN_B",
+                   help="the baseline: a run file, or a snapshot id or name")
+    p.add_argument("--store", metavar="DB", default=os.environ.get("RANKSCOPE_STORE"),
+                   help="the snapshot store RUN and RUN_B are read from when they are not "
+                        "files (default: $RANKSCOPE_STORE)")
     p.add_argument("-m", "--metric", action="append", dest="metrics", required=True,
                    help="metric (repeatable)")
     p.add_argument("--max-drop", type=float, default=0.0,
@@ -31,11 +39,48 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="level of the test (default 0.05)")
     p.add_argument("--test", choices=("t", "wilcoxon"), default="t",
                    help="one-sided paired t-test (default) or Wilcoxon signed-rank")
+    from rankscope.cli.parsing import add_overlap_option, add_ties_option
+
+    add_ties_option(p, default=None,
+                    what="run files (snapshots are always scored in the engine's order): ")
+    add_overlap_option(p)
     p.add_argument("-f", "--format", choices=("text", "json"), default="text")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write the verdict as JUnit XML (one test case per metric), "
+                        "for CI systems that show test reports")
     from rankscope.cli.conventions import add_conventions_option
 
     add_conventions_option(p)
     p.set_defaults(handler=run)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+    """The run and the baseline: file paths as given, snapshots as runs in engine order."""
+    from pathlib import Path
+
+    refs = [args.run, args.baseline]
+    if all(ref == "-" or Path(ref).is_file() for ref in refs):
+        return args.run, args.baseline, []
+    from rankscope.errors import OptionError
+    from rankscope.services.snapshot_diff import snapshot_run
+
+    if not args.store:
+        missing = next(ref for ref in refs if not Path(ref).is_file())
+        raise OptionError(f"{missing!r} is not a file; to name a snapshot, give --store DB "
+                          "(or set RANKSCOPE_STORE)")
+    from rankscope.store.db import open_store
+
+    notes: list[str] = []
+    loaded: list[Any] = []
+    with open_store(args.store) as store:
+        for ref in refs:
+            if ref == "-" or Path(ref).is_file():
+                loaded.append(ref)
+            else:
+                run_t, said = snapshot_run(store, ref)
+                loaded.append(run_t)
+                notes.extend(said)
+    return loaded[0], loaded[1], notes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,9 +88,17 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.render.tabular import format_value
     from rankscope.services.regression import check_regression
 
-    result = check_regression(args.qrels, args.run, args.baseline, args.metrics,
+    run_in, base_in, notes = _inputs(args)
+    result = check_regression(args.qrels, run_in, base_in, args.metrics,
                               max_drop=args.max_drop, alpha=args.alpha, test=args.test,
-                              conventions=args.conventions)
+                              conventions=args.conventions, ties=args.ties,
+                              allow_no_overlap=args.allow_no_overlap, notes=notes)
+    for note in notes:
+        sys.stderr.write(f"rankscope check: warning: {note}\n")
+    if args.junit:
+        from rankscope.cli.parsing import write_text
+
+        write_text(args.junit, result.to_junit())
     out = sys.stdout
     if args.format == "json":
         out.write(json.dumps(result.to_dict(), indent=2) + "\n")
@@ -53,15 +106,26 @@ def run(args: argparse.Namespace) -> int:
     test = "paired t-test" if result.test == "t" else "Wilcoxon signed-rank test"
     out.write(f"{result.run!r} vs baseline {result.baseline!r}: one-sided {test}, "
               f"alpha {result.alpha:g}, allowed drop {result.max_drop:g}\n")
-    header = ("metric", "queries", "baseline", "run", "delta", "p", "verdict")
+    level = f"{result.confidence * 100:g}% interval"
+    header = ("metric", "queries", "baseline", "run", "delta", level, "p", "detects",
+              "verdict")
+
+    def interval(low: float, high: float) -> str:
+        if low != low or high != high:  # NaN: fewer than two values
+            return "-"
+        return f"[{low:+.4f}, {high:+.4f}]"
+
     rows = [(c.metric, str(c.n_queries), format_value(c.mean_baseline), format_value(c.mean_run),
-             f"{c.delta:+.4f}", f"{c.p_value:.4g}", "REGRESSION" if c.regression else "ok")
+             f"{c.delta:+.4f}", interval(c.ci_low, c.ci_high), f"{c.p_value:.4g}",
+             "-" if c.detectable is None else f"> {c.detectable:.4f}",
+             "REGRESSION" if c.regression else "ok")
             for c in result.checks]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        out.write("  ".join(c.ljust(w) if i in (0, 6) else c.rjust(w)
+        out.write("  ".join(c.ljust(w) if i in (0, 8) else c.rjust(w)
                             for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
                   + "\n")
+    out.write("(detects: the drop caught with probability 0.8 at these queries' spread)\n")
     failed = sum(c.regression for c in result.checks)
     if failed:
         out.write(f"FAIL: {failed} of {len(result.checks)} metric(s) significantly worse than "

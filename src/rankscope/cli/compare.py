@@ -62,7 +62,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "adjusted p-values, effect sizes and per-query wins / ties / losses.",
     )
     p.add_argument("qrels", help="qrels or raters' judgments file (TREC, JSON, JSONL, CSV, "
-                                 "TSV, Parquet; - = stdin)")
+                                 "TSV, Parquet; - = stdin), or irds:NAME (an ir_datasets "
+                                 "collection)")
     p.add_argument("runs", nargs="+", metavar="run", help="two or more run files")
     p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
                    help="metric to compare on (repeatable)")

@@ -18,7 +18,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "overall, and the ungraded (query, document) pairs: the next batch to grade. QRELS "
         "may be qrels (an empty grade = ungraded) or raters' judgments.",
     )
-    p.add_argument("qrels", help="qrels or judgments file")
+    p.add_argument("qrels", help="qrels or judgments file, or irds:NAME (an ir_datasets "
+                                 "collection)")
     p.add_argument("run", help="run file")
     p.add_argument("-k", type=int, required=True, help="cut-off (>= 1)")
     p.add_argument("--min-grades", type=int, default=1,

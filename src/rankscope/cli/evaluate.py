@@ -17,7 +17,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "the way trec_eval, ranx or ir_measures write them (nDCG@10, ndcg_cut_10, P(rel=2)@5).",
     )
     p.add_argument("qrels", help="qrels or judgments file (TREC, JSON, JSONL, CSV, TSV, "
-                                 "Parquet; - = stdin)")
+                                 "Parquet; - = stdin), or irds:NAME (an ir_datasets collection, "
+                                 "from its local cache)")
     p.add_argument("runs", nargs="+", metavar="run", help="run file(s); - = stdin")
     p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
                    help="metric to compute (repeatable)")

@@ -20,7 +20,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "conventions, and list the metrics whose numbers differ (means, per-query values, "
         "queries averaged), each with the reasons: what a team moving from the tool to "
         "the defaults would see change.")
-    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet; - = stdin)")
+    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet; - = stdin), "
+                                 "or irds:NAME (an ir_datasets collection)")
     p.add_argument("run", help="run file; - = stdin")
     p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
                    help="metric, spelled as the tool spells it (repeatable)")

@@ -48,14 +48,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--segments", type=int, help="probfuse's number of segments (10)")
     p.add_argument("--train-qrels", metavar="QRELS",
                    help="training judgments of the supervised methods (mapfuse, posfuse, "
-                        "probfuse, segfuse, slidefuse, bayesfuse)")
+                        "probfuse, segfuse, slidefuse, bayesfuse); a file or irds:NAME")
     p.add_argument("--depth", type=int, help="use only each run's first DEPTH documents")
     p.add_argument("--name", help="run tag of the fused run (default: the method)")
     p.add_argument("-o", "--output", default="-", help="where to write the fused run (stdout)")
     p.add_argument("-f", "--format", choices=("trec", "json", "jsonl", "csv", "tsv", "parquet"),
                    help="format of the fused run (default: from the output name, else trec)")
     p.add_argument("--optimize", metavar="QRELS",
-                   help="grid-search the method's parameters against these qrels")
+                   help="grid-search the method's parameters against these qrels (a file or "
+                        "irds:NAME)")
     p.add_argument("-m", "--metric", default="nDCG@10",
                    help="metric maximised by --optimize (nDCG@10)")
     p.add_argument("--step", type=float, default=0.1, help="grid step of the weights (0.1)")

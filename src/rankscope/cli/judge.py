@@ -44,11 +44,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
     src = p.add_argument_group("what to grade")
     src.add_argument("--queries", metavar="Q.tsv",
                      help="queries: query_id<TAB>text (a header line may name a 'need' "
-                          "column)")
+                          "column), or irds:NAME (an ir_datasets collection's queries and "
+                          "needs)")
     src.add_argument("--docs", metavar="D.jsonl", help="documents: JSONL with id and text "
-                                                       "fields")
+                                                       "fields, or irds:NAME")
     src.add_argument("--needs", metavar="FILE",
-                     help="information needs, query_id<TAB>need, shown with each query")
+                     help="information needs, query_id<TAB>need, shown with each query "
+                          "(or irds:NAME: a collection's descriptions and narratives)")
     src.add_argument("--store", metavar="DB", default=os.environ.get("RANKSCOPE_STORE"),
                      help="the snapshot store of --snapshot (default: $RANKSCOPE_STORE)")
     src.add_argument("--snapshot", action="append", default=[], metavar="NAME|ID",
@@ -69,10 +71,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
                      help="grade these pairs (CSV/TSV/JSONL with query and document columns, "
                           "or 'query_id doc_id' lines)")
     src.add_argument("--holes-of", metavar="QRELS",
-                     help="leave out pairs already graded in these qrels or judgments")
+                     help="leave out pairs already graded in these qrels or judgments (a "
+                          "file or irds:NAME)")
     src.add_argument("--graded-in", metavar="QRELS",
-                     help="keep only pairs graded in these qrels or judgments (to measure "
-                          "the judge against them)")
+                     help="keep only pairs graded in these qrels or judgments (a file or "
+                          "irds:NAME; to measure the judge against them)")
     src.add_argument("--sample", type=int, metavar="N",
                      help="grade a random sample of N of the pairs (the same for one --seed)")
     src.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
@@ -91,6 +94,16 @@ def register(sub: Any, name: str, help_text: str) -> None:
                          "seed=1 or max_tokens=50 (repeatable; part of the cache key)")
     pr.add_argument("--samples", type=int, default=1,
                     help="answers per pair; grade = majority vote (default 1)")
+    pr.add_argument("--parse", choices=("strict", "lenient"), default="strict",
+                    help="answer reader: strict (default) takes only the format the prompt "
+                         "asks for; lenient also reads grades in free text (and negations)")
+    pr.add_argument("--few-shot", type=int, default=0, metavar="N",
+                    help="show N pairs graded in --few-shot-from, with their grades, before "
+                         "each pair (a fixed selection for --few-shot-seed)")
+    pr.add_argument("--few-shot-from", metavar="QRELS",
+                    help="qrels or judgments the few-shot examples come from")
+    pr.add_argument("--few-shot-seed", type=int, default=0,
+                    help="seed of the few-shot selection (default 0)")
     run = p.add_argument_group("running")
     run.add_argument("-o", "--output", metavar="FILE",
                      help="grades file (CSV; .tsv/.jsonl by name); an existing one is resumed")
@@ -105,11 +118,17 @@ def register(sub: Any, name: str, help_text: str) -> None:
     run.add_argument("--max-tokens", type=int,
                      help="stop before the tokens used would pass this")
     run.add_argument("--dry-run", action="store_true",
-                     help="count pairs, cache hits, calls and tokens; send nothing")
+                     help="count pairs, cache hits, calls and tokens within --max-calls / "
+                          "--max-tokens; send nothing, create no file")
     run.add_argument("--retry-failed", action="store_true",
                      help="ask again the pairs recorded as failed")
+    run.add_argument("--retry-unrateable", action="store_true",
+                     help="ask again the pairs recorded as unrateable, passing over every "
+                          "cached answer that gives no grade")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--human", metavar="JUDGMENTS",
-                     help="report agreement with these human grades at the end")
+                     help="report agreement with these human grades (a file or irds:NAME) "
+                          "at the end")
     run.add_argument("-f", "--format", dest="fmt", choices=("text", "json"), default="text",
                      help="report format")
     p.set_defaults(handler=_judge)
@@ -121,14 +140,22 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "rates and Krippendorff's alpha on the results both graded; with --runs, Kendall's "
         "tau between the system rankings the two sets of grades produce.",
     )
-    agr.add_argument("human", help="human judgments or qrels")
+    agr.add_argument("human", help="human judgments or qrels (a file or irds:NAME)")
     agr.add_argument("llm", help="LLM grades (from rankscope judge)")
     agr.add_argument("--scale", help="grading scale (default: graded when the grades fit)")
     agr.add_argument("--threshold", type=float, default=1,
-                     help="lowest relevant grade, for the binarised kappa (default 1)")
+                     help="lowest relevant grade, for the binarised kappa and the base rates "
+                          "(default 1; >= 2, the TREC RAG / UMBRELA one, is reported too)")
     agr.add_argument("--runs", nargs="+", default=[], metavar="RUN",
                      help="runs to rank under both sets of grades")
     agr.add_argument("-m", "--metric", default="nDCG@10", help="metric for the runs")
+    agr.add_argument("--all-pairs", action="store_true",
+                     help="rank the runs with every pair each side graded (default: only the "
+                          "pairs both graded)")
+    agr.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                     help="resamples of the items for the 95%% intervals of kappa and alpha "
+                          "(default 1000; 0: none)")
+    agr.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     agr.add_argument("-f", "--format", dest="fmt", choices=("text", "json"), default="text")
     agr.set_defaults(handler=_agreement)
 
@@ -149,13 +176,17 @@ def _settings(values: list[str]) -> dict[str, Any]:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from rankscope.errors import OptionError
+    from rankscope import progress
+    from rankscope.errors import IncompleteError, JudgeError, OptionError
     from rankscope.judge.api import judge
 
     missing = [o for o, v in (("--endpoint", args.endpoint), ("--model", args.model))
                if not v]
     if missing:
         raise OptionError(f"{' and '.join(missing)} required (or: rankscope judge agreement)")
+    from rankscope.judge.client import check_endpoint
+
+    check_endpoint(args.endpoint)  # a bad URL is refused before any file is read
     if args.snapshot and not args.store:
         raise OptionError("--snapshot needs --store DB (or RANKSCOPE_STORE)")
     if not args.run and not args.pairs and not args.snapshot:
@@ -165,6 +196,10 @@ def _judge(args: argparse.Namespace) -> int:
         raise OptionError("--queries and --docs are required (or --store and --snapshot)")
     if not args.output and not args.dry_run:
         raise OptionError("give -o FILE for the grades (or --dry-run to count only)")
+    if args.few_shot and not args.few_shot_from:
+        raise OptionError("--few-shot needs --few-shot-from QRELS (the examples' grades)")
+    if args.quiet:
+        progress.set_enabled(False)
     guidelines = ""
     if args.guidelines:
         from rankscope.data._io import read_text
@@ -173,60 +208,118 @@ def _judge(args: argparse.Namespace) -> int:
     fields = None
     if args.doc_fields is not None:
         fields = [f.strip() for f in args.doc_fields.split(",") if f.strip()]
-    result = judge(
-        args.pairs, endpoint=args.endpoint, model=args.model, queries=args.queries,
-        docs=args.docs, needs=args.needs, store=args.store if args.snapshot else None,
-        snapshot=args.snapshot or None, partial=args.partial, runs=args.run,
-        depth=args.depth, holes_of=args.holes_of, graded_in=args.graded_in,
-        sample=args.sample, seed=args.seed, scale=args.scale, prompt=args.prompt,
-        guidelines=guidelines, doc_fields=fields,
-        max_doc_chars=args.max_doc_chars, output=args.output, cache=args.cache,
-        api_key_env=args.api_key_env, auth_header=args.auth_header, rater=args.rater,
-        temperature=args.temperature, settings=_settings(args.setting),
-        samples=args.samples, concurrency=args.concurrency, rpm=args.rpm,
-        timeout=args.timeout, max_retries=args.max_retries, max_calls=args.max_calls,
-        max_tokens=args.max_tokens, dry_run=args.dry_run, retry_failed=args.retry_failed,
-        human=args.human,
-    )
+    with _ProgressBar() as show:
+        result = judge(
+            args.pairs, endpoint=args.endpoint, model=args.model, queries=args.queries,
+            docs=args.docs, needs=args.needs, store=args.store if args.snapshot else None,
+            snapshot=args.snapshot or None, partial=args.partial, runs=args.run,
+            depth=args.depth, holes_of=args.holes_of, graded_in=args.graded_in,
+            sample=args.sample, seed=args.seed, scale=args.scale, prompt=args.prompt,
+            guidelines=guidelines, doc_fields=fields,
+            max_doc_chars=args.max_doc_chars, output=args.output, cache=args.cache,
+            api_key_env=args.api_key_env, auth_header=args.auth_header, rater=args.rater,
+            temperature=args.temperature, settings=_settings(args.setting),
+            samples=args.samples, concurrency=args.concurrency, rpm=args.rpm,
+            timeout=args.timeout, max_retries=args.max_retries, max_calls=args.max_calls,
+            max_tokens=args.max_tokens, dry_run=args.dry_run, retry_failed=args.retry_failed,
+            retry_unrateable=args.retry_unrateable, parse=args.parse,
+            few_shot=args.few_shot, few_shot_from=args.few_shot_from,
+            few_shot_seed=args.few_shot_seed, human=args.human, progress=show,
+        )
     out = sys.stdout
     if args.fmt == "json":
         report: dict[str, Any] = {
             "rater": result.rater, "template_sha256": result.template_sha256,
             "plan": result.plan.to_dict(),
             "usage": None if result.usage is None else result.usage.to_dict(),
+            "examples": [e.key() for e in result.examples],
         }
         if result.agreement is not None:
             report["agreement"] = result.agreement.to_dict()
         out.write(json.dumps(report, indent=2) + "\n")
-        return 0
-    plan = result.plan
-    out.write(f"rater {result.rater}; template sha256 {result.template_sha256[:12]}\n")
-    out.write(f"pairs {plan.pairs}: {plan.already_done} already done, {plan.to_grade} to grade "
-              f"({plan.answers} answers: {plan.cache_hits} in the cache, {plan.calls} calls)\n")
-    out.write(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} "
-              f"completion\n")
-    if result.usage is None:
-        out.write("dry run: no request sent\n")
-        return 0
-    u = result.usage
-    out.write(f"graded {u.graded}, unrateable {u.unrateable}, no majority {u.no_majority}, "
-              f"failed {u.failed}, not reached {u.not_reached}\n")
-    out.write(f"requests {u.requests} ({u.retries} retries), cache hits {u.cache_hits}; "
-              f"tokens {u.prompt_tokens} prompt + {u.completion_tokens} completion "
-              f"({u.saved_tokens} saved by the cache); {u.seconds:.1f} s\n")
-    if u.self_consistency is not None:
-        out.write(f"self-consistency over {args.samples} samples: {u.self_consistency:.3f}\n")
-    if u.stopped:
-        out.write(f"stopped: {u.stopped}; rerun to continue\n")
-    if u.failed:
-        out.write(f"{u.failed} pairs failed; --retry-failed asks them again\n")
-    if args.output:
-        out.write(f"grades in {args.output}\n")
-    if result.agreement is not None:
-        out.write("\n" + format_agreement(result.agreement))
-    elif args.human:
-        out.write(f"no result graded both here and in {args.human}: no agreement to report\n")
+    else:
+        out.write(_report(args, result))
+    out.flush()
+    if result.usage is not None and result.usage.unusable():
+        raise JudgeError(result.usage.unusable())
+    left = result.incomplete()
+    if left:
+        raise IncompleteError(f"incomplete: {left}")
     return 0
+
+
+class _ProgressBar:
+    """The terminal's progress bar of a judging run (nothing elsewhere): ``bar(usage)``
+    shows the pairs done of those to ask, the grades, tokens and cache hits so far, and
+    the time left; the bar is sized at the first call, when the run knows its pairs."""
+
+    def __enter__(self) -> _ProgressBar:
+        import contextlib
+
+        self._stack = contextlib.ExitStack()
+        self._show: Any = None
+        return self
+
+    def __call__(self, usage: Any) -> None:
+        from rankscope import progress
+
+        if self._show is None:
+            self._show = self._stack.enter_context(
+                progress.status_bar(usage.to_grade, "judge", unit="pair"))
+        tokens = usage.prompt_tokens + usage.completion_tokens
+        self._show(usage.finished, f"graded {usage.graded}, unrateable {usage.unrateable}, "
+                                   f"failed {usage.failed}; {tokens} tokens, "
+                                   f"{usage.cache_hits} cached")
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+
+def _report(args: argparse.Namespace, result: Any) -> str:
+    """The text report of a judging run (or of a dry run)."""
+    plan = result.plan
+    lines = [f"rater {result.rater}; template sha256 {result.template_sha256[:12]}"]
+    if result.examples:
+        shown = ", ".join(f"{e.query_id} {e.doc_id} ({e.grade:g})" for e in result.examples)
+        lines.append(f"few-shot examples ({len(result.examples)}, seed "
+                     f"{args.few_shot_seed}): {shown}")
+    earlier = (f", {plan.failed_earlier} failed earlier (--retry-failed asks them again)"
+               if plan.failed_earlier else "")
+    lines.append(f"pairs {plan.pairs}: {plan.already_done} already done{earlier}, "
+                 f"{plan.to_grade} to grade ({plan.answers} answers: {plan.cache_hits} in the "
+                 f"cache, {plan.calls} calls)")
+    lines.append(f"estimated tokens: {plan.prompt_tokens} prompt + {plan.completion_tokens} "
+                 "completion")
+    u = result.usage
+    if u is None:
+        if plan.stopped_by:
+            lines.append(f"{plan.stopped_by} would stop the run: {plan.not_reached} pairs "
+                         "would not be reached")
+        lines.append("dry run: no request sent, no file written")
+        return "\n".join(lines) + "\n"
+    if u.repaired:
+        lines.append(f"grades file repaired: {u.repaired}")
+    lines.append(f"graded {u.graded}, unrateable {u.unrateable}, no majority {u.no_majority}, "
+                 f"failed {u.failed}, not reached {u.not_reached}")
+    lines.append(f"requests {u.requests} ({u.retries} retries), cache hits {u.cache_hits}; "
+                 f"tokens {u.prompt_tokens} prompt + {u.completion_tokens} completion "
+                 f"({u.saved_tokens} saved by the cache); {u.seconds:.1f} s")
+    if u.self_consistency is not None:
+        lines.append(f"self-consistency over {args.samples} samples: "
+                     f"{u.self_consistency:.3f}")
+    if u.stopped:
+        lines.append(f"stopped: {u.stopped}")
+    if u.unrateable_left:
+        lines.append(f"{u.unrateable_left} pair(s) unrateable (no grade could be read from "
+                     "the answer): --retry-unrateable asks them again")
+    if args.output:
+        lines.append(f"grades in {args.output}")
+    text = "\n".join(lines) + "\n"
+    if result.agreement is not None:
+        text += "\n" + format_agreement(result.agreement)
+    elif args.human:
+        text += f"no result graded both here and in {args.human}: no agreement to report\n"
+    return text
 
 
 def _agreement(args: argparse.Namespace) -> int:
@@ -236,8 +329,13 @@ def _agreement(args: argparse.Namespace) -> int:
     scale = args.scale
     human = Judgments.read(args.human, scale=scale)
     llm = Judgments.read(args.llm, scale=scale)
+    if args.bootstrap < 0:
+        from rankscope.errors import OptionError
+
+        raise OptionError(f"--bootstrap must be >= 0, not {args.bootstrap}")
     result = judge_agreement(human, llm, scale=scale, threshold=args.threshold,
-                             runs=args.runs, metric=args.metric)
+                             runs=args.runs, metric=args.metric, all_pairs=args.all_pairs,
+                             n_resamples=args.bootstrap, seed=args.seed)
     if args.fmt == "json":
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
     else:
@@ -256,18 +354,38 @@ def format_agreement(a: Any) -> str:
         f"human raters: {', '.join(a.human_raters)}; LLM raters: {', '.join(a.llm_raters)}",
         "",
     ]
+
+    def ci(name: str) -> str:
+        low, high = a.intervals.get(name, (None, None))
+        if low is None or high is None:
+            return ""
+        return f"  [{num(low)}, {num(high)}]"
+
+    def relevant(t: float) -> str:
+        usual = " (TREC RAG, UMBRELA)" if t == 2 else ""
+        return f"relevant = grade >= {t:g}{usual}"
+
     figures = [
-        ("exact agreement", a.exact),
-        ("Cohen's kappa", a.kappa),
-        ("Cohen's kappa, linear weights", a.kappa_linear),
-        ("Cohen's kappa, quadratic weights", a.kappa_quadratic),
-        (f"Cohen's kappa, binary (grade >= {a.threshold:g})", a.kappa_binary),
-        ("base rate, human", a.base_rate_human),
-        ("base rate, LLM", a.base_rate_llm),
-        (f"Krippendorff's alpha ({a.alpha_level}, every rater)", a.alpha),
+        ("exact agreement", a.exact, ""),
+        ("Cohen's kappa", a.kappa, ci("kappa")),
+        ("Cohen's kappa, linear weights", a.kappa_linear, ci("kappa_linear")),
+        ("Cohen's kappa, quadratic weights", a.kappa_quadratic, ci("kappa_quadratic")),
     ]
-    width = max(len(k) for k, _ in figures)
-    lines += [f"{k.ljust(width)}  {num(v)}" for k, v in figures]
+    for b in a.binary:
+        low, high = b.interval
+        interval = "" if low is None or high is None else f"  [{num(low)}, {num(high)}]"
+        figures += [
+            (f"Cohen's kappa, binary, {relevant(b.threshold)}", b.kappa, interval),
+            (f"base rate, human, {relevant(b.threshold)}", b.base_rate_human, ""),
+            (f"base rate, LLM, {relevant(b.threshold)}", b.base_rate_llm, ""),
+        ]
+    figures.append((f"Krippendorff's alpha ({a.alpha_level}, every rater)", a.alpha,
+                    ci("alpha")))
+    width = max(len(k) for k, _, _ in figures)
+    lines += [f"{k.ljust(width)}  {num(v)}{c}" for k, v, c in figures]
+    if a.n_resamples:
+        lines.append(f"[low, high]: {a.confidence:.0%} bootstrap intervals, {a.n_resamples} "
+                     "resamples of the results")
     if a.confusion.height:
         lines += ["", "confusion (rows: human grade, columns: LLM grade)"]
         header = ["", *a.confusion.columns[1:]]
@@ -277,7 +395,11 @@ def format_agreement(a: Any) -> str:
             lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
     if a.ranking is not None:
         r = a.ranking
-        lines += ["", f"system ranking by {r.metric} over {r.n_queries} queries: "
+        ground = (f"the {r.n_pairs} results both graded (human only {r.human_only}, LLM only "
+                  f"{r.llm_only} left out)" if r.common else
+                  f"every grade of each side ({r.n_pairs} results both graded, human only "
+                  f"{r.human_only}, LLM only {r.llm_only})")
+        lines += ["", f"system ranking by {r.metric} over {r.n_queries} queries, on {ground}: "
                       f"Kendall's tau {num(r.tau)} (p {num(r.p_value)})"]
         for name, h, m, d in r.runs.iter_rows():
             lines.append(f"  {name}: human {num(h)}  LLM {num(m)}  delta {num(d)}")

@@ -1,4 +1,4 @@
-"""``rankscope judgments aggregate|agreement|transform``, and judgments for ``evaluate``."""
+"""``rankscope judgments aggregate|agreement|transform|implicit``; judgments for ``evaluate``."""
 
 from __future__ import annotations
 
@@ -185,13 +185,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="Work with raters' judgments: CSV/TSV with a header (query_id, doc_id, "
-        "rater, grade[, time]; an empty grade = not graded), JSONL, JSON, Parquet, or TREC "
-        "qrels files (one rater each).",
+        "rater, grade[, time]; an empty grade = not graded), JSONL, JSON, Parquet, TREC "
+        "qrels files (one rater each) or irds:NAME (an ir_datasets collection's qrels, one "
+        "rater); 'implicit' makes judgments from a click log.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     agg = actions.add_parser("aggregate", help="one grade per result (qrels, null = ungraded)")
-    agg.add_argument("files", nargs="+", metavar="judgments")
+    agg.add_argument("files", nargs="+", metavar="judgments",
+                     help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(agg)
     _input_format_options(agg)
     agg.add_argument("-m", "--metric", action="append", dest="metrics",
@@ -208,7 +210,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     agg.set_defaults(handler=_aggregate)
 
     agr = actions.add_parser("agreement", help="agreement between raters (kappas, alpha)")
-    agr.add_argument("files", nargs="+", metavar="judgments")
+    agr.add_argument("files", nargs="+", metavar="judgments",
+                     help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(agr, transforms=False)
     _input_format_options(agr)
     agr.add_argument("--weights", choices=("auto", "none", "linear", "quadratic"),
@@ -219,7 +222,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     agr.set_defaults(handler=_agreement)
 
     tr = actions.add_parser("transform", help="map grades to another scale")
-    tr.add_argument("files", nargs="+", metavar="judgments")
+    tr.add_argument("files", nargs="+", metavar="judgments",
+                     help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(tr, transforms=False)
     _input_format_options(tr)
     tr.add_argument("--to", required=True, help="target scale")
@@ -227,6 +231,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     tr.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     tr.add_argument("-f", "--output-format", help="default: from the name, CSV on stdout")
     tr.set_defaults(handler=_transform)
+
+    from rankscope.cli.implicit import add_implicit_parser
+
+    add_implicit_parser(actions)
 
 
 def _input_format_options(p: argparse.ArgumentParser) -> None:

@@ -35,7 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "similarity": ("rankscope.cli.similarity", "rank similarity between two runs (RBO, ...)"),
     "fuse": ("rankscope.cli.fuse", "fuse several runs into one (RRF, CombSUM, ...)"),
     "report": ("rankscope.cli.report", "write a self-contained HTML report"),
-    "judgments": ("rankscope.cli.judgments", "aggregate, transform, check agreement of judgments"),
+    "judgments": ("rankscope.cli.judgments", "aggregate, transform, check agreement of judgments; "
+                  "judgments from clicks"),
     "coverage": ("rankscope.cli.coverage", "share of top-k results that are graded"),
     "judge": ("rankscope.cli.judge", "grade results with an LLM; its agreement with humans"),
     "snapshot": ("rankscope.cli.snapshot", "run a query set against a search endpoint, keep "

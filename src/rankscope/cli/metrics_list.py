@@ -54,10 +54,14 @@ def under_conventions(name: str) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for profile in PROFILES.values():
         found = resolve_name(name, profile.name)
-        changed = [f for f, d in zip(found, default, strict=True)
-                   if f.metric != d.metric or f.reading.describe() or f.note]
         options = ", ".join(f"{k}={v}" for k, v in profile.options
                             if getattr(EvalOptions(), k) != v)
+        if len(found) != len(default):  # a bare name, read at the tool's default parameters
+            out[profile.name] = {"metric": ", ".join(f.label for f in found), "reading": "",
+                                 "note": "the tool's default parameters", "options": options}
+            continue
+        changed = [f for f, d in zip(found, default, strict=True)
+                   if f.metric != d.metric or f.reading.describe() or f.note]
         if changed or options:
             first = changed[0] if changed else found[0]
             out[profile.name] = {"metric": first.metric.name,

@@ -19,7 +19,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         description="Compare runs and write one self-contained HTML page (tables and plots "
         "inline, readable offline). Plots need the plot extra (matplotlib).",
     )
-    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet)")
+    p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet), or "
+                                 "irds:NAME (an ir_datasets collection)")
     p.add_argument("runs", nargs="+", metavar="run", help="two or more run files")
     p.add_argument("-m", "--metric", action="append", dest="metrics",
                    help="metric of the tables (repeatable; default nDCG@10, AP, RR, P@10, "

@@ -49,6 +49,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     export.add_argument("-f", "--format", choices=("trec", "jsonl"), default=None,
                         help="trec (a run) or jsonl (one object per query, with its request, "
                              "latency and hits); default from the file name, else trec")
+    export.add_argument("--run-scores", choices=("rank", "engine"), default="rank",
+                        help="trec: the score column: rank (default: depth - rank + 1, "
+                             "strictly decreasing in the engine's order) or engine (the "
+                             "engine's own scores, a warning when they tie); JSONL always "
+                             "has the engine's scores")
     export.add_argument("--partial", action="store_true",
                         help="export an incomplete or failed snapshot too (what it has)")
     export.set_defaults(handler=_export)
@@ -66,7 +71,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     diff.add_argument("-k", type=int, default=10, help="cut-off of Jaccard, churn, moves "
                       "(default 10)")
     diff.add_argument("--p", type=float, default=0.9, help="RBO persistence (default 0.9)")
-    diff.add_argument("--qrels", help="judgments: add metric deltas and holes")
+    diff.add_argument("--qrels", help="judgments (a file or irds:NAME): add metric deltas "
+                                            "and holes")
     diff.add_argument("-m", "--metric", action="append", dest="metrics",
                       help="with --qrels: metric (repeatable; default nDCG@10 and P@5)")
     diff.add_argument("--test", default="t", choices=("t", "wilcoxon", "permutation",
@@ -76,6 +82,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     from rankscope.cli.parsing import add_ties_option
 
     add_ties_option(diff, what="run files: ")
+    diff.add_argument("--allow-mismatch", action="store_true",
+                      help="compare snapshots of different depths or query sets anyway: "
+                           "at the smallest depth, on the queries all answer (by default "
+                           "refused, as every difference would count as a change)")
     diff.add_argument("-f", "--format", choices=("table", "json"), default="table")
     from rankscope.cli.conventions import add_conventions_option
 
@@ -87,7 +97,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     holes.add_argument("snapshots", nargs="+", metavar="SNAPSHOT",
                        help="ids, names or run files")
     _store_option(holes)
-    holes.add_argument("--qrels", required=True, help="the judgments so far")
+    holes.add_argument("--qrels", required=True,
+                       help="the judgments so far (a file or irds:NAME)")
     holes.add_argument("-k", type=int, default=10, help="cut-off (default 10)")
     holes.add_argument("-o", "--output", metavar="FILE",
                        help="write the batch to grade (CSV, TSV, JSONL, JSON; - = CSV on "
@@ -133,11 +144,12 @@ def _list(args: argparse.Namespace) -> int:
         sys.stdout.write("no snapshot in the store yet\n")
         return 0
     rows = [("id", "name", "endpoint", "kind", "status", "queries", "hits", "depth",
-             "started (UTC)", "config")]
+             "partial", "short", "started (UTC)", "config")]
     rows += [(f"#{i.id}", i.name, i.endpoint, i.kind, i.status, f"{i.n_done}/{i.n_queries}",
-              str(i.n_hits), str(i.depth), _when(i.started_at), i.config_hash[:12])
+              str(i.n_hits), str(i.depth), str(i.n_partial), str(i.n_short),
+              _when(i.started_at), i.config_hash[:12])
              for i in infos]
-    sys.stdout.write(_table(rows, right={5, 6, 7}))
+    sys.stdout.write(_table(rows, right={5, 6, 7, 8, 9}))
     return 0
 
 
@@ -168,6 +180,8 @@ def _show(args: argparse.Namespace) -> int:
     w(f"  engine     {info.engine_version or 'version unknown'}\n")
     w(f"  queries    {info.n_done} of {info.n_queries} answered, {info.n_failed} failed, "
       f"{info.n_hits} hits, depth {info.depth} (query set {info.query_set!r})\n")
+    w(f"  answers    {info.n_partial} partial, {info.n_short} short of the depth, "
+      f"{info.n_duplicates} duplicate ids dropped, {info.n_retries} requests retried\n")
     w(f"  time (UTC) {_when(info.started_at)} to {_when(info.finished_at)}\n")
     if info.error:
         w(f"  error      {info.error}\n")
@@ -178,7 +192,16 @@ def _show(args: argparse.Namespace) -> int:
                 continue
             matching = "?" if record.total_hits is None else str(record.total_hits)
             w(f"{record.query_id}  {record.text!r}  ({record.status or 'not reached'}, "
-              f"{record.n_hits} hits of {matching} matching)\n")
+              f"{record.n_hits} hits of {matching} matching, {record.pages} "
+              f"page{'s' if record.pages > 1 else ''})\n")
+            for label, said in (("partial", record.partial), ("short", record.short)):
+                if said:
+                    w(f"  {label}: {said}\n")
+            if record.duplicates:
+                w(f"  duplicates: {record.duplicates} listed again, dropped (first kept)\n")
+            if record.retry_reasons:
+                w("  retried: " + ", ".join(f"{k} x{v}" for k, v in
+                                           sorted(record.retry_reasons.items())) + "\n")
             if record.request is not None:
                 w("  request: " + json.dumps(record.request, ensure_ascii=False) + "\n")
             for hit in by_query.get(record.query_id, []):
@@ -187,14 +210,26 @@ def _show(args: argparse.Namespace) -> int:
                 if hit["url"]:
                     w(f"                  {hit['url']}\n")
         return 0
-    rows = [("query", "status", "hits", "ms", "first result")]
+    rows = [("query", "status", "hits", "ms", "notes", "first result")]
     for record in records:
         first = by_query.get(record.query_id, [{}])[0]
         rows.append((record.query_id, record.status or "-", str(record.n_hits),
                      "-" if record.latency_ms is None else f"{record.latency_ms:.0f}",
+                     _notes(record) or "-",
                      str(first.get("title") or first.get("doc_id") or "")[:60]))
     w(_table(rows, right={2, 3}))
     return 0
+
+
+def _notes(record: Any) -> str:
+    """``partial, short, 2 dup, 3 retried``: what was off about one answer."""
+    notes = [label for label, flag in (("partial", record.partial), ("short", record.short))
+             if flag]
+    if record.duplicates:
+        notes.append(f"{record.duplicates} dup")
+    if record.retries:
+        notes.append(f"{record.retries} retried")
+    return ", ".join(notes)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -221,13 +256,16 @@ def _export(args: argparse.Namespace) -> int:
     if fmt == "trec":
         lines = trec_lines(((r.query_id, [(h["doc_id"], h["score"])
                                           for h in by_query.get(r.query_id, [])])
-                            for r in records if r.status == "ok"), info.depth, info.name)
+                            for r in records if r.status == "ok"), info.depth, info.name,
+                           scores=args.run_scores)
     else:
         lines = [json.dumps({"query_id": r.query_id, "query": r.text, "need": r.need,
                              "params": dict(r.params), "status": r.status,
                              "latency_ms": r.latency_ms, "total_hits": r.total_hits,
                              "raw_sha256": r.raw_sha256, "request": r.request,
-                             "error": r.error,
+                             "error": r.error, "partial": r.partial, "short": r.short,
+                             "duplicates": r.duplicates, "pages": r.pages,
+                             "retries": r.retries, "retry_reasons": r.retry_reasons,
                              "hits": [{k: v for k, v in h.items() if k != "query_id"}
                                       for h in by_query.get(r.query_id, [])]},
                             ensure_ascii=False) + "\n" for r in records]
@@ -283,7 +321,14 @@ def _diff(args: argparse.Namespace) -> int:
         raise OptionError("diff needs two or more snapshots or runs (the first is the baseline)")
     if args.metrics and not args.qrels:
         raise OptionError("-m needs --qrels (metric deltas need judgments)")
-    rankings = _rankings(args)
+    import warnings
+
+    from rankscope.errors import RankscopeWarning
+    from rankscope.services.snapshot_diff import align
+
+    rankings, said = align(_rankings(args), allow=args.allow_mismatch)
+    for message in said + [n for r in rankings for n in r.notes]:
+        warnings.warn(message, RankscopeWarning, stacklevel=1)
     diffs = diff_rankings(rankings, k=args.k, p=args.p)
     compared = None
     coverages = None
@@ -292,12 +337,13 @@ def _diff(args: argparse.Namespace) -> int:
 
         qrels = Qrels.read(args.qrels)
         metrics = args.metrics or ["nDCG@10", "P@5"]
-        compared = compare(qrels, {r.label: r.run() for r in rankings}, metrics,
+        compared = compare(qrels, {r.label: r.ordered_run() for r in rankings}, metrics,
                            baseline=rankings[0].label, test=args.test, progress=False,
                            conventions=args.conventions)
         coverages, _ = holes(rankings, qrels, args.k)
     if args.format == "json":
         out: dict[str, Any] = {"baseline": rankings[0].label, "k": args.k, "p": args.p,
+                               "warnings": said + [n for r in rankings for n in r.notes],
                                "diffs": [d.to_dict() for d in diffs]}
         if compared is not None and coverages is not None:
             out["metrics"] = compared.to_dict()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from rankscope.errors import FileAccessError
+from rankscope.errors import FileAccessError, OutputWriteError
 
 __all__ = ["Kind", "PathLike", "RowLocator", "display_name", "read_bytes", "read_text",
            "write_bytes"]
@@ -87,7 +87,14 @@ def check_text_head(head: bytes, name: str) -> None:
 
 
 def write_bytes(path: PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` (stdout for ``-``); gzip when the name ends in ``.gz``."""
+    """Write ``data`` to ``path`` (stdout for ``-``); gzip when the name ends in ``.gz``.
+
+    Raises
+    ------
+    OutputWriteError
+        The system refused the write (no such directory, a full disk, no
+        permission): the command line's exit code 4.
+    """
     text = os.fspath(path)
     if text == "-":
         sys.stdout.buffer.write(data)
@@ -98,4 +105,4 @@ def write_bytes(path: PathLike, data: bytes) -> None:
     try:
         Path(text).write_bytes(data)
     except OSError as exc:
-        raise FileAccessError(f"cannot write: {exc.strerror or exc}", source=text) from None
+        raise OutputWriteError(str(exc.strerror or exc), target=text) from None

@@ -173,7 +173,13 @@ def read_table(
 
     Returns the frame, the run tags (TREC runs only), the display name and a
     function mapping a row of the frame back to the file's 1-based line.
+    Qrels named ``irds:NAME`` are read through ir_datasets
+    (:mod:`rankscope.data.irds`).
     """
+    from rankscope.data.irds import is_irds
+
+    if is_irds(path):
+        return _read_irds(os.fspath(path), kind)
     fmt = _check_format(fmt) if fmt else guess_format(path)
     if fmt != "trec":
         raw = read_raw(path, fmt)
@@ -191,6 +197,20 @@ def read_table(
 
 def _no_line(row: int) -> int | None:
     return None
+
+
+def _read_irds(path: str, kind: Kind) -> tuple[pl.DataFrame, list[str], str, RowLocator]:
+    """Qrels of an ir_datasets collection; subtopic qrels give each document its best grade."""
+    from rankscope.data.irds import irds_qrels
+
+    if kind != "qrels":
+        raise InputError("an ir_datasets collection gives qrels, queries and documents, not "
+                         "a run", source=path)
+    frame, source = irds_qrels(path)
+    if "subtopic_id" in frame.columns:
+        frame = frame.group_by("query_id", "doc_id", maintain_order=True).agg(
+            pl.col("grade").max())
+    return frame, [], source, lambda row: None
 
 
 def _trec_locator(data: bytes) -> RowLocator:

@@ -82,8 +82,19 @@ class SubtopicQrels:
         ParseError
             A line without exactly four fields or a grade that is not a finite
             number, naming the file, line and value.
+
+        ``irds:NAME`` reads an ir_datasets collection whose qrels have a
+        ``subtopic_id`` (the diversity tasks).
         """
         name = os.fspath(path)
+        from rankscope.data.irds import irds_qrels, is_irds
+
+        if is_irds(name):
+            frame, source = irds_qrels(name)
+            if "subtopic_id" not in frame.columns:
+                raise InputError(f"{source}: intent-aware measures need subtopic qrels; this "
+                                 "collection's qrels have no subtopic_id")
+            return cls(frame, source=source)
         rows: dict[str, list[Any]] = {c: [] for c in _SCHEMA}
         try:
             opener = gzip.open if name.endswith(".gz") else open

@@ -13,8 +13,13 @@
 - :func:`judge_agreement`: Cohen's kappa (plain, weighted, binarised),
   confusion matrix, base rates, Krippendorff's alpha against human grades,
   and Kendall's tau between the system rankings both produce;
-- :mod:`~rankscope.judge.prompts`, :mod:`~rankscope.judge.parse`,
-  :mod:`~rankscope.judge.client`, :mod:`~rankscope.judge.cache`: the parts.
+- :mod:`~rankscope.judge.prompts` (templates, answer formats, few-shot
+  turns), :mod:`~rankscope.judge.examples` (few-shot examples from the
+  judgments), :mod:`~rankscope.judge.parse` (the strict answer reader),
+  :mod:`~rankscope.judge.client` (requests, retries, failing fast),
+  :mod:`~rankscope.judge.cache`, :mod:`~rankscope.judge.spec` (a run's
+  settings and messages), :mod:`~rankscope.judge.plan` (what is left, resume
+  checks, the dry run), :mod:`~rankscope.judge.runner`: the parts.
 
 Needs the ``judge`` extra (httpx, jinja2); agreement needs ``agreement`` and
 ``stats``. The package is itself callable: ``rankscope.judge(...)`` is

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -14,11 +14,13 @@ from rankscope.errors import OptionError
 from rankscope.judge.agreement import JudgeAgreement, judge_agreement
 from rankscope.judge.cache import AnswerCache
 from rankscope.judge.client import Budget, Sleep
+from rankscope.judge.examples import Example, example_order, pick_examples
 from rankscope.judge.inputs import (
     FileTexts,
     MixedTexts,
     Pair,
     TextSource,
+    document_fields,
     drop_graded,
     keep_graded,
     pairs_from_runs,
@@ -28,7 +30,7 @@ from rankscope.judge.inputs import (
 )
 from rankscope.judge.output import ResultsFile, rows_frame
 from rankscope.judge.prompts import PromptTemplate
-from rankscope.judge.runner import Plan, Usage, build_spec, plan, run, run_blocking
+from rankscope.judge.runner import Plan, Progress, Usage, build_spec, plan, run, run_blocking
 from rankscope.judge.snapshots import SnapshotTexts
 from rankscope.judgments.scales import GRADED, Scale
 from rankscope.judgments.table import Judgments
@@ -62,6 +64,8 @@ class JudgeResult:
         The grading scale.
     agreement : JudgeAgreement or None
         Agreement with the human grades given as ``human`` (when they overlap).
+    examples : list of Example
+        The few-shot examples shown before every pair (empty without ``few_shot``).
     """
 
     rater: str
@@ -71,6 +75,12 @@ class JudgeResult:
     rows: pl.DataFrame
     scale: Scale = GRADED
     agreement: JudgeAgreement | None = None
+    examples: tuple[Example, ...] = ()
+
+    def incomplete(self) -> str | None:
+        """What the run left undone and which option continues it (None: whole, or a dry
+        run); see :meth:`~rankscope.judge.runner.Usage.incomplete`."""
+        return None if self.usage is None else self.usage.incomplete()
 
     @property
     def judgments(self) -> Judgments:
@@ -191,13 +201,24 @@ async def judge_async(
     max_tokens: int | None = None,
     dry_run: bool = False,
     retry_failed: bool = False,
+    retry_unrateable: bool = False,
+    parse: str = "strict",
+    few_shot: int = 0,
+    few_shot_from: Any = None,
+    few_shot_seed: int = 0,
     human: Any = None,
     sleep: Sleep | None = None,
+    progress: Progress | None = None,
 ) -> JudgeResult:
     """The coroutine behind :func:`judge` (same parameters), for code already in a loop."""
     for name, value in (("max_calls", max_calls), ("max_tokens", max_tokens)):
         if value is not None and value < 0:
             raise OptionError(f"{name} must be >= 0, not {value}")
+    if few_shot < 0:
+        raise OptionError(f"few_shot must be >= 0, not {few_shot}")
+    if few_shot and few_shot_from is None:
+        raise OptionError("few-shot examples come from judgments: give few_shot_from "
+                          "(--few-shot-from)")
     if api_key is None and api_key_env:
         api_key = os.environ.get(api_key_env)
         if not api_key:
@@ -206,7 +227,7 @@ async def judge_async(
     spec = build_spec(endpoint=endpoint, model=model, scale=scale, prompt=prompt, rater=rater,
                       temperature=temperature, settings=settings, samples=samples,
                       guidelines=guidelines, max_doc_chars=max_doc_chars,
-                      concurrency=concurrency)
+                      concurrency=concurrency, parse=parse)
     snapshot_texts = None
     if snapshot is not None or store is not None:
         if snapshot is None or store is None:
@@ -215,20 +236,38 @@ async def judge_async(
         snapshot_texts = SnapshotTexts(store, refs, fields=doc_fields, partial=partial)
     chosen = select_pairs(_chosen(pairs, runs, depth, snapshot_texts), holes_of=holes_of,
                           graded_in=graded_in, sample=sample, seed=seed)
+    candidates: list[Example] = []
+    if few_shot:
+        candidates = example_order(few_shot_from, spec.scale, exclude=chosen,
+                                   seed=few_shot_seed)
     source = _texts(texts=texts, queries=queries, docs=docs, needs=needs,
                     doc_fields=doc_fields, snapshot_texts=snapshot_texts,
-                    wanted={p.doc_id for p in chosen})
+                    wanted={p.doc_id for p in chosen}
+                    | {e.doc_id for e in candidates[:20 * few_shot]})
+    if few_shot:
+        def known(pair: Pair) -> bool:
+            return (source.query_text(pair.query_id) is not None
+                    and document_fields(source, pair) is not None)
+
+        spec = replace(spec, examples=tuple(pick_examples(candidates, few_shot, known,
+                                                           seed=few_shot_seed)))
     results = ResultsFile(output)
-    answers = AnswerCache(cache) if cache is not None else None
+    if dry_run:  # a dry run creates and changes no file: the cache is only read, if it exists
+        answers = AnswerCache.open_read_only(cache) if cache is not None else None
+    else:
+        answers = AnswerCache(cache) if cache is not None else None
     try:
-        counted = plan(spec, chosen, source, results, answers, retry_failed=retry_failed)
+        counted = plan(spec, chosen, source, results, answers, retry_failed=retry_failed,
+                       retry_unrateable=retry_unrateable, max_calls=max_calls,
+                       max_tokens=max_tokens)
         usage = None
         if not dry_run:
             usage = await run(
                 spec, chosen, source, results, answers,
                 {"api_key": api_key, "auth_header": auth_header, "timeout": timeout,
                  "max_retries": max_retries, "rpm": rpm},
-                budget=Budget(max_calls, max_tokens), retry_failed=retry_failed, sleep=sleep,
+                budget=Budget(max_calls, max_tokens), retry_failed=retry_failed,
+                retry_unrateable=retry_unrateable, sleep=sleep, progress=progress,
             )
     finally:
         if answers is not None:
@@ -241,7 +280,8 @@ async def judge_async(
         found = judge_agreement(human, llm, scale=spec.scale)
         agreed = found if found.n_items else None
     return JudgeResult(rater=spec.rater, template_sha256=spec.template.sha256, plan=counted,
-                       usage=usage, rows=mine, scale=spec.scale, agreement=agreed)
+                       usage=usage, rows=mine, scale=spec.scale, agreement=agreed,
+                       examples=spec.examples)
 
 
 def judge(
@@ -310,15 +350,41 @@ def judge(
     max_calls, max_tokens : int, optional
         Budget: no request starts past these (retries count as calls).
     dry_run : bool, default False
-        Count pairs, cache hits, calls and tokens; send nothing.
+        Count pairs, cache hits, calls and tokens (within ``max_calls`` and
+        ``max_tokens``); send nothing, create and change no file.
     retry_failed : bool, default False
         Ask again the pairs recorded as failed.
+    retry_unrateable : bool, default False
+        Ask again the pairs recorded as unrateable, and every answer the
+        cache holds that gives no grade (the new answer replaces it).
+    parse : {"strict", "lenient"}, default "strict"
+        The answer reader (see :mod:`rankscope.judge.parse`): only the format
+        the prompt asks for, or the tolerant reader.
+    few_shot, few_shot_from, few_shot_seed : int, judgments, int
+        Show ``few_shot`` examples graded in ``few_shot_from`` (qrels or
+        judgments) before every pair: a fixed selection for the seed (see
+        :mod:`rankscope.judge.examples`), never a pair being graded.
     human : judgments or qrels, optional
         Human grades to report agreement with (on the results both graded).
+    progress : callable, optional
+        Called with the :class:`~rankscope.judge.runner.Usage` so far as the
+        run starts and after each pair (the command line draws a bar with it).
 
     Returns
     -------
     JudgeResult
+        ``result.incomplete()`` says what a run left undone (failed pairs,
+        pairs a budget or an endpoint that stopped answering left unasked).
+
+    Raises
+    ------
+    OptionError
+        A bad option, an endpoint that is not an http(s) URL, or a grades file
+        holding this rater's grades made otherwise (another model, endpoint,
+        scale, prompt, settings or messages): the difference is named.
+    JudgeError
+        The endpoint cannot be used at all (the first request got no answer,
+        or failed after its retries; 401, 403, 404).
 
     Examples
     --------

@@ -4,14 +4,27 @@ OpenAI, Azure OpenAI, vLLM, llama.cpp's server and Ollama all answer
 ``POST {base}/chat/completions`` with ``choices[0].message.content`` and a
 ``usage`` record. This client sends one request per answer and:
 
-- retries 429, 5xx, timeouts and connection errors with exponential backoff
-  and jitter, waiting exactly what a ``Retry-After`` header asks (seconds or
-  an HTTP date; capped at ``max_retry_after``);
+- retries 429, 5xx, a 200 whose body is not JSON, timeouts and connection
+  errors with exponential backoff and jitter, waiting exactly what a
+  ``Retry-After`` header asks (seconds or an HTTP date; capped at
+  ``max_retry_after``);
+- fails fast: until the endpoint has given a completion, requests go one at
+  a time; when the first one gets no HTTP answer at all (nothing listening,
+  a wrong host, no answer within the timeout) the run stops at once
+  (:class:`~rankscope.errors.JudgeError`), without retrying, and so it does
+  when the first 3 requests fail for good (a server answering 500 or 400 to
+  everything); once the endpoint has answered, ``max_unanswered`` requests
+  in a row without an answer stop the run
+  (:class:`~rankscope.errors.JudgeUnreachableError`);
 - paces requests to at most ``rpm`` a minute;
 - asks a :class:`Budget` before every request, retries included, and sends
   nothing once it is spent;
 - stops the run (:class:`~rankscope.errors.JudgeError`) on 401, 403 and 404,
-  which no retry mends; other 4xx fail the one request.
+  which no retry mends; other 4xx fail the one request;
+- follows redirects and reaches hosts by the rules of :mod:`rankscope.outbound`
+  (the key never goes to another origin; a refusal stops the run);
+- counts what it did (:class:`ClientStats`: requests, retries, statuses,
+  requests in flight and their peak).
 
 ``sleep`` and ``clock`` are injectable, so tests of the waiting are instant.
 """
@@ -26,14 +39,60 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rankscope.errors import DependencyError, JudgeError, JudgeRequestError
+from rankscope.errors import (
+    DependencyError,
+    JudgeError,
+    JudgeRequestError,
+    JudgeUnreachableError,
+    OptionError,
+    OutboundError,
+)
+from rankscope.outbound import HostPolicy, guarded_transport
 from rankscope.retry import Pacer, parse_retry_after
 from rankscope.retry import Sleep as Sleep  # re-exported: the judge's modules import it here
 
-__all__ = ["Budget", "ChatClient", "Completion", "chat_url"]
+__all__ = ["Budget", "ChatClient", "ClientStats", "Completion", "chat_url", "check_endpoint"]
 
 _FATAL = {401: "unauthorised (check the API key)", 403: "forbidden", 404: "not found (check "
           "the endpoint URL and the model name)"}
+MAX_UNANSWERED = 8
+"""Requests in a row without any HTTP answer after which a run stops."""
+FIRST_FAILURES = 3
+"""Requests failed for good, before any completion came, that show an unusable endpoint."""
+MAX_CONNECT_SECONDS = 10.0
+"""The longest wait for a connection (a host that accepts none is not waited for a minute)."""
+
+
+def check_endpoint(endpoint: str) -> str:
+    """The endpoint URL, stripped, if it is an http(s) URL with a host.
+
+    Raises
+    ------
+    OptionError
+        Anything else (``notaurl``, ``ftp://x``, ``http://``).
+
+    Examples
+    --------
+    >>> check_endpoint(" http://127.0.0.1:8080/v1 ")
+    'http://127.0.0.1:8080/v1'
+    >>> check_endpoint("notaurl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    rankscope.errors.OptionError: the endpoint must be an http(s) URL ... not 'notaurl'
+    """
+    from urllib.parse import urlsplit
+
+    text = endpoint.strip()
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        host = None
+    if parts.scheme.lower() not in ("http", "https") or not host or any(
+            c.isspace() for c in text):
+        raise OptionError("the endpoint must be an http(s) URL such as "
+                          f"http://127.0.0.1:8080/v1, not {endpoint!r}")
+    return text
 
 
 def chat_url(endpoint: str) -> str:
@@ -47,11 +106,14 @@ def chat_url(endpoint: str) -> str:
 
 @dataclass(frozen=True)
 class Completion:
-    """One answer: its text and the tokens the endpoint says it used."""
+    """One answer: its text, the tokens the endpoint says it used, why it ended, and the
+    reasoning the endpoint returned apart (``reasoning_content``), if any."""
 
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
+    finish_reason: str | None = None
+    reasoning: str | None = None
 
     @property
     def tokens(self) -> int | None:
@@ -112,11 +174,17 @@ class Budget:
 
 @dataclass
 class ClientStats:
-    """What a client sent and what came back."""
+    """What a client sent and what came back.
+
+    ``in_flight`` is the number of requests sent and not answered yet, and
+    ``peak_in_flight`` the most there ever were at once.
+    """
 
     requests: int = 0
     retries: int = 0
     statuses: dict[str, int] | None = None
+    in_flight: int = 0
+    peak_in_flight: int = 0
 
     def count(self, what: str) -> None:
         if self.statuses is None:
@@ -155,12 +223,16 @@ class ChatClient:
         half of it random (jitter), unless Retry-After says otherwise.
     max_retry_after : float, default 300
         The longest Retry-After honoured.
+    max_unanswered : int, default 8
+        Requests in a row without an HTTP answer that stop the run.
     rpm : float, optional
         At most this many requests a minute.
     budget : Budget, optional
         Asked before every request.
     sleep, clock, rng : callables
         ``asyncio.sleep``, ``time.monotonic`` and ``random.random`` unless given.
+    outbound : HostPolicy, optional
+        The hosts that may be reached (the web app's); None: any.
     """
 
     def __init__(
@@ -175,25 +247,38 @@ class ChatClient:
         backoff: float = 1.0,
         max_backoff: float = 60.0,
         max_retry_after: float = 300.0,
+        max_unanswered: int = MAX_UNANSWERED,
         rpm: float | None = None,
         budget: Budget | None = None,
         sleep: Sleep | None = None,
         clock: Callable[[], float] | None = None,
         rng: Callable[[], float] | None = None,
+        outbound: HostPolicy | None = None,
     ) -> None:
         try:
             import httpx
         except ImportError:
             raise DependencyError("httpx", "judge", "LLM judges") from None
-        self.endpoint = endpoint
-        self.url = chat_url(endpoint)
+        self.endpoint = check_endpoint(endpoint)
+        self.url = chat_url(self.endpoint)
         self.model = model
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers[auth_header] = f"Bearer {api_key}" if auth_header == "Authorization" \
                 else api_key
-        self._http = httpx.AsyncClient(timeout=timeout, headers=headers)
+        self._http = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, MAX_CONNECT_SECONDS)),
+            headers=headers,
+            transport=guarded_transport(policy=outbound, secret_headers=(auth_header,)))
+        self.timeout = timeout
         self.max_retries = max_retries
+        self.max_unanswered = max_unanswered
+        self._answered = False  # the endpoint has given an HTTP answer
+        self._completed = False  # ... and a completion
+        self._failed_first = 0  # requests failed for good before any completion
+        self._unusable: str | None = None  # why the endpoint cannot be used at all
+        self._first = asyncio.Lock()
+        self._unanswered = 0  # requests in a row without an HTTP answer
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
@@ -227,13 +312,59 @@ class ChatClient:
     ) -> Completion | None:
         """One answer, retried as needed; None when the budget allows no (more) request.
 
+        Until the endpoint has given a completion, requests go one at a time: the
+        first ones find out whether it can be used at all.
+
         Raises
         ------
         JudgeRequestError
             The request failed for good (retries spent, a 4xx, a malformed body).
         JudgeError
-            The endpoint refuses every request (401, 403, 404).
+            The endpoint refuses every request (401, 403, 404), the first request
+            got no HTTP answer, or the first 3 requests failed for good.
+        JudgeUnreachableError
+            ``max_unanswered`` requests in a row got no HTTP answer.
         """
+        if not self._completed:
+            async with self._first:
+                if self._unusable is not None:
+                    raise JudgeError(self._unusable)
+                if not self._completed:
+                    try:
+                        return await self._ask(messages, settings, estimate,
+                                               first=not self._answered)
+                    except JudgeRequestError as exc:
+                        self._failed_first += 1
+                        if self._failed_first < FIRST_FAILURES:
+                            raise
+                        self._unusable = (
+                            f"cannot use the endpoint {self.url}: its first "
+                            f"{self._failed_first} requests failed, none gave a completion "
+                            f"(last: {exc})")
+                        raise JudgeError(self._unusable) from None
+        return await self._ask(messages, settings, estimate, first=False)
+
+    def _no_answer(self, first: bool, last: str) -> None:
+        """After a request without an HTTP answer: stop the run when it is time."""
+        self._unanswered += 1
+        if first:
+            self._unusable = (
+                f"cannot use the endpoint {self.url}: the first request got no answer "
+                f"({last}); is the server running, and is the URL right?")
+            raise JudgeError(self._unusable)
+        if self._unanswered >= self.max_unanswered:
+            raise JudgeUnreachableError(
+                f"the endpoint {self.url} stopped answering: {self._unanswered} requests in "
+                f"a row got no answer (last: {last})")
+
+    async def _ask(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        settings: Mapping[str, Any],
+        estimate: int,
+        *,
+        first: bool,
+    ) -> Completion | None:
         import httpx
 
         body = {"model": self.model, "messages": [dict(m) for m in messages], **settings}
@@ -248,40 +379,64 @@ class ChatClient:
                 self.stats.retries += 1
             used: int | None = 0
             retry_after: float | None = None
+            self.stats.in_flight += 1
+            self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
             try:
                 response = await self._http.post(self.url, json=body)
+            except OutboundError as exc:
+                self.budget.settle(estimate, 0)
+                raise JudgeError(str(exc)) from None
             except httpx.TimeoutException:
                 self.stats.count("timeout")
-                last, status = f"timed out after {self._http.timeout.read}s", None
+                last, status = f"no answer within {self.timeout:g} s (--timeout)", None
+                self.budget.settle(estimate, used)
+                self._no_answer(first, last)
             except httpx.TransportError as exc:
                 self.stats.count("connection error")
-                last, status = f"connection error: {exc}", None
+                last, status = f"connection error: {exc or type(exc).__name__}", None
+                self.budget.settle(estimate, used)
+                self._no_answer(first, last)
             else:
+                self._unanswered = 0
+                self._answered = True
                 status = response.status_code
-                self.stats.count(str(status))
                 if status == 200:
                     try:
-                        done = _completion(response.json())
-                    except (ValueError, KeyError, IndexError, TypeError) as exc:
+                        data = response.json()
+                    except ValueError:
+                        self.stats.count("200 not JSON")
+                        last = f"HTTP 200 with a body that is not JSON: {_body_text(response)}"
+                    else:
+                        self.stats.count("200")
+                        try:
+                            done = _completion(data)
+                        except (ValueError, KeyError, IndexError, TypeError) as exc:
+                            self.budget.settle(estimate, 0)
+                            raise JudgeRequestError(
+                                f"malformed response body ({exc}): {_body_text(response)}",
+                                status=status, attempts=attempt + 1,
+                            ) from None
+                        used = done.tokens
+                        self.budget.settle(estimate, used)
+                        self._completed = True
+                        return done
+                else:
+                    self.stats.count(str(status))
+                    if status in _FATAL:
                         self.budget.settle(estimate, 0)
-                        raise JudgeRequestError(
-                            f"malformed response body ({exc}): {_body_text(response)}",
-                            status=status, attempts=attempt + 1,
-                        ) from None
-                    used = done.tokens
-                    self.budget.settle(estimate, used)
-                    return done
-                if status in _FATAL:
-                    self.budget.settle(estimate, 0)
-                    raise JudgeError(
-                        f"{self.url} answered {status} {_FATAL[status]}: {_body_text(response)}"
-                    )
-                last = f"HTTP {status}: {_body_text(response)}"
-                if status != 429 and status < 500:
-                    self.budget.settle(estimate, 0)
-                    raise JudgeRequestError(last, status=status, attempts=attempt + 1)
-                retry_after = _retry_after(response.headers.get("retry-after"), time.time())
-            self.budget.settle(estimate, used)
+                        raise JudgeError(
+                            f"{self.url} answered {status} {_FATAL[status]}: "
+                            f"{_body_text(response)}"
+                        )
+                    last = f"HTTP {status}: {_body_text(response)}"
+                    if status != 429 and status < 500:
+                        self.budget.settle(estimate, 0)
+                        raise JudgeRequestError(last, status=status, attempts=attempt + 1)
+                    retry_after = _retry_after(response.headers.get("retry-after"),
+                                               time.time())
+                self.budget.settle(estimate, used)
+            finally:
+                self.stats.in_flight -= 1
             if attempt < self.max_retries:
                 await self._sleep(self._delay(attempt, retry_after))
         raise JudgeRequestError(
@@ -294,12 +449,12 @@ def _completion(data: Any) -> Completion:
     """The text and usage of a chat-completions response body."""
     if isinstance(data, str):
         data = json.loads(data)
-    message = data["choices"][0]["message"]
-    content = message.get("content")
-    if content is None:
-        content = ""
-    if not isinstance(content, str):  # content parts (a list of {"type": "text", ...})
-        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    choice = data["choices"][0]
+    message = choice["message"]
+    content = _text(message.get("content"))
+    # reasoning models served by vLLM, llama.cpp or DeepSeek return their reasoning apart
+    reasoning = message.get("reasoning_content", message.get("reasoning"))
+    finish = choice.get("finish_reason")
     usage = data.get("usage") or {}
     prompt = usage.get("prompt_tokens")
     completion = usage.get("completion_tokens")
@@ -307,4 +462,17 @@ def _completion(data: Any) -> Completion:
         text=content,
         prompt_tokens=int(prompt) if isinstance(prompt, int | float) else None,
         completion_tokens=int(completion) if isinstance(completion, int | float) else None,
+        finish_reason=finish if isinstance(finish, str) else None,
+        reasoning=_text(reasoning) or None,
     )
+
+
+def _text(content: Any) -> str:
+    """A message's text: a string, or content parts (a list of ``{"type": "text", ...}``)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    raise TypeError(f"content is {type(content).__name__}")

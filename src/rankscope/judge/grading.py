@@ -39,6 +39,7 @@ from rankscope.judge.output import ResultsFile
 from rankscope.judge.prompts import PromptTemplate
 from rankscope.judge.runner import RunSpec, Usage, build_spec, run, run_blocking
 from rankscope.judgments.scales import Scale
+from rankscope.outbound import HostPolicy
 
 __all__ = ["GradeItem", "GradingResult", "JudgeConfig", "LLMGrade", "grade_items",
            "grade_items_async"]
@@ -81,6 +82,11 @@ class JudgeConfig:
     concurrency, rpm, timeout, max_retries
         Requests in flight (default 4), per minute (no limit), seconds per
         request (60) and retries on 429, 5xx, timeouts, connection errors (5).
+    parse : {"strict", "lenient"}, default "strict"
+        The answer reader (see :mod:`rankscope.judge.parse`).
+    outbound : HostPolicy, optional
+        The hosts the judge may reach (a server's policy,
+        :mod:`rankscope.outbound`); None: any.
     """
 
     endpoint: str
@@ -99,6 +105,8 @@ class JudgeConfig:
     rpm: float | None = None
     timeout: float = 60.0
     max_retries: int = 5
+    parse: str = "strict"
+    outbound: HostPolicy | None = None
 
     def spec(self) -> RunSpec:
         """The run specification (checked; the template compiled).
@@ -113,6 +121,7 @@ class JudgeConfig:
             rater=self.rater, temperature=self.temperature, settings=self.settings,
             samples=self.samples, guidelines=self.guidelines,
             max_doc_chars=self.max_doc_chars, concurrency=self.concurrency,
+            parse=self.parse,
         )
 
 
@@ -157,7 +166,9 @@ class LLMGrade:
     reason : str
         Why there is no grade (empty when graded).
     answer : str or None
-        The model's answer when it gave no grade (the first one, with samples).
+        The model's answer (the first one, with samples); None when none came.
+    reasoning : str or None
+        The reasoning the endpoint returned apart from the answer, if any.
     votes : str
         The samples' grades (``"2,2,3"``; ``?`` for an answer with no grade).
     consistency : float or None
@@ -174,6 +185,7 @@ class LLMGrade:
     status: str
     reason: str = ""
     answer: str | None = None
+    reasoning: str | None = None
     votes: str = ""
     consistency: float | None = None
     cached: bool = False
@@ -252,17 +264,20 @@ class _ItemTexts:
 def _grade(pair: Pair, row: Mapping[str, str] | None) -> LLMGrade:
     if row is None:
         return LLMGrade(pair.query_id, pair.doc_id, None, "not_reached",
-                        "the call or token budget was spent first")
+                        "not asked: the budget was spent, or the endpoint stopped answering")
 
     def number(name: str) -> int | None:
         return int(row[name]) if row.get(name) else None
 
-    raw = row.get("raw") or ""
+    def text(name: str) -> str | None:
+        raw = row.get(name) or ""
+        return json.loads('"' + raw + '"') if raw else None
+
     return LLMGrade(
         query_id=pair.query_id, doc_id=pair.doc_id,
         grade=float(row["grade"]) if row.get("grade") else None,
         status=row.get("status") or "graded", reason=row.get("reason") or "",
-        answer=json.loads('"' + raw + '"') if raw else None, votes=row.get("votes") or "",
+        answer=text("raw"), reasoning=text("reasoning"), votes=row.get("votes") or "",
         consistency=float(row["consistency"]) if row.get("consistency") else None,
         cached=row.get("cached") == "true", prompt_tokens=number("prompt_tokens"),
         completion_tokens=number("completion_tokens"),
@@ -276,6 +291,7 @@ async def grade_items_async(
     cache: AnswerCache | str | os.PathLike[str] | None = None,
     max_calls: int | None = None,
     max_tokens: int | None = None,
+    retry_unrateable: bool = False,
     sleep: Sleep | None = None,
 ) -> GradingResult:
     """The coroutine behind :func:`grade_items` (same parameters), for code in a loop."""
@@ -288,8 +304,10 @@ async def grade_items_async(
         usage = await run(
             spec, pairs, texts, results, answers,
             {"api_key": judge.api_key, "auth_header": judge.auth_header,
-             "timeout": judge.timeout, "max_retries": judge.max_retries, "rpm": judge.rpm},
-            budget=Budget(max_calls, max_tokens), sleep=sleep,
+             "timeout": judge.timeout, "max_retries": judge.max_retries, "rpm": judge.rpm,
+             "outbound": judge.outbound},
+            budget=Budget(max_calls, max_tokens), retry_unrateable=retry_unrateable,
+            sleep=sleep,
         )
     finally:
         if answers is not None and answers is not cache:
@@ -312,6 +330,7 @@ def grade_items(
     cache: AnswerCache | str | os.PathLike[str] | None = None,
     max_calls: int | None = None,
     max_tokens: int | None = None,
+    retry_unrateable: bool = False,
     sleep: Sleep | None = None,
 ) -> GradingResult:
     """Grade results with an LLM judge; one grade (or the reason for none) per item.
@@ -328,6 +347,9 @@ def grade_items(
         answer found there is not asked again.
     max_calls, max_tokens : int, optional
         A budget: no request starts past it; the items left are ``not_reached``.
+    retry_unrateable : bool, default False
+        Pass over every cached answer that gives no grade: the endpoint is
+        asked afresh and the new answer replaces it (a "re-ask").
     sleep : callable, optional
         An ``asyncio.sleep`` stand-in (tests).
 
@@ -343,8 +365,10 @@ def grade_items(
         One query id with two texts, or one result with two sets of fields.
     OptionError, JudgeError, FileAccessError
         A bad configuration or template; an endpoint that refuses every
-        request (401, 403, 404). A request that fails after its retries is not
-        raised: its item has status ``failed``.
+        request (401, 403, 404) or cannot be used at all (the first request got
+        no answer). A request that fails after its retries is not raised: its
+        item has status ``failed``; items an endpoint that stopped answering
+        left are ``not_reached`` (``usage.stopped`` says why).
 
     Examples
     --------
@@ -355,4 +379,5 @@ def grade_items(
     ('llm:qwen2.5-7b', 2.0)
     """
     return run_blocking(grade_items_async(items, judge, cache=cache, max_calls=max_calls,
-                                          max_tokens=max_tokens, sleep=sleep))
+                                          max_tokens=max_tokens,
+                                          retry_unrateable=retry_unrateable, sleep=sleep))

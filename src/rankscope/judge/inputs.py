@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import polars as pl
 
 from rankscope.data._io import PathLike, read_text
+from rankscope.data.irds import irds_documents, irds_queries, is_irds
 from rankscope.engine.ranking import Ties
 from rankscope.errors import InputError, ParseError
 
@@ -38,6 +39,7 @@ __all__ = [
     "pairs_from_runs",
     "query_need",
     "read_documents",
+    "read_judged",
     "read_needs",
     "read_pairs",
     "read_queries",
@@ -238,6 +240,8 @@ def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
     (also ``information_need``, ``description``) is the information need;
     other columns are ignored.
 
+    ``irds:NAME`` reads an ir_datasets collection's queries and needs.
+
     Raises
     ------
     ParseError
@@ -245,6 +249,12 @@ def read_query_file(path: PathLike) -> tuple[dict[str, str], dict[str, str]]:
     """
     texts: dict[str, str] = {}
     needs: dict[str, str] = {}
+    if is_irds(path):
+        for query in irds_queries(os.fspath(path))[0]:
+            texts[query.query_id] = query.text
+            if query.need:
+                needs[query.query_id] = query.need
+        return texts, needs
     for qid, names, values in _tsv_rows(path, "text"):
         texts[qid] = _column(names, values, _TEXT_HEADERS, fallback=True)
         need = _column(names, values, _NEED_HEADERS, fallback=False)
@@ -272,6 +282,8 @@ def read_needs(path: PathLike) -> dict[str, str]:
     ParseError
         A line with another number of fields, an empty id, or a query id given twice.
     """
+    if is_irds(path):
+        return read_query_file(path)[1]
     out: dict[str, str] = {}
     for qid, names, values in _tsv_rows(path, "need"):
         need = _column(names, values, _NEED_HEADERS, fallback=True)
@@ -286,11 +298,17 @@ def read_documents(
 ) -> dict[str, dict[str, str]]:
     """A JSONL corpus -> ``{doc_id: {field: text}}`` with the named fields only.
 
+    ``irds:NAME`` reads an ir_datasets collection's documents (looked up by
+    id in its document store when ``only`` names them).
+
     Raises
     ------
     ParseError
         A line that is not a JSON object, or an object without an id.
     """
+    if is_irds(path):
+        return {doc_id: {f: doc[f] for f in fields if doc.get(f) is not None}
+                for doc_id, doc in irds_documents(os.fspath(path), only)}
     wanted = None if only is None else set(only)
     data, source = read_text(path)
     out: dict[str, dict[str, str]] = {}
@@ -346,16 +364,28 @@ def pairs_from_runs(
     return [Pair(q, d) for q, d in merged.select("query_id", "doc_id").iter_rows()]
 
 
-def drop_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
-    """The pairs without a grade in ``judged`` (qrels or judgments; path or table)."""
+def read_judged(judged: Any) -> Any:
+    """Qrels or judgments given as a path (a rater column: judgments) or a table.
+
+    Returns a :class:`~rankscope.data.tables.Qrels` or a
+    :class:`~rankscope.judgments.table.Judgments`.
+    """
     from rankscope.data.tables import Qrels
     from rankscope.judgments.io import has_rater_column
     from rankscope.judgments.table import Judgments, as_judgments
 
     if isinstance(judged, str | os.PathLike):
         judged = Judgments.read(judged) if has_rater_column(judged) else Qrels.read(judged)
+    if isinstance(judged, Mapping):  # {query: {doc: grade}}, as qrels are given in Python
+        judged = Qrels.from_dict(judged)
     if not isinstance(judged, Qrels):
         judged = as_judgments(judged)
+    return judged
+
+
+def drop_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
+    """The pairs without a grade in ``judged`` (qrels or judgments; path or table)."""
+    judged = read_judged(judged)
     graded = judged.frame.filter(pl.col("grade").is_not_null()).select("query_id", "doc_id")
     done = set(graded.iter_rows())
     return [p for p in pairs if (p.query_id, p.doc_id) not in done]

@@ -13,11 +13,24 @@ and, after them, what the run knows about each grade::
                      "?" = an answer with no grade)
     consistency      share of the answers that gave the majority grade
     prompt_tokens, completion_tokens, cached   what the answers cost
-    raw              the answer, JSON-escaped on one line, when it gave no grade
+    raw              the answer as the model wrote it (the first, with samples),
+                     JSON-escaped on one line: for every row, graded or not
+    finish_reason    why the answer ended (stop; length: cut off)
+    reasoning        the reasoning the endpoint returned apart from the answer
+                     (``reasoning_content``), JSON-escaped
+    scale            the grading scale (graded, binary, detail, 1-5, ...)
+    endpoint         the chat-completions URL asked
+    messages_sha256  SHA-256 of the messages sent for this pair (the prompt as
+                     rendered: guidelines, need, document, few-shot examples)
+    parse            the answer reader: strict or lenient
 
 A row without a grade has an empty ``grade``: a result seen but not graded,
 which is what every reader in rankscope makes of it. Rows are appended and
-flushed as answers arrive, so an interrupted run loses nothing it was told.
+flushed as answers arrive, so an interrupted run loses nothing it was told;
+at the end of a run the rater's rows are put in the order of the pairs (by
+query, then rank), whatever order the answers came in. A last row cut off
+by an interruption (no line end) is dropped before anything is appended,
+never glued to the next row (:attr:`ResultsFile.repaired` says so).
 """
 
 from __future__ import annotations
@@ -33,13 +46,17 @@ import polars as pl
 
 from rankscope.errors import FileAccessError, OptionError, ParseError
 
-__all__ = ["COLUMNS", "DONE", "ResultsFile", "rows_frame"]
+__all__ = ["COLUMNS", "CONFIGURATION", "DONE", "ResultsFile", "rows_frame"]
 
 COLUMNS = (
     "query_id", "doc_id", "rater", "grade", "status", "reason", "model", "template_sha256",
     "settings", "samples", "votes", "consistency", "prompt_tokens", "completion_tokens",
-    "cached", "raw",
+    "cached", "raw", "finish_reason", "reasoning", "scale", "endpoint", "messages_sha256",
+    "parse",
 )
+CONFIGURATION = ("model", "endpoint", "scale", "template_sha256", "settings", "samples",
+                 "parse")
+"""The columns that say how a rater's grades were made: one run's are all the same."""
 DONE = ("graded", "unrateable", "no_majority")
 """Statuses of a pair that is not asked again (``failed`` is, with ``retry_failed``)."""
 
@@ -74,6 +91,15 @@ class ResultsFile:
         The file exists but cannot be read or written.
     ParseError
         An existing file that is not a judgments file.
+
+    Attributes
+    ----------
+    repaired : str or None
+        What was wrong with the file as found (a last row cut off by an
+        interruption), put right before the first write; None: nothing.
+
+    Nothing is written until a row is appended, dropped or reordered: a file
+    opened only to count (a dry run) is left as it is.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None) -> None:
@@ -82,6 +108,8 @@ class ResultsFile:
             _format(self.path)  # refuse a name no judgments reader would take
         self.rows: list[Row] = []
         self._header: list[str] = list(COLUMNS)
+        self.repaired: str | None = None
+        self._rewrite_first = False  # the file on disk must be rewritten before a write
         if self.path is not None and os.path.exists(self.path):
             self._load(self.path)
 
@@ -98,6 +126,9 @@ class ResultsFile:
                 from None
         if not text.strip():
             return
+        if not text.endswith("\n"):
+            text = self._cut_partial_row(text)
+            self._rewrite_first = True
         if self.fmt == "jsonl":
             for number, line in enumerate(text.splitlines(), start=1):
                 if line.strip():
@@ -122,8 +153,30 @@ class ResultsFile:
         extra = [c for c in header if c not in COLUMNS]
         self._header = list(COLUMNS) + extra
         if header != self._header:
-            self._rewrite()  # one header for old and new rows
+            self._rewrite_first = True  # one header for old and new rows
 
+    def _cut_partial_row(self, text: str) -> str:
+        """The text without its last line, which an interrupted write left without its end.
+
+        Rows are written whole, line end included, in one call: a last line without
+        one was cut off. A JSONL line that still parses as a whole object is kept.
+        """
+        head, _, last = text.rpartition("\n")
+        if self.fmt == "jsonl":
+            try:
+                if isinstance(json.loads(last), dict):
+                    return text + "\n"
+            except json.JSONDecodeError:
+                pass
+        shown = last if len(last) <= 60 else last[:57] + "..."
+        self.repaired = (f"dropped a last row cut off by an interruption ({shown!r}); its "
+                         "pair is asked again")
+        return head + "\n" if head else ""
+
+    def _before_write(self) -> None:
+        if self._rewrite_first:
+            self._rewrite_first = False
+            self._rewrite()
     def status_of(self, rater: str) -> dict[tuple[str, str], str]:
         """(query, document) -> status of the rater's rows (a grade without one: graded)."""
         out: dict[tuple[str, str], str] = {}
@@ -145,7 +198,22 @@ class ResultsFile:
                 if not (r.get("rater") == rater and (r["query_id"], r["doc_id"]) in gone)]
         if len(kept) != len(self.rows):
             self.rows = kept
+            self._rewrite_first = False
             self._rewrite()
+
+    def order(self, rater: str, position: Mapping[tuple[str, str], int]) -> None:
+        """Put the rater's rows in the order ``position`` gives their pairs (rows of pairs
+        it does not name after them, as they were); other raters' rows stay in place."""
+        slots = [i for i, r in enumerate(self.rows) if r.get("rater") == rater]
+        mine = [self.rows[i] for i in slots]
+        last = len(position)
+        ordered = sorted(mine, key=lambda r: position.get((r["query_id"], r["doc_id"]), last))
+        if ordered == mine:
+            return
+        for i, row in zip(slots, ordered, strict=True):
+            self.rows[i] = row
+        self._rewrite_first = False
+        self._rewrite()
 
     def append(self, row: Mapping[str, Any]) -> None:
         """Add one row and flush it to the file."""
@@ -153,6 +221,7 @@ class ResultsFile:
         self.rows.append(values)
         if self.path is None:
             return
+        self._before_write()
         new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
         try:
             with open(self.path, "a", encoding="utf-8", newline="") as handle:
@@ -175,7 +244,7 @@ class ResultsFile:
         return buffer.getvalue()
 
     def _rewrite(self) -> None:
-        if self.path is None:
+        if self.path is None or (not self.rows and not os.path.exists(self.path)):
             return
         temp = self.path + ".tmp"
         try:

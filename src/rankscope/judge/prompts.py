@@ -26,7 +26,25 @@ own text; their structure follows the published approach of Thomas et al.
 (2023) and UMBRELA (Upadhyay et al. 2024): the rater's task, the query (and
 the need when known), the passage, the grade definitions, a short method
 (the searcher's intent first, then how much of it the passage meets and
-whether it can be trusted), and an answer the code can parse.
+whether it can be trusted), and an answer the code can parse. ``assessor``
+(graded 0-3 only) has the model write those steps out (intent, a match
+score, a trustworthiness score) and end with ``Final grade: G`` on a line of
+its own.
+
+**The answer's format.** A template asks for a JSON object ``{"grade": G}``
+unless its header (before the first section marker) declares a final line::
+
+    {# answer: line "Final grade:" tokens 250 #}
+
+The reader (:mod:`rankscope.judge.parse`) then wants the answer's last line
+to be that marker and a grade; ``tokens`` is the answer's expected length,
+for the estimates of a dry run and of the token budget (16 for a JSON
+answer when not declared).
+
+**Few-shot examples** (:func:`with_examples`) are chat turns placed after
+the system message: for each example, the template's user message for that
+example's query and result, then an assistant message giving its grade in
+the template's answer format.
 
 References
 ----------
@@ -40,9 +58,10 @@ References
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -57,16 +76,23 @@ __all__ = [
     "PromptTemplate",
     "document_text",
     "load_template",
+    "with_examples",
 ]
 
 Message = dict[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": text}``."""
 
-BUILTIN_TEMPLATES = ("graded", "binary", "detail", "generic")
+BUILTIN_TEMPLATES = ("graded", "binary", "detail", "generic", "assessor")
+_BUILTIN_SCALES = {"graded": (0, 3), "assessor": (0, 3), "binary": (0, 1), "detail": (1, 10)}
+"""The scale each built-in template's grade definitions are written for (generic: any)."""
 PLAIN_FIELDS = frozenset({"title", "text", "snippet", "body", "content", "contents",
                           "passage", "abstract"})
 """Fields shown as bare text; any other field is shown as ``name: value``."""
 _SECTION = re.compile(r"^\[(system|user|assistant)\][ \t]*$", re.MULTILINE)
+_ANSWER = re.compile(
+    r'\{#-?\s*answer:\s*(?:(json)|line\s+"([^"\n]+)")(?:\s+tokens\s+(\d+))?\s*-?#\}')
+JSON_ANSWER_TOKENS = 16
+"""Tokens expected in a JSON answer (``{"grade": 2}``) when the template declares none."""
 
 
 def _jinja() -> Any:
@@ -116,12 +142,31 @@ class PromptTemplate:
         The template's text, as written.
     sha256 : str
         SHA-256 (hex) of ``source``: recorded with every grade.
+    marker : str or None
+        The final line's marker the header declares (None: a JSON answer).
+    answer_tokens : int
+        The answer's expected length in tokens (declared, or 16 for JSON).
     """
 
     name: str
     source: str
     sha256: str
     _sections: tuple[tuple[str, Any], ...] = field(repr=False, compare=False)
+    marker: str | None = None
+    answer_tokens: int = JSON_ANSWER_TOKENS
+
+    def answer_for(self, grade: float) -> str:
+        """The answer giving ``grade`` in this template's format (few-shot examples).
+
+        Examples
+        --------
+        >>> PromptTemplate.from_text("Grade {{ query }}").answer_for(2.0)
+        '{"grade": 2}'
+        """
+        value = _num(grade)
+        if self.marker:
+            return f"{self.marker} {value}"
+        return json.dumps({"grade": value})
 
     @classmethod
     def from_text(cls, source: str, name: str = "<template>") -> PromptTemplate:
@@ -159,7 +204,20 @@ class PromptTemplate:
         if not sections:
             raise JudgeError(f"{name}: the template has no message")
         digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
-        return cls(name=name, source=source, sha256=digest, _sections=tuple(sections))
+        head = source[: marks[0].start()] if marks else source
+        declared = _ANSWER.search(head)
+        marker, tokens = None, JSON_ANSWER_TOKENS
+        if declared:
+            marker = (declared.group(2) or "").strip() or None
+            if declared.group(3):
+                tokens = int(declared.group(3))
+            elif marker:
+                tokens = 4 * JSON_ANSWER_TOKENS
+        elif re.search(r"\{#-?\s*answer:", head):
+            raise JudgeError(f'{name}: the answer declaration is {{# answer: json #}} or '
+                             f'{{# answer: line "MARKER" [tokens N] #}}')
+        return cls(name=name, source=source, sha256=digest, _sections=tuple(sections),
+                   marker=marker, answer_tokens=tokens)
 
     def render(
         self,
@@ -209,6 +267,34 @@ def _num(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
+def with_examples(
+    messages: list[Message], examples: Sequence[tuple[list[Message], str]]
+) -> list[Message]:
+    """The messages with few-shot turns after the system message(s).
+
+    Each example is (its rendered messages, the answer giving its grade): its
+    user message(s) then the answer as the assistant's turn.
+
+    Examples
+    --------
+    >>> shot = ([{"role": "system", "content": "S"}, {"role": "user", "content": "ex"}],
+    ...         '{"grade": 1}')
+    >>> [m["role"] for m in with_examples(
+    ...     [{"role": "system", "content": "S"}, {"role": "user", "content": "q"}], [shot])]
+    ['system', 'user', 'assistant', 'user']
+    """
+    if not examples:
+        return messages
+    head = 0
+    while head < len(messages) and messages[head]["role"] == "system":
+        head += 1
+    turns: list[Message] = []
+    for shown, answer in examples:
+        turns += [m for m in shown if m["role"] != "system"]
+        turns.append({"role": "assistant", "content": answer})
+    return [*messages[:head], *turns, *messages[head:]]
+
+
 def builtin_name(scale: Scale) -> str:
     """The built-in template for a scale: its own for binary, graded, detail; else generic."""
     if scale.is_binary:
@@ -238,6 +324,12 @@ def load_template(
         spec = builtin_name(scale)
     text_spec = os.fspath(spec)
     if text_spec in BUILTIN_TEMPLATES:
+        bounds = _BUILTIN_SCALES.get(text_spec)
+        if bounds is not None and (not scale.integer or (scale.min, scale.max) != bounds):
+            raise JudgeError(
+                f"the built-in prompt {text_spec} defines the grades {bounds[0]}-{bounds[1]}, "
+                f"not the {scale.describe()} scale: pick another prompt (generic fits any "
+                "scale) or scale")
         source = (resources.files("rankscope.judge") / "templates" / f"{text_spec}.j2").read_text(
             encoding="utf-8"
         )

@@ -5,34 +5,37 @@ looked up in the cache first and asked only when missing (``samples`` answers
 per pair when sampling repeatedly: majority vote, ties unresolved). Workers
 (``concurrency`` of them, asyncio) take pairs in order; every result is
 appended to the grades file as it arrives, so a run that is interrupted
-continues where it stopped. Pairs recorded as ``failed`` are asked again only
-with ``retry_failed``. When the call or token budget is spent, no further
-request starts, and what was done is saved.
+continues where it stopped, and at the end the rows are put in the pairs'
+order (by query, then rank), whatever the concurrency. Pairs recorded as
+``failed`` are asked again only with ``retry_failed``; ``unrateable`` ones
+only with ``retry_unrateable``, which also passes over every cached answer
+that gives no grade (the endpoint is asked afresh and the cache entry
+replaced). When the call or token budget is spent, no further request
+starts; when the endpoint stops answering, the run stops; either way what
+was done is saved, and :meth:`Usage.incomplete` says what is left and how to
+continue.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
-import os
 import time
 from collections import Counter
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from rankscope.errors import InputError, JudgeRequestError, OptionError
-from rankscope.judge.cache import AnswerCache, CachedAnswer, cache_key
+from rankscope.errors import JudgeRequestError, JudgeUnreachableError
+from rankscope.judge.cache import AnswerCache, CachedAnswer
 from rankscope.judge.client import Budget, ChatClient, Completion, Sleep
-from rankscope.judge.inputs import Pair, TextSource, document_fields, query_need
-from rankscope.judge.output import DONE, ResultsFile
+from rankscope.judge.inputs import Pair, TextSource
+from rankscope.judge.output import ResultsFile
 from rankscope.judge.parse import parse_grade
-from rankscope.judge.prompts import Message, PromptTemplate
-from rankscope.judgments.scales import Scale
+from rankscope.judge.plan import Plan, check_resume, gives_no_grade, plan, todo
+from rankscope.judge.spec import Job, RunSpec, build_spec, estimate_tokens, render_jobs
 
 __all__ = [
-    "ANSWER_TOKENS",
     "Plan",
     "RunSpec",
     "Usage",
@@ -45,103 +48,21 @@ __all__ = [
 
 T = TypeVar("T")
 
-ANSWER_TOKENS = 16
-"""Tokens expected in one answer (``{"grade": 2}``) when no ``max_tokens`` caps it."""
-
-
-def estimate_tokens(messages: Sequence[Message]) -> int:
-    """About four characters a token, plus a few for each message's framing."""
-    return sum(math.ceil(len(m["content"]) / 4) + 4 for m in messages)
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything a judging run needs, resolved."""
-
-    endpoint: str
-    model: str
-    rater: str
-    scale: Scale
-    template: PromptTemplate
-    settings: Mapping[str, Any]
-    samples: int = 1
-    guidelines: str = ""
-    max_doc_chars: int | None = 6000
-    concurrency: int = 8
-
-    @property
-    def settings_json(self) -> str:
-        """The settings as canonical JSON (recorded with every grade)."""
-        return json.dumps(dict(self.settings), sort_keys=True, separators=(",", ":"))
-
-    @property
-    def answer_tokens(self) -> int:
-        cap = self.settings.get("max_tokens", self.settings.get("max_completion_tokens"))
-        return int(cap) if isinstance(cap, int) and cap > 0 else ANSWER_TOKENS
-
-
-def build_spec(
-    *,
-    endpoint: str,
-    model: str,
-    scale: Scale | str = "graded",
-    prompt: PromptTemplate | str | os.PathLike[str] | None = None,
-    rater: str | None = None,
-    temperature: float = 0.0,
-    settings: Mapping[str, Any] | None = None,
-    samples: int = 1,
-    guidelines: str = "",
-    max_doc_chars: int | None = 6000,
-    concurrency: int = 8,
-) -> RunSpec:
-    """A checked :class:`RunSpec` (the settings sent are the temperature plus ``settings``).
-
-    Raises
-    ------
-    OptionError
-        ``samples`` or ``concurrency`` below 1, an empty endpoint or model.
-    JudgeError, FileAccessError
-        The prompt template cannot be read or compiled.
-    """
-    from rankscope.judge.prompts import load_template
-    from rankscope.judgments.scales import GRADED, get_scale
-
-    if not endpoint or not model:
-        raise OptionError("an endpoint URL and a model name are both needed")
-    if samples < 1:
-        raise OptionError(f"samples must be >= 1, not {samples}")
-    if concurrency < 1:
-        raise OptionError(f"concurrency must be >= 1, not {concurrency}")
-    sc = get_scale(scale) or GRADED
-    return RunSpec(
-        endpoint=endpoint, model=model, rater=rater or f"llm:{model}", scale=sc,
-        template=load_template(prompt, sc),
-        settings={"temperature": temperature, **(settings or {})}, samples=samples,
-        guidelines=guidelines, max_doc_chars=max_doc_chars, concurrency=concurrency,
-    )
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a run would do (the dry run's report)."""
-
-    pairs: int
-    already_done: int
-    to_grade: int
-    answers: int
-    cache_hits: int
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-
-    def to_dict(self) -> dict[str, int]:
-        """A JSON-ready dict."""
-        return dict(self.__dict__)
+Progress = Callable[["Usage"], None]
+"""Called with the usage so far when a run starts and after each pair it records."""
 
 
 @dataclass
 class Usage:
-    """What a run did and what it cost (the report at the end)."""
+    """What a run did and what it cost (the report at the end).
+
+    ``failed_earlier`` counts failed pairs of an earlier run not asked again;
+    ``failed_left`` and ``unrateable_left`` the rater's failed and unrateable
+    pairs of this selection in the grades file at the end (whatever run made
+    them); ``stopped`` says why the run stopped early (a budget, an endpoint
+    that stopped answering); ``repaired`` what was put right in the grades
+    file before writing to it.
+    """
 
     pairs: int = 0
     already_done: int = 0
@@ -151,6 +72,9 @@ class Usage:
     no_majority: int = 0
     failed: int = 0
     not_reached: int = 0
+    failed_earlier: int = 0
+    failed_left: int = 0
+    unrateable_left: int = 0
     cache_hits: int = 0
     requests: int = 0
     retries: int = 0
@@ -158,7 +82,10 @@ class Usage:
     completion_tokens: int = 0
     saved_tokens: int = 0
     seconds: float = 0.0
+    peak_in_flight: int = 0
     stopped: str | None = None
+    repaired: str | None = None
+    last_failure: str | None = None
     statuses: dict[str, int] = field(default_factory=dict)
     consistency: list[float] = field(default_factory=list, repr=False)
 
@@ -167,110 +94,65 @@ class Usage:
         """Mean share of a pair's answers that agree with its majority (samples > 1)."""
         return sum(self.consistency) / len(self.consistency) if self.consistency else None
 
+    @property
+    def finished(self) -> int:
+        """Pairs this run recorded (graded, unrateable, no majority, failed)."""
+        return self.graded + self.unrateable + self.no_majority + self.failed
+
+    def incomplete(self) -> str | None:
+        """What the run left undone and which option continues it; None when whole.
+
+        Failed pairs (of this run or an earlier one, not asked again) and pairs
+        not reached (a budget, an endpoint that stopped answering) make a run
+        incomplete; unrateable pairs do not (the model answered).
+        """
+        parts = []
+        if self.not_reached:
+            why = f" ({self.stopped})" if self.stopped else ""
+            parts.append(f"{self.not_reached} pair(s) not reached{why}: run the same command "
+                         "again to continue (raise --max-calls / --max-tokens if a budget "
+                         "stopped it)")
+        if self.failed_left:
+            parts.append(f"{self.failed_left} pair(s) failed: --retry-failed asks them again")
+        return "; ".join(parts) or None
+
+    def unusable(self) -> str | None:
+        """Why the endpoint could not be used at all (requests sent, none answered with a
+        completion, every pair this run recorded failed); None otherwise."""
+        if not self.failed or self.failed != self.finished or self.statuses.get("200"):
+            return None
+        return (f"cannot use the endpoint: none of its {self.requests} answers was a "
+                f"completion; every pair failed (last: {self.last_failure})")
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         out = {k: v for k, v in self.__dict__.items() if k != "consistency"}
         out["self_consistency"] = self.self_consistency
+        out["incomplete"] = self.incomplete()
+        out["unusable"] = self.unusable()
         return out
 
 
-@dataclass(frozen=True)
-class _Job:
-    pair: Pair
-    messages: list[Message]
-    keys: list[str]
+def _escape(text: str | None) -> str:
+    return "" if not text else json.dumps(text, ensure_ascii=False)[1:-1]
 
 
-def _jobs(spec: RunSpec, pairs: Sequence[Pair], texts: TextSource) -> list[_Job]:
-    missing_q = [p.query_id for p in pairs if texts.query_text(p.query_id) is None]
-    shown = {p: document_fields(texts, p) for p in pairs}
-    missing_d = [p.doc_id for p in pairs if shown[p] is None]
-    for what, ids in (("query", missing_q), ("document", missing_d)):
-        if ids:
-            distinct = list(dict.fromkeys(ids))
-            raise InputError(
-                f"no text for {len(distinct)} {what}(s) to grade, e.g. {distinct[0]!r}; "
-                "check the queries / documents files"
-            )
-    jobs = []
-    for p in pairs:
-        messages = spec.template.render(
-            query_id=p.query_id, query=texts.query_text(p.query_id) or "", doc_id=p.doc_id,
-            fields=shown[p] or {}, scale=spec.scale, guidelines=spec.guidelines,
-            max_doc_chars=spec.max_doc_chars, need=query_need(texts, p.query_id),
-        )
-        keys = [cache_key(spec.endpoint, spec.model, messages, spec.settings, sample=s)
-                for s in range(spec.samples)]
-        jobs.append(_Job(p, messages, keys))
-    return jobs
-
-
-def _todo(
-    spec: RunSpec, pairs: Sequence[Pair], results: ResultsFile, retry_failed: bool
-) -> tuple[list[Pair], int, list[Pair]]:
-    """(pairs to ask, how many are done already, failed pairs to ask again).
-
-    Raises
-    ------
-    OptionError
-        The file holds grades by this rater made with another model, prompt or
-        settings: resuming would mix them (a new file or another rater name will do).
-    """
-    mine = (spec.model, spec.template.sha256, spec.settings_json)
-    others = {c for c in results.configurations(spec.rater) if c != mine}
-    if others:
-        model, sha, settings = sorted(others)[0]
-        raise OptionError(
-            f"{results.path} already holds grades by {spec.rater} made with another model, "
-            f"prompt or settings (model {model or '?'}, template {sha[:12] or '?'}, settings "
-            f"{settings or '?'}); write to a new file or name another rater"
-        )
-    status = results.status_of(spec.rater)
-    todo, done, again = [], 0, []
-    for p in pairs:
-        s = status.get((p.query_id, p.doc_id))
-        if s is None:
-            todo.append(p)
-        elif s in DONE or not retry_failed:
-            done += 1
-        else:
-            todo.append(p)
-            again.append(p)
-    return todo, done, again
-
-
-def plan(
-    spec: RunSpec, pairs: Sequence[Pair], texts: TextSource, results: ResultsFile,
-    cache: AnswerCache | None, *, retry_failed: bool = False,
-) -> Plan:
-    """Count pairs, cache hits, calls and tokens; sends nothing."""
-    todo, done, _ = _todo(spec, pairs, results, retry_failed)
-    jobs = _jobs(spec, todo, texts)
-    hits = calls = prompt_tokens = 0
-    for job in jobs:
-        for key in job.keys:
-            if cache is not None and key in cache:
-                hits += 1
-            else:
-                calls += 1
-                prompt_tokens += estimate_tokens(job.messages)
-    return Plan(
-        pairs=len(pairs), already_done=done, to_grade=len(todo),
-        answers=len(jobs) * spec.samples, cache_hits=hits, calls=calls,
-        prompt_tokens=prompt_tokens, completion_tokens=calls * spec.answer_tokens,
-    )
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _vote(spec: RunSpec, answers: list[CachedAnswer]) -> dict[str, Any]:
     """The row fields for a pair's answers: grade by majority, votes, consistency."""
-    parsed = [parse_grade(a.answer, spec.scale) for a in answers]
+    parsed = [parse_grade(a.answer, spec.scale, mode=spec.parse, marker=spec.template.marker,
+                          finish_reason=a.finish_reason) for a in answers]
     grades = [p.grade for p in parsed if p.grade is not None]
     votes = ",".join("?" if p.grade is None else f"{p.grade:g}" for p in parsed)
-    row: dict[str, Any] = {"samples": len(answers), "votes": votes}
+    first = answers[0]
+    row: dict[str, Any] = {"samples": len(answers), "votes": votes,
+                           "raw": _escape(first.answer), "reasoning": _escape(first.reasoning),
+                           "finish_reason": first.finish_reason}
     if not grades:
-        first = parsed[0]
-        row.update(grade=None, status="unrateable", reason=first.reason,
-                   raw=_escape(answers[0].answer))
+        row.update(grade=None, status="unrateable", reason=_one_line(parsed[0].reason))
         return row
     counts = Counter(grades).most_common()
     top = counts[0][1]
@@ -284,8 +166,9 @@ def _vote(spec: RunSpec, answers: list[CachedAnswer]) -> dict[str, Any]:
     return row
 
 
-def _escape(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+def _left(spec: RunSpec, pairs: Sequence[Pair], results: ResultsFile, status: str) -> int:
+    now = results.status_of(spec.rater)
+    return sum(now.get((p.query_id, p.doc_id)) == status for p in pairs)
 
 
 async def run(
@@ -298,22 +181,45 @@ async def run(
     *,
     budget: Budget | None = None,
     retry_failed: bool = False,
+    retry_unrateable: bool = False,
     sleep: Sleep | None = None,
+    progress: Progress | None = None,
 ) -> Usage:
-    """Grade the pairs; returns the usage report (rows go to ``results``)."""
+    """Grade the pairs; returns the usage report (rows go to ``results``).
+
+    Raises
+    ------
+    OptionError
+        The grades file holds this rater's grades made otherwise (:func:`check_resume`).
+    JudgeError
+        The endpoint cannot be used at all: the first request got no answer, or
+        failed after its retries; 401, 403, 404.
+    """
     started = time.monotonic()
-    todo, done, again = _todo(spec, pairs, results, retry_failed)
-    jobs = _jobs(spec, todo, texts)  # renders every prompt first: a template error costs nothing
-    results.drop(spec.rater, [(p.query_id, p.doc_id) for p in again])
-    usage = Usage(pairs=len(pairs), already_done=done, to_grade=len(todo))
+    work = todo(spec, pairs, results, retry_failed=retry_failed,
+                retry_unrateable=retry_unrateable)
+    check_resume(spec, results, render_jobs(spec, pairs, texts, required=False))
+    jobs = render_jobs(spec, work.ask, texts)  # every prompt first: a template error costs 0
+    results.drop(spec.rater, [(p.query_id, p.doc_id)
+                              for p in (*work.again_failed, *work.again_unrateable)])
+    usage = Usage(pairs=len(pairs), already_done=work.done, to_grade=len(work.ask),
+                  failed_earlier=work.failed_earlier, repaired=results.repaired)
     budget = budget or Budget()
     client = ChatClient(spec.endpoint, spec.model, budget=budget, sleep=sleep, **client_options)
-    queue: asyncio.Queue[_Job] = asyncio.Queue()
+    queue: asyncio.Queue[Job] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
+    halted: list[str] = []  # why the run stopped before its end (the endpoint went away)
+    configuration = spec.configuration()
 
-    async def answer(job: _Job, key: str) -> CachedAnswer | None:
+    def cached(key: str) -> CachedAnswer | None:
         hit = cache.get(key) if cache is not None else None
+        if hit is not None and retry_unrateable and gives_no_grade(spec, hit):
+            return None  # asked afresh; the new answer replaces this one
+        return hit
+
+    async def answer(job: Job, key: str) -> CachedAnswer | None:
+        hit = cached(key)
         if hit is not None:
             usage.cache_hits += 1
             usage.saved_tokens += (hit.prompt_tokens or 0) + (hit.completion_tokens or 0)
@@ -325,31 +231,31 @@ async def run(
             return None
         usage.prompt_tokens += done_.prompt_tokens or 0
         usage.completion_tokens += done_.completion_tokens or 0
-        got = CachedAnswer(done_.text, done_.prompt_tokens, done_.completion_tokens)
+        got = CachedAnswer(done_.text, done_.prompt_tokens, done_.completion_tokens,
+                           done_.finish_reason, done_.reasoning)
         if cache is not None:
             cache.put(key, spec.model, got)
         return got
 
-    def record(job: _Job, fields: Mapping[str, Any], answers: list[CachedAnswer]) -> None:
+    def record(job: Job, fields: Mapping[str, Any], answers: list[CachedAnswer]) -> None:
         results.append({
             "query_id": job.pair.query_id, "doc_id": job.pair.doc_id, "rater": spec.rater,
-            "model": spec.model, "template_sha256": spec.template.sha256,
-            "settings": spec.settings_json,
+            **configuration, "messages_sha256": job.sha256,
             "prompt_tokens": sum(a.prompt_tokens or 0 for a in answers) if answers else None,
             "completion_tokens": (sum(a.completion_tokens or 0 for a in answers)
                                   if answers else None),
             **fields,
         })
+        if progress is not None:
+            progress(usage)
 
     async def worker() -> None:
-        while True:
+        while not halted:
             try:
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if budget.exhausted is not None and not (
-                cache is not None and all(k in cache for k in job.keys)
-            ):
+            if budget.exhausted is not None and not all(cached(k) for k in job.keys):
                 continue  # the budget is spent: only answers already paid for are used
             answers: list[CachedAnswer] = []
             hits_before = usage.cache_hits
@@ -359,9 +265,13 @@ async def run(
                     if got is None:
                         break  # budget spent: this pair stays to do
                     answers.append(got)
+            except JudgeUnreachableError as exc:
+                halted.append(str(exc))
+                return  # this pair stays to do, like every pair not taken yet
             except JudgeRequestError as exc:
                 usage.failed += 1
-                record(job, {"grade": None, "status": "failed", "reason": str(exc),
+                usage.last_failure = _one_line(str(exc))
+                record(job, {"grade": None, "status": "failed", "reason": _one_line(str(exc)),
                              "samples": spec.samples}, answers)
                 continue
             if len(answers) < len(job.keys):
@@ -374,6 +284,8 @@ async def run(
                 usage.consistency.append(fields["consistency"])
             record(job, fields, answers)
 
+    if progress is not None:
+        progress(usage)
     try:
         workers = [asyncio.create_task(worker()) for _ in range(max(1, spec.concurrency))]
         try:
@@ -388,10 +300,13 @@ async def run(
         usage.requests = client.stats.requests
         usage.retries = client.stats.retries
         usage.statuses = dict(client.stats.statuses or {})
+        usage.peak_in_flight = client.stats.peak_in_flight
         usage.seconds = time.monotonic() - started
-    usage.stopped = budget.exhausted
-    usage.not_reached = usage.to_grade - (usage.graded + usage.unrateable + usage.no_majority
-                                          + usage.failed)
+    usage.stopped = halted[0] if halted else budget.exhausted
+    usage.not_reached = usage.to_grade - usage.finished
+    results.order(spec.rater, {(p.query_id, p.doc_id): i for i, p in enumerate(pairs)})
+    usage.failed_left = _left(spec, pairs, results, "failed")
+    usage.unrateable_left = _left(spec, pairs, results, "unrateable")
     return usage
 
 

@@ -180,8 +180,21 @@ def _quiet(fn: Any, *args: Any, **kwargs: Any) -> float | None:
         return _clean(fn(*args, **kwargs))
 
 
-def _cohen(data: _Ratings, q: int | None, weights: str | None) -> pl.DataFrame:
+def _table_kappa(table: FloatArray, categories: FloatArray, weights: str | None) -> float | None:
+    """Cohen's kappa of a categories x categories count table (statsmodels)."""
     inter_rater = _statsmodels("Cohen's kappa")
+    if weights is None:
+        return _quiet(inter_rater.cohens_kappa, table, return_results=False)
+    return _quiet(inter_rater.cohens_kappa, table, weights=categories, wt=weights,
+                  return_results=False)
+
+
+def _pair_table(a: IntArray, b: IntArray, k: int) -> FloatArray:
+    """The k x k table of two raters' category indices (both graded)."""
+    return np.bincount(a * k + b, minlength=k * k).reshape(k, k).astype(np.float64)
+
+
+def _cohen(data: _Ratings, q: int | None, weights: str | None) -> pl.DataFrame:
     cats = data.cats[data.units(q)]
     k = len(data.categories)
     rows: list[tuple[str, str, int, float | None]] = []
@@ -190,14 +203,9 @@ def _cohen(data: _Ratings, q: int | None, weights: str | None) -> pl.DataFrame:
         n = int(both.sum())
         if n == 0:
             continue
-        table = np.zeros((k, k))
-        np.add.at(table, (cats[both, a], cats[both, b]), 1)
-        if weights is None:
-            kappa = _quiet(inter_rater.cohens_kappa, table, return_results=False)
-        else:
-            kappa = _quiet(inter_rater.cohens_kappa, table, weights=data.categories,
-                           wt=weights, return_results=False)
-        rows.append((data.raters[a], data.raters[b], n, kappa))
+        table = _pair_table(cats[both, a], cats[both, b], k)
+        rows.append((data.raters[a], data.raters[b], n,
+                     _table_kappa(table, data.categories, weights)))
     return pl.DataFrame(
         rows, schema={"rater_a": pl.String, "rater_b": pl.String, "n_items": pl.Int64,
                       "kappa": pl.Float64}, orient="row",

@@ -14,12 +14,14 @@ import json
 import os
 from collections.abc import Mapping
 from io import BytesIO
+from typing import Any
 
 import polars as pl
 
 from rankscope.data._io import (
     PathLike,
     RowLocator,
+    display_name,
     read_bytes,
     read_text,
     write_bytes,
@@ -41,9 +43,11 @@ __all__ = [
     "canonical_frame",
     "check_format",
     "has_rater_column",
+    "json_records",
     "judgments_of",
     "pick_column",
     "read_judgments_frame",
+    "read_records",
     "write_judgments_frame",
 ]
 
@@ -199,11 +203,82 @@ def _no_line(row: int) -> int | None:
     return None
 
 
+def json_records(data: bytes, fmt: str, source: str) -> list[tuple[int | None, Any]]:
+    """The records of JSON Lines (one value a line) or JSON (a list): ``(line, value)``.
+
+    The values as parsed, nested objects kept (a UBI record); a table of
+    records is :func:`read_records`'. Blank lines of JSON Lines are skipped;
+    a line that is not JSON is a :class:`ParseError` naming it. JSON records
+    carry no line (None).
+    """
+    if fmt == "jsonl":
+        out: list[tuple[int | None, Any]] = []
+        for number, line in enumerate(data.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=number,
+                                 value=line.decode("utf-8", "replace")) from None
+        return out
+    try:
+        obj = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON ({exc.msg})", source=source, line=exc.lineno) from None
+    if not isinstance(obj, list):
+        raise ParseError("expected a JSON list of records", source=source)
+    return [(None, rec) for rec in obj]
+
+
+def _records_of(raw: RawFile, what: str) -> tuple[pl.DataFrame, RowLocator]:
+    """A raw file's records as read (every column as text, or Parquet's types) and its lines."""
+    if raw.nested is not None:
+        raise ParseError(f"expected a JSON list of {what}", source=raw.source)
+    frame = raw.frame if raw.frame is not None else pl.DataFrame()
+    locate: RowLocator = _no_line
+    if raw.fmt in ("csv", "tsv"):
+        locate = _line_locator(raw.data, skip_comments=True, offset=1)
+    elif raw.fmt == "jsonl":
+        locate = _line_locator(raw.data, skip_comments=False)
+    return frame, locate
+
+
+def read_records(path: PathLike, fmt: str | None = None) -> tuple[pl.DataFrame, str, RowLocator]:
+    """A table file with named columns, every column as read (text, or Parquet's types).
+
+    CSV / TSV with a header, JSONL, JSON (a list of records) or Parquet, read
+    once by :func:`rankscope.data.formats.read_raw`: the raw frame, the
+    file's display name and a locator of rows' lines. The judgments and
+    click-log readers map and check the columns.
+    """
+    fmt = check_format(fmt) if fmt else guess_format(path)
+    if fmt == "trec":
+        raise InputError("a TREC file has no column names; expected CSV, TSV, JSONL, JSON "
+                         "or Parquet", source=display_name(path))
+    raw = read_raw(path, fmt)
+    frame, locate = _records_of(raw, "records")
+    return frame, raw.source, locate
+
+
 def read_judgments_frame(
     path: PathLike, fmt: str | None = None, *, scale: Scale | None = None,
     rater: str | None = None,
 ) -> tuple[pl.DataFrame, str, RowLocator]:
-    """Read a judgments file: the canonical frame, its display name and a line locator."""
+    """Read a judgments file: the canonical frame, its display name and a line locator.
+
+    ``irds:NAME`` reads an ir_datasets collection's qrels as one rater's
+    judgments (the rater is the collection's name unless told).
+    """
+    from rankscope.data.irds import is_irds
+
+    if is_irds(path):
+        from rankscope.data.formats import read_table
+
+        frame, _, source, locate = read_table(path, "qrels")
+        frame = frame.select("query_id", "doc_id",
+                             pl.lit(rater or source, pl.String).alias("rater"), "grade")
+        return frame, source, locate
     fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         data, source = read_text(path)
@@ -223,14 +298,7 @@ def judgments_of(raw: RawFile, *, scale: Scale | None, rater: str | None,
     :func:`rankscope.judgments.relevance.read_relevance` calls it once it has
     seen a rater column in the file it read.
     """
-    if raw.nested is not None:
-        raise ParseError("expected a JSON list of judgment records", source=raw.source)
-    frame = raw.frame if raw.frame is not None else pl.DataFrame()
-    locate: RowLocator = _no_line
-    if raw.fmt in ("csv", "tsv"):
-        locate = _line_locator(raw.data, skip_comments=True, offset=1)
-    elif raw.fmt == "jsonl":
-        locate = _line_locator(raw.data, skip_comments=False)
+    frame, locate = _records_of(raw, "judgment records")
     return canonical_frame(frame, raw.source, locate, scale=scale, rater=rater), raw.source, locate
 
 
@@ -238,8 +306,12 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
     """Whether a file has a rater column (i.e. holds judgments rather than qrels).
 
     Only the header (CSV / TSV), the first record (JSON, JSONL) or the schema
-    (Parquet) is looked at; TREC files never have one.
+    (Parquet) is looked at; TREC files and ir_datasets collections never have one.
     """
+    from rankscope.data.irds import is_irds
+
+    if is_irds(path):
+        return False
     fmt = check_format(fmt) if fmt else guess_format(path)
     if fmt == "trec":
         return False

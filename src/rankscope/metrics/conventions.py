@@ -30,6 +30,7 @@ from typing import Any
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric, make_metric
 from rankscope.metrics.parser import parse_metrics
+from rankscope.metrics.trec_eval_names import member_spelling
 
 __all__ = [
     "PROFILES",
@@ -110,6 +111,9 @@ class Profile:
         Rewrites of parsed metrics, tried in order (the first that applies wins).
     names : tuple of str
         The tool's spellings of the metrics rankscope maps (tested against the tool).
+    bare : callable, optional
+        How the tool reads a measure named without its parameters: the spelling
+        with the tool's defaults (trec_eval's ``P`` is ``P.5,10,15,20,30,100,200,500,1000``).
     """
 
     name: str
@@ -119,6 +123,7 @@ class Profile:
     option_notes: tuple[tuple[str, str], ...] = ()
     rules: tuple[Rule, ...] = ()
     names: tuple[str, ...] = ()
+    bare: Callable[[str], str] | None = None
 
     def read(self, label: str, metric: Metric) -> Resolved:
         """The metric the tool computes for ``metric`` (spelled ``label``)."""
@@ -132,6 +137,14 @@ class Profile:
 
 def _with(metric: Metric, **params: Any) -> Metric:
     return make_metric(metric.family, k=metric.k, **{**dict(metric.params), **params})
+
+
+def _trec_defaults(text: str) -> str:
+    """trec_eval's reading of a measure named without parameters: ``-m P`` is P at its nine
+    default cut-offs, ``-m success`` success at 1, 5 and 10 (rankscope's own ``P`` and
+    ``Success`` without a cut-off read the whole ranking)."""
+    spelled = member_spelling(text)
+    return spelled if spelled.startswith(text + ".") else text
 
 
 def _trec9(label: str, metric: Metric) -> tuple[Metric, Reading, str] | None:
@@ -262,6 +275,7 @@ PROFILES: dict[str, Profile] = {
                    "recip_rank", "Rprec", "bpref", "success_1", "set_P", "set_recall",
                    "set_F", "num_ret", "num_rel", "num_rel_ret", "iprec_at_recall_0.10",
                    "11pt_avg", "infAP", "gm_map"),
+            bare=_trec_defaults,
         ),
         Profile(
             name="pytrec_eval",
@@ -279,6 +293,7 @@ PROFILES: dict[str, Profile] = {
                    "recip_rank", "Rprec", "bpref", "success_1", "set_P", "set_recall",
                    "set_F", "num_ret", "num_rel", "num_rel_ret", "infAP",
                    "iprec_at_recall_0.10", "11pt_avg"),
+            bare=_trec_defaults,
         ),
         Profile(
             name="ir_measures",
@@ -365,6 +380,8 @@ def resolve_name(item: str | Metric, conventions: str | None = None) -> list[Res
     """A name (or metric) as ``conventions`` reads it; several for trec_eval's dotted forms.
 
     Without conventions every name keeps rankscope's meaning (its default reading).
+    Under a tool's conventions a name without parameters reads as the tool reads it
+    (pytrec_eval's and trec_eval's ``P``: P at their nine default cut-offs).
 
     Examples
     --------
@@ -376,10 +393,18 @@ def resolve_name(item: str | Metric, conventions: str | None = None) -> list[Res
     ('ERR(max_grade=4)@10', 'float64')
     >>> resolve_name("RR@5", "ir_measures")[0].reading.ties
     'docid_asc'
+    >>> [r.label for r in resolve_name("success", "pytrec_eval")]
+    ['success_1', 'success_5', 'success_10']
+    >>> [r.label for r in resolve_name("success")]
+    ['success']
     """
-    pairs = [(item.name, item)] if isinstance(item, Metric) else parse_metrics(item)
     if conventions is None:
+        pairs = [(item.name, item)] if isinstance(item, Metric) else parse_metrics(item)
         return [Resolved(label, metric) for label, metric in pairs]
     profile = get_profile(conventions)
+    if isinstance(item, Metric):
+        pairs = [(item.name, item)]
+    else:
+        pairs = parse_metrics(profile.bare(item) if profile.bare is not None else item)
     return [profile.read(label, metric) for label, metric in pairs]
 

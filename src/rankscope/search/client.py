@@ -10,9 +10,14 @@
   ``max_retry_after``), up to ``max_retries`` retries;
 - any other answer that is not 2xx (400, 401, 403, 404, ...) ends the query
   at once with :class:`~rankscope.errors.SearchRequestError`: one line naming
-  the query, the request and what the server said.
+  the query, the request and what the server said;
+- redirects and hosts by the rules of :mod:`rankscope.outbound` (a redirect
+  never changes the method, never carries the credentials to another
+  origin; with a host policy, only the hosts it allows are reached): a
+  refusal ends the query at once, unretried.
 
-``sleep`` and ``rng`` are injectable so tests of the waiting are instant.
+``sleep``, ``rng`` and ``clock`` are injectable so tests of the waiting are
+instant and exact.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rankscope.errors import DependencyError, SearchRequestError
+from rankscope.errors import DependencyError, OutboundError, SearchError, SearchRequestError
+from rankscope.outbound import HostPolicy, guarded_transport
 from rankscope.retry import Pacer, Sleep, full_jitter, parse_retry_after
 from rankscope.search.types import EndpointConfig
 
@@ -62,6 +68,8 @@ class Reply:
     latency_ms: float
     attempts: int
     headers: Mapping[str, str] = field(default_factory=dict)
+    retried: tuple[str, ...] = ()
+    """Why each earlier attempt was retried (``HTTP 503``, ``timeout``, ``connection error``)."""
 
 
 @dataclass
@@ -142,13 +150,23 @@ class SearchClient:
     max_retry_after : float, default 120
         The longest ``Retry-After`` honoured.
     headers : mapping, optional
-        Sent with every request (credentials included; never stored).
+        Sent with every request (never stored).
+    credentials : mapping, optional
+        Headers that carry credentials: sent with every request, never
+        stored, never sent to another origin after a redirect.
+    credential_params : sequence of (name, value), optional
+        Query parameters that carry credentials (``params_env``): added to
+        every request, never stored or shown in a message.
     verify_tls : bool, default True
         Check the server's certificate.
-    sleep, rng : callables, optional
-        ``asyncio.sleep`` and ``random.random`` unless given.
+    outbound : HostPolicy, optional
+        The hosts that may be reached (the web app's); None: any.
+    sleep, rng, clock : callables, optional
+        ``asyncio.sleep``, ``random.random`` and ``time.monotonic`` (the
+        pacing's clock) unless given.
     transport : httpx transport, optional
-        For tests (e.g. ``httpx.MockTransport``).
+        For tests (e.g. ``httpx.MockTransport``): sends what the redirect and
+        host rules let through.
     """
 
     def __init__(
@@ -162,10 +180,14 @@ class SearchClient:
         max_backoff: float = 30.0,
         max_retry_after: float = 120.0,
         headers: Mapping[str, str] | None = None,
+        credentials: Mapping[str, str] | None = None,
+        credential_params: Sequence[tuple[str, str]] = (),
         verify_tls: bool = True,
+        outbound: HostPolicy | None = None,
         sleep: Sleep | None = None,
         rng: Callable[[], float] | None = None,
         transport: Any = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         try:
             import httpx
@@ -179,23 +201,26 @@ class SearchClient:
         self._sleep: Sleep = sleep or asyncio.sleep
         self._rng = rng or random.random
         self._limit = asyncio.Semaphore(concurrency)
-        self._pacer = Pacer(1.0 / rps if rps else 0.0, sleep=self._sleep)
+        self._pacer = Pacer(1.0 / rps if rps else 0.0, sleep=self._sleep, clock=clock)
         all_headers = {"Accept": "application/json", "User-Agent": "rankscope"}
         all_headers.update(headers or {})
-        self._http = httpx.AsyncClient(
-            timeout=timeout, headers=all_headers, verify=verify_tls, transport=transport,
-            follow_redirects=True,
-        )
+        all_headers.update(credentials or {})
+        self._credential_params = tuple(credential_params)
+        self.transport = guarded_transport(transport, policy=outbound,
+                                           secret_headers=list(credentials or {}),
+                                           verify=verify_tls)
+        self._http = httpx.AsyncClient(timeout=timeout, headers=all_headers,
+                                       transport=self.transport, follow_redirects=False)
         self.stats = ClientStats()
 
     @classmethod
     def for_config(cls, config: EndpointConfig, **options: Any) -> SearchClient:
         """A client with the file's limits, overridden by ``options`` where given."""
-        from rankscope.search.config import resolve_auth
+        from rankscope.search.config import resolve_auth, resolve_params
 
         settings = config.settings
         headers = {str(k): str(v) for k, v in (settings.get("headers") or {}).items()}
-        headers.update(resolve_auth(config))
+        allowed_env = options.get("allowed_env")
 
         def pick(key: str, default: Any) -> Any:
             value = options.get(key)
@@ -210,10 +235,14 @@ class SearchClient:
             max_backoff=float(pick("max_backoff", 30.0)),
             max_retry_after=float(pick("max_retry_after", 120.0)),
             headers=headers,
+            credentials=resolve_auth(config, allowed_env=allowed_env),
+            credential_params=resolve_params(config, allowed_env=allowed_env),
             verify_tls=bool(settings.get("verify_tls", True)),
+            outbound=options.get("outbound"),
             sleep=options.get("sleep"),
             rng=options.get("rng"),
             transport=options.get("transport"),
+            clock=options.get("clock"),
         )
 
     async def aclose(self) -> None:
@@ -238,6 +267,7 @@ class SearchClient:
         where = f"{request.method} {request.url}"
         last = "no request sent"
         status: int | None = None
+        retried: list[str] = []
         for attempt in range(self.max_retries + 1):
             await self._pacer.wait()
             retry_after: float | None = None
@@ -246,30 +276,37 @@ class SearchClient:
                 if attempt:
                     self.stats.retries += 1
                 started = time.perf_counter()
+                params = (*request.params, *self._credential_params)
                 try:
                     response = await self._http.request(
-                        request.method, request.url, params=list(request.params) or None,
-                        json=request.body,
+                        request.method, request.url, params=params or None, json=request.body,
                     )
+                except OutboundError as exc:
+                    self.stats.count("refused")
+                    raise SearchRequestError(query_id, f"{where}: {exc}",
+                                             attempts=attempt + 1) from None
                 except httpx.TimeoutException:
                     self.stats.count("timeout")
                     last, status = f"timed out after {self.timeout:g}s", None
+                    retried.append("timeout")
                 except httpx.TransportError as exc:
                     self.stats.count("connection error")
                     last, status = f"connection error ({exc or type(exc).__name__})", None
+                    retried.append("connection error")
                 else:
                     elapsed = (time.perf_counter() - started) * 1000.0
                     status = response.status_code
                     self.stats.count(str(status))
                     if 200 <= status < 300:
                         return Reply(status, response.content, elapsed, attempt + 1,
-                                     dict(response.headers))
+                                     dict(response.headers), tuple(retried))
                     said = server_message(response.content)
                     if status != 429 and status < 500:
                         raise SearchRequestError(
                             query_id, f"HTTP {status} from {where}: {said}",
                             status=status, attempts=attempt + 1)
                     last = f"HTTP {status}: {said}"
+                    retried.append(f"HTTP {status}")
                     retry_after = parse_retry_after(response.headers.get("retry-after"),
                                                     time.time())
             if attempt < self.max_retries:
@@ -281,12 +318,20 @@ class SearchClient:
         )
 
     async def get_json(self, url: str) -> Any:
-        """One GET without retries (engine version probes); None on any failure."""
+        """One GET without retries (engine version probes); None on any failure.
+
+        Raises
+        ------
+        SearchError
+            The host or a redirect is refused (:mod:`rankscope.outbound`).
+        """
         import httpx
 
         try:
             async with self._limit:
-                response = await self._http.get(url)
+                response = await self._http.get(url, params=self._credential_params or None)
+        except OutboundError as exc:
+            raise SearchError(f"the version probe GET {url}: {exc}") from None
         except httpx.HTTPError:
             return None
         if response.status_code != 200:

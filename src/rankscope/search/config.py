@@ -5,8 +5,10 @@ Every kind shares a small shape (``kind``, ``name``, ``url``, ``template`` or
 docs/snapshots.md). Unknown keys are refused with a "did you mean", so a typo
 never silently changes what is measured. Credentials are referenced by the
 name of an environment variable (``password_env = "ES_PASSWORD"``) and read
-only when the endpoint is opened; a key that would hold a secret in the file
-itself is refused.
+only when the endpoint is opened; a credential written in the file itself is
+refused (:mod:`rankscope.search.credentials`). An endpoint a web user wrote
+names files only inside the operator's directory
+(:mod:`rankscope.search.files`).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rankscope.errors import ConfigError
+from rankscope.search.credentials import check_no_credentials, resolve_auth, resolve_params
+from rankscope.search.files import FileScope
 from rankscope.search.paths import parse_path
 from rankscope.search.templates import import_template, parse_json_template
 from rankscope.search.types import Endpoint, EndpointConfig
@@ -32,6 +35,7 @@ __all__ = [
     "load_endpoint",
     "open_endpoint",
     "resolve_auth",
+    "resolve_params",
 ]
 
 KINDS = ("elasticsearch", "opensearch", "solr", "http", "embedded")
@@ -42,28 +46,26 @@ _COMMON = {
     "display_fields", "variables",
 }
 _REMOTE = {
-    "url", "headers", "headers_env", "auth", "timeout", "concurrency", "rps", "max_retries",
-    "backoff", "max_backoff", "max_retry_after", "verify_tls", "total_field",
+    "url", "headers", "headers_env", "params_env", "auth", "timeout", "concurrency", "rps",
+    "max_retries", "backoff", "max_backoff", "max_retry_after", "verify_tls", "total_field",
 }
 _KEYS: dict[str, set[str]] = {
     "elasticsearch": _COMMON | _REMOTE | {"index", "search_template"},
     "opensearch": _COMMON | _REMOTE | {"index", "search_template"},
     "solr": _COMMON | _REMOTE | {"collection", "core", "handler", "api", "params"},
-    "http": _COMMON | _REMOTE | {"method", "params", "hits", "version_url", "version_path"},
+    "http": _COMMON | _REMOTE | {"method", "params", "hits", "version_url", "version_path",
+                                 "partial_field"},
     "embedded": _COMMON | {"corpus", "index", "fields", "weights", "tokenizer", "engine",
                            "snippet_length"},
 }
 OPERATIONAL_KEYS = frozenset({
     "name", "description", "timeout", "concurrency", "rps", "max_retries", "backoff",
-    "max_backoff", "max_retry_after", "headers_env", "auth",
+    "max_backoff", "max_retry_after", "headers_env", "params_env", "auth",
 })
 """Keys that do not change what an engine returns: left out of the config hash."""
 
 _PATH_KEYS = ("id_field", "score_field", "title_field", "snippet_field", "url_field",
-              "image_field", "hits", "total_field", "version_path")
-_SECRET_WORDS = frozenset({"password", "token", "secret", "apikey", "key", "authorization",
-                           "auth", "cookie"})
-_AUTH_TYPES = ("basic", "bearer", "api_key", "header")
+              "image_field", "hits", "total_field", "version_path", "partial_field")
 
 
 def _fail(message: str, source: str | None, value: Any = None) -> ConfigError:
@@ -82,43 +84,25 @@ def _check_keys(data: Mapping[str, Any], kind: str, source: str | None) -> None:
             raise _fail(f"unknown key {key!r} for kind {kind!r}{_suggest(key, allowed)}", source)
 
 
-def _check_no_secrets(data: Mapping[str, Any], source: str | None) -> None:
-    auth = data.get("auth")
-    if auth is not None:
-        if not isinstance(auth, dict):
-            raise _fail("auth must be a table, e.g. auth = { type = \"basic\", ... }", source)
-        for key in auth:
-            if key in ("type", "username", "header") or key.endswith("_env"):
-                continue
-            raise _fail(
-                f"auth.{key}: credentials are referenced by environment variable name "
-                f"({key}_env = \"VARIABLE\"), never stored in the file", source)
-        kind = auth.get("type")
-        if kind not in _AUTH_TYPES:
-            raise _fail(f"auth.type must be one of {', '.join(_AUTH_TYPES)}", source, kind)
-    headers = data.get("headers") or {}
-    if not isinstance(headers, dict):
-        raise _fail("headers must be a table of header = value", source)
-    for name in headers:
-        words = set(str(name).lower().replace("-", "_").split("_"))
-        if words & _SECRET_WORDS:
-            raise _fail(
-                f"headers.{name} looks like a credential: put it in headers_env = "
-                f"{{ \"{name}\" = \"VARIABLE\" }} and the value in that environment variable",
-                source)
-
-
-def _template_text(data: dict[str, Any], base: Path, source: str | None) -> str | None:
+def _template_text(data: dict[str, Any], base: Path, source: str | None,
+                   files: FileScope | None) -> str | None:
     if "template" in data and "template_file" in data:
         raise _fail("give template or template_file, not both", source)
     text: Any = data.get("template")
     if "template_file" in data:
-        file = base / str(data["template_file"])
+        if files is not None:
+            file = files.resolve(data["template_file"], key="template_file", base=base,
+                                 source=source)
+        else:
+            file = base / str(data["template_file"])
         try:
             text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise _fail("template_file is not UTF-8 text", source,
+                        data["template_file"] if files is not None else str(file)) from None
         except OSError as exc:
             raise _fail(f"template_file cannot be read ({exc.strerror})", source,
-                        str(file)) from None
+                        data["template_file"] if files is not None else str(file)) from None
     if text is None:
         return None
     if isinstance(text, dict | list):  # a TOML table: already a parsed value
@@ -144,7 +128,8 @@ def _config_hash(settings: Mapping[str, Any]) -> str:
 
 
 def endpoint_from_dict(
-    data: Mapping[str, Any], *, source: str | None = None, base_dir: str | Path | None = None
+    data: Mapping[str, Any], *, source: str | None = None, base_dir: str | Path | None = None,
+    files: FileScope | None = None,
 ) -> EndpointConfig:
     """Check an endpoint description (as read from TOML) and return its config.
 
@@ -157,19 +142,26 @@ def endpoint_from_dict(
     base_dir : path, optional
         Where relative paths (``template_file``, ``corpus``, ``index``) start
         (default: the current directory).
+    files : FileScope, optional
+        Where those paths must lead (an endpoint a web user wrote); None:
+        anywhere (the command line).
 
     Raises
     ------
     ConfigError
         A missing or unknown key, a bad value, a credential in the file, a
-        template that does not parse, a path that does not parse.
+        template that does not parse, a path that does not parse, a file
+        outside ``files``.
+    ForbiddenError
+        With ``files``: an embedded corpus ``irds:NAME`` the operator does not
+        allow (``files.irds``).
     """
     settings = dict(data)
     kind = settings.get("kind")
     if kind not in KINDS:
         raise _fail(f"kind must be one of {', '.join(KINDS)}", source, kind)
     _check_keys(settings, kind, source)
-    _check_no_secrets(settings, source)
+    check_no_credentials(settings, source)
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     name = settings.get("name")
     if name is None:
@@ -177,7 +169,7 @@ def endpoint_from_dict(
     if not isinstance(name, str) or not name.strip():
         raise _fail("name must be a non-empty string", source, name)
     settings["name"] = name
-    template = _template_text(settings, base, source)
+    template = _template_text(settings, base, source, files)
     settings.pop("template_file", None)
     settings.pop("template_syntax", None)
     if template is not None:
@@ -203,6 +195,8 @@ def endpoint_from_dict(
                     "'results[*]')", source)
     if kind == "embedded" and not isinstance(settings.get("corpus"), str):
         raise _fail("embedded needs corpus = \"FILE.jsonl\"", source)
+    if kind == "embedded" and files is not None:
+        _check_embedded_files(settings, name, base, source, files)
     for key in _PATH_KEYS:
         if key in settings and settings[key] is not None:
             parse_path(settings[key], key=key, source=source)
@@ -232,7 +226,21 @@ def endpoint_from_dict(
         config_hash=_config_hash(settings),
         source=source,
         base_dir=str(base),
+        files=files,
     )
+
+
+def _check_embedded_files(settings: Mapping[str, Any], name: str, base: Path,
+                          source: str | None, files: FileScope) -> None:
+    """The corpus (a file in the scope, or an allowed ``irds:NAME`` collection) and the index
+    of an embedded endpoint, in the scope; the index writable."""
+    from rankscope.search.embedded import check_index_target, default_index_name
+
+    files.corpus(settings["corpus"], base=base, source=source)
+    engine = settings.get("engine", "fts5")
+    index = settings.get("index") or default_index_name(name, engine)
+    target = files.resolve(index, key="index", base=base, source=source)
+    check_index_target(target, engine=str(engine), source=source, value=str(index))
 
 
 def load_endpoint(path: str | Path) -> EndpointConfig:
@@ -259,53 +267,6 @@ def load_endpoint(path: str | Path) -> EndpointConfig:
     return endpoint_from_dict(data, source=str(path), base_dir=file.resolve().parent)
 
 
-def _env(name: Any, key: str, source: str | None) -> str:
-    if not isinstance(name, str) or not name:
-        raise _fail(f"{key} must name an environment variable", source, name)
-    value = os.environ.get(name)
-    if value is None:
-        raise _fail(f"environment variable {name} is not set ({key})", source)
-    return value
-
-
-def resolve_auth(config: EndpointConfig) -> dict[str, str]:
-    """The headers that carry credentials, read from the environment now.
-
-    Raises
-    ------
-    ConfigError
-        A variable named in the file is not set.
-    """
-    import base64
-
-    settings, source = config.settings, config.source
-    headers: dict[str, str] = {}
-    for header, var in (settings.get("headers_env") or {}).items():
-        headers[str(header)] = _env(var, f"headers_env.{header}", source)
-    auth = settings.get("auth")
-    if not auth:
-        return headers
-    kind = auth["type"]
-    if kind == "basic":
-        user = auth.get("username")
-        if user is None:
-            user = _env(auth.get("username_env"), "auth.username_env", source)
-        password = _env(auth.get("password_env"), "auth.password_env", source)
-        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-        headers["Authorization"] = f"Basic {token}"
-    elif kind == "bearer":
-        headers["Authorization"] = "Bearer " + _env(auth.get("token_env"), "auth.token_env",
-                                                    source)
-    elif kind == "api_key":  # Elasticsearch / OpenSearch API keys
-        headers["Authorization"] = "ApiKey " + _env(auth.get("key_env"), "auth.key_env", source)
-    else:
-        header = auth.get("header")
-        if not isinstance(header, str) or not header:
-            raise _fail("auth.header must name the header that carries the key", source)
-        headers[header] = _env(auth.get("value_env"), "auth.value_env", source)
-    return headers
-
-
 def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     """Open the endpoint a config describes (a context manager; close it after use).
 
@@ -315,7 +276,10 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     **options
         ``keep_raw`` (keep raw response bodies), and for remote kinds
         ``timeout``, ``concurrency``, ``rps``, ``max_retries`` overriding the
-        file, and the test hooks ``sleep``, ``rng``, ``transport``.
+        file, ``allowed_env`` (the only environment variables it may read)
+        and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`: the only
+        hosts it may reach), and the test hooks ``sleep``, ``rng``,
+        ``transport``.
 
     Raises
     ------

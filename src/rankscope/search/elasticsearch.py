@@ -13,6 +13,13 @@ The hit list is ``hits.hits``; a field path is looked up in the hit
 ``title_field = "title"`` finds ``_source.title``. ``hits.total`` is a number
 before Elasticsearch 7 (and with ``rest_total_hits_as_int``) and an object
 ``{value, relation}`` since: both are read.
+
+Pages beyond the first are asked for with ``from``/``size`` (added to the
+rendered template, ``from`` counted from the template's own); a stored
+search template pages only when its ``params`` use ``{{offset}}`` or
+``{{page}}``, and a template using ``search_after`` does not page. An answer
+with ``timed_out: true`` or failed shards (``_shards.failed > 0``) is
+partial.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from rankscope.errors import ConfigError
 from rankscope.search.client import HttpRequest, SearchClient
 from rankscope.search.paths import Path
 from rankscope.search.remote import RemoteEndpoint
-from rankscope.search.templates import placeholder_names, render_value
+from rankscope.search.templates import render_value
 from rankscope.search.types import EndpointConfig
 
 __all__ = ["DEFAULT_TEMPLATE", "ElasticsearchEndpoint"]
@@ -58,10 +65,44 @@ class ElasticsearchEndpoint(RemoteEndpoint):
         if self.template is None and self.stored is None:
             self.template = DEFAULT_TEMPLATE
 
-    def template_names(self) -> set[str]:
+    def templates(self) -> list[Any]:
         if self.stored is not None:
-            return placeholder_names(self.stored.get("params", {}))
-        return placeholder_names(self.template)
+            return [self.stored.get("params", {})]
+        return [self.template]
+
+    def page_request(self, values: Mapping[str, Any], depth: int, offset: int,
+                     size: int) -> HttpRequest | str:
+        if self.stored is not None:
+            return ("a stored search template pages only when its params use {{offset}} "
+                    "(for from) or {{page}}")
+        rendered = render_value(self.template, values)
+        if not isinstance(rendered, dict):
+            return "the template is not a JSON object"
+        if "search_after" in rendered:
+            return "the template uses search_after (give it no size below the depth)"
+        start = rendered.get("from", 0)
+        if isinstance(start, bool) or not isinstance(start, int):
+            return f"the template's from is not a number ({start!r})"
+        rendered["from"] = start + offset
+        rendered["size"] = size
+        return HttpRequest("POST", f"{self.base}/{self.index}/_search", body=rendered)
+
+    def page_size(self, request: HttpRequest) -> int | None:
+        size = request.body.get("size") if isinstance(request.body, dict) else None
+        return size if isinstance(size, int) and not isinstance(size, bool) else None
+
+    def partial(self, data: Any) -> str | None:
+        if not isinstance(data, dict):
+            return None
+        reasons = []
+        if data.get("timed_out") is True:
+            reasons.append("timed out")
+        shards = data.get("_shards")
+        if isinstance(shards, dict):
+            failed = shards.get("failed")
+            if isinstance(failed, int) and not isinstance(failed, bool) and failed > 0:
+                reasons.append(f"{failed} of {shards.get('total', '?')} shards failed")
+        return "; ".join(reasons) or None
 
     def build_request(self, values: Mapping[str, Any], depth: int) -> HttpRequest:
         if self.stored is not None:

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rankscope.data.irds import irds_documents, is_irds
 from rankscope.errors import ConfigError, FileAccessError, ParseError, SearchError
 from rankscope.search.templates import (
     BUILTIN_NAMES,
@@ -50,7 +51,12 @@ __all__ = [
     "EmbeddedEndpoint",
     "EmbeddedSettings",
     "build_index",
+    "check_index_target",
     "corpus_documents",
+    "corpus_fingerprint",
+    "corpus_records",
+    "corpus_source",
+    "default_index_name",
     "fts_query",
     "query_terms",
     "snippet_of",
@@ -58,6 +64,9 @@ __all__ = [
 
 INDEX_FORMAT = "rankscope-embedded-1"
 SNIPPET_LENGTH = 240
+TANTIVY_META_FILE = "rankscope-meta.json"
+"""Written into every index the tantivy engine builds (what :func:`check_index_target`
+looks for); here, not in :mod:`rankscope.search.tantivy_engine`, which imports this module."""
 
 
 def query_terms(text: str) -> list[str]:
@@ -108,15 +117,67 @@ def _field_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def default_index_name(name: str, engine: str = "fts5") -> str:
+    """Where an endpoint without ``index`` keeps its index (beside the endpoint file)."""
+    return f"{name}.tantivy" if engine == "tantivy" else f"{name}.index.sqlite"
+
+
+def _is_fts5_index(path: Path) -> bool:
+    """Whether ``path`` is an index this engine wrote (its ``meta`` table says so)."""
+    try:
+        with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro",
+                                                uri=True)) as con:
+            row = con.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except sqlite3.Error:
+        return False
+    return row is not None and row[0] == INDEX_FORMAT
+
+
+def check_index_target(path: Path, *, engine: str = "fts5", source: str | None = None,
+                       value: str | None = None) -> None:
+    """Refuse to build an index over a file (or directory) this engine did not make.
+
+    The index is written into a temporary file renamed over ``path``: were
+    ``path`` the corpus, a database or any other file, it would be lost.
+
+    Raises
+    ------
+    ConfigError
+        ``path`` exists and is not an index of ``engine``.
+    """
+    if not os.path.lexists(path):
+        return
+    if engine == "tantivy":
+        made = (path.is_dir() and not path.is_symlink()
+                and (path / TANTIVY_META_FILE).is_file())
+    else:
+        made = path.is_file() and not path.is_symlink() and _is_fts5_index(path)
+    if not made:
+        raise ConfigError("index names an existing file that is not an index this engine "
+                          "made; it would be replaced: name a new file", source=source,
+                          value=value if value is not None else str(path))
+
+
 class EmbeddedSettings:
     """The embedded keys of an endpoint file, checked, with paths resolved."""
 
     def __init__(self, config: EndpointConfig) -> None:
         settings, source = config.settings, config.source
         base = Path(config.base_dir or ".")
-        self.corpus = base / str(settings["corpus"])
-        index = settings.get("index") or f"{config.name}.index.sqlite"
-        self.index = base / str(index)
+        corpus = str(settings["corpus"])
+        # an ir_datasets collection by name (irds:NAME), or a JSONL file
+        self.corpus_irds: str | None = corpus if is_irds(corpus) else None
+        index = settings.get("index") or default_index_name(config.name,
+                                                            settings.get("engine", "fts5"))
+        if config.files is not None:  # a web user's endpoint: inside the operator's directory
+            # (an irds:NAME corpus is no file: the operator allows the collection, or not)
+            self.corpus = config.files.corpus(corpus, base=base, source=source) or base / corpus
+            self.index = config.files.resolve(index, key="index", base=base, source=source)
+        else:
+            self.corpus = base / corpus
+            self.index = base / str(index)
+        self.quote_lines = config.files is None
+        """Errors quote a corpus line only for the user's own files (the command line)."""
         fields = settings.get("fields", ["title", "text"])
         if (not isinstance(fields, list) or not fields
                 or not all(isinstance(f, str) and re.fullmatch(r"[A-Za-z_]\w*", f)
@@ -173,8 +234,57 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def corpus_documents(path: Path, id_field: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
-    """(line number, doc id, the JSON line, the object) of each corpus line."""
+def corpus_source(settings: EmbeddedSettings) -> str:
+    """How messages name the corpus: its file, or ``irds:NAME``."""
+    return settings.corpus_irds or str(settings.corpus)
+
+
+def corpus_fingerprint(settings: EmbeddedSettings) -> str:
+    """What tells the index is current: the corpus file's SHA-256, or for an
+    ir_datasets collection the SHA-256 of its name and ir_datasets' version.
+
+    Raises FileAccessError for a corpus file that does not exist.
+    """
+    if settings.corpus_irds is not None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = version("ir_datasets")
+        except PackageNotFoundError:
+            release = "?"
+        text = f"{settings.corpus_irds}\0ir_datasets {release}"
+        return hashlib.sha256(text.encode()).hexdigest()
+    if not settings.corpus.is_file():
+        raise FileAccessError("the corpus file does not exist", source=str(settings.corpus))
+    return file_sha256(settings.corpus)
+
+
+def corpus_records(settings: EmbeddedSettings) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """(line or record number, doc id, the JSON text, the object) of each document.
+
+    An ``irds:NAME`` corpus gives each document as an object of its text
+    fields with its id under the endpoint's ``id_field``.
+    """
+    if settings.corpus_irds is None:
+        yield from corpus_documents(settings.corpus, settings.id_field,
+                                    quote=settings.quote_lines)
+        return
+    for number, (doc_id, fields) in enumerate(irds_documents(settings.corpus_irds), start=1):
+        doc: dict[str, Any] = {settings.id_field: doc_id, **fields}
+        yield number, doc_id, json.dumps(doc, ensure_ascii=False), doc
+
+
+def corpus_documents(path: Path, id_field: str, *, quote: bool = True,
+                     ) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """(line number, doc id, the JSON line, the object) of each corpus line.
+
+    ``quote=False`` leaves the line out of the error of a bad line (a file a
+    web user named: its content is not theirs to read).
+    """
+
+    def shown(line: str) -> str | None:
+        return line[:80] if quote else None
+
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -187,16 +297,16 @@ def corpus_documents(path: Path, id_field: str) -> Iterator[tuple[int, str, str,
                 doc = json.loads(line)
             except ValueError as exc:
                 raise ParseError(f"not a JSON object ({exc})", source=str(path), line=number,
-                                 value=line[:80]) from None
+                                 value=shown(line)) from None
             if not isinstance(doc, dict):
                 raise ParseError("not a JSON object", source=str(path), line=number,
-                                 value=line[:80])
+                                 value=shown(line))
             doc_id = doc.get(id_field)
             if isinstance(doc_id, int) and not isinstance(doc_id, bool):
                 doc_id = str(doc_id)
             if not isinstance(doc_id, str) or not doc_id.strip():
                 raise ParseError(f"no document id in field {id_field!r}", source=str(path),
-                                 line=number, value=line[:80])
+                                 line=number, value=shown(line))
             yield number, doc_id, line, doc
 
 
@@ -231,7 +341,8 @@ def build_index(settings: EmbeddedSettings, corpus_sha: str | None = None) -> Pa
     the file and line) and SearchError when SQLite lacks FTS5.
     """
     _check_fts5()
-    corpus_sha = corpus_sha or file_sha256(settings.corpus)
+    check_index_target(settings.index)
+    corpus_sha = corpus_sha or corpus_fingerprint(settings)
     settings.index.parent.mkdir(parents=True, exist_ok=True)
     # a name of its own: two threads (or processes) building at once must not share one
     handle, temp_name = tempfile.mkstemp(prefix=f".{settings.index.name}.", suffix=".tmp",
@@ -256,10 +367,10 @@ def build_index(settings: EmbeddedSettings, corpus_sha: str | None = None) -> Pa
             marks = ", ".join("?" for _ in settings.fields)
             seen: dict[str, int] = {}
             rowid = 0
-            for number, doc_id, line, doc in corpus_documents(settings.corpus, settings.id_field):
+            for number, doc_id, line, doc in corpus_records(settings):
                 if doc_id in seen:
                     raise ParseError(f"document id {doc_id!r} already on line {seen[doc_id]}",
-                                     source=str(settings.corpus), line=number)
+                                     source=corpus_source(settings), line=number)
                 seen[doc_id] = number
                 rowid += 1
                 con.execute("INSERT INTO docs(rowid, doc_id, body) VALUES (?, ?, ?)",
@@ -296,9 +407,7 @@ def index_lock(index: Path) -> threading.Lock:
 
 def ensure_index(settings: EmbeddedSettings) -> str:
     """Build the index when missing or stale; returns the corpus SHA-256."""
-    if not settings.corpus.is_file():
-        raise FileAccessError("the corpus file does not exist", source=str(settings.corpus))
-    corpus_sha = file_sha256(settings.corpus)
+    corpus_sha = corpus_fingerprint(settings)
     with index_lock(settings.index):
         if not _index_is_current(settings, corpus_sha):
             build_index(settings, corpus_sha)

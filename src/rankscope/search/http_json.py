@@ -7,8 +7,15 @@ rendered one parameter at a time), ``template`` (a JSON body) and
 ``hits`` is where the list of results is (``results`` or ``results[*]``,
 ``data.items``), and ``id_field``, ``score_field``, ``title_field``,
 ``snippet_field``, ``url_field``, ``image_field`` and ``display_fields``
-are paths inside one result; ``total_field`` a path in the whole response.
+are paths inside one result; ``total_field`` a path in the whole response,
+and ``partial_field`` one whose true value marks the answer as partial.
 No user code runs.
+
+Paging: a template (``url``, ``params`` or body) that uses ``{{offset}}``
+(results already received, from 0) or ``{{page}}`` (the page's number,
+from 1) is sent again for the next page while fewer than the depth came
+back and ``total_field`` says more matched; without either placeholder the
+endpoint cannot page, and says so.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from rankscope.errors import ConfigError
 from rankscope.search.client import HttpRequest, SearchClient
 from rankscope.search.paths import Path, parse_path
 from rankscope.search.remote import RemoteEndpoint
-from rankscope.search.templates import PLACEHOLDER, placeholder_names, render_text, render_value
+from rankscope.search.templates import PLACEHOLDER, render_text, render_value
 from rankscope.search.types import EndpointConfig
 
 __all__ = ["HttpJsonEndpoint"]
@@ -51,9 +58,8 @@ class HttpJsonEndpoint(RemoteEndpoint):
         version_path = settings.get("version_path")
         self.version_path = parse_path(version_path, key="version_path") if version_path else None
 
-    def template_names(self) -> set[str]:
-        return (placeholder_names(self.template) | placeholder_names(self.params)
-                | placeholder_names(self.url))
+    def templates(self) -> list[Any]:
+        return [self.template, self.params, self.url]
 
     def build_request(self, values: Mapping[str, Any], depth: int) -> HttpRequest:
         url = PLACEHOLDER.sub(

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rankscope.data.delimited import restore_cell
 from rankscope.errors import FileAccessError, ParseError
 from rankscope.search.types import QueryItem
 
@@ -39,7 +40,8 @@ def _tsv(text: str, source: str) -> list[QueryItem]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        fields = line.split("\t")
+        # a cell a rankscope export neutralised ('=...) reads back as written
+        fields = [restore_cell(f) for f in line.split("\t")]
         if columns is None and not out and not seen and len(fields) >= 2 and (
             fields[0].strip().lower() in _ID_NAMES and fields[1].strip().lower() in _TEXT_NAMES
         ):
@@ -144,8 +146,19 @@ def parse_queries(text: str, source: str = "<queries>") -> list[QueryItem]:
 
 
 def read_queries(path: str | Path) -> list[QueryItem]:
-    """Read a query set file (raises FileAccessError, ParseError)."""
+    """Read a query set file (raises FileAccessError, ParseError).
+
+    ``irds:NAME`` reads an ir_datasets collection's queries (text and
+    information need; :mod:`rankscope.data.irds`).
+    """
     name = str(path)
+    from rankscope.data.irds import irds_queries, is_irds
+
+    if is_irds(name):
+        found, source = irds_queries(name)
+        if not found:
+            raise ParseError("the collection has no query", source=source)
+        return [QueryItem(q.query_id, q.text, {}, q.need) for q in found]
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:

@@ -9,6 +9,11 @@ list gives the parameter several times), URL-encoded by httpx; defaults
 ``{"query": "{{query}}"}``) and ``limit`` (the depth) and ``fields`` when not
 given. Both answer ``response.docs`` (and ``response.numFound``); Solr
 returns multi-valued fields as lists, whose first value is shown.
+
+Pages beyond the first are asked for with ``start``/``rows`` (``offset``/
+``limit`` for the JSON API). An answer whose ``responseHeader`` says
+``partialResults: true`` (``timeAllowed`` ran out, a shard was tolerated
+missing) is partial.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from urllib.parse import quote
 
 from rankscope.search.client import HttpRequest, SearchClient
 from rankscope.search.remote import RemoteEndpoint
-from rankscope.search.templates import placeholder_names, render_text, render_value
+from rankscope.search.templates import render_text, render_value
 from rankscope.search.types import EndpointConfig
 
 __all__ = ["SolrEndpoint"]
@@ -40,10 +45,43 @@ class SolrEndpoint(RemoteEndpoint):
         if self.api == "json" and self.template is None:
             self.template = {"query": "{{query}}"}
 
-    def template_names(self) -> set[str]:
+    def templates(self) -> list[Any]:
         if self.api == "json":
-            return placeholder_names(self.template) | placeholder_names(self.params)
-        return placeholder_names(self.params)
+            return [self.template, self.params]
+        return [self.params]
+
+    def page_request(self, values: Mapping[str, Any], depth: int, offset: int,
+                     size: int) -> HttpRequest | str:
+        first = self.build_request(values, depth)
+        if self.api == "select":
+            pairs = [(k, v) for k, v in first.params if k not in ("start", "rows")]
+            start = dict(first.params).get("start", "0")
+            if not start.isdigit():
+                return f"its start parameter is not a number ({start!r})"
+            pairs += [("start", str(int(start) + offset)), ("rows", str(size))]
+            return HttpRequest("GET", first.url, params=pairs)
+        body = first.body
+        if not isinstance(body, dict):
+            return "the template is not a JSON object"
+        start = body.get("offset", 0)
+        if isinstance(start, bool) or not isinstance(start, int):
+            return f"the template's offset is not a number ({start!r})"
+        return HttpRequest("POST", first.url, params=first.params,
+                           body={**body, "offset": start + offset, "limit": size})
+
+    def page_size(self, request: HttpRequest) -> int | None:
+        if self.api == "select":
+            rows = dict(request.params).get("rows", "")
+            return int(rows) if rows.isdigit() else None
+        limit = request.body.get("limit") if isinstance(request.body, dict) else None
+        return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+    def partial(self, data: Any) -> str | None:
+        header = data.get("responseHeader") if isinstance(data, dict) else None
+        if isinstance(header, dict) and header.get("partialResults") is True:
+            details = header.get("partialResultsDetails")
+            return "partial results" + (f" ({details})" if isinstance(details, str) else "")
+        return None
 
     def _param_pairs(self, values: Mapping[str, Any], depth: int) -> list[tuple[str, str]]:
         pairs: list[tuple[str, str]] = []

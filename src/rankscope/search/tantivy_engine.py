@@ -21,18 +21,23 @@ from typing import Any
 
 from rankscope.errors import ConfigError, DependencyError
 from rankscope.search.embedded import (
+    TANTIVY_META_FILE,
     EmbeddedEndpoint,
-    corpus_documents,
-    file_sha256,
+    check_index_target,
+    corpus_fingerprint,
+    corpus_records,
+    corpus_source,
     fts_query,
     index_lock,
     query_terms,
 )
 from rankscope.search.types import EndpointConfig
 
-__all__ = ["TantivyEndpoint"]
+__all__ = ["META_FILE", "TantivyEndpoint"]
 
-_META = "rankscope-meta.json"
+META_FILE = TANTIVY_META_FILE
+"""Written into every index this engine builds (what :func:`check_index_target` looks for)."""
+_META = META_FILE
 _TOKENIZERS = ("default", "en_stem", "raw", "whitespace")
 
 
@@ -52,7 +57,7 @@ class TantivyEndpoint(EmbeddedEndpoint):
         settings.setdefault("tokenizer", "default")
         settings.setdefault("index", f"{config.name}.tantivy")
         patched = EndpointConfig(config.kind, config.name, settings, config.config_hash,
-                                 config.source, config.base_dir)
+                                 config.source, config.base_dir, config.files)
         super().__init__(patched, keep_raw=keep_raw)
         self.config = config
         if self.settings.tokenizer not in _TOKENIZERS:
@@ -69,6 +74,7 @@ class TantivyEndpoint(EmbeddedEndpoint):
         for name in s.fields:
             builder.add_text_field(name, tokenizer_name=s.tokenizer)
         schema = builder.build()
+        check_index_target(s.index, engine="tantivy")  # never replace what it did not make
         # names of its own: two threads (or processes) building at once must not share one
         s.index.parent.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=f".{s.index.name}.", suffix=".tmp",
@@ -77,12 +83,12 @@ class TantivyEndpoint(EmbeddedEndpoint):
             index = self._tv.Index(schema, path=str(temp))
             writer = index.writer()
             seen: set[str] = set()
-            for number, doc_id, line, doc in corpus_documents(s.corpus, s.id_field):
+            for number, doc_id, line, doc in corpus_records(s):
                 if doc_id in seen:
                     from rankscope.errors import ParseError
 
                     raise ParseError(f"document id {doc_id!r} appears twice",
-                                     source=str(s.corpus), line=number)
+                                     source=corpus_source(s), line=number)
                 seen.add(doc_id)
                 values: dict[str, Any] = {"doc_id": doc_id, "body": line}
                 for name in s.fields:
@@ -109,11 +115,7 @@ class TantivyEndpoint(EmbeddedEndpoint):
     def _open(self) -> Any:
         if self._index is None:
             s = self.settings
-            if not s.corpus.is_file():
-                from rankscope.errors import FileAccessError
-
-                raise FileAccessError("the corpus file does not exist", source=str(s.corpus))
-            corpus_sha = file_sha256(s.corpus)
+            corpus_sha = corpus_fingerprint(s)
             with index_lock(s.index):  # check, build and open as one step among threads
                 try:
                     meta = json.loads((s.index / _META).read_text())

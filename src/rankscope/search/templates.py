@@ -13,8 +13,10 @@ Placeholders are ``{{name}}`` or ``{{name|default}}`` (the default is used
 when no value is given); names are letters, digits, ``_``, ``.`` and ``-``.
 A placeholder written outside a JSON string (``"size": {{depth}}``) is read
 as if quoted. Built-in names: ``query`` (the query text), ``depth`` (hits
-asked for) and ``keyword1``, ``keyword2``, ... (the query's words split on
-spaces and commas, empty past the last, as Quepid does).
+asked for), ``offset`` (results received before this page: 0, then what the
+earlier pages returned) and ``page`` (the page's number, from 1), and
+``keyword1``, ``keyword2``, ... (the query's words split on spaces and
+commas, empty past the last, as Quepid does).
 
 Plain-text templates (the embedded engine's query, Solr parameters, URL
 query strings) are rendered the same way on their one string.
@@ -33,6 +35,7 @@ from rankscope.errors import ConfigError
 
 __all__ = [
     "BUILTIN_NAMES",
+    "PAGING_NAMES",
     "SYNTAXES",
     "import_template",
     "parse_json_template",
@@ -43,7 +46,9 @@ __all__ = [
 ]
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.\-]*)\s*(?:\|([^{}]*))?\}\}")
-BUILTIN_NAMES = frozenset({"query", "depth"})
+BUILTIN_NAMES = frozenset({"query", "depth", "offset", "page"})
+PAGING_NAMES = frozenset({"offset", "page"})
+"""Placeholders with which a template asks for the next page itself."""
 _KEYWORD = re.compile(r"keyword(\d+)")
 SYNTAXES = ("mustache", "quepid", "opensearch", "rre", "auto")
 
@@ -55,13 +60,15 @@ class MissingParameter(KeyError):
 def template_params(text: str, depth: int, params: Mapping[str, Any]) -> dict[str, Any]:
     """The values a template sees for one query: built-ins, then ``params`` over them.
 
+    The values of the first page (``offset`` 0, ``page`` 1).
+
     Examples
     --------
     >>> sorted(template_params("red shoes", 10, {"brand": "acme"}).items())
     [('brand', 'acme'), ('depth', 10), ('keyword1', 'red'), ('keyword2', 'shoes'), \
-('query', 'red shoes')]
+('offset', 0), ('page', 1), ('query', 'red shoes')]
     """
-    values: dict[str, Any] = {"query": text, "depth": depth}
+    values: dict[str, Any] = {"query": text, "depth": depth, "offset": 0, "page": 1}
     for i, word in enumerate(w for w in re.split(r"[ ,]+", text) if w):
         values[f"keyword{i + 1}"] = word
     values.update(params)
@@ -132,17 +139,19 @@ def render_value(template: Any, values: Mapping[str, Any]) -> Any:
     return template
 
 
-def placeholder_names(template: Any) -> set[str]:
-    """Names of the placeholders without a default, anywhere in ``template``."""
+def placeholder_names(template: Any, *, with_defaults: bool = False) -> set[str]:
+    """Names of the placeholders anywhere in ``template`` (those with a default only if asked)."""
     found: set[str] = set()
     if isinstance(template, str):
-        found.update(m.group(1) for m in PLACEHOLDER.finditer(template) if m.group(2) is None)
+        found.update(m.group(1) for m in PLACEHOLDER.finditer(template)
+                     if with_defaults or m.group(2) is None)
     elif isinstance(template, list):
         for v in template:
-            found |= placeholder_names(v)
+            found |= placeholder_names(v, with_defaults=with_defaults)
     elif isinstance(template, dict):
         for k, v in template.items():
-            found |= placeholder_names(str(k)) | placeholder_names(v)
+            found |= (placeholder_names(str(k), with_defaults=with_defaults)
+                      | placeholder_names(v, with_defaults=with_defaults))
     return found
 
 

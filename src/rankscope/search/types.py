@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from rankscope.search.files import FileScope
 
 __all__ = ["Endpoint", "EndpointConfig", "Hit", "QueryItem", "SearchResponse"]
 
@@ -55,11 +58,23 @@ class SearchResponse:
     """The rendered request: ``method``, ``url``, and ``body`` and/or ``params``."""
     latency_ms: float
     raw_sha256: str
-    """SHA-256 (hex) of the raw response body."""
+    """SHA-256 (hex) of the raw response body (of the pages' bodies joined by newlines)."""
     raw: bytes | None = None
-    """The raw response body, when the endpoint is asked to keep it."""
+    """The raw response body (the pages' bodies joined by newlines), when asked to keep it."""
     total_hits: int | None = None
     """How many documents matched, where the engine says (ES ``hits.total``, Solr ``numFound``)."""
+    partial: str | None = None
+    """Why the engine's answer is partial, when it says so (ES/OpenSearch ``timed_out`` or
+    failed shards, Solr ``partialResults``); None: a whole answer."""
+    short: str | None = None
+    """Why fewer than the depth came back although the engine matched more (the endpoint
+    cannot page, a page came back empty); None: nothing is missing that paging could get."""
+    duplicates: int = 0
+    """Hits dropped because their document was already listed above (the first is kept)."""
+    pages: int = 1
+    """Requests sent to fill the depth (1: one page was enough)."""
+    retried: tuple[str, ...] = ()
+    """Why each retried request was retried (``HTTP 503``, ``timeout``, ...), every page."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,8 @@ class EndpointConfig:
     source: str | None = None
     base_dir: str | None = None
     """The directory relative paths in ``settings`` are resolved against (the TOML's)."""
+    files: FileScope | None = None
+    """Where the files it names must be (a web user's endpoint); None: anywhere."""
 
 
 @runtime_checkable

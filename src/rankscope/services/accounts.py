@@ -6,6 +6,12 @@ second recommended profile); a session or API token is 32 random bytes
 the database opens no account. Roles: ``admin`` (manages users, may do
 everything), ``curator`` (sets up query sets, endpoints and evaluations,
 adjudicates), ``judge`` (grades).
+
+Signing in costs one argon2 verification whoever asks: an unknown name, a
+user without a password and a deactivated user are checked against a dummy
+hash, so the time taken says nothing of which names exist. A password
+change or reset ends the user's sessions (a user changing their own keeps
+the session they change it from) and, when asked, revokes their API tokens.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ __all__ = [
     "LoginLimiter",
     "TokenInfo",
     "authenticate",
+    "change_password",
     "create_session",
     "create_token",
     "create_user",
@@ -54,6 +61,9 @@ __all__ = [
 
 SESSION_LIFETIME = timedelta(days=7)
 MIN_PASSWORD = 8
+MAX_PASSWORD = 1024
+"""Longer passwords are refused (each sign-in hashes the whole text)."""
+MAX_NAME = 100
 
 
 @dataclass(frozen=True)
@@ -97,17 +107,32 @@ def hash_password(password: str) -> str:
     return PasswordHasher().hash(password)
 
 
+_DUMMY_HASH: list[str] = []
+_DUMMY_LOCK = threading.Lock()
+
+
+def _dummy_hash() -> str:
+    """An argon2 hash of a random password, made once: what a missing user is checked against."""
+    with _DUMMY_LOCK:
+        if not _DUMMY_HASH:
+            _DUMMY_HASH.append(hash_password(secrets.token_urlsafe(24)))
+        return _DUMMY_HASH[0]
+
+
 def verify_password(stored: str | None, password: str) -> bool:
-    """Whether ``password`` matches the stored hash (False for no hash)."""
+    """Whether ``password`` matches the stored hash (False for no hash).
+
+    Without a hash the password is verified against a dummy one (and False
+    returned), so both answers take one argon2 verification.
+    """
     from argon2 import PasswordHasher
     from argon2.exceptions import InvalidHashError, VerificationError
 
-    if not stored:
-        return False
     try:
-        return bool(PasswordHasher().verify(stored, password))
+        ok = bool(PasswordHasher().verify(stored or _dummy_hash(), password))
     except (VerificationError, InvalidHashError):
         return False
+    return ok and bool(stored)
 
 
 def hash_token(token: str) -> str:
@@ -130,6 +155,8 @@ def _check_role(role: str) -> str:
 def _check_password(password: str) -> None:
     if len(password) < MIN_PASSWORD:
         raise OptionError(f"a password needs at least {MIN_PASSWORD} characters")
+    if len(password) > MAX_PASSWORD or "\x00" in password:
+        raise OptionError(f"a password has at most {MAX_PASSWORD} characters and no NUL")
 
 
 def _actor(user: User) -> Actor:
@@ -147,8 +174,9 @@ def create_user(store: Store, name: str, role: str, password: str | None) -> Act
         The name is taken.
     """
     name = name.strip()
-    if not name or len(name) > 100 or any(c.isspace() for c in name):
-        raise OptionError(f"a user name is 1 to 100 characters without spaces, not {name!r}")
+    if (not name or len(name) > MAX_NAME or any(c.isspace() or not c.isprintable() for c in name)):
+        raise OptionError(f"a user name is 1 to {MAX_NAME} printable characters without "
+                          f"spaces, not {name[:MAX_NAME]!r}")
     _check_role(role)
     digest = None
     if password is not None:
@@ -159,6 +187,10 @@ def create_user(store: Store, name: str, role: str, password: str | None) -> Act
     def work(session: Session) -> Actor:
         if session.scalar(select(User.id).where(User.name == name)) is not None:
             raise ConflictError(f"a user named {name!r} exists")
+        rater = session.scalar(select(Rater).where(Rater.name == name))
+        if rater is not None:  # an imported rater's or an LLM judge's: their grades keep it
+            raise ConflictError(f"the name {name!r} is taken by a rater of kind {rater.kind} "
+                                "(imported grades or an LLM judge): choose another")
         user = User(name=name, role=role, password_hash=digest, active=True,
                     created_at=utcnow())
         session.add(user)
@@ -169,9 +201,35 @@ def create_user(store: Store, name: str, role: str, password: str | None) -> Act
     return store.write(work)
 
 
+def _end_sessions(session: Session, user_id: int, keep: str | None = None) -> int:
+    """Delete the user's sessions (but the one whose token is ``keep``); how many ended."""
+    kept = hash_token(keep) if keep else None
+    ended = 0
+    for row in session.scalars(select(UserSession).where(UserSession.user_id == user_id)):
+        if row.token_sha256 != kept:
+            session.delete(row)
+            ended += 1
+    return ended
+
+
+def _revoke_tokens(session: Session, user_id: int) -> int:
+    now = utcnow()
+    revoked = 0
+    for row in session.scalars(select(ApiToken).where(ApiToken.user_id == user_id,
+                                                      ApiToken.revoked_at.is_(None))):
+        row.revoked_at = now
+        revoked += 1
+    return revoked
+
+
 def update_user(store: Store, user_id: int, *, role: str | None = None,
-                active: bool | None = None, password: str | None = None) -> Actor:
-    """Change a user's role, activity or password (deactivating ends their sessions)."""
+                active: bool | None = None, password: str | None = None,
+                revoke_tokens: bool = False) -> Actor:
+    """Change a user's role, activity or password (an admin's reset).
+
+    Deactivating and a new password end every session of the user;
+    ``revoke_tokens`` also revokes their API tokens (a reset after a leak).
+    """
     if role is not None:
         _check_role(role)
     digest = None
@@ -187,13 +245,50 @@ def update_user(store: Store, user_id: int, *, role: str | None = None,
             user.role = role
         if digest is not None:
             user.password_hash = digest
+            _end_sessions(session, user_id)
         if active is not None:
             user.active = active
             if not active:
-                for row in session.scalars(select(UserSession).where(
-                        UserSession.user_id == user_id)):
-                    session.delete(row)
+                _end_sessions(session, user_id)
+        if revoke_tokens:
+            _revoke_tokens(session, user_id)
         return _actor(user)
+
+    return store.write(work)
+
+
+def change_password(store: Store, actor: Actor, current: str, new: str, *,
+                    keep_session: str | None = None, revoke_tokens: bool = False) -> int:
+    """A user changes their own password; returns how many other sessions ended.
+
+    Every session of the user ends but ``keep_session`` (the token of the
+    one the change is made from); ``revoke_tokens`` also revokes their API
+    tokens.
+
+    Raises
+    ------
+    AuthError
+        The current password is wrong.
+    OptionError
+        The new password is too short or too long.
+    """
+    _check_password(new)
+    with store.read() as session:
+        user = session.get(User, actor.user_id)
+        stored = user.password_hash if user is not None else None
+    if not verify_password(stored, current[:MAX_PASSWORD]):
+        raise AuthError("the current password is wrong")
+    digest = hash_password(new)
+
+    def work(session: Session) -> int:
+        user = session.get(User, actor.user_id)
+        if user is None or not user.active:
+            raise AuthError("the session has ended; sign in again")
+        user.password_hash = digest
+        ended = _end_sessions(session, user.id, keep_session)
+        if revoke_tokens:
+            _revoke_tokens(session, user.id)
+        return ended
 
     return store.write(work)
 
@@ -216,14 +311,23 @@ def list_users(store: Store) -> list[dict[str, object]]:
 
 
 def authenticate(store: Store, name: str, password: str) -> Actor:
-    """The active user with this name and password (AuthError otherwise, same words)."""
+    """The active user with this name and password (AuthError otherwise, same words).
+
+    Exactly one argon2 verification runs whatever the name (see the module docs).
+    """
+    if (len(name) > MAX_NAME or "\x00" in name or len(password) > MAX_PASSWORD
+            or "\x00" in password):
+        verify_password(None, password[:MAX_PASSWORD])  # as long as any other answer
+        raise AuthError("wrong name or password")
     with store.read() as session:
         user = session.scalar(select(User).where(User.name == name))
         stored = user.password_hash if user is not None else None
-        ok = verify_password(stored, password)  # runs argon2 even for no user: no timing hint
-        if user is None or not ok or not user.active:
-            raise AuthError("wrong name or password")
-        return _actor(user)
+        active = user is not None and user.active
+        actor = _actor(user) if user is not None else None
+    ok = verify_password(stored, password)  # argon2 even for no user: no timing hint
+    if actor is None or not ok or not active:
+        raise AuthError("wrong name or password")
+    return actor
 
 
 def create_session(store: Store, actor: Actor) -> str:
@@ -267,6 +371,10 @@ def end_session(store: Store, token: str | None) -> None:
 
 def create_token(store: Store, user_name: str, token_name: str = "api") -> str:
     """A new API token for a user; the secret is returned once and stored hashed."""
+    from rankscope.services.limits import MAX_NAME, check_text
+
+    check_text(token_name, "the token's name", MAX_NAME)
+    check_text(user_name, "the user name", MAX_NAME)
     token = "rs_" + secrets.token_urlsafe(32)
 
     def work(session: Session) -> None:
@@ -342,23 +450,28 @@ def rater_for(session: Session, actor: Actor) -> Rater:
 
 
 class LoginLimiter:
-    """Failed sign-ins allowed per account and per address in a sliding window.
+    """Failed sign-ins allowed per account and address, and per address, in a sliding window.
+
+    An account is limited per address it is tried from, never as a whole: an
+    attacker failing on purpose from their address does not lock its owner
+    out, who signs in from another. Each address is limited over every
+    account it tries.
 
     Parameters
     ----------
     per_account, per_address : int
-        Failures allowed within ``window`` seconds (default 5 and 20 in 5 minutes).
+        Failures allowed within ``window`` seconds for one account from one
+        address, and for one address over all accounts (default 5 and 20
+        in 5 minutes).
     clock : callable, optional
         Seconds (monotonic); tests pass their own.
 
     Examples
     --------
     >>> limiter = LoginLimiter(per_account=2, per_address=10, window=60, clock=lambda: 0.0)
-    >>> limiter.allowed("ann", "10.0.0.1")
-    True
-    >>> limiter.failed("ann", "10.0.0.1"); limiter.failed("ann", "10.0.0.2")
-    >>> limiter.allowed("ann", "10.0.0.3")
-    False
+    >>> limiter.failed("ann", "10.0.0.1"); limiter.failed("ann", "10.0.0.1")
+    >>> limiter.allowed("ann", "10.0.0.1"), limiter.allowed("ann", "10.0.0.2")
+    (False, True)
     """
 
     def __init__(self, per_account: int = 5, per_address: int = 20, window: float = 300.0,
@@ -376,21 +489,35 @@ class LoginLimiter:
             times.popleft()
         return times
 
+    @staticmethod
+    def _pair(account: str, address: str) -> str:
+        return "a:" + account.lower() + "\x00" + address
+
     def allowed(self, account: str, address: str) -> bool:
         """Whether another attempt may be tried now."""
         now = float(self._clock())
         with self._lock:
-            return (len(self._recent("a:" + account.lower(), now)) < self.per_account
+            return (len(self._recent(self._pair(account, address), now)) < self.per_account
                     and len(self._recent("ip:" + address, now)) < self.per_address)
 
     def failed(self, account: str, address: str) -> None:
         """Count a failed attempt."""
         now = float(self._clock())
         with self._lock:
-            self._recent("a:" + account.lower(), now).append(now)
+            self._recent(self._pair(account, address), now).append(now)
             self._recent("ip:" + address, now).append(now)
+        self._prune(now)
 
-    def succeeded(self, account: str) -> None:
-        """A success clears the account's failures (not the address's)."""
+    def succeeded(self, account: str, address: str) -> None:
+        """A success clears the account's failures from that address (not the address's)."""
         with self._lock:
-            self._fails.pop("a:" + account.lower(), None)
+            self._fails.pop(self._pair(account, address), None)
+
+    def _prune(self, now: float) -> None:
+        """Forget keys with no failure in the window (an attacker's names never pile up)."""
+        with self._lock:
+            if len(self._fails) < 10_000:
+                return
+            for key in [k for k, times in self._fails.items()
+                        if not times or now - times[-1] > self.window]:
+                del self._fails[key]

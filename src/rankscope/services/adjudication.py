@@ -150,12 +150,18 @@ def adjudicate(store: Store, actor: Actor, evaluation_id: int, query_id: str, do
     """Settle a result's grade: the curator's grade supersedes the graders' (kept as history)."""
     from rankscope.services.accounts import rater_for
     from rankscope.services.assignment import scale_of
+    from rankscope.services.limits import MAX_NAME, MAX_NOTE, check_text
     from rankscope.store.models import Query
+
+    check_text(query_id, "the query id", MAX_NAME)
+    check_text(doc_id, "the document id", MAX_NAME)
+    check_text(note, "the note", MAX_NOTE)
 
     def work(session: Session) -> dict[str, Any]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         scale = scale_of(ev)
-        if isinstance(value, bool) or not scale.contains(float(value)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not scale.contains(
+                float(value)):
             raise OptionError(f"grade {value!r} is outside the {scale.describe()} scale")
         query = session.scalar(select(Query).where(Query.query_set_id == ev.query_set_id,
                                                    Query.query_id == query_id))

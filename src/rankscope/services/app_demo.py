@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
 __all__ = ["ASSESSOR", "DemoLogin", "setup_demo"]
@@ -65,9 +66,13 @@ def _queries_with_needs(directory: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def setup_demo(store: Store, directory: str | Path, *, metrics: tuple[str, ...] = (
-        "nDCG@10", "P@5", "RR@10"), grades_wanted: int = 2) -> DemoLogin:
+def setup_demo(store: Store, directory: str | Path, *, boundary: Boundary,
+               metrics: tuple[str, ...] = ("nDCG@10", "P@5", "RR@10"),
+               grades_wanted: int = 2) -> DemoLogin:
     """Write the demo collection to ``directory`` and set up the store around it.
+
+    ``directory`` must be inside the ``boundary``'s files directory: the demo's
+    endpoints are embedded ones whose corpus and index live there.
 
     ``evaluation_id`` of the answer is the evaluation ready to grade (the
     second grader's), ``baseline_id`` the completed baseline, ``tuned_id``
@@ -93,7 +98,8 @@ def setup_demo(store: Store, directory: str | Path, *, metrics: tuple[str, ...] 
     endpoints = {}
     for name in ("endpoint.toml", "endpoint_tuned.toml"):
         view = save_endpoint(store, admin, project.id,
-                             (target / name).read_text(encoding="utf-8"), base_dir=target)
+                             (target / name).read_text(encoding="utf-8"), boundary=boundary,
+                             base_dir=target)
         endpoints[name] = view
     guidelines_file = target / "guidelines.md"
     guidelines = guidelines_file.read_text(encoding="utf-8") if guidelines_file.is_file() else ""
@@ -106,7 +112,7 @@ def setup_demo(store: Store, directory: str | Path, *, metrics: tuple[str, ...] 
             grades_wanted=wanted, metrics=metrics, depth=depth, guidelines=guidelines,
             baseline_id=baseline_id, annotation=annotation)
         made = create_evaluation(store, admin, project.id, spec)
-        run_evaluation(store, admin, made.id)
+        run_evaluation(store, admin, made.id, boundary=boundary)
         return made.id
 
     first = evaluation("baseline", baseline.id, depth=10, wanted=1,

@@ -5,7 +5,9 @@ Query sets are read with the library's strict reader
 with optional ``need`` and parameter columns, or TREC topics); endpoints are
 TOML text checked by :func:`rankscope.search.config.endpoint_from_dict`,
 which refuses credentials in the file (they are named by environment
-variable and read only when a snapshot is taken).
+variable and read only when a snapshot is taken), and by the server's
+:class:`~rankscope.services.boundary.Boundary` (files inside its directory,
+only the variables and hosts its operator allows).
 """
 
 from __future__ import annotations
@@ -18,13 +20,17 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from rankscope.errors import ConfigError, InputError, NotFoundError
+from rankscope.services.limits import MAX_NAME, check_text
 from rankscope.store.models import Endpoint, Query, QuerySet, utcnow
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sqlalchemy.orm import Session
 
-    from rankscope.search.types import EndpointConfig
+    from rankscope.search.types import EndpointConfig, QueryItem
     from rankscope.services.accounts import Actor
+    from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "get_endpoint",
     "get_query_set",
     "import_query_set",
+    "import_query_set_from_collection",
     "list_endpoints",
     "list_query_sets",
     "query_set_queries",
@@ -84,15 +91,51 @@ def import_query_set(store: Store, actor: Actor, project_id: int, name: str, tex
         A malformed line (its number), a repeated query id, no query at all.
     """
     from rankscope.search.queries import parse_queries
-    from rankscope.services.projects import require_project
-    from rankscope.store.snapshots import NewQuery, query_set_for
 
     _size(text, "the query set")
-    name = name.strip() or "queries"
+    check_text(text, "the query set", MAX_TEXT)
+    check_text(source, "the file name", MAX_NAME)
+    name = (check_text(name, "the query set's name", MAX_NAME) or "").strip() or "queries"
     label = source or name
     queries = parse_queries(text.lstrip("\ufeff"), label)
     if not queries:
         raise InputError("no query in the file", source=label)
+    return _keep_query_set(store, actor, project_id, name, source, queries)
+
+
+def import_query_set_from_collection(store: Store, actor: Actor, project_id: int, name: str,
+                                     collection: str, allowed: Sequence[str]) -> QuerySetView:
+    """A public collection's queries (``irds:NAME``, read from ir_datasets' cache) as a
+    query set, when the operator allows that collection (``allowed``: name patterns).
+
+    Raises
+    ------
+    ForbiddenError
+        The collection is not among those allowed.
+    InputError
+        Not ``irds:NAME``, no such collection, its files not in the cache, more
+        text than a query set file may hold, a name too long or with a NUL.
+    """
+    from rankscope.data.irds import check_allowed, is_irds
+    from rankscope.search.queries import read_queries
+
+    name = check_text(name, "the query set's name", MAX_NAME) or ""
+    collection = (check_text(collection, "the collection", MAX_NAME) or "").strip()
+    if not is_irds(collection):
+        raise InputError("a collection is named irds:NAME, e.g. irds:beir/scifact/test",
+                         value=collection)
+    check_allowed(collection, allowed)
+    queries = read_queries(collection)
+    _size("".join(q.text + (q.need or "") for q in queries), "the query set")
+    return _keep_query_set(store, actor, project_id, name.strip() or collection, collection,
+                           queries)
+
+
+def _keep_query_set(store: Store, actor: Actor, project_id: int, name: str,
+                    source: str | None, queries: Sequence[QueryItem]) -> QuerySetView:
+    from rankscope.services.projects import require_project
+    from rankscope.store.snapshots import NewQuery, query_set_for
+
     items = [NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries]
 
     def work(session: Session) -> QuerySetView:
@@ -145,8 +188,8 @@ def query_set_queries(store: Store, actor: Actor, query_set_id: int) -> list[dic
                                          .order_by(Query.position))]
 
 
-def _parse_endpoint(text: str, name: str | None, base_dir: str) -> tuple[dict[str, Any],
-                                                                         EndpointConfig]:
+def _parse_endpoint(text: str, name: str | None, base_dir: str,
+                    boundary: Boundary) -> tuple[dict[str, Any], EndpointConfig]:
     from rankscope.search.config import endpoint_from_dict
 
     try:
@@ -156,27 +199,39 @@ def _parse_endpoint(text: str, name: str | None, base_dir: str) -> tuple[dict[st
     if name:
         data["name"] = name
     config = endpoint_from_dict(data, source=f"endpoint {data.get('name', '')}".strip(),
-                                base_dir=base_dir)
+                                base_dir=base_dir, files=boundary.files)
+    boundary.check_endpoint(config)
     return data, config
 
 
 def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
-                  name: str | None = None, base_dir: str | Path | None = None) -> EndpointView:
+                  boundary: Boundary, name: str | None = None,
+                  base_dir: str | Path | None = None) -> EndpointView:
     """Add an endpoint from TOML text, or replace the one of the same name.
 
-    ``base_dir`` is where relative paths start (an embedded engine's corpus);
-    the server's data directory.
+    ``boundary`` is the server's (the files, variables, hosts and public
+    collections the operator allows: an embedded corpus named ``irds:NAME``
+    must match one of its ``irds`` patterns); ``base_dir`` is where relative
+    paths start (an embedded engine's corpus), inside the boundary's files
+    directory (default: that directory).
 
     Raises
     ------
     ConfigError
-        Bad TOML, an unknown key, a credential in the text (names the key).
+        Bad TOML, an unknown key, a credential in the text, a file outside
+        the files directory, a variable not allowed (names the key).
+    OutboundError
+        A host the operator does not allow.
+    ForbiddenError
+        An embedded corpus ``irds:NAME`` the operator does not allow.
     """
     from rankscope.services.projects import require_project
 
     _size(text, "the endpoint")
-    base = str(Path(base_dir).resolve()) if base_dir is not None else str(Path.cwd())
-    _, config = _parse_endpoint(text, name, base)
+    check_text(text, "the endpoint", MAX_TEXT)
+    check_text(name, "the endpoint's name", MAX_NAME)
+    base = str(Path(base_dir if base_dir is not None else boundary.files_dir).resolve())
+    _, config = _parse_endpoint(text, name, base, boundary)
 
     def work(session: Session) -> EndpointView:
         require_project(session, actor, project_id, "curator")
@@ -226,11 +281,14 @@ def list_endpoints(store: Store, actor: Actor, project_id: int) -> list[Endpoint
             select(Endpoint).where(Endpoint.project_id == project_id).order_by(Endpoint.name))]
 
 
-def endpoint_config(row: Endpoint) -> EndpointConfig:
-    """The checked configuration of a stored endpoint, ready to open."""
+def endpoint_config(row: Endpoint, boundary: Boundary) -> EndpointConfig:
+    """The configuration of a stored endpoint, checked again by today's boundary, ready to open."""
     from rankscope.search.config import endpoint_from_dict
 
-    base = row.base_dir or str(Path.cwd())
+    base = row.base_dir or str(boundary.files_dir)
     if row.toml is not None:
-        return _parse_endpoint(row.toml, row.name, base)[1]
-    return endpoint_from_dict(dict(row.config), source=f"endpoint {row.name}", base_dir=base)
+        return _parse_endpoint(row.toml, row.name, base, boundary)[1]
+    config = endpoint_from_dict(dict(row.config), source=f"endpoint {row.name}", base_dir=base,
+                                files=boundary.files)
+    boundary.check_endpoint(config)
+    return config

@@ -11,7 +11,9 @@
   metrics (Holm by default, Bonferroni, Benjamini-Hochberg, none), RBO and
   Jaccard between the two snapshots
   (:func:`rankscope.services.snapshot_diff.diff_rankings`), and every
-  query's values on both sides with their delta.
+  query's values on both sides with their delta. Snapshots of different
+  depths or query sets are compared on what both have (the smaller depth,
+  the shared queries), with ``warnings`` saying so.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from rankscope.errors import ConflictError, NotFoundError, OptionError
 from rankscope.services.dashboards import clean, evaluation_metrics
 from rankscope.services.evaluation_data import EvaluationData, load_data
 from rankscope.services.evaluations import evaluation_row
-from rankscope.store.models import Endpoint
+from rankscope.store.models import Endpoint, QuerySet
 from rankscope.store.models_app import Evaluation
 
 if TYPE_CHECKING:
@@ -70,15 +72,15 @@ def history(store: Store, actor: Actor, evaluation_id: int,
         return out
 
 
-def _ranking(data: EvaluationData, label: str) -> Any:
+def _ranking(data: EvaluationData, label: str, query_set: str) -> Any:
     from rankscope.services.snapshot_diff import Ranking
 
     frame = data.hits.select("query_id", "doc_id", "rank", "title", "url", "snippet")
     scores = data.run.frame.select("query_id", "doc_id", "score")
     frame = frame.join(scores, on=["query_id", "doc_id"], how="left")
-    ids = list(dict.fromkeys(frame.get_column("query_id").to_list()))
-    return Ranking(label=label, frame=frame, query_ids=ids,
-                   texts={q["query_id"]: q["text"] for q in data.queries})
+    return Ranking(label=label, frame=frame, query_ids=[q["query_id"] for q in data.queries],
+                   texts={q["query_id"]: q["text"] for q in data.queries},
+                   depth=data.depth, query_set=query_set)
 
 
 def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
@@ -111,15 +113,29 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
             raise NotFoundError(f"no evaluation #{other_id} in this project")
         data, base_data = load_data(session, ev), load_data(session, base)
         ev_label, base_label = f"#{ev.id} {ev.name}", f"#{base.id} {base.name}"
-        ev_id, base_id, base_name, depth = ev.id, base.id, base.name, ev.depth
+        ev_id, base_id, base_name = ev.id, base.id, base.name
+        sets = {qs.id: qs.content_sha256 for qs in session.scalars(
+            select(QuerySet).where(QuerySet.id.in_([ev.query_set_id, base.query_set_id])))}
+        ev_set, base_set = sets.get(ev.query_set_id, ""), sets.get(base.query_set_id, "")
     if data.run.frame.height == 0 or base_data.run.frame.height == 0:
         raise ConflictError("both evaluations need a snapshot: run them first")
+    from rankscope.services.snapshot_diff import align
+
+    # Different depths or query sets would count every difference as a change: compare
+    # what both have (the smaller depth, the shared queries) and say so on the page.
+    (base_ranking, ranking), warnings = align(
+        [_ranking(base_data, base_label, base_set), _ranking(data, ev_label, ev_set)],
+        allow=True)
+    depth = min(base_ranking.effective_depth, ranking.effective_depth) or ev.depth
+    this_run, base_run = (ranking.ordered_run(), base_ranking.ordered_run()) if warnings \
+        else (data.run, base_data.run)
+    shared = set(ranking.query_ids)
     rows: list[dict[str, Any]] = []
     per_query: dict[str, dict[str, Any]] = {
         q["query_id"]: {"query_id": q["query_id"], "text": q["text"], "metrics": {}}
-        for q in data.queries}
+        for q in data.queries if not warnings or q["query_id"] in shared}
     if data.has_grades:
-        mine, theirs = data.evaluate(), data.evaluate(base_data.run)
+        mine, theirs = data.evaluate(this_run), data.evaluate(base_run)
         for j, label in enumerate(mine.labels):
             a = dict(zip(mine.query_ids, mine.values[:, j], strict=True))
             b = dict(zip(theirs.query_ids, theirs.values[:, j], strict=True))
@@ -142,8 +158,7 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
                                     for r in rows], dtype=np.float64), correction)
         for row, p in zip(rows, adjusted, strict=True):
             row["p_adjusted"] = clean(p)
-    diff = diff_rankings([_ranking(base_data, base_label), _ranking(data, ev_label)], k=depth,
-                         p=0.9)[0]
+    diff = diff_rankings([base_ranking, ranking], k=max(1, depth), p=0.9)[0]
     rbo = {r["query_id"]: clean(r["rbo"]) for r in diff.per_query.iter_rows(named=True)}
     for q, row in per_query.items():
         row["rbo"] = rbo.get(q)
@@ -153,4 +168,5 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
             "metrics": rows,
             "similarity": {k: v for k, v in diff.summary().items()
                            if k in ("rbo", "jaccard", "queries", "queries_changed", "k", "p")},
-            "per_query_rbo": rbo, "per_query": list(per_query.values())}
+            "per_query_rbo": rbo, "per_query": list(per_query.values()),
+            "warnings": warnings}

@@ -6,7 +6,8 @@ embedded endpoints over the corpus (``baseline.toml``, ``tuned.toml``);
 see its README for where they come from. :func:`init_demo` writes
 ``corpus.jsonl`` (decompressed), ``queries.tsv``, ``qrels.txt``,
 ``endpoint.toml`` (the baseline), ``endpoint_tuned.toml`` and, when present,
-``needs.tsv``, ``guidelines.md``, ``README.md`` and ``LICENSE``.
+``needs.tsv``, ``guidelines.md``, ``README.md``, ``LICENSE`` and ``clicks.csv``
+(a click log simulated from the judgments, for implicit judgments).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ DEMO_FILES = {
     "tuned.toml": "endpoint_tuned.toml",
 }
 """Packaged file -> the name it is written under."""
-OPTIONAL_FILES = ("needs.tsv", "guidelines.md", "README.md", "LICENSE")
+OPTIONAL_FILES = ("needs.tsv", "guidelines.md", "README.md", "LICENSE", "clicks.csv.gz")
+"""Packaged files written when present (a ``.gz`` one decompressed, without the suffix)."""
 
 
 def demo_source() -> Traversable:
@@ -54,7 +56,8 @@ def init_demo(dest: str | Path, *, source: Traversable | Path | None = None,
                               f"(missing {', '.join(missing)})", source=str(src))
     target = Path(dest)
     plan = dict(DEMO_FILES)
-    plan.update({name: name for name in OPTIONAL_FILES if (src / name).is_file()})
+    plan.update({name: name.removesuffix(".gz") for name in OPTIONAL_FILES
+                 if (src / name).is_file()})
     if not force:
         present = [out for out in plan.values() if (target / out).exists()]
         if present:

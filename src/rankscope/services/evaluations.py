@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from rankscope.errors import NotFoundError, OptionError, RankscopeError
+from rankscope.services.limits import MAX_GUIDELINES, MAX_NAME, MAX_NOTE, check_text
 from rankscope.store.models import Endpoint, Project, Query, QuerySet, SnapshotHit, SnapshotQuery
 from rankscope.store.models import utcnow as _now
 from rankscope.store.models_app import (
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from rankscope.services.accounts import Actor
+    from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
 __all__ = [
@@ -182,6 +184,13 @@ def _check_spec(spec: EvaluationSpec) -> tuple[str, str, list[str], dict[str, st
     from rankscope.judgments.scales import get_scale
     from rankscope.judgments.transform import parse_rules
 
+    check_text(spec.name, "the evaluation's name", MAX_NAME)
+    check_text(spec.guidelines, "the guidelines", MAX_GUIDELINES)
+    check_text(spec.annotation, "the annotation", MAX_NOTE)
+    check_text(spec.strategy, "the rule", MAX_NAME)
+    check_text(spec.scale, "the scale", MAX_NAME)
+    for text in [*spec.metrics, *spec.transforms.keys(), *spec.transforms.values()]:
+        check_text(text, "a metric or transformer", MAX_NOTE)
     if not spec.name.strip():
         raise OptionError("an evaluation needs a name")
     scale = get_scale(spec.scale)
@@ -290,6 +299,8 @@ def update_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
                       baseline_id: int | str | None = "keep", annotation: str | None = None,
                       guidelines: str | None = None) -> EvaluationView:
     """Change what may change after creation: the baseline, the annotation, the guidelines."""
+    check_text(annotation, "the annotation", MAX_NOTE)
+    check_text(guidelines, "the guidelines", MAX_GUIDELINES)
 
     def work(session: Session) -> EvaluationView:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
@@ -382,11 +393,14 @@ def _create_tasks(session: Session, ev: Evaluation, snapshot_id: int) -> dict[st
     return {"tasks": len(tasks), "to_grade": to_grade, "results": len(rows)}
 
 
-def run_evaluation(store: Store, actor: Actor, evaluation_id: int) -> dict[str, Any]:
+def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
+                   boundary: Boundary) -> dict[str, Any]:
     """Take the snapshot and create the grading tasks; the evaluation becomes ``ready``.
 
-    Returns ``{"snapshot_id", "tasks", "to_grade", "results"}``. On failure
-    the evaluation is ``failed`` with the error (what the snapshot recorded
+    ``boundary`` is the server's: the endpoint's files, variables and hosts
+    are checked against it again before anything is sent. Returns
+    ``{"snapshot_id", "tasks", "to_grade", "results"}``. On failure the
+    evaluation is ``failed`` with the error (what the snapshot recorded
     stays) and the error is raised.
     """
     from rankscope.search.config import open_endpoint
@@ -408,7 +422,7 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int) -> dict[str, 
         project = session.get(Project, ev.project_id)
         if ep is None or qs is None or project is None:
             raise NotFoundError(f"evaluation #{evaluation_id} lost its endpoint or query set")
-        config = endpoint_config(ep)
+        config = endpoint_config(ep, boundary)
         queries = [QueryItem(q.query_id, q.text, dict(q.params), q.need) for q in session.scalars(
             select(Query).where(Query.query_set_id == qs.id).order_by(Query.position))]
         ev.status, ev.error = "running", None
@@ -417,7 +431,7 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int) -> dict[str, 
     config, queries, depth, project_name, qs_name, qs_source = store.write(start)
 
     async def take() -> Any:
-        endpoint = open_endpoint(config)
+        endpoint = open_endpoint(config, **boundary.open_options())
         try:
             return await take_snapshot(endpoint, queries, depth=depth, store=store,
                                        name=config.name, query_set_name=qs_name,

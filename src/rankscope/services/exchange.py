@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from sqlalchemy import select
 
+from rankscope.data.delimited import neutralise_cell, neutralise_frame, restore_cell
 from rankscope.errors import InputError, OptionError, ParseError
 from rankscope.services.evaluation_data import EvaluationData, load_data
 from rankscope.services.evaluations import ensure_items, evaluation_row, query_key
@@ -185,9 +186,14 @@ def _holes_csv(ev: Evaluation, data: EvaluationData, limit: int | None) -> bytes
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["query_id", "query", "need", "rank", "doc_id", "title", "url"])
     for row in frame.iter_rows(named=True):
-        writer.writerow([row["query_id"], row["text"], row["need"] or "", row["rank"],
-                         row["doc_id"], row["title"] or "", row["url"] or ""])
+        writer.writerow(_cells([row["query_id"], row["text"], row["need"] or "", row["rank"],
+                                row["doc_id"], row["title"] or "", row["url"] or ""]))
     return buffer.getvalue().encode()
+
+
+def _cells(values: list[Any]) -> list[Any]:
+    """A row of a CSV/TSV export: no cell a spreadsheet would run as a formula."""
+    return [neutralise_cell(v) if isinstance(v, str) else v for v in values]
 
 
 def export(store: Store, actor: Actor, evaluation_id: int, name: str, *,
@@ -208,7 +214,8 @@ def export(store: Store, actor: Actor, evaluation_id: int, name: str, *,
         comment = "# " + _rule(ev) + "\n"
         frame = data.judgments.frame.select("query_id", "doc_id", "rater", "grade")
         if name in ("grades.csv", "grades.tsv"):
-            body = frame.write_csv(separator="," if name.endswith("csv") else "\t")
+            body = neutralise_frame(frame).write_csv(
+                separator="," if name.endswith("csv") else "\t")
             out = (comment + body).encode()
         elif name == "grades.jsonl":
             extra = {"scale": ev.scale, "rule": ev.strategy}
@@ -226,14 +233,15 @@ def export(store: Store, actor: Actor, evaluation_id: int, name: str, *,
             writer.writerow(["query", "docid", "rating"])
             texts = {q["query_id"]: q["text"] for q in data.queries}
             for q, d, g in _aggregated(data).drop_nulls("grade").iter_rows():
-                writer.writerow([texts.get(q, q), d, _number(g)])
+                writer.writerow(_cells([texts.get(q, q), d, _number(g)]))
             out = buffer.getvalue().encode()
         elif name == "rre.json":
             out = _rre(ev, data, endpoint)
         else:
             graded = set(frame.drop_nulls("grade").get_column("query_id").to_list())
             out = ("query_id\ttext\tneed\n" + "".join(
-                f"{q['query_id']}\t{q['text']}\t{(q['need'] or '').replace(chr(9), ' ')}\n"
+                "\t".join(_cells([q["query_id"], q["text"],
+                                  (q["need"] or "").replace("\t", " ")])) + "\n"
                 for q in data.queries if q["query_id"] not in graded)).encode()
         return out, EXPORTS.get(name, "text/plain")
 
@@ -278,7 +286,7 @@ def _read_quepid(data: bytes, filename: str, rater: str | None) -> list[tuple[in
         if len(row) < 3:
             raise ParseError("expected query,docid,rating", source=filename, line=number,
                              value=",".join(row))
-        query, doc, rating = row[0].strip(), row[1].strip(), row[2].strip()
+        query, doc, rating = (restore_cell(c.strip()) for c in row[:3])
         if not query or not doc:
             raise ParseError("empty query or docid", source=filename, line=number)
         try:
@@ -378,10 +386,13 @@ def import_grades(store: Store, actor: Actor, evaluation_id: int, data: bytes, *
         query the query set does not have; nothing is imported.
     """
     from rankscope.judgments.scales import get_scale
+    from rankscope.services.limits import MAX_NAME, check_text
     from rankscope.store.models import Query
 
     if fmt not in IMPORTS:
         raise OptionError(f"unknown import format {fmt!r}; choose one of {', '.join(IMPORTS)}")
+    check_text(filename, "the file name", MAX_NAME)
+    check_text(rater, "the rater", MAX_NAME)
     if len(data) > MAX_UPLOAD:
         raise InputError(f"larger than the {MAX_UPLOAD // (1024 * 1024)} MiB an import accepts",
                          source=filename)
@@ -418,6 +429,13 @@ def import_grades(store: Store, actor: Actor, evaluation_id: int, data: bytes, *
                 raise InputError(f"grade outside the {scale.describe()} scale", source=filename,
                                  line=line, value=_number(value))
             records.append((key, found, doc, rater or fmt, value))
+
+    for number, (_, _, doc, who, _) in enumerate(records, start=1):
+        try:
+            check_text(doc, "a document id", MAX_NAME)
+            check_text(who, "a rater name", MAX_NAME)
+        except InputError as exc:
+            raise InputError(exc.message, source=filename, value=f"record {number}") from None
 
     def work(session: Session) -> dict[str, Any]:
         items = ensure_items(session, project_id, [(k, t, d) for k, t, d, _, _ in records])

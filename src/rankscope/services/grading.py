@@ -83,7 +83,12 @@ class GradeInput:
     explanation: str | None = None
 
 
-def _check_value(scale: Scale, value: float | None, reason: str | None) -> None:
+def _check_value(scale: Scale, value: float | None, reason: str | None,
+                 explanation: str | None = None) -> None:
+    from rankscope.services.limits import MAX_EXPLANATION, MAX_NOTE, check_text
+
+    check_text(reason, "the reason", MAX_NOTE)
+    check_text(explanation, "the explanation", MAX_EXPLANATION)
     if value is None:
         if not (reason or "").strip():
             raise OptionError("can't tell needs a reason")
@@ -96,7 +101,7 @@ def _check_value(scale: Scale, value: float | None, reason: str | None) -> None:
 def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given: GradeInput,
                source: str) -> Grade:
     """Record one grade inside the caller's transaction (the limit checked under a lock)."""
-    _check_value(scale_of(ev), given.value, given.reason)
+    _check_value(scale_of(ev), given.value, given.reason, given.explanation)
     # Lock the item: concurrent submits of the same result wait here (PostgreSQL; SQLite
     # has one writer anyway), so the count below is the count at commit.
     session.execute(select(Item.id).where(Item.id == task.item_id).with_for_update())
@@ -193,7 +198,7 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
     if source not in SOURCES:
         raise OptionError(f"source must be one of {', '.join(SOURCES)}")
     batch_id = batch_id.strip()
-    if not batch_id or len(batch_id) > 200:
+    if not batch_id or len(batch_id) > 200 or "\x00" in batch_id:
         raise OptionError("a batch needs an id of 1 to 200 characters (the client's, for "
                           "retries)")
     if len(grades) > MAX_BATCH:

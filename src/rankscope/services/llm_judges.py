@@ -3,7 +3,10 @@
 A curator attaches a judge to an evaluation (:func:`attach_judge`): an
 OpenAI-compatible endpoint, a model, the *name* of the server's environment
 variable that holds the API key (the key itself is never stored), a budget
-of calls, and whether its grades count. The judge gets its own rater, of
+of calls, and whether its grades count. The server's
+:class:`~rankscope.services.boundary.Boundary` decides which variables may
+be named and which hosts reached, when the judge is attached and again when
+it runs. The judge gets its own rater, of
 kind ``llm``. Running it (:func:`run_judge`) takes the evaluation's open
 tasks as that rater would be offered them (results that still want grades,
 never one it graded), asks the model through
@@ -17,6 +20,15 @@ When the judge does not count (the default) its grades fill no slot of the
 grades wanted and are left out of the aggregated grades, the metrics and
 the exports; they are shown beside the people's and compared with them on
 the agreement page. When it counts it is a grader like any other.
+
+A run's outcome is what the page shows (``outcome`` of :func:`get_judge`):
+``failed`` when the run could not be made (an endpoint that cannot be
+reached or used at all, a missing key) or every request failed; ``incomplete``
+when some results failed or were not reached (the budget, an endpoint that
+stopped answering); ``done`` otherwise. Results whose answer gave no grade
+(*unrateable*) stay open tasks; ``run_judge(..., retry_unrateable=True)``
+asks the endpoint again for exactly those of the last run, past the answer
+cache.
 """
 
 from __future__ import annotations
@@ -29,7 +41,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.errors import (
+    ConflictError,
+    JudgeError,
+    NotFoundError,
+    OptionError,
+    RankscopeError,
+)
+from rankscope.search.credentials import check_url_credentials
 from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import LLMJudge, Rater
@@ -41,6 +60,7 @@ if TYPE_CHECKING:
 
     from rankscope.judge.client import Sleep
     from rankscope.services.accounts import Actor
+    from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
 __all__ = [
@@ -86,33 +106,70 @@ class JudgeSpec:
     name: str | None = None
 
 
-def _check(spec: JudgeSpec) -> None:
-    if not re.match(r"^https?://[^\s/]+", spec.endpoint.strip()):
-        raise OptionError(f"the endpoint is an http(s) URL, not {spec.endpoint!r}")
+def _check(spec: JudgeSpec, boundary: Boundary) -> None:
+    from rankscope.judge.client import check_endpoint
+    from rankscope.services.limits import MAX_NAME, MAX_URL, check_text
+
+    check_text(spec.endpoint, "the endpoint", MAX_URL)
+    check_text(spec.model, "the model", MAX_NAME)
+    check_text(spec.name, "the name", MAX_NAME)
+    check_text(spec.api_key_env, "the API key's variable", MAX_NAME)
+    # credentials first: a key pasted by mistake is refused without being repeated, even
+    # in a URL the judge's own rule (check_endpoint, the one URL rule) would refuse
+    check_url_credentials("the endpoint", spec.endpoint.strip(), advice="name the server's "
+                          "environment variable that holds the key in api_key_env instead")
+    check_endpoint(spec.endpoint)
     if not spec.model.strip():
         raise OptionError("an LLM judge needs a model name")
     if spec.api_key_env and not _ENV_NAME.match(spec.api_key_env):
-        raise OptionError(f"the API key is named by an environment variable (letters, digits, "
-                          f"_), not {spec.api_key_env!r}")
+        raise OptionError("the API key is named by an environment variable (letters, digits, "
+                          "_), not by the key itself")
+    if spec.api_key_env:
+        boundary.check_env(spec.api_key_env, "the API key")
+    boundary.check_url(spec.endpoint.strip(), "the endpoint")
     if isinstance(spec.max_calls, bool) or not isinstance(spec.max_calls, int) or not (
             1 <= spec.max_calls <= MAX_CALLS):
         raise OptionError(f"max calls must be 1 to {MAX_CALLS}, not {spec.max_calls!r}")
 
 
+def _outcome(status: str, last_run: dict[str, Any] | None) -> str:
+    """What the page says of the judge: running, failed, incomplete, done or idle."""
+    if status != "done" or not last_run:
+        return status
+    statuses = last_run.get("statuses") or {}
+    if statuses.get("failed") or statuses.get("not_reached"):
+        return "incomplete"
+    return "done"
+
+
 def _view(session: Session, judge: LLMJudge) -> dict[str, Any]:
     rater = session.get(Rater, judge.rater_id)
+    last = judge.last_run
     return {"id": judge.id, "evaluation_id": judge.evaluation_id,
             "rater": rater.name if rater else "?", "rater_id": judge.rater_id,
             "counts": bool(rater.counts) if rater else False, "endpoint": judge.endpoint,
             "model": judge.model, "api_key_env": judge.api_key_env,
             "max_calls": judge.max_calls, "status": judge.status, "error": judge.error,
-            "last_run": judge.last_run, "created_at": judge.created_at.isoformat()}
+            "outcome": _outcome(judge.status, last),
+            "unrateable": len((last or {}).get("unrateable_tasks") or []),
+            "last_run": last, "created_at": judge.created_at.isoformat()}
 
 
-def attach_judge(store: Store, actor: Actor, evaluation_id: int,
-                 spec: JudgeSpec) -> dict[str, Any]:
-    """Attach an LLM judge to the evaluation (curators); its rater is made, of kind ``llm``."""
-    _check(spec)
+def attach_judge(store: Store, actor: Actor, evaluation_id: int, spec: JudgeSpec, *,
+                 boundary: Boundary) -> dict[str, Any]:
+    """Attach an LLM judge to the evaluation (curators); its rater is made, of kind ``llm``.
+
+    Raises
+    ------
+    OptionError
+        A bad value (the endpoint not an http(s) URL with a host), an
+        environment variable the ``boundary`` does not allow.
+    ConfigError
+        A credential in the URL (refused without being repeated).
+    OutboundError
+        A host the boundary does not allow.
+    """
+    _check(spec, boundary)
 
     def work(session: Session) -> dict[str, Any]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
@@ -201,24 +258,32 @@ def _fields(view: Any) -> dict[str, str]:
     return {k: str(v) for k, v in shown.items() if v not in (None, "")}
 
 
-def run_judge(store: Store, actor: Actor, judge_id: int, *,
-              cache: str | Path | None = None, sleep: Sleep | None = None) -> dict[str, Any]:
+def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
+              cache: str | Path | None = None, sleep: Sleep | None = None,
+              retry_unrateable: bool = False) -> dict[str, Any]:
     """Grade the evaluation's open tasks with the judge; what the run did.
 
     Returns the run's summary (also kept as the judge's ``last_run``):
     ``items`` asked, ``accepted`` grades, ``refused`` (a result filled in
     the meantime), the judge's statuses (``graded``, ``unrateable``,
-    ``failed``, ``not_reached``), ``requests``, ``cache_hits``, tokens, the
-    prompt template and its SHA-256.
+    ``failed``, ``not_reached``), ``unrateable_tasks`` (the tasks whose
+    answer gave no grade), ``failure`` (the last failed
+    request's error), ``stopped`` (why the run stopped early), ``requests``,
+    ``cache_hits``, tokens, the prompt template and its SHA-256. With
+    ``retry_unrateable`` only the last run's unrateable results that are
+    still open are asked, and their cached answers are passed over.
 
     Raises
     ------
     ConflictError
         The judge is running already, or the evaluation is not ready.
     OptionError
-        The API key's environment variable is not set on the server.
+        The API key's environment variable is not set on the server, or not
+        allowed by ``boundary`` (checked again, as its host is).
     JudgeError
-        The endpoint refuses every request.
+        The endpoint refuses every request, cannot be reached, or answered no
+        request with a completion (the judge is then ``failed``, with the summary);
+        its host is refused.
     """
     from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
     from rankscope.services.assignment import open_tasks, require_ready, scale_of, view
@@ -236,7 +301,11 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
         if rater is None:
             raise NotFoundError(f"LLM judge #{judge_id} lost its rater")
         items = []
-        for task in open_tasks(session, ev, rater)[:judge.max_calls]:
+        tasks = open_tasks(session, ev, rater)
+        if retry_unrateable:
+            again = set((judge.last_run or {}).get("unrateable_tasks") or [])
+            tasks = [t for t in tasks if t.id in again]
+        for task in tasks[:judge.max_calls]:
             shown = view(session, ev, task, rater, None)
             items.append((task.id, GradeItem(shown.query_id, shown.doc_id, shown.query_text,
                                              _fields(shown), need=shown.need)))
@@ -249,16 +318,20 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
     settings, items, scale, guidelines = store.write(start)
     started = utcnow()
     try:
+        boundary.check_url(settings["endpoint"], "the endpoint")
         key = None
         if settings["key_env"]:
+            boundary.check_env(settings["key_env"], "the API key")
             key = os.environ.get(settings["key_env"])
             if not key:
                 raise OptionError(f"the environment variable {settings['key_env']} (the judge's "
                                   "API key) is not set on the server")
         config = JudgeConfig(endpoint=settings["endpoint"], model=settings["model"], api_key=key,
-                             rater=settings["rater"], scale=scale, guidelines=guidelines)
+                             rater=settings["rater"], scale=scale, guidelines=guidelines,
+                             outbound=boundary.hosts)
         result = grade_items([i for _, i in items], config, cache=cache,
-                             max_calls=settings["max_calls"], sleep=sleep)
+                             max_calls=settings["max_calls"], sleep=sleep,
+                             retry_unrateable=retry_unrateable)
         task_of = {(i.query_id, i.doc_id): t for t, i in items}
         given = [GradeInput(task_of[(g.query_id, g.doc_id)], g.grade)
                  for g in result.grades if g.status == "graded" and g.grade is not None]
@@ -273,8 +346,12 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
         for g in result.grades:
             statuses[g.status] = statuses.get(g.status, 0) + 1
         usage = result.usage
+        failures = [g.reason for g in result.grades if g.status == "failed"]
         summary = {"items": len(items), "accepted": accepted, "refused": refused,
-                   "statuses": statuses, "requests": usage.requests,
+                   "statuses": statuses, "retry_unrateable": retry_unrateable,
+                   "unrateable_tasks": [task_of[(g.query_id, g.doc_id)] for g in result.grades
+                                        if g.status == "unrateable"],
+                   "failure": failures[-1] if failures else None, "requests": usage.requests,
                    "cache_hits": usage.cache_hits, "retries": usage.retries,
                    "prompt_tokens": usage.prompt_tokens,
                    "completion_tokens": usage.completion_tokens,
@@ -283,9 +360,13 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *,
                    "endpoint": result.endpoint, "started_at": started.isoformat(),
                    "finished_at": utcnow().isoformat()}
     except Exception as exc:
-        message = str(exc) if isinstance(exc, OptionError | ConflictError) or hasattr(
-            exc, "message") else f"{type(exc).__name__}: {exc}"
+        message = str(exc) if isinstance(exc, RankscopeError) else \
+            f"{type(exc).__name__}: {exc}"
         _set_status(store, judge_id, "failed", message)
         raise
+    unusable = usage.unusable()
+    if unusable:
+        _set_status(store, judge_id, "failed", unusable, summary)
+        raise JudgeError(unusable)
     _set_status(store, judge_id, "done", None, summary)
     return summary

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, ForbiddenError, NotFoundError, OptionError
+from rankscope.services.limits import MAX_NAME, check_text
 from rankscope.store.models import Project, utcnow
 from rankscope.store.models_app import ROLES, Membership, User
 
@@ -77,9 +78,9 @@ def create_project(store: Store, actor: Actor, name: str) -> ProjectView:
     """A new project; its creator (a curator or admin) becomes its curator."""
     if RANK[actor.role] < RANK["curator"]:
         raise ForbiddenError("only curators and admins create projects")
-    name = name.strip()
-    if not name or len(name) > 200:
-        raise OptionError("a project name is 1 to 200 characters")
+    name = (check_text(name, "a project name", MAX_NAME) or "").strip()
+    if not name:
+        raise OptionError(f"a project name is 1 to {MAX_NAME} characters")
 
     def work(session: Session) -> ProjectView:
         if session.scalar(select(Project.id).where(Project.name == name)) is not None:
@@ -117,6 +118,7 @@ def get_project(store: Store, actor: Actor, project_id: int) -> ProjectView:
 
 def add_member(store: Store, actor: Actor, project_id: int, user_name: str, role: str) -> None:
     """Add (or change the role of) a member; curators of the project and admins may."""
+    check_text(user_name, "the user name", MAX_NAME)
     if role not in ROLES:
         raise OptionError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
 

@@ -1,20 +1,26 @@
 """How snapshots differ: RBO, Jaccard@k, churn and rank moves; the holes in the judgments.
 
 A *ranking* is a snapshot from the store or a run file, reduced to each
-query's documents in rank order, with the scores its run file has. Rank
-similarity compares the orders as the engine returned them; metrics and
-holes use :meth:`Ranking.run`, the run exactly as ``rankscope snapshot -o``
-writes it (and ``rankscope snapshots export`` exports it), so a metric here
-equals what ``rankscope evaluate`` prints for that file, ties in score
-included. Each later ranking is compared with the first (the baseline), per
-query and overall:
+query's documents in rank order: a snapshot in the engine's order (whatever
+its scores say: a sort by a field, equal scores, no scores), a run file in
+evaluation order (by score, ties as ``--ties`` says). Rank similarity,
+metrics and holes all use that one order (:meth:`Ranking.ordered_run`), so a
+metric here equals what ``rankscope evaluate`` prints for the run
+``rankscope snapshot -o`` writes (its scores decrease strictly in the
+engine's order) or for the run file with the same ``--ties``. Each later
+ranking is compared with the first (the baseline), per query and overall:
 
 - **RBO**: rank-biased overlap, seed 000's extrapolated form (``RBO_EXT``)
   over the whole lists, computed by :func:`rankscope.compare.rank_similarity.rbo_values`;
 - **Jaccard@k**: shared documents of the two top k over their union;
 - **churn**: documents that entered the top k and documents that left it;
-- **moves**: documents in both top k at a different rank (and the mean
-  absolute move).
+- **moves**: documents in both top k at a different rank (and their mean
+  absolute move, over the documents that moved).
+
+Two rankings that measured different things (a depth 3 and a depth 10
+snapshot, snapshots of different query sets) would show every difference as
+a change: :func:`align` refuses them, or with ``allow`` compares what they
+share and says so.
 
 :func:`holes` lists, for each ranking, the documents of its top k that the
 qrels do not grade (the next batch to grade), with
@@ -42,11 +48,14 @@ if TYPE_CHECKING:
 __all__ = [
     "PairDiff",
     "Ranking",
+    "align",
     "diff_rankings",
     "holes",
     "load_ranking",
+    "mismatches",
     "ranking_from_run",
     "ranking_from_store",
+    "snapshot_run",
 ]
 
 _DISPLAY = ("title", "url", "snippet")
@@ -67,23 +76,49 @@ class Ranking:
         Every query it answers, in order (with those that returned nothing).
     texts : dict
         Query id -> query text, where known.
+    notes : list of str
+        What a reader of its numbers should know (a snapshot's partial answers).
+    depth : int, optional
+        A snapshot's depth (None for a run file: its longest ranking stands in).
+    query_set : str, optional
+        A snapshot's query set (the SHA-256 of its content; None for a run file).
     """
 
     label: str
     frame: pl.DataFrame
     query_ids: list[str]
     texts: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    depth: int | None = None
+    query_set: str | None = None
+
+    @property
+    def effective_depth(self) -> int:
+        """The depth: a snapshot's own, a run file's longest ranking."""
+        if self.depth is not None:
+            return self.depth
+        longest = self.frame.get_column("rank").max()
+        return int(longest) if longest is not None else 0  # type: ignore[arg-type]
+
+    def restricted(self, depth: int, query_ids: list[str]) -> Ranking:
+        """The same ranking cut at ``depth`` and kept to ``query_ids`` (in that order)."""
+        keep = set(query_ids)
+        frame = self.frame.filter((pl.col("rank") <= depth)
+                                  & pl.col("query_id").is_in(list(keep)))
+        return Ranking(label=self.label, frame=frame,
+                       query_ids=[q for q in query_ids if q in set(self.query_ids)],
+                       texts=self.texts, notes=self.notes,
+                       depth=min(depth, self.effective_depth), query_set=self.query_set)
 
     def ordered_run(self) -> Run:
-        """A :class:`~rankscope.Run` whose scores (``-rank``) keep exactly this order."""
+        """A :class:`~rankscope.Run` whose scores (``-rank``) keep exactly this order.
+
+        What every metric of a ranking is computed on: no tie is left for an
+        evaluation to break its own way.
+        """
         frame = self.frame.select("query_id", "doc_id",
                                   (-pl.col("rank").cast(pl.Float64)).alias("score"))
         return Run(frame, name=self.label, source=self.label)
-
-    def run(self) -> Run:
-        """The run as its file holds it (scores of the run file; ties as in evaluation)."""
-        return Run(self.frame.select("query_id", "doc_id", "score"), name=self.label,
-                   source=self.label)
 
 
 def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -> Ranking:
@@ -116,9 +151,16 @@ def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -
          **{k: [r[k] for r in rows] for k in _DISPLAY}},
         schema={"query_id": pl.String, "doc_id": pl.String, "rank": pl.Int64,
                 "score": pl.Float64, **dict.fromkeys(_DISPLAY, pl.String)})
+    notes = []
+    if info.n_partial or info.n_short:
+        notes.append(f"snapshot #{info.id} ({info.name}): {info.n_partial} of {info.n_done} "
+                     f"answers partial (the engine timed out or lost shards), {info.n_short} "
+                     "short of the depth although the engine matched more: their results may "
+                     "miss documents")
     return Ranking(label=f"#{info.id} {info.name}", frame=frame,
                    query_ids=[r.query_id for r in answered],
-                   texts={r.query_id: r.text for r in records})
+                   texts={r.query_id: r.text for r in records}, notes=notes,
+                   depth=info.depth, query_set=info.query_set_sha256)
 
 
 def ranking_from_run(path: str | Path, *, ties: str = "trec") -> Ranking:
@@ -134,6 +176,16 @@ def ranking_from_run(path: str | Path, *, ties: str = "trec") -> Ranking:
     return Ranking(label=run.name, frame=frame, query_ids=[str(q) for q in ids])
 
 
+def snapshot_run(store: Store, ref: str) -> tuple[Run, list[str]]:
+    """A complete snapshot of the store as a run scored in the engine's order, and notes.
+
+    The notes say what a reader of its numbers should know (queries whose
+    answer was partial or short).
+    """
+    ranking = ranking_from_store(store, ref)
+    return ranking.ordered_run(), list(ranking.notes)
+
+
 def load_ranking(ref: str, store: Store | None, *, ties: str = "trec",
                  allow_partial: bool = False) -> Ranking:
     """A run file when ``ref`` is an existing file, else a snapshot of ``store``."""
@@ -142,6 +194,71 @@ def load_ranking(ref: str, store: Store | None, *, ties: str = "trec",
     if store is None:
         raise OptionError(f"{ref!r} is not a file; to name a snapshot, give --store DB")
     return ranking_from_store(store, ref, allow_partial=allow_partial)
+
+
+def _is_snapshot(ranking: Ranking) -> bool:
+    return ranking.query_set is not None
+
+
+def mismatches(rankings: Sequence[Ranking]) -> list[str]:
+    """How the rankings differ in what they measured (depth, query set), in words.
+
+    Depths: a snapshot's own, a run file's longest ranking. Query sets:
+    snapshots of different query sets (other ids, or the same ids with other
+    texts or parameters); run files cannot list a query that returned
+    nothing, so a query only in some of them is not a difference (it counts
+    as an empty ranking where it is missing), unless they share none.
+    """
+    base = rankings[0]
+    out: list[str] = []
+    for other in rankings[1:]:
+        a, b = base.effective_depth, other.effective_depth
+        if a != b:
+            how = "" if _is_snapshot(base) and _is_snapshot(other) else \
+                " (a run file's depth: its longest ranking)"
+            out.append(f"{other.label} has depth {b}, {base.label} depth {a}{how}")
+        ids_a, ids_b = set(base.query_ids), set(other.query_ids)
+        if _is_snapshot(base) and _is_snapshot(other):
+            only_a, only_b = len(ids_a - ids_b), len(ids_b - ids_a)
+            if only_a or only_b:
+                out.append(f"{other.label} and {base.label} answer different queries "
+                           f"({only_a} only in {base.label}, {only_b} only in {other.label})")
+            elif base.query_set != other.query_set:
+                out.append(f"{other.label} and {base.label} were taken over different query "
+                           "sets (the same ids with other texts, parameters or needs)")
+        elif ids_a and ids_b and not ids_a & ids_b:
+            out.append(f"{other.label} and {base.label} share no query")
+    return out
+
+
+def align(rankings: Sequence[Ranking], *, allow: bool = False) -> tuple[list[Ranking],
+                                                                          list[str]]:
+    """The rankings made comparable, and what was done to them.
+
+    When they differ (:func:`mismatches`): an
+    :class:`~rankscope.errors.OptionError` naming the differences, or with
+    ``allow`` every ranking cut at the smallest depth and kept to the queries
+    all of them answer, with warnings saying so. Otherwise they are returned
+    as they are, with no warning.
+    """
+    found = mismatches(rankings)
+    if not found:
+        return list(rankings), []
+    if not allow:
+        raise OptionError("the snapshots measured different things, so every difference "
+                          "would count as a change: " + "; ".join(found) + " (add "
+                          "--allow-mismatch to compare what they share: the smallest depth, "
+                          "the queries all answer)")
+    depth = min(r.effective_depth for r in rankings)
+    shared = [q for q in rankings[0].query_ids
+              if all(q in set(r.query_ids) for r in rankings[1:])]
+    if not all(_is_snapshot(r) for r in rankings):
+        shared = list(dict.fromkeys(q for r in rankings for q in r.query_ids))
+    kept = [r.restricted(depth, shared) for r in rankings]
+    dropped = len(set().union(*(set(r.query_ids) for r in rankings))) - len(shared)
+    said = [*found, f"compared at depth {depth} on {len(shared)} queries"
+            + (f" ({dropped} left out)" if dropped else "")]
+    return kept, said
 
 
 @dataclass(frozen=True)
@@ -159,7 +276,8 @@ class PairDiff:
     per_query : polars.DataFrame
         ``query_id, rbo, jaccard, entered, left, moved, mean_abs_move`` for
         every query either ranking answers (RBO and Jaccard null when both
-        lists are empty; ``mean_abs_move`` null when nothing stayed).
+        lists are empty; ``mean_abs_move``, the mean absolute move of the
+        documents that moved, null when none did).
     entered, left : polars.DataFrame
         ``query_id, doc_id, rank`` of documents that entered the other's top
         k (its rank there) / left the baseline's top k (its rank there).
@@ -250,7 +368,7 @@ def _diff_pair(base: Ranking, other: Ranking, k: int, p: float) -> PairDiff:
     def count(frame: pl.DataFrame, name: str) -> pl.DataFrame:
         return frame.group_by("query_id").agg(pl.len().cast(pl.Int64).alias(name))
 
-    move_size = both.group_by("query_id").agg(
+    move_size = moves.group_by("query_id").agg(  # over the documents that moved
         (pl.col("rank_baseline") - pl.col("rank_other")).abs().mean().alias("mean_abs_move"))
     per_query = (
         queries.join(scores, on="query_id", how="left")
@@ -307,7 +425,7 @@ def holes(rankings: Sequence[Ranking], qrels: Qrels, k: int) -> tuple[list[Cover
     """
     from rankscope.judgments.coverage import coverage
 
-    coverages = [coverage(qrels, r.run(), k) for r in rankings]
+    coverages = [coverage(qrels, r.ordered_run(), k) for r in rankings]
     parts = []
     for ranking, cov in zip(rankings, coverages, strict=True):
         shown = ranking.frame.select("query_id", "doc_id",

@@ -1,38 +1,54 @@
 """Taking a snapshot: run a query set against an endpoint, keep what came back.
 
-:func:`take_snapshot` sends every query (a few at a time), and with a store
-records each query's answer in its own transaction as soon as it arrives;
-the snapshot is marked ``complete`` only after the last one. The first query
-that fails for good (a non-retryable answer, retries spent, a body that does
-not map) ends the snapshot as ``failed``: what was recorded before stays,
-and the error names the query. An interruption (Ctrl-C) ends it as
-``incomplete``; a killed process leaves it ``running`` in the table, which
-the store reports as ``incomplete``.
+:func:`take_snapshot` sends every query (a few at a time) and, with a store,
+hands each answer to a recorder thread that commits whatever has arrived in
+one transaction (:class:`~rankscope.store.recorder.AnswerRecorder`): the
+requests in flight never wait on the database. The snapshot is marked
+``complete`` only after the last answer is committed. The first query that
+fails for good (a non-retryable answer, retries spent, a body that does not
+map) ends the snapshot as ``failed``: what was recorded before stays, and the
+error names the query. An interruption (Ctrl-C) ends it as ``incomplete``; a
+killed process leaves it ``running`` in the table, which the store reports as
+``incomplete``. Any of them can be resumed (``resume=ID``): only the queries
+not yet answered are asked, and it ends complete with the answers an
+uninterrupted snapshot would have.
 
-:func:`write_run` writes the answers as a TREC run in the engine's order.
+Every answer says what was off about it (partial, short of the depth,
+duplicate ids dropped, requests retried): :meth:`SnapshotOutcome.counts`
+sums them, the store keeps them per query.
+
+:mod:`rankscope.services.snapshot_runs` writes the answers as a TREC run in
+the engine's order (its names are importable from here too).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rankscope.errors import ConfigError, SearchRequestError
+from rankscope.errors import ConfigError, SearchRequestError, StoreError
 from rankscope.search.types import Endpoint, QueryItem, SearchResponse
+from rankscope.services.snapshot_runs import (
+    RUN_SCORES,
+    run_lines,
+    run_scores,
+    trec_lines,
+    write_lines,
+    write_run,
+)
 
 if TYPE_CHECKING:
     from rankscope.store.db import Store
+    from rankscope.store.snapshots import Answer
 
 __all__ = [
     "DEFAULT_DEPTH",
+    "RUN_SCORES",
+    "AnswerCounts",
     "SnapshotOutcome",
     "check_params",
     "run_lines",
@@ -49,6 +65,68 @@ judging platforms grade by default. Ask for more (``--depth 100``) for
 TREC-style runs and deep metrics."""
 
 
+@dataclass(frozen=True)
+class AnswerCounts:
+    """What was off about a snapshot's answers, summed over its queries."""
+
+    queries: int = 0
+    empty: int = 0
+    """Queries that returned no result."""
+    hits: int = 0
+    partial: int = 0
+    """Queries the engine answered partially (a timeout, failed shards)."""
+    short: int = 0
+    """Queries short of the depth although the engine matched more."""
+    duplicates: int = 0
+    """Duplicate hits dropped."""
+    retries: int = 0
+    """Requests retried."""
+    retry_reasons: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, responses: Sequence[SearchResponse]) -> AnswerCounts:
+        """The counts of these answers."""
+        reasons: dict[str, int] = {}
+        for r in responses:
+            for reason in r.retried:
+                reasons[reason] = reasons.get(reason, 0) + 1
+        return cls(queries=len(responses), empty=sum(not r.hits for r in responses),
+                   hits=sum(len(r.hits) for r in responses),
+                   partial=sum(r.partial is not None for r in responses),
+                   short=sum(r.short is not None for r in responses),
+                   duplicates=sum(r.duplicates for r in responses),
+                   retries=sum(reasons.values()), retry_reasons=reasons)
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether an answer misses results the engine has (partial or short)."""
+        return bool(self.partial or self.short)
+
+    def describe(self) -> str:
+        """What was off, in a few words ("" when nothing was).
+
+        Examples
+        --------
+        >>> AnswerCounts(queries=9, partial=2, duplicates=1, retries=3,
+        ...              retry_reasons={"HTTP 503": 2, "timeout": 1}).describe()
+        '2 partial (the engine said so), 1 duplicate id dropped, 3 requests retried \
+(HTTP 503 x2, timeout x1)'
+        """
+        parts = []
+        if self.partial:
+            parts.append(f"{self.partial} partial (the engine said so)")
+        if self.short:
+            parts.append(f"{self.short} short of the depth")
+        if self.duplicates:
+            parts.append(f"{self.duplicates} duplicate id{'s' if self.duplicates > 1 else ''} "
+                         "dropped")
+        if self.retries:
+            why = ", ".join(f"{k} x{v}" for k, v in sorted(self.retry_reasons.items()))
+            parts.append(f"{self.retries} request{'s' if self.retries > 1 else ''} retried "
+                         f"({why})")
+        return ", ".join(parts)
+
+
 @dataclass
 class SnapshotOutcome:
     """What a snapshot run produced."""
@@ -57,17 +135,25 @@ class SnapshotOutcome:
     depth: int
     engine_version: str | None
     responses: list[SearchResponse]
-    """One per query, in the query set's order."""
+    """One per query asked by this run, in the query set's order."""
     snapshot_id: int | None = None
     status: str = "complete"
     started_at: datetime | None = None
     finished_at: datetime | None = None
     stats: dict[str, Any] = field(default_factory=dict)
+    resumed: int = 0
+    """Answers a resumed snapshot had already (not asked again)."""
+    recorder: dict[str, int] = field(default_factory=dict)
+    """With a store: ``answers`` committed and the ``transactions`` they took."""
 
     @property
     def n_hits(self) -> int:
-        """Hits over all queries."""
+        """Hits over all queries asked by this run."""
         return sum(len(r.hits) for r in self.responses)
+
+    def counts(self) -> AnswerCounts:
+        """What was off about the answers of this run."""
+        return AnswerCounts.of(self.responses)
 
 
 def check_params(endpoint: Endpoint, queries: Sequence[QueryItem]) -> None:
@@ -83,12 +169,52 @@ def check_params(endpoint: Endpoint, queries: Sequence[QueryItem]) -> None:
                 "endpoint's [variables])", source=endpoint.config.source)
 
 
-def _store_hits(response: SearchResponse) -> list[Any]:
-    from rankscope.store.snapshots import HitRow
+def _answer(query_row_id: int, response: SearchResponse, keep_raw: bool) -> Answer:
+    from rankscope.store.snapshots import Answer, HitRow
 
-    return [HitRow(rank=i, doc_id=h.doc_id, score=h.score, title=h.title, snippet=h.snippet,
-                   url=h.url, image=h.image, fields=dict(h.fields))
-            for i, h in enumerate(response.hits, start=1)]
+    return Answer(
+        query_row_id=query_row_id, request=response.request, latency_ms=response.latency_ms,
+        raw_sha256=response.raw_sha256, raw=response.raw if keep_raw else None,
+        total_hits=response.total_hits,
+        hits=[HitRow(rank=i, doc_id=h.doc_id, score=h.score, title=h.title,
+                     snippet=h.snippet, url=h.url, image=h.image, fields=dict(h.fields))
+              for i, h in enumerate(response.hits, start=1)],
+        partial=response.partial, short=response.short, duplicates=response.duplicates,
+        pages=response.pages, retried=response.retried)
+
+
+def _starter(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], rows: dict[str, int],
+             *, name: str, depth: int, version: str | None, keep_raw: bool,
+             query_set_name: str, query_set_source: str | None,
+             project: str | None) -> Callable[[], int]:
+    """What starts a new snapshot in the store (on the recorder's thread), filling ``rows``."""
+
+    def start() -> int:
+        from rankscope.store.snapshots import NewQuery, start_snapshot
+
+        snapshot_id, found = start_snapshot(
+            store, name=name, endpoint_name=endpoint.config.name, kind=endpoint.config.kind,
+            config=endpoint.config.settings, config_hash=endpoint.config.config_hash,
+            query_set_name=query_set_name, query_set_source=query_set_source,
+            queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
+            depth=depth, engine_version=version, keep_raw=keep_raw,
+            **({"project": project} if project is not None else {}))
+        rows.update(found)
+        return snapshot_id
+
+    return start
+
+
+def _resume(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], resume: str,
+            project: str | None) -> tuple[int, dict[str, int], set[str], str, int]:
+    """Take over an unfinished snapshot: its id, query rows, queries answered, name, depth."""
+    from rankscope.store.snapshots import NewQuery, resume_snapshot
+
+    info, rows, answered = resume_snapshot(
+        store, resume, config_hash=endpoint.config.config_hash,
+        queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
+        **({"project": project} if project is not None else {}))
+    return info.id, rows, answered, info.name, info.depth
 
 
 async def take_snapshot(
@@ -104,6 +230,7 @@ async def take_snapshot(
     concurrency: int = 4,
     advance: Callable[[int], None] | None = None,
     project: str | None = None,
+    resume: str | None = None,
 ) -> SnapshotOutcome:
     """Send every query to ``endpoint`` and keep the answers (in ``store`` when given).
 
@@ -114,11 +241,11 @@ async def take_snapshot(
     queries : sequence of QueryItem
         The query set, in order (ids unique).
     depth : int, default 10
-        Hits kept per query.
+        Hits kept per query (a resumed snapshot keeps its own).
     name : str, optional
         The snapshot's name (default: the endpoint's name).
     store : Store, optional
-        Record the snapshot there, one transaction per query.
+        Record the snapshot there, off the event loop, in batched transactions.
     query_set_name, query_set_source : str
         How the store names the query set and where it came from.
     keep_raw : bool, default False
@@ -129,6 +256,10 @@ async def take_snapshot(
         Called with 1 after each query (a progress bar).
     project : str, optional
         The store's project to record it in (default: the command line's, ``default``).
+    resume : str, optional
+        The id or name of an unfinished snapshot of ``store`` to complete: only
+        the queries it has no answer for are asked (same endpoint
+        configuration and query set required).
 
     Returns
     -------
@@ -140,28 +271,40 @@ async def take_snapshot(
         A query failed for good; the snapshot is recorded as ``failed``.
     ConfigError
         A query lacks a template parameter (checked before anything is sent).
+    StoreError
+        The answers could not be recorded, or the snapshot to resume cannot be.
     """
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ConfigError(f"depth must be a whole number >= 1, not {depth!r}")
+    if resume is not None and store is None:
+        raise StoreError("resuming a snapshot needs its store")
     check_params(endpoint, queries)
     name = name or endpoint.config.name
     started = datetime.now(UTC)
     version = await endpoint.version()
     snapshot_id: int | None = None
     rows: dict[str, int] = {}
+    answered: set[str] = set()
+    recorder = None
     if store is not None:
-        from rankscope.store.snapshots import NewQuery, start_snapshot
+        from rankscope.store.recorder import AnswerRecorder
 
-        snapshot_id, rows = start_snapshot(
-            store, name=name, endpoint_name=endpoint.config.name, kind=endpoint.config.kind,
-            config=endpoint.config.settings, config_hash=endpoint.config.config_hash,
-            query_set_name=query_set_name, query_set_source=query_set_source,
-            queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
-            depth=depth, engine_version=version, keep_raw=keep_raw,
-            **({"project": project} if project is not None else {}))
+        def prepare(item: tuple[str, SearchResponse]) -> Answer:
+            return _answer(rows[item[0]], item[1], keep_raw)
+
+        if resume is not None:
+            snapshot_id, rows, answered, name, depth = _resume(store, endpoint, queries, resume,
+                                                               project)
+            recorder = AnswerRecorder(store, snapshot_id, prepare=prepare)
+        else:  # started on the recorder's thread, while the first requests are under way
+            recorder = AnswerRecorder(store, start=_starter(
+                store, endpoint, queries, rows, name=name, depth=depth, version=version,
+                keep_raw=keep_raw, query_set_name=query_set_name,
+                query_set_source=query_set_source, project=project), prepare=prepare)
+    todo = [i for i, q in enumerate(queries) if q.query_id not in answered]
     results: list[SearchResponse | None] = [None] * len(queries)
     pending: asyncio.Queue[int] = asyncio.Queue()
-    for i in range(len(queries)):
+    for i in todo:
         pending.put_nowait(i)
 
     async def worker() -> None:
@@ -172,14 +315,8 @@ async def take_snapshot(
                 return
             response = await endpoint.search(queries[i], depth)
             results[i] = response
-            if store is not None and snapshot_id is not None:
-                from rankscope.store.snapshots import record_query
-
-                record_query(store, snapshot_id, rows[queries[i].query_id],
-                             request=response.request, latency_ms=response.latency_ms,
-                             raw_sha256=response.raw_sha256,
-                             raw=response.raw if keep_raw else None,
-                             total_hits=response.total_hits, hits=_store_hits(response))
+            if recorder is not None:
+                recorder.put((queries[i].query_id, response))
             if advance is not None:
                 advance(1)
 
@@ -187,7 +324,7 @@ async def take_snapshot(
     error: str | None = None
     try:
         workers = [asyncio.ensure_future(worker())
-                   for _ in range(max(1, min(concurrency, len(queries))))]
+                   for _ in range(max(1, min(concurrency, len(todo))))]
         try:
             await asyncio.gather(*workers)
         except BaseException:
@@ -196,107 +333,42 @@ async def take_snapshot(
             with contextlib.suppress(BaseException):
                 await asyncio.gather(*workers, return_exceptions=True)
             raise
+        if recorder is not None:
+            recorder.close()  # every answer committed before the snapshot is called complete
         status = "complete"
     except SearchRequestError as exc:
         status, error = "failed", str(exc)
-        if store is not None and snapshot_id is not None:
+        if recorder is not None:
+            with contextlib.suppress(StoreError):
+                recorder.close()
+            snapshot_id = recorder.snapshot_id
+        if store is not None and snapshot_id is not None and recorder is not None:
             from rankscope.store.snapshots import record_failure
 
             query_row = rows.get(exc.query_id)
             if query_row is not None:
                 record_failure(store, snapshot_id, query_row, str(exc))
-            kept = sum(r is not None for r in results)
+            kept = len(answered) + recorder.recorded
             exc.args = (f"{exc}; snapshot #{snapshot_id} kept as failed with {kept} of "
-                        f"{len(queries)} queries",)
+                        f"{len(queries)} queries (rankscope snapshot ... --resume "
+                        f"{snapshot_id} asks the rest)",)
         raise
     except Exception as exc:
         status, error = "failed", str(exc)
         raise
     finally:
+        if recorder is not None:
+            with contextlib.suppress(StoreError):
+                recorder.close()  # an interruption too: what arrived is committed first
+            snapshot_id = recorder.snapshot_id
         if store is not None and snapshot_id is not None:
             from rankscope.store.snapshots import finish_snapshot
 
             finish_snapshot(store, snapshot_id, status, error)
     done = [r for r in results if r is not None]
-    return SnapshotOutcome(name=name, depth=depth, engine_version=version, responses=done,
-                           snapshot_id=snapshot_id, status=status, started_at=started,
-                           finished_at=datetime.now(UTC))
-
-
-def run_scores(scores: Sequence[float | None], depth: int) -> list[float]:
-    """The run-file scores of one query's hits, given the engine's scores in rank order.
-
-    The engine's scores when every hit has one and they do not increase down
-    the list; otherwise ``depth - rank + 1`` (the engine's order, kept).
-
-    Examples
-    --------
-    >>> run_scores([3.5, 2.0, 2.0], 10)
-    [3.5, 2.0, 2.0]
-    >>> run_scores([1.0, None, 0.5], 10)
-    [10.0, 9.0, 8.0]
-    >>> run_scores([1.0, 4.0], 5)
-    [5.0, 4.0]
-    """
-    engine = [s for s in scores if s is not None]
-    if len(engine) == len(scores) and all(a >= b for a, b in itertools.pairwise(engine)):
-        return [float(s) for s in engine]
-    # No score, or scores that do not follow the engine's order (a sort by another field):
-    # depth - rank + 1 keeps the order the engine returned.
-    return [float(depth - rank + 1) for rank in range(1, len(scores) + 1)]
-
-
-def trec_lines(ranked: Iterable[tuple[str, Sequence[tuple[str, float | None]]]], depth: int,
-               tag: str) -> list[str]:
-    """TREC run lines from ``(query_id, [(doc_id, engine score), ...])`` in rank order."""
-    tag = "_".join(tag.split()) or "rankscope"
-    lines = []
-    for qid, hits in ranked:
-        scores = run_scores([score for _, score in hits], depth)
-        for rank, ((doc_id, _), score) in enumerate(zip(hits, scores, strict=True), start=1):
-            lines.append(f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n")
-    return lines
-
-
-def run_lines(responses: Sequence[SearchResponse], depth: int, tag: str) -> list[str]:
-    """TREC run lines, queries in order, hits in the engine's order (rank from 1).
-
-    The score is the engine's score when every hit of the query has one and
-    they do not increase down the list; otherwise ``depth - rank + 1``.
-    """
-    return trec_lines(((r.query.query_id, [(h.doc_id, h.score) for h in r.hits])
-                       for r in responses), depth, tag)
-
-
-def write_run(path: str | Path, responses: Sequence[SearchResponse], depth: int,
-              tag: str) -> int:
-    """Write a TREC run of the answers atomically; the number of lines written."""
-    return write_lines(path, run_lines(responses, depth, tag))
-
-
-def write_lines(path: str | Path, lines: Sequence[str]) -> int:
-    """Write TREC run lines atomically (a temporary file renamed into place); lines written.
-
-    A document id with white space cannot be written to a TREC file and is
-    refused (:class:`~rankscope.errors.ConfigError` naming the query).
-    """
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 6:
-            raise ConfigError(f"query {parts[0] if parts else '?'}: a query or document id with "
-                              "white space cannot go in a TREC run; export JSONL instead",
-                              value=line.rstrip("\n"))
-    target = Path(path)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.writelines(lines)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes it private; a run file is not
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return len(lines)
+    return SnapshotOutcome(
+        name=name, depth=depth, engine_version=version, responses=done,
+        snapshot_id=snapshot_id, status=status, started_at=started,
+        finished_at=datetime.now(UTC), resumed=len(answered),
+        recorder={} if recorder is None else {"answers": recorder.recorded,
+                                              "transactions": recorder.transactions})

@@ -12,10 +12,12 @@ See :mod:`rankscope.store.db` (opening, migrations, writers),
 (snapshots in and out).
 """
 
+from importlib.util import find_spec as _find_spec
+
 from rankscope.errors import DependencyError
 
-try:  # every module of the store needs both; say which extra to install, once, here
-    import alembic as _alembic  # noqa: F401
-    import sqlalchemy as _sqlalchemy  # noqa: F401
-except ImportError as _missing:
-    raise DependencyError(_missing.name or "sqlalchemy", "store", "the snapshot store") from None
+# Every module of the store needs both; say which extra to install, once, here (alembic is
+# only looked for: importing it takes longer than opening an up-to-date store).
+for _name in ("sqlalchemy", "alembic"):
+    if _find_spec(_name) is None:
+        raise DependencyError(_name, "store", "the snapshot store")

@@ -7,7 +7,13 @@ newest revision on open (alembic, in place).
 
 SQLite is opened in WAL mode with ``foreign_keys=ON``, a busy timeout and
 ``synchronous=FULL`` (a commit that returned survives a crash of the
-process and of the machine).
+process and of the machine). Its write transactions (and the migration)
+start with ``BEGIN IMMEDIATE``: the write lock is taken at the start, where
+the busy timeout waits for it, never half-way through (a read transaction
+that later writes cannot wait: SQLite answers "database is locked" at once),
+so several processes writing to one file all succeed. On PostgreSQL the
+migration holds an advisory lock, so processes opening a new database at
+once migrate it once.
 
 **Writes** go through :meth:`Store.write` with a function of a session: the
 function runs in its own transaction, committed when it returns, rolled back
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -39,6 +47,8 @@ __all__ = [
     "Writer",
     "downgrade",
     "open_store",
+    "refuse_unstorable",
+    "serialize",
     "store_url",
     "upgrade",
 ]
@@ -48,11 +58,11 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 def _require() -> None:
-    try:
-        import alembic  # noqa: F401
-        import sqlalchemy  # noqa: F401
-    except ImportError as exc:
-        raise DependencyError(exc.name or "sqlalchemy", "store", "the snapshot store") from None
+    from importlib.util import find_spec
+
+    for name in ("sqlalchemy", "alembic"):  # alembic is imported only to migrate
+        if find_spec(name) is None:
+            raise DependencyError(name, "store", "the snapshot store")
 
 
 def store_url(target: str | Path) -> str:
@@ -116,18 +126,25 @@ class ThreadWriter:
         self._pool.shutdown(wait=True)
 
 
+WRITING = "rankscope_writing"
+"""Execution option of the connections that write (SQLite: ``BEGIN IMMEDIATE``)."""
+MIGRATION_LOCK = 0x72616E6B73636F70
+"""PostgreSQL advisory lock key held while migrating (``rankscop`` in ASCII)."""
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: WAL may wait for a lock
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.close()
     dbapi_connection.isolation_level = None  # no implicit BEGIN/COMMIT: see _sqlite_begin
 
 
 def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    writing = connection.get_execution_options().get(WRITING, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
 
 class Store:
@@ -143,6 +160,8 @@ class Store:
         self.engine = engine
         self.writer = writer
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._write_sessions = sessionmaker(engine.execution_options(**{WRITING: True}),
+                                            expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -167,7 +186,7 @@ class Store:
         """
 
         def job() -> T:
-            with self._sessions() as session, session.begin():
+            with self._write_sessions() as session, session.begin():
                 return work(session)
 
         return self.writer.run(job)
@@ -182,6 +201,21 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def serialize(session: Session, what: str) -> None:
+    """Make the session's transaction the only one doing ``what`` until it ends.
+
+    For a write that creates what it does not find (a project, a query set
+    by name): on PostgreSQL two transactions could both not find it and
+    both insert, and one would fail on the unique constraint; an advisory
+    lock keyed by ``what`` makes them take turns. SQLite's write
+    transactions already do (``BEGIN IMMEDIATE``).
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy import text
+
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:what))"), {"what": what})
 
 
 def _engine(url: str) -> Engine:
@@ -207,6 +241,47 @@ def _alembic_config(connection: Any) -> Any:
     return config
 
 
+_REVISION = re.compile(r"""^revision\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+_DOWN_REVISION = re.compile(r"""^down_revision\s*=\s*(?:["']([^"']+)["']|None)\s*$""",
+                            re.MULTILINE)
+
+
+@functools.cache
+def head_revision() -> str | None:
+    """The newest schema revision, read from the migration files' text.
+
+    Opening an up-to-date store then needs neither alembic (a slow import)
+    nor its script directory. None when the files are not one plain chain
+    (a merge of branches): alembic decides then.
+    """
+    versions = Path(__file__).parent / "migrations" / "versions"
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for file in versions.glob("*.py"):
+        text = file.read_text(encoding="utf-8")
+        found = _REVISION.search(text)
+        if found is None:
+            continue
+        down = _DOWN_REVISION.search(text)
+        if down is None:
+            return None
+        revisions.add(found.group(1))
+        if down.group(1):
+            parents.add(down.group(1))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _current_revision(engine: Engine) -> str | None:
+    from sqlalchemy import inspect, text
+
+    with engine.connect() as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return None
+        value = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return None if value is None else str(value)
+
+
 def _current_and_head(engine: Engine) -> tuple[str | None, str]:
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
@@ -218,10 +293,19 @@ def _current_and_head(engine: Engine) -> tuple[str | None, str]:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Migrate the schema up to ``revision`` (alembic, in one transaction)."""
-    from alembic import command
+    """Migrate the schema up to ``revision`` (alembic, in one transaction).
 
-    with engine.begin() as connection:
+    The transaction holds the write lock (SQLite) or an advisory lock
+    (PostgreSQL) from its start, so processes migrating at once take turns
+    and the later ones find the schema up to date.
+    """
+    from alembic import command
+    from sqlalchemy import text
+
+    with engine.execution_options(**{WRITING: True}).begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                               {"key": MIGRATION_LOCK})
         command.upgrade(_alembic_config(connection), revision)
 
 
@@ -231,6 +315,48 @@ def downgrade(engine: Engine, revision: str = "base") -> None:
 
     with engine.begin() as connection:
         command.downgrade(_alembic_config(connection), revision)
+
+
+_INT64 = 2**63
+
+
+def _storable(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -_INT64 <= value < _INT64
+    return True
+
+
+def _refuse_unstorable(conn: Any, cursor: Any, statement: str, parameters: Any,
+                       context: Any, executemany: bool) -> None:
+    if isinstance(parameters, dict):
+        rows: Any = [parameters]
+    elif parameters and all(isinstance(p, list | tuple | dict) for p in parameters):
+        rows = parameters  # executemany, or a batch of "insertmanyvalues"
+    else:
+        rows = [parameters or ()]
+    for row in rows:
+        values = row.values() if isinstance(row, dict) else row
+        if not all(_storable(v) for v in values):
+            from rankscope.errors import InputError
+
+            raise InputError("a text holding a NUL character, or a whole number outside "
+                             "64 bits, cannot be stored")
+
+
+def refuse_unstorable(engine: Engine) -> None:
+    """Make every statement of ``engine`` refuse what one backend cannot store, on both.
+
+    PostgreSQL cannot store a NUL character in text and SQLite no integer
+    past 64 bits; a value of either raises
+    :class:`~rankscope.errors.InputError` (a 400 in the web app) before the
+    statement is sent, the same on SQLite and PostgreSQL, instead of a
+    driver's error. The web app's store uses it under its own checks.
+    """
+    from sqlalchemy import event
+
+    event.listen(engine, "before_cursor_execute", _refuse_unstorable)
 
 
 def open_store(
@@ -266,7 +392,9 @@ def open_store(
     try:
         engine = _engine(url)
         if migrate:
-            current, head = _current_and_head(engine)
+            known_head = head_revision()
+            up_to_date = known_head is not None and _current_revision(engine) == known_head
+            current, head = (known_head, known_head) if up_to_date else _current_and_head(engine)
             if current != head:
                 from alembic.script import ScriptDirectory
 

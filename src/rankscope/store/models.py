@@ -36,6 +36,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -198,6 +199,14 @@ class Snapshot(Base):
     n_failed: Mapped[int] = mapped_column(Integer, default=0)
     n_hits: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text)
+    n_partial: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """Queries whose answer the engine marked partial (a timeout, failed shards)."""
+    n_short: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """Queries with fewer results than the depth although the engine matched more."""
+    n_duplicates: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """Hits dropped, over all queries, because their document was listed above them."""
+    n_retries: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """Requests retried, over all queries."""
 
     endpoint: Mapped[Endpoint] = relationship()
     query_set: Mapped[QuerySet] = relationship()
@@ -226,6 +235,16 @@ class SnapshotQuery(Base):
     n_hits: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    partial: Mapped[str | None] = mapped_column(Text)
+    """Why the engine marked its answer partial (None: a whole answer)."""
+    short: Mapped[str | None] = mapped_column(Text)
+    """Why fewer than the depth were kept although the engine matched more."""
+    duplicates: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """Hits dropped because their document was listed above them."""
+    pages: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
+    retries: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    retry_reasons: Mapped[dict[str, int] | None] = mapped_column(JSONType)
+    """``{"HTTP 503": 2, "timeout": 1}``: why requests were retried."""
 
     query: Mapped[Query] = relationship()
     hits: Mapped[list[SnapshotHit]] = relationship(order_by="SnapshotHit.rank",

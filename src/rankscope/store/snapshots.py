@@ -1,9 +1,16 @@
 """Reading and writing snapshots in the store (plain values in, plain values out).
 
+The readers live here, the writers in :mod:`rankscope.store.snapshot_writes` (imported
+here too, so callers need one import).
+
 Writes are small units of work for :meth:`rankscope.store.db.Store.write`:
-a snapshot is started (status ``running``), each query's answer is recorded
-in its own transaction, and only after the last query is the snapshot
-marked ``complete``. A snapshot whose process died stays ``running`` in the
+a snapshot is started (status ``running``), the queries' answers are recorded
+as they arrive (:func:`record_answers`: one transaction for whatever has
+arrived, every answer whole or not at all), and only after the last query is
+the snapshot marked ``complete``. :func:`resume_snapshot` takes over a
+snapshot whose process died (or that failed or was interrupted): its answers
+stay, its failed queries are forgotten, and the queries it lacks are asked
+again. A snapshot whose process died stays ``running`` in the
 table; :func:`effective_status` reports it as ``incomplete`` (its process is
 gone on this host, or, on another host, it has not written for
 :data:`STALE_AFTER`), so it is never listed, shown or exported as whole.
@@ -11,17 +18,14 @@ gone on this host, or, on another host, it has not written for
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import case, func, select
 
 from rankscope.errors import StoreError
 from rankscope.store.db import Store
@@ -39,10 +43,12 @@ from rankscope.store.models import (
 __all__ = [
     "DEFAULT_PROJECT",
     "STALE_AFTER",
+    "Answer",
     "HitRow",
     "NewQuery",
     "QueryRecord",
     "SnapshotInfo",
+    "answer_counts",
     "count_snapshots",
     "effective_status",
     "find_snapshot",
@@ -50,8 +56,10 @@ __all__ = [
     "list_snapshots",
     "owner_tag",
     "query_set_for",
+    "record_answers",
     "record_failure",
     "record_query",
+    "resume_snapshot",
     "snapshot_hits",
     "snapshot_queries",
     "start_snapshot",
@@ -86,6 +94,32 @@ class HitRow:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """One query's answer to record: the exchange, what was off about it, and its hits."""
+
+    query_row_id: int
+    request: Mapping[str, Any]
+    latency_ms: float
+    raw_sha256: str
+    raw: bytes | None
+    total_hits: int | None
+    hits: Sequence[HitRow]
+    partial: str | None = None
+    short: str | None = None
+    duplicates: int = 0
+    pages: int = 1
+    retried: Sequence[str] = ()
+    """Why each retried request was retried."""
+
+    def retry_reasons(self) -> dict[str, int] | None:
+        """``{reason: count}`` (None: nothing was retried)."""
+        counts: dict[str, int] = {}
+        for reason in self.retried:
+            counts[reason] = counts.get(reason, 0) + 1
+        return counts or None
+
+
+@dataclass(frozen=True)
 class SnapshotInfo:
     """A snapshot as listed: identity, status (effective), counts and times."""
 
@@ -106,6 +140,18 @@ class SnapshotInfo:
     n_failed: int
     n_hits: int
     error: str | None
+    n_partial: int = 0
+    """Queries whose answer the engine marked partial."""
+    n_short: int = 0
+    """Queries short of the depth although the engine matched more."""
+    n_duplicates: int = 0
+    """Duplicate hits dropped, over all queries."""
+    n_retries: int = 0
+    """Requests retried, over all queries."""
+    query_set_sha256: str = ""
+    """The SHA-256 of the query set's content (ids, texts, parameters, needs)."""
+    owner: str | None = None
+    """``host:pid`` of the process that took it (or resumed it) last."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -133,6 +179,12 @@ class QueryRecord:
     total_hits: int | None
     n_hits: int
     error: str | None
+    partial: str | None = None
+    short: str | None = None
+    duplicates: int = 0
+    pages: int = 1
+    retries: int = 0
+    retry_reasons: Mapping[str, int] | None = None
 
 
 def owner_tag() -> str:
@@ -167,162 +219,6 @@ def effective_status(status: str, owner: str | None, heartbeat_at: datetime,
     return "incomplete" if now - heartbeat_at > STALE_AFTER else "running"
 
 
-def _query_set_hash(queries: Sequence[NewQuery]) -> str:
-    text = json.dumps([[q.query_id, q.text, dict(q.params), q.need] for q in queries],
-                      sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _project(session: Session, name: str) -> Project:
-    project = session.scalar(select(Project).where(Project.name == name))
-    if project is None:
-        project = Project(name=name, created_at=utcnow())
-        session.add(project)
-        session.flush()
-    return project
-
-
-def _query_set(session: Session, project: Project, name: str, source: str | None,
-               queries: Sequence[NewQuery]) -> QuerySet:
-    digest = _query_set_hash(queries)
-    found = session.scalar(select(QuerySet).where(
-        QuerySet.project_id == project.id, QuerySet.name == name,
-        QuerySet.content_sha256 == digest))
-    if found is not None:
-        return found
-    query_set = QuerySet(project_id=project.id, name=name, source=source,
-                         content_sha256=digest, created_at=utcnow())
-    session.add(query_set)
-    session.flush()
-    session.add_all(Query(query_set_id=query_set.id, position=i, query_id=q.query_id,
-                          text=q.text, params=dict(q.params), need=q.need)
-                    for i, q in enumerate(queries, start=1))
-    session.flush()
-    return query_set
-
-
-def query_set_for(session: Session, project: Project, name: str, source: str | None,
-                  queries: Sequence[NewQuery]) -> QuerySet:
-    """The project's query set of this name and content, created when new (in ``session``)."""
-    return _query_set(session, project, name, source, queries)
-
-
-def _endpoint(session: Session, project: Project, name: str, kind: str,
-              config: Mapping[str, Any], config_hash: str) -> Endpoint:
-    found = session.scalar(select(Endpoint).where(Endpoint.project_id == project.id,
-                                                  Endpoint.name == name))
-    now = utcnow()
-    if found is None:
-        found = Endpoint(project_id=project.id, name=name, kind=kind, config=dict(config),
-                         config_hash=config_hash, created_at=now, updated_at=now)
-        session.add(found)
-    elif found.config_hash != config_hash or found.kind != kind:
-        found.kind, found.config, found.config_hash = kind, dict(config), config_hash
-        found.updated_at = now
-    session.flush()
-    return found
-
-
-def start_snapshot(
-    store: Store,
-    *,
-    name: str,
-    endpoint_name: str,
-    kind: str,
-    config: Mapping[str, Any],
-    config_hash: str,
-    query_set_name: str,
-    query_set_source: str | None,
-    queries: Sequence[NewQuery],
-    depth: int,
-    engine_version: str | None,
-    keep_raw: bool = False,
-    project: str = DEFAULT_PROJECT,
-) -> tuple[int, dict[str, int]]:
-    """Record a new ``running`` snapshot; its id and the store's row id of each query id."""
-
-    def work(session: Session) -> tuple[int, dict[str, int]]:
-        proj = _project(session, project)
-        query_set = _query_set(session, proj, query_set_name, query_set_source, queries)
-        endpoint = _endpoint(session, proj, endpoint_name, kind, config, config_hash)
-        now = utcnow()
-        snapshot = Snapshot(
-            endpoint_id=endpoint.id, query_set_id=query_set.id, name=name, status="running",
-            depth=depth, engine_version=engine_version, config=dict(config),
-            config_hash=config_hash, keep_raw=keep_raw, owner=owner_tag(), started_at=now,
-            heartbeat_at=now, n_queries=len(queries), n_done=0, n_failed=0, n_hits=0)
-        session.add(snapshot)
-        session.flush()
-        rows = session.execute(select(Query.query_id, Query.id).where(
-            Query.query_set_id == query_set.id)).all()
-        return snapshot.id, {str(q): int(i) for q, i in rows}
-
-    return store.write(work)
-
-
-def record_query(
-    store: Store,
-    snapshot_id: int,
-    query_row_id: int,
-    *,
-    request: Mapping[str, Any],
-    latency_ms: float,
-    raw_sha256: str,
-    raw: bytes | None,
-    total_hits: int | None,
-    hits: Sequence[HitRow],
-) -> None:
-    """Record one query's answer and its hits, in one transaction."""
-
-    def work(session: Session) -> None:
-        row = SnapshotQuery(
-            snapshot_id=snapshot_id, query_row_id=query_row_id, status="ok",
-            request=dict(request), latency_ms=latency_ms, raw_sha256=raw_sha256, raw=raw,
-            total_hits=total_hits, n_hits=len(hits), created_at=utcnow())
-        row.hits = [SnapshotHit(rank=h.rank, doc_id=h.doc_id, score=h.score, title=h.title,
-                                snippet=h.snippet, url=h.url, image=h.image,
-                                fields=dict(h.fields)) for h in hits]
-        session.add(row)
-        session.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(
-            n_done=Snapshot.n_done + 1, n_hits=Snapshot.n_hits + len(hits),
-            heartbeat_at=utcnow()))
-
-    store.write(work)
-
-
-def record_failure(store: Store, snapshot_id: int, query_row_id: int, error: str,
-                   request: Mapping[str, Any] | None = None) -> None:
-    """Record that one query failed (its error, no hits)."""
-
-    def work(session: Session) -> None:
-        session.add(SnapshotQuery(snapshot_id=snapshot_id, query_row_id=query_row_id,
-                                  status="error", request=dict(request) if request else None,
-                                  n_hits=0, error=error, created_at=utcnow()))
-        session.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(
-            n_failed=Snapshot.n_failed + 1, heartbeat_at=utcnow()))
-
-    store.write(work)
-
-
-def finish_snapshot(store: Store, snapshot_id: int, status: str, error: str | None = None) -> None:
-    """Close a snapshot: ``complete`` (every query recorded), ``incomplete`` or ``failed``."""
-    if status not in ("complete", "incomplete", "failed"):
-        raise ValueError(f"a snapshot finishes complete, incomplete or failed, not {status!r}")
-
-    def work(session: Session) -> None:
-        snapshot = session.get(Snapshot, snapshot_id)
-        if snapshot is None:
-            raise StoreError(f"no snapshot #{snapshot_id}")
-        if status == "complete" and snapshot.n_done != snapshot.n_queries:
-            raise StoreError(f"snapshot #{snapshot_id} has {snapshot.n_done} of "
-                             f"{snapshot.n_queries} queries: it cannot be complete")
-        snapshot.status = status
-        snapshot.error = error
-        snapshot.finished_at = utcnow()
-
-    store.write(work)
-
-
 def _info(snapshot: Snapshot, endpoint: Endpoint, query_set: QuerySet) -> SnapshotInfo:
     return SnapshotInfo(
         id=snapshot.id, name=snapshot.name, endpoint=endpoint.name, kind=endpoint.kind,
@@ -332,7 +228,10 @@ def _info(snapshot: Snapshot, endpoint: Endpoint, query_set: QuerySet) -> Snapsh
         config_hash=snapshot.config_hash, config=snapshot.config,
         started_at=snapshot.started_at, finished_at=snapshot.finished_at,
         n_queries=snapshot.n_queries, n_done=snapshot.n_done, n_failed=snapshot.n_failed,
-        n_hits=snapshot.n_hits, error=snapshot.error)
+        n_hits=snapshot.n_hits, error=snapshot.error, n_partial=snapshot.n_partial,
+        n_short=snapshot.n_short, n_duplicates=snapshot.n_duplicates,
+        n_retries=snapshot.n_retries, query_set_sha256=query_set.content_sha256,
+        owner=snapshot.owner)
 
 
 def _listing(project: str) -> Any:
@@ -391,8 +290,32 @@ def snapshot_queries(store: Store, snapshot_id: int) -> list[QueryRecord]:
                 params=q.params, status=r.status if r else None,
                 request=r.request if r else None, latency_ms=r.latency_ms if r else None,
                 raw_sha256=r.raw_sha256 if r else None, total_hits=r.total_hits if r else None,
-                n_hits=r.n_hits if r else 0, error=r.error if r else None))
+                n_hits=r.n_hits if r else 0, error=r.error if r else None,
+                partial=r.partial if r else None, short=r.short if r else None,
+                duplicates=r.duplicates if r else 0, pages=r.pages if r else 1,
+                retries=r.retries if r else 0, retry_reasons=r.retry_reasons if r else None))
         return out
+
+
+def answer_counts(store: Store, snapshot_id: int) -> dict[str, Any]:
+    """What was off about a snapshot's recorded answers, summed.
+
+    ``answered`` (queries with an answer), ``empty`` (of them, without a
+    result), ``retry_reasons`` (``{reason: requests}``); the snapshot's own
+    counts are in :class:`SnapshotInfo`.
+    """
+    with store.read() as session:
+        answered, empty = session.execute(
+            select(func.count(), func.coalesce(func.sum(case((SnapshotQuery.n_hits == 0, 1),
+                                                              else_=0)), 0))
+            .where(SnapshotQuery.snapshot_id == snapshot_id,
+                   SnapshotQuery.status == "ok")).one()
+        reasons: dict[str, int] = {}
+        for found in session.scalars(select(SnapshotQuery.retry_reasons).where(
+                SnapshotQuery.snapshot_id == snapshot_id, SnapshotQuery.retries > 0)):
+            for reason, n in (found or {}).items():
+                reasons[reason] = reasons.get(reason, 0) + int(n)
+    return {"answered": int(answered), "empty": int(empty), "retry_reasons": reasons}
 
 
 def snapshot_hits(store: Store, snapshot_id: int) -> list[dict[str, Any]]:
@@ -417,3 +340,28 @@ def count_snapshots(store: Store) -> int:
     """How many snapshots the store holds (every project)."""
     with store.read() as session:
         return int(session.scalar(select(func.count()).select_from(Snapshot)) or 0)
+
+
+# The writers live in their own module (which imports this one); they are looked up from
+# here on first use, so that either module can be imported first.
+_WRITERS = frozenset({"finish_snapshot", "query_set_for", "record_answers", "record_failure",
+                      "record_query", "resume_snapshot", "start_snapshot"})
+
+if TYPE_CHECKING:
+    from rankscope.store.snapshot_writes import (
+        finish_snapshot,
+        query_set_for,
+        record_answers,
+        record_failure,
+        record_query,
+        resume_snapshot,
+        start_snapshot,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WRITERS:
+        from rankscope.store import snapshot_writes
+
+        return getattr(snapshot_writes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

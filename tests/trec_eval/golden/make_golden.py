@@ -10,13 +10,18 @@ How they were made, to remake them:
    (from the repository root).
 
 Each line of the file is one case: the input files (text), the arguments,
-and what the binary printed (stdout, exit status, first stderr line). The
-inputs come from the seeded generators of ``tests/trec_eval/generate.py``
+and what the binary printed (stdout, exit status as a shell reports it, so
+an abort() is 134, and stderr), with how many stderr lines must agree. The
+cases are first every one the differential tests compare with the binary
+(``tests/trec_eval/cases.py``: ``test_golden.py`` fails when one is missing),
+then more from the same seeded generators of ``tests/trec_eval/generate.py``
 (ties, -0.0, graded and negative grades, queries missing on either side,
-empty rankings, ids whose byte order differs from numeric order) and cover
--c, -J, -M, -l, -N, -q, all_trec, official, set, all_prefs, qrels_jg, ndcg gain
-parameters, relstring, z-scores and trec_eval's file-format quirks. Cases
-with ``"cwd": "conformance"`` run on the conformance files instead.
+empty rankings, ids whose byte order differs from numeric order). Together
+they cover -c, -J, -M, -l, -N, -n, -q, -R, -Z, -D, -h, -v, all_trec, official,
+set, all_prefs, qrels_jg, ndcg gain parameters, relstring, z-scores, errors
+and trec_eval's file-format quirks. Cases with ``"cwd": "conformance"`` run
+on the conformance files instead. The outputs are NIST's trec_eval's (see
+``README.md`` here for their licence).
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ import gzip
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,21 +37,21 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
+from tests.trec_eval.cases import (  # noqa: E402
+    Case,
+    all_trec_flags,
+    binary_cases,
+    random_cases,
+)
 from tests.trec_eval.generate import (  # noqa: E402
-    options,
     prefs_file,
     qrels_and_run,
     qrels_jg_file,
+    run_for,
 )
+from tests.trec_eval.util import case_folder, theirs  # noqa: E402
 
-CONFORMANCE = HERE.parent / "conformance"
 OUT = HERE / "cases.jsonl.gz"
-
-
-def _run_for(rng: random.Random, qids: list[str], docs: list[str]) -> str:
-    lines = [f"{q} Q0 {d} {i} {rng.randint(0, 16) / 8} r"
-             for q in qids for i, d in enumerate(rng.sample(docs, rng.randint(1, len(docs))))]
-    return "\n".join(lines) + "\n"
 
 
 def _bulk(rng: random.Random, complete: bool) -> tuple[str, str]:
@@ -72,29 +76,16 @@ def _bulk(rng: random.Random, complete: bool) -> tuple[str, str]:
     return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
 
 
-def _cases() -> list[dict[str, object]]:
-    cases: list[dict[str, object]] = []
+def _more_cases() -> list[Case]:
+    """Cases beyond the differential tests': more seeds, gain parameters, bulk, errors."""
+    cases: list[Case] = []
 
     def add(kind: str, files: dict[str, str], args: list[str]) -> None:
-        cases.append({"kind": kind, "files": files, "args": args})
+        cases.append(Case(kind, tuple(args), files))
 
-    for seed in range(300):
-        rng = random.Random(seed)
-        qrels, run = qrels_and_run(rng)
-        add("random_small", {"qrels": qrels, "run": run}, [*options(rng), "qrels", "run"])
-    for seed in range(1000, 1060):
-        rng = random.Random(seed)
-        qrels, run = qrels_and_run(rng, n_docs=300)
-        add("random_long", {"qrels": qrels, "run": run}, [*options(rng), "qrels", "run"])
-    for seed in range(2000, 2060):
-        rng = random.Random(seed)
-        qrels, run = qrels_and_run(rng, n_docs=80)
-        args = ["-m", "all_trec", "-q", "-c", f"-M{rng.randint(1, 40)}", f"-l{rng.randint(0, 3)}"]
-        if seed % 2:
-            args.append("-J")
-        if seed % 3 == 0:
-            args += ["-N", str(rng.choice([50, 1000]))]
-        add("all_trec_flags", {"qrels": qrels, "run": run}, [*args, "qrels", "run"])
+    cases += random_cases("random_small", range(300))
+    cases += random_cases("random_long", range(1000, 1060), n_docs=300)
+    cases += all_trec_flags(range(2000, 2060), with_n=True)
     gains = ["ndcg.1=3,2=9", "ndcg.0=-1,3=2", "ndcg_rel.1=0,2=1", "Rndcg.2=0.5", "G.0=1,2=0.5",
              "rbp.1=2,2=0.5,p=0.7", "ndcg_cut.1,3,7", "ideal_dcg.2=5", "dcg.1=0.5"]
     for seed in range(3000, 3060):
@@ -109,7 +100,7 @@ def _cases() -> list[dict[str, object]]:
         qrels_prefs = seed % 3 == 0
         fmt = "qrels_prefs" if qrels_prefs else "prefs"
         files = {"prefs": prefs_file(rng, qids, docs, qrels_prefs),
-                 "run": _run_for(rng, qids, docs)}
+                 "run": run_for(rng, qids, docs)}
         args = ["-m", "all_prefs", "-q", "-R", fmt, *(["-M3"] if seed % 4 == 1 else []),
                 "prefs", "run"]
         add("prefs", files, args)
@@ -117,7 +108,7 @@ def _cases() -> list[dict[str, object]]:
         rng = random.Random(seed)
         qids = rng.sample(["1", "2", "10", "x"], rng.randint(1, 3))
         docs = [f"d{i}" for i in range(rng.randint(2, 12))]
-        files = {"qrels": qrels_jg_file(rng, qids, docs), "run": _run_for(rng, qids, docs)}
+        files = {"qrels": qrels_jg_file(rng, qids, docs), "run": run_for(rng, qids, docs)}
         args = ["-m", "qrels_jg", "-q", "-R", "qrels_jg",
                 *rng.choice([[], ["-J"], ["-M4"], ["-l2"], ["-c"]]), "qrels", "run"]
         add("qrels_jg", files, args)
@@ -154,9 +145,19 @@ def _cases() -> list[dict[str, object]]:
                  ["-m", "all_trec", "-q", "-c", "-J", "-M50"], ["-m", "yaap", "-m", "dcg", "-q"],
                  ["-m", "all_trec", "-N", "100000", "-n", "-q"], ["-m", "set", "-q", "-l0"]):
         for qrels, run in (("qrels.test", "results.test"), ("qrels.rel_level", "results.trunc")):
-            cases.append({"kind": "conformance_flags", "cwd": "conformance",
-                          "args": [*args, qrels, run]})
+            cases.append(Case("conformance_flags", (*args, qrels, run), cwd="conformance"))
     return cases
+
+
+def _cases() -> list[Case]:
+    """Every case of the differential tests, then the others (each invocation once)."""
+    seen: set[str] = set()
+    out: list[Case] = []
+    for case in [*binary_cases(), *_more_cases()]:
+        if case.key not in seen:
+            seen.add(case.key)
+            out.append(case)
+    return out
 
 
 def main() -> None:
@@ -166,15 +167,14 @@ def main() -> None:
     out: list[str] = []
     for case in _cases():
         with tempfile.TemporaryDirectory() as tmp:
-            cwd = CONFORMANCE if case.get("cwd") == "conformance" else Path(tmp)
-            for name, text in case.get("files", {}).items():  # type: ignore[union-attr]
-                (Path(tmp) / name).write_text(text)
-            done = subprocess.run([binary, *case["args"]], cwd=cwd,  # type: ignore[misc]
-                                  capture_output=True, check=False, timeout=120)
-        err = done.stderr.decode("latin-1").replace(binary, "trec_eval").splitlines()
-        case.update(status=done.returncode, stdout=done.stdout.decode("latin-1"),
-                    first_error=err[0] if err else "")
-        out.append(json.dumps(case, sort_keys=True))
+            answer = theirs(binary, list(case.args),
+                            cwd=case_folder(case.files, case.cwd, Path(tmp)))
+        record = {"kind": case.kind, "args": list(case.args), "files": case.files,
+                  "stderr_lines": case.stderr_lines, "status": answer.status,
+                  "stdout": answer.stdout, "stderr": answer.stderr}
+        if case.cwd:
+            record["cwd"] = case.cwd
+        out.append(json.dumps(record, sort_keys=True))
     with gzip.GzipFile(OUT, "wb", mtime=0) as handle:
         handle.write(("\n".join(out) + "\n").encode())
 
