@@ -11,7 +11,7 @@ import numpy as np
 
 from rankscope.compare.progress import bar
 from rankscope.compare.result import CompareResult, Comparison
-from rankscope.compare.runs import align, load_runs
+from rankscope.compare.runs import RunInputs, align, name_candidates
 from rankscope.compare.significance import (
     adjust,
     bootstrap_intervals,
@@ -180,25 +180,37 @@ def compare(
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    tables, run_names = load_runs(runs, names=names, on_duplicate=on_duplicate)
-    if len(tables) < 2:
-        raise OptionError(f"compare needs at least two runs, got {len(tables)}")
-    if baseline is not None and baseline not in run_names:
-        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate)
+    if len(inputs) < 2:
+        raise OptionError(f"compare needs at least two runs, got {len(inputs)}")
     if all_pairs and baseline is not None:
         raise OptionError("give either a baseline or all_pairs=True, not both")
-    base = None if all_pairs else (baseline or run_names[0])
+    known = inputs.known_names
+    if baseline is not None and known is not None and baseline not in known:
+        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(known)}")
 
+    # One run at a time (files read one ahead): per-query values are all a comparison
+    # keeps of a run, so memory holds two runs whatever their number.
     results = []
-    with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
-        for table, name in zip(tables, run_names, strict=True):
+    candidates: list[list[str]] = []
+    with bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
+            inputs.tables() as tables:
+        for i, table in enumerate(tables):
+            # a name known beforehand names the run in messages; else the run's own
+            name = None if known is None else known[i]
             if judged is None:
                 results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
                                         allow_no_overlap=allow_no_overlap))
             else:
                 results.append(judged.evaluate(table, options=opts, run_name=name,
                                                allow_no_overlap=allow_no_overlap))
+            candidates.append(name_candidates(table))
+            del table
             advance(1)
+    run_names = inputs.names(candidates)
+    if baseline is not None and baseline not in run_names:
+        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+    base = None if all_pairs else (baseline or run_names[0])
     query_ids, values = align(results)
 
     k = len(run_names)

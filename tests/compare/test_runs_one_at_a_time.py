@@ -1,0 +1,106 @@
+"""A command over many run files holds two of them at a time, not all (issue 30, section 3:
+memory grows with the largest run, not their sum): each run is evaluated before the one
+after next is read, and the numbers and names are those of reading them all first."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankscope.compare.comparison as comparison
+import rankscope.engine.evaluate as engine_evaluate
+from rankscope.cli.main import main
+from rankscope.compare.comparison import compare
+from rankscope.data.tables import Run
+from rankscope.errors import OptionError
+
+QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d 1\n"
+# five runs, each ranking one relevant document first in q1 or not: P@1 by hand below
+RUNS = [
+    "q1 Q0 a 1 2.0 r1\nq2 Q0 c 1 1.0 r1\n",  # P@1: q1 1, q2 1 -> 1.0
+    "q1 Q0 b 1 2.0 r2\nq2 Q0 c 1 1.0 r2\n",  # q1 0, q2 1 -> 0.5
+    "q1 Q0 b 1 2.0 r3\nq2 Q0 e 1 1.0 r3\n",  # 0, 0 -> 0.0
+    "q1 Q0 a 1 2.0 r4\nq2 Q0 e 1 1.0 r4\n",  # 1, 0 -> 0.5
+    "q1 Q0 a 1 2.0 r5\nq2 Q0 d 1 1.0 r5\n",  # 1, 1 -> 1.0
+]
+EXPECTED = {"r1": 1.0, "r2": 0.5, "r3": 0.0, "r4": 0.5, "r5": 1.0}
+
+
+@pytest.fixture
+def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.chdir(tmp_path)
+    Path("qrels.txt").write_text(QRELS)
+    names = []
+    for i, text in enumerate(RUNS):
+        Path(f"run{i + 1}.txt").write_text(text)
+        names.append(f"run{i + 1}.txt")
+    return names
+
+
+@pytest.fixture
+def log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """'read' for each run file read, 'eval' for each run evaluated, in order."""
+    events: list[str] = []
+    lock = threading.Lock()
+    original_read = Run.read.__func__  # type: ignore[attr-defined]
+
+    def read(cls: type[Run], *args: Any, **kwargs: Any) -> Run:
+        out = original_read(cls, *args, **kwargs)
+        with lock:
+            events.append("read")
+        return out
+
+    original_eval = engine_evaluate.evaluate
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            events.append("eval")
+        return original_eval(*args, **kwargs)
+
+    monkeypatch.setattr(Run, "read", classmethod(read))
+    monkeypatch.setattr(engine_evaluate, "evaluate", counted)
+    monkeypatch.setattr(comparison, "evaluate", counted)
+    return events
+
+
+def _at_most_one_ahead(events: list[str]) -> None:
+    """Whenever run i is evaluated, runs 0..i+1 at most have been read."""
+    evaluated = 0
+    for k, event in enumerate(events):
+        if event == "eval":
+            assert events[:k].count("read") <= evaluated + 2, events
+            evaluated += 1
+    assert evaluated == len(RUNS)
+    assert events.count("read") == len(RUNS)
+
+
+def test_cli_evaluate_reads_one_ahead(files: list[str], log: list[str],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["evaluate", "qrels.txt", *files, "-m", "P@1", "-f", "json", "--ci", "never"])
+    assert code == 0
+    _at_most_one_ahead(log)
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert {name: runs[name]["mean"]["P@1"] for name in runs} == EXPECTED
+
+
+pytestmark = pytest.mark.filterwarnings("ignore:too few paired queries")
+
+
+def test_compare_reads_one_ahead(files: list[str], log: list[str]) -> None:
+    result = compare("qrels.txt", files, ["P@1"])
+    _at_most_one_ahead(log)
+    assert result.run_names == list(EXPECTED)
+    assert {name: result.means[name]["P@1"] for name in EXPECTED} == EXPECTED
+
+
+def test_compare_names_given_and_baseline_checked(files: list[str]) -> None:
+    named = [f"s{i}" for i in range(len(files))]
+    result = compare("qrels.txt", files, ["P@1"], names=named, baseline="s2")
+    assert result.run_names == named
+    assert result.means["s2"]["P@1"] == 0.0
+    with pytest.raises(OptionError, match="no run named 'r9'"):
+        compare("qrels.txt", files, ["P@1"], baseline="r9")
