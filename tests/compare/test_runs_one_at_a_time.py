@@ -104,3 +104,22 @@ def test_compare_names_given_and_baseline_checked(files: list[str]) -> None:
     assert result.means["s2"]["P@1"] == 0.0
     with pytest.raises(OptionError, match="no run named 'r9'"):
         compare("qrels.txt", files, ["P@1"], baseline="r9")
+
+
+@pytest.mark.parametrize("extra", [[], ["--run-format", "trec"]])
+def test_cli_compare_reads_one_ahead(files: list[str], log: list[str], extra: list[str],
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["compare", "qrels.txt", *files, "-m", "P@1", "-f", "json", *extra])
+    assert code == 0
+    _at_most_one_ahead(log)
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert {name: runs[name]["mean"]["P@1"] for name in runs} == EXPECTED
+
+
+def test_cli_compare_bad_run_file_is_a_usage_error(files: list[str],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    Path("run3.txt").write_text("q1 Q0 a 1 high r3\n")
+    code = main(["compare", "qrels.txt", *files, "-m", "P@1", "-f", "json"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "run3.txt" in err and "Traceback" not in err

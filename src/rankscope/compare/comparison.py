@@ -58,6 +58,7 @@ def compare(
     unjudged: Unjudged | None = None,
     queries: Queries | None = None,
     on_duplicate: OnDuplicate = "error",
+    run_format: str | None = None,
     tie_tolerance: float = 1e-12,
     progress: bool = True,
     scale: Any = None,
@@ -117,6 +118,10 @@ def compare(
     ties, unjudged, queries, on_duplicate
         As in :func:`rankscope.evaluate` (default: rankscope's, or the
         conventions profile's).
+    run_format : str, optional
+        Format of the runs given as paths (default: from their names). Run
+        files are read one at a time, the next while the one before is
+        evaluated: memory holds two runs, whatever their number.
     tie_tolerance : float, default 1e-12
         Per-query differences within it count as ties.
     progress : bool, default True
@@ -180,7 +185,7 @@ def compare(
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate)
+    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format)
     if len(inputs) < 2:
         raise OptionError(f"compare needs at least two runs, got {len(inputs)}")
     if all_pairs and baseline is not None:

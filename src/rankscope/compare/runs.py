@@ -76,11 +76,14 @@ class RunInputs:
         Names overriding everything else, one per run.
     on_duplicate : {"error", "first", "max"}
         A document twice in one ranking, for runs read here.
+    run_format : str, optional
+        Format of the runs given as paths (default: from their names).
     """
 
     def __init__(self, runs: Any, *, names: Sequence[str] | None = None,
-                 on_duplicate: OnDuplicate = "error") -> None:
+                 on_duplicate: OnDuplicate = "error", run_format: str | None = None) -> None:
         self._on_duplicate: OnDuplicate = on_duplicate
+        self._format = run_format
         keyed: list[str] = []
         given: list[tuple[Any, str | None]]
         if isinstance(runs, Mapping):
@@ -113,6 +116,9 @@ class RunInputs:
 
     def _table(self, item: tuple[Any, str | None]) -> Run:
         run, name = item
+        if self._format is not None and isinstance(run, str | os.PathLike):
+            return Run.read(run, format=self._format, name=name,
+                            on_duplicate=self._on_duplicate)
         return as_run(run, name=name, on_duplicate=self._on_duplicate)
 
     def names(self, tables: Sequence[Run | Sequence[str]]) -> list[str]:
