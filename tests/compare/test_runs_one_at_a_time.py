@@ -16,7 +16,7 @@ import rankscope.engine.evaluate as engine_evaluate
 from rankscope.cli.main import main
 from rankscope.compare.comparison import compare
 from rankscope.data.tables import Run
-from rankscope.errors import OptionError
+from rankscope.errors import DuplicateDocumentError, OptionError
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d 1\n"
 # five runs, each ranking one relevant document first in q1 or not: P@1 by hand below
@@ -123,3 +123,20 @@ def test_cli_compare_bad_run_file_is_a_usage_error(files: list[str],
     assert code == 2
     err = capsys.readouterr().err
     assert "run3.txt" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_a_document_twice_in_a_run_is_the_readers_error(files: list[str], command: str,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """The duplicate check may run beside the measures; the error is still the reader's:
+    exit 2, the file and the line of the second occurrence."""
+    Path("run2.txt").write_text("q1 Q0 b 1 2.0 r2\nq2 Q0 c 1 1.0 r2\nq1 Q0 b 2 0.5 r2\n")
+    with pytest.raises(DuplicateDocumentError) as raised:  # the reader's own message
+        Run.read("run2.txt")
+    expected = str(raised.value)
+    assert "line 3" in expected
+    code = main([command, "qrels.txt", *files, "-m", "P@1", "-f", "json"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err

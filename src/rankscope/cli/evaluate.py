@@ -95,10 +95,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             plan = plan_metrics(args.metrics, options)
             metrics = plan.metrics
+        def read_run(path: str) -> Run:
+            # a document ranked twice is looked for beside the kernels, as in
+            # rankscope.evaluate (the ranking step raises the reader's error)
+            return Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate,
+                            _defer_duplicates="error")
+
         # the runs are read one ahead, on a thread, while the qrels and the run before
         # are worked on: the first beside the qrels (a judgments file reads its runs itself)
-        ahead = None if asked is not None else ReadAhead(args.runs, lambda path: Run.read(
-            path, format=args.run_format, on_duplicate=args.on_duplicate))
+        ahead = None if asked is not None else ReadAhead(args.runs, read_run)
         try:
             qrels: Any = _read_qrels(args, metrics)
         except BaseException:
@@ -116,8 +121,7 @@ def run(args: argparse.Namespace) -> int:
             if asked is not None:
                 plan = asked.for_qrels(options)
             results = []
-            with ahead or ReadAhead(args.runs, lambda path: Run.read(
-                    path, format=args.run_format, on_duplicate=args.on_duplicate)) as runs:
+            with ahead or ReadAhead(args.runs, read_run) as runs:
                 for run_t in runs:
                     results.append(
                         evaluate(qrels, run_t, plan, per_query=args.per_query,
