@@ -140,3 +140,13 @@ def test_a_document_twice_in_a_run_is_the_readers_error(files: list[str], comman
     assert code == 2
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err
+
+
+def test_a_document_twice_over_raters_judgments(files: list[str]) -> None:
+    """The raters' path evaluates every run through the same ranking step: the deferred
+    check still raises the reader's error."""
+    Path("raters.csv").write_text("query_id,doc_id,rater,grade\nq1,a,ann,1\nq1,a,bob,1\n"
+                                  "q1,b,ann,0\nq2,c,ann,2\nq2,d,bob,1\n")
+    Path("run2.txt").write_text("q1 Q0 b 1 2.0 r2\nq2 Q0 c 1 1.0 r2\nq1 Q0 b 2 0.5 r2\n")
+    with pytest.raises(DuplicateDocumentError, match="line 3"):
+        compare("raters.csv", files, ["P@1"], strategy="mean")

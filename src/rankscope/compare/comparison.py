@@ -185,7 +185,9 @@ def compare(
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format)
+    # every run is evaluated first: a document ranked twice is found beside the measures
+    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format,
+                       defer_duplicates=True)
     if len(inputs) < 2:
         raise OptionError(f"compare needs at least two runs, got {len(inputs)}")
     if all_pairs and baseline is not None:

@@ -78,12 +78,19 @@ class RunInputs:
         A document twice in one ranking, for runs read here.
     run_format : str, optional
         Format of the runs given as paths (default: from their names).
+    defer_duplicates : bool, default False
+        Leave the check for a document ranked twice (``on_duplicate="error"``)
+        to the ranking step, which runs it beside the measures and raises the
+        reader's error: only for runs that are evaluated before anything else
+        reads them.
     """
 
     def __init__(self, runs: Any, *, names: Sequence[str] | None = None,
-                 on_duplicate: OnDuplicate = "error", run_format: str | None = None) -> None:
+                 on_duplicate: OnDuplicate = "error", run_format: str | None = None,
+                 defer_duplicates: bool = False) -> None:
         self._on_duplicate: OnDuplicate = on_duplicate
         self._format = run_format
+        self._defer = defer_duplicates
         keyed: list[str] = []
         given: list[tuple[Any, str | None]]
         if isinstance(runs, Mapping):
@@ -118,8 +125,10 @@ class RunInputs:
         run, name = item
         if self._format is not None and isinstance(run, str | os.PathLike):
             return Run.read(run, format=self._format, name=name,
-                            on_duplicate=self._on_duplicate)
-        return as_run(run, name=name, on_duplicate=self._on_duplicate)
+                            on_duplicate=self._on_duplicate,
+                            _defer_duplicates="error" if self._defer else None)
+        return as_run(run, name=name, on_duplicate=self._on_duplicate,
+                      defer_duplicates=self._defer)
 
     def names(self, tables: Sequence[Run | Sequence[str]]) -> list[str]:
         """One unique name per run (see :func:`unique_names`), from the runs read or their
