@@ -27,6 +27,7 @@ from rankscope.engine.evaluate import MetricPlan, MetricsArg, evaluate, plan_met
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
+from rankscope.spread import ResampleCache
 
 if TYPE_CHECKING:
     from rankscope.judgments.evaluation import JudgmentPlan, SeedPlan
@@ -231,6 +232,7 @@ def compare(
     intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
     n_queries: dict[str, int] = {}
     comparisons: list[Comparison] = []
+    resamples = ResampleCache()  # the same queries and seed for every metric: drawn once
     with bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
         for m, label in enumerate(labels):
             block = values[:, :, m]
@@ -239,7 +241,7 @@ def compare(
             # Every run's mean and every compared difference, from the same resamples.
             rows = np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
             low, high = bootstrap_intervals(rows, confidence=level, n_resamples=n_resamples,
-                                            seed=seed)
+                                            seed=seed, cache=resamples)
             for r, name in enumerate(run_names):
                 x = paired[r]
                 means[name][label] = float(x.mean()) if x.size else None
