@@ -150,3 +150,24 @@ def test_a_document_twice_over_raters_judgments(files: list[str]) -> None:
     Path("run2.txt").write_text("q1 Q0 b 1 2.0 r2\nq2 Q0 c 1 1.0 r2\nq1 Q0 b 2 0.5 r2\n")
     with pytest.raises(DuplicateDocumentError, match="line 3"):
         compare("raters.csv", files, ["P@1"], strategy="mean")
+
+
+@pytest.mark.parametrize("extra", [[], ["--run-format", "trec"]])
+def test_cli_report_without_plots_reads_one_ahead(files: list[str], log: list[str],
+                                                  extra: list[str]) -> None:
+    """Without plots nothing needs the runs after the comparison: a report holds two."""
+    code = main(["report", "qrels.txt", *files, "-m", "P@1", "--no-plots", "-o", "r.html",
+                 *extra])
+    assert code == 0
+    _at_most_one_ahead(log)
+    page = Path("r.html").read_text()
+    assert all(name in page for name in EXPECTED)
+
+
+def test_report_with_plots_still_reads_every_run(files: list[str]) -> None:
+    pytest.importorskip("matplotlib")
+    from rankscope.render.html_report import report
+
+    page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
+                  names=[f"s{i}" for i in range(len(files))])
+    assert "s4" in page and "<img" in page

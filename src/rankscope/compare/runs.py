@@ -144,6 +144,7 @@ def load_runs(
     *,
     names: Sequence[str] | None = None,
     on_duplicate: OnDuplicate = "error",
+    run_format: str | None = None,
 ) -> tuple[list[Run], list[str]]:
     """Turn the user's runs into tables and give each a unique name (every run read).
 
@@ -156,12 +157,14 @@ def load_runs(
         Names overriding everything else, one per run.
     on_duplicate : {"error", "first", "max"}
         A document twice in one ranking, for runs read here.
+    run_format : str, optional
+        Format of the runs given as paths (default: from their names).
 
     Returns
     -------
     runs, names
     """
-    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate)
+    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format)
     with inputs.tables() as reading:
         tables = list(reading)
     return tables, inputs.names(tables)
