@@ -17,6 +17,7 @@ MODULES = [
     "rankscope.app.schemas",
     "rankscope.app.security",
     "rankscope.app.svg",
+    "rankscope.app.apidocs",
     "rankscope.services.accounts",
     "rankscope.services.boundary",
     "rankscope.services.limits",

@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
 from rankscope.app.core import (
     AppSettings,
     LoginRequired,
     error_answer,
+    http_error,
     invalid_answer,
     login_redirect,
 )
@@ -82,6 +84,7 @@ def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None 
     app.add_exception_handler(RankscopeError, error_answer)
     app.add_exception_handler(RequestValidationError, invalid_answer)
     app.add_exception_handler(LoginRequired, login_redirect)
+    app.add_exception_handler(StarletteHTTPException, http_error)
     for module in ROUTERS:
         app.include_router(module.router)
     app.include_router(api.docs_router)

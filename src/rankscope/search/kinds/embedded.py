@@ -30,7 +30,11 @@ def _check(settings: dict[str, Any], context: CheckContext) -> None:
         from rankscope.search.embedded import check_index_target, default_index_name
 
         base, files = context.base, context.files
-        files.corpus(settings["corpus"], base=base, source=context.source)
+        corpus = files.corpus(settings["corpus"], base=base, source=context.source)
+        if corpus is not None and not corpus.is_file():
+            # refused when the endpoint is saved, not when a run first opens it
+            raise context.fail("corpus: no such file in the server's files directory",
+                               settings["corpus"])
         engine = settings.get("engine", "fts5")
         index = settings.get("index") or default_index_name(settings["name"], engine)
         target = files.resolve(index, key="index", base=base, source=context.source)
