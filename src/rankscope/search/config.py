@@ -32,6 +32,7 @@ __all__ = [
     "KINDS",
     "OPERATIONAL_KEYS",
     "endpoint_from_dict",
+    "explains",
     "load_endpoint",
     "open_endpoint",
     "resolve_auth",
@@ -56,7 +57,7 @@ _KEYS: dict[str, set[str]] = {
     "http": _COMMON | _REMOTE | {"method", "params", "hits", "version_url", "version_path",
                                  "partial_field"},
     "embedded": _COMMON | {"corpus", "index", "fields", "weights", "tokenizer", "engine",
-                           "snippet_length"},
+                           "snippet_length", "k1", "b"},
 }
 OPERATIONAL_KEYS = frozenset({
     "name", "description", "timeout", "concurrency", "rps", "max_retries", "backoff",
@@ -274,11 +275,13 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     ----------
     config : EndpointConfig
     **options
-        ``keep_raw`` (keep raw response bodies), and for remote kinds
-        ``timeout``, ``concurrency``, ``rps``, ``max_retries`` overriding the
-        file, ``allowed_env`` (the only environment variables it may read)
-        and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`: the only
-        hosts it may reach), and the test hooks ``sleep``, ``rng``,
+        ``explain`` (record why each hit is there: Elasticsearch and
+        OpenSearch ``explain``, Solr ``debugQuery``, the embedded engine's
+        BM25 terms), ``keep_raw`` (keep raw response bodies), and for remote
+        kinds ``timeout``, ``concurrency``, ``rps``, ``max_retries``
+        overriding the file, ``allowed_env`` (the only environment variables
+        it may read) and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`:
+        the only hosts it may reach), and the test hooks ``sleep``, ``rng``,
         ``transport``.
 
     Raises
@@ -286,31 +289,59 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     DependencyError
         A remote kind without httpx (the ``search`` extra), or the tantivy
         engine without tantivy.
+    ConfigError
+        ``explain`` asked of a kind that cannot explain (the ``http`` kind).
     """
+    endpoint = _open(config, **options)
+    if options.get("explain"):
+        if not getattr(endpoint, "can_explain", False):
+            kind = config.kind
+            raise ConfigError(f"the {kind} kind cannot say why a result is there (no explain "
+                              "API): explanations come from elasticsearch, opensearch, solr "
+                              "and embedded endpoints", source=config.source)
+        endpoint.explain = True  # type: ignore[attr-defined]
+    return endpoint
+
+
+def explains(config: EndpointConfig) -> bool:
+    """Whether the endpoint's kind can say why each result is there (nothing is opened)."""
+    return bool(getattr(_kind_class(config), "can_explain", False))
+
+
+def _kind_class(config: EndpointConfig) -> Any:
+    """The class of the endpoint ``config`` describes."""
     if config.kind == "embedded":
         engine = config.settings.get("engine", "fts5")
         if engine == "tantivy":
             from rankscope.search.tantivy_engine import TantivyEndpoint
 
-            return TantivyEndpoint(config, keep_raw=bool(options.get("keep_raw", False)))
+            return TantivyEndpoint
         if engine != "fts5":
             raise _fail("engine must be 'fts5' (SQLite, built in) or 'tantivy'", config.source,
                         engine)
         from rankscope.search.embedded import EmbeddedEndpoint
 
-        return EmbeddedEndpoint(config, keep_raw=bool(options.get("keep_raw", False)))
-    from rankscope.search.client import SearchClient
-
-    client = SearchClient.for_config(config, **options)
-    keep_raw = bool(options.get("keep_raw", False))
+        return EmbeddedEndpoint
     if config.kind in ("elasticsearch", "opensearch"):
         from rankscope.search.elasticsearch import ElasticsearchEndpoint
 
-        return ElasticsearchEndpoint(config, client, keep_raw=keep_raw)
+        return ElasticsearchEndpoint
     if config.kind == "solr":
         from rankscope.search.solr import SolrEndpoint
 
-        return SolrEndpoint(config, client, keep_raw=keep_raw)
+        return SolrEndpoint
     from rankscope.search.http_json import HttpJsonEndpoint
 
-    return HttpJsonEndpoint(config, client, keep_raw=keep_raw)
+    return HttpJsonEndpoint
+
+
+def _open(config: EndpointConfig, **options: Any) -> Endpoint:
+    """:func:`open_endpoint` without the explanation option."""
+    kind = _kind_class(config)
+    keep_raw = bool(options.get("keep_raw", False))
+    if config.kind == "embedded":
+        return kind(config, keep_raw=keep_raw)  # type: ignore[no-any-return]
+    from rankscope.search.client import SearchClient
+
+    client = SearchClient.for_config(config, **options)
+    return kind(config, client, keep_raw=keep_raw)  # type: ignore[no-any-return]
