@@ -33,7 +33,9 @@ TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapsh
           "evaluation_snapshots", "items", "grades", "tasks", "leases", "deferrals",
           "adjudications", "grade_batches",
           # LLM judges of evaluations (migration 0003)
-          "llm_judges"}
+          "llm_judges",
+          # tries of an evaluation's endpoint (migration 0005_tuning)
+          "tries"}
 
 
 def tables(engine) -> set[str]:

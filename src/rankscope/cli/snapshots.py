@@ -209,6 +209,8 @@ def _show(args: argparse.Namespace) -> int:
                 w(f"  {hit['rank']:>3}  {score:>9}  {hit['doc_id']}  {hit['title'] or ''}\n")
                 if hit["url"]:
                     w(f"                  {hit['url']}\n")
+                if hit.get("explanation"):
+                    w(_explanation_lines(hit["explanation"], indent="                  "))
         return 0
     rows = [("query", "status", "hits", "ms", "notes", "first result")]
     for record in records:
@@ -219,6 +221,19 @@ def _show(args: argparse.Namespace) -> int:
                      str(first.get("title") or first.get("doc_id") or "")[:60]))
     w(_table(rows, right={2, 3}))
     return 0
+
+
+def _explanation_lines(tree: Any, indent: str, depth: int = 0, limit: int = 3) -> str:
+    """An explanation tree as indented lines ``value  description``, ``limit`` levels deep."""
+    if not isinstance(tree, dict) or depth >= limit:
+        return ""
+    value = tree.get("value")
+    shown = f"{value:.4f}" if isinstance(value, int | float) else "-"
+    text = " ".join(str(tree.get("description", "")).split())
+    out = f"{indent}{'  ' * depth}{'why: ' if depth == 0 else ''}{shown}  {text}\n"
+    for child in tree.get("details") or []:
+        out += _explanation_lines(child, indent, depth + 1, limit)
+    return out
 
 
 def _notes(record: Any) -> str:

@@ -177,7 +177,8 @@ def _answer(query_row_id: int, response: SearchResponse, keep_raw: bool) -> Answ
         raw_sha256=response.raw_sha256, raw=response.raw if keep_raw else None,
         total_hits=response.total_hits,
         hits=[HitRow(rank=i, doc_id=h.doc_id, score=h.score, title=h.title,
-                     snippet=h.snippet, url=h.url, image=h.image, fields=dict(h.fields))
+                     snippet=h.snippet, url=h.url, image=h.image, fields=dict(h.fields),
+                     explanation=h.explanation)
               for i, h in enumerate(response.hits, start=1)],
         partial=response.partial, short=response.short, duplicates=response.duplicates,
         pages=response.pages, retried=response.retried)
