@@ -57,5 +57,5 @@ def test_the_tuning_guide_runs_and_shows_what_the_sweep_prints(tmp_path, monkeyp
 
 def test_the_readme_shows_a_sweep_and_links_the_guide():
     readme = (DOC.parents[1] / "README.md").read_text()
-    assert re.search(r"^rankscope sweep demo/endpoint.toml .*--grid", readme, re.M)
+    assert re.search(r"^rankscope sweep demo/endpoint.toml [^`]*?--grid", readme, re.M)
     assert "(docs/tuning.md)" in readme
