@@ -89,6 +89,8 @@ class TaskView:
     deferred: bool
     lease_until: str | None
     scale: dict[str, Any] = field(default_factory=dict)
+    origin: str = "snapshot"
+    """``snapshot``, ``try`` (a try's new result) or ``hand`` (added by hand to the pool)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -238,18 +240,20 @@ def view(session: Session, ev: Evaluation, task: Task, rater: Rater,
     if item is None or query is None:
         raise NotFoundError(f"task #{task.id} lost its result")
     hit = _hit(session, ev, task, item.doc_id)
+    shown = task.shown or {}  # a result added from a try or by hand: what was kept of it
     deferred = session.scalar(select(Deferral.id).where(Deferral.task_id == task.id,
                                                         Deferral.rater_id == rater.id))
     return TaskView(
         task_id=task.id, evaluation_id=ev.id, position=task.position, query_id=query.query_id,
         query_text=query.text, need=query.need, doc_id=item.doc_id,
-        title=hit.title if hit else None, snippet=hit.snippet if hit else None,
-        url=hit.url if hit else None, image=hit.image if hit else None,
+        title=hit.title if hit else shown.get("title"),
+        snippet=hit.snippet if hit else shown.get("snippet"),
+        url=hit.url if hit else shown.get("url"), image=hit.image if hit else shown.get("image"),
         fields=dict(hit.fields) if hit else {},
         my_grade=_grade_dict(own_grade(session, item.id, rater, ev.scale)),
         deferred=deferred is not None,
         lease_until=held.expires_at.isoformat() if held else None,
-        scale=scale_info(scale_of(ev)))
+        scale=scale_info(scale_of(ev)), origin=task.origin or "snapshot")
 
 
 def task_row(session: Session, actor: Actor, task_id: int) -> tuple[Task, Evaluation]:

@@ -119,10 +119,18 @@ def _grades(qrels: Qrels | None) -> dict[tuple[str, str], float]:
 
 def _per_query(qrels: Qrels, ranking: Ranking, metric: str) -> tuple[dict[str, float | None],
                                                                       float | None]:
+    from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate
 
-    result = evaluate(qrels, ranking.ordered_run(), [metric], per_query=True,
-                      allow_no_overlap=True)
+    # Only the judged queries have a value (as rankscope evaluate reads a run); judgments
+    # of a few queries (grading under way) are the normal case here, not a warning.
+    run = ranking.ordered_run()
+    judged = qrels.frame.get_column("query_id").unique().to_list()
+    run = Run(run.frame.filter(pl.col("query_id").is_in(judged)), name=run.name,
+              source=run.source)
+    if run.frame.height == 0:
+        return {}, None
+    result = evaluate(qrels, run, [metric], per_query=True, allow_no_overlap=True)
     label = next(iter(result.means), metric)
     return ({q: v.get(label) for q, v in result.per_query.items()}, result.means.get(label))
 
@@ -162,6 +170,10 @@ def side_by_side(a: Ranking, b: Ranking, *, qrels: Qrels | None = None,
     mean_a = mean_b = None
     if qrels is not None:
         metric = metric or "nDCG@10"
+        # the queries compared (a query neither answers has no line to show)
+        shown = list(dict.fromkeys([*a.query_ids, *b.query_ids]))
+        qrels = type(qrels)(qrels.frame.filter(pl.col("query_id").is_in(shown)),
+                            source=qrels.source)
         metric_a, mean_a = _per_query(qrels, a, metric)
         metric_b, mean_b = _per_query(qrels, b, metric)
     order = list(dict.fromkeys([*a.query_ids, *b.query_ids]))
