@@ -277,7 +277,14 @@ def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None 
         Patterns of the ir_datasets collections curators may name (``beir/*``);
         given, they replace the boundary's (:attr:`Boundary.irds`).
     """
-    from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
+    from rankscope.app import (
+        api,
+        pages,
+        pages_dashboards,
+        pages_grading,
+        pages_llm,
+        pages_tries,
+    )
 
     app = FastAPI(title="rankscope", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json",
@@ -294,7 +301,7 @@ def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None 
     app.add_exception_handler(RankscopeError, _error)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(LoginRequired, _login_redirect)
-    for module in (pages, pages_grading, pages_dashboards, pages_llm, api):
+    for module in (pages, pages_grading, pages_dashboards, pages_llm, pages_tries, api):
         app.include_router(module.router)
     app.include_router(api.docs_router)
     # outermost first: headers on every answer, the client's address from a trusted

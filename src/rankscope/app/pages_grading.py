@@ -230,9 +230,11 @@ def _list_row(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
     store = settings_of(request).store
     task = assignment.task_view(store, actor, task_id, hold=False)
     if not _hx(request):
-        target = back if back.startswith(f"/evaluations/{evaluation_id}/queries/") else \
+        target = back if back.startswith((f"/evaluations/{evaluation_id}/queries/",
+                                          f"/evaluations/{evaluation_id}/tries/")) else \
             f"/evaluations/{evaluation_id}/queries/{quote(task.query_id)}"
-        return RedirectResponse(f"{target}?message={quote(message)}#t{task_id}",
+        joint = "&" if "?" in target else "?"
+        return RedirectResponse(f"{target}{joint}message={quote(message)}#t{task_id}",
                                 status_code=303)
     ev = evaluations.get_evaluation(store, actor, evaluation_id)
     return render(request, "_row.html", {

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from rankscope.store.db import Store
 
 __all__ = ["MAX_CHANGES", "TryView", "add_to_pool", "list_tries", "make_evaluation",
-           "read_changes", "run_try", "side_by_side"]
+           "read_changes", "run_try", "search_other_words", "side_by_side"]
 
 MAX_CHANGES = 50
 """Changes one try may make (a form, not a grid: `rankscope sweep` runs grids)."""
@@ -403,6 +403,8 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int, number: int,
                             query_ids=[results["query_id"]], texts=dict(queries),
                             depth=ev.depth)
             base = base.restricted(ev.depth, [results["query_id"]])
+        explained = _explanations(session, row)
+        can_explain = row.config.get("kind") != "http"
         tasks = {(q, d): t for q, d, t in session.execute(
             select(Query.query_id, Item.doc_id, Task.id)
             .join(Query, Task.query_row_id == Query.id).join(Item, Task.item_id == Item.id)
@@ -419,8 +421,61 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int, number: int,
             for side in ("a", "b"):
                 if r[side] is not None:
                     r[side]["task_id"] = tasks.get((q["query_id"], r[side]["doc_id"]))
+            if r["b"] is not None:
+                r["b"]["explanation"] = explained.get((q["query_id"], r["b"]["doc_id"]))
     out["try"] = view.to_dict()
+    out["can_explain"] = can_explain
     return out
+
+
+def _explanations(session: Session, row: Try) -> dict[tuple[str, str], Any]:
+    """Why each result of the try is there, where the engine said."""
+    from rankscope.store.models import SnapshotHit, SnapshotQuery
+
+    if row.results:
+        return {(row.results["query_id"], h["doc_id"]): h.get("explanation")
+                for h in row.results.get("hits", [])}
+    if row.snapshot_id is None:
+        return {}
+    return {(q, d): e for q, d, e in session.execute(
+        select(Query.query_id, SnapshotHit.doc_id, SnapshotHit.explanation)
+        .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
+        .join(Query, SnapshotQuery.query_row_id == Query.id)
+        .where(SnapshotQuery.snapshot_id == row.snapshot_id)).all()}
+
+
+def search_other_words(store: Store, actor: Actor, evaluation_id: int, text: str, *,
+                       boundary: Boundary, depth: int = 20) -> list[dict[str, Any]]:
+    """Search the evaluation's endpoint (as it is) with other words; nothing is kept.
+
+    What a curator looks through to find a document the engine did not
+    return for a query, and add it to that query's pool (:func:`add_to_pool`).
+    """
+    from rankscope.search.config import open_endpoint
+    from rankscope.search.types import QueryItem
+    from rankscope.services.catalog import endpoint_config
+    from rankscope.services.snapshots import take_snapshot
+
+    check_text(text, "the search", MAX_NAME)
+    if not text.strip():
+        raise OptionError("give the words to search for")
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        ep = session.get(Endpoint, ev.endpoint_id)
+        if ep is None:
+            raise NotFoundError("the evaluation lost its endpoint")
+        config = endpoint_config(ep, boundary)
+
+    async def take() -> Any:
+        endpoint = open_endpoint(config, **boundary.open_options())
+        try:
+            return await take_snapshot(endpoint, [QueryItem("search", text.strip(), {}, None)],
+                                       depth=depth, concurrency=1)
+        finally:
+            await endpoint.aclose()
+
+    outcome = asyncio.run(take())
+    return [_hit_dict(h, i) for i, h in enumerate(outcome.responses[0].hits, start=1)]
 
 
 def make_evaluation(store: Store, actor: Actor, evaluation_id: int, number: int, *,
