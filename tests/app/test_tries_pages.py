@@ -88,3 +88,40 @@ def test_search_with_other_words_and_add_a_document_by_hand(store, world):
     again = cora.post(f"/evaluations/{ev}/pool", data={"query_id": "q01",
                                                        "doc_id": "time.sleep"})
     assert again.status_code == 409
+
+
+def test_two_evaluations_side_by_side_a_query_at_a_time(store, world):
+    from rankscope.services import comparison, evaluations
+
+    from .test_tries import _snapshot_docs
+
+    tuned = evaluations.create_evaluation(store, world.curator, world.project.id,
+                                          evaluations.EvaluationSpec(
+                                              name="tuned", query_set_id=world.query_set.id,
+                                              endpoint_id=world.tuned.id, depth=5))
+    run = evaluations.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
+    found = comparison.side_by_side(store, world.curator, tuned.id, world.evaluation.id)
+    a = _snapshot_docs(store, world.run["snapshot_id"])
+    b = _snapshot_docs(store, run["snapshot_id"])
+    assert {v["query_id"] for v in found["queries"]} >= set(a) | set(b)
+    for view in found["queries"]:
+        base, other = a.get(view["query_id"], []), b.get(view["query_id"], [])
+        assert [r["b"]["doc_id"] for r in view["rows"] if r["b"]] == other
+        for i, row in enumerate(r for r in view["rows"] if r["b"]):
+            doc = row["b"]["doc_id"]
+            # the move by hand: the baseline's rank against this one's
+            want = ("new" if doc not in base else "same" if base.index(doc) == i
+                    else f"up {base.index(doc) - i}" if base.index(doc) > i
+                    else f"down {i - base.index(doc)}")
+            assert row["b"]["move"] == want and row["b"]["task_id"] is not None
+    app = app_for(store, world, world.boundary)
+    cora = _signed_in(app, world.curator.name)
+    page = cora.get(f"/evaluations/{tuned.id}/side", params={"baseline": world.evaluation.id})
+    assert page.status_code == 200 and 'data-key="n"' in page.text
+    first = found["queries"][0]
+    assert f'data-query="{first["query_id"]}"' in page.text
+    assert all(f'data-doc="{r["b"]["doc_id"]}"' in page.text for r in first["rows"] if r["b"])
+    link = cora.get(f"/evaluations/{tuned.id}/compare", params={"baseline": world.evaluation.id})
+    assert f"/evaluations/{tuned.id}/side?baseline={world.evaluation.id}" in link.text
+    assert cora.get(f"/evaluations/{tuned.id}/side",
+                    params={"baseline": world.other_evaluation.id}).status_code == 404

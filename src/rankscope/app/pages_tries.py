@@ -7,7 +7,8 @@ next to each other (``n`` / ``p`` page through the queries, ``j`` / ``k``
 move along the try's results and the digits grade the selected one, as in
 the grading list), each result's explanation on demand, a search with other
 words whose results can be added to the query's pool by hand, and, for a
-try of the whole set, the button that makes it an evaluation.
+try of the whole set, the button that makes it an evaluation. The same
+side-by-side view pages through two evaluations of a project (``/side``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.app.pages_grading import _scale_keys
 from rankscope.errors import ForbiddenError
-from rankscope.services import assignment, evaluations, projects, tries
+from rankscope.services import assignment, comparison, evaluations, projects, tries
 from rankscope.services.accounts import Actor
 
 __all__ = ["router"]
@@ -76,6 +77,20 @@ def try_page(request: Request, actor: PageActor, evaluation_id: Id, number: Id,
         return render(request, "try.html", context, actor=actor,
                       status=404 if view is None else 200)
     every = tries.side_by_side(store, actor, evaluation_id, number)
+    context.update(_paged(store, actor, every, q))
+    current = context["query_id"]
+    found = None
+    if words and current:
+        found = tries.search_other_words(store, actor, evaluation_id, words,
+                                         boundary=settings.boundary)
+    context.update({
+        "words": words or "", "found": found,
+        "back": f"/evaluations/{evaluation_id}/tries/{number}?q={quote(current or '')}"})
+    return render(request, "try.html", context, actor=actor)
+
+
+def _paged(store: Any, actor: Actor, every: dict[str, Any], q: str | None) -> dict[str, Any]:
+    """One query of a side-by-side comparison, its neighbours, and B's rows as tasks."""
     order = [v["query_id"] for v in every["queries"]]
     current = q if q in order else (order[0] if order else None)
     shown = next((v for v in every["queries"] if v["query_id"] == current), None)
@@ -86,17 +101,23 @@ def try_page(request: Request, actor: PageActor, evaluation_id: Id, number: Id,
         if row["b"] and row["b"].get("task_id"):
             task = assignment.task_view(store, actor, row["b"]["task_id"], hold=False)
         rows.append({**row, "task": task})
-    found = None
-    if words and current:
-        found = tries.search_other_words(store, actor, evaluation_id, words,
-                                         boundary=settings.boundary)
-    context.update({
-        "compared": every, "query": shown, "rows": rows, "query_id": current,
-        "previous_query": order[at - 1] if at > 0 else None,
-        "next_query": order[at + 1] if at + 1 < len(order) else None,
-        "query_at": at + 1, "n_queries": len(order), "words": words or "", "found": found,
-        "back": f"/evaluations/{evaluation_id}/tries/{number}?q={quote(current or '')}"})
-    return render(request, "try.html", context, actor=actor)
+    return {"compared": every, "query": shown, "rows": rows, "query_id": current,
+            "previous_query": order[at - 1] if at > 0 else None,
+            "next_query": order[at + 1] if at + 1 < len(order) else None,
+            "query_at": at + 1, "n_queries": len(order)}
+
+
+@router.get("/evaluations/{evaluation_id}/side", response_class=HTMLResponse)
+def side_page(request: Request, actor: PageActor, evaluation_id: Id, baseline: Id,
+              q: str | None = None, message: str | None = None) -> Response:
+    """This evaluation next to another of the project, a query at a time (n / p)."""
+    store = settings_of(request).store
+    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    other = evaluations.get_evaluation(store, actor, baseline)
+    every = comparison.side_by_side(store, actor, evaluation_id, baseline)
+    context = {"evaluation": ev, "other": other, "can_curate": True, "message": message,
+               "keys": _scale_keys(ev), "tab": "compare", **_paged(store, actor, every, q)}
+    return render(request, "side.html", context, actor=actor)
 
 
 @router.post("/evaluations/{evaluation_id}/tries/{number}/evaluation")

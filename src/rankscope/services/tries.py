@@ -43,7 +43,7 @@ from rankscope.services.evaluations import (
     query_key,
 )
 from rankscope.services.limits import MAX_NAME, check_text
-from rankscope.store.models import Endpoint, Query, QuerySet
+from rankscope.store.models import Endpoint, Project, Query, QuerySet
 from rankscope.store.models import utcnow as _now
 from rankscope.store.models_app import Evaluation, Item, Task, Try
 
@@ -220,7 +220,7 @@ def run_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[st
     from rankscope.services.catalog import endpoint_config
 
     def start(session: Session) -> tuple[int, EndpointConfig, list[QueryItem], int, str,
-                                         str | None, str]:
+                                         str | None, str, str]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         ep = session.get(Endpoint, ev.endpoint_id)
         qs = session.get(QuerySet, ev.query_set_id)
@@ -250,9 +250,12 @@ def run_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[st
         session.add(row)
         session.flush()
         queries = [QueryItem(q.query_id, q.text, dict(q.params), q.need) for q in rows]
-        return row.id, config, queries, ev.depth, qs.name, qs.source, row.scope
+        project = session.get(Project, ev.project_id)
+        return (row.id, config, queries, ev.depth, qs.name, qs.source, row.scope,
+                project.name if project is not None else "")
 
-    try_id, config, queries, depth, qs_name, qs_source, scope = store.write(start)
+    (try_id, config, queries, depth, qs_name, qs_source, scope,
+     project_name) = store.write(start)
 
     async def take() -> Any:
         from rankscope.search.config import open_endpoint
@@ -264,7 +267,8 @@ def run_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[st
             return await take_snapshot(endpoint, queries, depth=depth,
                                        store=store if scope == "all" else None,
                                        name=config.name, query_set_name=qs_name,
-                                       query_set_source=qs_source, concurrency=4)
+                                       query_set_source=qs_source, concurrency=4,
+                                       project=project_name or None)
         finally:
             await endpoint.aclose()
 
