@@ -183,8 +183,7 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int,
     have, with ``warnings`` saying so.
     """
     from rankscope.services.snapshot_compare import side_by_side as compare_side_by_side
-    from rankscope.store.models import Query
-    from rankscope.store.models_app import Item, Task
+    from rankscope.services.tries import evaluation_tasks, graded_as
 
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
@@ -198,12 +197,8 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int,
             select(QuerySet).where(QuerySet.id.in_([ev.query_set_id, base.query_set_id])))}
         a = _ranking(base_data, f"#{base.id} {base.name}", sets.get(base.query_set_id, ""))
         b = _ranking(data, f"#{ev.id} {ev.name}", sets.get(ev.query_set_id, ""))
-        tasks = {(q, d): t for q, d, t in session.execute(
-            select(Query.query_id, Item.doc_id, Task.id)
-            .join(Query, Task.query_row_id == Query.id).join(Item, Task.item_id == Item.id)
-            .where(Task.evaluation_id == ev.id)).all()}
-        qrels = data.plan().qrels(ev.scale) if data.has_grades else None
-        metric = data.metrics[0] if data.metrics and qrels is not None else None
+        tasks = evaluation_tasks(session, ev.id)
+        qrels, metric = graded_as(data, ev)
     found = compare_side_by_side(a, b, qrels=qrels, metric=metric, allow_mismatch=True)
     out = found.to_dict()
     for q in out["queries"]:

@@ -52,14 +52,17 @@ if TYPE_CHECKING:
 
     from sqlalchemy.orm import Session
 
+    from rankscope.data.tables import Qrels
     from rankscope.search.types import EndpointConfig, Hit
     from rankscope.services.accounts import Actor
     from rankscope.services.boundary import Boundary
+    from rankscope.services.evaluation_data import EvaluationData
     from rankscope.services.snapshot_diff import Ranking
     from rankscope.store.db import Store
 
-__all__ = ["MAX_CHANGES", "TryView", "add_to_pool", "list_tries", "make_evaluation",
-           "read_changes", "run_try", "search_other_words", "side_by_side"]
+__all__ = ["MAX_CHANGES", "TryView", "add_to_pool", "evaluation_tasks", "graded_as",
+           "list_tries", "make_evaluation", "read_changes", "run_try", "search_other_words",
+           "side_by_side"]
 
 MAX_CHANGES = 50
 """Changes one try may make (a form, not a grid: `rankscope sweep` runs grids)."""
@@ -409,12 +412,8 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int, number: int,
             base = base.restricted(ev.depth, [results["query_id"]])
         explained = _explanations(session, row)
         can_explain = row.config.get("kind") != "http"
-        tasks = {(q, d): t for q, d, t in session.execute(
-            select(Query.query_id, Item.doc_id, Task.id)
-            .join(Query, Task.query_row_id == Query.id).join(Item, Task.item_id == Item.id)
-            .where(Task.evaluation_id == ev.id)).all()}
-        qrels = data.plan().qrels(ev.scale) if data.has_grades else None
-        metric = data.metrics[0] if data.metrics and qrels is not None else None
+        tasks = evaluation_tasks(session, ev.id)
+        qrels, metric = graded_as(data, ev)
     only = [query_id] if query_id is not None else (
         [view.query_id] if view.query_id is not None else None)
     found = compare_side_by_side(base, other, qrels=qrels, metric=metric, query_ids=only,
@@ -430,6 +429,22 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int, number: int,
     out["try"] = view.to_dict()
     out["can_explain"] = can_explain
     return out
+
+
+def evaluation_tasks(session: Session, evaluation_id: int) -> dict[tuple[str, str], int]:
+    """``{(query id, doc id): task id}`` of every task of the evaluation."""
+    return {(q, d): t for q, d, t in session.execute(
+        select(Query.query_id, Item.doc_id, Task.id)
+        .join(Query, Task.query_row_id == Query.id).join(Item, Task.item_id == Item.id)
+        .where(Task.evaluation_id == evaluation_id)).all()}
+
+
+def graded_as(data: EvaluationData, ev: Evaluation) -> tuple[Qrels | None, str | None]:
+    """The evaluation's grades aggregated by its rule on its scale, and its first metric
+    (None, None before any grade)."""
+    if not data.has_grades:
+        return None, None
+    return data.plan().qrels(ev.scale), (data.metrics[0] if data.metrics else None)
 
 
 def _explanations(session: Session, row: Try) -> dict[tuple[str, str], Any]:
