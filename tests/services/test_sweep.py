@@ -303,3 +303,23 @@ def test_the_help_has_an_example():
         main(["sweep", "--help"])
     assert "example" in buffer.getvalue()
     assert "rankscope sweep demo/endpoint.toml" in buffer.getvalue()
+
+
+def test_a_configuration_whose_queries_fail_for_good_exits_3_and_keeps_what_was_measured(
+        engine, tmp_path):
+    from search.engine_server import Reply
+
+    engine.route("POST", "/products/_search", Reply("es8_search.json"))
+    engine.route("GET", "/", Reply("es8_root.json"))
+    endpoint, queries, qrels = _es_files(tmp_path, engine.url)
+    store = tmp_path / "s.sqlite"
+    # the second index does not exist: the fake engine answers 404 to its every query
+    code, out, err = run_cli(["sweep", endpoint, queries, "--qrels", qrels, "--grid",
+                              "index=products,nowhere", "-m", "P@3", "--store", store,
+                              "--quiet"])
+    assert code == 3 and "sweep stopped" in err and "Traceback" not in err, err
+    assert out == ""
+    code, listed, _ = run_cli(["snapshots", "list", "--store", store, "-f", "json"])
+    kept = {s["name"]: s["status"] for s in json.loads(listed)}
+    assert kept["shop"] == "complete" and len(kept) == 2
+    assert len(engine.seen("/products/_search")) == 3
