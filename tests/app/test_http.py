@@ -242,6 +242,19 @@ ROUTES = [
     _r("GET", "/api/docs", "anyone", False, lambda s: {"url": "/api/docs"}),
     # the API
     _r("GET", "/api/v1/me", "judge", False, lambda s: {"url": "/api/v1/me"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/tries"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/tries", "json": {"changes": ["weights.title=3"],
+                                                             "query_id": "q03"}}, ok=201),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/tries/{number}", "curator", True,
+       lambda s: {"url": f"/api/v1/evaluations/{E(s)}/tries/{s.try_number()}"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/tries/{number}/evaluation", "curator",
+       True, lambda s: {"url": f"/api/v1/evaluations/{E(s)}/tries/{s.try_number('all')}/"
+                               "evaluation"}, ok=201),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/pool", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/pool", "json": {
+            "query_id": "q01", "doc_id": f"hand-api-{next(_HAND)}"}}, ok=201),
     _r("GET", "/api/v1/projects", "judge", False, lambda s: {"url": "/api/v1/projects"}),
     _r("POST", "/api/v1/projects", "curator", False, lambda s: {
         "url": "/api/v1/projects", "json": {"name": f"api{len(s.tokens)}-{id(s)}"}}, ok=201),

@@ -125,3 +125,27 @@ def test_two_evaluations_side_by_side_a_query_at_a_time(store, world):
     assert f"/evaluations/{tuned.id}/side?baseline={world.evaluation.id}" in link.text
     assert cora.get(f"/evaluations/{tuned.id}/side",
                     params={"baseline": world.other_evaluation.id}).status_code == 404
+
+
+def test_the_api_runs_a_try_and_refuses_bad_changes_with_a_4xx(store, world):
+    from rankscope.services import accounts
+
+    app = app_for(store, world, world.boundary)
+    api = TestClient(app, follow_redirects=False)
+    api.headers["Authorization"] = f"Bearer {accounts.create_token(store, world.curator.name)}"
+    ev = world.evaluation.id
+    made = api.post(f"/api/v1/evaluations/{ev}/tries",
+                    json={"changes": ["weights.title=8"], "query_id": "q01"})
+    assert made.status_code == 201 and made.json()["number"] == 1
+    assert made.json()["changes"] == [["weights.title", 8]]
+    shown = api.get(f"/api/v1/evaluations/{ev}/tries/1").json()
+    assert [q["query_id"] for q in shown["queries"]] == ["q01"]
+    assert all(r["b"]["task_id"] for r in shown["queries"][0]["rows"] if r["b"])
+    bad = api.post(f"/api/v1/evaluations/{ev}/tries", json={"changes": ["k1=1,2"]})
+    assert bad.status_code == 400 and "one value per key" in bad.json()["error"]
+    extra = api.post(f"/api/v1/evaluations/{ev}/tries", json={"changes": [], "boost": 2})
+    assert extra.status_code == 422
+    added = api.post(f"/api/v1/evaluations/{ev}/pool",
+                     json={"query_id": "q02", "doc_id": "time.sleep"})
+    assert added.status_code == 201 and added.json()["task_id"] >= 1
+    assert [t["number"] for t in api.get(f"/api/v1/evaluations/{ev}/tries").json()] == [1]

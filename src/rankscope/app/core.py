@@ -279,6 +279,7 @@ def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None 
     """
     from rankscope.app import (
         api,
+        api_tries,
         pages,
         pages_dashboards,
         pages_grading,
@@ -301,7 +302,8 @@ def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None 
     app.add_exception_handler(RankscopeError, _error)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(LoginRequired, _login_redirect)
-    for module in (pages, pages_grading, pages_dashboards, pages_llm, pages_tries, api):
+    for module in (pages, pages_grading, pages_dashboards, pages_llm, pages_tries, api,
+                   api_tries):
         app.include_router(module.router)
     app.include_router(api.docs_router)
     # outermost first: headers on every answer, the client's address from a trusted

@@ -136,7 +136,7 @@ def _view(session: Session, row: Try) -> TryView:
 
 
 def _try_row(session: Session, actor: Actor, evaluation_id: int, number: int,
-             role: str = "judge") -> tuple[Try, Evaluation]:
+             role: str = "curator") -> tuple[Try, Evaluation]:
     ev = evaluation_row(session, actor, evaluation_id, role)
     row = session.scalar(select(Try).where(Try.evaluation_id == ev.id, Try.number == number))
     if row is None:
@@ -145,9 +145,9 @@ def _try_row(session: Session, actor: Actor, evaluation_id: int, number: int,
 
 
 def list_tries(store: Store, actor: Actor, evaluation_id: int) -> list[TryView]:
-    """The evaluation's tries, newest first."""
+    """The evaluation's tries, newest first (a curator's tool, as running them is)."""
     with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
         return [_view(session, t) for t in session.scalars(
             select(Try).where(Try.evaluation_id == ev.id).order_by(Try.number.desc()))]
 
