@@ -174,3 +174,46 @@ def test_a_document_added_by_hand_is_graded_like_any_other(store, world):
                           url="javascript:alert(1)")
     with pytest.raises(NotFoundError):
         tries.add_to_pool(store, world.curator, world.evaluation.id, "q99", "x")
+
+
+def test_a_remote_try_keeps_the_operators_hosts_and_variables(store, world, engine,
+                                                              monkeypatch):
+    """A try of an Elasticsearch endpoint: the host and the environment variables its changes
+    name are checked by the server's boundary as a saved endpoint's are; what is allowed runs,
+    and sends the changed value."""
+    from rankscope.errors import RankscopeError
+    from rankscope.services import catalog, evaluations, tries
+    from search.engine_server import Reply
+
+    from .conftest import boundary_for
+    from .trust import es_toml
+
+    engine.route("POST", "/products/_search", Reply("es8_search.json"))
+    engine.route("GET", "/", Reply("es8_root.json"))
+    boundary = boundary_for(world.data, hosts=["127.0.0.1"], env=["RS_TEST_ALLOWED"])
+    text = es_toml(engine.url, name="shop", template="'{\"query\": {\"match\": {\"title\": "
+                   "\"{{query}}\"}}, \"min_score\": \"{{floor}}\"}'",
+                   variables="{ floor = 0 }")
+    ep = catalog.save_endpoint(store, world.curator, world.project.id, text, boundary=boundary)
+    ev = evaluations.create_evaluation(store, world.curator, world.project.id,
+                                       evaluations.EvaluationSpec(
+                                           name="es", query_set_id=world.query_set.id,
+                                           endpoint_id=ep.id, depth=3))
+    evaluations.run_evaluation(store, world.curator, ev.id, boundary=boundary)
+    before = len(engine.seen("/products/_search"))
+    for change, said in (('url="http://10.1.2.3:9200"', "10.1.2.3"),
+                         ('url="http://169.254.169.254"', "169.254.169.254"),
+                         ('headers_env.X-Key="HOME"', "HOME")):
+        with pytest.raises(RankscopeError, match=said):
+            tries.run_try(store, world.curator, ev.id, [change], boundary=boundary,
+                          query_id="q01")
+    assert tries.list_tries(store, world.curator, ev.id) == []
+    assert len(engine.seen("/products/_search")) == before  # nothing was sent
+    monkeypatch.setenv("RS_TEST_ALLOWED", "k-123")
+    made = tries.run_try(store, world.curator, ev.id,
+                         ["floor=0.5", 'headers_env.X-Key="RS_TEST_ALLOWED"'],
+                         boundary=boundary, query_id="q01")
+    assert made.status == "done", made.error
+    sent = engine.seen("/products/_search")[before:]
+    assert sent and all(s.body["min_score"] == 0.5 for s in sent)
+    assert all({k.lower(): v for k, v in s.headers.items()}["x-key"] == "k-123" for s in sent)
