@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.app.pages_grading import _scale_keys
 from rankscope.errors import ForbiddenError
-from rankscope.services import assignment, comparison, evaluations, projects, tries
+from rankscope.services import assignment, catalog, comparison, evaluations, projects, tries
 from rankscope.services.accounts import Actor
 
 __all__ = ["router"]
@@ -42,9 +42,11 @@ def tries_page(request: Request, actor: PageActor, evaluation_id: Id) -> Respons
     if not _curating(request, actor, ev):
         raise ForbiddenError("only curators try changes")
     queries = assignment.query_ids(store, actor, evaluation_id)
+    endpoint = catalog.get_endpoint(store, actor, ev.endpoint_id)
     return render(request, "tries.html", {
         "evaluation": ev, "tries": tries.list_tries(store, actor, evaluation_id),
-        "queries": queries, "can_curate": True, "tab": "tries"}, actor=actor)
+        "queries": queries, "endpoint": endpoint, "can_curate": True, "tab": "tries"},
+        actor=actor)
 
 
 @router.post("/evaluations/{evaluation_id}/tries")
