@@ -323,3 +323,43 @@ def test_a_configuration_whose_queries_fail_for_good_exits_3_and_keeps_what_was_
     kept = {s["name"]: s["status"] for s in json.loads(listed)}
     assert kept["shop"] == "complete" and len(kept) == 2
     assert len(engine.seen("/products/_search")) == 3
+
+
+def test_a_random_sample_of_a_large_grid(demo, tmp_path):
+    titles = [str(t) for t in range(1, 41)]  # 40 x 30 = 1,200: too many to measure whole
+    k1s = [f"{0.1 * i:.1f}" for i in range(1, 31)]
+    base = ["sweep", demo / "endpoint.toml", demo / "queries.tsv", "--qrels",
+            demo / "qrels.txt", "--grid", "weights.title=" + ",".join(titles), "--grid",
+            "k1=" + ",".join(k1s), "-m", "P@5", "-f", "json", "--quiet"]
+    code, _, err = run_cli(base)
+    assert code == 2 and "--sample" in err
+    code, out, err = run_cli([*base, "--sample", "3", "--seed", "7"])
+    assert code == 0, err
+    swept = json.loads(out)
+    assert swept["sample"] == {"of": 1200, "seed": 7}
+    rows = swept["configurations"]
+    # the file sets no k1: its base is measured apart (#0), besides the 3 drawn
+    assert len(rows) == 4 and [r["label"] for r in rows if r["base"]] == ["#0"]
+    for row in rows:
+        if row["base"]:
+            continue
+        # a drawn configuration is numbered by its place in the whole grid (k1 fastest)
+        index = int(row["label"][1:]) - 1
+        assert row["values"] == {"weights.title": int(titles[index // 30]),
+                                 "k1": float(k1s[index % 30])}
+    again = json.loads(run_cli([*base, "--sample", "3", "--seed", "7"])[1])
+    assert sorted(r["label"] for r in again["configurations"]) == sorted(
+        r["label"] for r in rows)
+    code, _, err = run_cli([*base, "--sample", "0"])
+    assert code == 2 and "--sample" in err
+    # the file as written is in this grid (title 1.0 is point #1): measured, drawn or not
+    code, out, err = run_cli(["sweep", demo / "endpoint.toml", demo / "queries.tsv",
+                              "--qrels", demo / "qrels.txt", "--grid",
+                              "weights.title=" + ",".join(titles), "-m", "P@5", "-f", "json",
+                              "--quiet", "--sample", "2", "--seed", "3"])
+    assert code == 0, err
+    rows = json.loads(out)["configurations"]
+    assert [(r["label"], r["values"]) for r in rows if r["base"]] == [
+        ("#1", {"weights.title": 1})]
+    labels = [r["label"] for r in rows]
+    assert len(set(labels)) == len(labels) and len(labels) in (2, 3)  # 2 drawn (+ the base)

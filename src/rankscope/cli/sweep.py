@@ -70,6 +70,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--concurrency", type=int,
                    help="queries in flight (default: the file's, else 4); configurations "
                         "run one after another")
+    p.add_argument("--sample", type=int, metavar="N",
+                   help="measure N configurations drawn at random from the grid (and the "
+                        "base), for grids too large to measure whole")
+    p.add_argument("--seed", type=int, default=0,
+                   help="with --sample: the seed of the draw (default 0: the same draw "
+                        "every time)")
     p.add_argument("--quiet", action="store_true", help="no progress")
     p.set_defaults(handler=run)
 
@@ -123,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     data = tomllib.loads(Path(args.endpoint).read_text(encoding="utf-8"))
     data["name"] = config.name
     axes = read_axes(config, args.grid)
-    found = configurations(data, config, axes)
+    found = configurations(data, config, axes, sample=args.sample, seed=args.seed)
     folder = _check_output(args, [f"config-{c.number:02d}.{ext}" for c in found
                                   for ext in ("run", "toml")])
     queries = read_queries(args.queries)
@@ -152,6 +158,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+    if args.sample is not None:
+        size = 1
+        for axis in axes:
+            size *= len(axis.values)
+        sweep.sample = {"of": size, "seed": args.seed}
     for message in sweep.warnings:
         warnings.warn(message, RankscopeWarning, stacklevel=1)
     if folder is not None:
@@ -214,8 +225,10 @@ def table_text(sweep: Any, qrels: str) -> str:
     """The sweep as the default table, with the correction and the verdict stated."""
     header, rows = _rows(sweep)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [f"sweep of {sweep.endpoint} ({sweep.kind}): {len(sweep.measured)} configurations "
-             f"x {sweep.n_queries} queries, depth {sweep.depth}, judgments {qrels}"]
+    drawn = ("" if sweep.sample is None else f" (drawn at random from the grid's "
+             f"{sweep.sample['of']:,}, seed {sweep.sample['seed']}, and the base)")
+    lines = [f"sweep of {sweep.endpoint} ({sweep.kind}): {len(sweep.measured)} configurations"
+             f"{drawn} x {sweep.n_queries} queries, depth {sweep.depth}, judgments {qrels}"]
     for row in [header, *rows]:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     lines.append(f"{sweep.correction_said}; * = significant at {sweep.alpha:g}; intervals: 95% "

@@ -104,6 +104,8 @@ class Sweep:
     """Every unjudged (query, document) of any configuration's top k, once
     (:func:`rankscope.services.snapshot_diff.holes`): the next batch to grade."""
     warnings: list[str] = field(default_factory=list)
+    sample: dict[str, int] | None = None
+    """``{"of": grid size, "seed": seed}`` when a random sample of the grid was measured."""
 
     @property
     def base(self) -> Measured:
@@ -199,7 +201,8 @@ class Sweep:
                 "test": self.test, "correction": self.correction,
                 "alpha": self.alpha, "correction_said": self.correction_said,
                 "configurations": configurations, "best": self.ranked()[0].label,
-                "verdict": self.verdict(), "warnings": list(self.warnings)}
+                "verdict": self.verdict(), "warnings": list(self.warnings),
+                "sample": self.sample}
 
 
 def _max_grade(qrels: Qrels) -> float | None:

@@ -124,9 +124,45 @@ def _opens(config: EndpointConfig, options: Mapping[str, Any]) -> None:
     asyncio.run(open_endpoint(config, **options).aclose())
 
 
+def _points(axes: Sequence[Axis], sample: int | None,
+            seed: int) -> tuple[int, list[tuple[int, tuple[Any, ...]]]]:
+    """The grid's size and the points measured: ``(number, values)``, in grid order.
+
+    With ``sample``, that many points drawn without replacement (seeded: the
+    same seed draws the same points), decoded from their index in the cross
+    product without listing it.
+    """
+    total = 1
+    for axis in axes:
+        total *= len(axis.values)
+    if sample is None:
+        if total > MAX_CONFIGURATIONS:
+            raise OptionError(f"the grid has {total:,} configurations, more than "
+                              f"{MAX_CONFIGURATIONS:,}: split it into several sweeps, or "
+                              "measure a random --sample of them")
+        return total, list(enumerate(itertools.product(*(a.values for a in axes)), start=1))
+    if isinstance(sample, bool) or not isinstance(sample, int) or not \
+            1 <= sample <= MAX_CONFIGURATIONS:
+        raise OptionError(f"--sample must be a whole number from 1 to "
+                          f"{MAX_CONFIGURATIONS:,}, not {sample!r}")
+    import numpy as np
+
+    chosen = sorted(int(i) for i in np.random.default_rng(seed).choice(
+        total, size=min(sample, total), replace=False))
+    points = []
+    for index in chosen:
+        values, rest = [], index
+        for axis in reversed(axes):  # the last axis varies fastest, as in the product
+            rest, at = divmod(rest, len(axis.values))
+            values.append(axis.values[at])
+        points.append((index + 1, tuple(reversed(values))))
+    return total, points
+
+
 def configurations(data: Mapping[str, Any], config: EndpointConfig, axes: Sequence[Axis], *,
                    files: FileScope | None = None,
-                   open_options: Mapping[str, Any] | None = None) -> list[Configuration]:
+                   open_options: Mapping[str, Any] | None = None,
+                   sample: int | None = None, seed: int = 0) -> list[Configuration]:
     """Every configuration of the grid, checked like endpoint files, the base first found.
 
     ``data`` is the endpoint file's keys (its name included), ``config`` the
@@ -135,25 +171,34 @@ def configurations(data: Mapping[str, Any], config: EndpointConfig, axes: Sequen
     value its kind refuses (a weight that is not a number, a tokenizer FTS5
     does not know the name of) fails before any configuration is measured.
 
+    With ``sample``, a random sample of the grid (``seed``) is measured,
+    numbered by its place in the whole grid, with the base always among them.
+
     Raises
     ------
     OptionError
-        More than :data:`MAX_CONFIGURATIONS` configurations.
+        More than :data:`MAX_CONFIGURATIONS` configurations (without a sample).
     ConfigError
         A configuration that is not a valid endpoint (the key, the value and
         the reason named).
     """
     from rankscope.errors import ConfigError
 
-    total = 1
-    for axis in axes:
-        total *= len(axis.values)
-    if total > MAX_CONFIGURATIONS:
-        raise OptionError(f"the grid has {total:,} configurations, more than "
-                          f"{MAX_CONFIGURATIONS:,}: split it into several sweeps")
+    _, points = _points(axes, sample, seed)
+    if sample is not None:  # the file as written is measured whether drawn or not
+        mine = tuple(_file_value(data, a.path) for a in axes)
+        at = [next((i for i, v in enumerate(a.values) if present and _same(v, now)), None)
+              for a, (present, now) in zip(axes, mine, strict=True)]
+        if all(i is not None for i in at):
+            index = 0
+            for axis, i in zip(axes, at, strict=True):
+                index = index * len(axis.values) + int(i or 0)
+            if all(n != index + 1 for n, _ in points):
+                points = sorted([*points, (index + 1, tuple(
+                    a.values[int(i or 0)] for a, i in zip(axes, at, strict=True)))])
     found: list[Configuration] = []
     base_found = False
-    for number, values in enumerate(itertools.product(*(a.values for a in axes)), start=1):
+    for number, values in points:
         changes = tuple(Change(a.path, v) for a, v in zip(axes, values, strict=True))
         is_base = all(present and _same(now, c.value) for c in changes
                       for present, now in [_file_value(data, c.path)])
