@@ -290,6 +290,10 @@ def test_other_bad_inputs_exit_2(demo, tmp_path):
     assert code == 2 and "not a directory" in err
     code, _, err = run_cli([*base, "-m", "P@5", "--depth", "0"])
     assert code == 2 and "--depth" in err
+    store = tmp_path / "s.sqlite"
+    code, _, err = run_cli([*base, "-m", "P@5", "--store", store, "-o",
+                            demo / "qrels.txt" / "sub"])
+    assert code == 4 and "Traceback" not in err and not store.exists()  # before any request
 
 
 def test_the_help_has_an_example():

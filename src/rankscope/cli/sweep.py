@@ -96,6 +96,12 @@ def _check_output(args: argparse.Namespace, stems: list[str]) -> Path | None:
         if (folder / name).resolve() in inputs:
             raise OptionError(f"-o {args.output} would write over the input {folder / name}: "
                               "give another directory")
+    try:  # before any request: a directory that cannot be made fails now, not at the end
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from rankscope.errors import OutputWriteError
+
+        raise OutputWriteError(str(exc.strerror or exc), target=str(folder)) from None
     return folder
 
 
