@@ -133,3 +133,15 @@ def test_two_snapshots_of_the_store_by_name(demo, tmp_path):
                     else f"down {i - base.index(doc) - 1}")
             assert (row["b"]["doc_id"], row["b"]["move"]) == (doc, want)
             assert row["a"]["move"] == ("gone" if base[i - 1] not in other else None)
+
+
+def test_the_help_has_an_example():
+    import contextlib
+    import io
+
+    from rankscope.cli.main import main
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.suppress(SystemExit):
+        main(["snapshots", "compare", "--help"])
+    assert "rankscope snapshots compare demo-baseline demo-tuned" in buffer.getvalue()
