@@ -29,6 +29,8 @@ def test_a_try_and_one_of_its_new_results_graded_with_the_keyboard(served):  # n
         page.screenshot(path=IMAGES / "tuning_tries.png")
         page.locator("#run-try").click()
         page.wait_for_url(re.compile(rf".*/evaluations/{ev}/tries/1$"))
+        # sent in the background: the page polls, then shows the try once it has ended
+        page.wait_for_selector("#side-by-side", timeout=120_000)
         assert "weights.title=8" in page.locator(".eyebrow").inner_text()
 
         # page through the queries with the keyboard (n) until one has a new result

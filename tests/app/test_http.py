@@ -211,6 +211,8 @@ ROUTES = [
                                                       "query_id": "q02"}}),
     _r("GET", "/evaluations/{evaluation_id}/tries/{number}", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/tries/{s.try_number()}"}),
+    _r("GET", "/evaluations/{evaluation_id}/tries/{number}/status", "curator", True,
+       lambda s: {"url": f"/evaluations/{E(s)}/tries/{s.try_number()}/status"}),
     _r("POST", "/evaluations/{evaluation_id}/tries/{number}/evaluation", "curator", True,
        lambda s: {"url": f"/evaluations/{E(s)}/tries/{s.try_number('all')}/evaluation"}),
     _r("POST", "/evaluations/{evaluation_id}/pool", "curator", True, lambda s: {

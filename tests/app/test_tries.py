@@ -217,3 +217,15 @@ def test_a_remote_try_keeps_the_operators_hosts_and_variables(store, world, engi
     sent = engine.seen("/products/_search")[before:]
     assert sent and all(s.body["min_score"] == 0.5 for s in sent)
     assert all({k.lower(): v for k, v in s.headers.items()}["x-key"] == "k-123" for s in sent)
+
+
+def test_a_try_a_stopped_server_left_running_is_marked_failed(store, world):
+    from rankscope.services import tries
+
+    started = tries.start_try(store, world.curator, world.evaluation.id, ["weights.title=3"],
+                              boundary=world.boundary, query_id="q01")
+    assert started.view.status == "running" and started.view.number == 1
+    assert tries.recover_interrupted_tries(store) == [(world.evaluation.id, 1)]
+    [kept] = tries.list_tries(store, world.curator, world.evaluation.id)
+    assert kept.status == "failed" and "server stopped" in kept.error
+    assert tries.recover_interrupted_tries(store) == []

@@ -13,6 +13,19 @@ from .conftest import PASSWORD
 from .trust import app_for
 
 
+def _ended(client: TestClient, evaluation_id: int, number: int) -> None:
+    """Wait until a try sent in the background has ended (bounded: 600 polls)."""
+    import time
+
+    for _ in range(600):
+        answer = client.get(f"/evaluations/{evaluation_id}/tries/{number}/status")
+        assert answer.status_code == 200
+        if answer.headers.get("hx-refresh") == "true":
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"try #{number} did not end")
+
+
 def _signed_in(app, name: str) -> TestClient:
     client = TestClient(app, follow_redirects=False)
     assert client.post("/login", data={"name": name, "password": PASSWORD}).status_code == 303
@@ -28,6 +41,7 @@ def test_a_try_from_the_form_to_an_evaluation(store, world):
     sent = cora.post(f"/evaluations/{ev}/tries", data={"changes": "weights.title=8\n",
                                                         "query_id": "q01"})
     assert sent.status_code == 303 and sent.headers["location"].endswith("/tries/1")
+    _ended(cora, ev, 1)
     shown = cora.get(f"/evaluations/{ev}/tries/1")
     assert shown.status_code == 200
     text = html.unescape(shown.text)
@@ -38,6 +52,7 @@ def test_a_try_from_the_form_to_an_evaluation(store, world):
     # the whole set, then an evaluation in one POST; the history lists both tries
     assert cora.post(f"/evaluations/{ev}/tries", data={"changes": "weights.title=8"}
                      ).headers["location"].endswith("/tries/2")
+    _ended(cora, ev, 2)
     assert "Make it an evaluation" in cora.get(f"/evaluations/{ev}/tries/2").text
     made = cora.post(f"/evaluations/{ev}/tries/2/evaluation")
     assert made.status_code == 303
@@ -74,6 +89,7 @@ def test_search_with_other_words_and_add_a_document_by_hand(store, world):
     cora = _signed_in(app, world.curator.name)
     ev = world.evaluation.id
     cora.post(f"/evaluations/{ev}/tries", data={"changes": "", "query_id": "q01"})
+    _ended(cora, ev, 1)
     page = cora.get(f"/evaluations/{ev}/tries/1", params={"q": "q01", "words": "sleep"})
     assert page.status_code == 200
     found = re.findall(r'name="doc_id" value="([^"]+)"', page.text)

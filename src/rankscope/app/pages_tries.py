@@ -13,6 +13,8 @@ side-by-side view pages through two evaluations of a project (``/side``).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -21,7 +23,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.app.pages_grading import _scale_keys
-from rankscope.errors import ForbiddenError
+from rankscope.errors import ForbiddenError, NotFoundError
 from rankscope.services import assignment, catalog, comparison, evaluations, projects, tries
 from rankscope.services.accounts import Actor
 
@@ -55,10 +57,34 @@ def try_run(request: Request, actor: PageActor, evaluation_id: Id,
             query_id: Annotated[str, Form()] = "") -> Response:
     settings = settings_of(request)
     lines = [line.strip() for line in changes.splitlines() if line.strip()]
-    made = tries.run_try(settings.store, actor, evaluation_id, lines,
-                         boundary=settings.boundary, query_id=query_id.strip() or None)
-    return RedirectResponse(f"/evaluations/{evaluation_id}/tries/{made.number}",
+    # checked and numbered now (a bad change is a 4xx here); sent in the background, as an
+    # evaluation's run is: the try's page polls until it is done or failed
+    started = tries.start_try(settings.store, actor, evaluation_id, lines,
+                              boundary=settings.boundary, query_id=query_id.strip() or None)
+
+    def work() -> None:
+        # the outcome (done, or failed with its error) is recorded on the try
+        with contextlib.suppress(Exception):
+            tries.complete_try(settings.store, actor, started, boundary=settings.boundary)
+
+    threading.Thread(target=work, name=f"try-{evaluation_id}-{started.view.number}",
+                     daemon=True).start()
+    return RedirectResponse(f"/evaluations/{evaluation_id}/tries/{started.view.number}",
                             status_code=303)
+
+
+@router.get("/evaluations/{evaluation_id}/tries/{number}/status", response_class=HTMLResponse)
+def try_status(request: Request, actor: PageActor, evaluation_id: Id, number: Id) -> Response:
+    """The running try's status line; once it has ended, a refresh of its page (htmx)."""
+    listed = {t.number: t for t in tries.list_tries(settings_of(request).store, actor,
+                                                    evaluation_id)}
+    view = listed.get(number)
+    if view is None:
+        raise NotFoundError(f"no try #{number} of evaluation #{evaluation_id}")
+    if view.status != "running":
+        return HTMLResponse(f"<span id=\"try-status\">{view.status}</span>",
+                            headers={"HX-Refresh": "true"})
+    return render(request, "_try_status.html", {"evaluation_id": evaluation_id, "try": view})
 
 
 @router.get("/evaluations/{evaluation_id}/tries/{number}", response_class=HTMLResponse)

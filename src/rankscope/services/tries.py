@@ -60,9 +60,10 @@ if TYPE_CHECKING:
     from rankscope.services.snapshot_diff import Ranking
     from rankscope.store.db import Store
 
-__all__ = ["MAX_CHANGES", "TryView", "add_to_pool", "evaluation_tasks", "graded_as",
-           "list_tries", "make_evaluation", "read_changes", "run_try", "search_other_words",
-           "side_by_side"]
+__all__ = ["MAX_CHANGES", "Started", "TryView", "add_to_pool", "complete_try",
+           "evaluation_tasks", "graded_as", "list_tries", "make_evaluation", "read_changes",
+           "recover_interrupted_tries", "run_try", "search_other_words", "side_by_side",
+           "start_try"]
 
 MAX_CHANGES = 50
 """Changes one try may make (a form, not a grid: `rankscope sweep` runs grids)."""
@@ -190,9 +191,26 @@ def _add_tasks(session: Session, ev: Evaluation, query_row: Query,
     return made
 
 
+@dataclass(frozen=True)
+class Started:
+    """A try checked and recorded (``running``), ready to send: :func:`complete_try`."""
+
+    view: TryView
+    evaluation_id: int
+    config: EndpointConfig
+    queries: list[Any]
+    depth: int
+    query_set_name: str
+    query_set_source: str | None
+    project: str
+
+
 def run_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[str], *,
             boundary: Boundary, query_id: str | None = None) -> TryView:
     """Run the evaluation's endpoint with ``changes`` on one query or the whole set.
+
+    :func:`start_try` then :func:`complete_try` (the web app runs the second in
+    the background, as an evaluation's run).
 
     Parameters
     ----------
@@ -218,12 +236,22 @@ def run_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[st
     NotFoundError
         No such evaluation or query.
     """
+    return complete_try(store, actor, start_try(store, actor, evaluation_id, changes,
+                                                boundary=boundary, query_id=query_id),
+                        boundary=boundary)
+
+
+def start_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[str], *,
+              boundary: Boundary, query_id: str | None = None) -> Started:
+    """Check the changes by the boundary and record the try, numbered, ``running``.
+
+    Raises as :func:`run_try`; nothing is recorded then.
+    """
     from rankscope.search.types import QueryItem
     from rankscope.search.variants import varied_config
     from rankscope.services.catalog import endpoint_config
 
-    def start(session: Session) -> tuple[int, EndpointConfig, list[QueryItem], int, str,
-                                         str | None, str, str]:
+    def start(session: Session) -> Started:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         ep = session.get(Endpoint, ev.endpoint_id)
         qs = session.get(QuerySet, ev.query_set_id)
@@ -254,11 +282,20 @@ def run_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[st
         session.flush()
         queries = [QueryItem(q.query_id, q.text, dict(q.params), q.need) for q in rows]
         project = session.get(Project, ev.project_id)
-        return (row.id, config, queries, ev.depth, qs.name, qs.source, row.scope,
-                project.name if project is not None else "")
+        return Started(_view(session, row), ev.id, config, queries, ev.depth, qs.name,
+                       qs.source, project.name if project is not None else "")
 
-    (try_id, config, queries, depth, qs_name, qs_source, scope,
-     project_name) = store.write(start)
+    return store.write(start)
+
+
+def complete_try(store: Store, actor: Actor, started: Started, *,
+                 boundary: Boundary) -> TryView:
+    """Send a started try's queries and keep the answers: ``done``, or ``failed`` with the
+    engine's error (what was recorded stays)."""
+    try_id, config, queries = started.view.id, started.config, started.queries
+    scope, depth, evaluation_id = started.view.scope, started.depth, started.evaluation_id
+    qs_name, qs_source, project_name = (started.query_set_name, started.query_set_source,
+                                        started.project)
 
     async def take() -> Any:
         from rankscope.search.config import open_endpoint
@@ -311,6 +348,21 @@ def run_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[st
         return _view(session, row)
 
     return store.write(finish)
+
+
+def recover_interrupted_tries(store: Store) -> list[tuple[int, int]]:
+    """Mark ``failed`` the tries a stopped server left ``running`` (call before serving).
+
+    Returns ``(evaluation id, try number)`` of each.
+    """
+
+    def work(session: Session) -> list[tuple[int, int]]:
+        stuck = list(session.scalars(select(Try).where(Try.status == "running")))
+        for row in stuck:
+            row.status, row.error = "failed", "the server stopped during the try; run it again"
+        return [(row.evaluation_id, row.number) for row in stuck]
+
+    return store.write(work)
 
 
 def _can_explain(config: EndpointConfig) -> bool:
