@@ -2,12 +2,18 @@
 an evaluation's endpoint (``tries``), and results added to a query's judged pool from a try
 or by hand (``tasks.origin``, ``added_by``, ``shown``).
 
-Revision ID: 0005_tuning
-Revises: 0004_truth
+Adding the constraints copies ``tasks`` on SQLite (a batch migration), which drops its
+triggers: 0005_grading's counted-grades triggers are dropped before and created again
+after, both ways.
+
+Revision ID: 0006_tuning
+Revises: 0005_grading
 Create Date: 2026-02-02
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -15,17 +21,27 @@ from sqlalchemy.dialects import postgresql
 
 from rankscope.store.models import UTCDateTime
 
-revision = "0005_tuning"
-down_revision = "0004_truth"
+revision = "0006_tuning"
+down_revision = "0005_grading"
 branch_labels = None
 depends_on = None
 
 JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
 
 
+def _counted() -> Any:
+    """0005_grading's migration module: its triggers (a module name starting with a digit)."""
+    import importlib
+
+    return importlib.import_module("rankscope.store.migrations.versions.0005_grading_counted")
+
+
 def upgrade() -> None:
+    dialect = op.get_bind().dialect.name
     with op.batch_alter_table("snapshot_hits") as batch:
         batch.add_column(sa.Column("explanation", JSON, nullable=True))
+    if dialect == "sqlite":
+        _counted().drop_triggers(dialect)
     with op.batch_alter_table("tasks") as batch:
         batch.add_column(sa.Column("origin", sa.String(length=16), nullable=False,
                                    server_default=sa.text("'snapshot'")))
@@ -35,6 +51,8 @@ def upgrade() -> None:
                                  ondelete="SET NULL")
         batch.create_check_constraint(op.f("ck_tasks_origin"),
                                       "origin IN ('snapshot', 'try', 'hand')")
+    if dialect == "sqlite":
+        _counted().create_triggers(dialect)
     op.create_table(
         "tries",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -77,11 +95,16 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index(op.f("ix_tries_evaluation_id"), table_name="tries")
     op.drop_table("tries")
+    dialect = op.get_bind().dialect.name
+    if dialect == "sqlite":
+        _counted().drop_triggers(dialect)
     with op.batch_alter_table("tasks") as batch:
         batch.drop_constraint(op.f("ck_tasks_origin"), type_="check")
         batch.drop_constraint(op.f("fk_tasks_added_by_users"), type_="foreignkey")
         batch.drop_column("shown")
         batch.drop_column("added_by")
         batch.drop_column("origin")
+    if dialect == "sqlite":
+        _counted().create_triggers(dialect)
     with op.batch_alter_table("snapshot_hits") as batch:
         batch.drop_column("explanation")
