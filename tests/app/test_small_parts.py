@@ -16,6 +16,7 @@ MODULES = [
     "rankscope.app.core",
     "rankscope.app.security",
     "rankscope.app.svg",
+    "rankscope.app.apidocs",
     "rankscope.services.accounts",
     "rankscope.services.boundary",
     "rankscope.services.limits",

@@ -486,9 +486,9 @@ def token_create(request: Request, actor: ApiActor, name: str) -> dict[str, str]
 @docs_router.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
 def api_docs(request: Request) -> Response:
     """The API's routes, read from its OpenAPI description (no script, works offline)."""
+    from rankscope.app.apidocs import api_groups, inline_markup
+
     spec = request.app.openapi()
-    routes = [{"method": method.upper(), "path": path, "summary": op.get("summary", ""),
-               "doc": op.get("description", ""),
-               "params": [p["name"] for p in op.get("parameters", [])]}
-              for path, ops in spec.get("paths", {}).items() for method, op in ops.items()]
-    return render(request, "api_docs.html", {"routes": routes, "title": spec["info"]["title"]})
+    return render(request, "api_docs.html", {
+        "groups": api_groups(spec), "title": spec["info"]["title"],
+        "intro": inline_markup(spec["info"].get("description", ""))})

@@ -30,6 +30,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rankscope.app.security import COOKIE, BodyLimit, CrossOriginGuard, SecurityHeaders
 from rankscope.errors import (
@@ -52,6 +53,8 @@ __all__ = [
     "ApiActor",
     "AppSettings",
     "Id",
+    "LoginRequired",
+    "MaybePageActor",
     "PageActor",
     "create_app",
     "form_id",
@@ -93,6 +96,8 @@ class AppSettings:
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
     runs: dict[int, threading.Thread] = field(default_factory=dict)
     """Evaluation runs going on in the background (pages start them, then poll)."""
+    run_progress: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Each background run's (queries answered, queries), which the status poll shows."""
 
     @property
     def irds(self) -> tuple[str, ...]:
@@ -103,10 +108,16 @@ class AppSettings:
 
 
 class LoginRequired(Exception):
-    """A page needs a signed-in user: answered with a redirect to ``/login``."""
+    """A page needs a signed-in user: answered with a redirect to ``/login``.
 
-    def __init__(self, target: str) -> None:
+    ``target`` is where the user comes back to after signing in: the page asked
+    for; for a form sent (a POST), the page it was sent from unless ``exact``
+    (a route naming the page itself, e.g. a grade kept for sending again).
+    """
+
+    def __init__(self, target: str, exact: bool = False) -> None:
         self.target = target
+        self.exact = exact
         super().__init__(target)
 
 
@@ -135,7 +146,16 @@ def api_actor(request: Request) -> Actor:
     raise AuthError("no credentials: send Authorization: Bearer TOKEN")
 
 
+def maybe_page_actor(request: Request) -> Actor | None:
+    """The user of a page, or None when the session has ended (the route says what next)."""
+    try:
+        return resolve_session(settings_of(request).store, request.cookies.get(COOKIE))
+    except AuthError:
+        return None
+
+
 PageActor = Annotated[Actor, Depends(page_actor)]
+MaybePageActor = Annotated[Actor | None, Depends(maybe_page_actor)]
 ApiActor = Annotated[Actor, Depends(api_actor)]
 
 _TEMPLATES: Jinja2Templates | None = None
@@ -150,6 +170,8 @@ def templates() -> Jinja2Templates:
         _TEMPLATES.env.filters["markdown"] = markdown
         _TEMPLATES.env.filters["num"] = number
         _TEMPLATES.env.filters["http_url"] = http_url
+        _TEMPLATES.env.filters["plural"] = plural
+        _TEMPLATES.env.globals["scale_labels"] = scale_labels
     return _TEMPLATES
 
 
@@ -189,6 +211,35 @@ def markdown(text: str | None) -> str:
 
     renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
     return Markup(renderer.render(text or ""))
+
+
+def scale_labels(name: str | None) -> dict[str, str]:
+    """The labels of a scale by grade (``{"0": "poor", ...}``); none for an unknown scale.
+
+    Examples
+    --------
+    >>> scale_labels("binary")
+    {'0': 'irrelevant', '1': 'relevant'}
+    """
+    from rankscope.errors import OptionError
+    from rankscope.judgments.scales import get_scale
+
+    try:
+        scale = get_scale(name)
+    except OptionError:
+        return {}
+    return {} if scale is None else {f"{g:g}": label for g, label in scale.labels}
+
+
+def plural(count: Any, word: str, words: str | None = None) -> str:
+    """A count and its noun, singular for one: ``1 result``, ``2 results``, ``0 queries``.
+
+    Examples
+    --------
+    >>> plural(1, "result"), plural(2, "result"), plural(0, "query", "queries")
+    ('1 result', '2 results', '0 queries')
+    """
+    return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
 def number(value: Any, digits: int = 4) -> str:
@@ -241,13 +292,50 @@ def _invalid(request: Request, exc: Exception) -> Response:
     return render(request, "error.html", {"status": 422, "message": message}, 422)
 
 
+def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such route, a method not allowed): JSON under /api/,
+    the app's error page for a browser."""
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
+    detail = exc.detail if isinstance(exc, StarletteHTTPException) else "internal error"
+    headers = getattr(exc, "headers", None)
+    if request.url.path.startswith("/api/") or "text/html" not in request.headers.get(
+            "accept", ""):
+        return JSONResponse({"error": detail}, status_code=status, headers=headers)
+    message = {404: f"There is no page at {request.url.path[:200]}.",
+               405: "This address does not take that request."}.get(status, str(detail))
+    return render(request, "error.html", {"status": status, "message": message}, status)
+
+
+def _same_site_path(url: str | None, request: Request) -> str | None:
+    """The path and query of a URL of this site (a Referer, htmx's current URL), else None."""
+    from urllib.parse import urlsplit
+
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.netloc and parts.netloc != request.url.netloc:
+        return None
+    if not parts.path.startswith("/") or parts.path.startswith("//"):
+        return None
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
 def _login_redirect(request: Request, exc: Exception) -> Response:
+    """To the sign-in page, then back where the user was: the page asked for, or for a
+    form sent after the session ended, the page it was sent from (never a form's
+    address, which a browser cannot open)."""
     from urllib.parse import quote
 
     target = exc.target if isinstance(exc, LoginRequired) else "/"
-    if request.headers.get("hx-request"):
-        return Response(status_code=401, headers={"HX-Redirect": "/login"})
-    return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
+    exact = isinstance(exc, LoginRequired) and exc.exact
+    htmx = bool(request.headers.get("hx-request"))
+    if not exact and (htmx or request.method != "GET"):
+        page = request.headers.get("hx-current-url") if htmx else request.headers.get("referer")
+        target = _same_site_path(page, request) or ("/" if request.method != "GET" else target)
+    login = f"/login?next={quote(target)}"
+    if htmx:
+        return Response(status_code=401, headers={"HX-Redirect": login})
+    return RedirectResponse(login, status_code=303)
 
 
 def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None = None,
@@ -302,6 +390,7 @@ def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None 
     app.add_exception_handler(RankscopeError, _error)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(LoginRequired, _login_redirect)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     for module in (pages, pages_grading, pages_dashboards, pages_llm, pages_tries, api,
                    api_tries):
         app.include_router(module.router)

@@ -44,15 +44,31 @@ def evaluation_page(request: Request, actor: PageActor, evaluation_id: Id) -> Re
               if e.id != ev.id] if curate else []
     return render(request, "evaluation.html", {
         "evaluation": ev, "can_curate": curate, "others": others, "tab": "overview",
+        **_run_state(request, evaluation_id),
         "progress": assignment.progress(store, actor, evaluation_id),
         "exports": exchange.exports_of(store, actor, evaluation_id) if curate else [],
         "imports": exchange.IMPORTS}, actor=actor)
 
 
+def _run_state(request: Request, evaluation_id: int) -> dict[str, object]:
+    """What the status line needs of a background run: started (the thread alive) and
+    its progress (queries answered, queries)."""
+    settings = settings_of(request)
+    thread = settings.runs.get(evaluation_id)
+    return {"run_alive": thread is not None and thread.is_alive(),
+            "run_progress": settings.run_progress.get(evaluation_id)}
+
+
 @router.get("/evaluations/{evaluation_id}/status", response_class=HTMLResponse)
-def evaluation_status(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
+def evaluation_status(request: Request, actor: PageActor, evaluation_id: Id,
+                      was: str = "") -> Response:
     ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
-    return render(request, "_status.html", {"evaluation": ev}, actor=actor)
+    state = _run_state(request, evaluation_id)
+    response = render(request, "_status.html", {"evaluation": ev, **state}, actor=actor)
+    if was in ("draft", "running") and ev.status not in ("draft", "running"):
+        # the run ended: the whole page changes (progress, "Start grading"), not only the line
+        response.headers["HX-Refresh"] = "true"
+    return response
 
 
 @router.post("/evaluations/{evaluation_id}/run")
@@ -63,13 +79,18 @@ def evaluation_run(request: Request, actor: PageActor, evaluation_id: Id) -> Res
         raise ForbiddenError("only curators run evaluations")
     running = settings.runs.get(evaluation_id)
     if running is None or not running.is_alive():
+        def progress(done: int, total: int) -> None:
+            settings.run_progress[evaluation_id] = (done, total)
+
         def work() -> None:
             # the outcome (ready, or failed with its error) is recorded on the evaluation,
             # which the page polls; nothing is left to report from this thread
             with contextlib.suppress(Exception):
                 evaluations.run_evaluation(settings.store, actor, evaluation_id,
-                                           boundary=settings.boundary)
+                                           boundary=settings.boundary, progress=progress)
+            settings.run_progress.pop(evaluation_id, None)
 
+        settings.run_progress.pop(evaluation_id, None)
         thread = threading.Thread(target=work, name=f"run-{evaluation_id}", daemon=True)
         settings.runs[evaluation_id] = thread
         thread.start()

@@ -41,7 +41,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
-    from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, read_runs
+    from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels
+    from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics
     from rankscope.render.html_report import DEFAULT_METRICS, plots_available, report
@@ -52,12 +53,14 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("report needs at least two runs")
     if args.max_k < 1:
         raise OptionError(f"--max-k must be >= 1, not {args.max_k}")
-    runs = read_runs(args)
+    refuse_double_stdin(args.qrels, *args.runs)
     qrels = read_qrels(args)
     plots = False if args.no_plots else None
     formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
-    report(qrels, runs, metrics, output=args.output, title=args.title, plots=plots,
+    # the files themselves: without plots, compare reads them one at a time
+    report(qrels, args.runs, metrics, output=args.output, title=args.title, plots=plots,
            ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
+           run_format=args.run_format, on_duplicate=args.on_duplicate,
            **compare_kwargs(args), **judgments_kwargs(args, qrels))
     if plots is None and not plots_available():
         sys.stderr.write("rankscope report: plots left out; install rankscope[plot]\n")

@@ -11,7 +11,7 @@ import numpy as np
 
 from rankscope.compare.progress import bar
 from rankscope.compare.result import CompareResult, Comparison
-from rankscope.compare.runs import align, load_runs
+from rankscope.compare.runs import RunInputs, align, name_candidates
 from rankscope.compare.significance import (
     adjust,
     bootstrap_intervals,
@@ -27,6 +27,7 @@ from rankscope.engine.evaluate import MetricPlan, MetricsArg, evaluate, plan_met
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
+from rankscope.spread import ResampleCache
 
 if TYPE_CHECKING:
     from rankscope.judgments.evaluation import JudgmentPlan, SeedPlan
@@ -58,6 +59,7 @@ def compare(
     unjudged: Unjudged | None = None,
     queries: Queries | None = None,
     on_duplicate: OnDuplicate = "error",
+    run_format: str | None = None,
     tie_tolerance: float = 1e-12,
     progress: bool = True,
     scale: Any = None,
@@ -117,6 +119,10 @@ def compare(
     ties, unjudged, queries, on_duplicate
         As in :func:`rankscope.evaluate` (default: rankscope's, or the
         conventions profile's).
+    run_format : str, optional
+        Format of the runs given as paths (default: from their names). Run
+        files are read one at a time, the next while the one before is
+        evaluated: memory holds two runs, whatever their number.
     tie_tolerance : float, default 1e-12
         Per-query differences within it count as ties.
     progress : bool, default True
@@ -180,25 +186,39 @@ def compare(
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    tables, run_names = load_runs(runs, names=names, on_duplicate=on_duplicate)
-    if len(tables) < 2:
-        raise OptionError(f"compare needs at least two runs, got {len(tables)}")
-    if baseline is not None and baseline not in run_names:
-        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+    # every run is evaluated first: a document ranked twice is found beside the measures
+    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format,
+                       defer_duplicates=True)
+    if len(inputs) < 2:
+        raise OptionError(f"compare needs at least two runs, got {len(inputs)}")
     if all_pairs and baseline is not None:
         raise OptionError("give either a baseline or all_pairs=True, not both")
-    base = None if all_pairs else (baseline or run_names[0])
+    known = inputs.known_names
+    if baseline is not None and known is not None and baseline not in known:
+        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(known)}")
 
+    # One run at a time (files read one ahead): per-query values are all a comparison
+    # keeps of a run, so memory holds two runs whatever their number.
     results = []
-    with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
-        for table, name in zip(tables, run_names, strict=True):
+    candidates: list[list[str]] = []
+    with bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
+            inputs.tables() as tables:
+        for i, table in enumerate(tables):
+            # a name known beforehand names the run in messages; else the run's own
+            name = None if known is None else known[i]
             if judged is None:
                 results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
                                         allow_no_overlap=allow_no_overlap))
             else:
                 results.append(judged.evaluate(table, options=opts, run_name=name,
                                                allow_no_overlap=allow_no_overlap))
+            candidates.append(name_candidates(table))
+            del table
             advance(1)
+    run_names = inputs.names(candidates)
+    if baseline is not None and baseline not in run_names:
+        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+    base = None if all_pairs else (baseline or run_names[0])
     query_ids, values = align(results)
 
     k = len(run_names)
@@ -212,6 +232,7 @@ def compare(
     intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
     n_queries: dict[str, int] = {}
     comparisons: list[Comparison] = []
+    resamples = ResampleCache()  # the same queries and seed for every metric: drawn once
     with bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
         for m, label in enumerate(labels):
             block = values[:, :, m]
@@ -220,7 +241,7 @@ def compare(
             # Every run's mean and every compared difference, from the same resamples.
             rows = np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
             low, high = bootstrap_intervals(rows, confidence=level, n_resamples=n_resamples,
-                                            seed=seed)
+                                            seed=seed, cache=resamples)
             for r, name in enumerate(run_names):
                 x = paired[r]
                 means[name][label] = float(x.mean()) if x.size else None

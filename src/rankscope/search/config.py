@@ -237,7 +237,11 @@ def _check_embedded_files(settings: Mapping[str, Any], name: str, base: Path,
     of an embedded endpoint, in the scope; the index writable."""
     from rankscope.search.embedded import check_index_target, default_index_name
 
-    files.corpus(settings["corpus"], base=base, source=source)
+    corpus = files.corpus(settings["corpus"], base=base, source=source)
+    if corpus is not None and not corpus.is_file():
+        # refused when the endpoint is saved, not when a run first opens it
+        raise _fail("corpus: no such file in the server's files directory", source,
+                    settings["corpus"])
     engine = settings.get("engine", "fts5")
     index = settings.get("index") or default_index_name(name, engine)
     target = files.resolve(index, key="index", base=base, source=source)

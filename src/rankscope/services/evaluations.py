@@ -34,7 +34,7 @@ from rankscope.store.models_app import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from sqlalchemy.orm import Session
 
@@ -424,11 +424,14 @@ def _attach(session: Session, ev: Evaluation, snapshot_id: int) -> dict[str, Any
 
 
 def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
-                   boundary: Boundary) -> dict[str, Any]:
+                   boundary: Boundary,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Take the snapshot and create the grading tasks; the evaluation becomes ``ready``.
 
     ``boundary`` is the server's: the endpoint's files, variables and hosts
-    are checked against it again before anything is sent. Returns
+    are checked against it again before anything is sent. ``progress`` is
+    told ``(queries answered, queries)`` when the run starts and after each
+    answer (a page shows it while it polls). Returns
     ``{"snapshot_id", "tasks", "to_grade", "results"}``. On failure the
     evaluation is ``failed`` with the error (what the snapshot recorded
     stays) and the error is raised.
@@ -459,13 +462,23 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
         return config, queries, ev.depth, project.name, qs.name, qs.source
 
     config, queries, depth, project_name, qs_name, qs_source = store.write(start)
+    answered = [0]
+
+    def advance(n: int) -> None:
+        answered[0] += n
+        if progress is not None:
+            progress(answered[0], len(queries))
+
+    if progress is not None:
+        progress(0, len(queries))
 
     async def take() -> Any:
         endpoint = open_endpoint(config, **boundary.open_options())
         try:
             return await take_snapshot(endpoint, queries, depth=depth, store=store,
                                        name=config.name, query_set_name=qs_name,
-                                       query_set_source=qs_source, project=project_name)
+                                       query_set_source=qs_source, project=project_name,
+                                       advance=advance)
         finally:
             await endpoint.aclose()
 
