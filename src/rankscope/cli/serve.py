@@ -147,6 +147,11 @@ def run(args: argparse.Namespace) -> int:
         for evaluation_id in recover_interrupted_runs(store):
             sys.stderr.write(f"note: evaluation #{evaluation_id} was running when the server "
                              "stopped; marked failed (run it again)\n")
+        from rankscope.services.tries import recover_interrupted_tries
+
+        for evaluation_id, number in recover_interrupted_tries(store):
+            sys.stderr.write(f"note: try #{number} of evaluation #{evaluation_id} was running "
+                             "when the server stopped; marked failed (run it again)\n")
         address = f"http://{args.host}:{args.port}/"
         if args.demo:
             from rankscope.services.accounts import list_users
