@@ -35,6 +35,7 @@ from rankscope.store.models_app import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+    from datetime import datetime
 
     from sqlalchemy.orm import Session
 
@@ -247,11 +248,14 @@ def evaluation_row(session: Session, actor: Actor, evaluation_id: int,
     return ev
 
 
-def latest_snapshot_id(session: Session, evaluation_id: int) -> int | None:
-    """The snapshot the evaluation's grading and metrics use (its latest run's)."""
-    return session.scalar(select(EvaluationSnapshot.snapshot_id)
-                          .where(EvaluationSnapshot.evaluation_id == evaluation_id)
-                          .order_by(EvaluationSnapshot.id.desc()).limit(1))
+def latest_snapshot_id(session: Session, evaluation_id: int, *,
+                       as_of: datetime | None = None) -> int | None:
+    """The snapshot the evaluation's grading and metrics use (its latest run's, as of ``as_of``)."""
+    query = select(EvaluationSnapshot.snapshot_id).where(
+        EvaluationSnapshot.evaluation_id == evaluation_id)
+    if as_of is not None:
+        query = query.where(EvaluationSnapshot.created_at <= as_of)
+    return session.scalar(query.order_by(EvaluationSnapshot.id.desc()).limit(1))
 
 
 def create_evaluation(store: Store, actor: Actor, project_id: int,

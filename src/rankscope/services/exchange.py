@@ -5,9 +5,17 @@ Exports (each records the scale and the rule where the format has room: a
 ``#`` comment line in CSV/TSV and TREC files, fields of every JSONL record, a
 ``rankscope`` key in RRE's JSON):
 
-- ``grades.csv`` / ``grades.tsv`` / ``grades.jsonl``: every grader's grade
-  (the judgments module's format, ``query_id, doc_id, rater, grade``; an empty
-  grade is "can't tell");
+- ``grades.csv`` / ``grades.tsv`` / ``grades.jsonl``: every grade ever given
+  to a result of the evaluation's queries on its scale, a complete record
+  (:data:`GRADE_COLUMNS`): the judgments module's ``query_id, doc_id, rater,
+  grade`` (an empty grade is "can't tell", its ``reason`` beside it), then
+  ``grade_status`` (``counted``: the grades the evaluation's numbers rest on,
+  as of its freeze when frozen; ``advisory``: a rater kept apart;
+  ``superseded``, ``retracted``, ``after freeze``), the explanation, when it
+  was given, the grader's kind, where it came from, the adjudication's note
+  and the grade that superseded it. rankscope's readers take only the
+  ``counted`` rows as grades, so ``rankscope evaluate`` on the export prints
+  the evaluation's numbers;
 - ``qrels.txt``: TREC qrels of the aggregated grades on the evaluation's scale
   (results aggregating to null are left out); a metric computed on another
   scale (a binary metric of a graded evaluation goes through the
@@ -57,8 +65,17 @@ if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
     from rankscope.store.db import Store
 
-__all__ = ["EXPORTS", "IMPORTS", "MAX_UPLOAD", "export", "exports_of", "import_grades",
-           "qrels_exports"]
+__all__ = ["EXPORTS", "GRADE_COLUMNS", "IMPORTS", "MAX_UPLOAD", "export", "exports_of",
+           "grade_records", "import_grades", "qrels_exports"]
+
+GRADE_COLUMNS = {
+    "query_id": pl.String, "doc_id": pl.String, "rater": pl.String, "grade": pl.Float64,
+    "grade_status": pl.String, "reason": pl.String, "explanation": pl.String,
+    "given_at": pl.String, "rater_kind": pl.String, "source": pl.String,
+    "evaluation_id": pl.Int64, "grade_id": pl.Int64, "superseded_by": pl.Int64,
+    "retracted_at": pl.String, "adjudication_note": pl.String,
+}
+"""The columns of the grades exports, in order."""
 
 MAX_UPLOAD = 20 * 1024 * 1024
 """The largest file an import accepts (20 MiB)."""
@@ -191,6 +208,52 @@ def _holes_csv(ev: Evaluation, data: EvaluationData, limit: int | None) -> bytes
     return buffer.getvalue().encode()
 
 
+def grade_records(session: Session, ev: Evaluation, data: EvaluationData) -> list[tuple[Any, ...]]:
+    """Every grade of the evaluation's queries' results on its scale, as :data:`GRADE_COLUMNS`.
+
+    ``grade_status`` is ``counted`` for the grades ``data`` aggregates (as of
+    its ``as_of``), ``advisory`` for those of raters kept apart at that
+    moment, and for the others why they do not count: ``after freeze``,
+    ``retracted`` or ``superseded``. Rows by result, then by when given.
+    """
+    from rankscope.services.grade_history import counting_at, latest_per_rater
+    from rankscope.store.models_app import Adjudication, Item
+
+    ids_of: dict[str, list[str]] = {}
+    for q in data.queries:
+        ids_of.setdefault(query_key(q["text"], q["params"]), []).append(q["query_id"])
+    if not ids_of:
+        return []
+    scope = (Item.project_id == ev.project_id, Item.query_key.in_(list(ids_of)),
+             Grade.scale == ev.scale)
+    counting = {row[0] for row in latest_per_rater(session.execute(
+        select(Grade.id, Grade.item_id, Grade.rater_id, Grade.created_at)
+        .join(Item, Grade.item_id == Item.id).where(*scope, counting_at(data.as_of))).all(),
+        item=1, rater=2, created=3, grade_id=0)}
+    rows = session.execute(
+        select(Item.query_key, Item.doc_id, Rater.name, Rater.kind, Rater.counts, Grade,
+               Adjudication.note)
+        .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
+        .outerjoin(Adjudication, Adjudication.grade_id == Grade.id)
+        .where(*scope).order_by(Item.id, Grade.created_at, Grade.id)).all()
+    out: list[tuple[Any, ...]] = []
+    for key, doc, rater, kind, counts, g, note in rows:
+        if g.id in counting:
+            status = "counted" if counts else "advisory"
+        elif data.as_of is not None and g.created_at > data.as_of:
+            status = "after freeze"
+        elif g.retracted_at is not None and (data.as_of is None or g.retracted_at <= data.as_of):
+            status = "retracted"
+        else:
+            status = "superseded"
+        out.extend((qid, doc, rater, g.value, status, g.reason, g.explanation,
+                    g.created_at.isoformat(), kind, g.source, g.evaluation_id, g.id,
+                    g.superseded_by,
+                    None if g.retracted_at is None else g.retracted_at.isoformat(), note)
+                   for qid in ids_of[key])
+    return out
+
+
 def _cells(values: list[Any]) -> list[Any]:
     """A row of a CSV/TSV export: no cell a spreadsheet would run as a formula."""
     return [neutralise_cell(v) if isinstance(v, str) else v for v in values]
@@ -214,13 +277,16 @@ def export(store: Store, actor: Actor, evaluation_id: int, name: str, *,
         comment = "# " + _rule(ev) + "\n"
         frame = data.judgments.frame.select("query_id", "doc_id", "rater", "grade")
         if name in ("grades.csv", "grades.tsv"):
-            body = neutralise_frame(frame).write_csv(
+            records = pl.DataFrame(grade_records(session, ev, data), schema=GRADE_COLUMNS,
+                                   orient="row")
+            body = neutralise_frame(records).write_csv(
                 separator="," if name.endswith("csv") else "\t")
             out = (comment + body).encode()
         elif name == "grades.jsonl":
             extra = {"scale": ev.scale, "rule": ev.strategy}
-            out = "".join(json.dumps({**row, **extra}, ensure_ascii=False) + "\n"
-                          for row in frame.iter_rows(named=True)).encode()
+            out = "".join(json.dumps({**dict(zip(GRADE_COLUMNS, row, strict=True)), **extra},
+                                     ensure_ascii=False) + "\n"
+                          for row in grade_records(session, ev, data)).encode()
         elif name.startswith("qrels"):
             out = _qrels(ev, data, name)
         elif name == "holes.csv":

@@ -1,0 +1,139 @@
+"""Frozen evaluations (issue 26 §1): numbers computed on the grades as of the freeze, which
+grades given later anywhere in the project, regrades, undos and adjudications never move."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rankscope.cli.main import main
+from rankscope.errors import ConflictError
+from rankscope.services import (
+    assignment,
+    comparison,
+    dashboards,
+    evaluations,
+    exchange,
+    freezing,
+    grading,
+)
+from rankscope.services.grading import GradeInput
+
+from .conftest import make_world
+
+METRICS = ("nDCG@5", "P@5")
+
+
+def _evaluation(store, w, name, endpoint, *, wanted=1, baseline=None, depth=5):
+    spec = evaluations.EvaluationSpec(
+        name=name, query_set_id=w.query_set.id, endpoint_id=endpoint.id, grades_wanted=wanted,
+        depth=depth, metrics=list(METRICS), baseline_id=baseline, annotation=f"{name} note")
+    ev = evaluations.create_evaluation(store, w.curator, w.project.id, spec)
+    evaluations.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
+    return ev
+
+
+def _grade_all(store, judge, evaluation_id, value_of):
+    """``judge`` grades every task offered, ``value_of(task)`` giving the grade."""
+    n = 0
+    for t in assignment.next_tasks(store, judge, evaluation_id, n=500):
+        grading.submit_grade(store, judge, GradeInput(t.task_id, value_of(t)))
+        n += 1
+    return n
+
+
+def _cli(capsys, tmp_path, store, w, evaluation_id, *extra_runs):
+    """What `rankscope evaluate` prints on the evaluation's grades and run exports."""
+    grades, run = tmp_path / f"g{evaluation_id}.csv", tmp_path / f"r{evaluation_id}.txt"
+    grades.write_bytes(exchange.export(store, w.curator, evaluation_id, "grades.csv")[0])
+    run.write_bytes(exchange.export(store, w.curator, evaluation_id, "run.txt")[0])
+    argv = ["evaluate", str(grades), str(run), *map(str, extra_runs), "--format", "json", "-q",
+            "--scale", "graded", "--strategy", "graded=mean", "--unjudged", "null"]
+    for metric in METRICS:
+        argv += ["-m", metric]
+    capsys.readouterr()
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_grades_given_in_a_third_evaluation_do_not_move_the_first_or_the_comparison(
+        store, collection, capsys, tmp_path):
+    """Issue 26's case: grades given in evaluation #3 moved #1's nDCG and the #2-vs-#1
+    comparison. #1 and #2 are graded completely (one grade wanted: frozen when complete),
+    then two more judges grade the same results in #3 (three wanted) far from the first
+    judge's grades: today's numbers move, the frozen ones do not."""
+    w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
+    first = w.evaluation
+    second = _evaluation(store, w, "tuned", w.tuned, baseline=first.id)
+    _grade_all(store, w.judge, first.id, lambda t: 3 if t.position <= 2 else 1)
+    _grade_all(store, w.judge, second.id, lambda t: 3 if t.position <= 2 else 1)
+    seen = dashboards.metrics_report(store, w.curator, first.id)
+    seen_cmp = comparison.compare_with_baseline(store, w.curator, second.id)
+    assert seen["frozen"]["frozen"] and seen["frozen"]["how"] == "complete"
+    assert seen["frozen"]["grades"] == seen["n_grades"] > 0
+    third = _evaluation(store, w, "third", w.endpoint, wanted=3)
+    # the others grade top results low and the rest high: the means of three move
+    for judge in (w.judge2, w.judge3):
+        assert _grade_all(store, judge, third.id, lambda t: 0 if t.position <= 2 else 3) > 0
+    after = dashboards.metrics_report(store, w.curator, first.id)
+    after_cmp = comparison.compare_with_baseline(store, w.curator, second.id)
+    assert after["mean"] == seen["mean"] and after["per_query"] == seen["per_query"]
+    assert [(r["metric"], r["delta"], r["p_value"]) for r in after_cmp["metrics"]] == [
+        (r["metric"], r["delta"], r["p_value"]) for r in seen_cmp["metrics"]]
+    # today's numbers did move, and the page says by how much
+    today = dashboards.metrics_report(store, w.curator, first.id, today=True)
+    assert today["mean"]["nDCG@5"] != pytest.approx(seen["mean"]["nDCG@5"])
+    moved = {(d["evaluation_id"], d["metric"]): d for d in after["drift"]}
+    d = moved[(first.id, "nDCG@5")]
+    assert d["frozen"] == seen["mean"]["nDCG@5"] and d["today"] == today["mean"]["nDCG@5"]
+    assert d["delta"] == pytest.approx(today["mean"]["nDCG@5"] - seen["mean"]["nDCG@5"])
+    assert after_cmp["drift"], "the comparison says today's grades would change it"
+    # the frozen numbers are what `rankscope evaluate` prints on the exports (later grades
+    # are in grades.csv, flagged, and not read as grades)
+    printed = _cli(capsys, tmp_path, store, w, first.id)
+    for metric, value in printed["mean"].items():
+        assert after["mean"][metric] == pytest.approx(value, abs=1e-12)
+
+
+def test_a_later_regrade_undo_or_adjudication_does_not_move_an_explicit_freeze(store, collection):
+    """Two grades wanted, only q01 graded: the curator freezes; then a regrade, an undo that
+    brings the earlier grade back, and an adjudication: the frozen values stay."""
+    w = make_world(store, collection, grades_wanted=2, metrics=METRICS)
+    ev = w.evaluation
+    tasks = assignment.query_results(store, w.curator, ev.id, "q01")
+    for t in tasks:
+        grading.submit_grade(store, w.judge, GradeInput(t.task_id, 1))
+    grading.submit_grade(store, w.judge, GradeInput(tasks[0].task_id, 3))  # a regrade
+    state = freezing.freeze_evaluation(store, w.curator, ev.id)
+    assert state["frozen"] and state["how"] == "explicit" and state["grades"] == len(tasks)
+    with pytest.raises(ConflictError, match="frozen already"):
+        freezing.freeze_evaluation(store, w.curator, ev.id)
+    frozen = dashboards.metrics_report(store, w.curator, ev.id)
+    # q01's top result was graded 3 when frozen: the undo below brings 1 back today
+    grading.undo_last(store, w.judge, ev.id)
+    for t in tasks[1:]:
+        grading.submit_grade(store, w.judge2, GradeInput(t.task_id, 3))
+    from rankscope.services import adjudication
+    adjudication.adjudicate(store, w.curator, ev.id, "q01", tasks[1].doc_id, 0, note="off topic")
+    later = dashboards.metrics_report(store, w.curator, ev.id)
+    assert later["mean"] == frozen["mean"] and later["per_query"] == frozen["per_query"]
+    today = dashboards.metrics_report(store, w.curator, ev.id, today=True)
+    assert today["per_query"]["q01"] != frozen["per_query"]["q01"]
+    drill = dashboards.drill_down(store, w.curator, ev.id, "q01")
+    assert drill["hits"][0]["grade"] == 3  # as frozen, not the 1 the undo brought back
+
+
+def test_freezing_needs_a_curator_and_a_run(store, world):
+    from rankscope.errors import ForbiddenError, NotFoundError
+
+    with pytest.raises(ForbiddenError):
+        freezing.freeze_evaluation(store, world.judge, world.evaluation.id)
+    with pytest.raises(NotFoundError):
+        freezing.freeze_evaluation(store, world.outsider, world.evaluation.id)
+    draft = evaluations.create_evaluation(store, world.curator, world.project.id,
+                                          evaluations.EvaluationSpec(
+                                              name="draft", query_set_id=world.query_set.id,
+                                              endpoint_id=world.endpoint.id))
+    with pytest.raises(ConflictError, match="run it"):
+        freezing.freeze_evaluation(store, world.curator, draft.id)
