@@ -299,7 +299,7 @@ def drill_down(store: Store, actor: Actor, evaluation_id: int, query_id: str) ->
         agg = {r["doc_id"]: r for r in frame.iter_rows(named=True)}
     key = query_key(query["text"], query["params"])
     with store.read() as session:
-        details = grade_details(session, ev, [key])
+        details = grade_details(session, ev, [key], data.as_of)
     rows = [{**h, "grade": agg.get(h["doc_id"], {}).get("grade"),
              "n_grades": agg.get(h["doc_id"], {}).get("n_grades", 0),
              "n_raters": agg.get(h["doc_id"], {}).get("n_raters", 0),
