@@ -137,3 +137,38 @@ def test_freezing_needs_a_curator_and_a_run(store, world):
                                               endpoint_id=world.endpoint.id))
     with pytest.raises(ConflictError, match="run it"):
         freezing.freeze_evaluation(store, world.curator, draft.id)
+
+
+def test_the_pages_say_as_of_when_and_show_both_and_refuse_bad_input(store, collection):
+    """The metrics page of a frozen evaluation says "As of <time>, N grades", offers
+    today's numbers side by side, and shows how far grades given since would move them; the
+    history draws unfrozen evaluations as provisional; a second freeze is a 409, a bad
+    scope a 4xx, never a 500."""
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.core import create_app
+
+    from .conftest import PASSWORD
+
+    w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
+    ev = w.evaluation
+    later = _evaluation(store, w, "later", w.endpoint, wanted=3)  # stays incomplete
+    n = _grade_all(store, w.judge, ev.id, lambda t: 0 if t.position == 1 else 3)
+    app = create_app(store, w.data)
+    client = TestClient(app, follow_redirects=False)
+    assert client.post("/login", data={"name": w.curator.name,
+                                       "password": PASSWORD}).status_code == 303
+    page = client.get(f"/evaluations/{ev.id}/metrics")
+    assert page.status_code == 200
+    at = dashboards.metrics_report(store, w.curator, ev.id)["frozen"]["at"]
+    assert f"As of {at[:19].replace('T', ' ')} UTC, {n} grades" in page.text
+    _grade_all(store, w.judge2, later.id, lambda t: 3)
+    page = client.get(f"/evaluations/{ev.id}/metrics?today=1")
+    assert 'id="today"' in page.text and "would move nDCG@5 from" in page.text
+    history = client.get(f"/evaluations/{later.id}/history")
+    assert history.status_code == 200
+    assert history.text.count('class="point provisional"') == len(METRICS)  # "later" only
+    assert client.post(f"/evaluations/{ev.id}/freeze").status_code == 409
+    assert client.get(f"/evaluations/{ev.id}/disagreements?scope=all").status_code in (400, 422)
+    project = client.get(f"/evaluations/{ev.id}/agreement/project")
+    assert project.status_code == 200 and "Project-wide view" in project.text
