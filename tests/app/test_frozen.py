@@ -43,6 +43,15 @@ def _grade_all(store, judge, evaluation_id, value_of):
     return n
 
 
+def _csv_rows(body: bytes) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    lines = [line for line in body.decode().splitlines(keepends=True)
+             if not line.startswith("#")]
+    return list(csv.DictReader(io.StringIO("".join(lines))))
+
+
 def _cli(capsys, tmp_path, store, w, evaluation_id, *extra_runs):
     """What `rankscope evaluate` prints on the evaluation's grades and run exports."""
     grades, run = tmp_path / f"g{evaluation_id}.csv", tmp_path / f"r{evaluation_id}.txt"
@@ -172,3 +181,48 @@ def test_the_pages_say_as_of_when_and_show_both_and_refuse_bad_input(store, coll
     assert client.get(f"/evaluations/{ev.id}/disagreements?scope=all").status_code in (400, 422)
     project = client.get(f"/evaluations/{ev.id}/agreement/project")
     assert project.status_code == 200 and "Project-wide view" in project.text
+
+
+def test_complete_grading_freezes_as_of_the_moment_it_was_complete(store, collection, tmp_path):
+    """One grade wanted. jay grades every result: 0 the first of each query, 3 the rest, so
+    P@5 = 4/5 per query (binary: 0 -> 0, 3 -> 1). Before anyone opens #1, kim grades the
+    same results 3 in another evaluation (two wanted): on today's grades the first result
+    of each query is a 0-vs-3 tie on the binary scale and drops out, P@5 = 4/4. #1 froze
+    when jay's last grade completed it, so it shows 0.8, its counted grades are jay's and
+    its frozen time is that last grade's time (read from the export)."""
+    w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
+    ev = w.evaluation
+    n = _grade_all(store, w.judge, ev.id, lambda t: 0 if t.position == 1 else 3)
+    other = _evaluation(store, w, "other", w.endpoint, wanted=2)
+    assert _grade_all(store, w.judge2, other.id, lambda t: 3) == n
+    report = dashboards.metrics_report(store, w.curator, ev.id)
+    assert report["frozen"]["how"] == "complete" and report["n_grades"] == n
+    full = [q for q, o in report["over"]["P@5"]["per_query"].items() if o["positions"] == 5]
+    assert full and all(report["per_query"][q]["P@5"] == pytest.approx(0.8) for q in full)
+    assert all(report["today"]["per_query"][q]["P@5"] == pytest.approx(1.0) for q in full)
+    rows = _csv_rows(exchange.export(store, w.curator, ev.id, "grades.csv")[0])
+    assert {r["rater"] for r in rows if r["grade_status"] == "counted"} == {"jay"}
+    assert {r["grade_status"] for r in rows if r["rater"] == "kim"} == {"after freeze"}
+    last = max(r["given_at"] for r in rows if r["rater"] == "jay")
+    assert report["frozen"]["at"] == last
+
+
+def test_the_first_moment_of_completion_counts_even_after_an_undo(store, collection):
+    """Complete, then the last grade undone (incomplete again), then graded again: the
+    evaluation froze as of the first completion, with the undone grade in its numbers."""
+    from rankscope.services.grade_history import completion_time
+    from rankscope.store.models_app import Evaluation, Grade
+
+    w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
+    ev = w.evaluation
+    tasks = assignment.next_tasks(store, w.judge, ev.id, n=500)
+    for t in tasks:
+        grading.submit_grade(store, w.judge, GradeInput(t.task_id, 1))
+    grading.undo_last(store, w.judge, ev.id)
+    grading.submit_grade(store, w.judge, GradeInput(tasks[-1].task_id, 2))
+    with store.read() as session:
+        times = sorted(g.created_at for g in session.query(Grade).filter(
+            Grade.evaluation_id == ev.id))
+        when = completion_time(session, session.get(Evaluation, ev.id))
+    # grades: len(tasks) first ones (the last of them undone), then the regrade
+    assert len(times) == len(tasks) + 1 and when == times[len(tasks) - 1]
