@@ -226,3 +226,42 @@ def test_the_first_moment_of_completion_counts_even_after_an_undo(store, collect
         when = completion_time(session, session.get(Evaluation, ev.id))
     # grades: len(tasks) first ones (the last of them undone), then the regrade
     assert len(times) == len(tasks) + 1 and when == times[len(tasks) - 1]
+
+
+def test_an_llm_judge_let_count_after_the_freeze_does_not_enter_the_frozen_numbers(
+        store, collection):
+    """jay grades q01's results 3 (P@5 = 1 there); an LLM judge kept apart grades them all 0.
+    Frozen, then the curator lets the judge count: on today's grades q01's results are
+    3-vs-0 ties on the binary scale and P@5 has no value there; frozen, P@5 stays 1."""
+    from rankscope.store.models import utcnow
+    from rankscope.store.models_app import Grade, Rater, Task
+
+    w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
+    ev = w.evaluation
+    tasks = assignment.query_results(store, w.curator, ev.id, "q01")
+    for t in tasks:
+        grading.submit_grade(store, w.judge, GradeInput(t.task_id, 3))
+
+    def add_llm(session):
+        rater = Rater(name="llm:model", kind="llm", counts=False, created_at=utcnow())
+        session.add(rater)
+        session.flush()
+        for t in tasks:
+            item = session.get(Task, t.task_id).item_id
+            session.add(Grade(item_id=item, rater_id=rater.id, scale="graded", value=0.0,
+                              source="llm", evaluation_id=ev.id, active=True,
+                              created_at=utcnow()))
+        return rater.id
+
+    llm = store.write(add_llm)
+    freezing.freeze_evaluation(store, w.curator, ev.id)
+    frozen = dashboards.metrics_report(store, w.curator, ev.id)
+    assert frozen["per_query"]["q01"]["P@5"] == pytest.approx(1.0)
+
+    def let_count(session):
+        session.get(Rater, llm).counts = True
+
+    store.write(let_count)
+    later = dashboards.metrics_report(store, w.curator, ev.id)
+    assert later["per_query"] == frozen["per_query"] and later["n_grades"] == frozen["n_grades"]
+    assert later["today"]["per_query"]["q01"]["P@5"] is None

@@ -168,8 +168,11 @@ def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
     counted: list[tuple[str, str, str, float | None]] = []
     apart: list[tuple[str, str, str, float | None]] = []
     kinds: dict[str, str] = {}
+    apart_then = set(ev.frozen_apart or ()) if as_of is not None else None
     n_counted = 0
-    for key, doc, rater, value, counts, kind, *_ in rows:
+    for key, doc, rater, value, counts, kind, _, rater_id, *_ in rows:
+        if apart_then is not None:  # who counted is fixed by the freeze, like the grades
+            counts = rater_id not in apart_then
         kinds[rater] = kind
         n_counted += int(bool(counts))
         target = counted if counts else apart
@@ -199,7 +202,10 @@ def grade_details(session: Session, ev: Evaluation, keys: list[str],
         .where(Item.project_id == ev.project_id, Item.query_key.in_(keys), counting_at(as_of),
                Grade.scale == ev.scale)
         .order_by(Item.id, Rater.name)).all(), item=6, rater=7, created=8, grade_id=9)
+    apart_then = set(ev.frozen_apart or ()) if as_of is not None else None
     for key, doc, rater, kind, counts, grade, *_ in rows:
+        if apart_then is not None:
+            counts = grade.rater_id not in apart_then
         out.setdefault((key, doc), []).append({
             "rater": rater, "kind": kind, "counts": bool(counts), "value": grade.value,
             "reason": grade.reason, "explanation": grade.explanation, "source": grade.source,

@@ -237,7 +237,10 @@ def grade_records(session: Session, ev: Evaluation, data: EvaluationData) -> lis
         .outerjoin(Adjudication, Adjudication.grade_id == Grade.id)
         .where(*scope).order_by(Item.id, Grade.created_at, Grade.id)).all()
     out: list[tuple[Any, ...]] = []
+    apart_then = set(ev.frozen_apart or ()) if data.as_of is not None else None
     for key, doc, rater, kind, counts, g, note in rows:
+        if apart_then is not None:
+            counts = g.rater_id not in apart_then
         if g.id in counting:
             status = "counted" if counts else "advisory"
         elif data.as_of is not None and g.created_at > data.as_of:

@@ -4,8 +4,9 @@ Grades are pooled across a project, so a grade given in a later evaluation
 changes the numbers of every earlier one that shares the result. A frozen
 evaluation's metrics, per-query values, coverage, agreement and comparison
 are computed on the grades that counted at its ``frozen_at`` (and on the
-snapshot its latest run had recorded then): later grades, regrades, undos
-and adjudications do not move them. An evaluation is frozen
+snapshot its latest run had recorded then, with the raters kept apart then
+still apart): later grades, regrades, undos, adjudications and an LLM judge
+let count later do not move them. An evaluation is frozen
 
 - explicitly, by a curator (:func:`freeze_evaluation`): as of that moment;
 - automatically when its grading is complete (:func:`auto_freeze`, run
@@ -28,7 +29,7 @@ from rankscope.errors import ConflictError
 from rankscope.services.evaluations import evaluation_row
 from rankscope.services.grade_history import completion_time, incomplete_tasks
 from rankscope.store.models import utcnow
-from rankscope.store.models_app import Evaluation, EvaluationSnapshot, Task
+from rankscope.store.models_app import Evaluation, EvaluationSnapshot, Rater, Task
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -46,10 +47,12 @@ def freeze_state(ev: Evaluation) -> dict[str, Any]:
             "how": ev.frozen_how, "grades": ev.frozen_grades}
 
 
-def _counted_grades(session: Session, ev: Evaluation) -> int:
+def _seal(session: Session, ev: Evaluation) -> None:
+    """Record who was kept apart and how many grades counted at the freeze."""
     from rankscope.services.evaluation_data import load_data
 
-    return load_data(session, ev).n_grades
+    ev.frozen_apart = sorted(session.scalars(select(Rater.id).where(Rater.counts.is_(False))))
+    ev.frozen_grades = load_data(session, ev).n_grades
 
 
 def freeze_evaluation(store: Store, actor: Actor, evaluation_id: int) -> dict[str, Any]:
@@ -74,7 +77,7 @@ def freeze_evaluation(store: Store, actor: Actor, evaluation_id: int) -> dict[st
             raise ConflictError(f"evaluation #{ev.id} is {ev.status}: run it before freezing "
                                 f"its numbers")
         ev.frozen_at, ev.frozen_how, ev.frozen_by = utcnow(), "explicit", actor.user_id
-        ev.frozen_grades = _counted_grades(session, ev)
+        _seal(session, ev)
         return freeze_state(ev)
 
     return store.write(work)
@@ -111,7 +114,7 @@ def auto_freeze(store: Store, evaluation_id: int) -> bool:
                              .where(EvaluationSnapshot.evaluation_id == ev.id))
         when = max(when, ran) if ran is not None else when
         ev.frozen_at, ev.frozen_how, ev.frozen_by = when, "complete", None
-        ev.frozen_grades = _counted_grades(session, ev)
+        _seal(session, ev)
         return True
 
     return store.write(work)

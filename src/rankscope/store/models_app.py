@@ -192,6 +192,8 @@ class Evaluation(Base):
     frozen_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     frozen_grades: Mapped[int | None] = mapped_column(Integer)
     """The counted grades (values and can't tell) its frozen numbers rest on."""
+    frozen_apart: Mapped[list[int] | None] = mapped_column(JSONType)
+    """The raters whose grades did not count when it was frozen (they still do not, there)."""
 
 
 class EvaluationSnapshot(Base):
