@@ -265,3 +265,31 @@ def test_an_llm_judge_let_count_after_the_freeze_does_not_enter_the_frozen_numbe
     later = dashboards.metrics_report(store, w.curator, ev.id)
     assert later["per_query"] == frozen["per_query"] and later["n_grades"] == frozen["n_grades"]
     assert later["today"]["per_query"]["q01"]["P@5"] is None
+
+
+def test_a_frozen_evaluation_is_not_run_again_and_says_it_is_frozen(store, world):
+    ev = world.evaluation
+    assert evaluations.get_evaluation(store, world.curator, ev.id).frozen_at is None
+    state = freezing.freeze_evaluation(store, world.curator, ev.id)
+    view = evaluations.get_evaluation(store, world.curator, ev.id)
+    assert view.frozen_at == state["at"] and view.frozen_how == "explicit"
+    with pytest.raises(ConflictError, match="frozen"):
+        evaluations.run_evaluation(store, world.curator, ev.id, boundary=world.boundary)
+
+
+def test_a_frozen_evaluations_holes_are_todays(store, collection):
+    """Frozen with nothing graded; then q01's top result is graded: the coverage stays as
+    frozen (0 graded), the holes (what to grade next) no longer list that result."""
+    w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
+    ev = w.evaluation
+    freezing.freeze_evaluation(store, w.curator, ev.id)
+    first = assignment.query_results(store, w.curator, ev.id, "q01")[0]
+    grading.submit_grade(store, w.judge, GradeInput(first.task_id, 2))
+    report = dashboards.coverage_report(store, w.curator, ev.id)
+    assert report["graded"] == 0
+    assert (first.query_id, first.doc_id) not in {(h["query_id"], h["doc_id"])
+                                                  for h in report["holes"]}
+    assert len(report["holes"]) == report["positions"] - 1
+    rows = _csv_rows(exchange.export(store, w.curator, ev.id, "holes.csv")[0])
+    assert len(rows) == len(report["holes"])
+    assert (first.query_id, first.doc_id) not in {(r["query_id"], r["doc_id"]) for r in rows}

@@ -247,7 +247,9 @@ def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str,
     """Coverage of the top ``depth``: graded share per query and overall, and the holes.
 
     ``holes`` lists every hole (next batch first); ``by_query`` groups them
-    by query (the query set's order), each with its coverage.
+    by query (the query set's order), each with its coverage. A frozen
+    evaluation's coverage is as frozen (what its numbers rest on); its holes
+    are today's (what to grade next).
     """
     from rankscope.judgments.coverage import coverage
 
@@ -261,7 +263,9 @@ def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str,
     full = dict(complete.per_query.select("query_id", "graded").iter_rows())
     per_query = {q: {"positions": p, "graded": g, "coverage": c, "complete": full.get(q, 0)}
                  for q, p, g, c in graded.per_query.iter_rows()}
-    holes = holes_frame(ev, data)
+    # the holes are what to grade next: today's, also when the numbers are frozen
+    holes = holes_frame(ev, load(store, actor, evaluation_id, today=True)[1]
+                        if data.as_of is not None else data)
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in holes.sort(["query_id", "rank"]).iter_rows(named=True):
         grouped.setdefault(row["query_id"], []).append(row)

@@ -173,6 +173,10 @@ class EvaluationView:
     created_at: str
     snapshot_id: int | None
     n_tasks: int
+    frozen_at: str | None = None
+    """When its numbers were frozen (ISO 8601), or None: they still move."""
+    frozen_how: str | None = None
+    """``explicit`` (a curator) or ``complete`` (its grading was complete)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -233,7 +237,9 @@ def _view(session: Session, ev: Evaluation) -> EvaluationView:
         null_rules=ev.null_rules, depth=ev.depth, guidelines=ev.guidelines, status=ev.status,
         error=ev.error, baseline_id=ev.baseline_id, annotation=ev.annotation,
         created_at=ev.created_at.isoformat(), snapshot_id=latest_snapshot_id(session, ev.id),
-        n_tasks=int(n_tasks))
+        n_tasks=int(n_tasks),
+        frozen_at=None if ev.frozen_at is None else ev.frozen_at.isoformat(),
+        frozen_how=ev.frozen_how)
 
 
 def evaluation_row(session: Session, actor: Actor, evaluation_id: int,
@@ -417,10 +423,13 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
         # lock the row (PostgreSQL): two runs started at once see each other's "running"
         session.execute(select(Evaluation.id).where(Evaluation.id == ev.id).with_for_update())
         session.refresh(ev)
-        if ev.status == "running":
-            from rankscope.errors import ConflictError
+        from rankscope.errors import ConflictError
 
+        if ev.status == "running":
             raise ConflictError(f"evaluation #{evaluation_id} is running already")
+        if ev.frozen_at is not None:  # a new snapshot would not be what its numbers rest on
+            raise ConflictError(f"evaluation #{evaluation_id} is frozen: create a new "
+                                f"evaluation to run the endpoint again")
         ep = session.get(Endpoint, ev.endpoint_id)
         qs = session.get(QuerySet, ev.query_set_id)
         project = session.get(Project, ev.project_id)

@@ -28,7 +28,8 @@ Exports (each records the scale and the rule where the format has room: a
 - ``rre.json``: Rated Ranking Evaluator's ratings (topics, query groups,
   ``relevant_documents`` with gains);
 - ``queries.tsv``: the queries that have no grade yet;
-- ``holes.csv``: the ungraded positions of the top depth, the next batch
+- ``holes.csv``: the ungraded positions of the top depth (today's, also for a
+  frozen evaluation: it is what to grade next), the next batch
   first (``query_id, query, need, rank, doc_id, title, url``; ``limit``
   keeps the first N).
 
@@ -292,8 +293,9 @@ def export(store: Store, actor: Actor, evaluation_id: int, name: str, *,
                           for row in grade_records(session, ev, data)).encode()
         elif name.startswith("qrels"):
             out = _qrels(ev, data, name)
-        elif name == "holes.csv":
-            out = _holes_csv(ev, data, limit)
+        elif name == "holes.csv":  # what to grade next: today's, frozen or not
+            out = _holes_csv(ev, load_data(session, ev, today=True) if data.as_of else data,
+                             limit)
         elif name == "run.txt":
             out = "".join(data.run_lines).encode()
         elif name == "quepid.csv":
