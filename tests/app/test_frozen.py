@@ -98,6 +98,11 @@ def test_grades_given_in_a_third_evaluation_do_not_move_the_first_or_the_compari
     assert d["frozen"] == seen["mean"]["nDCG@5"] and d["today"] == today["mean"]["nDCG@5"]
     assert d["delta"] == pytest.approx(today["mean"]["nDCG@5"] - seen["mean"]["nDCG@5"])
     assert after_cmp["drift"], "the comparison says today's grades would change it"
+    # #2's own page says its baseline's frozen numbers would move, and by how much
+    base_moved = {d["metric"]: d for d in dashboards.metrics_report(
+        store, w.curator, second.id)["drift"] if d["role"] == "baseline"}
+    assert base_moved["nDCG@5"]["evaluation_id"] == first.id
+    assert base_moved["nDCG@5"]["delta"] == pytest.approx(d["delta"])
     # the frozen numbers are what `rankscope evaluate` prints on the exports (later grades
     # are in grades.csv, flagged, and not read as grades)
     printed = _cli(capsys, tmp_path, store, w, first.id)

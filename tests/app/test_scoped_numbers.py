@@ -93,6 +93,21 @@ def test_each_metric_says_over_how_many_of_its_k_results_it_was_computed(store, 
     other = next(q for q in p5["per_query"] if q != "q01")
     row = p5["per_query"][other]
     assert row["used"] == 0 and row["ungraded"] == row["positions"] > 0
+    # the page says it next to coverage and in q01's row, and links the results left out
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.core import create_app
+
+    from .conftest import PASSWORD
+
+    client = TestClient(create_app(store, w.data), follow_redirects=False)
+    assert client.post("/login", data={"name": w.curator.name,
+                                       "password": PASSWORD}).status_code == 303
+    page = client.get(f"/evaluations/{w.evaluation.id}/metrics").text
+    assert f"P@5 over 2 of {p5['positions']} (2 ties, 1 can&#39;t tell)" in page
+    assert "P@5 computed over 2 of 5 results" in page  # q01's cell
+    # q01's results left out: 3 of P@5's (ranks 2, 4, 5) and 1 of nDCG@5's (rank 5)
+    assert page.count(f'href="/evaluations/{w.evaluation.id}/snapshot/q01">q01</a> rank') == 4
 
 
 def _rows(body: bytes, sep: str) -> list[dict[str, str]]:
