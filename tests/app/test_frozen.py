@@ -98,6 +98,12 @@ def test_grades_given_in_a_third_evaluation_do_not_move_the_first_or_the_compari
     assert d["frozen"] == seen["mean"]["nDCG@5"] and d["today"] == today["mean"]["nDCG@5"]
     assert d["delta"] == pytest.approx(today["mean"]["nDCG@5"] - seen["mean"]["nDCG@5"])
     assert after_cmp["drift"], "the comparison says today's grades would change it"
+    # history: #1's point is its frozen numbers with its note; #3, complete too (jay's grades
+    # and the two others'), is frozen as well
+    rows = {r["evaluation_id"]: r for r in comparison.history(store, w.curator, first.id)}
+    assert rows[first.id]["mean"] == seen["mean"] and not rows[first.id]["provisional"]
+    assert rows[first.id]["annotation"] == "v1"
+    assert rows[third.id]["frozen"]["how"] == "complete" and not rows[third.id]["provisional"]
     # #2's own page says its baseline's frozen numbers would move, and by how much
     base_moved = {d["metric"]: d for d in dashboards.metrics_report(
         store, w.curator, second.id)["drift"] if d["role"] == "baseline"}
