@@ -65,14 +65,15 @@ def latest_per_rater(rows: Iterable[Sequence[Any]], *, item: int, rater: int, cr
 
 
 def incomplete_tasks(session: Session, ev: Evaluation) -> int:
-    """Results of the evaluation without the counted grades they want (and not adjudicated)."""
-    have = (select(func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
-            .where(Grade.item_id == Task.item_id, Grade.active, Grade.scale == ev.scale,
-                   Rater.counts).scalar_subquery())
+    """Results of the evaluation without the counted grades they want (and not adjudicated).
+
+    ``tasks.grades_counted`` is kept by the database (migration 0005_grading).
+    """
     settled = exists(select(Adjudication.id).where(Adjudication.item_id == Task.item_id,
                                                    Adjudication.scale == ev.scale))
     return int(session.scalar(select(func.count(Task.id)).where(
-        Task.evaluation_id == ev.id, have < Task.grades_wanted, ~settled)) or 0)
+        Task.evaluation_id == ev.id, Task.grades_counted < Task.grades_wanted,
+        ~settled)) or 0)
 
 
 def completion_time(session: Session, ev: Evaluation) -> datetime | None:
