@@ -122,6 +122,18 @@ class Route:
     refused: int = 403  # the answer to a role too low
 
 
+def _fresh(s: Site) -> int:
+    """A new evaluation of project A, run (each freeze request freezes another one)."""
+    w = s.w
+    ev = campaigns.create_evaluation(s.store, w.curator, w.project.id,
+                                       campaigns.EvaluationSpec(
+                                           name="to freeze", query_set_id=w.query_set.id,
+                                           endpoint_id=w.endpoint.id, depth=5,
+                                           metrics=["nDCG@5"]))
+    campaigns.run_evaluation(s.store, w.curator, ev.id, boundary=w.boundary)
+    return ev.id
+
+
 def _r(method, path, role, project, make, ok=None, refused=403) -> Route:
     if ok is None:
         ok = 303 if method == "POST" and not path.startswith("/api/") else 200
@@ -197,7 +209,10 @@ ROUTES = [
         "url": f"/evaluations/{E(s)}/settings", "data": {"annotation": "v1"}}),
     *[_r("GET", f"/evaluations/{{evaluation_id}}/{page}", "curator", True,
          lambda s, page=page: {"url": f"/evaluations/{E(s)}/{page}"})
-      for page in ("metrics", "coverage", "agreement", "disagreements", "history")],
+      for page in ("metrics", "coverage", "agreement", "disagreements", "history",
+                   "agreement/project", "disagreements/project")],
+    _r("POST", "/evaluations/{evaluation_id}/freeze", "curator", True, lambda s: {
+        "url": f"/evaluations/{_fresh(s)}/freeze"}),
     _r("GET", "/evaluations/{evaluation_id}/snapshot/{query_id}", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/snapshot/q01"}),
     _r("GET", "/evaluations/{evaluation_id}/compare", "curator", True, lambda s: {
@@ -299,6 +314,8 @@ ROUTES = [
     *[_r("GET", f"/api/v1/evaluations/{{evaluation_id}}/{page}", "curator", True,
          lambda s, page=page: {"url": f"/api/v1/evaluations/{E(s)}/{page}"})
       for page in ("metrics", "coverage", "agreement", "disagreements", "history")],
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/freeze", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{_fresh(s)}/freeze"}),
     _r("GET", "/api/v1/evaluations/{evaluation_id}/compare", "curator", True, lambda s: {
         "url": f"/api/v1/evaluations/{s.second.id}/compare"}),
     _r("POST", "/api/v1/evaluations/{evaluation_id}/adjudications", "curator", True,

@@ -31,10 +31,13 @@ def llm():
     server.stop()
 
 
-def _grades_csv(store, actor, ev_id) -> list[list[str]]:
+def _grades_csv(store, actor, ev_id) -> list[dict[str, str]]:
+    import csv
+    import io
+
     body, _ = exchange.export(store, actor, ev_id, "grades.csv")
-    lines = [ln for ln in body.decode().splitlines() if ln and not ln.startswith("#")]
-    return [ln.split(",") for ln in lines[1:]]
+    lines = [ln for ln in body.decode().splitlines(keepends=True) if not ln.startswith("#")]
+    return list(csv.DictReader(io.StringIO("".join(lines))))
 
 
 def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm):
@@ -63,9 +66,12 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
     assert all("is the answer" in p for p in prompts)  # the evaluation's guidelines
     assert llm_judges.get_judge(store, world.curator, judge["id"])["status"] == "done"
 
-    # not counting: no grades-wanted slot filled, nothing in the exports
+    # not counting: no grades-wanted slot filled; in the exports, flagged advisory (issue 26
+    # §5: a complete record), so that nothing reads them as grades
     assert assignment.progress(store, world.curator, ev_id)["filled"] == 1
-    assert {row[2] for row in _grades_csv(store, world.curator, ev_id)} == {world.judge.name}
+    rows = _grades_csv(store, world.curator, ev_id)
+    assert {r["rater"] for r in rows if r["grade_status"] == "counted"} == {world.judge.name}
+    assert {r["grade_status"] for r in rows if r["rater"] == "llm:tiny-model"} == {"advisory"}
     report = adjudication.agreement_report(store, world.curator, ev_id)
     assert report["raters"]["llm:tiny-model"] == "llm"
     mine = [r for r in report["vs_consensus"] if r["rater"] == "llm:tiny-model"]
@@ -76,7 +82,8 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
     llm_judges.set_counts(store, world.curator, judge["id"], True)
     assert assignment.progress(store, world.curator, ev_id)["filled"] == 1 + results
     rows = _grades_csv(store, world.curator, ev_id)
-    assert sorted(float(r[3]) for r in rows if r[2] == "llm:tiny-model") == [2.0] * results
+    assert sorted(float(r["grade"]) for r in rows if r["rater"] == "llm:tiny-model"
+                  and r["grade_status"] == "counted") == [2.0] * results
 
     # a second run finds nothing left for it: no request
     again = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)

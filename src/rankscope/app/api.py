@@ -34,6 +34,7 @@ from rankscope.services import (
     comparison,
     dashboards,
     exchange,
+    freezing,
     grading,
     llm_judges,
     projects,
@@ -304,9 +305,20 @@ def grade_later(request: Request, actor: ApiActor, task_id: Id) -> Response:
 
 
 @router.get("/evaluations/{evaluation_id}/metrics")
-def metrics(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
-    """Every metric's mean and per-query value (what ``rankscope evaluate`` prints)."""
-    return dashboards.metrics_report(_store(request), actor, evaluation_id)
+def metrics(request: Request, actor: ApiActor, evaluation_id: Id,
+            today: bool = False) -> dict[str, Any]:
+    """Every metric's mean and per-query value (what ``rankscope evaluate`` prints).
+
+    A frozen evaluation's numbers are those of its grades as of the freeze,
+    today's beside them (``today=true`` puts today's first).
+    """
+    return dashboards.metrics_report(_store(request), actor, evaluation_id, today=today)
+
+
+@router.post("/evaluations/{evaluation_id}/freeze")
+def freeze(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
+    """Freeze the evaluation's numbers now (a curator; 409 when frozen already or not run)."""
+    return freezing.freeze_evaluation(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/coverage")
@@ -316,16 +328,21 @@ def coverage(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, 
 
 
 @router.get("/evaluations/{evaluation_id}/agreement")
-def agreement(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
-    """Agreement between graders, per query, and each grader against the consensus."""
-    return adjudication.agreement_report(_store(request), actor, evaluation_id)
+def agreement(request: Request, actor: ApiActor, evaluation_id: Id,
+              scope: str = "evaluation") -> dict[str, Any]:
+    """Agreement between graders, per query, and each grader against the consensus.
+
+    Over the evaluation's results within its depth (``scope=project``: every
+    graded result of its queries in the project).
+    """
+    return adjudication.agreement_report(_store(request), actor, evaluation_id, scope)
 
 
 @router.get("/evaluations/{evaluation_id}/disagreements")
-def disagreements(request: Request, actor: ApiActor,
-                  evaluation_id: Id) -> list[dict[str, Any]]:
-    """Results whose graders disagree, widest spread first."""
-    return adjudication.disagreements(_store(request), actor, evaluation_id)
+def disagreements(request: Request, actor: ApiActor, evaluation_id: Id,
+                  scope: str = "evaluation") -> list[dict[str, Any]]:
+    """Results whose graders disagree, widest spread first (``scope`` as agreement's)."""
+    return adjudication.disagreements(_store(request), actor, evaluation_id, scope=scope)
 
 
 @router.post("/evaluations/{evaluation_id}/adjudications", status_code=201)

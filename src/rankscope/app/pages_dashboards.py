@@ -21,6 +21,7 @@ from rankscope.services import (
     comparison,
     dashboards,
     exchange,
+    freezing,
     projects,
 )
 from rankscope.services.accounts import Actor
@@ -117,12 +118,19 @@ def _dashboard(request: Request, actor: Actor, evaluation_id: Id, name: str, tab
 
 
 @router.get("/evaluations/{evaluation_id}/metrics", response_class=HTMLResponse)
-def metrics_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
+def metrics_page(request: Request, actor: PageActor, evaluation_id: Id,
+                 today: bool = False) -> Response:
     store = settings_of(request).store
     report = dashboards.metrics_report(store, actor, evaluation_id)
     coverage = dashboards.coverage_report(store, actor, evaluation_id)
     return _dashboard(request, actor, evaluation_id, "metrics.html", "metrics", report=report,
-                      coverage=coverage)
+                      coverage=coverage, show_today=today)
+
+
+@router.post("/evaluations/{evaluation_id}/freeze")
+def freeze_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
+    freezing.freeze_evaluation(settings_of(request).store, actor, evaluation_id)
+    return RedirectResponse(f"/evaluations/{evaluation_id}/metrics", status_code=303)
 
 
 @router.get("/evaluations/{evaluation_id}/snapshot/{query_id}", response_class=HTMLResponse)
@@ -146,18 +154,32 @@ def agreement_page(request: Request, actor: PageActor, evaluation_id: Id) -> Res
                       agreement=report)
 
 
+@router.get("/evaluations/{evaluation_id}/agreement/project", response_class=HTMLResponse)
+def project_agreement_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
+    report = adjudication.agreement_report(settings_of(request).store, actor, evaluation_id,
+                                           "project")
+    return _dashboard(request, actor, evaluation_id, "agreement.html", "agreement",
+                      agreement=report)
+
+
+@router.get("/evaluations/{evaluation_id}/disagreements/project", response_class=HTMLResponse)
+def project_disagreements_page(request: Request, actor: PageActor, evaluation_id: Id,
+                               message: str | None = None) -> Response:
+    return disagreements_page(request, actor, evaluation_id, message, scope="project")
+
+
 @router.get("/evaluations/{evaluation_id}/disagreements", response_class=HTMLResponse)
 def disagreements_page(request: Request, actor: PageActor, evaluation_id: Id,
-                       message: str | None = None) -> Response:
+                       message: str | None = None, scope: str = "evaluation") -> Response:
     store = settings_of(request).store
-    found = adjudication.disagreements(store, actor, evaluation_id)
+    found = adjudication.disagreements(store, actor, evaluation_id, scope=scope)
     ev = campaigns.get_evaluation(store, actor, evaluation_id)
     from rankscope.judgments.scales import get_scale
 
     scale = get_scale(ev.scale)
     values = list(scale.values) if scale is not None else []
     return _dashboard(request, actor, evaluation_id, "disagreements.html", "disagreements",
-                      items=found, values=values, message=message,
+                      items=found, values=values, message=message, scope=scope,
                       labels={f"{g:g}": label for g, label in scale.labels} if scale else {})
 
 
@@ -187,7 +209,8 @@ def history_page(request: Request, actor: PageActor, evaluation_id: Id,
         metrics += [m for m in row["mean"] if m not in metrics]
     chart = line_chart([f"#{r['evaluation_id']}" for r in rows],
                        {m: [r["mean"].get(m) for r in rows] for m in metrics},
-                       [r["annotation"] for r in rows], width=880, height=300)
+                       [r["annotation"] for r in rows], width=880, height=300,
+                       provisional=[r["provisional"] for r in rows])
     return _dashboard(request, actor, evaluation_id, "history.html", "history", rows=rows,
                       metrics=metrics, chart=Markup(chart), scope=scope)
 

@@ -12,8 +12,13 @@ UP, DOWN, FLAT = "#15803d", "#b42318", "#94a3b8"
 
 
 def line_chart(labels: Sequence[str], series: dict[str, Sequence[float | None]],
-               notes: Sequence[str] = (), *, width: int = 720, height: int = 280) -> str:
+               notes: Sequence[str] = (), *, width: int = 720, height: int = 280,
+               provisional: Sequence[bool] = ()) -> str:
     """A line per series over the labels (evaluations, oldest first).
+
+    A label marked ``provisional`` (an evaluation not frozen: its numbers may
+    still move) has hollow points (``class="point provisional"``) and says
+    so in their tooltips.
 
     The axis runs from 0 to 1, or to the largest value when one is above 1
     (DCG, CG).
@@ -29,6 +34,8 @@ def line_chart(labels: Sequence[str], series: dict[str, Sequence[float | None]],
     True
     >>> ">3.00<" in line_chart(["a"], {"DCG@10": [3.0]})  # the axis grows to the data
     True
+    >>> line_chart(["a", "b"], {"P@5": [0.5, 0.6]}, provisional=[False, True]).count("provisional")
+    2
     """
     left, right, top, bottom = 48, 150, 16, 56
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -72,9 +79,13 @@ def line_chart(labels: Sequence[str], series: dict[str, Sequence[float | None]],
                 run = []
                 continue
             run.append(f"{x(i):.1f},{y(v):.1f}")
-            parts.append(f'<circle class="point" cx="{x(i):.1f}" cy="{y(v):.1f}" r="4" '
-                         f'fill="{color}">'
-                         f'<title>{escape(name)} {v:.4f}</title></circle>')
+            hollow = i < len(provisional) and provisional[i]
+            parts.append(f'<circle class="point{" provisional" if hollow else ""}" '
+                         f'cx="{x(i):.1f}" cy="{y(v):.1f}" r="4" '
+                         + (f'fill="#fff" stroke="{color}" stroke-width="2">' if hollow
+                            else f'fill="{color}">')
+                         + f'<title>{escape(name)} {v:.4f}'
+                         f'{" (provisional)" if hollow else ""}</title></circle>')
         if len(run) > 1:
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" '
                          f'points="{" ".join(run)}"/>')

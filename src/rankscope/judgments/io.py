@@ -39,7 +39,9 @@ from rankscope.judgments.scales import Scale
 
 __all__ = [
     "ALIASES",
+    "GRADE_STATUSES",
     "JUDGMENT_FORMATS",
+    "STATUS_COLUMN",
     "canonical_frame",
     "check_format",
     "has_rater_column",
@@ -52,6 +54,9 @@ __all__ = [
 ]
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
+STATUS_COLUMN = "grade_status"
+"""A column of grades files that marks history rows (see :func:`judgments_of`)."""
+GRADE_STATUSES = ("counted", "advisory", "superseded", "retracted", "after freeze")
 
 
 # Column names other tools use, mapped to ours (matched case-insensitively).
@@ -299,7 +304,33 @@ def judgments_of(raw: RawFile, *, scale: Scale | None, rater: str | None,
     seen a rater column in the file it read.
     """
     frame, locate = _records_of(raw, "judgment records")
-    return canonical_frame(frame, raw.source, locate, scale=scale, rater=rater), raw.source, locate
+    out = canonical_frame(frame, raw.source, locate, scale=scale, rater=rater)
+    if STATUS_COLUMN in frame.columns:
+        out, locate = _counted_rows(out, frame.get_column(STATUS_COLUMN), raw.source, locate)
+    return out, raw.source, locate
+
+
+def _counted_rows(frame: pl.DataFrame, status: pl.Series, source: str,
+                  locate: RowLocator) -> tuple[pl.DataFrame, RowLocator]:
+    """The rows a ``grade_status`` column marks as counted, and a locator of the rows kept.
+
+    A grades export of the judging app is a complete record: beside the grades
+    its numbers rest on (``counted``, or empty) it holds the grades that do
+    not count there (``advisory``: a rater kept apart; ``superseded``,
+    ``retracted``; ``after freeze``: given after the evaluation was frozen).
+    Those are history, not grades to aggregate; any other value is an error.
+    """
+    text = status.cast(pl.String).fill_null("").str.strip_chars().str.to_lowercase()
+    bad = ~text.is_in(["", *GRADE_STATUSES])
+    if bad.any():
+        row = int(bad.arg_true()[0])
+        raise ParseError(
+            f"{STATUS_COLUMN} must be one of {', '.join(GRADE_STATUSES)} (or empty)",
+            source=source, line=locate(row), value=str(status[row]),
+        )
+    keep = text.is_in(["", "counted"])
+    kept = keep.arg_true().to_list()
+    return frame.filter(keep), lambda row: locate(kept[row]) if 0 <= row < len(kept) else None
 
 
 def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:

@@ -12,6 +12,12 @@
   curator to adjudicate;
 - :func:`adjudicate`: the curator's grade supersedes the graders' grades
   (which stay in the table) and closes the result to further grading.
+
+Both pages are about the evaluation's own results: the results of its
+snapshot within its depth (``scope="evaluation"``, the default), graded as
+of its freeze when frozen. ``scope="project"`` is the project-wide view:
+every grade of the project's results of the same queries (other
+evaluations' results and depths included), shown on a page of its own.
 """
 
 from __future__ import annotations
@@ -36,7 +42,26 @@ if TYPE_CHECKING:
     from rankscope.services.campaign_data import EvaluationData
     from rankscope.store.db import Store
 
-__all__ = ["adjudicate", "agreement_report", "disagreements"]
+__all__ = ["SCOPES", "adjudicate", "agreement_report", "disagreements"]
+
+SCOPES = ("evaluation", "project")
+
+
+def _scoped(data: EvaluationData, scope: str) -> tuple[Judgments, Judgments]:
+    """The counted and advisory grades of the scope: the evaluation's results within its
+    depth, or every result of its queries in the project."""
+    if scope not in SCOPES:
+        raise OptionError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    if scope == "project":
+        return data.judgments, data.advisory
+    pair = pl.col("query_id") + "\x1f" + pl.col("doc_id")
+    shown = data.hits.filter(pl.col("rank") <= data.depth).select(pair.alias("pair"))
+    wanted = shown.get_column("pair").unique().to_list()
+
+    def keep(j: Judgments) -> Judgments:
+        return j.filter(pair.is_in(wanted))
+
+    return keep(data.judgments), keep(data.advisory)
 
 
 def _consensus(judgments: Judgments, data: EvaluationData) -> pl.DataFrame:
@@ -71,50 +96,61 @@ def _against(graded: pl.DataFrame, rater: str, consensus: pl.DataFrame,
             "mean_diff": clean(diff.mean())}
 
 
-def agreement_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str, Any]:
+def agreement_report(store: Store, actor: Actor, evaluation_id: int,
+                     scope: str = "evaluation") -> dict[str, Any]:
     """Agreement between the graders, per query, and each grader against the consensus.
 
     Keys of :meth:`rankscope.judgments.agreement.Agreement.to_dict`, plus
     ``vs_consensus`` (every grader: ``rater, kind, counts, n_items, kappa,
     agree, mean_diff``), ``llm_vs_people`` (each LLM judge against the
-    people's consensus) and ``raters`` (name -> kind).
+    people's consensus), ``raters`` (name -> kind) and ``scope``; over the
+    evaluation's results within its depth, or (``scope="project"``) every
+    graded result of its queries in the project.
     """
     from rankscope.judgments.agreement import agreement
     from rankscope.judgments.table import Judgments
 
+    if scope not in SCOPES:
+        raise OptionError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
     _, data = load(store, actor, evaluation_id)
-    every = Judgments(pl.concat([data.judgments.frame, data.advisory.frame]),
+    counted_j, advisory_j = _scoped(data, scope)
+    every = Judgments(pl.concat([counted_j.frame, advisory_j.frame]),
                       source=data.judgments.source, scale=data.scale)
     graded = every.frame.drop_nulls("grade")
     if graded.height == 0:
         return {"n_items": 0, "n_raters": 0, "vs_consensus": [], "llm_vs_people": [],
-                "raters": data.rater_kinds}
+                "raters": data.rater_kinds, "scope": scope}
     out = agreement(every, by_query=True).to_dict()
-    counted = set(data.judgments.frame.get_column("rater").unique().to_list())
-    consensus = _consensus(data.judgments, data)
+    counted = set(counted_j.frame.get_column("rater").unique().to_list())
+    consensus = _consensus(counted_j, data)
     out["vs_consensus"] = [
         {**_against(graded, rater, consensus, data.scale),
          "kind": data.rater_kinds.get(rater, "person"), "counts": rater in counted}
         for rater in sorted(set(graded.get_column("rater").to_list()))]
     llms = sorted(r for r, kind in data.rater_kinds.items() if kind == "llm")
-    people = data.judgments.filter(~pl.col("rater").is_in(llms))
+    people = counted_j.filter(~pl.col("rater").is_in(llms))
     people_consensus = _consensus(people, data)
     out["llm_vs_people"] = [_against(graded, rater, people_consensus, data.scale)
                             for rater in llms]
     out["raters"] = data.rater_kinds
+    out["scope"] = scope
     return out
 
 
 def disagreements(store: Store, actor: Actor, evaluation_id: int,
-                  limit: int = 200) -> list[dict[str, Any]]:
+                  limit: int = 200, scope: str = "evaluation") -> list[dict[str, Any]]:
     """Results whose counted graders disagree, widest spread first, with every grade.
 
     Each entry: ``query_id, query_text, need, doc_id, title, url, spread,
-    grades`` where ``grades`` lists every active grade of the result
-    (``rater, kind, counts, value, reason, explanation``), LLM judges' too.
+    grades`` where ``grades`` lists every grade of the result that counted
+    (as of the freeze when frozen; ``rater, kind, counts, value, reason,
+    explanation``), LLM judges' too; the evaluation's results within its
+    depth, or (``scope="project"``) every result of its queries.
     """
+    if scope not in SCOPES:
+        raise OptionError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
     ev, data = load(store, actor, evaluation_id)
-    graded = data.judgments.frame.drop_nulls("grade")
+    graded = _scoped(data, scope)[0].frame.drop_nulls("grade")
     if graded.height == 0:
         return []
     spread = (graded.group_by("query_id", "doc_id")
@@ -129,7 +165,7 @@ def disagreements(store: Store, actor: Actor, evaluation_id: int,
     shown = {(r["query_id"], r["doc_id"]): r for r in data.hits.iter_rows(named=True)}
     wanted = sorted({keys[q] for q in spread.get_column("query_id").to_list()})
     with store.read() as session:
-        details = grade_details(session, ev, wanted)
+        details = grade_details(session, ev, wanted, data.as_of)
     out = []
     for r in spread.iter_rows(named=True):
         q = queries[r["query_id"]]

@@ -14,7 +14,10 @@ command for an evaluation).
 
 Which grades: every active grade on the evaluation's scale of an item of
 the project whose query is one of the query set's (grades are shared
-between evaluations), under the query id the set gives that query. Grades
+between evaluations), under the query id the set gives that query. A
+frozen evaluation reads the grades as they were when it was frozen
+(:mod:`rankscope.services.grade_history`) and the snapshot its latest run
+had recorded then, so its numbers never move; ``today=True`` reads today's. Grades
 of raters that do not count (an LLM judge the curator keeps apart) are kept
 aside in :attr:`EvaluationData.advisory`: shown and compared with the
 others, never aggregated.
@@ -23,6 +26,7 @@ others, never aggregated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -30,6 +34,7 @@ from sqlalchemy import select
 
 from rankscope.data.tables import Run
 from rankscope.services.campaigns import latest_snapshot_id, query_key
+from rankscope.services.grade_history import counting_at, latest_per_rater
 from rankscope.store.models import Query, Snapshot, SnapshotHit, SnapshotQuery
 from rankscope.store.models_app import Evaluation, Grade, Item, Rater
 
@@ -90,6 +95,10 @@ class EvaluationData:
     metrics: list[str]
     unjudged: str
     depth: int
+    as_of: datetime | None = None
+    """The moment the grades are read as of (a frozen evaluation's), None for today's."""
+    n_grades: int = 0
+    """Counted grades (values and "can't tell") of the items read, each once."""
 
     @property
     def has_grades(self) -> bool:
@@ -144,24 +153,30 @@ def _run_from_lines(lines: list[str], name: str) -> Run:
     return Run(frame, name=name, source=name)
 
 
-def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]]
-               ) -> tuple[Judgments, Judgments, dict[str, str]]:
+def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
+               as_of: datetime | None) -> tuple[Judgments, Judgments, dict[str, str], int]:
     from rankscope.judgments.table import Judgments
 
     ids_of: dict[str, list[str]] = {}
     for q in queries:
         ids_of.setdefault(query_key(q["text"], q["params"]), []).append(q["query_id"])
-    rows = session.execute(
-        select(Item.query_key, Item.doc_id, Rater.name, Grade.value, Rater.counts, Rater.kind)
+    rows = latest_per_rater(session.execute(
+        select(Item.query_key, Item.doc_id, Rater.name, Grade.value, Rater.counts, Rater.kind,
+               Grade.item_id, Grade.rater_id, Grade.created_at, Grade.id)
         .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
-        .where(Item.project_id == ev.project_id, Grade.active, Grade.scale == ev.scale,
+        .where(Item.project_id == ev.project_id, counting_at(as_of), Grade.scale == ev.scale,
                Item.query_key.in_(list(ids_of)) if ids_of else Item.id < 0)
-        .order_by(Item.id, Rater.name)).all()
+        .order_by(Item.id, Rater.name)).all(), item=6, rater=7, created=8, grade_id=9)
     counted: list[tuple[str, str, str, float | None]] = []
     apart: list[tuple[str, str, str, float | None]] = []
     kinds: dict[str, str] = {}
-    for key, doc, rater, value, counts, kind in rows:
+    apart_then = set(ev.frozen_apart or ()) if as_of is not None else None
+    n_counted = 0
+    for key, doc, rater, value, counts, kind, _, rater_id, *_ in rows:
+        if apart_then is not None:  # who counted is fixed by the freeze, like the grades
+            counts = rater_id not in apart_then
         kinds[rater] = kind
+        n_counted += int(bool(counts))
         target = counted if counts else apart
         target.extend((qid, doc, rater, value) for qid in ids_of.get(key, []))
     source = f"evaluation #{ev.id}"
@@ -169,12 +184,12 @@ def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]]
                       source=source, scale=ev.scale),
             Judgments(pl.DataFrame(apart, schema=_JUDGMENT_SCHEMA, orient="row"),
                       source=source, scale=ev.scale),
-            kinds)
+            kinds, n_counted)
 
 
-def grade_details(session: Session, ev: Evaluation,
-                  keys: list[str]) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    """Every active grade on the evaluation's scale of the items of these query keys.
+def grade_details(session: Session, ev: Evaluation, keys: list[str],
+                  as_of: datetime | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Every active grade (as of ``as_of``) on the evaluation's scale of these query keys' items.
 
     ``{(query key, doc id): [{"rater", "kind", "counts", "value", "reason",
     "explanation", "source", "created_at"}, ...]}``, raters by name.
@@ -182,13 +197,17 @@ def grade_details(session: Session, ev: Evaluation,
     out: dict[tuple[str, str], list[dict[str, Any]]] = {}
     if not keys:
         return out
-    rows = session.execute(
-        select(Item.query_key, Item.doc_id, Rater.name, Rater.kind, Rater.counts, Grade)
+    rows = latest_per_rater(session.execute(
+        select(Item.query_key, Item.doc_id, Rater.name, Rater.kind, Rater.counts, Grade,
+               Grade.item_id, Grade.rater_id, Grade.created_at, Grade.id)
         .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
-        .where(Item.project_id == ev.project_id, Item.query_key.in_(keys), Grade.active,
+        .where(Item.project_id == ev.project_id, Item.query_key.in_(keys), counting_at(as_of),
                Grade.scale == ev.scale)
-        .order_by(Item.id, Rater.name)).all()
-    for key, doc, rater, kind, counts, grade in rows:
+        .order_by(Item.id, Rater.name)).all(), item=6, rater=7, created=8, grade_id=9)
+    apart_then = set(ev.frozen_apart or ()) if as_of is not None else None
+    for key, doc, rater, kind, counts, grade, *_ in rows:
+        if apart_then is not None:
+            counts = grade.rater_id not in apart_then
         out.setdefault((key, doc), []).append({
             "rater": rater, "kind": kind, "counts": bool(counts), "value": grade.value,
             "reason": grade.reason, "explanation": grade.explanation, "source": grade.source,
@@ -196,12 +215,18 @@ def grade_details(session: Session, ev: Evaluation,
     return out
 
 
-def load_data(session: Session, ev: Evaluation) -> EvaluationData:
-    """Everything the dashboards and exports of ``ev`` need, read in one session."""
+def load_data(session: Session, ev: Evaluation, *, today: bool = False) -> EvaluationData:
+    """Everything the dashboards and exports of ``ev`` need, read in one session.
+
+    A frozen evaluation's data are those of its freeze (grades and snapshot
+    as of ``frozen_at``) unless ``today`` asks for today's grades and latest
+    snapshot.
+    """
+    as_of = None if today else ev.frozen_at
     queries = [{"query_id": q.query_id, "text": q.text, "need": q.need, "params": q.params}
                for q in session.scalars(select(Query).where(Query.query_set_id == ev.query_set_id)
                                         .order_by(Query.position))]
-    snapshot_id = latest_snapshot_id(session, ev.id)
+    snapshot_id = latest_snapshot_id(session, ev.id, as_of=as_of)
     tag = ev.name
     if snapshot_id is not None:
         lines, hits = run_lines_of(session, snapshot_id, tag)
@@ -209,14 +234,14 @@ def load_data(session: Session, ev: Evaluation) -> EvaluationData:
         lines, hits = [], pl.DataFrame(schema={
             "query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String, "score": pl.Float64,
             "title": pl.String, "snippet": pl.String, "url": pl.String})
-    judgments, advisory, kinds = _judgments(session, ev, queries)
+    judgments, advisory, kinds, n_grades = _judgments(session, ev, queries, as_of)
     return EvaluationData(
         evaluation_id=ev.id, snapshot_id=snapshot_id, judgments=judgments, advisory=advisory,
         rater_kinds=kinds,
         run=_run_from_lines(lines, "_".join(tag.split()) or "rankscope"), run_lines=lines,
         queries=queries, hits=hits, scale=ev.scale, strategy=strategy_map(ev),
         transforms=dict(ev.transforms), metrics=list(ev.metrics), unjudged=unjudged_of(ev),
-        depth=ev.depth)
+        depth=ev.depth, as_of=as_of, n_grades=n_grades)
 
 
 def evaluate_command(ev: Evaluation, grades: str = "grades.csv", run: str = "run.txt") -> str:

@@ -45,6 +45,7 @@ from rankscope.store.models_app import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
+    from datetime import datetime
 
     from sqlalchemy.orm import Session
 
@@ -200,6 +201,10 @@ class EvaluationView:
     created_at: str
     snapshot_id: int | None
     n_tasks: int
+    frozen_at: str | None = None
+    """When its numbers were frozen (ISO 8601), or None: they still move."""
+    frozen_how: str | None = None
+    """``explicit`` (a curator) or ``complete`` (its grading was complete)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -259,7 +264,9 @@ def evaluation_view(session: Session, ev: Evaluation,
         null_rules=ev.null_rules, depth=ev.depth, guidelines=ev.guidelines, status=ev.status,
         error=ev.error, baseline_id=ev.baseline_id, annotation=ev.annotation,
         created_at=ev.created_at.isoformat(), snapshot_id=latest_snapshot_id(session, ev.id),
-        n_tasks=int(n_tasks))
+        n_tasks=int(n_tasks),
+        frozen_at=None if ev.frozen_at is None else ev.frozen_at.isoformat(),
+        frozen_how=ev.frozen_how)
 
 
 def evaluation_row(session: Session, actor: Actor, evaluation_id: int,
@@ -274,11 +281,14 @@ def evaluation_row(session: Session, actor: Actor, evaluation_id: int,
     return ev
 
 
-def latest_snapshot_id(session: Session, evaluation_id: int) -> int | None:
-    """The snapshot the evaluation's grading and metrics use (its latest run's)."""
-    return session.scalar(select(EvaluationSnapshot.snapshot_id)
-                          .where(EvaluationSnapshot.evaluation_id == evaluation_id)
-                          .order_by(EvaluationSnapshot.id.desc()).limit(1))
+def latest_snapshot_id(session: Session, evaluation_id: int, *,
+                       as_of: datetime | None = None) -> int | None:
+    """The snapshot the evaluation's grading and metrics use (its latest run's, as of ``as_of``)."""
+    query = select(EvaluationSnapshot.snapshot_id).where(
+        EvaluationSnapshot.evaluation_id == evaluation_id)
+    if as_of is not None:
+        query = query.where(EvaluationSnapshot.created_at <= as_of)
+    return session.scalar(query.order_by(EvaluationSnapshot.id.desc()).limit(1))
 
 
 def create_evaluation(store: Store, actor: Actor, project_id: int,
@@ -466,10 +476,13 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
         # lock the row (PostgreSQL): two runs started at once see each other's "running"
         session.execute(select(Evaluation.id).where(Evaluation.id == ev.id).with_for_update())
         session.refresh(ev)
-        if ev.status == "running":
-            from rankscope.errors import ConflictError
+        from rankscope.errors import ConflictError
 
+        if ev.status == "running":
             raise ConflictError(f"evaluation #{evaluation_id} is running already")
+        if ev.frozen_at is not None:  # a new snapshot would not be what its numbers rest on
+            raise ConflictError(f"evaluation #{evaluation_id} is frozen: create a new "
+                                f"evaluation to run the endpoint again")
         ep = session.get(Endpoint, ev.endpoint_id)
         qs = session.get(QuerySet, ev.query_set_id)
         project = session.get(Project, ev.project_id)

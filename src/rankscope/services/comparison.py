@@ -2,8 +2,9 @@
 
 - history: the evaluations of the same query set and endpoint (or, with
   ``scope="query_set"``, of the same query set on any endpoint), oldest
-  first, each with its means (on today's grades) and its annotation ("what
-  changed");
+  first, each with its means and its annotation ("what changed"): a frozen
+  evaluation's numbers as frozen, the others' on today's grades, marked
+  provisional;
 - comparison: this evaluation's run and its baseline's evaluated with this
   evaluation's grades and rules, paired by query: the delta of means, a
   paired test (:func:`rankscope.compare.significance.paired_test`: t-test by
@@ -13,7 +14,10 @@
   (:func:`rankscope.services.snapshot_diff.diff_rankings`), and every
   query's values on both sides with their delta. Snapshots of different
   depths or query sets are compared on what both have (the smaller depth,
-  the shared queries), with ``warnings`` saying so.
+  the shared queries), with ``warnings`` saying so. When this evaluation
+  or its baseline is frozen, both sides are as frozen (this evaluation's
+  grades as of its freeze, each snapshot as of its own) and ``drift`` says
+  how today's grades would change each metric's delta.
 """
 
 from __future__ import annotations
@@ -48,10 +52,19 @@ def history(store: Store, actor: Actor, evaluation_id: int,
     """Evaluations of the same query set (and endpoint), oldest first, with their means.
 
     Each row: ``evaluation_id, name, endpoint, created_at, annotation,
-    status, mean``.
+    status, mean, frozen`` (:func:`rankscope.services.freezing.freeze_state`),
+    ``provisional`` (not frozen: its numbers may still move) and ``n_grades``.
     """
+    from rankscope.services.freezing import auto_freeze, freeze_state
+
     if scope not in SCOPES:
         raise OptionError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        ids = list(session.scalars(select(Evaluation.id).where(
+            Evaluation.project_id == ev.project_id, Evaluation.query_set_id == ev.query_set_id)))
+    for other_id in ids:
+        auto_freeze(store, other_id)
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         query = select(Evaluation).where(Evaluation.project_id == ev.project_id,
@@ -68,7 +81,9 @@ def history(store: Store, actor: Actor, evaluation_id: int,
                         "endpoint": names.get(other.endpoint_id, "?"),
                         "created_at": other.created_at.isoformat(),
                         "annotation": other.annotation, "status": other.status,
-                        "mean": evaluation_metrics(data)["mean"]})
+                        "mean": evaluation_metrics(data)["mean"],
+                        "frozen": freeze_state(other), "provisional": other.frozen_at is None,
+                        "n_grades": data.n_grades})
         return out
 
 
@@ -93,9 +108,11 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
     for, the delta, the paired test's p-value and its adjustment over the
     metrics, wins and losses; ``similarity``: RBO (p = 0.9) and
     Jaccard@depth between the two snapshots; ``per_query``: each query's
-    text, RBO and, per metric, ``{"this", "baseline", "delta"}``.
+    text, RBO and, per metric, ``{"this", "baseline", "delta"}``; ``frozen``:
+    whether either side is frozen (then both are as frozen) and ``drift``: the
+    metrics whose delta today's grades would change (``frozen_delta``,
+    ``today_delta``, ``frozen_p``, ``today_p``, ``change``).
     """
-    from rankscope.compare.significance import adjust, paired_test
     from rankscope.services.snapshot_diff import diff_rankings
 
     if test not in TESTS:
@@ -103,6 +120,8 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
     if correction not in CORRECTIONS:
         raise OptionError(f"correction must be one of {', '.join(CORRECTIONS)}, "
                           f"not {correction!r}")
+    from rankscope.services.freezing import auto_freeze
+
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         other_id = baseline_id if baseline_id is not None else ev.baseline_id
@@ -111,22 +130,67 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
         base = evaluation_row(session, actor, other_id, "curator")
         if base.project_id != ev.project_id:
             raise NotFoundError(f"no evaluation #{other_id} in this project")
+    auto_freeze(store, evaluation_id)
+    auto_freeze(store, other_id)
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        base = evaluation_row(session, actor, other_id, "curator")
         data, base_data = load_data(session, ev), load_data(session, base)
+        frozen = ev.frozen_at is not None or base.frozen_at is not None
+        today = (load_data(session, ev, today=True), load_data(session, base, today=True)) \
+            if frozen else None
         ev_label, base_label = f"#{ev.id} {ev.name}", f"#{base.id} {base.name}"
-        ev_id, base_id, base_name = ev.id, base.id, base.name
+        ev_id, base_id, base_name, ev_depth = ev.id, base.id, base.name, ev.depth
         sets = {qs.id: qs.content_sha256 for qs in session.scalars(
             select(QuerySet).where(QuerySet.id.in_([ev.query_set_id, base.query_set_id])))}
         ev_set, base_set = sets.get(ev.query_set_id, ""), sets.get(base.query_set_id, "")
     if data.run.frame.height == 0 or base_data.run.frame.height == 0:
         raise ConflictError("both evaluations need a snapshot: run them first")
+    sides = (ev_label, ev_set, base_label, base_set)
+    rows, per_query, (base_ranking, ranking), warnings, depth = _paired(
+        data, base_data, sides, test, correction, ev_depth)
+    moved: list[dict[str, Any]] = []
+    if today is not None and today[0].run.frame.height and today[1].run.frame.height:
+        now_rows = {r["metric"]: r for r in _paired(today[0], today[1], sides, test,
+                                                    correction, ev_depth)[0]}
+        for row in rows:
+            now = now_rows.get(row["metric"], {})
+            was_d, now_d = row["delta"], now.get("delta")
+            if was_d != now_d and not (was_d is not None and now_d is not None
+                                       and abs(was_d - now_d) < 1e-12):
+                moved.append({"metric": row["metric"], "frozen_delta": was_d,
+                              "today_delta": now_d, "frozen_p": row["p_value"],
+                              "today_p": now.get("p_value"),
+                              "change": None if was_d is None or now_d is None
+                              else now_d - was_d})
+    diff = diff_rankings([base_ranking, ranking], k=max(1, depth), p=0.9)[0]
+    rbo = {r["query_id"]: clean(r["rbo"]) for r in diff.per_query.iter_rows(named=True)}
+    for q, row in per_query.items():
+        row["rbo"] = rbo.get(q)
+    return {"evaluation_id": ev_id, "baseline_id": base_id, "baseline_name": base_name,
+            "test": _TEST_NAMES[test], "test_key": test,
+            "correction": f"{correction} (over the metrics)", "correction_key": correction,
+            "metrics": rows,
+            "similarity": {k: v for k, v in diff.summary().items()
+                           if k in ("rbo", "jaccard", "queries", "queries_changed", "k", "p")},
+            "per_query_rbo": rbo, "per_query": list(per_query.values()),
+            "warnings": warnings, "frozen": frozen, "drift": moved}
+
+
+def _paired(data: EvaluationData, base_data: EvaluationData, sides: tuple[str, str, str, str],
+            test: str, correction: str, depth: int) -> tuple[
+                list[dict[str, Any]], dict[str, dict[str, Any]], Any, list[str], int]:
+    """Both runs evaluated with ``data``'s grades, paired by query, metric by metric."""
+    from rankscope.compare.significance import adjust, paired_test
     from rankscope.services.snapshot_diff import align
 
+    ev_label, ev_set, base_label, base_set = sides
     # Different depths or query sets would count every difference as a change: compare
     # what both have (the smaller depth, the shared queries) and say so on the page.
     (base_ranking, ranking), warnings = align(
         [_ranking(base_data, base_label, base_set), _ranking(data, ev_label, ev_set)],
         allow=True)
-    depth = min(base_ranking.effective_depth, ranking.effective_depth) or ev.depth
+    depth = min(base_ranking.effective_depth, ranking.effective_depth) or depth
     this_run, base_run = (ranking.ordered_run(), base_ranking.ordered_run()) if warnings \
         else (data.run, base_data.run)
     shared = set(ranking.query_ids)
@@ -158,18 +222,7 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
                                     for r in rows], dtype=np.float64), correction)
         for row, p in zip(rows, adjusted, strict=True):
             row["p_adjusted"] = clean(p)
-    diff = diff_rankings([base_ranking, ranking], k=max(1, depth), p=0.9)[0]
-    rbo = {r["query_id"]: clean(r["rbo"]) for r in diff.per_query.iter_rows(named=True)}
-    for q, row in per_query.items():
-        row["rbo"] = rbo.get(q)
-    return {"evaluation_id": ev_id, "baseline_id": base_id, "baseline_name": base_name,
-            "test": _TEST_NAMES[test], "test_key": test,
-            "correction": f"{correction} (over the metrics)", "correction_key": correction,
-            "metrics": rows,
-            "similarity": {k: v for k, v in diff.summary().items()
-                           if k in ("rbo", "jaccard", "queries", "queries_changed", "k", "p")},
-            "per_query_rbo": rbo, "per_query": list(per_query.values()),
-            "warnings": warnings}
+    return rows, per_query, (base_ranking, ranking), warnings, depth
 
 
 def side_by_side(store: Store, actor: Actor, evaluation_id: int,

@@ -12,6 +12,14 @@ one query's graded snapshot, all computed by the library on :mod:`campaign_data`
 - drill-down: one query's snapshot, each hit with its aggregated grade, who
   graded it and how (explanations and "can't tell" reasons included).
 
+A frozen evaluation's dashboards are computed on its grades as of the freeze
+(:mod:`rankscope.services.freezing`); the metrics page shows today's beside
+them, and says by how much today's grades would move this evaluation's and
+its baseline's numbers (``drift``). Every metric says over how many of its k
+results it was computed, per query (:func:`metric_coverage`): results
+whose grades tie or aggregate to nothing, "can't tell" and ungraded results
+are counted apart and listed.
+
 Agreement and adjudication are in :mod:`rankscope.services.adjudication`,
 history and the comparison with a baseline in
 :mod:`rankscope.services.comparison`.
@@ -46,6 +54,7 @@ __all__ = [
     "evaluation_metrics",
     "holes_frame",
     "load",
+    "metric_coverage",
     "metrics_report",
 ]
 
@@ -58,12 +67,20 @@ def clean(value: Any) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else value
 
 
-def load(store: Store, actor: Actor, evaluation_id: int,
-         at_least: str = "curator") -> tuple[Evaluation, EvaluationData]:
-    """The evaluation (detached, readable) and its data, when the actor may see them."""
+def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curator", *,
+         today: bool = False) -> tuple[Evaluation, EvaluationData]:
+    """The evaluation (detached, readable) and its data, when the actor may see them.
+
+    A ready evaluation whose grading is complete is frozen first
+    (:func:`rankscope.services.freezing.auto_freeze`); a frozen one's data are
+    its grades as of the freeze unless ``today``.
+    """
+    from rankscope.services.freezing import auto_freeze
+
+    auto_freeze(store, evaluation_id)
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, at_least)
-        data = load_data(session, ev)
+        data = load_data(session, ev, today=today)
         session.expunge(ev)  # keep its loaded columns readable after the session ends
         return ev, data
 
@@ -81,22 +98,125 @@ def evaluation_metrics(data: EvaluationData) -> dict[str, Any]:
             "n_queries": len(result.query_ids)}
 
 
-def metrics_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str, Any]:
+def _drift(ev_id: int, name: str, role: str, frozen: dict[str, Any],
+           today: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metrics whose mean today's grades move, with both values and the change."""
+    out = []
+    for metric, was in frozen.items():
+        now = today.get(metric)
+        if was == now or (was is not None and now is not None and abs(now - was) < 1e-12):
+            continue
+        out.append({"evaluation_id": ev_id, "name": name, "role": role, "metric": metric,
+                    "frozen": was, "today": now,
+                    "delta": None if was is None or now is None else now - was})
+    return out
+
+
+def drift(store: Store, actor: Actor, ev: Evaluation, frozen_mean: dict[str, Any],
+          today_mean: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """How far today's grades would move the evaluation's and its baseline's frozen means.
+
+    Each entry: ``evaluation_id, name, role`` (``this`` or ``baseline``),
+    ``metric, frozen, today, delta``; only metrics that moved.
+    """
+    out = [] if today_mean is None else _drift(ev.id, ev.name, "this", frozen_mean, today_mean)
+    if ev.baseline_id is not None:
+        try:
+            base, base_data = load(store, actor, ev.baseline_id)
+        except NotFoundError:  # a baseline deleted meanwhile
+            return out
+        if base.frozen_at is not None:
+            _, base_today = load(store, actor, base.id, today=True)
+            out += _drift(base.id, base.name, "baseline", evaluation_metrics(base_data)["mean"],
+                          evaluation_metrics(base_today)["mean"])
+    return out
+
+
+def metrics_report(store: Store, actor: Actor, evaluation_id: int, *,
+                   today: bool = False) -> dict[str, Any]:
     """Every metric's mean and per-query value, with the query texts.
 
     ``{"mean": {metric: value}, "per_query": {qid: {metric: value}},
-    "queries": [...], "n_queries", "unjudged", "command", "qrels"}``; null
-    where a metric has no value (nothing graded, or the null rules).
-    ``qrels`` says which qrels export reproduces which metric
-    (:func:`rankscope.services.campaign_data.qrels_exports`).
+    "queries": [...], "n_queries", "unjudged", "command", "qrels", "frozen",
+    "n_grades", "as_of", "today", "drift", "over"}``; null where a metric has
+    no value (nothing graded, or the null rules). ``qrels`` says which qrels
+    export reproduces which metric
+    (:func:`rankscope.services.campaign_data.qrels_exports`). ``frozen`` is
+    :func:`rankscope.services.freezing.freeze_state`; a frozen evaluation's
+    numbers are those of its grades as of then (``as_of``, ``n_grades``
+    counted grades) and ``today`` holds the same numbers on today's grades
+    (``mean, per_query, n_grades``) with ``drift``, the metrics today's grades
+    move, here and in a frozen baseline. ``today=True`` puts today's numbers
+    first. ``over`` is :func:`metric_coverage`.
     """
     from rankscope.services.campaign_data import evaluate_command
+    from rankscope.services.freezing import freeze_state
 
-    ev, data = load(store, actor, evaluation_id)
+    ev, data = load(store, actor, evaluation_id, today=today)
     out = evaluation_metrics(data)
     out.update(queries=data.queries, unjudged=data.unjudged, scale=data.scale,
                strategy=ev.strategy, snapshot_id=data.snapshot_id,
-               command=evaluate_command(ev), qrels=qrels_exports(data))
+               command=evaluate_command(ev), qrels=qrels_exports(data),
+               frozen=freeze_state(ev), n_grades=data.n_grades,
+               as_of=None if data.as_of is None else data.as_of.isoformat(),
+               today=None, drift=[], over=metric_coverage(data))
+    if ev.frozen_at is not None:
+        other = load(store, actor, evaluation_id, today=not today)[1]
+        numbers = evaluation_metrics(other)
+        frozen_mean, today_mean = ((numbers["mean"], out["mean"]) if today
+                                   else (out["mean"], numbers["mean"]))
+        if not today:
+            out["today"] = {"mean": numbers["mean"], "per_query": numbers["per_query"],
+                            "n_grades": other.n_grades}
+        else:
+            out["today"] = {"mean": out["mean"], "per_query": out["per_query"],
+                            "n_grades": data.n_grades}
+        out["drift"] = drift(store, actor, ev, frozen_mean, today_mean)
+    else:
+        out["drift"] = drift(store, actor, ev, {}, None)
+    return out
+
+
+def metric_coverage(data: EvaluationData) -> dict[str, Any]:
+    """Over how many of its k results each metric was computed, per query and in all.
+
+    A metric at cut-off k (the evaluation's depth when it has none) rests,
+    per query, on the top k results whose grade aggregates to a value on the
+    metric's scale (after its transformer: a 0-vs-2 split averaged on the
+    binary scale is a tie, no value). The others are counted by why:
+    ``tied`` (grades given, but they aggregate to nothing), ``cant_tell``
+    (only "can't tell") and ``ungraded``. Under trec_eval's rule
+    (``unjudged`` nonrelevant) they still enter the metric, as non-relevant.
+
+    Returns ``{label: {"k", "positions", "used", "tied", "cant_tell",
+    "ungraded", "per_query": {qid: same counts}, "dropped": [{"query_id",
+    "doc_id", "rank", "why"}]}}``: the counts of the coverage function of
+    :mod:`rankscope.judgments.coverage` on the metric's own aggregated qrels.
+    """
+    from rankscope.judgments.coverage import coverage
+
+    if not data.has_grades or data.run.frame.height == 0:
+        return {}
+    plan = data.plan()
+    raw = data.judgments.frame
+    seen = raw.group_by("query_id", "doc_id").agg(
+        pl.col("grade").is_not_null().any().alias("valued"))
+    why_of = {(q, d): ("tied" if v else "cant_tell") for q, d, v in seen.iter_rows()}
+    out: dict[str, Any] = {}
+    for j, (label, metric) in enumerate(zip(plan.labels, plan.metrics, strict=True)):
+        qrels = next(g.qrels for g in plan.groups if j in g.columns)
+        k = metric.k if metric.k is not None else data.depth
+        cov = coverage(qrels, data.run, k)
+        dropped = [{"query_id": q, "doc_id": d, "rank": r, "why": why_of.get((q, d), "ungraded")}
+                   for q, d, r in cov.ungraded.iter_rows()]
+        per_query: dict[str, dict[str, int]] = {
+            q: {"positions": p, "used": g, "tied": 0, "cant_tell": 0, "ungraded": 0}
+            for q, p, g, _ in cov.per_query.iter_rows()}
+        for row in dropped:
+            per_query[row["query_id"]][row["why"]] += 1
+        totals = {key: sum(v[key] for v in per_query.values())
+                  for key in ("positions", "used", "tied", "cant_tell", "ungraded")}
+        out[label] = {"k": k, **totals, "per_query": per_query, "dropped": dropped}
     return out
 
 
@@ -104,7 +224,9 @@ def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str,
     """Coverage of the top ``depth``: graded share per query and overall, and the holes.
 
     ``holes`` lists every hole (next batch first); ``by_query`` groups them
-    by query (the query set's order), each with its coverage.
+    by query (the query set's order), each with its coverage. A frozen
+    evaluation's coverage is as frozen (what its numbers rest on); its holes
+    are today's (what to grade next).
     """
     from rankscope.judgments.coverage import coverage
 
@@ -118,7 +240,9 @@ def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str,
     full = dict(complete.per_query.select("query_id", "graded").iter_rows())
     per_query = {q: {"positions": p, "graded": g, "coverage": c, "complete": full.get(q, 0)}
                  for q, p, g, c in graded.per_query.iter_rows()}
-    holes = holes_frame(ev, data)
+    # the holes are what to grade next: today's, also when the numbers are frozen
+    holes = holes_frame(ev, load(store, actor, evaluation_id, today=True)[1]
+                        if data.as_of is not None else data)
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in holes.sort(["query_id", "rank"]).iter_rows(named=True):
         grouped.setdefault(row["query_id"], []).append(row)
@@ -156,7 +280,7 @@ def drill_down(store: Store, actor: Actor, evaluation_id: int, query_id: str) ->
         agg = {r["doc_id"]: r for r in frame.iter_rows(named=True)}
     key = query_key(query["text"], query["params"])
     with store.read() as session:
-        details = grade_details(session, ev, [key])
+        details = grade_details(session, ev, [key], data.as_of)
     rows = [{**h, "grade": agg.get(h["doc_id"], {}).get("grade"),
              "n_grades": agg.get(h["doc_id"], {}).get("n_grades", 0),
              "n_raters": agg.get(h["doc_id"], {}).get("n_raters", 0),

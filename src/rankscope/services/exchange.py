@@ -5,9 +5,17 @@ Exports (each records the scale and the rule where the format has room: a
 ``#`` comment line in CSV/TSV and TREC files, fields of every JSONL record, a
 ``rankscope`` key in RRE's JSON):
 
-- ``grades.csv`` / ``grades.tsv`` / ``grades.jsonl``: every grader's grade
-  (the judgments module's format, ``query_id, doc_id, rater, grade``; an empty
-  grade is "can't tell");
+- ``grades.csv`` / ``grades.tsv`` / ``grades.jsonl``: every grade ever given
+  to a result of the evaluation's queries on its scale, a complete record
+  (:data:`GRADE_COLUMNS`): the judgments module's ``query_id, doc_id, rater,
+  grade`` (an empty grade is "can't tell", its ``reason`` beside it), then
+  ``grade_status`` (``counted``: the grades the evaluation's numbers rest on,
+  as of its freeze when frozen; ``advisory``: a rater kept apart;
+  ``superseded``, ``retracted``, ``after freeze``), the explanation, when it
+  was given, the grader's kind, where it came from, the adjudication's note
+  and the grade that superseded it. rankscope's readers take only the
+  ``counted`` rows as grades, so ``rankscope evaluate`` on the export prints
+  the evaluation's numbers;
 - ``qrels.txt``: TREC qrels of the aggregated grades on the evaluation's scale
   (results aggregating to null are left out); a metric computed on another
   scale (a binary metric of a graded evaluation goes through the
@@ -20,7 +28,8 @@ Exports (each records the scale and the rule where the format has room: a
 - ``rre.json``: Rated Ranking Evaluator's ratings (topics, query groups,
   ``relevant_documents`` with gains);
 - ``queries.tsv``: the queries that have no grade yet;
-- ``holes.csv``: the ungraded positions of the top depth, the next batch
+- ``holes.csv``: the ungraded positions of the top depth (today's, also for a
+  frozen evaluation: it is what to grade next), the next batch
   first (``query_id, query, need, rank, doc_id, title, url``; ``limit``
   keeps the first N).
 
@@ -48,6 +57,7 @@ from rankscope.data.delimited import neutralise_cell, neutralise_frame, restore_
 from rankscope.errors import InputError, OptionError, ParseError
 from rankscope.services.campaign_data import EvaluationData, holes_frame, load_data, qrels_exports
 from rankscope.services.campaigns import ensure_items, evaluation_row, query_key
+from rankscope.services.grade_records import GRADE_COLUMNS, grade_records
 from rankscope.store.models import Endpoint, utcnow
 from rankscope.store.models_app import Evaluation, Grade, Rater
 
@@ -57,8 +67,9 @@ if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
     from rankscope.store.db import Store
 
-__all__ = ["EXPORTS", "IMPORTS", "MAX_UPLOAD", "export", "exports_of", "import_grades",
-           "qrels_exports"]
+__all__ = ["EXPORTS", "GRADE_COLUMNS", "IMPORTS", "MAX_UPLOAD", "export", "exports_of",
+           "import_grades", "qrels_exports"]
+
 
 MAX_UPLOAD = 20 * 1024 * 1024
 """The largest file an import accepts (20 MiB)."""
@@ -186,17 +197,21 @@ def export(store: Store, actor: Actor, evaluation_id: int, name: str, *,
         comment = "# " + _rule(ev) + "\n"
         frame = data.judgments.frame.select("query_id", "doc_id", "rater", "grade")
         if name in ("grades.csv", "grades.tsv"):
-            body = neutralise_frame(frame).write_csv(
+            records = pl.DataFrame(grade_records(session, ev, data), schema=GRADE_COLUMNS,
+                                   orient="row")
+            body = neutralise_frame(records).write_csv(
                 separator="," if name.endswith("csv") else "\t")
             out = (comment + body).encode()
         elif name == "grades.jsonl":
             extra = {"scale": ev.scale, "rule": ev.strategy}
-            out = "".join(json.dumps({**row, **extra}, ensure_ascii=False) + "\n"
-                          for row in frame.iter_rows(named=True)).encode()
+            out = "".join(json.dumps({**dict(zip(GRADE_COLUMNS, row, strict=True)), **extra},
+                                     ensure_ascii=False) + "\n"
+                          for row in grade_records(session, ev, data)).encode()
         elif name.startswith("qrels"):
             out = _qrels(ev, data, name)
-        elif name == "holes.csv":
-            out = _holes_csv(ev, data, limit)
+        elif name == "holes.csv":  # what to grade next: today's, frozen or not
+            out = _holes_csv(ev, load_data(session, ev, today=True) if data.as_of else data,
+                             limit)
         elif name == "run.txt":
             out = "".join(data.run_lines).encode()
         elif name == "quepid.csv":

@@ -7,6 +7,7 @@
     raters (a person's, an import's, an LLM judge's) ── users (optional)
     projects ─< evaluations >─ query_sets, endpoints
     evaluations ─< evaluation_snapshots >─ snapshots
+    evaluations.frozen_at: its numbers are those of the grades as of that moment
     projects ─< items (query x document, shared by every evaluation of the project)
     items ─< grades >─ raters      (superseded_by: undo and adjudication history; never deleted)
     evaluations ─< tasks >─ items  tasks ─< leases, deferrals (judge later) >─ raters
@@ -46,6 +47,7 @@ from rankscope.store.base import Base, JSONType, UTCDateTime, utcnow
 
 __all__ = [
     "EVALUATION_STATUSES",
+    "FREEZE_KINDS",
     "GRADE_SOURCES",
     "JUDGE_STATUSES",
     "RATER_KINDS",
@@ -73,6 +75,7 @@ __all__ = [
 
 ROLES = ("admin", "curator", "judge")
 EVALUATION_STATUSES = ("draft", "running", "ready", "failed")
+FREEZE_KINDS = ("explicit", "complete")
 JUDGE_STATUSES = ("idle", "running", "done", "failed")
 RATER_KINDS = ("person", "import", "llm")
 GRADE_SOURCES = ("app", "api", "import", "adjudication", "llm")
@@ -163,6 +166,8 @@ class Evaluation(Base):
         CheckConstraint(_in("status", EVALUATION_STATUSES), name="status"),
         CheckConstraint("grades_wanted >= 1", name="grades_wanted"),
         CheckConstraint("depth >= 1", name="depth"),
+        CheckConstraint("frozen_how IS NULL OR " + _in("frozen_how", FREEZE_KINDS),
+                        name="frozen_how"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -188,6 +193,15 @@ class Evaluation(Base):
     annotation: Mapped[str] = mapped_column(Text, default="")
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    frozen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    """When its numbers were frozen: they are computed on the grades as of this moment."""
+    frozen_how: Mapped[str | None] = mapped_column(String(16))
+    """``explicit`` (a curator froze it) or ``complete`` (its grading was complete)."""
+    frozen_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    frozen_grades: Mapped[int | None] = mapped_column(Integer)
+    """The counted grades (values and can't tell) its frozen numbers rest on."""
+    frozen_apart: Mapped[list[int] | None] = mapped_column(JSONType)
+    """The raters whose grades did not count when it was frozen (they still do not, there)."""
 
 
 class EvaluationSnapshot(Base):
