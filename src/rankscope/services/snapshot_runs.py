@@ -10,14 +10,12 @@ queries where they tie).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
-import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from rankscope.data._io import atomic_output
 from rankscope.errors import ConfigError, RankscopeWarning
 from rankscope.search.types import SearchResponse
 
@@ -121,7 +119,8 @@ def write_run(path: str | Path, responses: Sequence[SearchResponse], depth: int,
 
 
 def write_lines(path: str | Path, lines: Sequence[str]) -> int:
-    """Write TREC run lines atomically (a temporary file renamed into place); lines written.
+    """Write TREC run lines atomically (:func:`rankscope.data._io.atomic_output`, ``-`` =
+    stdout); the number of lines written.
 
     A document id with white space cannot be written to a TREC file and is
     refused (:class:`~rankscope.errors.ConfigError` naming the query).
@@ -132,17 +131,6 @@ def write_lines(path: str | Path, lines: Sequence[str]) -> int:
             raise ConfigError(f"query {parts[0] if parts else '?'}: a query or document id with "
                               "white space cannot go in a TREC run; export JSONL instead",
                               value=line.rstrip("\n"))
-    target = Path(path)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.writelines(lines)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes it private; a run file is not
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    with atomic_output(path) as out:
+        out.write("".join(lines).encode("utf-8"))
     return len(lines)
