@@ -151,7 +151,9 @@ def test_serve_reads_its_allow_lists_from_options_and_environment(monkeypatch, t
     args = parser.parse_args(["serve", "--allow-env", "OPENAI_API_KEY,OTHER",
                               "--allow-hosts", "127.0.0.1", "--allow-hosts", "es.internal",
                               "--files-dir", str(tmp_path)])
-    boundary = serve.boundary_of(args, None, tmp_path)
+    from rankscope.app.server import boundary_for
+
+    boundary = boundary_for(serve.settings_of(args), None, tmp_path)
     assert boundary.allowed_env == {"ES_KEY", "OPENAI_API_KEY", "OTHER"}
     assert boundary.hosts.describe() == ["10.0.0.0/8", "127.0.0.1", "es.internal"]
     assert boundary.files_dir == tmp_path.resolve()
@@ -159,7 +161,7 @@ def test_serve_reads_its_allow_lists_from_options_and_environment(monkeypatch, t
     from rankscope.errors import OptionError
 
     with pytest.raises(OptionError, match="--allow-env"):
-        serve.boundary_of(bad, None, tmp_path)
+        boundary_for(serve.settings_of(bad), None, tmp_path)
 
 
 # -- 6. bad input to the API -----------------------------------------------------------
