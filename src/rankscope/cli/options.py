@@ -36,8 +36,11 @@ from typing import Any
 
 __all__ = [
     "CUTOFF",
+    "DATA_FORMATS",
     "MAX_CUTOFF",
     "SEED",
+    "add_data_format",
+    "add_digits",
     "add_format",
     "add_input_formats",
     "add_output",
@@ -46,6 +49,9 @@ __all__ = [
     "number",
     "url",
 ]
+
+DATA_FORMATS = ("trec", "csv", "tsv", "jsonl", "json", "parquet")
+"""The forms of a data file (qrels, a run, judgments): ``--format`` where one is written."""
 
 MAX_CUTOFF = 2**31 - 1
 """The largest cut-off or depth any command takes (as a metric's ``@k``)."""
@@ -161,9 +167,11 @@ def url(text: str) -> str:
 
 def _register(p: Parser, key: str, item: tuple[str, ...]) -> None:
     """Remember an option's role on the (sub)command's parser (read by check_outputs)."""
-    target = p if isinstance(p, argparse.ArgumentParser) else p._container  # type: ignore[attr-defined]
-    while isinstance(target, argparse._ArgumentGroup):
-        target = target._container  # type: ignore[attr-defined]
+    # an argument group shares its parser's defaults; a mutually exclusive group
+    # names its container
+    target: Any = p
+    while isinstance(target, argparse._MutuallyExclusiveGroup):
+        target = target._container
     known = tuple(target.get_default(key) or ())
     target.set_defaults(**{key: (*known, item)})
 
@@ -251,3 +259,23 @@ def add_store(p: Parser, *, required: bool = True, help: str | None = None) -> N
     p.add_argument("--store", metavar="DB", default=os.environ.get("RANKSCOPE_STORE"),
                    required=required and not os.environ.get("RANKSCOPE_STORE"),
                    help=f"{text} (default: $RANKSCOPE_STORE)")
+
+
+def add_digits(p: Parser, help: str | None = None) -> None:
+    """``--digits N``: decimals of the numbers written (0 to 17)."""
+    p.add_argument("--digits", type=integer(0, 17), metavar="N",
+                   help=help or "decimals of every number written (default: 4 in tables; in "
+                                "CSV and TSV 15 significant digits, without a float's last-bit "
+                                "noise; JSON exact)")
+
+
+def add_data_format(p: Parser, what: str, *, old: str | None = "--output-format") -> None:
+    """``-f``/``--format`` of a data file written (``old``: its deprecated name, hidden)."""
+    from rankscope.cli.parsing import deprecated_alias
+
+    add_format(p, DATA_FORMATS, default=None,
+               help=f"the output's format: {what}; default: from the output's name, CSV on "
+                    "stdout")
+    if old:
+        p.add_argument(old, dest="format", choices=DATA_FORMATS,
+                       action=deprecated_alias(old, "--format"), help=argparse.SUPPRESS)

@@ -31,6 +31,8 @@ importing that module here would load numpy and polars for ``--help``)."""
 
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (.*)$")
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+_BAD_VALUE = re.compile(r"^argument [^:]+: (?!expected )")
+"""A value the option does not take: the line says all (no usage after it)."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -102,14 +104,19 @@ class Parser(argparse.ArgumentParser):
             close = difflib.get_close_matches(choice.group(1), allowed, n=1, cutoff=0.6)
             if close:
                 hint = f"; did you mean {close[0]!r}?"
+        if _BAD_VALUE.search(message):
+            self.exit(2, f"{self.prog}: error: {message}{hint}\n")
         self.exit(2, f"{self.prog}: error: {message}{hint}\n{self.format_usage()}"
                      f"(see {self.prog} --help)\n")
 
 
-def deprecated_alias(old: str, new: str) -> type[argparse.Action]:
-    """An action storing like ``new``'s and warning that ``old`` is deprecated."""
+def deprecated_alias(old: str, new: str, *, append: bool = False) -> type[argparse.Action]:
+    """An action storing (``append``: appending) like ``new``'s, warning that ``old`` is
+    deprecated."""
+    base: type[argparse._StoreAction] | type[argparse._AppendAction] = (
+        argparse._AppendAction if append else argparse._StoreAction)
 
-    class Alias(argparse._StoreAction):
+    class Alias(base):  # type: ignore[valid-type,misc]
         def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                      values: Any, option_string: str | None = None) -> None:
             from rankscope.errors import RankscopeWarning
@@ -192,7 +199,9 @@ def check_outputs(args: argparse.Namespace) -> None:
     on the command line that names an existing file (standard input too,
     when an input is ``-`` and stdin is a file). The same file means the same
     file on disk, whatever the spelling: after links (symbolic or hard) are
-    followed. Checked before anything is read or written (exit code 2).
+    followed. Checked before anything is read or written (exit code 2), with
+    an output whose directory does not exist (exit code 4, as when the write
+    fails, but before the work).
     """
     import os
 
@@ -220,6 +229,11 @@ def check_outputs(args: argparse.Namespace) -> None:
         if mine is not None and kind == "dir" and not os.path.isdir(path):
             raise OptionError(f"{flag} {path}: exists and is not a directory")
         if mine is None:
+            parent = os.path.dirname(os.path.abspath(path))
+            if kind == "file" and not os.path.isdir(parent):  # said now, not after the work
+                from rankscope.errors import OutputWriteError
+
+                raise OutputWriteError(f"no such directory: {parent}", target=path)
             continue
         for other_flag, other, stat in seen:
             if os.path.samestat(mine, stat):
@@ -232,13 +246,13 @@ def check_outputs(args: argparse.Namespace) -> None:
                     same = os.path.samestat(mine, os.fstat(sys.stdin.fileno()))
                 except (OSError, ValueError, AttributeError):
                     same = False
-                where = "standard input"
+                where = " (standard input)"
             else:
                 try:
                     same = os.path.samefile(path, source)
                 except (OSError, ValueError):
                     same = False
-                where = source if source == path else f"{source}, the same file"
+                where = "" if source == path else f" ({source}, the same file)"
             if same:
-                raise OptionError(f"{flag} {path} is an input ({where}): it would be "
+                raise OptionError(f"{flag} {path} is an input{where}: it would be "
                                   "overwritten; write the result to another file")
