@@ -48,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample-data": ("rankscope.cli.sample_data", "copy the bundled sample qrels and runs"),
     "serve": ("rankscope.cli.serve", "serve the judging web app (grading, dashboards, API)"),
     "user": ("rankscope.cli.user", "add users of the judging app; make API tokens"),
+    "completion": ("rankscope.cli.completion", "print a shell completion script (bash, zsh, "
+                   "fish)"),
 }
 
 EXIT_USAGE = 2  # the same value as rankscope.cli.exit_codes.EXIT_USAGE, without importing it
@@ -123,15 +125,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(command if command in COMMANDS else "")
     from rankscope.cli.parsing import one_line_warnings
 
-    with one_line_warnings(command or "rankscope"):
-        args = parser.parse_args(args_list)  # a deprecated option warns here
+    try:
+        with one_line_warnings(command or "rankscope"):
+            args = parser.parse_args(args_list)  # a deprecated option warns here
+    except SystemExit as stop:  # a usage error (2, said already), --help or --version (0)
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
     from rankscope.errors import command_line_spelling
 
+    # the (sub)command as typed, for messages: "judgments agreement", not "judgments"
+    name = getattr(args, "_parser", parser).prog.removeprefix("rankscope ") or args.command
     try:
-        with one_line_warnings(args.command), command_line_spelling():
+        with one_line_warnings(name), command_line_spelling():
             from rankscope.cli.parsing import check_outputs
 
             check_outputs(args)  # no output may replace an input: before anything is read
@@ -141,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RankscopeError as exc:
         from rankscope.cli.exit_codes import code_for
 
-        sys.stderr.write(f"rankscope {args.command}: error: {exc}\n")
+        sys.stderr.write(f"rankscope {name}: error: {exc}\n")
         return code_for(exc)
     except BrokenPipeError:
         if argv is None:
@@ -156,19 +163,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             if argv is None:
                 _drop_stdout()
-            sys.stderr.write(f"rankscope {args.command}: error: cannot write <stdout>: "
+            sys.stderr.write(f"rankscope {name}: error: cannot write <stdout>: "
                              f"{exc.strerror or exc}\n")
             return EXIT_OUTPUT
-        return _internal(args, exc)
+        return _internal(name, args, exc)
     except Exception as exc:  # a defect of rankscope's, not the user's: say so in one line
-        return _internal(args, exc)
+        return _internal(name, args, exc)
 
 
-def _internal(args: argparse.Namespace, exc: BaseException) -> int:
+def _internal(name: str, args: argparse.Namespace, exc: BaseException) -> int:
     """An internal error: one line (and the traceback with --debug); exit code 70."""
     from rankscope.cli.exit_codes import EXIT_INTERNAL
 
-    sys.stderr.write(f"rankscope {args.command}: internal error: "
+    sys.stderr.write(f"rankscope {name}: internal error: "
                      f"{type(exc).__name__}: {exc} (run with --debug for the traceback)\n")
     if getattr(args, "debug", False):
         import traceback
