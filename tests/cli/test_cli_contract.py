@@ -245,11 +245,12 @@ def test_implicit_grades_are_whole_numbers_on_an_integral_scale(
     (work / "clicks.csv").write_text(
         "session_id,query_id,doc_id,position,clicked\n"
         "s1,q1,d1,1,1\ns1,q1,d2,2,0\ns2,q1,d1,1,1\ns2,q1,d2,2,0\n")
+    # (CSV: "3.0" before issue 27; the grade is the scale's, 0-3, whole)
     assert main(["judgments", "implicit", "clicks.csv", "--model", "ctr", "--min-impressions",
-                 "1", "-f", "trec"]) == 0
+                 "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    grades = [line.split()[3] for line in lines]
-    assert grades and all(g.isdigit() for g in grades), lines
+    assert lines[0].startswith("query_id,doc_id,rater,grade,")
+    assert [line.split(",")[3] for line in lines[1:]] == ["3", "0"], lines
 
 
 def test_json_output_is_json(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -257,3 +258,52 @@ def test_json_output_is_json(work: Path, capsys: pytest.CaptureFixture[str]) -> 
                  "-o", "agreement.json"]) == 0
     assert json.loads((work / "agreement.json").read_text())["n_raters"] == 2
 
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's embedded engine and a store holding one snapshot of two queries."""
+    root = tmp_path_factory.mktemp("store")
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["demo", "init", "demo"]) == 0
+        lines = (root / "demo" / "queries.tsv").read_text().splitlines()
+        (root / "two.tsv").write_text("\n".join(lines[:2]) + "\n")
+        (root / "other.txt").write_text(OTHER)
+        assert main(["snapshot", "demo/endpoint.toml", "two.tsv", "--store", "store.sqlite",
+                     "--depth", "5", "--quiet"]) == 0
+    finally:
+        os.chdir(cwd)
+    return root
+
+
+STORE_CASES = [
+    (["snapshot", "demo/endpoint.toml", "two.tsv", "-o", "missing/run.txt"], 4, ["missing"]),
+    (["snapshots", "export", "1", "--store", "store.sqlite", "-o", "missing/x.txt"], 4,
+     ["missing"]),
+    (["snapshots", "export", "1", "--store", "store.sqlite", "-o", "store.sqlite"], 2,
+     ["store.sqlite"]),
+    (["snapshots", "holes", "1", "--store", "store.sqlite", "--qrels", "demo/qrels.txt", "-o",
+      "holes.txt"], 2, ["holes.txt", ".csv"]),
+    (["snapshots", "diff", "1", "other.txt", "--store", "store.sqlite"], 2, ["no query"]),
+    (["snapshots", "show", "9", "--store", "store.sqlite"], 2, ["9"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "code", "fragments"), STORE_CASES,
+                         ids=[" ".join(c[0])[:80] for c in STORE_CASES])
+def test_store_case(store_dir: Path, capsys: pytest.CaptureFixture[str],
+                    monkeypatch: pytest.MonkeyPatch, argv: list[str], code: int,
+                    fragments: list[str]) -> None:
+    monkeypatch.chdir(store_dir)
+    before = _state(store_dir)
+    got = main(argv)
+    out, err = capsys.readouterr()
+    assert got == code, err
+    assert "Traceback" not in err
+    first = err.splitlines()[0]
+    assert ": error: " in first
+    for fragment in fragments:
+        assert fragment in first, err
+    assert _state(store_dir) == before  # nothing written, the store untouched
