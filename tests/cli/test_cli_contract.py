@@ -300,6 +300,7 @@ def test_store_case(store_dir: Path, capsys: pytest.CaptureFixture[str],
     before = _state(store_dir)
     got = main(argv)
     out, err = capsys.readouterr()
+    assert out == ""
     assert got == code, err
     assert "Traceback" not in err
     first = err.splitlines()[0]
