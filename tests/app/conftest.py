@@ -161,6 +161,15 @@ def world(store, collection) -> SimpleNamespace:
     return make_world(store, collection)
 
 
+def signed_in(app: Any, name: str) -> Any:
+    """A test client of ``app`` signed in as ``name`` through the sign-in form."""
+    from fastapi.testclient import TestClient
+
+    client = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    assert client.post("/login", data={"name": name, "password": PASSWORD}).status_code == 303
+    return client
+
+
 def module_store(request, tmp_path_factory, label: str):
     """A store (``request.param``: sqlite or postgresql) and a copy of the stand-in
     collection, for a module-scoped fixture: yields ``(store, data)``, then cleans up

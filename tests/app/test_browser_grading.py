@@ -185,3 +185,30 @@ def test_the_result_list_mode(served):
             assert "yours" in rows.nth(i).locator(".mine").inner_text()
         texts = [rows.nth(i).locator(".mine strong").inner_text() for i in range(n)]
         assert texts == [str(_grade_for(d)) for d in docs]
+
+
+@pytest.mark.slow
+def test_j_walks_through_every_result_then_comes_back_round(served, tmp_path):
+    """Issue 26: `j` alternated between the same two results forever."""
+    from sqlalchemy import select
+
+    from rankscope.cli.serve import open_app_store
+    from rankscope.store.models_app import Task
+
+    w, base, _ = served
+    ev = w.evaluation.id
+    store = open_app_store(str(tmp_path / "browser.sqlite"))  # the served database
+    try:
+        with store.read() as s:  # nothing graded yet: by position, then task id
+            order = [str(t) for t, _ in sorted(s.execute(select(Task.id, Task.position).where(
+                Task.evaluation_id == ev)).all(), key=lambda r: (r[1], r[0]))]
+    finally:
+        store.close()
+    with browser_page(base) as page:
+        sign_in(page, w.judge.name, PASSWORD)
+        page.goto(f"/evaluations/{ev}/grade")
+        seen = [_task(page)[0]]
+        for _ in range(len(order)):
+            _press_and_wait(page, "j", seen[-1])
+            seen.append(_task(page)[0])
+    assert seen == [*order, order[0]]

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from rankscope.services import accounts, assignment, grading
 from rankscope.services.grading import GradeInput
 
-from .conftest import PASSWORD, app_store, make_world
+from .conftest import app_store, make_world, signed_in
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -46,12 +46,6 @@ def store(site):
 @pytest.fixture
 def world(site):
     return site[2]
-
-
-def _signed_in(app: Any, name: str) -> TestClient:
-    client = TestClient(app, base_url="http://testserver", follow_redirects=False)
-    assert client.post("/login", data={"name": name, "password": PASSWORD}).status_code == 303
-    return client
 
 
 def _api(app: Any, store: Any, name: str) -> TestClient:
@@ -103,7 +97,7 @@ def test_a_grade_of_zero_is_stored_as_zero(app, store, world, way):
     headers = {"HX-Request": "true"} if way == "htmx" else {}
     if way == "list":
         form |= {"mode": "list", "back": f"/evaluations/{world.evaluation.id}/queries/q01"}
-    answer = _signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data=form,
+    answer = signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data=form,
                                          headers=headers)
     assert answer.status_code == (200 if way == "htmx" else 303), answer.text[:300]
     assert _rows(store, task.task_id) == [_one(0.0)]
@@ -114,7 +108,7 @@ def test_a_grade_of_zero_is_stored_as_zero(app, store, world, way):
 def test_cant_tell_keeps_no_value_and_its_reason(app, store, world):
     """Mutation: the reason dropped, or a blank value read as 0: the row differs."""
     task = _task(store, world.judge, world.evaluation.id)
-    answer = _signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data={
+    answer = signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data={
         "evaluation_id": str(world.evaluation.id), "value": "",
         "reason": "the page did not load"})
     assert answer.status_code == 303
@@ -124,7 +118,7 @@ def test_cant_tell_keeps_no_value_and_its_reason(app, store, world):
 def test_an_explanation_is_stored_with_its_grade(app, store, world):
     """Mutation: the explanation field not passed on: the row has none."""
     task = _task(store, world.judge, world.evaluation.id)
-    answer = _signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data={
+    answer = signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data={
         "evaluation_id": str(world.evaluation.id), "value": "3",
         "explanation": "exactly the function asked for"})
     assert answer.status_code == 303
@@ -133,7 +127,7 @@ def test_an_explanation_is_stored_with_its_grade(app, store, world):
 
 def test_regrading_along_the_walk_keeps_the_earlier_grade_as_history(app, store, world):
     task = _task(store, world.judge, world.evaluation.id)
-    client = _signed_in(app, "jay")
+    client = signed_in(app, "jay")
     url, ev = f"/tasks/{task.task_id}/grade", str(world.evaluation.id)
     assert client.post(url, data={"evaluation_id": ev, "value": "2"}).status_code == 303
     assert client.post(url, data={"evaluation_id": ev, "value": "0", "walk": "1"}
@@ -144,7 +138,7 @@ def test_regrading_along_the_walk_keeps_the_earlier_grade_as_history(app, store,
 
 def test_undo_retracts_the_latest_grade_only(app, store, world):
     """The page's undo and the API's: the row stays, retracted; the earlier grade counts."""
-    client = _signed_in(app, "jay")
+    client = signed_in(app, "jay")
     ev = world.evaluation.id
     first = _task(store, world.judge, ev)
     assert client.post(f"/tasks/{first.task_id}/grade",
@@ -164,7 +158,7 @@ def test_judge_later_stores_no_grade(app, store, world):
     from rankscope.store.models_app import Deferral
 
     task = _task(store, world.judge, world.evaluation.id)
-    answer = _signed_in(app, "jay").post(f"/tasks/{task.task_id}/later",
+    answer = signed_in(app, "jay").post(f"/tasks/{task.task_id}/later",
                                          data={"evaluation_id": str(world.evaluation.id)})
     assert answer.status_code == 303
     assert _rows(store, task.task_id) == []
@@ -195,7 +189,7 @@ def test_adjudicating_at_zero_stores_zero(app, store, world):
     task = _task(store, world.judge, world.evaluation.id)
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 3))
     grading.submit_grade(store, world.judge2, GradeInput(task.task_id, 1))
-    answer = _signed_in(app, "cora").post(
+    answer = signed_in(app, "cora").post(
         f"/evaluations/{world.evaluation.id}/adjudicate",
         data={"query_id": task.query_id, "doc_id": task.doc_id, "value": "0",
               "note": "neither: a different module"})
@@ -209,7 +203,7 @@ def test_an_imported_grade_of_zero_is_stored_as_zero(app, store, world):
     task = _task(store, world.judge, world.evaluation.id)
     data = (f"query_id,doc_id,rater,grade\n{task.query_id},{task.doc_id},imported,0\n"
             ).encode()
-    answer = _signed_in(app, "cora").post(
+    answer = signed_in(app, "cora").post(
         f"/evaluations/{world.evaluation.id}/import", data={"format": "grades"},
         files={"file": ("g.csv", data, "text/csv")})
     assert answer.status_code == 200, answer.text[:300]
@@ -222,7 +216,7 @@ def test_a_refused_grade_stores_nothing(app, store, world, value, reason):
     """Can't tell without a reason, not a number, outside the 0-3 scale: a 400 naming
     why, and no row."""
     task = _task(store, world.judge, world.evaluation.id)
-    answer = _signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data={
+    answer = signed_in(app, "jay").post(f"/tasks/{task.task_id}/grade", data={
         "evaluation_id": str(world.evaluation.id), "value": value, "reason": reason})
     assert answer.status_code == 400, answer.text[:300]
     assert any(word in answer.text for word in ("reason", "a number", "outside"))

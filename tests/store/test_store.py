@@ -253,6 +253,111 @@ def test_a_savepoint_rolled_back_leaves_the_rest_of_the_transaction(db_url):
     assert "kept" in names and "refused" not in names
 
 
+def test_writes_waiting_together_share_one_commit_each_in_its_savepoint(tmp_path):
+    """The writer thread is held by a first write while eight more queue up; they then run
+    as one group: one commit for eight, in their order (each sees the ones before it), a
+    failing one rolled back alone and its caller told, every other answered."""
+    store = open_store(tmp_path / "g.sqlite", writer=ThreadWriter())
+    commits: list[int] = []
+    sa.event.listen(store.engine, "commit", lambda _: commits.append(1))
+    release, holding = threading.Event(), threading.Event()
+    results: dict[int, object] = {}
+
+    def hold(session):
+        holding.set()
+        release.wait(timeout=60)
+        session.add(Project(name="first"))
+
+    def write(n: int) -> None:
+        def work(session):
+            before = session.scalar(sa.select(sa.func.count()).select_from(Project))
+            session.add(Project(name=f"p{n}"))
+            session.flush()
+            if n == 3:
+                raise RuntimeError("refused")
+            return before
+
+        try:
+            results[n] = store.write(work)
+        except RuntimeError as exc:
+            results[n] = exc
+
+    try:
+        holder = threading.Thread(target=store.write, args=(hold,))
+        holder.start()
+        assert holding.wait(timeout=60)  # the writer thread runs it: the others queue up
+        threads = []
+        for n in range(8):  # one at a time, so the queue keeps their order
+            threads.append(threading.Thread(target=write, args=(n,)))
+            threads[-1].start()
+            for _ in range(1000):
+                if store.writer._queue.qsize() == n + 1:
+                    break
+                threading.Event().wait(0.01)
+            assert store.writer._queue.qsize() == n + 1
+        release.set()
+        for t in [holder, *threads]:
+            t.join(timeout=60)
+        assert len(commits) == 2  # the first write alone, then the eight together
+        assert isinstance(results.pop(3), RuntimeError)
+        # each saw the rows of the writes before it (the refused one's row is gone)
+        assert results == {0: 1, 1: 2, 2: 3, 4: 4, 5: 5, 6: 6, 7: 7}
+        with store.read() as s:
+            names = set(s.scalars(sa.select(Project.name)))
+        assert names == {"first"} | {f"p{n}" for n in range(8) if n != 3}
+    finally:
+        store.close()
+
+
+def test_a_group_whose_commit_fails_answers_every_write_with_the_failure(tmp_path):
+    store = open_store(tmp_path / "f.sqlite", writer=ThreadWriter())
+    release, holding = threading.Event(), threading.Event()
+    outcomes: list[object] = []
+
+    commits: list[int] = []
+
+    def refuse(_connection):  # the first write's commit passes, the group's fails
+        commits.append(1)
+        if len(commits) > 1:
+            raise RuntimeError("disk on fire")
+
+    sa.event.listen(store.engine, "commit", refuse)
+    try:
+        def hold(session):
+            holding.set()
+            release.wait(timeout=60)
+            session.add(Project(name="a"))
+
+        holder = threading.Thread(target=store.write, args=(hold,))
+        holder.start()
+        assert holding.wait(timeout=60)
+        writers = [threading.Thread(target=lambda n=n: outcomes.append(_outcome(
+            store, lambda s: s.add(Project(name=f"x{n}"))))) for n in range(3)]
+        for n, t in enumerate(writers):
+            t.start()
+            for _ in range(1000):
+                if store.writer._queue.qsize() == n + 1:
+                    break
+                threading.Event().wait(0.01)
+        assert store.writer._queue.qsize() == 3
+        release.set()
+        for t in [holder, *writers]:
+            t.join(timeout=60)
+        sa.event.remove(store.engine, "commit", refuse)
+        assert [str(o) for o in outcomes] == ["disk on fire"] * 3 and len(commits) == 2
+        with store.read() as s:
+            assert list(s.scalars(sa.select(Project.name))) == ["a"]  # the first write only
+    finally:
+        store.close()
+
+
+def _outcome(store, work):
+    try:
+        return store.write(work)
+    except RuntimeError as exc:
+        return exc
+
+
 def test_the_head_read_from_the_files_is_alembics(tmp_path):
     """An up-to-date store opens without alembic: its head, read from the files, is right."""
     import subprocess

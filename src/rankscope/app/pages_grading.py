@@ -10,9 +10,13 @@ undo, ``l`` judge later, ``?`` can't tell, ``e`` explanation, ``g`` the
 guidelines, ``h`` the list of keys.
 
 ``k`` walks back through the results this grader graded in the evaluation
-(:func:`rankscope.services.assignment.graded_walk`), ``j`` forward again
+(:func:`rankscope.services.assignment.walk_place`), ``j`` forward again
 and then on to new results; grading a result seen that way replaces the
-grade and moves on along the walk.
+grade and moves on along the walk. ``j`` on a new result skips it: the next
+one is the one after it in the order results are handed out, and the page
+remembers where the walk is (``after``), so skipping again and again goes
+through the whole pool. Each action is one call of
+:mod:`rankscope.services.grading_page`: one transaction.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from rankscope.app.core import Id, PageActor, render, settings_of
-from rankscope.errors import ConflictError, OptionError
-from rankscope.services import assignment, evaluations, grading, projects
+from rankscope.errors import OptionError
+from rankscope.services import assignment, evaluations, grading, grading_page, projects
 from rankscope.services.accounts import Actor
+from rankscope.services.limits import MAX_ID
 
 __all__ = ["router"]
 
@@ -70,73 +75,72 @@ def _label(task: assignment.TaskView, value: float | None) -> str:
     return f"{value:g} {label}".strip()
 
 
-def _context(request: Request, actor: Actor, evaluation_id: Id,
-             task: assignment.TaskView | None, message: str | None,
-             walking: bool) -> dict[str, Any]:
-    store = settings_of(request).store
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
-    walk = assignment.graded_walk(store, actor, evaluation_id)
-    previous = following = None
-    at = walk.index(task.task_id) if task is not None and task.task_id in walk else None
-    if at is not None:
-        previous = walk[at - 1] if at > 0 else None
-        following = walk[at + 1] if at + 1 < len(walk) else None
-    elif walk:
-        previous = walk[-1]
-    project = projects.get_project(store, actor, ev.project_id)
-    return {"evaluation": ev, "task": task, "previous": previous, "following": following,
-            "walking": walking and at is not None, "walk_at": (at + 1) if at is not None else None,
-            "walk_len": len(walk), "progress": assignment.progress(store, actor, evaluation_id),
-            "keys": _scale_keys(ev), "message": message, "partial": _hx(request),
-            "can_curate": projects.RANK[project.role] >= projects.RANK["curator"]}
+def _context(request: Request, page: grading_page.GradingPage,
+             message: str | None) -> dict[str, Any]:
+    walk = page.walk
+    return {"evaluation": page.evaluation, "task": page.task, "previous": walk.previous,
+            "following": walk.following, "walking": page.walking, "walk_at": walk.at,
+            "walk_len": walk.length, "progress": page.progress, "after": page.after,
+            "keys": _scale_keys(page.evaluation), "message": message, "partial": _hx(request),
+            "can_curate": projects.RANK[page.role] >= projects.RANK["curator"]}
 
 
-def _answer(request: Request, actor: Actor, evaluation_id: Id,
-            task: assignment.TaskView | None, message: str | None = None,
-            walking: bool = False) -> Response:
-    context = _context(request, actor, evaluation_id, task, message, walking)
+def _answer(request: Request, actor: Actor, page: grading_page.GradingPage,
+            message: str | None = None) -> Response:
+    context = _context(request, page, message)
     return render(request, "_task.html" if _hx(request) else "grade.html", context, actor=actor)
 
 
-def _redirect(evaluation_id: Id, task_id: Id | None, message: str | None,
-              walking: bool) -> Response:
-    """Where a form posted without htmx goes next (a GET that shows the same thing)."""
-    target = (f"/tasks/{task_id}?walk=1" if walking and task_id
-              else f"/evaluations/{evaluation_id}/grade")
+def _redirect(page: grading_page.GradingPage, message: str | None) -> Response:
+    """Where a form posted without htmx goes next (a GET that shows the same thing: the
+    result leased to the grader comes first there)."""
+    if page.walking and page.task is not None:
+        target = f"/tasks/{page.task.task_id}?walk=1"
+    else:
+        target = f"/evaluations/{page.evaluation.id}/grade"
+        if page.after:
+            target += f"?after={page.after}"
     if message:
         target += ("&" if "?" in target else "?") + "message=" + quote(message)
     return RedirectResponse(target, status_code=303)
 
 
+def _saved_message(page: grading_page.GradingPage) -> str:
+    if page.refused is not None or page.saved is None or page.graded is None:
+        return f"Not saved: {page.refused}"
+    shown = page.graded
+    return (f"Saved {_label(shown, page.saved['value'])} for {shown.title or shown.doc_id}"
+            + (" (replacing your earlier grade)" if page.saved["regrade"] else ""))
+
+
 @router.get("/evaluations/{evaluation_id}/grade", response_class=HTMLResponse)
 def grade_next(request: Request, actor: PageActor, evaluation_id: Id,
-               skip: Id | None = None, message: str | None = None) -> Response:
-    store = settings_of(request).store
-    if skip:  # moving on without grading: the skipped result goes back to the pool
-        assignment.release(store, actor, skip)
-    task = assignment.next_task(store, actor, evaluation_id, exclude=[skip] if skip else ())
-    if task is None and skip:  # nothing else: the skipped one is still the one to grade
-        task = assignment.next_task(store, actor, evaluation_id)
-    return _answer(request, actor, evaluation_id, task, message)
+               skip: Id | None = None, after: Id | None = None,
+               message: str | None = None) -> Response:
+    page = grading_page.open_page(settings_of(request).store, actor, evaluation_id, skip=skip,
+                                  after=after)
+    return _answer(request, actor, page, message)
 
 
 @router.get("/tasks/{task_id}", response_class=HTMLResponse)
 def grade_task(request: Request, actor: PageActor, task_id: Id, walk: int = 0,
                message: str | None = None) -> Response:
-    task = assignment.task_view(settings_of(request).store, actor, task_id)
-    return _answer(request, actor, task.evaluation_id, task, message, walking=bool(walk))
+    page = grading_page.task_page(settings_of(request).store, actor, task_id,
+                                  walking=bool(walk))
+    return _answer(request, actor, page, message)
 
 
-def _after(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
-           walking: bool) -> tuple[assignment.TaskView | None, bool]:
-    """What comes after ``task_id``: the next graded result along the walk, or a new one."""
-    store = settings_of(request).store
-    if walking:
-        walk = assignment.graded_walk(store, actor, evaluation_id)
-        if task_id in walk and walk.index(task_id) + 1 < len(walk):
-            following = walk[walk.index(task_id) + 1]
-            return assignment.task_view(store, actor, following), True
-    return assignment.next_task(store, actor, evaluation_id, exclude=[task_id]), False
+def _number(value: str) -> float | None:
+    try:
+        return float(value) if value.strip() else None
+    except ValueError:
+        raise OptionError(f"a grade is a number, not {value!r}") from None
+
+
+def _cursor(after: str) -> int | None:
+    """The page's place in the pool (a hidden field): an id, else none (from the start)."""
+    text = after.strip()
+    return int(text) if text.isdigit() and 1 <= int(text) <= MAX_ID else None
 
 
 @router.post("/tasks/{task_id}/grade")
@@ -144,58 +148,50 @@ def grade_submit(request: Request, actor: PageActor, task_id: Id,
                  evaluation_id: Annotated[Id, Form()], value: Annotated[str, Form()] = "",
                  reason: Annotated[str, Form()] = "", explanation: Annotated[str, Form()] = "",
                  walk: Annotated[str, Form()] = "", mode: Annotated[str, Form()] = "",
-                 back: Annotated[str, Form()] = "") -> Response:
+                 back: Annotated[str, Form()] = "", after: Annotated[str, Form()] = "",
+                 ) -> Response:
     store = settings_of(request).store
-    try:
-        number = float(value) if value.strip() else None
-    except ValueError:
-        raise OptionError(f"a grade is a number, not {value!r}") from None
-    given = grading.GradeInput(task_id, number, reason or None, explanation or None)
-    try:
-        saved = grading.submit_grade(store, actor, given)
-        shown = assignment.task_view(store, actor, task_id, hold=False)
-        message = (f"Saved {_label(shown, saved['value'])} for {shown.title or shown.doc_id}"
-                   + (" (replacing your earlier grade)" if saved["regrade"] else ""))
-    except ConflictError as exc:
-        message = f"Not saved: {exc}"
+    given = grading.GradeInput(task_id, _number(value), reason or None, explanation or None)
     if mode == "list":
-        return _list_row(request, actor, evaluation_id, task_id, message, back)
-    walking = walk == "1"
-    task, walking = _after(request, actor, evaluation_id, task_id, walking)
+        page = grading_page.grade_row(store, actor, given)
+        return _list_row(request, actor, page, _saved_message(page), back)
+    page = grading_page.grade_and_next(store, actor, given, walking=walk == "1",
+                                       after=_cursor(after))
     if not _hx(request):
-        return _redirect(evaluation_id, task.task_id if task else None, message, walking)
-    return _answer(request, actor, evaluation_id, task, message, walking)
+        return _redirect(page, _saved_message(page))
+    return _answer(request, actor, page, _saved_message(page))
 
 
 @router.post("/tasks/{task_id}/later")
 def grade_later(request: Request, actor: PageActor, task_id: Id,
-                evaluation_id: Annotated[Id, Form()]) -> Response:
+                evaluation_id: Annotated[Id, Form()],
+                after: Annotated[str, Form()] = "") -> Response:
     store = settings_of(request).store
-    grading.judge_later(store, actor, task_id)
     message = "Put off: it comes back after the others"
-    if not _hx(request):
-        return RedirectResponse(f"/evaluations/{evaluation_id}/grade?skip={task_id}&message="
+    if not _hx(request):  # put off (its lease given back): the page then shows another
+        grading.judge_later(store, actor, task_id)
+        cursor = f"after={_cursor(after)}&" if _cursor(after) else ""
+        return RedirectResponse(f"/evaluations/{evaluation_id}/grade?{cursor}message="
                                 + quote(message), status_code=303)
-    task = assignment.next_task(store, actor, evaluation_id, exclude=[task_id])
-    if task is None:
-        task = assignment.next_task(store, actor, evaluation_id)
-    return _answer(request, actor, evaluation_id, task, message)
+    page = grading_page.later_and_next(store, actor, task_id, after=_cursor(after))
+    return _answer(request, actor, page, message)
 
 
 @router.post("/evaluations/{evaluation_id}/undo")
 def grade_undo(request: Request, actor: PageActor, evaluation_id: Id,
                mode: Annotated[str, Form()] = "", back: Annotated[str, Form()] = "") -> Response:
     store = settings_of(request).store
-    task_id = grading.undo_last(store, actor, evaluation_id)
-    message = "Nothing to undo" if task_id is None else "Undone: grade it again"
     if mode == "list" and back.startswith(f"/evaluations/{evaluation_id}/queries/"):
+        task_id = grading.undo_last(store, actor, evaluation_id)
+        message = "Nothing to undo" if task_id is None else "Undone: grade it again"
         return RedirectResponse(back + "?message=" + quote(message), status_code=303)
+    page = grading_page.undo_and_show(store, actor, evaluation_id)
+    message = "Nothing to undo" if page.undone is None else "Undone: grade it again"
     if not _hx(request):
-        target = f"/tasks/{task_id}" if task_id else f"/evaluations/{evaluation_id}/grade"
+        target = (f"/tasks/{page.undone}" if page.undone
+                  else f"/evaluations/{evaluation_id}/grade")
         return RedirectResponse(target + "?message=" + quote(message), status_code=303)
-    task = assignment.task_view(store, actor, task_id) if task_id else assignment.next_task(
-        store, actor, evaluation_id)
-    return _answer(request, actor, evaluation_id, task, message)
+    return _answer(request, actor, page, message)
 
 
 # -- the result-list mode -------------------------------------------------------------
@@ -225,17 +221,17 @@ def grade_list(request: Request, actor: PageActor, evaluation_id: Id, query_id: 
     return render(request, "grade_list.html", {**context, "message": message}, actor=actor)
 
 
-def _list_row(request: Request, actor: Actor, evaluation_id: Id, task_id: Id,
+def _list_row(request: Request, actor: Actor, page: grading_page.GradingPage,
               message: str, back: str) -> Response:
-    store = settings_of(request).store
-    task = assignment.task_view(store, actor, task_id, hold=False)
+    task = page.task
+    if task is None:  # pragma: no cover - grade_row always shows the row it graded
+        raise OptionError("no row to show")
+    ev_id = page.evaluation.id
     if not _hx(request):
-        target = back if back.startswith(f"/evaluations/{evaluation_id}/queries/") else \
-            f"/evaluations/{evaluation_id}/queries/{quote(task.query_id)}"
-        return RedirectResponse(f"{target}?message={quote(message)}#t{task_id}",
+        target = back if back.startswith(f"/evaluations/{ev_id}/queries/") else \
+            f"/evaluations/{ev_id}/queries/{quote(task.query_id)}"
+        return RedirectResponse(f"{target}?message={quote(message)}#t{task.task_id}",
                                 status_code=303)
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
     return render(request, "_row.html", {
-        "evaluation": ev, "t": task, "keys": _scale_keys(ev), "message": message,
-        "progress": assignment.progress(store, actor, evaluation_id), "oob": True},
-        actor=actor)
+        "evaluation": page.evaluation, "t": task, "keys": _scale_keys(page.evaluation),
+        "message": message, "progress": page.progress, "oob": True}, actor=actor)

@@ -12,28 +12,62 @@ pool. A grader never sees another's grade.
 A grade *counts* when its rater's ``counts`` is true (people, imports, an
 LLM judge the curator let count): only counted grades fill the slots of
 the grades wanted. :func:`progress` says how much is left for a grader and
-for the evaluation; :func:`graded_walk` is the order in which ``k`` walks
-back through a grader's grades of an evaluation.
+for the evaluation (its "mine": :mod:`rankscope.services.grading_walk`).
+
+How it stays fast: the database keeps each task's counted grades
+(``tasks.grades_counted``, kept by triggers whoever writes grades) and an
+index in the order above, so the next task is the first open row of an
+index range (a handful of rows read, whatever the evaluation's size), and
+what a request needs is read in a few statements, never by loading every
+task. Taking tasks is serialised per project (a row lock on the project on
+PostgreSQL; SQLite has one writer): a lease is taken on what was counted,
+so two graders never take the last slot twice.
+
+``j`` (skip) walks forward: :func:`next_tasks` with ``after`` gives the
+tasks that come after that one in the order above, then wraps around to
+the beginning, so skipping again and again visits the whole pool.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import (
+    Integer,
+    bindparam,
+    delete,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+    union_all,
+    update,
+)
+from sqlalchemy.orm import aliased
 
-from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.errors import ConflictError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.evaluations import evaluation_row, latest_snapshot_id
-from rankscope.store.models import Query, SnapshotHit, SnapshotQuery, utcnow
+from rankscope.services.evaluations import evaluation_row
+from rankscope.services.grading_walk import walk_size
+from rankscope.services.task_views import (
+    TaskView,
+    own_grade,
+    scale_info,
+    scale_of,
+    task_row,
+    task_views,
+)
+from rankscope.store.models import Project, Query, utcnow
 from rankscope.store.models_app import (
     Adjudication,
     Deferral,
     Evaluation,
     Grade,
-    Item,
     Lease,
     Rater,
     Task,
@@ -42,9 +76,9 @@ from rankscope.store.models_app import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from sqlalchemy import ColumnElement, Select
     from sqlalchemy.orm import Session
 
-    from rankscope.judgments.scales import Scale
     from rankscope.services.accounts import Actor
     from rankscope.store.db import Store
 
@@ -52,125 +86,219 @@ __all__ = [
     "LEASE",
     "MAX_BATCH",
     "TaskView",
-    "graded_walk",
-    "my_grades",
+    "lock_pool",
     "next_task",
     "next_tasks",
     "open_tasks",
+    "pick",
+    "pool_size",
     "progress",
+    "progress_in",
+    "query_ids",
     "query_results",
     "release",
+    "require_ready",
     "scale_info",
     "scale_of",
+    "show_task",
+    "take_tasks",
     "task_view",
+    "view",
 ]
 
 LEASE = timedelta(minutes=10)
 MAX_BATCH = 500
+ORDER = (Task.grades_counted, Task.position, Task.id)
+"""The order results are handed out in (after the deferred split): ``ix_tasks_assignment``."""
 
 
-@dataclass
-class TaskView:
-    """What a grader sees of one task: never another grader's grade."""
-
-    task_id: int
-    evaluation_id: int
-    position: int
-    query_id: str
-    query_text: str
-    need: str | None
-    doc_id: str
-    title: str | None
-    snippet: str | None
-    url: str | None
-    image: str | None
-    fields: dict[str, Any]
-    my_grade: dict[str, Any] | None
-    deferred: bool
-    lease_until: str | None
-    scale: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return dict(self.__dict__)
+# The statements of the pool are built once, with bound parameters (``ev``, ``scale``,
+# ``rater``, ``now``, ``skip``: ids left out, ``n``): a request only binds its values.
 
 
-def scale_of(ev: Evaluation) -> Scale:
-    """The evaluation's scale as a :class:`~rankscope.judgments.scales.Scale`."""
-    from rankscope.judgments.scales import get_scale
+@dataclass(frozen=True)
+class _Barred:
+    """What keeps the rater from an open task: their grades, adjudications, others' leases."""
 
-    scale = get_scale(ev.scale)
-    if scale is None:  # the column is NOT NULL and checked on creation
-        raise OptionError(f"evaluation #{ev.id} has no scale")
-    return scale
-
-
-def scale_info(scale: Scale) -> dict[str, Any]:
-    """The scale for a page or a client: name, bounds, allowed values, labels."""
-    return {"name": scale.name, "min": scale.min, "max": scale.max,
-            "values": list(scale.values), "labels": {f"{g:g}": label for g, label in scale.labels}}
+    mine: Select[int]
+    settled: Select[int]
+    held_items: Select[int]
+    held: ColumnElement[int]
 
 
-def counts(session: Session, item_ids: Sequence[int], scale: str) -> dict[int, int]:
-    """Counted grades (active, on ``scale``, of a rater that counts) per item."""
-    if not item_ids:
-        return {}
-    rows = session.execute(select(Grade.item_id, func.count(Grade.id))
-                           .join(Rater, Grade.rater_id == Rater.id)
-                           .where(Grade.item_id.in_(list(item_ids)), Grade.active,
-                                  Grade.scale == scale, Rater.counts)
-                           .group_by(Grade.item_id)).all()
-    return {int(i): int(n) for i, n in rows}
+@functools.cache
+def _barred() -> _Barred:
+    """The pieces of :func:`_pool_where`. The leases are few: the items they hold are read
+    once, and only those items' tasks count them (``held``, correlated to ``Task``)."""
+    leased = aliased(Task, name="leased")
+    others = (Lease.expires_at > bindparam("now"), Lease.rater_id != bindparam("rater"))
+    return _Barred(
+        mine=select(Grade.item_id).where(Grade.rater_id == bindparam("rater"),
+                                         Grade.scale == bindparam("scale"), Grade.active),
+        settled=select(Adjudication.item_id).where(Adjudication.scale == bindparam("scale")),
+        held_items=select(leased.item_id).join(Lease, Lease.task_id == leased.id).where(*others),
+        held=(select(func.count(Lease.id)).join(leased, leased.id == Lease.task_id)
+              .where(leased.item_id == Task.item_id, *others).scalar_subquery()))
 
 
-def closed(session: Session, item_ids: Sequence[int], scale: str) -> set[int]:
-    """Items a curator adjudicated on this scale (no more grades wanted)."""
-    if not item_ids:
-        return set()
-    return set(session.scalars(select(Adjudication.item_id).where(
-        Adjudication.item_id.in_(list(item_ids)), Adjudication.scale == scale)))
+@functools.cache
+def _pool_where() -> tuple[ColumnElement[bool], ...]:
+    """The tasks of evaluation ``ev`` (on ``scale``) that ``rater`` may take at ``now``.
+
+    Open (fewer counted grades than wanted), not graded by them, not
+    adjudicated, and not filled by the *other* graders' live leases (a lease
+    on any evaluation's task of the item holds a slot); not in ``skip``.
+    """
+    b = _barred()
+    return (Task.evaluation_id == bindparam("ev"), Task.grades_counted < Task.grades_wanted,
+            Task.item_id.not_in(b.mine), Task.item_id.not_in(b.settled),
+            or_(Task.item_id.not_in(b.held_items), Task.grades_counted + b.held
+                < Task.grades_wanted),
+            Task.id.not_in(bindparam("skip", expanding=True)))
 
 
-def candidates(session: Session, ev: Evaluation, rater: Rater,
-               exclude: set[int] | None = None) -> list[Task]:
-    """The tasks this rater may take now, best first."""
-    now = utcnow()
-    tasks = list(session.scalars(select(Task).where(Task.evaluation_id == ev.id)))
-    item_ids = [t.item_id for t in tasks]
-    n_grades = counts(session, item_ids, ev.scale)
-    settled = closed(session, item_ids, ev.scale)
-    mine = set(session.scalars(select(Grade.item_id).where(
-        Grade.rater_id == rater.id, Grade.active, Grade.scale == ev.scale)))
-    held: dict[int, int] = {}  # item -> live leases of other raters (on any evaluation's task)
-    if item_ids:
-        for item_id, n in session.execute(
-                select(Task.item_id, func.count(Lease.id)).join(Lease, Lease.task_id == Task.id)
-                .where(Lease.expires_at > now, Lease.rater_id != rater.id,
-                       Task.item_id.in_(item_ids))
-                .group_by(Task.item_id)):
-            held[int(item_id)] = int(n)
-    deferred = set(session.scalars(select(Deferral.task_id).where(
-        Deferral.rater_id == rater.id)))
-    free = [t for t in tasks
-            if t.item_id not in mine and t.item_id not in settled
-            and t.id not in (exclude or set())
-            and n_grades.get(t.item_id, 0) + held.get(t.item_id, 0) < t.grades_wanted]
-    free.sort(key=lambda t: (t.id in deferred, n_grades.get(t.item_id, 0), t.position, t.id))
-    return free
+@functools.cache
+def _pick_statement(part: str, beyond: bool = False) -> Select[int]:
+    """``n`` tasks of the pool, best first: ``own`` (of the ids ``own``), ``first``
+    (not put off), ``later`` (put off), ``self`` (task ``after`` only); ``beyond``: only
+    those after (``c``, ``p``, ``i``) in the order."""
+    deferred = select(Deferral.task_id).where(Deferral.rater_id == bindparam("rater"))
+    part_of = {
+        "own": Task.id.in_(bindparam("own", expanding=True)),
+        "first": Task.id.not_in(deferred), "later": Task.id.in_(deferred),
+        "self": Task.id == bindparam("after", type_=Integer)}
+    where = [*_pool_where(), part_of[part]]
+    if beyond:
+        where.append(tuple_(*ORDER) > tuple_(*(bindparam(k, type_=Integer) for k in "cpi")))
+    return (select(Task.id).where(*where).order_by(*ORDER)
+            .limit(bindparam("n", type_=Integer)))
+
+
+@functools.cache
+def _barred_count() -> Select[int]:
+    """How many open tasks of ``ev`` the rater may not take: read from the few items that
+    bar them (their grades, adjudications, leased items), not from every task."""
+    b = _barred()
+    # (item, 1): barred whatever its count; (item, 0): leased, barred when the leases fill it
+    items = union_all(
+        b.mine.add_columns(literal(1).label("hard")),
+        b.settled.add_columns(literal(1).label("hard")),
+        b.held_items.add_columns(literal(0).label("hard"))).subquery("barring")
+    return (select(func.count(func.distinct(Task.id))).select_from(Task)
+            .join(items, items.c.item_id == Task.item_id)
+            .where(Task.evaluation_id == bindparam("ev"),
+                   Task.grades_counted < Task.grades_wanted,
+                   or_(items.c.hard == 1, Task.grades_counted + b.held >= Task.grades_wanted)))
+
+
+@functools.cache
+def _open_count() -> Select[int]:
+    return select(func.count()).where(Task.evaluation_id == bindparam("ev"),
+                                      Task.grades_counted < Task.grades_wanted)
+
+
+def pool_size(session: Session, ev: Evaluation, rater_id: int,
+              unfilled: int | None = None) -> int:
+    """How many tasks the rater may take now (what :func:`pick` chooses from).
+
+    ``unfilled``: the evaluation's tasks with fewer counted grades than
+    wanted, when the caller has counted them already.
+    """
+    if unfilled is None:
+        unfilled = int(session.scalar(_open_count(), {"ev": ev.id}) or 0)
+    barred = session.scalar(_barred_count(), {"ev": ev.id, "scale": ev.scale,
+                                              "rater": rater_id, "now": utcnow()})
+    return unfilled - int(barred or 0)
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What :func:`pick` reads that no other grader changes: read before the lock."""
+
+    own: list[int]
+    """The rater's live leases."""
+    mark: tuple[int, int, int, bool] | None
+    """Where a skip walks on from: that task's place in the order, and put off or not."""
+
+
+def _start(session: Session, ev: Evaluation, rater_id: int, after: int | None) -> _Start:
+    own = list(session.scalars(select(Lease.task_id).where(
+        Lease.rater_id == rater_id, Lease.expires_at > utcnow())))
+    mark = None if after is None else session.execute(
+        select(*ORDER, exists().where(Deferral.task_id == Task.id,
+                                      Deferral.rater_id == rater_id))
+        .where(Task.id == after, Task.evaluation_id == ev.id)).first()
+    return _Start(own, None if mark is None else (mark[0], mark[1], mark[2], bool(mark[3])))
+
+
+def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
+         exclude: Sequence[int] = (), after: int | None = None,
+         start: _Start | None = None) -> list[int]:
+    """Up to ``n`` tasks for the rater, best first (nothing leased here).
+
+    Their own live leases come first (a reload shows the same result), then
+    the order of the module's docstring. ``after`` (a skip): the tasks after
+    that one in the order, then from the beginning again, that one last.
+    """
+    start = start or _start(session, ev, rater_id, after)
+    mark = start.mark
+    skip = [*exclude, *([after] if mark is not None else [])]
+    chosen: list[int] = []
+    values: dict[str, Any] = {"ev": ev.id, "scale": ev.scale, "rater": rater_id,
+                              "now": utcnow()}
+
+    def take(part: str, beyond: bool = False, **more: Any) -> None:
+        if len(chosen) < n:
+            chosen.extend(session.scalars(_pick_statement(part, beyond), {
+                **values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}))
+
+    if start.own:  # their live leases first
+        take("own", own=start.own)
+    if mark is None:
+        take("first")
+        take("later")
+        return chosen
+    key = dict(zip("cpi", mark[:3], strict=True))
+    for part, beyond in ([("later", True), ("first", False), ("later", False)] if mark[3]
+                         else [("first", True), ("later", False), ("first", False)]):
+        take(part, beyond, **key)
+    if after not in exclude:  # nothing else: the skipped one is still the one to grade
+        skip.remove(after)
+        take("self", after=after)
+    return chosen
 
 
 def lease(session: Session, task: Task, rater: Rater) -> Lease:
     """Hold ``task`` for ``rater`` for :data:`LEASE` from now (renewed when held)."""
-    row = session.scalar(select(Lease).where(Lease.task_id == task.id,
-                                             Lease.rater_id == rater.id))
-    until = utcnow() + LEASE
-    if row is None:
-        row = Lease(task_id=task.id, rater_id=rater.id, expires_at=until, created_at=utcnow())
-        session.add(row)
-    else:
-        row.expires_at = until
+    return _lease(session, [task.id], rater.id)[task.id]
+
+
+def _lease(session: Session, task_ids: Sequence[int], rater_id: int) -> dict[int, Lease]:
+    """Lease the tasks to the rater (a held lease is renewed); the rows by task."""
+    if not task_ids:
+        return {}
+    rows = {r.task_id: r for r in session.scalars(select(Lease).where(
+        Lease.rater_id == rater_id, Lease.task_id.in_(list(task_ids))))}
+    now = utcnow()
+    for task_id in task_ids:
+        if task_id in rows:
+            rows[task_id].expires_at = now + LEASE
+        else:
+            rows[task_id] = Lease(task_id=task_id, rater_id=rater_id, expires_at=now + LEASE,
+                                  created_at=now)
+            session.add(rows[task_id])
     session.flush()
-    return row
+    return rows
+
+
+def lock_pool(session: Session, ev: Evaluation) -> None:
+    """Serialise taking tasks in the evaluation's project (items are the project's).
+
+    PostgreSQL: ``FOR NO KEY UPDATE`` on the project's row (new rows that
+    point to the project are not held up); SQLite has one writer already.
+    """
+    session.execute(select(Project.id).where(Project.id == ev.project_id)
+                    .with_for_update(key_share=True))
 
 
 def require_ready(ev: Evaluation) -> None:
@@ -179,22 +307,57 @@ def require_ready(ev: Evaluation) -> None:
         raise ConflictError(f"evaluation #{ev.id} is {ev.status}: run it before grading")
 
 
+SPARE = 8
+"""How many tasks past the ``n`` wanted :func:`take_tasks` reads ahead (graders taking
+tasks at the same time take the first ones while this one waits for the lock)."""
+
+
+def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
+               exclude: Sequence[int] = (), after: int | None = None,
+               also: Sequence[int] = ()) -> list[TaskView]:
+    """Lease up to ``n`` tasks to the rater, inside the caller's transaction; their views
+    (then the views of the tasks ``also``, read with them).
+
+    Everything that can be is read before the lock (the rater's own leases,
+    the first tasks of the pool and their views): under the lock the choice
+    is made again, now final, and the leases written, so the graders of a
+    project wait for each other a few statements, not a page.
+    """
+    require_ready(ev)
+    session.execute(delete(Lease).where(Lease.rater_id == rater.id,
+                                        Lease.expires_at <= utcnow()))
+    start = _start(session, ev, rater.id, after)
+    ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after, start=start)
+    views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
+    lock_pool(session, ev)
+    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after, start=start)
+    until = utcnow() + LEASE
+    renew = [t for t in chosen if t in start.own]
+    if renew:
+        session.execute(update(Lease).where(Lease.rater_id == rater.id,
+                                            Lease.task_id.in_(renew)).values(expires_at=until))
+    session.add_all([Lease(task_id=t, rater_id=rater.id, expires_at=until, created_at=until
+                           - LEASE) for t in chosen if t not in start.own])
+    session.flush()
+    missing = [t for t in chosen if t not in views]
+    views.update((v.task_id, v) for v in task_views(session, ev, missing, rater.id))
+    return [replace(views[t], lease_until=until.isoformat()) for t in chosen] + [
+        views[t] for t in also]
+
+
 def next_tasks(store: Store, actor: Actor, evaluation_id: int, n: int = 1,
-               exclude: Sequence[int] = ()) -> list[TaskView]:
-    """Lease and return up to ``n`` tasks for the actor (their live leases first)."""
+               exclude: Sequence[int] = (), *, after: int | None = None) -> list[TaskView]:
+    """Lease and return up to ``n`` tasks for the actor (their live leases first).
+
+    ``after``: the tasks that follow that one (a skip), see :func:`pick`.
+    """
     if n < 1 or n > MAX_BATCH:
         raise OptionError(f"ask for 1 to {MAX_BATCH} tasks, not {n}")
 
     def work(session: Session) -> list[TaskView]:
         ev = evaluation_row(session, actor, evaluation_id, "judge")
-        require_ready(ev)
-        rater = rater_for(session, actor)
-        session.execute(delete(Lease).where(Lease.expires_at <= utcnow()))
-        chosen = candidates(session, ev, rater, set(exclude))[:n]
-        # a task this rater already leases comes first (a reload shows the same result)
-        leased = set(session.scalars(select(Lease.task_id).where(Lease.rater_id == rater.id)))
-        chosen.sort(key=lambda t: t.id not in leased)
-        return [view(session, ev, t, rater, lease(session, t, rater)) for t in chosen]
+        return take_tasks(session, ev, rater_for(session, actor), n, exclude=exclude,
+                          after=after)
 
     return store.write(work)
 
@@ -206,59 +369,21 @@ def next_task(store: Store, actor: Actor, evaluation_id: int,
     return found[0] if found else None
 
 
-def _hit(session: Session, ev: Evaluation, task: Task, doc_id: str) -> SnapshotHit | None:
-    snapshot_id = latest_snapshot_id(session, ev.id)
-    if snapshot_id is None:
-        return None
-    return session.scalar(
-        select(SnapshotHit).join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
-        .where(SnapshotQuery.snapshot_id == snapshot_id,
-               SnapshotQuery.query_row_id == task.query_row_id, SnapshotHit.doc_id == doc_id)
-        .order_by(SnapshotHit.rank).limit(1))
-
-
-def own_grade(session: Session, item_id: int, rater: Rater, scale: str) -> Grade | None:
-    """The rater's grade of the item that counts now (None when they have none)."""
-    return session.scalar(select(Grade).where(Grade.item_id == item_id, Grade.rater_id == rater.id,
-                                              Grade.active, Grade.scale == scale))
-
-
-def _grade_dict(grade: Grade | None) -> dict[str, Any] | None:
-    if grade is None:
-        return None
-    return {"grade_id": grade.id, "value": grade.value, "reason": grade.reason,
-            "explanation": grade.explanation, "created_at": grade.created_at.isoformat()}
+def show_task(session: Session, task: Task, ev: Evaluation, rater: Rater, *,
+              hold: bool = True) -> TaskView:
+    """One task as the rater sees it, leased to them when it still wants their grade."""
+    held = None
+    if hold and ev.status == "ready" and own_grade(
+            session, task.item_id, rater.id, ev.scale) is None:
+        held = {task.id: _lease(session, [task.id], rater.id)[task.id].expires_at}
+    return task_views(session, ev, [task.id], rater.id, held)[0]
 
 
 def view(session: Session, ev: Evaluation, task: Task, rater: Rater,
          held: Lease | None) -> TaskView:
-    """The task as ``rater`` sees it."""
-    item = session.get(Item, task.item_id)
-    query = session.get(Query, task.query_row_id)
-    if item is None or query is None:
-        raise NotFoundError(f"task #{task.id} lost its result")
-    hit = _hit(session, ev, task, item.doc_id)
-    deferred = session.scalar(select(Deferral.id).where(Deferral.task_id == task.id,
-                                                        Deferral.rater_id == rater.id))
-    return TaskView(
-        task_id=task.id, evaluation_id=ev.id, position=task.position, query_id=query.query_id,
-        query_text=query.text, need=query.need, doc_id=item.doc_id,
-        title=hit.title if hit else None, snippet=hit.snippet if hit else None,
-        url=hit.url if hit else None, image=hit.image if hit else None,
-        fields=dict(hit.fields) if hit else {},
-        my_grade=_grade_dict(own_grade(session, item.id, rater, ev.scale)),
-        deferred=deferred is not None,
-        lease_until=held.expires_at.isoformat() if held else None,
-        scale=scale_info(scale_of(ev)))
-
-
-def task_row(session: Session, actor: Actor, task_id: int) -> tuple[Task, Evaluation]:
-    """The task and its evaluation, when the actor may grade it (404/403 otherwise)."""
-    task = session.get(Task, task_id)
-    if task is None:
-        raise NotFoundError(f"no task #{task_id}")
-    ev = evaluation_row(session, actor, task.evaluation_id, "judge")
-    return task, ev
+    """The task as ``rater`` sees it (``held``: their lease of it, if any)."""
+    return task_views(session, ev, [task.id], rater.id,
+                      {task.id: held.expires_at} if held is not None else None)[0]
 
 
 def task_view(store: Store, actor: Actor, task_id: int, *, hold: bool = True) -> TaskView:
@@ -266,12 +391,7 @@ def task_view(store: Store, actor: Actor, task_id: int, *, hold: bool = True) ->
 
     def work(session: Session) -> TaskView:
         task, ev = task_row(session, actor, task_id)
-        rater = rater_for(session, actor)
-        held = None
-        if hold and ev.status == "ready" and own_grade(
-                session, task.item_id, rater, ev.scale) is None:
-            held = lease(session, task, rater)
-        return view(session, ev, task, rater, held)
+        return show_task(session, task, ev, rater_for(session, actor), hold=hold)
 
     return store.write(work)
 
@@ -287,98 +407,88 @@ def release(store: Store, actor: Actor, task_id: int) -> None:
     store.write(work)
 
 
-def _walk(session: Session, ev: Evaluation, rater_id: int) -> list[tuple[int, Grade]]:
-    """(task id, active grade) of the rater's graded tasks, by when they first graded each."""
-    first = (select(Grade.item_id, func.min(Grade.id).label("first"))
-             .where(Grade.rater_id == rater_id, Grade.scale == ev.scale)
-             .group_by(Grade.item_id).subquery())
-    rows = session.execute(
-        select(Task.id, Grade)
-        .join(Grade, Grade.item_id == Task.item_id)
-        .join(first, first.c.item_id == Task.item_id)
-        .where(Task.evaluation_id == ev.id, Grade.rater_id == rater_id, Grade.active,
-               Grade.scale == ev.scale)
-        .order_by(first.c.first, Task.id)).all()
-    return [(int(t), g) for t, g in rows]
-
-
-def graded_walk(store: Store, actor: Actor, evaluation_id: int) -> list[int]:
-    """The tasks the actor graded in the evaluation, in the order they first graded them.
-
-    ``k`` walks back along this list and ``j`` forward; regrading a task
-    keeps its place (the order is by the first grade of each result).
-    """
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater = session.scalar(select(Rater).where(Rater.user_id == actor.user_id))
-        return [] if rater is None else [t for t, _ in _walk(session, ev, rater.id)]
-
-
-def my_grades(store: Store, actor: Actor, evaluation_id: int) -> list[dict[str, Any]]:
-    """The actor's active grades of the evaluation, in :func:`graded_walk` order."""
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater = session.scalar(select(Rater).where(Rater.user_id == actor.user_id))
-        if rater is None:
-            return []
-        return [{"task_id": t, "value": g.value, "reason": g.reason, "grade_id": g.id}
-                for t, g in _walk(session, ev, rater.id)]
-
-
 def open_tasks(session: Session, ev: Evaluation, rater: Rater) -> list[Task]:
     """The tasks ``rater`` could still grade (no lease taken), best first."""
-    return candidates(session, ev, rater)
+    deferred = exists().where(Deferral.task_id == Task.id, Deferral.rater_id == rater.id)
+    return list(session.scalars(
+        select(Task).where(*_pool_where()).order_by(deferred, *ORDER),
+        {"ev": ev.id, "scale": ev.scale, "rater": rater.id, "now": utcnow(), "skip": []}))
+
+
+@functools.cache
+def _tally() -> Select[int, int, int]:
+    """The tasks of ``ev`` by (counted grades, grades wanted): a few rows."""
+    return (select(Task.grades_counted, Task.grades_wanted, func.count())
+            .where(Task.evaluation_id == bindparam("ev"))
+            .group_by(Task.grades_counted, Task.grades_wanted))
+
+
+@functools.cache
+def _settled_open() -> Select[int, int]:
+    """Tasks of ``ev`` adjudicated on ``scale`` that their counted grades do not fill."""
+    return (select(Task.grades_counted, Task.grades_wanted)
+            .where(Task.evaluation_id == bindparam("ev"),
+                   Task.item_id.in_(select(Adjudication.item_id)
+                                    .where(Adjudication.scale == bindparam("scale"))),
+                   Task.grades_counted < Task.grades_wanted))
+
+
+def progress_in(session: Session, ev: Evaluation, rater_id: int | None,
+                mine: int | None = None) -> dict[str, int]:
+    """:func:`progress`, read in the caller's session (``mine``: the rater's
+    :func:`~rankscope.services.grading_walk.walk_size`, when the caller has it)."""
+    results = slots = filled = complete = 0
+    for counted, wanted, n in session.execute(_tally(), {"ev": ev.id}):
+        results += n
+        slots += wanted * n
+        filled += min(counted, wanted) * n
+        complete += n if counted >= wanted else 0
+    unfilled = results - complete
+    for counted, wanted in session.execute(_settled_open(), {"ev": ev.id, "scale": ev.scale}):
+        filled += wanted - counted  # an adjudicated result counts as full
+        complete += 1
+    left = 0
+    if rater_id is None:
+        mine = 0
+        if ev.status == "ready":
+            left = results - complete
+    else:
+        mine = walk_size(session, ev, rater_id) if mine is None else mine
+        if ev.status == "ready":
+            left = pool_size(session, ev, rater_id, unfilled)
+    return {"mine": mine, "left_for_me": left, "results": results, "complete": complete,
+            "slots": slots, "filled": filled}
 
 
 def progress(store: Store, actor: Actor, evaluation_id: int) -> dict[str, int]:
     """How much is done and left, for the actor and for the evaluation.
 
-    ``mine``: results the actor graded here; ``left_for_me``: results they
-    may still take (others' leases aside); ``slots``/``filled``: grades
-    wanted over all results / counted grades given (an adjudicated result
-    counts as full); ``results``/``complete``: results, and those with
-    every grade they want.
+    ``mine``: results the actor graded in this evaluation (and still has a
+    grade of); ``left_for_me``: results they may still take (others'
+    leases aside); ``slots``/``filled``: grades wanted over all results /
+    counted grades given (an adjudicated result counts as full);
+    ``results``/``complete``: results, and those with every grade they want.
     """
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "judge")
-        tasks = list(session.scalars(select(Task).where(Task.evaluation_id == ev.id)))
-        item_ids = [t.item_id for t in tasks]
-        n_grades = counts(session, item_ids, ev.scale)
-        settled = closed(session, item_ids, ev.scale)
-        filled = complete = 0
-        for t in tasks:
-            got = t.grades_wanted if t.item_id in settled else min(
-                n_grades.get(t.item_id, 0), t.grades_wanted)
-            filled += got
-            complete += got >= t.grades_wanted
-        rater = session.scalar(select(Rater).where(Rater.user_id == actor.user_id))
-        mine = left = 0
-        if rater is not None:
-            mine = len(_walk(session, ev, rater.id))
-            if ev.status == "ready":
-                left = len(candidates(session, ev, rater))
-        elif ev.status == "ready":
-            left = sum(1 for t in tasks if t.item_id not in settled
-                       and n_grades.get(t.item_id, 0) < t.grades_wanted)
-        return {"mine": mine, "left_for_me": left, "results": len(tasks),
-                "complete": complete, "slots": sum(t.grades_wanted for t in tasks),
-                "filled": filled}
+        rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
+        return progress_in(session, ev, rater_id)
 
 
 def query_results(store: Store, actor: Actor, evaluation_id: int,
                   query_id: str) -> list[TaskView]:
     """Every task of one query, by position, with the actor's own grades (the list mode)."""
+    from rankscope.errors import NotFoundError
+
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater = session.scalar(select(Rater).where(Rater.user_id == actor.user_id))
-        if rater is None:
-            rater = Rater(id=-1, name=actor.name, kind="person")
-        tasks = session.scalars(select(Task).join(Query, Task.query_row_id == Query.id)
+        rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
+        tasks = session.scalars(select(Task.id).join(Query, Task.query_row_id == Query.id)
                                 .where(Task.evaluation_id == ev.id, Query.query_id == query_id)
-                                .order_by(Task.position)).all()
+                                .order_by(Task.position, Task.id)).all()
         if not tasks:
             raise NotFoundError(f"no query {query_id!r} in evaluation #{ev.id}")
-        return [view(session, ev, t, rater, None) for t in tasks]
+        return task_views(session, ev, tasks, rater_id)
 
 
 def query_ids(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
@@ -388,3 +498,4 @@ def query_ids(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
         return list(dict.fromkeys(session.scalars(
             select(Query.query_id).join(Task, Task.query_row_id == Query.id)
             .where(Task.evaluation_id == ev.id).order_by(Query.position))))
+

@@ -49,6 +49,7 @@ __all__ = [
     "create_evaluation",
     "ensure_items",
     "evaluation_row",
+    "evaluation_view",
     "get_evaluation",
     "latest_snapshot_id",
     "list_evaluations",
@@ -220,10 +221,15 @@ def _check_spec(spec: EvaluationSpec) -> tuple[str, str, list[str], dict[str, st
     return scale.name, strategy, metrics, transforms
 
 
-def _view(session: Session, ev: Evaluation) -> EvaluationView:
+def evaluation_view(session: Session, ev: Evaluation,
+                    n_tasks: int | None = None) -> EvaluationView:
+    """The evaluation as shown, read in the caller's session (the caller checked access);
+    ``n_tasks``: its number of tasks, when the caller counted them already."""
     qs = session.get(QuerySet, ev.query_set_id)
     ep = session.get(Endpoint, ev.endpoint_id)
-    n_tasks = session.scalar(select(func.count(Task.id)).where(Task.evaluation_id == ev.id)) or 0
+    if n_tasks is None:
+        n_tasks = session.scalar(select(func.count(Task.id))
+                                 .where(Task.evaluation_id == ev.id)) or 0
     return EvaluationView(
         id=ev.id, project_id=ev.project_id, name=ev.name, query_set_id=ev.query_set_id,
         query_set=qs.name if qs else "?", endpoint_id=ev.endpoint_id,
@@ -290,7 +296,7 @@ def create_evaluation(store: Store, actor: Actor, project_id: int,
             created_by=actor.user_id, created_at=_now())
         session.add(ev)
         session.flush()
-        return _view(session, ev)
+        return evaluation_view(session, ev)
 
     return store.write(work)
 
@@ -314,7 +320,7 @@ def update_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
             ev.annotation = annotation
         if guidelines is not None:
             ev.guidelines = guidelines
-        return _view(session, ev)
+        return evaluation_view(session, ev)
 
     return store.write(work)
 
@@ -322,7 +328,7 @@ def update_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
 def get_evaluation(store: Store, actor: Actor, evaluation_id: int) -> EvaluationView:
     """One evaluation (NotFoundError when the actor cannot see it)."""
     with store.read() as session:
-        return _view(session, evaluation_row(session, actor, evaluation_id))
+        return evaluation_view(session, evaluation_row(session, actor, evaluation_id))
 
 
 def list_evaluations(store: Store, actor: Actor, project_id: int) -> list[EvaluationView]:
@@ -331,7 +337,7 @@ def list_evaluations(store: Store, actor: Actor, project_id: int) -> list[Evalua
 
     with store.read() as session:
         require_project(session, actor, project_id, "judge")
-        return [_view(session, ev) for ev in session.scalars(
+        return [evaluation_view(session, ev) for ev in session.scalars(
             select(Evaluation).where(Evaluation.project_id == project_id)
             .order_by(Evaluation.id.desc()))]
 

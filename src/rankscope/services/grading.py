@@ -24,23 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, exists, func, select
 
 from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.assignment import (
-    MAX_BATCH,
-    closed,
-    counts,
-    lease,
-    own_grade,
-    require_ready,
-    scale_of,
-    task_row,
-)
+from rankscope.services.assignment import MAX_BATCH, lease, require_ready
 from rankscope.services.evaluations import evaluation_row
+from rankscope.services.task_views import scale_of, task_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import (
+    Adjudication,
     Deferral,
     Evaluation,
     Grade,
@@ -64,9 +57,13 @@ if TYPE_CHECKING:
 __all__ = [
     "SOURCES",
     "GradeInput",
+    "grade_in",
+    "grade_task",
     "judge_later",
+    "later_in",
     "submit_batch",
     "submit_grade",
+    "undo_in",
     "undo_last",
 ]
 
@@ -98,27 +95,47 @@ def _check_value(scale: Scale, value: float | None, reason: str | None,
         raise OptionError(f"grade {value!r} is outside the {scale.describe()} scale")
 
 
+@dataclass(frozen=True)
+class _Given:
+    """A grade recorded: its row, whether it replaced the grader's own, the result's
+    counted grades after it."""
+
+    grade: Grade
+    regrade: bool
+    counted: int
+
+
 def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given: GradeInput,
-               source: str) -> Grade:
+               source: str) -> _Given:
     """Record one grade inside the caller's transaction (the limit checked under a lock)."""
     _check_value(scale_of(ev), given.value, given.reason, given.explanation)
+    # the grader's own lease and deferral of the task end here (theirs: no lock needed)
+    session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
+    session.execute(delete(Deferral).where(Deferral.task_id == task.id,
+                                           Deferral.rater_id == rater.id))
     # Lock the item: concurrent submits of the same result wait here (PostgreSQL; SQLite
-    # has one writer anyway), so the count below is the count at commit.
+    # has one writer anyway); what is read next (its own statement, so read after the
+    # wait) is the state at commit. Little is done while the lock is held.
     session.execute(select(Item.id).where(Item.id == task.item_id).with_for_update())
-    if closed(session, [task.item_id], ev.scale):
+    settled, own_id, n = session.execute(select(
+        exists().where(Adjudication.item_id == task.item_id, Adjudication.scale == ev.scale),
+        select(Grade.id).where(Grade.item_id == task.item_id, Grade.rater_id == rater.id,
+                               Grade.active, Grade.scale == ev.scale).scalar_subquery(),
+        select(func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
+        .where(Grade.item_id == task.item_id, Grade.active, Grade.scale == ev.scale,
+               Rater.counts).scalar_subquery())).one()
+    if settled:
         raise ConflictError(f"task #{task.id}: a curator settled this result's grade")
-    own = own_grade(session, task.item_id, rater, ev.scale)
-    if own is None and rater.counts:
-        n = counts(session, [task.item_id], ev.scale).get(task.item_id, 0)
-        if n >= task.grades_wanted:
-            raise ConflictError(f"task #{task.id}: this result has the {task.grades_wanted} "
-                                f"grade(s) it wants")
+    if own_id is None and rater.counts and n >= task.grades_wanted:
+        raise ConflictError(f"task #{task.id}: this result has the {task.grades_wanted} "
+                            f"grade(s) it wants")
     now = utcnow()
     value = None if given.value is None else float(given.value)
     reason = (given.reason or "").strip() or None if value is None else None
     grade = Grade(item_id=task.item_id, rater_id=rater.id, scale=ev.scale, value=value,
                   reason=reason, explanation=(given.explanation or "").strip() or None,
                   source=source, evaluation_id=ev.id, active=True, created_at=now)
+    own = session.get(Grade, own_id) if own_id is not None else None
     if own is not None:  # a regrade: the old row stays, superseded by the new one
         own.active = False
         session.flush()
@@ -126,10 +143,7 @@ def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given
     session.flush()
     if own is not None:
         own.superseded_by = grade.id
-    session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
-    session.execute(delete(Deferral).where(Deferral.task_id == task.id,
-                                           Deferral.rater_id == rater.id))
-    return grade
+    return _Given(grade, own is not None, int(n) + (own is None and rater.counts))
 
 
 def submit_grade(store: Store, actor: Actor, given: GradeInput, *,
@@ -147,18 +161,23 @@ def submit_grade(store: Store, actor: Actor, given: GradeInput, *,
     """
     if source not in ("app", "api"):
         raise OptionError("a person's grade comes from the app or the api")
+    return store.write(lambda session: grade_in(session, actor, given, source))
 
-    def work(session: Session) -> dict[str, Any]:
-        task, ev = task_row(session, actor, given.task_id)
-        require_ready(ev)
-        rater = rater_for(session, actor)
-        regrade = own_grade(session, task.item_id, rater, ev.scale) is not None
-        grade = _submit_in(session, rater, task, ev, given, source)
-        n = counts(session, [task.item_id], ev.scale).get(task.item_id, 0)
-        return {"grade_id": grade.id, "task_id": task.id, "value": grade.value,
-                "grades": n, "wanted": task.grades_wanted, "regrade": regrade}
 
-    return store.write(work)
+def grade_in(session: Session, actor: Actor, given: GradeInput,
+             source: str = "app") -> dict[str, Any]:
+    """:func:`submit_grade` inside the caller's transaction."""
+    task, ev = task_row(session, actor, given.task_id)
+    return grade_task(session, rater_for(session, actor), task, ev, given, source)
+
+
+def grade_task(session: Session, rater: Rater, task: Task, ev: Evaluation, given: GradeInput,
+               source: str = "app") -> dict[str, Any]:
+    """:func:`grade_in` once the caller found the task and checked who may grade it."""
+    require_ready(ev)
+    given_ = _submit_in(session, rater, task, ev, given, source)
+    return {"grade_id": given_.grade.id, "task_id": task.id, "value": given_.grade.value,
+            "grades": given_.counted, "wanted": task.grades_wanted, "regrade": given_.regrade}
 
 
 def _batch_rater(session: Session, actor: Actor, ev: Evaluation, source: str,
@@ -225,7 +244,7 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                 continue
             try:
                 with session.begin_nested():
-                    grade = _submit_in(session, rater, task, ev, given, source)
+                    grade = _submit_in(session, rater, task, ev, given, source).grade
                 results.append({"task_id": task.id, "ok": True, "grade_id": grade.id})
             except (ConflictError, OptionError) as exc:
                 results.append({"task_id": given.task_id, "ok": False, "error": str(exc)})
@@ -248,42 +267,45 @@ def undo_last(store: Store, actor: Actor, evaluation_id: int) -> int | None:
 
     The row stays (``retracted_at``); a grade it had replaced counts again.
     """
+    return store.write(lambda session: undo_in(session, actor, evaluation_id))
 
-    def work(session: Session) -> int | None:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater = rater_for(session, actor)
-        grade = session.scalar(select(Grade).where(
-            Grade.rater_id == rater.id, Grade.evaluation_id == ev.id, Grade.active,
-            Grade.source.in_(("app", "api"))).order_by(Grade.id.desc()).limit(1))
-        if grade is None:
-            return None
-        session.execute(select(Item.id).where(Item.id == grade.item_id).with_for_update())
-        grade.active = False
-        grade.retracted_at = utcnow()
-        session.flush()
-        previous = session.scalar(select(Grade).where(Grade.superseded_by == grade.id))
-        if previous is not None:
-            previous.active, previous.superseded_by = True, None
-        task = session.scalar(select(Task).where(Task.evaluation_id == ev.id,
-                                                 Task.item_id == grade.item_id))
-        if task is None:
-            return None
-        if previous is None:
-            lease(session, task, rater)
-        return task.id
 
-    return store.write(work)
+def undo_in(session: Session, actor: Actor, evaluation_id: int) -> int | None:
+    """:func:`undo_last` inside the caller's transaction."""
+    ev = evaluation_row(session, actor, evaluation_id, "judge")
+    rater = rater_for(session, actor)
+    grade = session.scalar(select(Grade).where(
+        Grade.rater_id == rater.id, Grade.evaluation_id == ev.id, Grade.active,
+        Grade.source.in_(("app", "api"))).order_by(Grade.id.desc()).limit(1))
+    if grade is None:
+        return None
+    session.execute(select(Item.id).where(Item.id == grade.item_id).with_for_update())
+    grade.active = False
+    grade.retracted_at = utcnow()
+    session.flush()
+    previous = session.scalar(select(Grade).where(Grade.superseded_by == grade.id))
+    if previous is not None:
+        previous.active, previous.superseded_by = True, None
+    task = session.scalar(select(Task).where(Task.evaluation_id == ev.id,
+                                             Task.item_id == grade.item_id))
+    if task is None:
+        return None
+    if previous is None:
+        lease(session, task, rater)
+    return task.id
 
 
 def judge_later(store: Store, actor: Actor, task_id: int) -> None:
     """Put a task off: it comes back to this grader after every other (not a grade)."""
+    store.write(lambda session: later_in(session, actor, task_id))
 
-    def work(session: Session) -> None:
-        task, _ = task_row(session, actor, task_id)
-        rater = rater_for(session, actor)
-        if session.scalar(select(Deferral.id).where(Deferral.task_id == task.id,
-                                                    Deferral.rater_id == rater.id)) is None:
-            session.add(Deferral(task_id=task.id, rater_id=rater.id, created_at=utcnow()))
-        session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
 
-    store.write(work)
+def later_in(session: Session, actor: Actor, task_id: int) -> Evaluation:
+    """:func:`judge_later` inside the caller's transaction; the task's evaluation."""
+    task, ev = task_row(session, actor, task_id)
+    rater = rater_for(session, actor)
+    if session.scalar(select(Deferral.id).where(Deferral.task_id == task.id,
+                                                Deferral.rater_id == rater.id)) is None:
+        session.add(Deferral(task_id=task.id, rater_id=rater.id, created_at=utcnow()))
+    session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
+    return ev

@@ -20,19 +20,22 @@ function runs in its own transaction, committed when it returns, rolled back
 when it raises. Who runs it is the store's *writer*: inline in the caller's
 thread (the command line, one process), or one thread owning every write
 (:class:`ThreadWriter`, what a multi-user app puts in front of SQLite so no
-request ever meets "database is locked"). Code written against
+request ever meets "database is locked"; writes that wait for it together
+share one commit, each in its savepoint). Code written against
 :meth:`Store.write` works unchanged with either.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import functools
+import queue
 import re
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rankscope.errors import DependencyError, StoreError
 
@@ -110,20 +113,100 @@ class ThreadWriter:
     """Runs every write, in order, on one thread that owns the writing.
 
     Callers on any thread block until their write is committed (or has
-    failed, in which case they get its exception).
+    failed, in which case they get its exception). Writes of a store that
+    wait together share one commit (group commit, at most ``max_group``):
+    each runs in a savepoint of one transaction, in the order they came (a
+    write sees the ones before it, as one after another would), a failed
+    one is rolled back alone, and every answer waits for the commit. A
+    commit (an fsync with SQLite's ``synchronous=FULL``) then serves many
+    graders at once; a write that waits alone is committed alone.
     """
 
-    def __init__(self) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="rankscope-writer")
+    def __init__(self, max_group: int = 32) -> None:
+        if max_group < 1:
+            raise ValueError(f"max_group must be at least 1, not {max_group}")
+        self.max_group = max_group
+        self._queue: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()  # None: stop
+        self._closing = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, name="rankscope-writer",
+                                        daemon=True)
+        self._thread.start()
 
     def run(self, job: Callable[[], T]) -> T:
         """Queue ``job`` for the writer thread and wait for its result."""
-        return self._pool.submit(job).result()
+        done: Future[T] = Future()
+        with self._closing:
+            if self._closed:
+                raise RuntimeError("the writer is closed")
+            self._queue.put(_Queued(job, done))
+        return done.result()
+
+    def _serve(self) -> None:
+        held: list[_Queued | None] = []  # taken from the queue, not yet run
+        while True:
+            first = held.pop() if held else self._queue.get()
+            if first is None:
+                return
+            group = [first]
+            if isinstance(first.job, _Write):
+                while len(group) < self.max_group:  # what waits now, never waiting for more
+                    try:
+                        more = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is None or not isinstance(more.job, _Write) \
+                            or more.job.store is not first.job.store:
+                        held.append(more)
+                        break
+                    group.append(more)
+            if len(group) == 1:
+                try:
+                    first.done.set_result(first.job())
+                except BaseException as exc:  # the caller gets it
+                    first.done.set_exception(exc)
+                continue
+            writes = [cast(_Write, q.job) for q in group]
+            try:
+                outcomes = writes[0].store._write_group(writes)
+            except BaseException as exc:  # an interrupt: every caller of the group gets it
+                outcomes = [(False, exc)] * len(group)
+            for queued, (ok, value) in zip(group, outcomes, strict=True):
+                if ok:
+                    queued.done.set_result(value)
+                else:
+                    queued.done.set_exception(value)
 
     def close(self) -> None:
         """Finish the queued writes and stop the thread."""
-        self._pool.shutdown(wait=True)
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(None)
+        self._thread.join()
+
+
+class _Queued:
+    """A job waiting for the writer thread, and where its outcome goes."""
+
+    __slots__ = ("done", "job")
+
+    def __init__(self, job: Callable[[], Any], done: Future[Any]) -> None:
+        self.job = job
+        self.done = done
+
+
+class _Write:
+    """One unit of work of a store: :meth:`Store.write`'s job (alone: its own transaction)."""
+
+    def __init__(self, store: Store, work: Callable[[Session], Any]) -> None:
+        self.store = store
+        self.work = work
+
+    def __call__(self) -> Any:
+        with self.store._write_sessions() as session, session.begin():
+            return self.work(session)
 
 
 WRITING = "rankscope_writing"
@@ -160,8 +243,8 @@ class Store:
         self.engine = engine
         self.writer = writer
         self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self._write_sessions = sessionmaker(engine.execution_options(**{WRITING: True}),
-                                            expire_on_commit=False)
+        self._writing = engine.execution_options(**{WRITING: True})
+        self._write_sessions = sessionmaker(self._writing, expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -185,11 +268,29 @@ class Store:
         when it raises (the exception then reaches the caller).
         """
 
-        def job() -> T:
-            with self._write_sessions() as session, session.begin():
-                return work(session)
+        return self.writer.run(_Write(self, work))  # type: ignore[no-any-return]
 
-        return self.writer.run(job)
+    def _write_group(self, writes: list[_Write]) -> list[tuple[bool, Any]]:
+        """Run writes in one transaction, each in a savepoint; their outcomes,
+        ``(True, result)`` or ``(False, exception)``, known only once the commit is done."""
+        from sqlalchemy.orm import Session as OrmSession
+
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            with self._writing.connect() as connection, connection.begin():
+                for write in writes:
+                    session = OrmSession(bind=connection, expire_on_commit=False,
+                                         join_transaction_mode="create_savepoint")
+                    try:
+                        with session.begin():  # a savepoint: released, or rolled back alone
+                            outcomes.append((True, write.work(session)))
+                    except Exception as exc:
+                        outcomes.append((False, exc))
+                    finally:
+                        session.close()
+        except Exception as exc:  # the commit failed: nothing of the group was written
+            return [(False, exc)] * len(writes)
+        return outcomes
 
     def close(self) -> None:
         """Stop the writer and close every connection."""

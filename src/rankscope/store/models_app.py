@@ -229,12 +229,12 @@ class Grade(Base):
         Index("ix_grades_active_rater", "item_id", "rater_id", "scale", unique=True,
               sqlite_where=text("active"), postgresql_where=text("active")),
         Index("ix_grades_item_id_scale", "item_id", "scale"),
+        Index("ix_grades_rater_evaluation", "rater_id", "evaluation_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
-    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id", ondelete="CASCADE"),
-                                          index=True)
+    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id", ondelete="CASCADE"))
     scale: Mapped[str] = mapped_column(Text)
     value: Mapped[float | None] = mapped_column(Float)
     reason: Mapped[str | None] = mapped_column(Text)
@@ -251,19 +251,28 @@ class Grade(Base):
 
 
 class Task(Base):
-    """A result of an evaluation's snapshot to grade: its item, its best rank, grades wanted."""
+    """A result of an evaluation's snapshot to grade: its item, its best rank, grades wanted.
+
+    ``grades_counted`` is kept by the database (migration 0005_grading's
+    triggers), never written by rankscope: the grades that fill the task's
+    slots (active, on the evaluation's scale, of a rater that counts).
+    ``ix_tasks_assignment`` is the order results are handed out in.
+    """
 
     __tablename__ = "tasks"
     __table_args__ = (UniqueConstraint("evaluation_id", "item_id"),
-                      CheckConstraint("grades_wanted >= 1", name="grades_wanted"))
+                      CheckConstraint("grades_wanted >= 1", name="grades_wanted"),
+                      Index("ix_tasks_assignment", "evaluation_id", "grades_counted", "position",
+                            "id", "grades_wanted"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     evaluation_id: Mapped[int] = mapped_column(
-        ForeignKey("evaluations.id", ondelete="CASCADE"), index=True)
+        ForeignKey("evaluations.id", ondelete="CASCADE"))
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
     query_row_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
     position: Mapped[int] = mapped_column(Integer)
     grades_wanted: Mapped[int] = mapped_column(Integer)
+    grades_counted: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -1,0 +1,171 @@
+"""What a grader sees of a task: the query, the result's display fields, their own grade.
+
+:func:`task_views` builds the views of any number of tasks in one statement
+(the tasks with their items and queries, the snapshot's hits, the grader's
+own grades and deferrals): a page of one task, an API batch of 500 and a
+query's result list cost the same. A grader never sees another grader's grade.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import and_, bindparam, select
+
+from rankscope.errors import NotFoundError, OptionError
+from rankscope.services.evaluations import evaluation_row
+from rankscope.store.models import Query, SnapshotHit, SnapshotQuery
+from rankscope.store.models_app import (
+    Deferral,
+    Evaluation,
+    EvaluationSnapshot,
+    Grade,
+    Item,
+    Task,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from datetime import datetime
+
+    from sqlalchemy import Select
+    from sqlalchemy.orm import Session
+
+    from rankscope.judgments.scales import Scale
+    from rankscope.services.accounts import Actor
+
+__all__ = [
+    "TaskView",
+    "own_grade",
+    "scale_info",
+    "scale_of",
+    "task_row",
+    "task_views",
+]
+
+
+@dataclass
+class TaskView:
+    """What a grader sees of one task: never another grader's grade."""
+
+    task_id: int
+    evaluation_id: int
+    position: int
+    query_id: str
+    query_text: str
+    need: str | None
+    doc_id: str
+    title: str | None
+    snippet: str | None
+    url: str | None
+    image: str | None
+    fields: dict[str, Any]
+    my_grade: dict[str, Any] | None
+    deferred: bool
+    lease_until: str | None
+    scale: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return dict(self.__dict__)
+
+
+def scale_of(ev: Evaluation) -> Scale:
+    """The evaluation's scale as a :class:`~rankscope.judgments.scales.Scale`."""
+    from rankscope.judgments.scales import get_scale
+
+    scale = get_scale(ev.scale)
+    if scale is None:  # the column is NOT NULL and checked on creation
+        raise OptionError(f"evaluation #{ev.id} has no scale")
+    return scale
+
+
+def scale_info(scale: Scale) -> dict[str, Any]:
+    """The scale for a page or a client: name, bounds, allowed values, labels."""
+    return {"name": scale.name, "min": scale.min, "max": scale.max,
+            "values": list(scale.values), "labels": {f"{g:g}": label for g, label in scale.labels}}
+
+
+def own_grade(session: Session, item_id: int, rater_id: int, scale: str) -> Grade | None:
+    """The rater's grade of the item that counts now (None when they have none)."""
+    return session.scalar(select(Grade).where(Grade.item_id == item_id,
+                                              Grade.rater_id == rater_id, Grade.active,
+                                              Grade.scale == scale))
+
+
+def task_row(session: Session, actor: Actor, task_id: int) -> tuple[Task, Evaluation]:
+    """The task and its evaluation, when the actor may grade it (404/403 otherwise)."""
+    task = session.get(Task, task_id)
+    if task is None:
+        raise NotFoundError(f"no task #{task_id}")
+    ev = evaluation_row(session, actor, task.evaluation_id, "judge")
+    return task, ev
+
+
+def _grade_dict(grade: Grade | None) -> dict[str, Any] | None:
+    if grade is None:
+        return None
+    return {"grade_id": grade.id, "value": grade.value, "reason": grade.reason,
+            "explanation": grade.explanation, "created_at": grade.created_at.isoformat()}
+
+
+@functools.cache
+def _views_statement() -> Select[int, int, str, str, str, str | None, SnapshotHit, Grade, int]:
+    """The tasks ``ids`` of evaluation ``ev`` with their item, query, the hit of the
+    evaluation's latest snapshot (its best rank when a document repeats), and the grade
+    and deferral of ``rater`` (on ``scale``): one statement whatever the number of tasks."""
+    snapshot = (select(EvaluationSnapshot.snapshot_id)
+                .where(EvaluationSnapshot.evaluation_id == bindparam("ev"))
+                .order_by(EvaluationSnapshot.id.desc()).limit(1).scalar_subquery())
+    best_hit = (select(SnapshotHit.id)
+                .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
+                .where(SnapshotQuery.snapshot_id == snapshot,
+                       SnapshotQuery.query_row_id == Task.query_row_id,
+                       SnapshotHit.doc_id == Item.doc_id)
+                .order_by(SnapshotHit.rank, SnapshotHit.id).limit(1).scalar_subquery())
+    return (select(Task.id, Task.position, Item.doc_id, Query.query_id, Query.text,
+                   Query.need, SnapshotHit, Grade, Deferral.id.label("deferral"))
+            .join(Item, Item.id == Task.item_id).join(Query, Query.id == Task.query_row_id)
+            .outerjoin(SnapshotHit, SnapshotHit.id == best_hit)
+            .outerjoin(Grade, and_(Grade.item_id == Task.item_id,
+                                   Grade.rater_id == bindparam("rater"), Grade.active,
+                                   Grade.scale == bindparam("scale")))
+            .outerjoin(Deferral, and_(Deferral.task_id == Task.id,
+                                      Deferral.rater_id == bindparam("rater")))
+            .where(Task.id.in_(bindparam("ids", expanding=True)),
+                   Task.evaluation_id == bindparam("ev")))
+
+
+def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_id: int | None,
+               held: Mapping[int, datetime] | None = None) -> list[TaskView]:
+    """The tasks of ``ev`` as the rater sees them, in the order given.
+
+    ``held``: the lease end of the tasks leased to the rater (the others show
+    none). ``rater_id`` None: someone with no grade (their own grade is none).
+    """
+    ids = list(dict.fromkeys(task_ids))
+    if not ids:
+        return []
+    rows = {r.id: r for r in session.execute(_views_statement(), {
+        "ev": ev.id, "rater": -1 if rater_id is None else rater_id, "scale": ev.scale,
+        "ids": ids})}
+    missing = [i for i in ids if i not in rows]
+    if missing:
+        raise NotFoundError(f"task #{missing[0]} lost its result")
+    scale = scale_of(ev)
+    out = []
+    for task_id in ids:
+        r = rows[task_id]
+        hit: SnapshotHit | None = r.SnapshotHit
+        until = (held or {}).get(task_id)
+        out.append(TaskView(
+            task_id=task_id, evaluation_id=ev.id, position=r.position, query_id=r.query_id,
+            query_text=r.text, need=r.need, doc_id=r.doc_id,
+            title=hit.title if hit else None, snippet=hit.snippet if hit else None,
+            url=hit.url if hit else None, image=hit.image if hit else None,
+            fields=dict(hit.fields) if hit else {}, my_grade=_grade_dict(r.Grade),
+            deferred=r.deferral is not None, lease_until=until.isoformat() if until else None,
+            scale=scale_info(scale)))
+    return out
