@@ -10,15 +10,24 @@ import pytest
 @pytest.fixture(params=["inline", "threaded"])
 def both_ranking_paths(request: pytest.FixtureRequest,
                        monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Run the test twice: ranked on the calling thread alone, and with threads.
+    """Run the test twice: on the paths of small runs, and on those of large runs.
 
-    ``rank`` keys, matches and checks duplicates on threads beside the ordering
-    only from ``_THREADED_FROM`` rows up; test inputs are small, so without this
-    the threaded path would go untested.
+    ``rank`` works on the calling thread alone, probes the judgments' hash
+    table, looks a few query ids up in a dict and gathers by indexing below a
+    few tens of thousands of rows; from there up it keys, matches and checks
+    duplicates on threads beside the ordering, joins, and replaces ids
+    vectorized. Test inputs are small, so without this the large-run paths
+    would go untested ("inline": every run takes the small-run paths;
+    "threaded": every run takes the large-run paths).
     """
-    from rankscope.engine import ranking
+    from rankscope.data import ranking_order, run_queries
+    from rankscope.engine import ranking, ranking_match
 
-    monkeypatch.setattr(ranking, "_THREADED_FROM", 1 << 62 if request.param == "inline" else 0)
+    small = request.param == "inline"
+    monkeypatch.setattr(ranking, "_THREADED_FROM", 1 << 62 if small else 0)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 1 << 62 if small else 0)
+    monkeypatch.setattr(run_queries, "LISTED_UP_TO", 1 << 62 if small else 0)
+    monkeypatch.setattr(ranking_order, "_INDEXED_BELOW", 1 << 62 if small else 0)
     yield request.param
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from tests.judge.conftest import ScriptedServer
+from tests.llm_judge.conftest import ScriptedServer
 
-from rankscope.services import accounts, assignment, evaluations, grading, llm_judges
+from rankscope.services import accounts, assignment, campaigns, grading, llm_judges
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, STANDIN, boundary_for, make_world, module_store
@@ -75,16 +75,16 @@ def site(request, tmp_path_factory):
 
 
 def _site(store, data):
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     llm = ScriptedServer()
     try:
         w = make_world(store, data)
-        second = evaluations.create_evaluation(
-            store, w.curator, w.project.id, evaluations.EvaluationSpec(
+        second = campaigns.create_evaluation(
+            store, w.curator, w.project.id, campaigns.EvaluationSpec(
                 name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, depth=5,
                 metrics=["nDCG@5"], baseline_id=w.evaluation.id))
-        evaluations.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+        campaigns.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
         # the scripted LLM server is on 127.0.0.1: this server allows that address
         app = create_app(store, data, boundary=boundary_for(data, hosts=["127.0.0.1"]))
         tokens = {who: accounts.create_token(store, getattr(w, who).name)

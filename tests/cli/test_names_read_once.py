@@ -36,6 +36,7 @@ def reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         return resolve_name(item, conventions)
 
     monkeypatch.setattr(engine_conventions, "resolve_name", counting)
+    monkeypatch.setattr(engine_conventions, "_PLANS", {})  # names read by an earlier test
     monkeypatch.setattr(judgments_evaluation, "resolve_name", counting)
     return counted
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from rankscope.engine.ranking import _best_first
+from rankscope.engine.qrels_index import _best_first
 from rankscope.engine.rowsets import CutSums, running_sum
 
 

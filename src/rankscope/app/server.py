@@ -161,7 +161,7 @@ def serve(settings: ServerSettings, *, say: Callable[[str], None],
     try:
         import uvicorn
 
-        from rankscope.app.core import create_app
+        from rankscope.app.factory import create_app
     except ImportError as exc:
         raise DependencyError(exc.name or "fastapi", "app", "rankscope serve") from None
     check_listen(settings.host, settings.port)
@@ -170,7 +170,7 @@ def serve(settings: ServerSettings, *, say: Callable[[str], None],
     store = open_app_store(db)
     try:
         boundary = boundary_for(settings, store, data_dir)
-        from rankscope.services.evaluations import recover_interrupted_runs
+        from rankscope.services.campaigns import recover_interrupted_runs
 
         for evaluation_id in recover_interrupted_runs(store):
             warn(f"note: evaluation #{evaluation_id} was running when the server stopped; "

@@ -130,7 +130,7 @@ def read_qrels(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Compare and print; returns the exit code."""
-    from rankscope.cli.parsing import write_text
+    from rankscope.cli.parsing import refuse_double_stdin, write_text
     from rankscope.compare.comparison import compare
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics
@@ -140,8 +140,11 @@ def run(args: argparse.Namespace) -> int:
     names = plan_seed_metrics(args.metrics, args.conventions)
     if len(args.runs) < 2:
         raise OptionError("compare needs at least two runs")
-    runs = read_runs(args)
+    refuse_double_stdin(args.qrels, *args.runs)
     qrels = read_qrels(args)
-    result = compare(qrels, runs, names, **compare_kwargs(args), **judgments_kwargs(args, qrels))
+    # the files themselves: compare reads them one at a time (the next one ahead)
+    result = compare(qrels, args.runs, names, run_format=args.run_format,
+                     on_duplicate=args.on_duplicate, **compare_kwargs(args),
+                     **judgments_kwargs(args, qrels))
     write_text(args.output, render_comparison(result, args.format, digits=args.digits) + "\n")
     return 0

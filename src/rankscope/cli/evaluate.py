@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.cli.conventions import option_fields
     from rankscope.cli.parsing import refuse_double_stdin, write_text
     from rankscope.cli.qrels_argument import evaluate_with_judgments, may_hold_judgments
+    from rankscope.data.read_ahead import ReadAhead
     from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate, plan_metrics
     from rankscope.engine.options import EvalOptions
@@ -102,7 +103,21 @@ def run(args: argparse.Namespace) -> int:
         else:
             plan = plan_metrics(args.metrics, options)
             metrics = plan.metrics
-        qrels: Any = _read_qrels(args, metrics)
+        def read_run(path: str) -> Run:
+            # a document ranked twice is looked for beside the kernels, as in
+            # rankscope.evaluate (the ranking step raises the reader's error)
+            return Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate,
+                            _defer_duplicates="error")
+
+        # the runs are read one ahead, on a thread, while the qrels and the run before
+        # are worked on: the first beside the qrels (a judgments file reads its runs itself)
+        ahead = None if asked is not None else ReadAhead(args.runs, read_run)
+        try:
+            qrels: Any = _read_qrels(args, metrics)
+        except BaseException:
+            if ahead is not None:
+                ahead.close()
+            raise
         judged = False
         if asked is not None:
             from rankscope.judgments.table import Judgments
@@ -114,12 +129,13 @@ def run(args: argparse.Namespace) -> int:
             if asked is not None:
                 plan = asked.for_qrels(options)
             results = []
-            for path in args.runs:
-                run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
-                results.append(
-                    evaluate(qrels, run_t, plan, per_query=args.per_query,
-                             allow_no_overlap=args.allow_no_overlap, **fields)
-                )
+            with ahead or ReadAhead(args.runs, read_run) as runs:
+                for run_t in runs:
+                    results.append(
+                        evaluate(qrels, run_t, plan, per_query=args.per_query,
+                                 allow_no_overlap=args.allow_no_overlap, **fields)
+                    )
+                    del run_t  # one run in memory, and the next being read
     names = run_names(results, args.runs)
     for result in results:
         result.show_interval = args.ci
@@ -154,7 +170,7 @@ def run_names(results: list[Any], paths: list[str]) -> list[str]:
     """One distinct name per run: its tag, else its file name, else its path."""
     import os
 
-    from rankscope.compare.runs import unique_names
+    from rankscope.data.runs import unique_names
 
     return unique_names([[r.info.run_name, os.path.basename(p), p]
                          for r, p in zip(results, paths, strict=True)])

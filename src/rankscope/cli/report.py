@@ -51,7 +51,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
-    from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, read_runs
+    from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels
+    from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics
     from rankscope.render.html_report import DEFAULT_METRICS, plots_available, report
@@ -67,11 +68,13 @@ def run(args: argparse.Namespace) -> int:
                           f"{args.figure_formats!r}")
     if args.figures and args.no_plots:
         raise OptionError("--figures writes the plots that --no-plots leaves out: give one")
-    runs = read_runs(args)
+    refuse_double_stdin(args.qrels, *args.runs)
     qrels = read_qrels(args)
     plots = False if args.no_plots else None
-    report(qrels, runs, metrics, output=args.output, title=args.title, plots=plots,
+    # the files themselves: without plots, compare reads them one at a time
+    report(qrels, args.runs, metrics, output=args.output, title=args.title, plots=plots,
            ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
+           run_format=args.run_format, on_duplicate=args.on_duplicate,
            **compare_kwargs(args), **judgments_kwargs(args, qrels))
     if plots is None and not plots_available():
         sys.stderr.write("rankscope report: plots left out; install rankscope[plot]\n")

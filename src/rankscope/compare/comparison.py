@@ -8,10 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
-from rankscope.compare.progress import bar
 from rankscope.compare.result import CompareResult, Comparison
-from rankscope.compare.runs import align, load_runs
 from rankscope.compare.significance import (
     adjust,
     bootstrap_intervals,
@@ -22,16 +21,22 @@ from rankscope.compare.significance import (
     tukey_hsd,
     win_tie_loss,
 )
+from rankscope.data.runs import RunInputs, name_candidates
 from rankscope.data.tables import OnDuplicate, as_qrels
 from rankscope.engine.evaluate import MetricPlan, MetricsArg, evaluate, plan_metrics
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
+from rankscope.progress import step_bar
+from rankscope.result import EvaluationResult
+from rankscope.spread import ResampleCache
 
 if TYPE_CHECKING:
     from rankscope.judgments.evaluation import JudgmentPlan, SeedPlan
 
-__all__ = ["MIN_TEST_QUERIES", "compare"]
+__all__ = ["MIN_TEST_QUERIES", "align", "compare"]
+
+FloatArray = npt.NDArray[np.float64]
 
 
 def _check_level(value: float, what: str) -> float:
@@ -58,6 +63,7 @@ def compare(
     unjudged: Unjudged | None = None,
     queries: Queries | None = None,
     on_duplicate: OnDuplicate = "error",
+    run_format: str | None = None,
     tie_tolerance: float = 1e-12,
     progress: bool = True,
     scale: Any = None,
@@ -117,6 +123,10 @@ def compare(
     ties, unjudged, queries, on_duplicate
         As in :func:`rankscope.evaluate` (default: rankscope's, or the
         conventions profile's).
+    run_format : str, optional
+        Format of the runs given as paths (default: from their names). Run
+        files are read one at a time, the next while the one before is
+        evaluated: memory holds two runs, whatever their number.
     tie_tolerance : float, default 1e-12
         Per-query differences within it count as ties.
     progress : bool, default True
@@ -180,25 +190,39 @@ def compare(
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    tables, run_names = load_runs(runs, names=names, on_duplicate=on_duplicate)
-    if len(tables) < 2:
-        raise OptionError(f"compare needs at least two runs, got {len(tables)}")
-    if baseline is not None and baseline not in run_names:
-        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+    # every run is evaluated first: a document ranked twice is found beside the measures
+    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format,
+                       defer_duplicates=True)
+    if len(inputs) < 2:
+        raise OptionError(f"compare needs at least two runs, got {len(inputs)}")
     if all_pairs and baseline is not None:
         raise OptionError("give either a baseline or all_pairs=True, not both")
-    base = None if all_pairs else (baseline or run_names[0])
+    known = inputs.known_names
+    if baseline is not None and known is not None and baseline not in known:
+        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(known)}")
 
+    # One run at a time (files read one ahead): per-query values are all a comparison
+    # keeps of a run, so memory holds two runs whatever their number.
     results = []
-    with bar(len(tables), "evaluating", unit="run", show=progress) as advance:
-        for table, name in zip(tables, run_names, strict=True):
+    candidates: list[list[str]] = []
+    with step_bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
+            inputs.tables() as tables:
+        for i, table in enumerate(tables):
+            # a name known beforehand names the run in messages; else the run's own
+            name = None if known is None else known[i]
             if judged is None:
                 results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
                                         allow_no_overlap=allow_no_overlap))
             else:
                 results.append(judged.evaluate(table, options=opts, run_name=name,
                                                allow_no_overlap=allow_no_overlap))
+            candidates.append(name_candidates(table))
+            del table
             advance(1)
+    run_names = inputs.names(candidates)
+    if baseline is not None and baseline not in run_names:
+        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+    base = None if all_pairs else (baseline or run_names[0])
     query_ids, values = align(results)
 
     k = len(run_names)
@@ -212,7 +236,8 @@ def compare(
     intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
     n_queries: dict[str, int] = {}
     comparisons: list[Comparison] = []
-    with bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
+    resamples = ResampleCache()  # the same queries and seed for every metric: drawn once
+    with step_bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
         for m, label in enumerate(labels):
             block = values[:, :, m]
             paired = block[:, ~np.isnan(block).any(axis=0)]
@@ -220,7 +245,7 @@ def compare(
             # Every run's mean and every compared difference, from the same resamples.
             rows = np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
             low, high = bootstrap_intervals(rows, confidence=level, n_resamples=n_resamples,
-                                            seed=seed)
+                                            seed=seed, cache=resamples)
             for r, name in enumerate(run_names):
                 x = paired[r]
                 means[name][label] = float(x.mean()) if x.size else None
@@ -350,3 +375,20 @@ def _compare_metric(
             )
         )
     return out
+
+
+def align(results: Sequence[EvaluationResult]) -> tuple[list[str], FloatArray]:
+    """Per-query values of several evaluations on one query axis.
+
+    Returns the union of the evaluated queries (byte order) and an array of
+    shape (n_runs, n_queries, n_metrics), NaN where a run has no value.
+    """
+    query_ids = sorted(set().union(*(r.query_ids for r in results)))
+    index = {q: i for i, q in enumerate(query_ids)}
+    n_metrics = len(results[0].labels) if results else 0
+    out = np.full((len(results), len(query_ids), n_metrics), np.nan)
+    for r, result in enumerate(results):
+        rows = np.fromiter((index[q] for q in result.query_ids), dtype=np.int64,
+                           count=len(result.query_ids))
+        out[r, rows, :] = result.values
+    return query_ids, out

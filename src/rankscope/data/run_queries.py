@@ -17,23 +17,40 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["RunQueries", "index_of", "run_queries"]
+__all__ = ["LISTED_UP_TO", "RunQueries", "index_of", "run_queries"]
 
 IntArray = npt.NDArray[np.int64]
 
 _SLICE = 1 << 20  # rows per slice when scanning whole runs: bounded temporaries
 _SCATTERED = 4  # mean rows per run of equal query ids below which a run counts as shuffled
-_DIRECT_FROM = 1 << 16  # rows; a smaller run is always scanned as runs of equal ids
+_DIRECT_FROM = 1 << 10  # rows; a smaller run is always scanned as runs of equal ids
 
 
 def index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
-    """Position of each id in ``evaluated`` (-1 when absent), vectorized."""
+    """Position of each id in ``evaluated`` (-1 when absent), vectorized.
+
+    A few ids (at most :data:`LISTED_UP_TO`, against not many more
+    queries) are looked up in a dict: a vectorized replacement costs more to
+    set up than a few thousand lookups take.
+    """
     if not evaluated:
         return np.full(ids.len(), -1, dtype=np.int64)
+    if ids.len() <= LISTED_UP_TO and len(evaluated) <= 4 * LISTED_UP_TO:
+        return _listed_index(ids.cast(pl.String).to_list(), evaluated)
     found = ids.cast(pl.String).replace_strict(
         evaluated, np.arange(len(evaluated), dtype=np.int64), default=-1, return_dtype=pl.Int64
     )
     return found.to_numpy()
+
+
+LISTED_UP_TO = 1 << 12
+"""Ids up to which :func:`index_of` looks them up one by one in a dict."""
+
+
+def _listed_index(ids: list[str], evaluated: list[str]) -> IntArray:
+    """Position of each of a few ids in ``evaluated`` (-1 when absent)."""
+    where = {q: i for i, q in enumerate(evaluated)}
+    return np.fromiter((where.get(q, -1) for q in ids), dtype=np.int64, count=len(ids))
 
 
 def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
@@ -45,20 +62,17 @@ def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
     start would cost more than indexing the rows directly.
     """
     n_rows = query_ids.len()
-    parts: list[IntArray] = []
-    previous: str | None = None
-    for start in range(0, n_rows, _SLICE):
-        part = query_ids.slice(start, _SLICE)
-        seg = part.rle_id().to_numpy()
-        local = np.flatnonzero(seg[1:] != seg[:-1]) + 1
-        if start == 0 and n_rows >= _DIRECT_FROM and local.size * _SCATTERED > part.len():
+    parts = [np.zeros(min(n_rows, 1), dtype=np.int64)]
+    for start in range(0, n_rows - 1, _SLICE):
+        # row i + 1 starts a run when its id differs from row i's (compared as strings)
+        length = min(_SLICE, n_rows - 1 - start)
+        change = query_ids.slice(start + 1, length) != query_ids.slice(start, length)
+        local = np.flatnonzero(change.to_numpy()) + (start + 1)
+        if start == 0 and n_rows >= _DIRECT_FROM and local.size * _SCATTERED > length + 1:
             return None
-        if previous is None or part[0] != previous:
-            local = np.concatenate(([0], local))
-        parts.append(local.astype(np.int64) + start)
-        previous = part[-1]
-    starts = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    return starts, query_ids.gather(starts)
+        parts.append(local.astype(np.int64, copy=False))
+    starts = np.concatenate(parts)
+    return starts, query_ids[starts]  # indexing: a direct gather of the runs' first rows
 
 
 @dataclass(frozen=True)
@@ -105,14 +119,22 @@ def run_queries(run_q: pl.Series,
             qidx = index[codes]
     else:
         segments = _segments(run_q)
-        if segments is None:  # a shuffled file: every row looked up once
-            names = set(run_q.unique().to_list())
+        if segments is None:  # a shuffled file: every row's id coded once, the codes looked up
+            listed = run_q.unique().to_list()
+            names = set(listed)
             evaluated = select(names)
-            return evaluated, RunQueries(index_of(run_q, evaluated), names, None, None, None)
+            codes = run_q.cast(pl.Enum(listed)).to_physical().to_numpy()
+            index = _listed_index(listed, evaluated) if len(listed) <= LISTED_UP_TO and \
+                len(evaluated) <= 4 * LISTED_UP_TO else index_of(pl.Series(listed), evaluated)
+            return evaluated, RunQueries(index[codes], names, None, None, None)
         starts, seg_names = segments
-        names = set(seg_names.unique().to_list())
+        few = seg_names.len() <= LISTED_UP_TO
+        listed = seg_names.to_list() if few else []
+        names = set(listed) if few else set(seg_names.unique().to_list())
         evaluated = select(names)
-        qidx = np.repeat(index_of(seg_names, evaluated), np.diff(np.append(starts, n_rows)))
+        seg_index = _listed_index(listed, evaluated) if few and \
+            len(evaluated) <= 4 * LISTED_UP_TO else index_of(seg_names, evaluated)
+        qidx = np.repeat(seg_index, np.diff(np.append(starts, n_rows)))
     lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
     grouped = starts.size == len(names)
     return evaluated, RunQueries(qidx, names, lengths if grouped else None, starts, lengths)

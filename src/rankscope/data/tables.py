@@ -104,6 +104,11 @@ class Qrels(_Table):
     As in trec_eval, a negative grade marks a document that was seen but not
     judged: it is never relevant, gains 0, is not counted among bpref's judged
     non-relevant documents, and is dropped from condensed (judged-only) lists.
+
+    A Qrels object is immutable: evaluations keep what they work out from it
+    (its judgments keyed for matching, each query's judged lists) with the
+    object, for the next run evaluated against it. Change a copy
+    (:meth:`to_polars`) and build new qrels from it, never :attr:`frame` in place.
     """
 
     _value = "grade"

@@ -90,6 +90,13 @@ def resolve_plan(
         items = list(metrics)
     if not items:
         raise MetricError("no metric asked for")
+    key = (tuple(items), options)
+    try:
+        kept = _PLANS.get(key)
+    except TypeError:  # an unhashable item: refused below
+        kept = None
+    if kept is not None:  # the same names under the same options: read once per process
+        return list(kept)
     conventions = options.conventions if options is not None else None
     plan: list[Resolved] = []
     seen: set[str] = set()
@@ -103,7 +110,17 @@ def resolve_plan(
             if options is not None:
                 found = replace(found, metric=options.bind(found.metric))
             plan.append(found)
+    if len(_PLANS) >= _PLANS_KEPT:
+        _PLANS.pop(next(iter(_PLANS)))
+    _PLANS[key] = tuple(plan)
     return plan
+
+
+_PLANS: dict[tuple[object, ...], tuple[Resolved, ...]] = {}
+"""Plans already read, by (names, options): an evaluation loop (a validation set after
+every epoch) names the same metrics every call. Names mean the same for the whole
+process (the registry is complete once imported), and plans are immutable."""
+_PLANS_KEPT = 64
 
 
 @dataclass

@@ -46,9 +46,10 @@ from rankscope.data.ranking_order import (
     fix_ties,
     gather_many,
 )
-from rankscope.data.run_queries import RunQueries, index_of, run_queries
+from rankscope.data.run_queries import RunQueries, run_queries
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
+from rankscope.engine.qrels_index import qrels_index
 from rankscope.engine.ranked_lists import (
     STAND_IN_DOC,
     BoolArray,
@@ -169,14 +170,12 @@ def rank(
     calls it), or, for trec_eval's rule, :attr:`RankedLists.run_duplicates`
     names each query's duplicate among its first ``max_ret`` documents.
     """
-    qframe = qrels.frame
-    graded = qframe.filter(pl.col("grade").is_not_null()) if \
-        qframe.get_column("grade").null_count() else qframe
-    qrels_ids = sorted(graded.get_column("query_id").unique().to_list())
+    index = qrels_index(qrels)  # what depends on the qrels alone: worked out once per object
+    qrels_ids = index.query_ids
 
     def select(run_names: set[str]) -> list[str]:
         chosen = [q for q in qrels_ids if q in run_names] if queries == "intersection" else \
-            qrels_ids
+            list(qrels_ids)
         return chosen if only_query is None else [q for q in chosen if q == only_query]
 
     run_frame = run.frame
@@ -187,17 +186,14 @@ def rank(
     score = run_frame.get_column("score").to_numpy()
     report = run.deferred_duplicates == "report"
     small = qidx.size < _THREADED_FROM
+    if small and docs.n_chunks() > 1:
+        docs = docs.rechunk()  # gathered from twice or more: one small copy makes each cheap
     pending_check = _check_beside(run, docs, rq, small) if run.deferred_duplicates == "error" \
         else None
 
     def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
         """The keyed judgments and each query's judged lists."""
-        jq = index_of(graded.get_column("query_id"), evaluated)
-        inside = jq >= 0
-        judged = Judged(jq[inside], graded.get_column("doc_id").filter(pl.Series(inside)),
-                        graded.get_column("grade").to_numpy().astype(np.float64)[inside], n,
-                        find_duplicates=qrels.deferred_duplicates == "report")
-        return judged, _judged_lists(judged, n, levels)
+        return index.judged(evaluated), index.judged_lists(evaluated, levels=levels)
 
     counts = rq.counts(n)
     condensed = unjudged == "condensed"
@@ -302,9 +298,8 @@ def rank(
 
     judged_offsets, judged_grades = judged_lists
     if max_grade is None:
-        all_grades = graded.get_column("grade")
-        max_grade = float(all_grades.max()) if all_grades.len() else 0.0  # type: ignore[arg-type]
-    qrels_set = set(qrels_ids)
+        max_grade = index.max_grade
+    qrels_set = index.query_set
     return RankedLists(
         query_ids=evaluated,
         offsets=csr(counts),
@@ -344,36 +339,6 @@ def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
     counts[missing] = 1
     return (rows.then(lambda found: np.insert(found, at, -1)), np.insert(grades, at, -1.0),
             counts)
-
-
-def _judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, FloatArray]:
-    """Each query's judged grades (levels >= 0 with ``levels``), best first, in CSR form."""
-    q, g = judged.query, judged.grades
-    if levels:
-        g = np.trunc(g)
-        keep = g >= 0
-        q, g = q[keep], g[keep]
-    counts = np.bincount(q, minlength=n).astype(np.int64) if q.size else np.zeros(n, np.int64)
-    return csr(counts), _best_first(q, g, n)
-
-
-def _best_first(q: IntArray, g: FloatArray, n: int) -> FloatArray:
-    """The grades ``g`` ordered by query ``q``, then from best to worst.
-
-    Grades are nearly always a few whole numbers: then counting each
-    (query, grade) pair and writing each grade out as often as it occurs is
-    one linear pass, where sorting ten million judgments takes half a second.
-    """
-    if g.size:
-        top, bottom = float(g.max()), float(g.min())  # NaN makes span NaN: sorted below
-        span = top - bottom + 1.0
-        if np.isfinite(span) and span * n <= 4 * g.size + 4096 and \
-                np.array_equal(g, np.trunc(g)) and not np.any(np.signbit(g) & (g == 0.0)):
-            width = int(span)
-            per_bin = np.bincount(q * width + (top - g).astype(np.int64), minlength=n * width)
-            grade = top - np.tile(np.arange(width, dtype=np.float64), n)
-            return np.repeat(grade, per_bin)
-    return g[np.lexsort((-g, q))]
 
 
 def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntArray],

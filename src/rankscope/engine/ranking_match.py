@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -20,9 +21,10 @@ import polars as pl
 
 from rankscope.data.distinct import distinct_within
 from rankscope.data.ranking_order import gather_many
+from rankscope.engine.key_table import KeyTable
 
-__all__ = ["MIX", "Judged", "as_levels", "beside", "doc_keys", "first_duplicates", "lookup",
-           "match_rows", "proof_of_distinct_rows", "run_duplicates"]
+__all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "Judged", "as_levels", "beside", "doc_keys",
+           "first_duplicates", "lookup", "match_rows", "proof_of_distinct_rows", "run_duplicates"]
 
 IntArray = npt.NDArray[np.int64]
 UIntArray = npt.NDArray[np.uint64]
@@ -39,7 +41,9 @@ _MIX = np.uint64(MIX)
 
 def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
     """A 64-bit key per (query index, document id) row (written to ``out`` if given)."""
-    hashed = docs.hash(seed=0x5EED).to_numpy()
+    # a frame's row hash is a direct call; a column's hash plans a query (and hands it
+    # to polars' threads: on a busy machine the wait outlasts the hashing of small runs)
+    hashed = docs.to_frame().hash_rows(seed=0x5EED).to_numpy()
     if out is None:
         out = hashed if hashed.flags.writeable else hashed.copy()
     step = 1 << 20  # mixed in the query block by block: no temporary as long as the run
@@ -71,35 +75,49 @@ def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries
     return out
 
 
-def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series, qrels_keys: UIntArray,
-           qrels_q: IntArray, qrels_docs: pl.Series,
-           keys_distinct: bool | None = None) -> tuple[IntArray, IntArray]:
-    """The run rows found in the qrels, and the index of their qrels line.
+def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
+           judged: Judged) -> tuple[IntArray, IntArray]:
+    """The run rows found in ``judged``, and the index of their judgment line.
 
-    The qrels must not hold the same (query, document) twice. ``keys_distinct``
-    says whether ``qrels_keys`` are all different, when already known.
+    Fewer rows than :data:`PROBED_BELOW` probe the judgments' hash table
+    (:class:`~rankscope.engine.key_table.KeyTable`, built once per set of
+    judgments of at most :data:`TABLED_UP_TO` lines); otherwise one hash
+    join, whose table of the judgments costs more to build than a few
+    thousand probes take. Every key match is confirmed on the strings.
     """
-    index = np.arange(qrels_keys.size, dtype=np.int64)
-    keyed = pl.DataFrame({"k": qrels_keys, "j": index})
-    if keys_distinct is None:
-        keys_distinct = keyed.get_column("k").n_unique() == qrels_keys.size
-    if not keys_distinct:
+    if not judged.distinct:
         # a hash collision between different qrels lines: match on the strings
+        index = np.arange(judged.keys.size, dtype=np.int64)
         left = pl.DataFrame({"q": run_q, "d": run_docs})
-        right = pl.DataFrame({"q": qrels_q, "d": qrels_docs, "j": index})
+        right = pl.DataFrame({"q": judged.query, "d": judged.docs, "j": index})
         found = left.join(right, on=["q", "d"], how="left", maintain_order="left")
         match = found.get_column("j").fill_null(-1).to_numpy()
         hit = np.flatnonzero(match >= 0)
         return hit, match[hit].astype(np.int64)
-    # one inner join (a membership test first, then a join of the hits, builds the
-    # qrels' hash table twice: a third slower when the qrels are as large as the run)
-    rows = pl.DataFrame({"k": run_keys}).with_row_index("i")  # no fresh 80 MB index at 10^7
-    found = rows.join(keyed, on="k", how="inner", maintain_order="left")
-    hit = found.get_column("i").to_numpy().astype(np.int64)
-    j = found.get_column("j").to_numpy().astype(np.int64, copy=False)
-    same = (run_q[hit] == qrels_q[j]) & (
-        gather_many(run_docs, hit) == gather_many(qrels_docs, j)).to_numpy()
+    if run_keys.size < PROBED_BELOW and judged.keys.size <= TABLED_UP_TO:
+        at = judged.table.find(run_keys)
+        hit = np.flatnonzero(at >= 0)
+        j = at[hit]
+    else:
+        # one inner join (a membership test first, then a join of the hits, builds the
+        # qrels' hash table twice: a third slower when the qrels are as large as the run)
+        keyed = pl.DataFrame({"k": judged.keys,
+                              "j": np.arange(judged.keys.size, dtype=np.int64)})
+        rows = pl.DataFrame({"k": run_keys}).with_row_index("i")  # no fresh 80 MB index at 10^7
+        found = rows.join(keyed, on="k", how="inner", maintain_order="left")
+        hit = found.get_column("i").to_numpy().astype(np.int64)
+        j = found.get_column("j").to_numpy().astype(np.int64, copy=False)
+    if hit.size == 0:
+        return hit, j
+    same = (run_q[hit] == judged.query[j]) & (
+        gather_many(run_docs, hit) == gather_many(judged.docs, j)).to_numpy()
     return hit[same], j[same]
+
+
+PROBED_BELOW = 1 << 16
+"""Run rows from which a lookup joins instead of probing the judgments' hash table."""
+TABLED_UP_TO = 1 << 18
+"""Judgments up to which they get a hash table of their own (at most 32 MB)."""
 
 
 def as_levels(grades: FloatArray) -> FloatArray:
@@ -107,6 +125,10 @@ def as_levels(grades: FloatArray) -> FloatArray:
     with np.errstate(invalid="ignore"):
         return np.where(np.isnan(grades), NONPOOL,
                         np.where(grades < 0, POOLED_UNJUDGED, np.trunc(grades)))
+
+
+_REGATHERED_UP_TO = 1 << 20
+"""Judged documents up to which they are kept in one chunk (larger: gathered as needed)."""
 
 
 class Judged:
@@ -132,9 +154,16 @@ class Judged:
                 keep = np.flatnonzero(first)
                 query, docs = query[keep], docs.gather(pl.Series(keep))
                 keys, grades = keys[keep], grades[keep]
+        if docs.n_chunks() > 1 and docs.len() <= _REGATHERED_UP_TO:
+            docs = docs.rechunk()  # kept: every run's matches are confirmed by gathers from it
         self.query, self.docs, self.grades, self.keys = query, docs, grades, keys
         # a collision between two lines' keys: confirm matches on the strings instead
         self.distinct = pl.Series(keys).n_unique() == keys.size
+
+    @cached_property
+    def table(self) -> KeyTable:
+        """The keys' hash table (for :func:`lookup`'s probes), built when first probed."""
+        return KeyTable(self.keys)
 
 
 def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
@@ -160,8 +189,7 @@ def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
     def probe(lo: int, hi: int) -> tuple[IntArray, IntArray]:
         part_q, part_docs = qidx[lo:hi], docs.slice(lo, hi - lo)
         part_keys = doc_keys(part_q, part_docs, out=keys[lo:hi])
-        hit, line = lookup(part_keys, part_q, part_docs, judged.keys, judged.query,
-                           judged.docs, judged.distinct)
+        hit, line = lookup(part_keys, part_q, part_docs, judged)
         return hit + lo, line
 
     if len(parts) == 1 or pool is None:

@@ -226,7 +226,7 @@ def report(
     str
         The HTML page.
     """
-    from rankscope.compare.runs import load_runs
+    from rankscope.data.runs import load_runs
     from rankscope.judgments.table import Judgments
 
     judged: dict[str, Any] | None = {
@@ -240,25 +240,32 @@ def report(
     else:
         judged = None
         qrels_t = as_qrels(qrels)
+    include = plots_available() if plots is None else plots
+    if include and not plots_available():
+        raise DependencyError("matplotlib", "plot", "plots in reports")
+    if figures_dir is not None and not include:
+        if not plots_available():
+            raise DependencyError("matplotlib", "plot", "figure files")
+        raise OptionError("figures_dir needs the plots (plots=False was given)")
     names = compare_options.pop("names", None)
-    tables, run_names = load_runs(runs, names=names,
-                                  on_duplicate=compare_options.pop("on_duplicate", "error"))
-    named = dict(zip(run_names, tables, strict=True))
+    on_duplicate = compare_options.pop("on_duplicate", "error")
+    run_format = compare_options.pop("run_format", None)
     given: dict[str, Any] = {
         key: value for key, value in (("ties", ties), ("unjudged", unjudged),
                                       ("queries", queries), ("conventions", conventions))
         if value is not None}
     opts = EvalOptions.merged(None, given)  # type: ignore[arg-type]
-    result = compare(qrels_t, named, metrics, **given, **compare_options)
-    include = plots_available() if plots is None else plots
-    if include and not plots_available():
-        raise DependencyError("matplotlib", "plot", "plots in reports")
+    named: Any
+    if include:  # the curves evaluate every run again: all of them are kept
+        tables, run_names = load_runs(runs, names=names, on_duplicate=on_duplicate,
+                                      run_format=run_format)
+        named = dict(zip(run_names, tables, strict=True))
+        result = compare(qrels_t, named, metrics, **given, **compare_options)
+    else:  # compare alone reads run files one at a time (two in memory)
+        result = compare(qrels_t, runs, metrics, names=names, on_duplicate=on_duplicate,
+                         run_format=run_format, **given, **compare_options)
     figures: list[tuple[str, list[str]]] = []
     note = ""
-    if figures_dir is not None and not include:
-        if not plots_available():
-            raise DependencyError("matplotlib", "plot", "figure files")
-        raise OptionError("figures_dir needs the plots (plots=False was given)")
     if include:
         shown = _figures(result, qrels_t, named, list(ks),
                          {"ties": opts.ties, "unjudged": opts.unjudged,

@@ -24,9 +24,9 @@ import numpy as np
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.services.campaign_data import EvaluationData, load_data
+from rankscope.services.campaigns import evaluation_row
 from rankscope.services.dashboards import clean, evaluation_metrics
-from rankscope.services.evaluation_data import EvaluationData, load_data
-from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import Endpoint, QuerySet
 from rankscope.store.models_app import Evaluation
 

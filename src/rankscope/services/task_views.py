@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, bindparam, select
 
 from rankscope.errors import NotFoundError, OptionError
-from rankscope.services.evaluations import evaluation_row
+from rankscope.services.campaigns import evaluation_row
 from rankscope.store.models import Query, SnapshotHit, SnapshotQuery
 from rankscope.store.models_app import (
     Deferral,

@@ -1,4 +1,4 @@
-"""The judging app's tables (SQLAlchemy 2), on top of the snapshot store's.
+"""The judging app's tables (SQLAlchemy 2), beside the snapshots' (models.py).
 
 ::
 
@@ -41,7 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from rankscope.store.models import Base, JSONType, UTCDateTime, utcnow
+from rankscope.store.base import Base, JSONType, UTCDateTime, utcnow
 
 __all__ = [
     "EVALUATION_STATUSES",

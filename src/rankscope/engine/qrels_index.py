@@ -1,0 +1,144 @@
+"""What ranking a run reads from its qrels, worked out once per :class:`Qrels` object.
+
+An evaluation loop ranks many runs against one qrels: a validation set after
+every training epoch, the runs of a track (``rankscope evaluate QRELS RUN1 ...
+RUN17``), the runs of a comparison. The graded rows, their query ids and
+highest grade, the judgments keyed for the lookup
+(:class:`~rankscope.engine.ranking_match.Judged`) and each query's judged
+grades best first depend only on the qrels and on which queries are
+evaluated, so :func:`qrels_index` keeps them with the Qrels object (in a weak
+mapping: they go when the object goes) and the ranking step
+(:func:`~rankscope.engine.ranking.rank`) reads them from there instead of
+working them out again for every run.
+
+A :class:`~rankscope.data.tables.Qrels` is immutable (its frame is never
+changed in place), so nothing kept here can go stale.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+from weakref import WeakKeyDictionary
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from rankscope.data.run_queries import index_of
+from rankscope.data.tables import Qrels
+from rankscope.engine.ranked_lists import csr
+from rankscope.engine.ranking_match import Judged
+
+__all__ = ["QrelsIndex", "judged_lists", "qrels_index"]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+_T = TypeVar("_T")
+
+_KEPT = 4
+"""Entries kept per kind and qrels (distinct sets of evaluated queries; the oldest goes)."""
+
+
+class QrelsIndex:
+    """The parts of one qrels every ranking against it reads (see the module docstring).
+
+    ``graded`` are the rows with a grade, ``query_ids`` their distinct query
+    ids in byte order, ``max_grade`` the highest grade (0 when there is none).
+    """
+
+    def __init__(self, qrels: Qrels) -> None:
+        frame = qrels.frame
+        grade = frame.get_column("grade")
+        self.graded = frame.filter(pl.col("grade").is_not_null()) if grade.null_count() \
+            else frame
+        self.query_ids: list[str] = sorted(self.graded.get_column("query_id").unique().to_list())
+        grades = self.graded.get_column("grade")
+        self.max_grade = float(grades.max()) if grades.len() else 0.0  # type: ignore[arg-type]
+        self.query_set = frozenset(self.query_ids)
+        self._find_duplicates = qrels.deferred_duplicates == "report"
+        self._lock = threading.RLock()
+        self._kept: OrderedDict[Hashable, object] = OrderedDict()
+
+    def _key(self, evaluated: list[str]) -> Hashable:
+        """``evaluated`` as a key: every query of the qrels (the usual case) or the list."""
+        return "every query" if evaluated is self.query_ids or evaluated == self.query_ids \
+            else tuple(evaluated)
+
+    def _kept_or_made(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        with self._lock:  # runs may be ranked on several threads against one qrels
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]  # type: ignore[return-value]
+            made = make()
+            self._kept[key] = made
+            while len(self._kept) > 2 * _KEPT:
+                self._kept.popitem(last=False)
+            return made
+
+    def judged(self, evaluated: list[str]) -> Judged:
+        """The judgments of the ``evaluated`` queries (indexed in that list), keyed."""
+        return self._kept_or_made(("judged", self._key(evaluated)),
+                                  lambda: self._make_judged(evaluated))
+
+    def _make_judged(self, evaluated: list[str]) -> Judged:
+        graded = self.graded
+        jq = index_of(graded.get_column("query_id"), evaluated)
+        inside = jq >= 0
+        docs = graded.get_column("doc_id")
+        grades = graded.get_column("grade").to_numpy().astype(np.float64)
+        if not inside.all():
+            docs, grades = docs.filter(pl.Series(inside)), grades[inside]
+        return Judged(jq[inside], docs, grades, len(evaluated),
+                      find_duplicates=self._find_duplicates)
+
+    def judged_lists(self, evaluated: list[str], *, levels: bool) -> tuple[IntArray, FloatArray]:
+        """Each evaluated query's judged grades best first, as CSR (offsets, grades)."""
+        return self._kept_or_made(
+            ("lists", self._key(evaluated), levels),
+            lambda: judged_lists(self.judged(evaluated), len(evaluated), levels))
+
+
+_INDEXES: WeakKeyDictionary[Qrels, QrelsIndex] = WeakKeyDictionary()
+_INDEXES_LOCK = threading.Lock()
+
+
+def qrels_index(qrels: Qrels) -> QrelsIndex:
+    """The :class:`QrelsIndex` of ``qrels``, made on first use and kept with the object."""
+    with _INDEXES_LOCK:
+        found = _INDEXES.get(qrels)
+        if found is None:
+            found = _INDEXES[qrels] = QrelsIndex(qrels)
+        return found
+
+
+def judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, FloatArray]:
+    """Each query's judged grades (levels >= 0 with ``levels``), best first, in CSR form."""
+    q, g = judged.query, judged.grades
+    if levels:
+        g = np.trunc(g)
+        keep = g >= 0
+        q, g = q[keep], g[keep]
+    counts = np.bincount(q, minlength=n).astype(np.int64) if q.size else np.zeros(n, np.int64)
+    return csr(counts), _best_first(q, g, n)
+
+
+def _best_first(q: IntArray, g: FloatArray, n: int) -> FloatArray:
+    """The grades ``g`` ordered by query ``q``, then from best to worst.
+
+    Grades are nearly always a few whole numbers: then counting each
+    (query, grade) pair and writing each grade out as often as it occurs is
+    one linear pass, where sorting ten million judgments takes half a second.
+    """
+    if g.size:
+        top, bottom = float(g.max()), float(g.min())  # NaN makes span NaN: sorted below
+        span = top - bottom + 1.0
+        if np.isfinite(span) and span * n <= 4 * g.size + 4096 and \
+                np.array_equal(g, np.trunc(g)) and not np.any(np.signbit(g) & (g == 0.0)):
+            width = int(span)
+            per_bin = np.bincount(q * width + (top - g).astype(np.int64), minlength=n * width)
+            grade = top - np.tile(np.arange(width, dtype=np.float64), n)
+            return np.repeat(grade, per_bin)
+    return g[np.lexsort((-g, q))]

@@ -1,0 +1,173 @@
+"""A command over many run files holds two of them at a time, not all (issue 30, section 3:
+memory grows with the largest run, not their sum): each run is evaluated before the one
+after next is read, and the numbers and names are those of reading them all first."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankscope.compare.comparison as comparison
+import rankscope.engine.evaluate as engine_evaluate
+from rankscope.cli.main import main
+from rankscope.compare.comparison import compare
+from rankscope.data.tables import Run
+from rankscope.errors import DuplicateDocumentError, OptionError
+
+QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d 1\n"
+# five runs, each ranking one relevant document first in q1 or not: P@1 by hand below
+RUNS = [
+    "q1 Q0 a 1 2.0 r1\nq2 Q0 c 1 1.0 r1\n",  # P@1: q1 1, q2 1 -> 1.0
+    "q1 Q0 b 1 2.0 r2\nq2 Q0 c 1 1.0 r2\n",  # q1 0, q2 1 -> 0.5
+    "q1 Q0 b 1 2.0 r3\nq2 Q0 e 1 1.0 r3\n",  # 0, 0 -> 0.0
+    "q1 Q0 a 1 2.0 r4\nq2 Q0 e 1 1.0 r4\n",  # 1, 0 -> 0.5
+    "q1 Q0 a 1 2.0 r5\nq2 Q0 d 1 1.0 r5\n",  # 1, 1 -> 1.0
+]
+EXPECTED = {"r1": 1.0, "r2": 0.5, "r3": 0.0, "r4": 0.5, "r5": 1.0}
+
+
+@pytest.fixture
+def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.chdir(tmp_path)
+    Path("qrels.txt").write_text(QRELS)
+    names = []
+    for i, text in enumerate(RUNS):
+        Path(f"run{i + 1}.txt").write_text(text)
+        names.append(f"run{i + 1}.txt")
+    return names
+
+
+@pytest.fixture
+def log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """'read' for each run file read, 'eval' for each run evaluated, in order."""
+    events: list[str] = []
+    lock = threading.Lock()
+    original_read = Run.read.__func__  # type: ignore[attr-defined]
+
+    def read(cls: type[Run], *args: Any, **kwargs: Any) -> Run:
+        out = original_read(cls, *args, **kwargs)
+        with lock:
+            events.append("read")
+        return out
+
+    original_eval = engine_evaluate.evaluate
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            events.append("eval")
+        return original_eval(*args, **kwargs)
+
+    monkeypatch.setattr(Run, "read", classmethod(read))
+    monkeypatch.setattr(engine_evaluate, "evaluate", counted)
+    monkeypatch.setattr(comparison, "evaluate", counted)
+    return events
+
+
+def _at_most_one_ahead(events: list[str]) -> None:
+    """Whenever run i is evaluated, runs 0..i+1 at most have been read."""
+    evaluated = 0
+    for k, event in enumerate(events):
+        if event == "eval":
+            assert events[:k].count("read") <= evaluated + 2, events
+            evaluated += 1
+    assert evaluated == len(RUNS)
+    assert events.count("read") == len(RUNS)
+
+
+def test_cli_evaluate_reads_one_ahead(files: list[str], log: list[str],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["evaluate", "qrels.txt", *files, "-m", "P@1", "-f", "json", "--ci", "never"])
+    assert code == 0
+    _at_most_one_ahead(log)
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert {name: runs[name]["mean"]["P@1"] for name in runs} == EXPECTED
+
+
+pytestmark = pytest.mark.filterwarnings("ignore:too few paired queries")
+
+
+def test_compare_reads_one_ahead(files: list[str], log: list[str]) -> None:
+    result = compare("qrels.txt", files, ["P@1"])
+    _at_most_one_ahead(log)
+    assert result.run_names == list(EXPECTED)
+    assert {name: result.means[name]["P@1"] for name in EXPECTED} == EXPECTED
+
+
+def test_compare_names_given_and_baseline_checked(files: list[str]) -> None:
+    named = [f"s{i}" for i in range(len(files))]
+    result = compare("qrels.txt", files, ["P@1"], names=named, baseline="s2")
+    assert result.run_names == named
+    assert result.means["s2"]["P@1"] == 0.0
+    with pytest.raises(OptionError, match="no run named 'r9'"):
+        compare("qrels.txt", files, ["P@1"], baseline="r9")
+
+
+@pytest.mark.parametrize("extra", [[], ["--run-format", "trec"]])
+def test_cli_compare_reads_one_ahead(files: list[str], log: list[str], extra: list[str],
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["compare", "qrels.txt", *files, "-m", "P@1", "-f", "json", *extra])
+    assert code == 0
+    _at_most_one_ahead(log)
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert {name: runs[name]["mean"]["P@1"] for name in runs} == EXPECTED
+
+
+def test_cli_compare_bad_run_file_is_a_usage_error(files: list[str],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    Path("run3.txt").write_text("q1 Q0 a 1 high r3\n")
+    code = main(["compare", "qrels.txt", *files, "-m", "P@1", "-f", "json"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "run3.txt" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_a_document_twice_in_a_run_is_the_readers_error(files: list[str], command: str,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """The duplicate check may run beside the measures; the error is still the reader's:
+    exit 2, the file and the line of the second occurrence."""
+    Path("run2.txt").write_text("q1 Q0 b 1 2.0 r2\nq2 Q0 c 1 1.0 r2\nq1 Q0 b 2 0.5 r2\n")
+    with pytest.raises(DuplicateDocumentError) as raised:  # the reader's own message
+        Run.read("run2.txt")
+    expected = str(raised.value)
+    assert "line 3" in expected
+    code = main([command, "qrels.txt", *files, "-m", "P@1", "-f", "json"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
+
+
+def test_a_document_twice_over_raters_judgments(files: list[str]) -> None:
+    """The raters' path evaluates every run through the same ranking step: the deferred
+    check still raises the reader's error."""
+    Path("raters.csv").write_text("query_id,doc_id,rater,grade\nq1,a,ann,1\nq1,a,bob,1\n"
+                                  "q1,b,ann,0\nq2,c,ann,2\nq2,d,bob,1\n")
+    Path("run2.txt").write_text("q1 Q0 b 1 2.0 r2\nq2 Q0 c 1 1.0 r2\nq1 Q0 b 2 0.5 r2\n")
+    with pytest.raises(DuplicateDocumentError, match="line 3"):
+        compare("raters.csv", files, ["P@1"], strategy="mean")
+
+
+@pytest.mark.parametrize("extra", [[], ["--run-format", "trec"]])
+def test_cli_report_without_plots_reads_one_ahead(files: list[str], log: list[str],
+                                                  extra: list[str]) -> None:
+    """Without plots nothing needs the runs after the comparison: a report holds two."""
+    code = main(["report", "qrels.txt", *files, "-m", "P@1", "--no-plots", "-o", "r.html",
+                 *extra])
+    assert code == 0
+    _at_most_one_ahead(log)
+    page = Path("r.html").read_text()
+    assert all(name in page for name in EXPECTED)
+
+
+def test_report_with_plots_still_reads_every_run(files: list[str]) -> None:
+    pytest.importorskip("matplotlib")
+    from rankscope.render.html_report import report
+
+    page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
+                  names=[f"s{i}" for i in range(len(files))])
+    assert "s4" in page and "<img" in page
