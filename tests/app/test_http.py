@@ -4,6 +4,7 @@ What a successful grading form or API call stores is checked in ``test_http_stor
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +54,15 @@ class Site:
         found = assignment.next_task(self.store, self.w.admin,
                                      evaluation_id or self.w.evaluation.id)
         return found.task_id
+
+    def try_number(self, scope: str = "query") -> int:
+        """A fresh try of the first evaluation (one query, or the whole set)."""
+        from rankscope.services import tries
+
+        made = tries.run_try(self.store, self.w.curator, self.w.evaluation.id,
+                             ["weights.title=2"], boundary=self.w.boundary,
+                             query_id="q01" if scope == "query" else None)
+        return made.number
 
     def dispute(self) -> dict[str, Any]:
         """A result two judges grade differently: something to adjudicate."""
@@ -129,6 +139,7 @@ def P(s: Site) -> int:
 GRADES = b"query_id,doc_id,rater,grade\nq01,shutil.copytree,imported,3\n"
 TOML = (STANDIN / "tuned.toml").read_text().replace('name = "demo-tuned"', 'name = "again"')
 
+_HAND = itertools.count()
 ROUTES = [
     _r("GET", "/login", "anyone", False, lambda s: {"url": "/login"}),
     _r("POST", "/login", "anyone", False, lambda s: {"url": "/login", "data": {
@@ -191,6 +202,22 @@ ROUTES = [
         "url": f"/evaluations/{E(s)}/snapshot/q01"}),
     _r("GET", "/evaluations/{evaluation_id}/compare", "curator", True, lambda s: {
         "url": f"/evaluations/{s.second.id}/compare"}),
+    _r("GET", "/evaluations/{evaluation_id}/side", "curator", True, lambda s: {
+        "url": f"/evaluations/{s.second.id}/side?baseline={E(s)}"}),
+    _r("GET", "/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/tries"}),
+    _r("POST", "/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/tries", "data": {"changes": "weights.title=3",
+                                                      "query_id": "q02"}}),
+    _r("GET", "/evaluations/{evaluation_id}/tries/{number}", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/tries/{s.try_number()}"}),
+    _r("GET", "/evaluations/{evaluation_id}/tries/{number}/status", "curator", True,
+       lambda s: {"url": f"/evaluations/{E(s)}/tries/{s.try_number()}/status"}),
+    _r("POST", "/evaluations/{evaluation_id}/tries/{number}/evaluation", "curator", True,
+       lambda s: {"url": f"/evaluations/{E(s)}/tries/{s.try_number('all')}/evaluation"}),
+    _r("POST", "/evaluations/{evaluation_id}/pool", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/pool", "data": {
+            "query_id": "q01", "doc_id": f"hand-{next(_HAND)}"}}),
     _r("POST", "/evaluations/{evaluation_id}/adjudicate", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/adjudicate", "data": s.dispute()}),
     _r("GET", "/evaluations/{evaluation_id}/export/{name}", "curator", True, lambda s: {
@@ -217,6 +244,19 @@ ROUTES = [
     _r("GET", "/api/docs", "anyone", False, lambda s: {"url": "/api/docs"}),
     # the API
     _r("GET", "/api/v1/me", "judge", False, lambda s: {"url": "/api/v1/me"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/tries"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/tries", "json": {"changes": ["weights.title=3"],
+                                                             "query_id": "q03"}}, ok=201),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/tries/{number}", "curator", True,
+       lambda s: {"url": f"/api/v1/evaluations/{E(s)}/tries/{s.try_number()}"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/tries/{number}/evaluation", "curator",
+       True, lambda s: {"url": f"/api/v1/evaluations/{E(s)}/tries/{s.try_number('all')}/"
+                               "evaluation"}, ok=201),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/pool", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/pool", "json": {
+            "query_id": "q01", "doc_id": f"hand-api-{next(_HAND)}"}}, ok=201),
     _r("GET", "/api/v1/projects", "judge", False, lambda s: {"url": "/api/v1/projects"}),
     _r("POST", "/api/v1/projects", "curator", False, lambda s: {
         "url": "/api/v1/projects", "json": {"name": f"api{len(s.tokens)}-{id(s)}"}}, ok=201),

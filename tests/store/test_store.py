@@ -37,7 +37,9 @@ TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapsh
           # LLM judges of evaluations (migration 0003)
           "llm_judges",
           # the LLM answer cache (migration 0006_platform)
-          "llm_answers"}
+          "llm_answers",
+          # tries of an evaluation's endpoint (migration 0007_tuning)
+          "tries"}
 
 
 def tables(engine) -> set[str]:

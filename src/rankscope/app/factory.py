@@ -18,7 +18,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
+from rankscope.app import (
+    api,
+    api_tries,
+    pages,
+    pages_dashboards,
+    pages_grading,
+    pages_llm,
+    pages_tries,
+)
 from rankscope.app.core import (
     AppSettings,
     LoginRequired,
@@ -38,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ROUTERS", "create_app"]
 
-ROUTERS = (pages, pages_grading, pages_dashboards, pages_llm, api)
+ROUTERS = (pages, pages_grading, pages_dashboards, pages_llm, pages_tries, api, api_tries)
 """The modules whose ``router`` the app includes, in this order."""
 
 

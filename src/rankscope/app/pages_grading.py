@@ -277,9 +277,12 @@ def _list_row(request: Request, actor: Actor, page: grading_page.GradingPage,
         raise OptionError("no row to show")
     ev_id = page.evaluation.id
     if not _hx(request):
-        target = back if back.startswith(f"/evaluations/{ev_id}/queries/") else \
+        target = back if back.startswith((f"/evaluations/{ev_id}/queries/",
+                                          f"/evaluations/{ev_id}/tries/",
+                                          f"/evaluations/{ev_id}/side")) else \
             f"/evaluations/{ev_id}/queries/{quote(task.query_id)}"
-        return RedirectResponse(f"{target}?message={quote(message)}#t{task.task_id}",
+        joint = "&" if "?" in target else "?"
+        return RedirectResponse(f"{target}{joint}message={quote(message)}#t{task.task_id}",
                                 status_code=303)
     return render(request, "_row.html", {
         "evaluation": page.evaluation, "t": task, "keys": _scale_keys(page.evaluation),

@@ -175,6 +175,11 @@ def serve(settings: ServerSettings, *, say: Callable[[str], None],
         for evaluation_id in recover_interrupted_runs(store):
             warn(f"note: evaluation #{evaluation_id} was running when the server stopped; "
                  "marked failed (run it again)")
+        from rankscope.services.tries import recover_interrupted_tries
+
+        for evaluation_id, number in recover_interrupted_tries(store):
+            warn(f"note: try #{number} of evaluation #{evaluation_id} was running when the "
+                 "server stopped; marked failed (run it again)")
         address = f"http://{settings.host}:{settings.port}/"
         if settings.demo:
             _set_up_demo(store, db, boundary, address, say)

@@ -57,6 +57,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
                         "(the snapshot and the run are kept): for CI")
     p.add_argument("--keep-raw", action="store_true",
                    help="also store each raw response body (its SHA-256 is always stored)")
+    p.add_argument("--explain", action="store_true",
+                   help="record why each result is there: Elasticsearch/OpenSearch explain, "
+                        "Solr debugQuery, the embedded engine's BM25 terms (with --store; "
+                        "`snapshots show --query QUERY` prints them; the http kind cannot "
+                        "explain)")
     p.add_argument("--concurrency", type=integer(1, 1000), help="queries in flight (default: "
                    "the file's, else 4)")
     p.add_argument("--rps", type=number(0, open_low=True),
@@ -77,7 +82,8 @@ def _client(args: argparse.Namespace) -> Any:
     from rankscope.services.snapshot_take import ClientOptions
 
     return ClientOptions(timeout=args.timeout, concurrency=args.concurrency, rps=args.rps,
-                         max_retries=args.retries, keep_raw=args.keep_raw)
+                         max_retries=args.retries, keep_raw=args.keep_raw,
+                         explain=args.explain)
 
 
 def _taken(args: argparse.Namespace, job: Any, store: Any) -> Any:
@@ -118,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
                           "--store DB")
     if args.resume and not args.store:
         raise OptionError("--resume needs the --store the snapshot is in")
+    if args.explain and not (args.store or args.dry_run):
+        raise OptionError("--explain keeps the explanations in the store: give --store DB "
+                          "(a run file has no place for them)")
     job = load_job(args.endpoint, args.queries)
     if args.dry_run:
         shown = preview(job, depth=args.depth, client=_client(args))

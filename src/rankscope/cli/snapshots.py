@@ -1,4 +1,4 @@
-"""``rankscope snapshots list|show|export|diff|holes``: what the store keeps, compared.
+"""``rankscope snapshots list|show|export|diff|holes|compare``: what the store keeps, compared.
 
 Every action reads the store through :mod:`rankscope.services.snapshot_store`
 (never creating one) and compares through
@@ -36,10 +36,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="Snapshots kept by `rankscope snapshot --store DB`: list them, show one, "
-        "export one as a run or JSONL, compare several (diff) and find the unjudged results "
-        "in their top k (holes). A snapshot is named by its id (3 or #3) or its name (the "
-        "newest of that name); diff and holes also take run files. A store named here is "
-        "read, never created.",
+        "export one as a run or JSONL, compare several (diff), show two side by side query by "
+        "query (compare) and find the unjudged results in their top k (holes). A snapshot is "
+        "named by its id (3 or #3) or its name (the newest of that name); diff, compare and "
+        "holes also take run files. A store named here is read, never created.",
         examples=[f"rankscope snapshots list --store {_STORE}",
                   f"rankscope snapshots diff 1 2 --store {_STORE} --qrels demo/qrels.txt"])
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -160,6 +160,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
     add_format(holes, ("table", "json"), help="the summary's form")
     holes.set_defaults(handler=_holes)
 
+    from rankscope.cli.snapshots_compare import add_parser
+
+    add_parser(actions, lambda q: add_store(
+        q, required=False, help="the snapshot store (needed when a SNAPSHOT is not a file)"),
+        _compare)
+
 
 def _open(args: argparse.Namespace) -> Any:
     """The store named by --store (read: it must exist)."""
@@ -254,6 +260,8 @@ def _show(args: argparse.Namespace) -> int:
                 w(f"  {hit['rank']:>3}  {score:>9}  {hit['doc_id']}  {hit['title'] or ''}\n")
                 if hit["url"]:
                     w(f"                  {hit['url']}\n")
+                if hit.get("explanation"):
+                    w(_explanation_lines(hit["explanation"], indent="                  "))
         write_text(args.output, buffer.getvalue())
         return 0
     rows = [("query", "status", "hits", "ms", "notes", "first result")]
@@ -266,6 +274,19 @@ def _show(args: argparse.Namespace) -> int:
     w(_table(rows, right={2, 3}))
     write_text(args.output, buffer.getvalue())
     return 0
+
+
+def _explanation_lines(tree: Any, indent: str, depth: int = 0, limit: int = 3) -> str:
+    """An explanation tree as indented lines ``value  description``, ``limit`` levels deep."""
+    if not isinstance(tree, dict) or depth >= limit:
+        return ""
+    value = tree.get("value")
+    shown = f"{value:.4f}" if isinstance(value, int | float) else "-"
+    text = " ".join(str(tree.get("description", "")).split())
+    out = f"{indent}{'  ' * depth}{'why: ' if depth == 0 else ''}{shown}  {text}\n"
+    for child in tree.get("details") or []:
+        out += _explanation_lines(child, indent, depth + 1, limit)
+    return out
 
 
 def _notes(record: Any) -> str:
@@ -290,9 +311,9 @@ def _export(args: argparse.Namespace) -> int:
     with _open(args) as store:
         info, lines = export_lines(store, args.snapshot, fmt, scores=args.run_scores,
                                    partial=args.partial)
-    if fmt == "trec":
+    if fmt == "trec" and args.output != "-":
         write_lines(args.output, lines)
-    else:
+    else:  # stdout as text (what came before on it stays in order)
         write_text(args.output, "".join(lines))
     if info.status != "complete":
         sys.stderr.write(f"rankscope snapshots export: note: snapshot #{info.id} is "
@@ -395,6 +416,12 @@ def _diff(args: argparse.Namespace) -> int:
         w(_coverage_table(rankings, coverages))
     write_text(args.output, buffer.getvalue())
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from rankscope.cli.snapshots_compare import show
+
+    return show(args, _rankings, _table)
 
 
 def _holes(args: argparse.Namespace) -> int:

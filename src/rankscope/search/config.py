@@ -33,6 +33,7 @@ from rankscope.search.types import Endpoint, EndpointConfig
 __all__ = [
     "OPERATIONAL_KEYS",
     "endpoint_from_dict",
+    "explains",
     "load_endpoint",
     "open_endpoint",
     "resolve_auth",
@@ -216,11 +217,13 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     ----------
     config : EndpointConfig
     **options
-        ``keep_raw`` (keep raw response bodies), and for remote kinds
-        ``timeout``, ``concurrency``, ``rps``, ``max_retries`` overriding the
-        file, ``allowed_env`` (the only environment variables it may read)
-        and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`: the only
-        hosts it may reach), and the test hooks ``sleep``, ``rng``,
+        ``explain`` (record why each hit is there: Elasticsearch and
+        OpenSearch ``explain``, Solr ``debugQuery``, the embedded engine's
+        BM25 terms), ``keep_raw`` (keep raw response bodies), and for remote
+        kinds ``timeout``, ``concurrency``, ``rps``, ``max_retries``
+        overriding the file, ``allowed_env`` (the only environment variables
+        it may read) and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`:
+        the only hosts it may reach), and the test hooks ``sleep``, ``rng``,
         ``transport``.
 
     Raises
@@ -228,6 +231,8 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     DependencyError
         A remote kind without httpx (the ``search`` extra), or the tantivy
         engine without tantivy.
+    ConfigError
+        ``explain`` asked of a kind that cannot explain (the ``http`` kind).
     """
     kind = find_kind(config.kind, config.source)
     client = None
@@ -235,4 +240,16 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
         from rankscope.search.client import SearchClient
 
         client = SearchClient.for_config(config, **options)
-    return kind.open(config, client, options)
+    endpoint = kind.open(config, client, options)
+    if options.get("explain"):
+        if not kind.explains:
+            raise ConfigError(f"the {kind.name} kind cannot say why a result is there (no "
+                              "explain API): explanations come from elasticsearch, opensearch, "
+                              "solr and embedded endpoints", source=config.source)
+        endpoint.explain = True  # type: ignore[attr-defined]
+    return endpoint
+
+
+def explains(config: EndpointConfig) -> bool:
+    """Whether the endpoint's kind can say why each result is there (nothing is opened)."""
+    return find_kind(config.kind, config.source).explains

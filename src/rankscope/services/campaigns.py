@@ -56,6 +56,7 @@ __all__ = [
     "MAX_GRADES_WANTED",
     "EvaluationSpec",
     "EvaluationView",
+    "attach_snapshot",
     "create_evaluation",
     "ensure_items",
     "evaluation_row",
@@ -419,6 +420,29 @@ def _create_tasks(session: Session, ev: Evaluation, snapshot_id: int) -> dict[st
     return {"tasks": len(tasks), "to_grade": to_grade, "results": len(rows)}
 
 
+def attach_snapshot(store: Store, evaluation_id: int, snapshot_id: int) -> dict[str, Any]:
+    """Serve a snapshot already taken (a try's) to an evaluation: its tasks, status ``ready``.
+
+    Returns ``{"snapshot_id", "tasks", "to_grade", "results"}`` as :func:`run_evaluation`.
+    """
+
+    def work(session: Session) -> dict[str, Any]:
+        ev = session.get(Evaluation, evaluation_id)
+        if ev is None:
+            raise NotFoundError(f"no evaluation #{evaluation_id}")
+        return _attach(session, ev, snapshot_id)
+
+    return store.write(work)
+
+
+def _attach(session: Session, ev: Evaluation, snapshot_id: int) -> dict[str, Any]:
+    session.add(EvaluationSnapshot(evaluation_id=ev.id, snapshot_id=snapshot_id,
+                                   created_at=_now()))
+    summary = _create_tasks(session, ev, snapshot_id)
+    ev.status, ev.error = "ready", None
+    return {"snapshot_id": snapshot_id, **summary}
+
+
 def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
                    boundary: Boundary,
                    progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -491,10 +515,6 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
         ev = session.get(Evaluation, evaluation_id)
         if ev is None:
             raise NotFoundError(f"evaluation #{evaluation_id} was deleted while running")
-        session.add(EvaluationSnapshot(evaluation_id=ev.id, snapshot_id=outcome.snapshot_id,
-                                       created_at=_now()))
-        summary = _create_tasks(session, ev, outcome.snapshot_id)
-        ev.status, ev.error = "ready", None
-        return {"snapshot_id": outcome.snapshot_id, **summary}
+        return _attach(session, ev, outcome.snapshot_id)
 
     return store.write(finish)

@@ -31,6 +31,8 @@ class ClientOptions:
     rps: float | None = None
     max_retries: int | None = None
     keep_raw: bool = False
+    explain: bool = False
+    """Record why each result is there (the engine's explanation), where the kind can."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ def load_job(endpoint_path: str, queries_path: str) -> SnapshotJob:
 
 def _options(client: ClientOptions) -> dict[str, Any]:
     return {"timeout": client.timeout, "concurrency": client.concurrency, "rps": client.rps,
-            "max_retries": client.max_retries, "keep_raw": client.keep_raw}
+            "max_retries": client.max_retries, "keep_raw": client.keep_raw,
+            "explain": client.explain}
 
 
 def preview(job: SnapshotJob, *, depth: int | None = None,

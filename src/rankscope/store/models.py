@@ -226,4 +226,6 @@ class SnapshotHit(Base):
     url: Mapped[str | None] = mapped_column(Text)
     image: Mapped[str | None] = mapped_column(Text)
     fields: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    explanation: Mapped[Any | None] = mapped_column(JSONType)
+    """Why the engine ranked it there (``rankscope snapshot --explain``), else None."""
 

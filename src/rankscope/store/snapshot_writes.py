@@ -177,7 +177,7 @@ def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) ->
         ids = [row_of[a.query_row_id] for a in answers]
         hits = [{"snapshot_query_id": row_id, "rank": rank, "doc_id": h.doc_id,
                  "score": h.score, "title": h.title, "snippet": h.snippet, "url": h.url,
-                 "image": h.image, "fields": dict(h.fields)}
+                 "image": h.image, "fields": dict(h.fields), "explanation": h.explanation}
                 for row_id, a in zip(ids, answers, strict=True)
                 for rank, h in enumerate(a.hits, start=1)]
         if hits:

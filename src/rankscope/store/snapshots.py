@@ -293,7 +293,8 @@ def answer_counts(store: Store, snapshot_id: int) -> dict[str, Any]:
 
 
 def snapshot_hits(store: Store, snapshot_id: int) -> list[dict[str, Any]]:
-    """Every recorded hit: ``query_id, rank, doc_id, score, title, snippet, url, image, fields``.
+    """Every recorded hit: ``query_id, rank, doc_id, score, title, snippet, url, image, fields,
+    explanation``.
 
     Ordered by the query's position in its set, then rank.
     """
@@ -301,12 +302,13 @@ def snapshot_hits(store: Store, snapshot_id: int) -> list[dict[str, Any]]:
         rows = session.execute(
             select(Query.query_id, SnapshotHit.rank, SnapshotHit.doc_id, SnapshotHit.score,
                    SnapshotHit.title, SnapshotHit.snippet, SnapshotHit.url, SnapshotHit.image,
-                   SnapshotHit.fields)
+                   SnapshotHit.fields, SnapshotHit.explanation)
             .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
             .join(Query, SnapshotQuery.query_row_id == Query.id)
             .where(SnapshotQuery.snapshot_id == snapshot_id)
             .order_by(Query.position, SnapshotHit.rank)).all()
-    keys = ("query_id", "rank", "doc_id", "score", "title", "snippet", "url", "image", "fields")
+    keys = ("query_id", "rank", "doc_id", "score", "title", "snippet", "url", "image", "fields",
+            "explanation")
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 

@@ -96,6 +96,9 @@ class SearchKind:
         fill in or rename keys; runs after the common checks.
     json_template : callable, optional
         ``json_template(settings)``: whether ``template`` is JSON (checked when read).
+    explains : bool
+        Its endpoints can say why each hit is there (``open_endpoint(..., explain=True)``
+        sets their ``explain``); False: asking is refused.
     """
 
     name: str
@@ -105,6 +108,7 @@ class SearchKind:
     remote: bool = True
     check: Callable[[dict[str, Any], CheckContext], None] = field(default=_no_check)
     json_template: Callable[[Mapping[str, Any]], bool] = field(default=_no_json)
+    explains: bool = False
 
     def allowed_keys(self) -> frozenset[str]:
         """Every key a file of this kind may hold."""

@@ -36,6 +36,6 @@ def _open(config: EndpointConfig, client: SearchClient | None,
 
 KINDS = tuple(
     SearchKind(name, f"{label}'s _search API of an index", frozenset({"index", "search_template"}),
-               _open, check=_check, json_template=_json)
+               _open, check=_check, json_template=_json, explains=True)
     for name, label in (("elasticsearch", "Elasticsearch"), ("opensearch", "OpenSearch"))
 )

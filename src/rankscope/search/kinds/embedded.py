@@ -61,5 +61,6 @@ def _open(config: EndpointConfig, client: SearchClient | None,
 KINDS = (
     SearchKind("embedded", "the embedded engine over a JSONL corpus",
                frozenset({"corpus", "index", "fields", "weights", "tokenizer", "engine",
-                          "snippet_length"}), _open, remote=False, check=_check),
+                          "snippet_length", "k1", "b"}), _open, remote=False, check=_check,
+               explains=True),
 )

@@ -41,5 +41,5 @@ def _open(config: EndpointConfig, client: SearchClient | None,
 KINDS = (
     SearchKind("solr", "a Solr collection (/select or the JSON Request API)",
                frozenset({"collection", "core", "handler", "api", "params"}), _open,
-               check=_check, json_template=_json),
+               check=_check, json_template=_json, explains=True),
 )
