@@ -91,8 +91,6 @@ __all__ = [
     "StoreError",
     "TrecEvalExit",
     "UnknownMetricError",
-    "command_line_spelling",
-    "setting",
 ]
 
 

@@ -84,18 +84,15 @@ class SnapshotDetail:
 
 def show(store: Store, ref: str, queries: list[str] | None = None) -> SnapshotDetail:
     """A snapshot with its queries and hits; ``queries`` must be among its queries."""
-    from rankscope.store.snapshots import snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot  # the one loader of its hits
 
-    info = find(store, ref)
-    records = snapshot_queries(store, info.id)
+    contents = read_snapshot(store, ref)
+    info, records = contents.info, contents.queries
     known = {r.query_id for r in records}
     for q in queries or []:
         if q not in known:
             raise OptionError(f"snapshot #{info.id} has no query {q!r}")
-    by_query: dict[str, list[dict[str, Any]]] = {}
-    for hit in snapshot_hits(store, info.id):
-        by_query.setdefault(hit["query_id"], []).append(hit)
-    return SnapshotDetail(info, records, by_query)
+    return SnapshotDetail(info, records, contents.hits)
 
 
 def export_lines(store: Store, ref: str, fmt: str, *, scores: str = "rank",
