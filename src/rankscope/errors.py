@@ -48,9 +48,17 @@ one-line message and a non-zero exit code instead of a traceback::
                                     (exact stderr text and exit status)
 
     RankscopeWarning (UserWarning)  a documented, counted leniency
+
+A message that tells the reader which setting to change names it the way
+the reader sets it: ``on_duplicate='first'`` in Python, ``--on-duplicate
+first`` on the command line. :func:`setting` spells it; the command line
+switches every message to its spelling with :func:`command_line_spelling`.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 __all__ = [
     "AppError",
@@ -375,3 +383,51 @@ class TrecEvalExit(RankscopeError):
 
 class RankscopeWarning(UserWarning):
     """A documented leniency was applied (counted and shown, never silent)."""
+
+
+_SPELLING = ["python"]
+"""Whose spelling messages use: ``python`` (keyword arguments) or ``cli`` (flags).
+
+A process-wide setting, not a context variable: a message is sometimes built
+on a worker thread, which a context variable would not reach.
+"""
+
+
+def setting(keyword: str, *values: object, flag: str | None = None) -> str:
+    """A setting as the reader of the message sets it, with the values it may take.
+
+    In Python, the keyword argument (``on_duplicate='first' or 'max'``); on the
+    command line (inside :func:`command_line_spelling`), the option
+    (``--on-duplicate first or max``). ``flag`` is the option where it is not
+    the keyword with dashes. A value of ``True`` is a flag given alone.
+
+    Examples
+    --------
+    >>> setting("on_duplicate", "first", "last", flag="--on-duplicate-grade")
+    "on_duplicate='first' or 'last'"
+    >>> with command_line_spelling():
+    ...     setting("on_duplicate", "first", "last", flag="--on-duplicate-grade")
+    '--on-duplicate-grade first or last'
+    >>> with command_line_spelling():
+    ...     setting("allow_no_overlap", True)
+    '--allow-no-overlap'
+    """
+    cli = _SPELLING[-1] == "cli"
+    name = (flag or "--" + keyword.replace("_", "-")) if cli else keyword
+    if not values:
+        return name
+    if cli and values == (True,):
+        return name
+    shown = [str(v) if cli else repr(v) for v in values]
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    return f"{name} {listed}" if cli else f"{name}={listed}"
+
+
+@contextlib.contextmanager
+def command_line_spelling() -> Iterator[None]:
+    """Messages built inside spell settings as command-line options (:func:`setting`)."""
+    _SPELLING.append("cli")
+    try:
+        yield
+    finally:
+        _SPELLING.pop()

@@ -49,7 +49,7 @@ def drop_pg_database(name: str) -> None:
 def app_store(kind: str, root: Path) -> Iterator[tuple[Any, Path]]:
     """An app store on ``kind`` ("sqlite", or "postgresql": a fresh database, dropped after)
     and ``root / "data"`` holding the stand-in collection; for module-scoped fixtures."""
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     name = None
     if kind == "sqlite":
@@ -87,7 +87,7 @@ def db_url(request, tmp_path):
 
 @pytest.fixture
 def store(db_url):
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     opened = open_app_store(db_url)
     yield opened

@@ -4,12 +4,11 @@ nothing. On SQLite and PostgreSQL (NUL and 32-bit ids are PostgreSQL's limits)."
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from rankscope.cli.parsing import Parser
 from rankscope.services import accounts, assignment, exchange, llm_judges
 from rankscope.store.models import Project
 from rankscope.store.models_app import Grade, User
@@ -134,7 +133,7 @@ def test_serve_does_not_let_uvicorn_believe_forwarded_headers(monkeypatch, tmp_p
     seen: dict[str, object] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
     monkeypatch.delenv("RANKSCOPE_FORWARDED_ALLOW_IPS", raising=False)
-    parser = argparse.ArgumentParser()
+    parser = Parser()  # the command line's own (its --help takes examples)
     serve.register(parser.add_subparsers(), "serve", "")
     args = parser.parse_args(["serve", "--db", str(tmp_path / "s.sqlite"), "--port", "8123"])
     assert serve.run(args) == 0
@@ -146,12 +145,14 @@ def test_serve_reads_its_allow_lists_from_options_and_environment(monkeypatch, t
 
     monkeypatch.setenv("RANKSCOPE_ALLOW_ENV", "ES_KEY")
     monkeypatch.setenv("RANKSCOPE_ALLOW_HOSTS", "10.0.0.0/8")
-    parser = argparse.ArgumentParser()
+    parser = Parser()
     serve.register(parser.add_subparsers(), "serve", "")
     args = parser.parse_args(["serve", "--allow-env", "OPENAI_API_KEY,OTHER",
                               "--allow-hosts", "127.0.0.1", "--allow-hosts", "es.internal",
                               "--files-dir", str(tmp_path)])
-    boundary = serve.boundary_of(args, None, tmp_path)
+    from rankscope.app.server import boundary_for
+
+    boundary = boundary_for(serve.settings_of(args), None, tmp_path)
     assert boundary.allowed_env == {"ES_KEY", "OPENAI_API_KEY", "OTHER"}
     assert boundary.hosts.describe() == ["10.0.0.0/8", "127.0.0.1", "es.internal"]
     assert boundary.files_dir == tmp_path.resolve()
@@ -159,7 +160,7 @@ def test_serve_reads_its_allow_lists_from_options_and_environment(monkeypatch, t
     from rankscope.errors import OptionError
 
     with pytest.raises(OptionError, match="--allow-env"):
-        serve.boundary_of(bad, None, tmp_path)
+        boundary_for(serve.settings_of(bad), None, tmp_path)
 
 
 # -- 6. bad input to the API -----------------------------------------------------------

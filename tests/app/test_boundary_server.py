@@ -51,7 +51,7 @@ def _local(curator: Curator, **boundary: object) -> Curator:
 @pytest.fixture
 def db_in_data(collection):
     """The issue's setting: the app's SQLite database in its data directory."""
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     store = open_app_store(str(collection / "app.sqlite"))
     try:

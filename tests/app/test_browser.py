@@ -14,7 +14,7 @@ from .test_serve import free_port, start_server, stop
 @pytest.mark.slow
 def test_grade_one_result_with_a_digit_key(tmp_path, collection):
     require_browser()
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     db = str(tmp_path / "browser.sqlite")
     store = open_app_store(db)

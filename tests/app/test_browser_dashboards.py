@@ -29,7 +29,7 @@ def _grade_all(store, who, evaluation_id: int) -> int:
 @pytest.mark.slow
 def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
     require_browser()
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     db = str(tmp_path / "browser.sqlite")
     store = open_app_store(db)

@@ -50,7 +50,7 @@ def _wait_for_task(page, task_id: str) -> None:
 @pytest.fixture
 def served(tmp_path, collection):
     require_browser()
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     db = str(tmp_path / "browser.sqlite")
     store = open_app_store(db)

@@ -39,7 +39,7 @@ def test_the_demo_story(tmp_path, capsys):
     """Every number is derived here from the shipped qrels and the exported runs.
     Mutations: a README table number changed (0.5108 -> 0.5109), a hole dropped from the
     coverage report: this fails."""
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     store = open_app_store(str(tmp_path / "demo.sqlite"))
     try:

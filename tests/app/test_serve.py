@@ -60,7 +60,7 @@ def stop(process: subprocess.Popen) -> None:
 
 
 def _prepare(db_url: str, data: Path, n_graders: int) -> tuple[int, list[str], int]:
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
     from rankscope.services import projects
 
     store = open_app_store(db_url)
@@ -77,7 +77,7 @@ def _prepare(db_url: str, data: Path, n_graders: int) -> tuple[int, list[str], i
 
 
 def _counts(db_url: str) -> dict[int, int]:
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
     from rankscope.store.models_app import Grade
 
     store = open_app_store(db_url)
@@ -116,7 +116,7 @@ def test_grader_processes_at_once_lose_nothing_and_never_exceed_the_limit(db_url
 
 @pytest.mark.slow
 def test_a_server_killed_mid_batch_loses_nothing_acknowledged(db_url, collection, tmp_path):
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
     from rankscope.store.models_app import Grade, GradeBatch
 
     evaluation, tokens, _ = _prepare(db_url, collection, 2)

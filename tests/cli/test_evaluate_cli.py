@@ -139,15 +139,17 @@ def test_csv_has_a_run_column_and_one_header(files, tmp_path, capsys):
     assert main(["evaluate", str(qrels), str(run), str(other), "-m", "P@1", "-m", "RR",
                  "-f", "csv", "-q"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "run,query,P@1,RR"
+    assert lines[0] == "run,query,statistic,P@1,RR"
     assert lines.count(lines[0]) == 1
-    # per run: q1..q3, all, n_queries, std, ci_low, ci_high; RR: q1 1, q2 1/2, q3 0 -> 0.5
-    assert lines[1:7] == ["r,q1,1.0,1.0", "r,q2,0.0,0.5", "r,q3,0.0,0.0",
-                          f"r,all,{1 / 3!r},0.5", "r,n_queries,3,3",
-                          f"r,std,{(2 / 9) ** 0.5!r},{(1 / 6) ** 0.5!r}"]  # population std
-    low = [float(x) for x in lines[7].split(",")[2:]]
-    high = [float(x) for x in lines[8].split(",")[2:]]
-    assert lines[7].startswith("r,ci_low,") and lines[8].startswith("r,ci_high,")
+    # per run: q1..q3, then the summary rows with an empty query (issue 27 §5: a query
+    # named "all" or "std" is never taken for one); RR: q1 1, q2 1/2, q3 0 -> 0.5; floats
+    # at 15 significant digits: 1/3 -> 0.333333333333333
+    assert lines[1:7] == ["r,q1,value,1.0,1.0", "r,q2,value,0.0,0.5", "r,q3,value,0.0,0.0",
+                          "r,,mean,0.333333333333333,0.5", "r,,n_queries,3,3",
+                          f"r,,std,{(2 / 9) ** 0.5:.15g},{(1 / 6) ** 0.5:.15g}"]  # population
+    low = [float(x) for x in lines[7].split(",")[3:]]
+    high = [float(x) for x in lines[8].split(",")[3:]]
+    assert lines[7].startswith("r,,ci_low,") and lines[8].startswith("r,,ci_high,")
     assert 0.0 <= low[0] <= 1 / 3 <= high[0] <= 1.0 and 0.0 <= low[1] <= 0.5 <= high[1] <= 1.0
     assert [line.split(",")[0] for line in lines[9:]] == ["s"] * 8
 

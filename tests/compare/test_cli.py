@@ -125,7 +125,7 @@ def test_fuse_optimize(files: dict[str, Path], tmp_path: Path,
                        capsys: pytest.CaptureFixture[str]) -> None:
     fused_path = tmp_path / "best.txt"
     code = main(["fuse", str(files["bm25"]), str(files["dense"]), "--method", "wsum",
-                 "--optimize", str(files["qrels"]), "-m", "AP", "--step", "0.25",
+                 "--optimize", "--qrels", str(files["qrels"]), "-m", "AP", "--step", "0.25",
                  "-o", str(fused_path)])
     assert code == 0
     err = capsys.readouterr().err

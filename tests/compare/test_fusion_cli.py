@@ -48,6 +48,7 @@ def test_fuse_list_methods_and_errors(capsys: pytest.CaptureFixture[str], tmp_pa
         assert f"{name}  (" in text and spec.citation in text
     a = _write(tmp_path / "a.txt", {"q1": {"d1": 3.0}})
     assert main(["fuse", str(a), str(a), "--method", "posfuse"]) == 2
-    assert "learns from qrels" in capsys.readouterr().err
+    assert "learns from qrels: give the training judgments with --qrels" in (
+        capsys.readouterr().err)
     assert main(["fuse", str(a), str(a), "--method", "rrf", "--phi", "0.5"]) == 2
     assert "rrf has no parameter 'phi'" in capsys.readouterr().err

@@ -48,8 +48,10 @@ def test_csv_round_trips_the_numbers(result: CompareResult) -> None:
     assert len(rows) == len(result.comparisons)
     for row, c in zip(rows, result.comparisons, strict=True):
         assert (row["metric"], row["run"], row["baseline"]) == (c.metric, c.run, c.baseline)
-        assert float(row["p_value"]) == c.p_value
-        assert float(row["delta"]) == c.delta
+        # 15 significant digits: every digit a float64 holds for sure (issue 27: 0.3, not
+        # 0.30000000000000004), so equal to a relative 1e-14
+        assert float(row["p_value"]) == pytest.approx(c.p_value, rel=1e-14, abs=0)
+        assert float(row["delta"]) == pytest.approx(c.delta, rel=1e-14, abs=0)
         assert int(row["wins"]) == c.wins
     tsv = result.render("tsv").splitlines()
     assert tsv[0].split("\t")[:3] == ["metric", "run", "baseline"]

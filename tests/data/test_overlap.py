@@ -20,8 +20,13 @@ def test_no_shared_query_is_an_error_naming_both_sides() -> None:
         check_query_sets("run.txt", ["Q1", "Q2", "Q3", "Q4"], "qrels.txt", ["q1", "q2"])
     assert str(info.value) == (
         "no query of run.txt (4 queries: Q1, Q2, Q3, ...) is in qrels.txt (2 queries: q1, q2) "
-        "(the ids differ only in upper/lower case); --allow-no-overlap (allow_no_overlap=True) "
-        "to go on anyway")
+        "(the ids differ only in upper/lower case); allow_no_overlap=True to go on anyway")
+    # the hint in the reader's spelling: Python's keyword here, the option on the command line
+    from rankscope.errors import command_line_spelling
+
+    with command_line_spelling(), pytest.raises(NoOverlapError) as info:
+        check_query_sets("run.txt", ["Q1"], "qrels.txt", ["q1"])
+    assert str(info.value).endswith("; --allow-no-overlap to go on anyway")
     assert isinstance(info.value, InputError)  # exit code 2 on the command line
 
 

@@ -74,7 +74,7 @@ def test_pbm_writes_its_prior_and_says_how_em_ended(tmp_path, capsys):
 @pytest.mark.parametrize(("argv", "message"), [
     (["--model", "ctr", "--grades", "percentiles"], "unknown grade mapping"),
     (["--model", "ctr", "--prior", "p.csv"], "ctr has no position prior"),
-    (["--model", "coec", "--depth", "0"], "the depth must be 1 or more"),
+    (["--model", "coec", "--depth", "0"], "argument --depth: must be a whole number from 1"),
     (["--model", "coec", "--click-action", "click"], "--click-action applies to UBI logs"),
 ])
 def test_bad_options_exit_2_and_write_nothing(tmp_path, capsys, argv, message):
@@ -90,7 +90,8 @@ def test_a_bad_record_exits_2_naming_file_and_line(tmp_path, capsys):
     bad.write_text("session_id,query_id,doc_id,position,clicked\ns1,q,d,1,yes\n")
     code, _, err = _run(capsys, "judgments", "implicit", str(bad), "--model", "ctr")
     assert code == EXIT_USAGE
-    assert err.strip() == (f"rankscope judgments: error: {bad}, line 2: clicked must be 0 or "
+    assert err.strip() == (f"rankscope judgments implicit: error: {bad}, line 2: clicked must "
+                           "be 0 or "
                            "1: 'yes'")
 
 

@@ -136,7 +136,8 @@ def test_judgments_aggregate_several_trec_files(tmp_path, capsys):
     code, out, _ = _run(capsys, "judgments", "aggregate", str(a), str(b), str(c),
                         "--scale", "binary")
     # x: 1, 1, 0 -> 1; y: 0, 1 -> tie -> empty
-    assert code == 0 and out.splitlines()[1:] == ["q,x,1.0", "q,y,"]
+    # grades on an integral scale are written as whole numbers (issue 27)
+    assert code == 0 and out.splitlines()[1:] == ["q,x,1", "q,y,"]
 
 
 def test_judgments_agreement(capsys):
@@ -161,7 +162,7 @@ def test_judgments_transform(capsys, tmp_path):
                       "--to", "binary", "-o", str(out_path))
     assert code == 0
     lines = out_path.read_text().splitlines()
-    assert lines[1:4] == ["q1,d1,ann,1.0", "q1,d1,bob,1.0", "q1,d1,cem,1.0"]
+    assert lines[1:4] == ["q1,d1,ann,1", "q1,d1,bob,1", "q1,d1,cem,1"]
     assert "q1,d3,cem," in lines  # an empty grade stays empty
     code, _, err = _run(capsys, "judgments", "transform", GRADES, "--scale", "graded",
                         "--to", "1-5")
@@ -193,4 +194,5 @@ def test_coverage_cli_with_plain_qrels(tmp_path, capsys):
     qrels.write_text("q1 0 d1 1\nq2 0 d6 0\n")
     code, out, _ = _run(capsys, "coverage", str(qrels), RUN, "-k", "2", "-f", "csv")
     # top 2: q1 d1 d2 (1 graded), q2 d6 d5 (1), q3 d8 d12 (0) -> 2 of 6
-    assert code == 0 and out.splitlines()[-1] == "all,6,2,0.3333333333333333"
+    # the pooled row in its own row (issue 27), at 15 significant digits
+    assert code == 0 and out.splitlines()[-1] == ",overall,6,2,0.333333333333333"

@@ -246,7 +246,7 @@ def test_the_command_line_with_a_store(server, snapshot, capsys, monkeypatch):
         (["judge", "--endpoint", server.url, "--model", "m", "--snapshot", "pets",
           "--dry-run"], "--snapshot needs --store"),
         ([*base, "--snapshot", "gone", "--dry-run"], "no snapshot 'gone'"),
-        ([*base, "--sample", "0", "--dry-run"], "sample size"),
+        ([*base, "--sample", "0", "--dry-run"], "argument --sample: must be a whole number >= 1"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err

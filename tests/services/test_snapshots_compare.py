@@ -144,4 +144,4 @@ def test_the_help_has_an_example():
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer), contextlib.suppress(SystemExit):
         main(["snapshots", "compare", "--help"])
-    assert "rankscope snapshots compare demo-baseline demo-tuned" in buffer.getvalue()
+    assert "rankscope snapshots compare 1 2 --store demo/store.sqlite" in buffer.getvalue()

@@ -15,16 +15,17 @@ FORMATS = ("table", "markdown", "latex", "html", "csv", "tsv", "json")
 
 def add_evaluation_options(p: argparse.ArgumentParser) -> None:
     """File formats and the evaluation conventions (as ``rankscope evaluate``)."""
-    p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
-    p.add_argument("--run-format", help="format of the run files (default: from their names)")
+    from rankscope.cli.options import add_input_formats
+
+    add_input_formats(p)
     from rankscope.cli.conventions import add_evaluation_conventions
 
     add_evaluation_conventions(
         p, queries_help="the tests pair the queries every run has a value for")
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
-    from rankscope.cli.judgments import add_judgments_group
     from rankscope.cli.parsing import add_overlap_option
+    from rankscope.cli.qrels_argument import add_judgments_group
 
     add_overlap_option(p)
     add_judgments_group(p)
@@ -32,6 +33,8 @@ def add_evaluation_options(p: argparse.ArgumentParser) -> None:
 
 def add_compare_options(p: argparse.ArgumentParser) -> None:
     """Baseline, test, correction and naming options shared with ``report``."""
+    from rankscope.cli.options import SEED, integer, number
+
     who = p.add_mutually_exclusive_group()
     who.add_argument("--baseline", metavar="NAME",
                      help="the run the others are compared with (default: the first)")
@@ -41,12 +44,13 @@ def add_compare_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"),
                    default="holm", help="multiple-comparison correction per metric "
                                         "(default: holm)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    p.add_argument("--confidence", type=float,
+    p.add_argument("--alpha", type=number(0, 1, open_low=True, open_high=True), default=0.05,
+                   help="significance level (0.05)")
+    p.add_argument("--confidence", type=number(0, 1, open_low=True, open_high=True),
                    help="level of the intervals (default: 1 - alpha)")
-    p.add_argument("--rounds", type=int, default=10000,
+    p.add_argument("--rounds", type=integer(1, 10_000_000), default=10000,
                    help="rounds of the permutation / bootstrap tests (10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of those tests (0)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of those tests (0)")
     p.add_argument("--name", action="append", dest="names", metavar="NAME",
                    help="name of each run, in order (repeat once per run; default: run tag, "
                         "or file name when tags collide)")
@@ -60,6 +64,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
         description="Compare two or more runs: per-run means with confidence intervals, "
         "differences to the baseline (or all pairs), paired significance tests with "
         "adjusted p-values, effect sizes and per-query wins / ties / losses.",
+        examples=["rankscope compare rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
+                  "rankscope-sample/run_b.txt -m nDCG@10 -m P@5",
+                  "rankscope compare rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
+                  "rankscope-sample/run_b.txt -m AP --test permutation -f csv -o cmp.csv"],
     )
     p.add_argument("qrels", help="qrels or raters' judgments file (TREC, JSON, JSONL, CSV, "
                                  "TSV, Parquet; - = stdin), or irds:NAME (an ir_datasets "
@@ -68,8 +76,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
                    help="metric to compare on (repeatable)")
     add_compare_options(p)
-    p.add_argument("-f", "--format", choices=FORMATS, default="table")
-    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
+    from rankscope.cli.options import add_digits, add_format, add_output
+
+    add_format(p, FORMATS)
+    add_output(p)
+    add_digits(p, "decimals of the numbers of CSV and TSV (default: 15 significant digits, "
+                  "without a float's last-bit noise)")
     add_evaluation_options(p)
     p.set_defaults(handler=run)
 
@@ -79,7 +91,8 @@ def read_runs(args: argparse.Namespace) -> list[Any]:
     from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.data.tables import Run
 
-    refuse_double_stdin(getattr(args, "qrels", None), getattr(args, "optimize", None), *args.runs)
+    refuse_double_stdin(*[getattr(args, name, None) for name in ("qrels", "optimize",
+                                                                 "train_qrels")], *args.runs)
     return [Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
             for path in args.runs]
 
@@ -97,7 +110,7 @@ def compare_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def judgments_kwargs(args: argparse.Namespace, qrels: Any) -> dict[str, Any]:
     """``scale``, ``strategy`` and ``transforms`` for raters' judgments (empty for qrels)."""
-    from rankscope.cli.judgments import strategy_arg, transforms_arg
+    from rankscope.cli.qrels_argument import strategy_arg, transforms_arg
     from rankscope.judgments.table import Judgments
 
     if not isinstance(qrels, Judgments):
@@ -110,7 +123,7 @@ def judgments_kwargs(args: argparse.Namespace, qrels: Any) -> dict[str, Any]:
 
 def read_qrels(args: argparse.Namespace) -> Any:
     """The qrels argument, read once: qrels, or raters' judgments (asked, or a rater column)."""
-    from rankscope.cli.judgments import read_qrels_argument
+    from rankscope.cli.qrels_argument import read_qrels_argument
 
     return read_qrels_argument(args)
 
@@ -133,5 +146,5 @@ def run(args: argparse.Namespace) -> int:
     result = compare(qrels, args.runs, names, run_format=args.run_format,
                      on_duplicate=args.on_duplicate, **compare_kwargs(args),
                      **judgments_kwargs(args, qrels))
-    write_text(args.output, render_comparison(result, args.format) + "\n")
+    write_text(args.output, render_comparison(result, args.format, digits=args.digits) + "\n")
     return 0

@@ -14,7 +14,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="The demo collection that ships with rankscope: a corpus, queries, graded "
-        "judgments and two embedded endpoints over the corpus (no server, no network).")
+        "judgments and two embedded endpoints over the corpus (no server, no network).",
+        examples=["rankscope demo init demo"])
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     init = actions.add_parser(
         "init", help="write the demo collection to DIR",
@@ -24,7 +25,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "judgments). Then: rankscope snapshot DIR/endpoint.toml DIR/queries.tsv -o DIR/run.txt "
         "&& rankscope evaluate DIR/qrels.txt DIR/run.txt -m nDCG@10 -m P@5; and from the "
         "clicks: rankscope judgments implicit DIR/clicks.csv --model sdbn -o DIR/implicit.csv "
-        "&& rankscope judgments agreement DIR/qrels.txt DIR/implicit.csv --scale graded")
+        "&& rankscope judgments agreement DIR/qrels.txt DIR/implicit.csv --scale graded",
+        examples=["rankscope demo init demo",
+                  "rankscope demo init demo --force && rankscope snapshot demo/endpoint.toml "
+                  "demo/queries.tsv -o demo/run.txt"])
     init.add_argument("dir", help="the directory to write (created if needed)")
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.set_defaults(handler=run)

@@ -10,29 +10,37 @@ __all__ = ["register", "run_names"]
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``evaluate`` subcommand."""
+    from rankscope.cli.options import add_digits, add_format, add_input_formats, add_output
+
     p: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help_text,
         description="Evaluate one or more runs against qrels. Metric names may be written "
         "the way trec_eval, ranx or ir_measures write them (nDCG@10, ndcg_cut_10, P(rel=2)@5).",
+        examples=["rankscope evaluate rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
+                  "-m nDCG@10 -m P@5",
+                  "rankscope evaluate rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
+                  "rankscope-sample/run_b.txt -m AP -q -f csv -o scores.csv"],
     )
     p.add_argument("qrels", help="qrels or judgments file (TREC, JSON, JSONL, CSV, TSV, "
-                                 "Parquet; - = stdin), or irds:NAME (an ir_datasets collection, "
-                                 "from its local cache)")
+                                 "Parquet; - = stdin, read as TREC unless --qrels-format "
+                                 "says), or irds:NAME (an ir_datasets collection, from its "
+                                 "local cache)")
     p.add_argument("runs", nargs="+", metavar="run", help="run file(s); - = stdin")
     p.add_argument("-m", "--metric", action="append", required=True, dest="metrics",
                    help="metric to compute (repeatable)")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
-    p.add_argument("-f", "--format", default="table",
-                   choices=("table", "json", "csv", "tsv", "markdown"),
-                   help="output format (JSON: {\"runs\": {name: ...}}, plus the run's own keys "
-                        "at the top for one run; CSV/TSV: a run column first)")
-    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
+    add_format(p, ("table", "json", "csv", "tsv", "markdown"),
+               help="the output's form (JSON: {\"runs\": {name: ...}}, plus the run's own keys "
+                    "at the top for one run; CSV/TSV: a run column first, and per query a "
+                    "statistic column: value, or mean, n_queries, std, ci_low, ci_high on the "
+                    "summary rows)")
+    add_output(p)
+    add_digits(p)
     from rankscope.cli.interval_option import add_interval_option
 
     add_interval_option(p)
-    p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
-    p.add_argument("--run-format", help="format of the run files (default: from their names)")
+    add_input_formats(p)
     from rankscope.cli.conventions import add_evaluation_conventions
 
     add_evaluation_conventions(p)
@@ -50,7 +58,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="memory budget of --engine streaming, e.g. 512M or 4G (default 2G)")
     e.add_argument("--quiet", action="store_true",
                    help="no progress bars (they show only on a terminal anyway)")
-    from rankscope.cli.judgments import add_judgments_group
+    from rankscope.cli.qrels_argument import add_judgments_group
 
     add_judgments_group(p)
     p.set_defaults(handler=run)
@@ -59,8 +67,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate and print; returns the exit code."""
     from rankscope.cli.conventions import option_fields
-    from rankscope.cli.judgments import evaluate_with_judgments, may_hold_judgments
     from rankscope.cli.parsing import refuse_double_stdin, write_text
+    from rankscope.cli.qrels_argument import evaluate_with_judgments, may_hold_judgments
     from rankscope.data.read_ahead import ReadAhead
     from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate, plan_metrics
@@ -132,8 +140,13 @@ def run(args: argparse.Namespace) -> int:
     for result in results:
         result.show_interval = args.ci
     text = render_evaluations(list(zip(names, results, strict=True)), args.format,
-                              per_query=args.per_query)
+                              per_query=args.per_query, digits=args.digits, describe=False)
     write_text(args.output, text + "\n")
+    if args.format == "table":  # which queries were evaluated: for people, beside the numbers
+        import sys
+
+        for result in results:
+            sys.stderr.write(f"rankscope {args.command}: {result.info.describe()}\n")
     from rankscope.cli.interval_option import say_skipped_intervals
 
     say_skipped_intervals(args.command, list(zip(names, results, strict=True)))
@@ -143,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
 def _read_qrels(args: argparse.Namespace, metrics: list[Any]) -> Any:
     """The qrels argument, read once: subtopic qrels (ndeval's format) when an intent-aware
     measure is asked, else qrels or raters' judgments, as the file and options say."""
-    from rankscope.cli.judgments import read_qrels_argument
+    from rankscope.cli.qrels_argument import read_qrels_argument
     from rankscope.metrics.intent_aware import INTENT_FAMILIES
 
     if any(m.family in INTENT_FAMILIES for m in metrics):
@@ -173,16 +186,34 @@ def _size(text: str) -> int:
     try:
         value = float(raw[:-1] if raw[-1:] in units else raw)
     except ValueError:
-        raise OptionError(f"--memory must be a size like 512M or 4G, not {text!r}") from None
+        value = -1.0
+    if not (value > 0 and value * scale < 1 << 60):  # NaN and inf fail too
+        raise OptionError(f"--memory must be a size like 512M or 4G, not {text!r}")
     return int(value * scale)
 
 
 def _other_engine(args: argparse.Namespace) -> list[Any]:
     """``--engine streaming`` / ``--engine spark``: one result per run file."""
+    from rankscope.cli.qrels_argument import judgment_options_given
     from rankscope.errors import OptionError
 
-    if getattr(args, "judgments", False):
-        raise OptionError(f"--engine {args.engine} evaluates qrels, not raters' judgments")
+    given = judgment_options_given(args)
+    if given:
+        raise OptionError(f"--engine {args.engine} evaluates qrels, not raters' judgments: "
+                          f"{', '.join(given)} cannot apply (use --engine local)")
+    from rankscope.data.formats import guess_format
+
+    readable = ("trec",) if args.engine == "streaming" else ("trec", "parquet")
+    for path, fmt, flag in [(args.qrels, args.qrels_format, "--qrels-format"),
+                            *[(r, args.run_format, "--run-format") for r in args.runs]]:
+        if path.startswith("irds:") and path is args.qrels:
+            continue
+        found = (fmt or ("trec" if path == "-" else guess_format(path))).lower()
+        if found not in readable:
+            what = " or ".join(f.upper() if f == "trec" else f.capitalize() for f in readable)
+            raise OptionError(f"--engine {args.engine} reads {what} files; {path} is {found} "
+                              f"(from {'its name' if fmt is None else flag}): convert it, or "
+                              "evaluate it with --engine local")
     from rankscope.cli.conventions import option_fields
     from rankscope.engine.evaluate import plan_metrics
     from rankscope.engine.options import EvalOptions

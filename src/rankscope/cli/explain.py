@@ -19,7 +19,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
         description="Evaluate RUN twice, with rankscope's defaults and with a tool's "
         "conventions, and list the metrics whose numbers differ (means, per-query values, "
         "queries averaged), each with the reasons: what a team moving from the tool to "
-        "the defaults would see change.")
+        "the defaults would see change.",
+        examples=["rankscope explain-differences rankscope-sample/qrels.txt "
+                  "rankscope-sample/run_a.txt -m ndcg_cut_10 -m P_5 --conventions trec_eval",
+                  "rankscope explain-differences rankscope-sample/qrels.txt "
+                  "rankscope-sample/run_a.txt -m 'nDCG@10' --conventions ranx -f json"])
     p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet; - = stdin), "
                                  "or irds:NAME (an ir_datasets collection)")
     p.add_argument("run", help="run file; - = stdin")
@@ -27,10 +31,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
                    help="metric, spelled as the tool spells it (repeatable)")
     p.add_argument("--conventions", required=True, choices=CONVENTIONS, metavar="TOOL",
                    help=f"the tool: {', '.join(CONVENTIONS)}")
-    p.add_argument("-f", "--format", choices=("table", "json"), default="table")
-    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
-    p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
-    p.add_argument("--run-format", help="format of the run file (default: from its name)")
+    from rankscope.cli.options import add_format, add_input_formats, add_output
+
+    add_format(p, ("table", "json"))
+    add_output(p)
+    add_input_formats(p)
     add_overlap_option(p)
     p.set_defaults(handler=run)
 

@@ -19,14 +19,27 @@ NORMS = ("min-max", "min-max-inverted", "zscore", "sum", "max", "rank", "borda",
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``fuse`` subcommand."""
+    from rankscope.cli.options import (
+        CUTOFF,
+        DATA_FORMATS,
+        add_format,
+        add_input_formats,
+        add_output,
+        integer,
+    )
     from rankscope.cli.parsing import deprecated_alias
 
     p: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help_text,
-        description="Fuse two or more runs into one. With --optimize QRELS, try a small grid "
-        "of the method's parameters (RRF's k, wsum's weights, or the normalization) and "
-        "write the run that scores best on the metric given with -m.",
+        description="Fuse two or more runs into one. With --optimize and --qrels QRELS, try a "
+        "small grid of the method's parameters (RRF's k, wsum's weights, or the "
+        "normalization) and write the run that scores best on the metric given with -m. The "
+        "supervised methods learn from --qrels.",
+        examples=["rankscope fuse rankscope-sample/run_a.txt rankscope-sample/run_b.txt "
+                  "--method rrf -o fused.txt",
+                  "rankscope fuse rankscope-sample/run_a.txt rankscope-sample/run_b.txt "
+                  "--method wsum --optimize --qrels rankscope-sample/qrels.txt -o tuned.txt"],
     )
     p.add_argument("runs", nargs="*", metavar="run", help="two or more run files")
     p.add_argument("--method", choices=METHODS, default="rrf", metavar="METHOD",
@@ -36,44 +49,75 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--norm", choices=NORMS, default="min-max",
                    help="score normalization before combining (min-max; RRF ignores it)")
     p.add_argument("--rrf-k", dest="k", type=float, help="RRF's constant (60)")
-    p.add_argument("--k", dest="k", type=float, metavar="RRF_K",
+    p.add_argument("--k", dest="old_k", type=float, metavar="RRF_K",
                    action=deprecated_alias("--k", "--rrf-k"),
                    help="deprecated: use --rrf-k (-k is a cut-off in other commands)")
     p.add_argument("--weights", help="weights of the weighted methods, comma separated, one "
-                                     "per run")
+                                     "per run (>= 0, not all 0)")
     p.add_argument("--gamma", type=float, help="combgmnz's exponent (1)")
     p.add_argument("--sigma", type=float, help="logn_isr's sigma (0.01)")
     p.add_argument("--phi", type=float, help="rbc's persistence (0.8)")
     p.add_argument("--window", type=int, help="slidefuse's half-width (1)")
     p.add_argument("--segments", type=int, help="probfuse's number of segments (10)")
-    p.add_argument("--train-qrels", metavar="QRELS",
-                   help="training judgments of the supervised methods (mapfuse, posfuse, "
-                        "probfuse, segfuse, slidefuse, bayesfuse); a file or irds:NAME")
-    p.add_argument("--depth", type=int, help="use only each run's first DEPTH documents")
+    p.add_argument("--qrels", metavar="QRELS",
+                   help="judgments (a file or irds:NAME): what --optimize tunes against, and "
+                        "what the supervised methods (mapfuse, posfuse, probfuse, segfuse, "
+                        "slidefuse, bayesfuse) learn from")
+    p.add_argument("--train-qrels", dest="train_qrels", metavar="QRELS",
+                   action=deprecated_alias("--train-qrels", "--qrels"),
+                   help="deprecated: use --qrels (a file or irds:NAME)")
+    p.add_argument("--depth", type=CUTOFF, help="use only each run's first DEPTH documents")
     p.add_argument("--name", help="run tag of the fused run (default: the method)")
-    p.add_argument("-o", "--output", default="-", help="where to write the fused run (stdout)")
-    p.add_argument("-f", "--format", choices=("trec", "json", "jsonl", "csv", "tsv", "parquet"),
-                   help="format of the fused run (default: from the output name, else trec)")
-    p.add_argument("--optimize", metavar="QRELS",
-                   help="grid-search the method's parameters against these qrels (a file or "
-                        "irds:NAME)")
+    add_output(p, help="where to write the fused run (- = stdout, the default)")
+    add_format(p, DATA_FORMATS, default=None,
+               help="the fused run's format (default: from the output's name, else trec)")
+    p.add_argument("--optimize", nargs="?", const=True, default=None, metavar="QRELS",
+                   help="grid-search the method's parameters against --qrels (--optimize "
+                        "QRELS, the qrels, a file or irds:NAME, given here, is deprecated)")
     p.add_argument("-m", "--metric", default="nDCG@10",
                    help="metric maximised by --optimize (nDCG@10)")
     p.add_argument("--step", type=float, default=0.1, help="grid step of the weights (0.1)")
-    p.add_argument("--folds", type=int,
+    p.add_argument("--folds", type=integer(2),
                    help="with --optimize: cross-validate over this many folds of queries "
                         "(default: 5 for supervised methods, none otherwise)")
     from rankscope.cli.parsing import add_ties_option
 
     add_ties_option(p)
-    p.add_argument("--run-format", help="format of the run files (default: from their names)")
-    p.add_argument("--qrels-format", help="format of the qrels file (default: from its name)")
+    add_input_formats(p)
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
     from rankscope.cli.parsing import add_overlap_option
 
     add_overlap_option(p)
     p.set_defaults(handler=run)
+
+
+def _qrels_and_k(args: argparse.Namespace) -> tuple[str | None, float | None, bool]:
+    """The one ``--qrels``, RRF's k and whether to optimize, from the options and their
+    deprecated spellings; two spellings of one setting given together are an error."""
+    import warnings
+
+    from rankscope.errors import OptionError, RankscopeWarning
+
+    if args.k is not None and args.old_k is not None:
+        raise OptionError(f"--rrf-k {args.k:g} and --k {args.old_k:g} both set RRF's k "
+                          "(--k is its deprecated name): give --rrf-k alone")
+    k = args.k if args.k is not None else args.old_k
+    named = [(flag, value) for flag, value in (("--qrels", args.qrels),
+                                               ("--train-qrels", args.train_qrels),
+                                               ("--optimize", args.optimize))
+             if isinstance(value, str)]
+    if len(named) > 1:
+        raise OptionError(f"{' and '.join(f'{f} {v}' for f, v in named)} each name the "
+                          "judgments: give them once, with --qrels")
+    if isinstance(args.optimize, str):
+        warnings.warn("--optimize QRELS is deprecated: give --optimize --qrels QRELS",
+                      RankscopeWarning, stacklevel=1)
+    qrels = named[0][1] if named else None
+    optimize = args.optimize is not None
+    if optimize and qrels is None:
+        raise OptionError("--optimize tunes against judgments: give them with --qrels QRELS")
+    return qrels, k, optimize
 
 
 def _weights(text: str | None) -> list[float] | None:
@@ -101,15 +145,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if len(args.runs) < 2:
         raise OptionError("fuse needs at least two runs")
-    tables, names = load_runs(read_runs(args))
-    named = dict(zip(names, tables, strict=True))
-    given = {"k": args.k, "weights": _weights(args.weights), "gamma": args.gamma,
+    qrels_path, k, optimize = _qrels_and_k(args)
+    given = {"k": k, "weights": _weights(args.weights), "gamma": args.gamma,
              "sigma": args.sigma, "phi": args.phi, "window": args.window,
              "segments": args.segments}
-    if args.optimize:
-        if args.train_qrels:
-            raise OptionError("--optimize trains on its own qrels (in folds); drop --train-qrels")
-        qrels = Qrels.read(args.optimize, format=args.qrels_format)
+    if not optimize and args.folds is not None:
+        raise OptionError("--folds cross-validates --optimize: give --optimize too")
+    tables, names = load_runs(read_runs(args))
+    named = dict(zip(names, tables, strict=True))
+    if optimize and qrels_path is not None:  # _qrels_and_k refused --optimize without qrels
+        qrels = Qrels.read(qrels_path, format=args.qrels_format)
         search = optimize_fusion(qrels, named, method=args.method, metric=args.metric,
                                  norm=args.norm, params={k: v for k, v in given.items()
                                                          if v is not None},
@@ -120,8 +165,7 @@ def run(args: argparse.Namespace) -> int:
         if args.name:
             fused.name = args.name
     else:
-        train = (Qrels.read(args.train_qrels, format=args.qrels_format)
-                 if args.train_qrels else None)
+        train = Qrels.read(qrels_path, format=args.qrels_format) if qrels_path else None
         fused = fuse(named, method=args.method, norm=args.norm, qrels=train, **given,
                      depth=args.depth, ties=args.ties, name=args.name,
                      allow_no_overlap=args.allow_no_overlap)

@@ -23,22 +23,28 @@ _DESCRIPTION = (
 
 def add_implicit_parser(actions: Any) -> None:
     """Add ``implicit`` to the ``judgments`` subcommands."""
+    from rankscope.cli.options import CUTOFF, add_data_format, add_output, integer, number
+
     p: argparse.ArgumentParser = actions.add_parser(
         "implicit", help="judgments from a click log (CTR, COEC, PBM, SDBN)",
-        description=_DESCRIPTION)
+        description=_DESCRIPTION,
+        examples=["rankscope demo init demo && rankscope judgments implicit demo/clicks.csv "
+                  "--model sdbn -o implicit.csv",
+                  "rankscope judgments implicit demo/clicks.csv --model pbm --prior prior.csv "
+                  "-f jsonl -o implicit.jsonl"])
     p.add_argument("logs", nargs="+", metavar="LOG",
                    help="a plain click log, or UBI events and queries")
     p.add_argument("--model", required=True, choices=("ctr", "coec", "pbm", "sdbn"),
                    help="the click model")
-    p.add_argument("--min-impressions", type=int, default=10, metavar="N",
+    p.add_argument("--min-impressions", type=integer(1), default=10, metavar="N",
                    help="pairs shown fewer than N times get no judgment (default 10)")
-    p.add_argument("--depth", type=int, metavar="K",
+    p.add_argument("--depth", type=CUTOFF, metavar="K",
                    help="only results shown at positions 1..K count (default: all)")
     p.add_argument("--grades", default="quantiles", metavar="SPEC",
                    help="estimates -> grades: quantiles[:Q,...] (default: the quartiles, "
                         "grades 0-3), thresholds:T,... (a grade per threshold exceeded) or "
                         "raw (the estimate is the grade)")
-    p.add_argument("--purchase-weight", type=float, default=1.0, metavar="W",
+    p.add_argument("--purchase-weight", type=number(0), default=1.0, metavar="W",
                    help="a purchased result's click weighs W clicks (default 1)")
     ubi = p.add_argument_group("UBI logs")
     ubi.add_argument("--click-action", action="append", metavar="NAME",
@@ -58,14 +64,13 @@ def add_implicit_parser(actions: Any) -> None:
                           "under its ids; searches whose text is not in it are left out")
     p.add_argument("--input-format", help="format of a plain log (default: from its name)")
     p.add_argument("--rater", help="rater name (default implicit:MODEL)")
-    p.add_argument("--max-iter", type=int, default=1000, help="EM iterations at most (pbm)")
-    p.add_argument("--prior", metavar="FILE",
-                   help="also write the position prior (coec: each position's CTR; pbm: its "
-                        "examination probability) as CSV")
-    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    p.add_argument("-f", "--output-format",
-                   help="csv, tsv, jsonl, json, parquet or trec (the grades only); default: "
-                        "from the name, CSV on stdout")
+    p.add_argument("--max-iter", type=integer(1), default=1000,
+                   help="EM iterations at most (pbm)")
+    add_output(p, "--prior", dest="prior", default=None,
+               help="also write the position prior (coec: each position's CTR; pbm: its "
+                    "examination probability) as CSV")
+    add_output(p)
+    add_data_format(p, "csv, tsv, jsonl, json, parquet or trec (the grades only)")
     p.set_defaults(handler=run)
 
 
@@ -171,12 +176,12 @@ def run(args: argparse.Namespace) -> int:
     judged = implicit_judgments(
         log, args.model, min_impressions=args.min_impressions, depth=args.depth,
         purchase_weight=args.purchase_weight, grades=mapping, rater=args.rater, **options)
-    fmt = args.output_format or ("csv" if args.output == "-" else None)
+    fmt = args.format or ("csv" if args.output == "-" else None)
     judged.write(args.output, format=fmt)
     if args.prior and judged.fit.prior is not None:
-        from rankscope.data._io import write_bytes
+        from rankscope.cli.parsing import write_text
 
-        write_bytes(args.prior, judged.fit.prior.write_csv().encode())
+        write_text(args.prior, judged.fit.prior.write_csv())
     err = sys.stderr
     name = "rankscope judgments implicit"
     if judged.mapping.kind == "raw":

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -22,16 +21,34 @@ __all__ = ["register"]
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``judge`` command (grading) and its ``agreement`` subcommand."""
+    from rankscope.cli.options import (
+        CUTOFF,
+        SEED,
+        add_format,
+        add_output,
+        add_store,
+        integer,
+        number,
+        url,
+    )
+
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="Grade query-document pairs with a model behind any OpenAI-compatible "
         "chat-completions endpoint (OpenAI, Azure, vLLM, llama.cpp server, Ollama). Grades "
         "are written in the judgments format (rater llm:MODEL) as they arrive; a rerun "
         "resumes, and cached answers cost nothing. 'rankscope judge agreement HUMAN LLM' "
-        "compares LLM grades with human ones.",
+        "compares LLM grades with human ones. Exit 3 when pairs failed or a budget stopped "
+        "the run (what was graded is kept: run again to resume).",
+        examples=["rankscope judge --endpoint http://127.0.0.1:8080/v1 --model qwen2.5 "
+                  "--queries demo/queries.tsv --docs demo/corpus.jsonl --run demo/run.txt "
+                  "--dry-run",
+                  "rankscope judge --endpoint http://127.0.0.1:8080/v1 --model qwen2.5 "
+                  "--queries demo/queries.tsv --docs demo/corpus.jsonl --run demo/run.txt "
+                  "--holes-of demo/qrels.txt -o grades.csv --cache answers.sqlite"],
     )
     ep = p.add_argument_group("endpoint")
-    ep.add_argument("--endpoint", metavar="URL",
+    ep.add_argument("--endpoint", metavar="URL", type=url,
                     help="API base, e.g. http://localhost:8080/v1 (or a full "
                          ".../chat/completions URL)")
     ep.add_argument("--model", metavar="NAME", help="model name sent with each request")
@@ -54,8 +71,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     src.add_argument("--needs", metavar="FILE",
                      help="information needs, query_id<TAB>need, shown with each query "
                           "(or irds:NAME: a collection's descriptions and narratives)")
-    src.add_argument("--store", metavar="DB", default=os.environ.get("RANKSCOPE_STORE"),
-                     help="the snapshot store of --snapshot (default: $RANKSCOPE_STORE)")
+    add_store(src, required=False, help="the snapshot store of --snapshot")
     src.add_argument("--snapshot", action="append", default=[], metavar="NAME|ID",
                      help="grade this snapshot's top --depth, with the queries, needs and "
                           "display fields the store kept (repeatable; --queries / --docs "
@@ -68,7 +84,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
                           "snapshot)")
     src.add_argument("--run", action="append", default=[], metavar="RUN",
                      help="grade this run's top --depth (repeatable)")
-    src.add_argument("--depth", type=int, default=10,
+    src.add_argument("--depth", type=CUTOFF, default=10,
                      help="top k of each run or snapshot (default 10)")
     src.add_argument("--pairs", metavar="FILE",
                      help="grade these pairs (CSV/TSV/JSONL with query and document columns, "
@@ -79,9 +95,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
     src.add_argument("--graded-in", metavar="QRELS",
                      help="keep only pairs graded in these qrels or judgments (a file or "
                           "irds:NAME; to measure the judge against them)")
-    src.add_argument("--sample", type=int, metavar="N",
+    src.add_argument("--sample", type=integer(1), metavar="N",
                      help="grade a random sample of N of the pairs (the same for one --seed)")
-    src.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    src.add_argument("--seed", type=SEED, default=0, help="seed of --sample (default 0)")
+    src.add_argument("--allow-no-overlap", action="store_true",
+                     help="accept --holes-of / --graded-in judgments that share no query "
+                          "with the pairs (by default an error: ids written differently)")
     pr = p.add_argument_group("prompt and answers")
     pr.add_argument("--scale", default="graded",
                     help="binary, graded (0-3, default), detail (1-10) or MIN-MAX")
@@ -89,36 +108,37 @@ def register(sub: Any, name: str, help_text: str) -> None:
                     help="Jinja template file, or a built-in name (graded, binary, detail, "
                          "generic)")
     pr.add_argument("--guidelines", metavar="FILE", help="team guidelines given to the prompt")
-    pr.add_argument("--max-doc-chars", type=int, default=6000,
+    pr.add_argument("--max-doc-chars", type=integer(1), default=6000,
                     help="cut documents at this length (default 6000)")
-    pr.add_argument("--temperature", type=float, default=0.0, help="default 0")
+    pr.add_argument("--temperature", type=number(0), default=0.0, help=">= 0 (default 0)")
     pr.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
                     help="another decoding setting sent with each request (JSON value), e.g. "
                          "seed=1 or max_tokens=50 (repeatable; part of the cache key)")
-    pr.add_argument("--samples", type=int, default=1,
+    pr.add_argument("--samples", type=integer(1, 100), default=1,
                     help="answers per pair; grade = majority vote (default 1)")
     pr.add_argument("--parse", choices=("strict", "lenient"), default="strict",
                     help="answer reader: strict (default) takes only the format the prompt "
                          "asks for; lenient also reads grades in free text (and negations)")
-    pr.add_argument("--few-shot", type=int, default=0, metavar="N",
+    pr.add_argument("--few-shot", type=integer(0, 100), default=0, metavar="N",
                     help="show N pairs graded in --few-shot-from, with their grades, before "
                          "each pair (a fixed selection for --few-shot-seed)")
     pr.add_argument("--few-shot-from", metavar="QRELS",
                     help="qrels or judgments the few-shot examples come from")
-    pr.add_argument("--few-shot-seed", type=int, default=0,
+    pr.add_argument("--few-shot-seed", type=SEED, default=0,
                     help="seed of the few-shot selection (default 0)")
     run = p.add_argument_group("running")
-    run.add_argument("-o", "--output", metavar="FILE",
-                     help="grades file (CSV; .tsv/.jsonl by name); an existing one is resumed")
+    add_output(run, default=None,
+               help="grades file (CSV; .tsv/.jsonl by name); an existing one is resumed")
     run.add_argument("--cache", metavar="FILE", help="SQLite answer cache")
-    run.add_argument("--concurrency", type=int, default=8, help="requests in flight "
-                                                                  "(default 8)")
-    run.add_argument("--rpm", type=float, help="at most this many requests a minute")
-    run.add_argument("--timeout", type=float, default=60.0, help="seconds per request "
-                                                                  "(default 60)")
-    run.add_argument("--max-retries", type=int, default=5, help="default 5")
-    run.add_argument("--max-calls", type=int, help="send at most this many requests")
-    run.add_argument("--max-tokens", type=int,
+    run.add_argument("--concurrency", type=integer(1, 1000), default=8,
+                     help="requests in flight (default 8)")
+    run.add_argument("--rpm", type=number(0, open_low=True),
+                     help="at most this many requests a minute")
+    run.add_argument("--timeout", type=number(0, 86400, open_low=True), default=60.0,
+                     help="seconds per request (default 60)")
+    run.add_argument("--max-retries", type=integer(0, 100), default=5, help="default 5")
+    run.add_argument("--max-calls", type=integer(0), help="send at most this many requests")
+    run.add_argument("--max-tokens", type=integer(0),
                      help="stop before the tokens used would pass this")
     run.add_argument("--dry-run", action="store_true",
                      help="count pairs, cache hits, calls and tokens within --max-calls / "
@@ -132,8 +152,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     run.add_argument("--human", metavar="JUDGMENTS",
                      help="report agreement with these human grades (a file or irds:NAME) "
                           "at the end")
-    run.add_argument("-f", "--format", dest="fmt", choices=("text", "json"), default="text",
-                     help="report format")
+    add_format(run, ("table", "json"), help="the report's form (on stdout)")
     p.set_defaults(handler=_judge)
 
     actions = p.add_subparsers(dest="action", metavar="agreement")
@@ -141,12 +160,16 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "agreement", help="agreement of LLM grades with human grades",
         description="Cohen's kappa (full scale, weighted, binarised), confusion matrix, base "
         "rates and Krippendorff's alpha on the results both graded; with --runs, Kendall's "
-        "tau between the system rankings the two sets of grades produce.",
+        "tau between the system rankings the two sets of grades produce. No result graded "
+        "by both is an error.",
+        examples=["rankscope judge agreement demo/qrels.txt grades.csv",
+                  "rankscope judge agreement demo/qrels.txt grades.csv --runs demo/run.txt "
+                  "-m nDCG@10 -f json -o agreement.json"],
     )
     agr.add_argument("human", help="human judgments or qrels (a file or irds:NAME)")
     agr.add_argument("llm", help="LLM grades (from rankscope judge)")
     agr.add_argument("--scale", help="grading scale (default: graded when the grades fit)")
-    agr.add_argument("--threshold", type=float, default=1,
+    agr.add_argument("--threshold", type=number(), default=1,
                      help="lowest relevant grade, for the binarised kappa and the base rates "
                           "(default 1; >= 2, the TREC RAG / UMBRELA one, is reported too)")
     agr.add_argument("--runs", nargs="+", default=[], metavar="RUN",
@@ -155,11 +178,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
     agr.add_argument("--all-pairs", action="store_true",
                      help="rank the runs with every pair each side graded (default: only the "
                           "pairs both graded)")
-    agr.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+    agr.add_argument("--bootstrap", type=integer(0, 1_000_000), default=1000, metavar="N",
                      help="resamples of the items for the 95%% intervals of kappa and alpha "
                           "(default 1000; 0: none)")
-    agr.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    agr.add_argument("-f", "--format", dest="fmt", choices=("text", "json"), default="text")
+    agr.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
+    from rankscope.cli.options import add_input_formats
+
+    add_input_formats(agr, qrels=False, runs=False, inputs="judgments files")
+    add_format(agr, ("table", "json"))
+    add_output(agr)
     agr.set_defaults(handler=_agreement)
 
 
@@ -174,7 +201,9 @@ def _settings(values: list[str]) -> dict[str, Any]:
         try:
             out[key.strip()] = json.loads(raw)
         except json.JSONDecodeError:
-            out[key.strip()] = raw
+            raise OptionError(f"--setting {item}: the value must be JSON (a number, true, "
+                              f"null, or a string in double quotes: {key.strip()}="
+                              f"'\"{raw}\"')") from None
     return out
 
 
@@ -187,6 +216,7 @@ def _judge(args: argparse.Namespace) -> int:
                if not v]
     if missing:
         raise OptionError(f"{' and '.join(missing)} required (or: rankscope judge agreement)")
+    settings = _settings(args.setting)  # a bad value is refused before any file is read
     from rankscope.llm_judge.client import check_endpoint
 
     check_endpoint(args.endpoint)  # a bad URL is refused before any file is read
@@ -220,12 +250,13 @@ def _judge(args: argparse.Namespace) -> int:
             docs=args.docs, needs=args.needs, store=args.store if args.snapshot else None,
             snapshot=args.snapshot or None, partial=args.partial, runs=args.run,
             depth=args.depth, holes_of=args.holes_of, graded_in=args.graded_in,
-            sample=args.sample, seed=args.seed, scale=args.scale, prompt=args.prompt,
+            sample=args.sample, seed=args.seed, allow_no_overlap=args.allow_no_overlap,
+            scale=args.scale, prompt=args.prompt,
             guidelines=guidelines, doc_fields=fields,
             max_doc_chars=args.max_doc_chars, output=args.output, cache=args.cache,
             api_key_env=args.api_key_env, auth_header=args.auth_header,
             provider=args.provider, rater=args.rater,
-            temperature=args.temperature, settings=_settings(args.setting),
+            temperature=args.temperature, settings=settings,
             samples=args.samples, concurrency=args.concurrency, rpm=args.rpm,
             timeout=args.timeout, max_retries=args.max_retries, max_calls=args.max_calls,
             max_tokens=args.max_tokens, dry_run=args.dry_run, retry_failed=args.retry_failed,
@@ -234,7 +265,7 @@ def _judge(args: argparse.Namespace) -> int:
             few_shot_seed=args.few_shot_seed, human=args.human, progress=show,
         )
     out = sys.stdout
-    if args.fmt == "json":
+    if args.format == "json":
         report: dict[str, Any] = {
             "rater": result.rater, "template_sha256": result.template_sha256,
             "plan": result.plan.to_dict(),
@@ -343,10 +374,17 @@ def _agreement(args: argparse.Namespace) -> int:
     result = judge_agreement(human, llm, scale=scale, threshold=args.threshold,
                              runs=args.runs, metric=args.metric, all_pairs=args.all_pairs,
                              n_resamples=args.bootstrap, seed=args.seed)
-    if args.fmt == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
-    else:
-        sys.stdout.write(format_agreement(result))
+    if result.n_items == 0:
+        from rankscope.errors import NoOverlapError
+
+        raise NoOverlapError(
+            f"no result is graded in both {args.human} and {args.llm} (human only "
+            f"{result.n_human_only}, LLM only {result.n_llm_only}): there is nothing to agree "
+            "on (are the query and document ids written alike in both?)")
+    from rankscope.cli.parsing import write_text
+
+    write_text(args.output, json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n"
+               if args.format == "json" else format_agreement(result))
     return 0
 
 

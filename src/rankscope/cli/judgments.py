@@ -1,197 +1,48 @@
-"""``rankscope judgments aggregate|agreement|transform|implicit``; judgments for ``evaluate``."""
+"""``rankscope judgments aggregate|agreement|transform|implicit``: raters' judgments."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rankscope.cli.parsing import write_text
+
 if TYPE_CHECKING:
-    from rankscope.data.tables import Qrels
-    from rankscope.judgments.evaluation import SeedPlan
-    from rankscope.judgments.table import Judgments, OnDuplicateGrade
-    from rankscope.result import EvaluationResult
-
-__all__ = [
-    "add_judgment_options",
-    "add_judgments_group",
-    "asks_for_judgments",
-    "evaluate_with_judgments",
-    "may_hold_judgments",
-    "read_judgments",
-    "read_qrels_argument",
-    "register",
-    "strategy_arg",
-    "transforms_arg",
-]
-
-_SCALE_HELP = "grading scale: binary, graded (0-3), trec (0-4), detail (1-10) or MIN-MAX"
-_STRATEGY_HELP = ("aggregation of several raters' grades: majority, mean, median, min, max, "
-                  "latest, top3; or SCALE=STRATEGY (repeatable); default: majority on binary, "
-                  "mean otherwise")
-
-
-def add_judgment_options(
-    p: argparse.ArgumentParser | argparse._ArgumentGroup, *, transforms: bool = True
-) -> None:
-    """The options every command reading raters' judgments shares."""
-    p.add_argument("--scale", help=_SCALE_HELP)
-    p.add_argument("--strategy", action="append", help=_STRATEGY_HELP)
-    if transforms:
-        p.add_argument("--transform", action="append", metavar="FROM->TO:RULES",
-                       help="transformer rules, e.g. 'detail->binary:1..3=0,4..10=1' "
-                            "(override the platform's defaults grade by grade; repeatable)")
-    p.add_argument("--rater", help="rater name for files without a rater column "
-                                   "(default: the file's name)")
-    p.add_argument("--on-duplicate-grade", choices=("error", "first", "last", "latest"),
-                   default="error", help="a rater grading one result twice")
-
-
-def add_judgments_group(p: argparse.ArgumentParser) -> None:
-    """The "raters' judgments" option group of evaluate, compare and report."""
-    j = p.add_argument_group(
-        "raters' judgments",
-        "The qrels argument may be raters' judgments (a file with a rater column, e.g. CSV "
-        "query_id,doc_id,rater,grade; an empty grade = not graded): they are mapped to the "
-        "scale each metric needs and aggregated first (seed 004's two stages).",
-    )
-    j.add_argument("--judgments", action="store_true",
-                   help="read the qrels argument as judgments (detected from a rater column)")
-    add_judgment_options(j)
-
-
-def strategy_arg(values: Sequence[str] | None) -> str | dict[str, str] | None:
-    """``--strategy mean`` or ``--strategy binary=majority --strategy graded=median``."""
-    if not values:
-        return None
-    plain = [v for v in values if "=" not in v]
-    per_scale = dict(v.split("=", 1) for v in values if "=" in v)
-    if not per_scale and len(plain) == 1:
-        return plain[0]
-    from rankscope.errors import OptionError
-
-    if len(plain) > 1:
-        raise OptionError("give one --strategy for all scales, or SCALE=STRATEGY per scale")
-    out = {k.strip().lower(): v.strip() for k, v in per_scale.items()}
-    if plain:
-        out["*"] = plain[0]
-    return out
-
-
-def transforms_arg(values: Sequence[str] | None) -> dict[str, str]:
-    """``--transform FROM->TO:RULES`` options as a mapping."""
-    from rankscope.errors import OptionError
-
-    out: dict[str, str] = {}
-    for value in values or []:
-        key, sep, rules = value.partition(":")
-        if not sep or not rules.strip():
-            raise OptionError(f"--transform wants FROM->TO:RULES, not {value!r}")
-        out[key.strip()] = rules
-    return out
-
-
-def read_judgments(
-    paths: Sequence[str], args: argparse.Namespace, fmt: str | None = None
-) -> Judgments:
-    """Read one or more judgments files (each TREC qrels file is one rater)."""
-    from rankscope.judgments.scales import get_scale
     from rankscope.judgments.table import Judgments
 
-    scale = get_scale(getattr(args, "scale", None))
-    policy: OnDuplicateGrade = getattr(args, "on_duplicate_grade", "error")
-    rater = getattr(args, "rater", None)
-    if rater is not None and len(paths) > 1:
-        from rankscope.errors import OptionError
-
-        raise OptionError("--rater names the rater of one file; several files are named by file")
-    parts = [
-        Judgments.read(p, format=fmt, scale=scale, rater=rater, on_duplicate=policy)
-        for p in paths
-    ]
-    if len(parts) == 1:
-        return parts[0]
-    return Judgments.concat(parts, scale=scale, on_duplicate=policy)
+__all__ = ["register"]
 
 
-def asks_for_judgments(args: argparse.Namespace) -> bool:
-    """Whether the options ask for raters' judgments whatever the file holds.
-
-    ``--judgments``, a scale, a strategy or a transformer (``coverage``: a
-    ``--min-grades`` other than 1).
-    """
-    return bool(getattr(args, "judgments", False) or args.scale or args.strategy
-                or getattr(args, "transform", None) or getattr(args, "min_grades", 1) != 1)
-
-
-def may_hold_judgments(args: argparse.Namespace) -> bool:
-    """Whether the qrels argument may be raters' judgments: asked for, or a format with
-    named columns (a TREC file never has a rater column)."""
-    if asks_for_judgments(args):
-        return True
-    from rankscope.data.formats import guess_format
-
-    return (args.qrels_format or guess_format(args.qrels)).lower() != "trec"
-
-
-def read_qrels_argument(args: argparse.Namespace) -> Qrels | Judgments:
-    """The qrels argument, read once: raters' judgments when asked or when the file has a
-    rater column, else qrels (:func:`rankscope.judgments.relevance.read_relevance`).
-
-    A TREC file, when judgments are not asked for, is qrels without loading the
-    judgments package (the common case of ``rankscope evaluate``).
-    """
-    if not may_hold_judgments(args):
-        from rankscope.data.tables import Qrels
-
-        return Qrels.read(args.qrels, format=args.qrels_format)
-    from rankscope.judgments.relevance import read_relevance
-    from rankscope.judgments.scales import get_scale
-
-    return read_relevance(args.qrels, args.qrels_format, judgments=asks_for_judgments(args),
-                          scale=get_scale(getattr(args, "scale", None)),
-                          rater=getattr(args, "rater", None),
-                          on_duplicate=getattr(args, "on_duplicate_grade", "error"))
-
-
-def evaluate_with_judgments(args: argparse.Namespace, judgments: Judgments,
-                            names: SeedPlan) -> list[EvaluationResult]:
-    """``rankscope evaluate`` over judgments: aggregate once, evaluate every run."""
-    from rankscope.cli.conventions import option_fields
-    from rankscope.data.tables import Run
-    from rankscope.judgments.evaluation import plan_evaluation
-
-    fields = option_fields(args)
-    conventions = fields.get("conventions")
-    plan = plan_evaluation(
-        judgments, names, strategy=strategy_arg(args.strategy),
-        transforms=transforms_arg(args.transform), conventions=conventions,
-    )
-    results = []
-    for path in args.runs:
-        run_t = Run.read(path, format=args.run_format, on_duplicate=args.on_duplicate)
-        results.append(plan.evaluate(run_t, per_query=args.per_query,
-                                     allow_no_overlap=args.allow_no_overlap, **fields))
-    return results
-
-
-# -- rankscope judgments ... ----------------------------------------------------
+_J = "rankscope-sample/qrels.txt"
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``judgments`` command and its subcommands."""
+    from rankscope.cli.options import add_data_format, add_format, add_output
+    from rankscope.cli.parsing import deprecated_alias
+    from rankscope.cli.qrels_argument import add_judgment_options
+
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="Work with raters' judgments: CSV/TSV with a header (query_id, doc_id, "
         "rater, grade[, time]; an empty grade = not graded), JSONL, JSON, Parquet, TREC "
         "qrels files (one rater each) or irds:NAME (an ir_datasets collection's qrels, one "
         "rater); 'implicit' makes judgments from a click log.",
+        examples=["rankscope judgments aggregate grades.csv --scale graded -o qrels.txt",
+                  "rankscope judgments agreement ann.txt bob.txt --scale graded"],
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    agg = actions.add_parser("aggregate", help="one grade per result (qrels, null = ungraded)")
+    agg = actions.add_parser(
+        "aggregate", help="one grade per result (qrels, null = ungraded)",
+        description="Aggregate the raters' grades of each result into one grade (qrels; an "
+        "empty grade where no rater graded it, or a vote tied). With -m, on the scale that "
+        "metric is computed on, as `rankscope evaluate` does over the raters' file.",
+        examples=[f"rankscope judgments aggregate {_J} --scale trec --strategy max -f csv",
+                  f"rankscope judgments aggregate {_J} --scale trec -m P@5 -o binary.txt"])
     agg.add_argument("files", nargs="+", metavar="judgments",
                      help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(agg)
@@ -201,15 +52,20 @@ def register(sub: Any, name: str, help_text: str) -> None:
                           "evaluate` over the raters' file does (transform, then the scale's "
                           "strategy), so evaluating the output gives its numbers (repeatable; "
                           "the metrics must share a scale)")
-    agg.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    agg.add_argument("-f", "--output-format", help="csv, tsv, jsonl, json, parquet, trec (drops "
-                                                   "ungraded); default: from the name, CSV on "
-                                                   "stdout")
+    add_output(agg)
+    add_data_format(agg, "csv, tsv, jsonl, json, parquet or trec (which drops the ungraded)")
     agg.add_argument("--details", action="store_true",
                      help="also write n_grades, n_raters and tie per result")
     agg.set_defaults(handler=_aggregate)
 
-    agr = actions.add_parser("agreement", help="agreement between raters (kappas, alpha)")
+    agr = actions.add_parser(
+        "agreement", help="agreement between raters (kappas, alpha)",
+        description="How much the raters agree, on the results at least two graded: percent "
+        "agreement, Cohen's kappa per pair of raters and their mean, Fleiss' kappa, "
+        "Krippendorff's alpha, and the majority vote's tie rate. Needs two raters or more "
+        "who graded common results.",
+        examples=["rankscope judgments agreement ann.txt bob.txt --scale graded -q",
+                  "rankscope judgments agreement grades.csv --scale graded -f json -o a.json"])
     agr.add_argument("files", nargs="+", metavar="judgments",
                      help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(agr, transforms=False)
@@ -217,19 +73,27 @@ def register(sub: Any, name: str, help_text: str) -> None:
     agr.add_argument("--weights", choices=("auto", "none", "linear", "quadratic"),
                      default="auto", help="Cohen's kappa weights (auto: quadratic if ordinal)")
     agr.add_argument("-q", "--per-query", action="store_true", help="also per query")
-    agr.add_argument("-f", "--output-format", dest="fmt", choices=("table", "json"),
-                     default="table")
+    add_format(agr, ("table", "json"))
+    agr.add_argument("--output-format", dest="format", choices=("table", "json"),
+                     action=deprecated_alias("--output-format", "--format"),
+                     help=argparse.SUPPRESS)
+    add_output(agr)
     agr.set_defaults(handler=_agreement)
 
-    tr = actions.add_parser("transform", help="map grades to another scale")
+    tr = actions.add_parser(
+        "transform", help="map grades to another scale",
+        description="Map every grade to another scale (graded to binary, detail to graded, "
+        "...) by the platform's default rules or by --rules; raters and ungraded rows stay.",
+        examples=[f"rankscope judgments transform {_J} --scale trec --to binary "
+                  "--rules '0=0,1..4=1' -o binary.csv"])
     tr.add_argument("files", nargs="+", metavar="judgments",
-                     help="judgments files, or irds:NAME (a collection's qrels)")
+                    help="judgments files, or irds:NAME (a collection's qrels)")
     add_judgment_options(tr, transforms=False)
     _input_format_options(tr)
     tr.add_argument("--to", required=True, help="target scale")
     tr.add_argument("--rules", help="rules like '0=0,1..3=1' (override the defaults)")
-    tr.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    tr.add_argument("-f", "--output-format", help="default: from the name, CSV on stdout")
+    add_output(tr)
+    add_data_format(tr, "csv, tsv, jsonl, json, parquet or trec")
     tr.set_defaults(handler=_transform)
 
     from rankscope.cli.implicit import add_implicit_parser
@@ -238,19 +102,27 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 
 def _input_format_options(p: argparse.ArgumentParser) -> None:
-    """``--input-format``, and ``--format``: its deprecated name (the output format elsewhere)."""
-    from rankscope.cli.parsing import deprecated_alias
+    """``--input-format``."""
+    from rankscope.cli.options import add_input_formats
 
-    p.add_argument("--input-format", dest="input_format",
-                   help="format of the judgments files (default: from their names)")
-    p.add_argument("--format", dest="input_format", metavar="INPUT_FORMAT",
-                   action=deprecated_alias("--format", "--input-format"),
-                   help="deprecated: use --input-format (--format is the output format in "
-                        "every other command)")
+    add_input_formats(p, qrels=False, runs=False, inputs="judgments files")
+
+
+def _read(args: argparse.Namespace) -> Judgments:
+    """The judgments files of the command line; a file without any grade is an error."""
+    from rankscope.cli.qrels_argument import read_judgments
+
+    j = read_judgments(args.files, args, args.input_format)
+    if j.frame.height == 0:
+        from rankscope.errors import InputError
+
+        raise InputError("no judgments in the file(s): nothing to work on",
+                         source=", ".join(args.files))
+    return j
 
 
 def _output_format(args: argparse.Namespace) -> str | None:
-    fmt: str | None = args.output_format
+    fmt: str | None = args.format
     if fmt is None and args.output == "-":
         return "csv"
     return fmt
@@ -261,7 +133,7 @@ def _aggregate(args: argparse.Namespace) -> int:
     from rankscope.judgments.aggregate import aggregate_frame
     from rankscope.judgments.io import write_judgments_frame
 
-    j = read_judgments(args.files, args, args.input_format)
+    j = _read(args)
     fmt = _output_format(args)
     if args.metrics:
         qrels, note = _aggregate_for_metrics(j, args)
@@ -277,6 +149,8 @@ def _aggregate(args: argparse.Namespace) -> int:
         from rankscope.errors import OptionError
 
         raise OptionError("--transform applies with -m (aggregating for a metric's scale)")
+    from rankscope.cli.qrels_argument import strategy_arg
+
     details = aggregate_frame(j, strategy_arg(args.strategy))
     _note_ungraded(details, fmt, args.output)
     if args.details:
@@ -294,6 +168,7 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 def _aggregate_for_metrics(j: Judgments, args: argparse.Namespace) -> tuple[Any, str]:
     """The qrels ``rankscope evaluate`` builds from raters' grades for these metrics."""
+    from rankscope.cli.qrels_argument import strategy_arg, transforms_arg
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_evaluation
 
@@ -334,7 +209,7 @@ def _note_ungraded(frame: Any, fmt: str | None, output: str) -> None:
 def _transform(args: argparse.Namespace) -> int:
     from rankscope.judgments.transform import transform
 
-    j = read_judgments(args.files, args, args.input_format)
+    j = _read(args)
     transform(j, args.to, args.rules).write(args.output, format=_output_format(args))
     return 0
 
@@ -348,13 +223,27 @@ def _num(value: float | None) -> str:
 def _agreement(args: argparse.Namespace) -> int:
     from rankscope.judgments.agreement import agreement
 
-    j = read_judgments(args.files, args, args.input_format)
+    j = _read(args)
+    raters = j.frame.get_column("rater").unique().sort().to_list()
+    if len(raters) < 2:
+        from rankscope.errors import InputError
+
+        named = f" ({raters[0]})" if raters else ""
+        raise InputError(f"agreement needs two raters or more; the judgments have "
+                         f"{len(raters)}{named}: give one file per rater, or a file with a "
+                         "rater column", source=", ".join(args.files))
     weights = None if args.weights == "none" else args.weights
     result = agreement(j, weights=weights, by_query=args.per_query)
-    out = sys.stdout
-    if args.fmt == "json":
-        out.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+    if result.n_items == 0:
+        from rankscope.errors import NoOverlapError
+
+        raise NoOverlapError(f"no result was graded by two raters ({', '.join(raters)}): "
+                             "there is nothing to agree on (are the query and document ids "
+                             "written alike in every file?)", source=", ".join(args.files))
+    if args.format == "json":
+        write_text(args.output, json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
         return 0
+    out = io.StringIO()
     scale = f" on the {j.scale.describe()} scale" if j.scale else ""
     out.write(f"{result.n_items} graded results, {result.n_raters} raters{scale}\n\n")
     w = result.cohen_weights or "unweighted"
@@ -376,6 +265,7 @@ def _agreement(args: argparse.Namespace) -> int:
             out.write(f"  {a} / {b}: {_num(kappa)} ({n} results)\n")
     if result.per_query is not None:
         out.write("\n" + _table(result.per_query) + "\n")
+    write_text(args.output, out.getvalue())
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import gc
 import importlib
 import os
@@ -50,9 +51,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample-data": ("rankscope.cli.sample_data", "copy the bundled sample qrels and runs"),
     "serve": ("rankscope.cli.serve", "serve the judging web app (grading, dashboards, API)"),
     "user": ("rankscope.cli.user", "add users of the judging app; make API tokens"),
+    "completion": ("rankscope.cli.completion", "print a shell completion script (bash, zsh, "
+                   "fish)"),
 }
 
 EXIT_USAGE = 2  # the same value as rankscope.cli.exit_codes.EXIT_USAGE, without importing it
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS,
+                           errno.EBADF})
+"""What a write to standard output fails with when it cannot be written (``> /dev/full``)."""
 
 
 def _available() -> dict[str, tuple[str, str]]:
@@ -122,35 +128,72 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(command if command in COMMANDS else "")
     from rankscope.cli.parsing import one_line_warnings
 
-    with one_line_warnings(command or "rankscope"):
-        args = parser.parse_args(args_list)  # a deprecated option warns here
+    try:
+        with one_line_warnings(command or "rankscope"):
+            args = parser.parse_args(args_list)  # a deprecated option warns here
+    except SystemExit as stop:  # a usage error (2, said already), --help or --version (0)
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    from rankscope.errors import command_line_spelling
+
+    # the (sub)command as typed, for messages: "judgments agreement", not "judgments"
+    name = getattr(args, "_parser", parser).prog.removeprefix("rankscope ") or args.command
     try:
-        with one_line_warnings(args.command):
-            return int(args.handler(args))
+        with one_line_warnings(name), command_line_spelling():
+            from rankscope.cli.parsing import check_outputs
+
+            check_outputs(args)  # no output may replace an input: before anything is read
+            status = int(args.handler(args))
+            sys.stdout.flush()  # a full disk is said here, not at exit
+            return status
     except RankscopeError as exc:
         from rankscope.cli.exit_codes import code_for
 
-        sys.stderr.write(f"rankscope {args.command}: error: {exc}\n")
+        sys.stderr.write(f"rankscope {name}: error: {exc}\n")
         return code_for(exc)
     except BrokenPipeError:
+        if argv is None:
+            _drop_stdout()
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except OSError as exc:
+        if exc.filename is None and exc.errno in _WRITE_ERRNOS:  # standard output refused
+            from rankscope.cli.exit_codes import EXIT_OUTPUT
+
+            if argv is None:
+                _drop_stdout()
+            sys.stderr.write(f"rankscope {name}: error: cannot write <stdout>: "
+                             f"{exc.strerror or exc}\n")
+            return EXIT_OUTPUT
+        return _internal(name, args, exc)
     except Exception as exc:  # a defect of rankscope's, not the user's: say so in one line
-        from rankscope.cli.exit_codes import EXIT_INTERNAL
+        return _internal(name, args, exc)
 
-        sys.stderr.write(f"rankscope {args.command}: internal error: "
-                         f"{type(exc).__name__}: {exc} (run with --debug for the traceback)\n")
-        if getattr(args, "debug", False):
-            import traceback
 
-            traceback.print_exc()
-        return EXIT_INTERNAL
+def _internal(name: str, args: argparse.Namespace, exc: BaseException) -> int:
+    """An internal error: one line (and the traceback with --debug); exit code 70."""
+    from rankscope.cli.exit_codes import EXIT_INTERNAL
 
+    sys.stderr.write(f"rankscope {name}: internal error: "
+                     f"{type(exc).__name__}: {exc} (run with --debug for the traceback)\n")
+    if getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exception(exc)
+    return EXIT_INTERNAL
+
+
+def _drop_stdout() -> None:
+    """Point the real stdout at /dev/null (what it buffers cannot be written), so that the
+    interpreter's own flush at exit does not fail again with a second message."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
-import sys
 from typing import Any
+
+from rankscope.cli.parsing import write_text
 
 __all__ = ["register"]
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``metrics`` subcommand."""
-    p: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    from rankscope.cli.options import add_format, add_output
+
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text,
+        description="Every metric rankscope computes (and every fusion method): its "
+        "parameters with their defaults, aliases, how it aggregates, which tools give the "
+        "same number; with a NAME, that one in full, with its formula, references and how "
+        "each tool's conventions read the name.",
+        examples=["rankscope metrics", "rankscope metrics ndcg_cut_10 --conventions "
+                  "trec_eval"])
     p.add_argument("name", nargs="?",
                    help="show one metric (any spelling) or fusion method in full")
-    p.add_argument("-f", "--format", choices=("text", "json"), default="text")
+    add_format(p, ("table", "json"), help="the output's form (table: the listing for people)")
+    add_output(p)
     from rankscope.cli.conventions import add_conventions_option
 
     add_conventions_option(p)
@@ -104,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
     conventions = getattr(args, "conventions", None)
     fusion: list[str] = []
     found: list[Any] = []
+    if args.name is not None and not args.name.strip():
+        raise UnknownMetricError(args.name, detail="an empty name; leave it out to list "
+                                                   "every metric")
     if args.name:
         try:
             found = resolve_name(args.name, conventions)
@@ -139,32 +154,34 @@ def run(args: argparse.Namespace) -> int:
         infos[0]["conventions"] = under_conventions(args.name)
     methods = [describe_fusion(m) for m in fusion]
     if args.format == "json":
-        sys.stdout.write(json.dumps(infos + methods, indent=2, default=str) + "\n")
+        write_text(args.output, json.dumps(infos + methods, indent=2, default=str) + "\n")
         return 0
+    out = io.StringIO()
     for info in infos:
         cut = {"optional": "[@k]", "required": "@k", "none": ""}[info["cutoff"]]
-        sys.stdout.write(f"{info['name']}{cut}  ({info['group']}, {info['aggregate']})\n")
-        sys.stdout.write(f"    {info['summary']}\n")
+        out.write(f"{info['name']}{cut}  ({info['group']}, {info['aggregate']})\n")
+        out.write(f"    {info['summary']}\n")
         if info["aliases"]:
-            sys.stdout.write(f"    aliases: {', '.join(info['aliases'])}\n")
+            out.write(f"    aliases: {', '.join(info['aliases'])}\n")
         for p in info["parameters"]:
             choices = f" {{{', '.join(p['choices'])}}}" if "choices" in p else ""
-            sys.stdout.write(f"    {p['name']}={p['default']}{choices}: {p['doc']}\n")
+            out.write(f"    {p['name']}={p['default']}{choices}: {p['doc']}\n")
         if info["agrees_with"]:
-            sys.stdout.write(f"    same number as: {'; '.join(info['agrees_with'])}\n")
+            out.write(f"    same number as: {'; '.join(info['agrees_with'])}\n")
         if args.name:
-            sys.stdout.write(_one_name(info))
-            sys.stdout.write("\n" + info["formula"] + "\n\n" + info["references"] + "\n")
-        sys.stdout.write("\n")
+            out.write(_one_name(info))
+            out.write("\n" + info["formula"] + "\n\n" + info["references"] + "\n")
+        out.write("\n")
     if methods and not args.name:
-        sys.stdout.write("Fusion methods (rankscope fuse --method NAME):\n\n")
+        out.write("Fusion methods (rankscope fuse --method NAME):\n\n")
     for m in methods:
         also = f"; also {', '.join(m['aliases'])}" if m["aliases"] else ""
-        sys.stdout.write(f"{m['name']}  (fusion, reads {m['reads']}{also})\n")
-        sys.stdout.write(f"    {m['summary']}\n    fused score: {m['formula']}\n")
+        out.write(f"{m['name']}  (fusion, reads {m['reads']}{also})\n")
+        out.write(f"    {m['summary']}\n    fused score: {m['formula']}\n")
         for p in m["parameters"]:
-            sys.stdout.write(f"    {p['name']}={p['default']}: {p['doc']}\n")
-        sys.stdout.write(f"    {m['references']}\n\n")
+            out.write(f"    {p['name']}={p['default']}: {p['doc']}\n")
+        out.write(f"    {m['references']}\n\n")
+    write_text(args.output, out.getvalue())
     return 0
 
 

@@ -6,18 +6,26 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["register"]
+__all__ = ["MAX_CURVE_K", "register"]
+
+MAX_CURVE_K = 1000
+"""The deepest cut-off of a report's metric@k curves (TREC's usual depth)."""
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``report`` subcommand."""
     from rankscope.cli.compare import add_compare_options, add_evaluation_options
+    from rankscope.cli.options import add_output, integer
 
     p: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help_text,
         description="Compare runs and write one self-contained HTML page (tables and plots "
         "inline, readable offline). Plots need the plot extra (matplotlib).",
+        examples=["rankscope report rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
+                  "rankscope-sample/run_b.txt -o report.html",
+                  "rankscope report rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
+                  "rankscope-sample/run_b.txt -m nDCG@10 --no-plots -o tables.html"],
     )
     p.add_argument("qrels", help="qrels file (TREC, JSON, JSONL, CSV, TSV, Parquet), or "
                                  "irds:NAME (an ir_datasets collection)")
@@ -25,13 +33,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("-m", "--metric", action="append", dest="metrics",
                    help="metric of the tables (repeatable; default nDCG@10, AP, RR, P@10, "
                         "R@100)")
-    p.add_argument("-o", "--output", required=True, help="the HTML file to write (- = stdout)")
+    add_output(p, default=None, required=True, help="the HTML file to write (- = stdout)")
     p.add_argument("--title", default="rankscope report", help="page title")
     p.add_argument("--no-plots", action="store_true", help="tables only")
-    p.add_argument("--max-k", type=int, default=20,
-                   help="largest cut-off of the metric@k curve (20)")
-    p.add_argument("--figures", metavar="DIR",
-                   help="also write every plot into DIR as PDF and SVG (for papers)")
+    p.add_argument("--max-k", type=integer(1, MAX_CURVE_K), default=20,
+                   help=f"largest cut-off of the metric@k curves (20; at most {MAX_CURVE_K}: "
+                        "each cut-off is one more evaluation of every run)")
+    add_output(p, "--figures", dest="figures", default=None, metavar="DIR", directory=True,
+               help="also write every plot into DIR as PDF and SVG (for papers; created if "
+                    "needed)")
     p.add_argument("--figure-formats", default="pdf,svg", metavar="FORMATS",
                    help="formats of --figures, comma separated: pdf, svg, png (pdf,svg)")
     add_compare_options(p)
@@ -51,12 +61,16 @@ def run(args: argparse.Namespace) -> int:
     metrics = plan_seed_metrics(args.metrics or list(DEFAULT_METRICS), args.conventions)
     if len(args.runs) < 2:
         raise OptionError("report needs at least two runs")
-    if args.max_k < 1:
-        raise OptionError(f"--max-k must be >= 1, not {args.max_k}")
+    formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
+    unknown = [f for f in formats if f not in ("pdf", "svg", "png")]
+    if unknown or not formats:
+        raise OptionError(f"--figure-formats takes pdf, svg and png, comma separated; not "
+                          f"{args.figure_formats!r}")
+    if args.figures and args.no_plots:
+        raise OptionError("--figures writes the plots that --no-plots leaves out: give one")
     refuse_double_stdin(args.qrels, *args.runs)
     qrels = read_qrels(args)
     plots = False if args.no_plots else None
-    formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
     # the files themselves: without plots, compare reads them one at a time
     report(qrels, args.runs, metrics, output=args.output, title=args.title, plots=plots,
            ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,

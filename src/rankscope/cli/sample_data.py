@@ -16,7 +16,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="Copy the sample data shipped with rankscope (50 TREC-style topics with "
-        "graded judgments, a BM25 run and a re-ranked run) into DIR, to try every command on.",
+        "graded judgments, a BM25 run and a re-ranked run) into DIR, to try every command on. "
+        "Existing files are never overwritten.",
+        examples=["rankscope sample-data",
+                  "rankscope sample-data my-sample && rankscope evaluate my-sample/qrels.txt "
+                  "my-sample/run_a.txt -m nDCG@10"],
     )
     p.add_argument("directory", nargs="?", default="rankscope-sample",
                    help="where to put qrels.txt, run_a.txt and run_b.txt (rankscope-sample)")
@@ -28,18 +32,20 @@ def run(args: argparse.Namespace) -> int:
     from importlib.resources import files
     from pathlib import Path
 
-    from rankscope.errors import FileAccessError
+    from rankscope.data._io import write_bytes
+    from rankscope.errors import FileAccessError, OutputWriteError
 
     target = Path(args.directory)
     for name in FILES:
-        if (target / name).exists():
+        if (target / name).exists() or (target / name).is_symlink():
             raise FileAccessError("exists already; not overwritten", source=str(target / name))
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FileAccessError(f"cannot create: {exc.strerror or exc}", source=str(target)) from None
+        raise OutputWriteError(f"cannot create the directory: {exc.strerror or exc}",
+                               target=str(target)) from None
     source = files("rankscope") / "sample_data"
     for name in FILES:
-        (target / name).write_bytes((source / name).read_bytes())
+        write_bytes(target / name, (source / name).read_bytes())
     sys.stdout.write(f"wrote {', '.join(str(target / n) for n in FILES)}\n")
     return 0

@@ -18,22 +18,27 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "overlap (RBO(p=0.9) extrapolated, RBO(p=0.9,form=min), rbo_res(p=0.9)), "
         "jaccard@k, overlap@k, kendall_tau. Useful when results should not change "
         "(engine migrations, performance work).",
+        examples=["rankscope similarity rankscope-sample/run_a.txt rankscope-sample/run_b.txt",
+                  "rankscope similarity rankscope-sample/run_a.txt rankscope-sample/run_b.txt "
+                  "-m 'RBO(p=0.8)' -m jaccard@10 -q -f csv -o similarity.csv"],
     )
     p.add_argument("run_a", help="the first run file")
     p.add_argument("run_b", help="the second run file")
     p.add_argument("-m", "--metric", action="append", dest="metrics",
                    help="similarity measure (repeatable; default RBO(p=0.9))")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
-    p.add_argument("-f", "--format", default="table",
-                   choices=("table", "json", "csv", "tsv", "markdown"))
-    p.add_argument("-o", "--output", default="-", help="write here instead of stdout")
+    from rankscope.cli.options import add_digits, add_format, add_input_formats, add_output
+
+    add_format(p, ("table", "json", "csv", "tsv", "markdown"))
+    add_output(p)
+    add_digits(p)
     p.add_argument("--queries", choices=("union", "intersection"), default="union",
                    help="compare every query either run has (a missing one is an empty "
                         "ranking) or only queries both have")
     from rankscope.cli.parsing import add_ties_option
 
     add_ties_option(p)
-    p.add_argument("--run-format", help="format of the run files (default: from their names)")
+    add_input_formats(p, qrels=False)
     p.add_argument("--on-duplicate", choices=("error", "first", "max"), default="error",
                    help="a document twice in one ranking")
     p.add_argument("--name", action="append", dest="names", metavar="NAME",
@@ -65,8 +70,15 @@ def run(args: argparse.Namespace) -> int:
     result = similarity(a, b, metrics, per_query=args.per_query, queries=args.queries,
                         ties=args.ties, names=names, allow_no_overlap=args.allow_no_overlap)
     if args.format == "json":
-        text = json.dumps(result.to_dict(), indent=2, allow_nan=False)
+        from rankscope.render.tabular import rounded
+
+        text = json.dumps(rounded(result.to_dict(), args.digits), indent=2, allow_nan=False)
     else:
-        text = render_evaluation(result, args.format, per_query=result.show_per_query)
+        text = render_evaluation(result, args.format, per_query=result.show_per_query,
+                                 digits=args.digits, describe=False)
     write_text(args.output, text + "\n")
+    if args.format == "table":
+        import sys
+
+        sys.stderr.write(f"rankscope {args.command}: {result.info.describe()}\n")
     return 0

@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from rankscope.cli.parsing import write_text
+
 __all__ = ["add_parser", "show"]
 
-EXAMPLE = """\
-examples:
-  rankscope snapshots compare demo-baseline demo-tuned --store s.sqlite \\
-      --qrels demo/qrels.txt -m nDCG@10
-  rankscope snapshots compare base.run tuned.run -q q7 --qrels qrels.txt
-"""
+EXAMPLES = ["rankscope snapshots compare 1 2 --store demo/store.sqlite --qrels demo/qrels.txt "
+            "-m nDCG@10",
+            "rankscope snapshots compare rankscope-sample/run_a.txt rankscope-sample/run_b.txt "
+            "--query 401 --qrels rankscope-sample/qrels.txt"]
 
 
 def add_parser(actions: Any, store_option: Callable[[argparse.ArgumentParser], None],
                handler: Callable[[argparse.Namespace], int]) -> None:
     """Add the ``compare`` action to ``rankscope snapshots`` (``handler`` loads and calls
     :func:`show`)."""
+    from rankscope.cli.options import add_format, add_output, integer
     from rankscope.cli.parsing import add_ties_option
 
     p: argparse.ArgumentParser = actions.add_parser(
         "compare", help="two snapshots or runs side by side, query by query",
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+        examples=EXAMPLES,
         description="Print, per query, A's and B's ranked lists next to each other: each "
         "document with its grade (or 'unjudged'), B's documents with their move against A "
         "(up N, down N, new, same) and A's documents B no longer returns marked gone; with "
@@ -43,13 +44,14 @@ def add_parser(actions: Any, store_option: Callable[[argparse.ArgumentParser], N
                                    "per-query metric")
     p.add_argument("-m", "--metric", help="with --qrels: the per-query metric (default "
                                           "nDCG@10)")
-    p.add_argument("--top", type=int, default=None, metavar="N",
+    p.add_argument("--top", type=integer(1), default=None, metavar="N",
                    help="without -q: show the N queries that changed most (default all)")
     add_ties_option(p, what="run files: ")
     p.add_argument("--allow-mismatch", action="store_true",
                    help="compare snapshots of different depths or query sets anyway, at what "
                         "they share")
-    p.add_argument("-f", "--format", choices=("table", "json"), default="table")
+    add_format(p, ("table", "json"))
+    add_output(p)
     p.set_defaults(handler=handler)
 
 
@@ -96,9 +98,10 @@ def show(args: argparse.Namespace, load: Callable[[argparse.Namespace], list[Any
     if args.format == "json":
         out: dict[str, Any] = found.to_dict()
         out["queries"] = [v.to_dict() for v in views]
-        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        write_text(args.output, json.dumps(out, indent=2, ensure_ascii=False) + "\n")
         return 0
-    w = sys.stdout.write
+    buffer = io.StringIO()
+    w = buffer.write
     w(f"A = {found.a}, B = {found.b}")
     if found.metric is not None:
         change = ("" if found.mean_a is None or found.mean_b is None
@@ -123,4 +126,5 @@ def show(args: argparse.Namespace, load: Callable[[argparse.Namespace], list[Any
         if qrels is None:
             rows = [(r[0], r[1], r[3], r[4], r[6]) for r in rows]
         w("".join("  " + line for line in table(rows, {0}).splitlines(True)))
+    write_text(args.output, buffer.getvalue())
     return 0

@@ -9,20 +9,17 @@ from typing import Any
 
 __all__ = ["register", "run"]
 
-EXAMPLE = """\
-example (the demo collection: rankscope demo init demo):
-  rankscope sweep demo/endpoint.toml demo/queries.tsv --qrels demo/qrels.txt \\
-      --grid weights.title=1,2,4 --grid tokenizer='unicode61,porter unicode61' \\
-      -m nDCG@10 -m P@5 -o demo/sweep
-"""
+EXAMPLES = ["rankscope demo init demo && rankscope sweep demo/endpoint.toml demo/queries.tsv "
+            "--qrels demo/qrels.txt --grid weights.title=1,2,4 "
+            "--grid tokenizer='unicode61,porter unicode61' -m nDCG@10 -m P@5 -o demo/sweep"]
+"""Runnable on the demo collection (the test of every --help runs it)."""
 OUTPUT_FILES = ("sweep.csv", "sweep.json", "holes.csv")
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``sweep`` subcommand."""
     p: argparse.ArgumentParser = sub.add_parser(
-        name, help=help_text, epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        name, help=help_text, examples=EXAMPLES,
         description="Send QUERIES to the endpoint ENDPOINT.toml once per configuration of a "
         "grid of settings, and rank the configurations by the first metric. Each --grid "
         "KEY=V1,V2,... sets a dotted key of the endpoint file (weights.title, tokenizer, k1, "

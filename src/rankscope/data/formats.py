@@ -54,6 +54,7 @@ __all__ = [
     "read_table",
     "require_pandas",
     "value_column",
+    "whole_grades",
     "write_table",
 ]
 
@@ -408,15 +409,16 @@ def frame_from_nested_dict(
                     source=source, line=line_of(q, d), value=json.dumps(v),
                 )
             elif not isinstance(v, int | float):
-                try:
-                    number = float(v)
-                except (TypeError, ValueError):
-                    raise ParseError(
-                        f"{value} for query {q!r}, document {d!r} is not a number",
-                        source=source,
-                        line=line_of(q, d),
-                        value=repr(v),
-                    ) from None
+                # a quoted number ("2") is text, as a boolean is: a JSON writer that quotes
+                # its numbers has a bug worth seeing, not a grade to guess
+                what = "text, not a number (write it without quotes)" if isinstance(
+                    v, str) else "not a number"
+                raise ParseError(
+                    f"{value} for query {q!r}, document {d!r} is {what}",
+                    source=source,
+                    line=line_of(q, d),
+                    value=json.dumps(v),
+                )
             else:
                 number = float(v)
             queries.append(str(q))
@@ -428,12 +430,29 @@ def frame_from_nested_dict(
     )
 
 
+def whole_grades(frame: pl.DataFrame, column: str = "grade") -> pl.DataFrame:
+    """``frame`` with a float ``column`` of whole numbers as integers (``3``, not ``3.0``).
+
+    Grades on an integral scale are written as the scale writes them; a column
+    holding one fraction (a mean of grades) stays float.
+    """
+    values = frame.get_column(column)
+    if not values.dtype.is_float():
+        return frame
+    present = values.drop_nulls()
+    if present.len() and not bool((present.is_finite() & (present.round(0) == present)).all()):
+        return frame
+    return frame.with_columns(values.cast(pl.Int64))
+
+
 def write_table(
     frame: pl.DataFrame, path: PathLike, kind: Kind, fmt: str | None, *, tag: str
 ) -> None:
-    """Write canonical columns in a format (see :data:`FORMATS`)."""
+    """Write canonical columns in a format (see :data:`FORMATS`); whole grades as integers."""
     fmt = _check_format(fmt) if fmt else guess_format(path)
     value = "grade" if kind == "qrels" else "score"
+    if kind == "qrels" and fmt != "parquet":
+        frame = whole_grades(frame)
     if fmt == "trec":
         check_trec_ids(frame, "<stdout>" if os.fspath(path) == "-" else os.fspath(path))
         if kind == "qrels":

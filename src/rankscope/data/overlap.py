@@ -22,12 +22,15 @@ import re
 import warnings
 from collections.abc import Collection, Sequence
 
-from rankscope.errors import NoOverlapError, RankscopeWarning
+from rankscope.errors import NoOverlapError, RankscopeWarning, setting
 
-__all__ = ["ALLOW_HINT", "check_overlap", "check_query_sets", "few"]
+__all__ = ["allow_hint", "check_overlap", "check_query_sets", "few"]
 
-ALLOW_HINT = "--allow-no-overlap (allow_no_overlap=True) to go on anyway"
-"""How to accept no overlap, in every message (the CLI flag and the Python keyword)."""
+
+def allow_hint() -> str:
+    """How to accept no overlap, in the reader's spelling (``--allow-no-overlap`` on the
+    command line, ``allow_no_overlap=True`` in Python)."""
+    return f"{setting('allow_no_overlap', True)} to go on anyway"
 
 _SHOWN = 3
 _INTEGRAL_FLOAT = re.compile(r"^[+-]?\d+\.0+$")
@@ -112,14 +115,14 @@ def check_overlap(
     ...
     rankscope.errors.NoOverlapError: no query of run.txt (2 queries: Q1, Q2) is in \
 qrels.txt (2 queries: q1, q2) (the ids differ only in upper/lower case); \
---allow-no-overlap (allow_no_overlap=True) to go on anyway
+allow_no_overlap=True to go on anyway
     """
     shared = a_count - len(a_only)
     if shared <= 0:
         text = (f"no query of {_side(a_name, a_count, a_only)} is in "
                 f"{_side(b_name, b_count, b_only)}{_likely_cause(a_only, b_only)}")
         if not allow:
-            raise NoOverlapError(f"{text}; {ALLOW_HINT}")
+            raise NoOverlapError(f"{text}; {allow_hint()}")
         if warn:
             warnings.warn(text, RankscopeWarning, stacklevel=3)
         return 0

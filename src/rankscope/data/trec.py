@@ -135,7 +135,13 @@ def _fail(problem: Problem, source: str, line: int, data_line: int,
                           value=raw.decode("utf-8", errors="replace"))
     if problem == "fields":
         n_fields, layout = _LAYOUT[kind]
-        return ParseError(f"expected {n_fields} fields ({layout}), found {len(fields)}",
+        hint = ""
+        if source == "<stdin>":
+            from rankscope.errors import setting
+
+            hint = (f"; standard input is read as TREC unless its format is named "
+                    f"({setting('format', flag=f'--{kind}-format')})")
+        return ParseError(f"expected {n_fields} fields ({layout}), found {len(fields)}{hint}",
                           source=source, line=line,
                           value=" ".join(f.decode("utf-8") for f in fields))
     token = fields[_VALUE_AT[kind]].decode("utf-8")

@@ -17,7 +17,7 @@ from rankscope.engine.judged_only import condense, is_judged_only, without_judge
 from rankscope.engine.kernels import KERNELS, NULL_KERNELS
 from rankscope.engine.options import Unjudged
 from rankscope.engine.ranking import FloatArray, RankedLists
-from rankscope.errors import MetricError, OptionError
+from rankscope.errors import MetricError, OptionError, setting
 from rankscope.metrics.base import Metric
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def _kernel(metric: Metric, unjudged: Unjudged) -> Callable[[Context, Metric], F
         if unjudged == "null":
             supported = ", ".join(sorted(NULL_KERNELS)) or "none"
             raise OptionError(
-                f"{metric.name} has no definition under unjudged='null' (supported: {supported})"
+                f"{metric.name} has no definition under {setting('unjudged', 'null')} "
+                f"(supported: {supported})"
             )
         raise MetricError(f"{metric.name} cannot be computed from qrels and one run")
     return table[metric.family]

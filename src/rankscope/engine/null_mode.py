@@ -40,7 +40,7 @@ import numpy as np
 
 from rankscope.engine.context import Context
 from rankscope.engine.ranking import FloatArray
-from rankscope.errors import OptionError
+from rankscope.errors import OptionError, setting
 from rankscope.metrics.base import Metric
 
 __all__ = ["NULL_KERNELS", "graded_positions"]
@@ -121,7 +121,8 @@ def _discounted_cumulative_gain(ctx: Context, m: Metric) -> FloatArray:
 def _ndcg(ctx: Context, m: Metric) -> FloatArray:
     if m.get("ideal") == "max":
         raise OptionError(
-            f"{m.name}: under unjudged='null' the ideal is the ranking's own top-k gains "
+            f"{m.name}: under {setting('unjudged', 'null')} the ideal is the ranking's own "
+            "top-k gains "
             "sorted descending (seed 004); ideal='max' is not defined there"
         )
     gains = ctx.gain_of(ctx.lists.grades, m)

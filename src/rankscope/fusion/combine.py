@@ -49,7 +49,7 @@ from rankscope.data.ranking_order import ranked
 from rankscope.data.runs import load_runs
 from rankscope.data.tables import OnDuplicate, Run, as_qrels, input_name
 from rankscope.engine.ranking import Ties
-from rankscope.errors import OptionError
+from rankscope.errors import OptionError, setting
 from rankscope.fusion.methods import METHODS, FusionMethod, method_spec
 from rankscope.fusion.train import BAYES_CUTS, SEG_BOUNDS, FusionModel, train_fusion
 
@@ -120,7 +120,7 @@ def normalize(run: Any, norm: str = "min-max", *, ties: Ties = "trec",
 
 def _check_depth(depth: int | None) -> int | None:
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise OptionError(f"depth must be a whole number >= 1, not {depth!r}")
+        raise OptionError(f"{setting('depth')} must be a whole number >= 1, not {depth!r}")
     return depth
 
 
@@ -130,8 +130,9 @@ def _weights(spec: FusionMethod, given: Sequence[float] | None, n_runs: int) -> 
     w = [float(x) for x in given]
     if len(w) != n_runs:
         raise OptionError(f"{len(w)} weights given for {n_runs} runs")
-    if not all(np.isfinite(w)):
-        raise OptionError(f"{spec.name}: weights must be finite numbers, not {list(given)!r}")
+    if not all(np.isfinite(w)) or min(w) < 0 or not any(w):
+        raise OptionError(f"{spec.name}: {setting('weights')} must be finite numbers >= 0, not "
+                          f"all 0; not {list(given)!r}")
     return w
 
 
@@ -256,11 +257,13 @@ def fuse(
     model = None
     if spec.kind == "supervised":
         if qrels is None:
-            raise OptionError(f"{spec.name} learns from qrels: fuse(..., qrels=TRAINING_QRELS)")
+            raise OptionError(f"{spec.name} learns from qrels: give the training judgments "
+                              f"with {setting('qrels')}")
         model = train_fusion(spec.name, as_qrels(qrels), rankings,
                              segments=int(params.get("segments") or 10))
     elif qrels is not None:
-        raise OptionError(f"{spec.name} does not learn from qrels; drop qrels=")
+        raise OptionError(f"{spec.name} does not learn from judgments; leave out "
+                          f"{setting('qrels')} (or --optimize to tune it against them)")
     stacked = pl.concat([
         f.with_columns(_norm_expr(norm_name).alias("score"), pl.lit(i, dtype=pl.Int64).alias("run"),
                        pl.lit(w[i]).alias("weight"))

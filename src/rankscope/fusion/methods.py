@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rankscope.errors import OptionError
+from rankscope.errors import OptionError, setting
 
 __all__ = ["METHODS", "FusionMethod", "FusionParam", "method_spec"]
 
@@ -49,7 +49,7 @@ class FusionParam:
             bad = True
         if bad or not math.isfinite(float(value)):
             what = "a whole number" if self.kind == "int" else "a finite number"
-            raise OptionError(f"{method}: {self.name} must be {what}, not {value!r}")
+            raise OptionError(f"{method}: {self.spelled()} must be {what}, not {value!r}")
         number = int(value) if self.kind == "int" else float(value)
         too_low = self.low is not None and (number <= self.low if self.open_low
                                             else number < self.low)
@@ -59,9 +59,19 @@ class FusionParam:
             left, right = "(" if self.open_low else "[", ")" if self.open_high else "]"
             lo = "-inf" if self.low is None else f"{self.low:g}"
             hi = "inf" if self.high is None else f"{self.high:g}"
-            raise OptionError(f"{method}: {self.name} must be in {left}{lo}, {hi}{right}, "
+            raise OptionError(f"{method}: {self.spelled()} must be in {left}{lo}, {hi}{right}, "
                               f"not {value!r}")
         return number
+
+    def spelled(self) -> str:
+        """The parameter as the reader sets it: ``k`` in Python, ``--rrf-k`` on the command
+        line (:func:`rankscope.errors.setting`)."""
+        return setting(self.name, flag=PARAM_FLAGS.get(self.name))
+
+
+PARAM_FLAGS = {"k": "--rrf-k"}
+"""``rankscope fuse``'s options whose names are not the parameters' (``--rrf-k``, as ``-k``
+is a cut-off in other commands); the others are ``--NAME``."""
 
 
 @dataclass(frozen=True)

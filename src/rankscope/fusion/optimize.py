@@ -30,7 +30,7 @@ from rankscope.data.runs import load_runs
 from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels
 from rankscope.engine.evaluate import aggregate, evaluate, resolve_metrics
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
-from rankscope.errors import OptionError, RankscopeWarning
+from rankscope.errors import OptionError, RankscopeWarning, setting
 from rankscope.fusion.combine import GRID_NORMS, check_norm, fuse
 from rankscope.fusion.methods import FusionMethod, method_spec
 from rankscope.metrics.base import Metric
@@ -53,10 +53,11 @@ _SUPERVISED_FOLDS = 5
 def simplex_weights(n_runs: int, step: float = 0.1) -> list[tuple[float, ...]]:
     """Every weight vector on a grid of ``step`` whose weights sum to 1."""
     if not 0 < step <= 1:
-        raise OptionError(f"step must be in (0, 1], not {step!r}")
+        raise OptionError(f"{setting('step')} must be in (0, 1], not {step!r}")
     units = round(1 / step)
     if abs(units * step - 1) > 1e-9:
-        raise OptionError(f"step must divide 1 evenly (0.1, 0.25, 0.5...), not {step!r}")
+        raise OptionError(f"{setting('step')} must divide 1 evenly (0.1, 0.25, 0.5...), not "
+                          f"{step!r}")
     out = []
     for combo in itertools.product(range(units + 1), repeat=n_runs):
         if sum(combo) == units:
@@ -252,6 +253,13 @@ def optimize_fusion(
     if not points:
         raise OptionError("the grid is empty")
     fixed = {"norm": norm, **({"k": k} if k is not None else {}), **dict(params or {})}
+    searched = [name for name in chosen if name != "norm" and name in fixed]
+    if searched:
+        from rankscope.fusion.methods import PARAM_FLAGS
+
+        named = " and ".join(setting(n, flag=PARAM_FLAGS.get(n)) for n in searched)
+        raise OptionError(f"the grid searches {named}: the value given would be ignored; "
+                          "leave it out to tune it, or fuse with it without optimizing")
     setup = _Setup(spec, dict(zip(names, tables, strict=True)), parsed, fixed,
                    {"depth": depth, "ties": ties, "allow_no_overlap": allow_no_overlap},
                    {"ties": ties, "unjudged": unjudged, "queries": queries,
@@ -261,7 +269,8 @@ def optimize_fusion(
                                                else 0)
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int)
                               or not 2 <= folds <= len(query_ids)):
-        raise OptionError(f"folds must be a whole number from 2 to the number of queries "
+        raise OptionError(f"{setting('folds')} must be a whole number from 2 to the number of "
+                          f"queries "
                           f"({len(query_ids)}), not {folds!r}")
     n_folds = min(n_folds, len(query_ids))
     train = qrels_t if spec.kind == "supervised" else None

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rankscope import display
+from rankscope.data.overlap import check_query_sets
 from rankscope.data.ranking_order import ranked
-from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels, as_run
+from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels, as_run, input_name
 from rankscope.engine.ranking import Ties, Unjudged
-from rankscope.errors import MetricParameterError, OptionError
+from rankscope.errors import MetricParameterError, OptionError, setting
 from rankscope.judgments.scales import Scale
 from rankscope.judgments.table import Judgments
 
@@ -166,6 +167,7 @@ def coverage(
     scale: Scale | str | None = None,
     on_duplicate: OnDuplicate = "error",
     unjudged: Unjudged = "nonrelevant",
+    allow_no_overlap: bool = False,
 ) -> Coverage:
     """The share of each query's top-k positions that are graded, and the ungraded pairs.
 
@@ -195,6 +197,10 @@ def coverage(
         aggregated grade (``strategy``, else each scale's default) is
         non-null, exactly the results the metrics under
         ``unjudged="null"`` count as graded.
+    allow_no_overlap : bool, default False
+        Go on when no query of the run has a judgment (every position then
+        ungraded): by default an error, as it is more often ids written
+        differently (``Q1`` and ``q1``) than a set of queries never graded.
 
     Returns
     -------
@@ -205,10 +211,11 @@ def coverage(
     A query ranking a, b, c with only a and c graded: coverage@3 = 2/3 and
     b is the next to grade.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise MetricParameterError(f"coverage: k must be a whole number >= 1, not {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 2**31 - 1:
+        raise MetricParameterError(f"coverage: {setting('k', flag='-k')} must be a whole "
+                                   f"number from 1 to 2147483647, not {k!r}")
     if min_grades < 1:
-        raise OptionError(f"min_grades must be >= 1, not {min_grades}")
+        raise OptionError(f"{setting('min_grades')} must be >= 1, not {min_grades}")
     if not isinstance(judged, Judgments | Qrels):
         from rankscope.judgments.table import as_judgments
 
@@ -216,6 +223,10 @@ def coverage(
     run_t = as_run(run, on_duplicate=on_duplicate)
     if unjudged not in ("nonrelevant", "condensed", "null"):
         raise OptionError(f"unjudged must be nonrelevant, condensed or null, not {unjudged!r}")
+    judged_queries = judged.frame.get_column("query_id").unique().to_list()
+    check_query_sets(input_name(run_t), run_t.frame.get_column("query_id").unique().to_list(),
+                     judged.source if not judged.source.startswith("<") else "the judgments",
+                     judged_queries, allow=allow_no_overlap, warn=False)
     graded = _graded_pairs(judged, min_grades=min_grades, strategy=strategy, scale=scale,
                            aggregated=unjudged == "null")
     top = ranked_top_k(run_t, k, ties=ties).join(

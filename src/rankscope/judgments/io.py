@@ -32,6 +32,7 @@ from rankscope.data.formats import (
     id_column,
     read_raw,
     value_column,
+    whole_grades,
 )
 from rankscope.data.trec import parse_trec
 from rankscope.errors import InputError, OptionError, ParseError
@@ -390,9 +391,12 @@ def write_judgments_frame(frame: pl.DataFrame, path: PathLike, fmt: str | None =
     """Write judgments (``query_id, doc_id, rater, grade[, time]``) in a format.
 
     TREC qrels hold one rater's grades and no empty grade: writing several
-    raters there is refused; ungraded rows are left out.
+    raters there is refused; ungraded rows are left out. Whole grades are
+    written as integers (``3``, not ``3.0``) in the text formats.
     """
     fmt = check_format(fmt) if fmt else guess_format(path)
+    if fmt != "parquet" and "grade" in frame.columns:
+        frame = whole_grades(frame)
     if fmt == "trec":
         from rankscope.data.trec_writer import check_trec_ids, format_trec_qrels
 

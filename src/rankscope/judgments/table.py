@@ -19,7 +19,7 @@ import polars as pl
 from rankscope import display
 from rankscope.data._io import RowLocator
 from rankscope.data.tables import Qrels
-from rankscope.errors import DuplicateDocumentError, InputError, OptionError, ParseError
+from rankscope.errors import DuplicateDocumentError, InputError, OptionError, ParseError, setting
 from rankscope.judgments.io import canonical_frame, read_judgments_frame
 from rankscope.judgments.scales import Scale, first_outside, get_scale, scale_error
 
@@ -318,14 +318,17 @@ class Judgments:
             ).get_column("_row")
             src, line = self.where(int(rows[1]))
             _, first_line = self.where(int(rows[0]))
+            keep_one = setting("on_duplicate", "first", "last", "latest",
+                               flag="--on-duplicate-grade")
             raise DuplicateDocumentError(
                 f"rater {r!r} graded query {q!r} twice (first at line {first_line}); "
-                "pass on_duplicate='first', 'last' or 'latest' to keep one",
+                f"pass {keep_one} to keep one",
                 source=src, line=line, value=d,
             )
         if policy == "latest":
             if not self.has_time:
-                raise OptionError("on_duplicate='latest' needs a time column")
+                latest = setting("on_duplicate", "latest", flag="--on-duplicate-grade")
+                raise OptionError(f"{latest} needs a time column")
             # nulls first, so an untimed grade is older than any timed one
             indexed = indexed.sort(["time", "_row"], nulls_last=False)
             keep: Literal["first", "last"] = "last"

@@ -117,14 +117,17 @@ def select_pairs(
     graded_in: Any = None,
     sample: int | None = None,
     seed: int = 0,
+    allow_no_overlap: bool = False,
 ) -> list[Pair]:
     """The pairs left after the filters: not graded in ``holes_of``, graded in
-    ``graded_in``, then a seeded random sample of ``sample`` of them."""
+    ``graded_in``, then a seeded random sample of ``sample`` of them. Judgments
+    that share no query with the pairs are an error (ids written differently,
+    more likely than queries never graded) unless ``allow_no_overlap``."""
     out = list(chosen)
     if holes_of is not None:
-        out = drop_graded(out, holes_of)
+        out = drop_graded(out, holes_of, allow_no_overlap=allow_no_overlap)
     if graded_in is not None:
-        out = keep_graded(out, graded_in)
+        out = keep_graded(out, graded_in, allow_no_overlap=allow_no_overlap)
     if sample is not None:
         out = sample_pairs(out, sample, seed)
     return out
@@ -179,6 +182,7 @@ async def judge_async(
     graded_in: Any = None,
     sample: int | None = None,
     seed: int = 0,
+    allow_no_overlap: bool = False,
     scale: Scale | str = GRADED,
     prompt: PromptTemplate | PathLike | None = None,
     guidelines: str = "",
@@ -236,7 +240,8 @@ async def judge_async(
         refs = [snapshot] if isinstance(snapshot, str | int) else list(snapshot)
         snapshot_texts = SnapshotTexts(store, refs, fields=doc_fields, partial=partial)
     chosen = select_pairs(_chosen(pairs, runs, depth, snapshot_texts), holes_of=holes_of,
-                          graded_in=graded_in, sample=sample, seed=seed)
+                          graded_in=graded_in, sample=sample, seed=seed,
+                          allow_no_overlap=allow_no_overlap)
     candidates: list[Example] = []
     if few_shot:
         candidates = example_order(few_shot_from, spec.scale, exclude=chosen,
@@ -321,6 +326,10 @@ def judge(
     sample, seed : int, optional
         Grade a random sample of this many of the pairs (after the filters),
         the same for the same ``seed`` (default 0).
+    allow_no_overlap : bool, default False
+        Accept ``holes_of`` / ``graded_in`` judgments that share no query
+        with the pairs (by default an error: ids written differently are
+        likelier than queries never graded).
     scale : Scale or str, default "graded"
         ``binary``, ``graded`` (0-3), ``detail`` (1-10) or any scale; picks the
         built-in prompt unless ``prompt`` names a template file.

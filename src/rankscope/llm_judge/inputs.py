@@ -331,17 +331,31 @@ def read_judged(judged: Any) -> Any:
     return judged
 
 
-def drop_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
-    """The pairs without a grade in ``judged`` (qrels or judgments; path or table)."""
+def drop_graded(pairs: Sequence[Pair], judged: Any, *,
+                allow_no_overlap: bool = False) -> list[Pair]:
+    """The pairs without a grade in ``judged`` (qrels or judgments; path or table).
+
+    Judgments sharing no query with the pairs are a
+    :class:`~rankscope.errors.NoOverlapError` unless ``allow_no_overlap``.
+    """
+    from rankscope.data.overlap import check_query_sets
+
     judged = read_judged(judged)
+    if pairs:
+        check_query_sets("the pairs to grade", {p.query_id for p in pairs},
+                         judged.source if not judged.source.startswith("<")
+                         else "the judgments",
+                         judged.frame.get_column("query_id").unique().to_list(),
+                         allow=allow_no_overlap, warn=False)
     graded = judged.frame.filter(pl.col("grade").is_not_null()).select("query_id", "doc_id")
     done = set(graded.iter_rows())
     return [p for p in pairs if (p.query_id, p.doc_id) not in done]
 
 
-def keep_graded(pairs: Sequence[Pair], judged: Any) -> list[Pair]:
+def keep_graded(pairs: Sequence[Pair], judged: Any, *,
+                allow_no_overlap: bool = False) -> list[Pair]:
     """The pairs that have a grade in ``judged`` (to measure a judge on them)."""
-    ungraded = set(drop_graded(pairs, judged))
+    ungraded = set(drop_graded(pairs, judged, allow_no_overlap=allow_no_overlap))
     return [p for p in pairs if p not in ungraded]
 
 

@@ -44,6 +44,7 @@ from typing import Any
 
 import polars as pl
 
+from rankscope.data._io import atomic_output, write_failure
 from rankscope.errors import FileAccessError, OptionError, ParseError
 
 __all__ = ["COLUMNS", "CONFIGURATION", "DONE", "ResultsFile", "rows_frame"]
@@ -88,7 +89,9 @@ class ResultsFile:
     Raises
     ------
     FileAccessError
-        The file exists but cannot be read or written.
+        The file exists but cannot be read.
+    OutputWriteError
+        The file cannot be written (a full disk, no such directory).
     ParseError
         An existing file that is not a judgments file.
 
@@ -228,8 +231,7 @@ class ResultsFile:
                 handle.write(self._encode([values], header=new))
                 handle.flush()
         except OSError as exc:
-            raise FileAccessError(f"cannot write: {exc.strerror or exc}", source=self.path) \
-                from None
+            raise write_failure(exc, self.path) from None
 
     def _encode(self, rows: list[Row], *, header: bool) -> str:
         if self.fmt == "jsonl":
@@ -246,14 +248,8 @@ class ResultsFile:
     def _rewrite(self) -> None:
         if self.path is None or (not self.rows and not os.path.exists(self.path)):
             return
-        temp = self.path + ".tmp"
-        try:
-            with open(temp, "w", encoding="utf-8", newline="") as handle:
-                handle.write(self._encode(self.rows, header=True))
-            os.replace(temp, self.path)
-        except OSError as exc:
-            raise FileAccessError(f"cannot write: {exc.strerror or exc}", source=self.path) \
-                from None
+        with atomic_output(self.path) as handle:
+            handle.write(self._encode(self.rows, header=True).encode("utf-8"))
 
 
 def _typed(row: Row) -> dict[str, Any]:

@@ -315,11 +315,11 @@ def _builder(family: str) -> Any:
     def build(params: dict[str, Any], k: int | None) -> Metric:
         params = dict(params)
         if params.pop("judged_only", False):
-            from rankscope.errors import MetricParameterError
+            from rankscope.errors import MetricParameterError, setting
 
             raise MetricParameterError(
                 f"{family}: judged_only is an evaluation option here: "
-                "evaluate(..., unjudged='condensed')")
+                f"{setting('unjudged', 'condensed')}")
         return make_metric(family, k=k, **params)
 
     return build

@@ -279,7 +279,31 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     k = _cutoff(token, raw) if token else params.pop("cutoff", None)
     if m.group("lvl"):
         params["rel"] = float(m.group("lvl"))
-    return [(raw, builder(params, k))]
+    return [(raw, _checked_name(builder(params, k), raw))]
+
+
+_RECALL_LEVELS = frozenset({"iprec_at_recall", "trec9_iprec_at_recall"})
+
+
+def _checked_name(metric: Metric, text: str) -> Metric:
+    """A metric typed by name, with the values a name may not hold refused.
+
+    A relevance level below 0 would count every judged document, and a recall
+    level outside [0, 1] never occurs: both are typing mistakes in a name
+    (``P(rel=-5)@5``, ``IPrec@1.5``). The trec_eval command builds its measures
+    without a name and keeps trec_eval's own reading of ``-l``.
+    """
+    values = dict(metric.params)
+    rel = values.get("rel")
+    if isinstance(rel, int | float) and not isinstance(rel, bool) and rel < 0:
+        raise MetricParameterError(f"{text}: rel, the lowest grade counted as relevant, must "
+                                   f"be >= 0, not {rel:g}")
+    recall = values.get("p")
+    if (metric.family in _RECALL_LEVELS and isinstance(recall, int | float)
+            and not 0 <= recall <= 1):
+        raise MetricParameterError(f"{text}: the recall level must be from 0 to 1, not "
+                                   f"{recall:g}")
+    return metric
 
 
 def _first_param(builder: Builder) -> str | None:

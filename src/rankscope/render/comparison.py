@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import OptionError
+from rankscope.render.tabular import csv_number
 
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
@@ -133,24 +134,28 @@ def comparison_html(result: CompareResult) -> str:
     return "".join(parts)
 
 
-def _delimited(result: CompareResult, delimiter: str) -> str:
+def _delimited(result: CompareResult, delimiter: str, digits: int | None) -> str:
     frame = result.to_polars("comparisons")
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
     writer.writerow(frame.columns)
     for row in frame.iter_rows():
-        writer.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v)
-                         for v in row])
+        writer.writerow([csv_number(v, digits) for v in row])
     return buffer.getvalue().rstrip("\n")
 
 
-def render_comparison(result: CompareResult, fmt: str) -> str:
-    """Render ``result`` in ``fmt`` (see :data:`COMPARISON_FORMATS`)."""
+def render_comparison(result: CompareResult, fmt: str, *, digits: int | None = None) -> str:
+    """Render ``result`` in ``fmt`` (see :data:`COMPARISON_FORMATS`).
+
+    ``digits``: decimals of the numbers of CSV/TSV (default: 15 significant
+    digits, :func:`~rankscope.render.tabular.csv_number`); the tables keep
+    their own precision, JSON is exact.
+    """
     if fmt == "json":
         payload: Any = result.to_dict()
         return json.dumps(payload, indent=2, allow_nan=False)
     if fmt in ("csv", "tsv"):
-        return _delimited(result, "," if fmt == "csv" else "\t")
+        return _delimited(result, "," if fmt == "csv" else "\t", digits)
     if fmt == "latex":
         from rankscope.render.latex import comparison_latex
 

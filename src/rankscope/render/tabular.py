@@ -16,11 +16,36 @@ if TYPE_CHECKING:
     from rankscope.result import EvaluationResult
 
 __all__ = [
-    "EVALUATION_FORMATS", "evaluation_html", "format_value", "frame_html", "render_evaluation",
-    "render_evaluations",
+    "EVALUATION_FORMATS", "SUMMARY_ROWS", "csv_number", "evaluation_html", "format_value",
+    "frame_html", "render_evaluation", "render_evaluations", "rounded",
 ]
 
 EVALUATION_FORMATS = ("table", "json", "csv", "tsv", "markdown")
+SUMMARY_ROWS = ("mean", "n_queries", "std", "ci_low", "ci_high")
+"""The ``statistic`` of a per-query CSV/TSV's summary rows (a query's own rows say ``value``)."""
+SIGNIFICANT = 15
+"""Significant digits of a float in CSV/TSV when no precision is asked: every digit a
+float64 holds for sure, without the noise of its last bits (0.3, not 0.30000000000000004)."""
+
+
+def csv_number(value: Any, digits: int | None = None) -> Any:
+    """A CSV/TSV cell: a float at ``digits`` decimals (None: :data:`SIGNIFICANT` significant
+    digits, written as short as they allow), empty for null; anything else as it is.
+
+    Examples
+    --------
+    >>> csv_number(0.1 + 0.2), csv_number(2 / 3), csv_number(2 / 3, 3), csv_number(None)
+    ('0.3', '0.666666666666667', '0.667', '')
+    """
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if digits is not None:
+            return f"{value:.{digits}f}"
+        return repr(float(f"{value:.{SIGNIFICANT}g}"))
+    return value
 
 
 def format_value(value: float | None, digits: int = 4, *, count: bool = False) -> str:
@@ -75,34 +100,42 @@ def _aligned(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _cell(value: Any) -> Any:
-    """A CSV cell: exact floats (repr), empty for null."""
-    if value is None:
-        return ""
-    return repr(value) if isinstance(value, float) else value
-
-
 def _delimited(
-    results: list[tuple[str, EvaluationResult]], fmt: str, per_query: bool
+    results: list[tuple[str, EvaluationResult]], fmt: str, per_query: bool,
+    digits: int | None = None,
 ) -> str:
-    """CSV / TSV of one or more runs: a ``run`` column first, one header."""
+    """CSV / TSV of one or more runs: a ``run`` column first, one header.
+
+    Per query, a ``statistic`` column follows the query: ``value`` on each
+    query's row, and the summary rows (:data:`SUMMARY_ROWS`) have an empty
+    query, so a query named ``all`` or ``std`` is never taken for one.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
     for i, (name, result) in enumerate(results):
         header, rows = _rows(result, per_query)
+        n_queries = len(result.query_ids) if per_query else 0
         if i == 0:
-            writer.writerow(["run", *header])
-        for row in rows:
-            writer.writerow([name, *[_cell(c) for c in row]])
+            writer.writerow(["run", "query", "statistic", *header[1:]] if per_query
+                            else ["run", *header])
+        for j, row in enumerate(rows):
+            cells = [csv_number(c, digits) for c in row[1:]]
+            if not per_query:
+                writer.writerow([name, row[0], *cells])
+            elif j < n_queries:
+                writer.writerow([name, row[0], "value", *cells])
+            else:
+                writer.writerow([name, "", SUMMARY_ROWS[j - n_queries], *cells])
     return buffer.getvalue().rstrip("\n")
 
 
-def _text_rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], list[list[str]]]:
+def _text_rows(result: EvaluationResult, per_query: bool,
+               digits: int = 4) -> tuple[list[str], list[list[str]]]:
     header, rows = _rows(result, per_query)
     sums = [m.spec.aggregate == "sum" for m in result.metrics]
     if per_query:
         text_rows = [
-            [row[0], *[format_value(c, count=row[0] == "n_queries"
+            [row[0], *[format_value(c, digits, count=row[0] == "n_queries"
                                     or (n and row[0] not in ("std", "ci_low", "ci_high")))
                        for c, n in zip(row[1:], sums, strict=True)]]
             for row in rows
@@ -110,31 +143,55 @@ def _text_rows(result: EvaluationResult, per_query: bool) -> tuple[list[str], li
         return header, text_rows
     # People read the interval as one column: [low, high] at the result's level.
     level = f"ci{round(CONFIDENCE * 100)}"
-    text_rows = [[row[0], format_value(row[1], count=n), str(row[2]), format_value(row[3]),
-                  "-" if row[4] is None else f"[{format_value(row[4])}, {format_value(row[5])}]"]
+    text_rows = [[row[0], format_value(row[1], digits, count=n), str(row[2]),
+                  format_value(row[3], digits),
+                  "-" if row[4] is None
+                  else f"[{format_value(row[4], digits)}, {format_value(row[5], digits)}]"]
                  for row, n in zip(rows, sums, strict=True)]
     return ["metric", "value", "n_queries", "std", level], text_rows
 
 
-def render_evaluation(result: EvaluationResult, fmt: str, *, per_query: bool) -> str:
-    """Render ``result`` in ``fmt`` (see :data:`EVALUATION_FORMATS`)."""
+def rounded(value: Any, digits: int | None) -> Any:
+    """A JSON-ready value with its floats at ``digits`` decimals (None: as they are)."""
+    if digits is None:
+        return value
+    if isinstance(value, float):
+        return round(value, digits)
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
+def render_evaluation(result: EvaluationResult, fmt: str, *, per_query: bool,
+                      digits: int | None = None, describe: bool = True) -> str:
+    """Render ``result`` in ``fmt`` (see :data:`EVALUATION_FORMATS`).
+
+    ``digits``: decimals of every number (default: 4 in tables; every
+    significant digit in JSON, 15 in CSV/TSV, see :func:`csv_number`).
+    ``describe``: end a table with the line saying which queries were
+    evaluated (the command line writes it to stderr instead).
+    """
     if fmt == "json":
-        return json.dumps(result.to_dict(per_query=per_query), indent=2, allow_nan=False)
+        return json.dumps(rounded(result.to_dict(per_query=per_query), digits), indent=2,
+                          allow_nan=False)
     if fmt in ("csv", "tsv"):
-        return _delimited([(result.info.run_name, result)], fmt, per_query)
-    header, text_rows = _text_rows(result, per_query)
+        return _delimited([(result.info.run_name, result)], fmt, per_query, digits)
+    header, text_rows = _text_rows(result, per_query, 4 if digits is None else digits)
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |",
                  "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |"]
         lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in text_rows]
         return "\n".join(lines)
     if fmt == "table":
-        return _aligned(header, text_rows) + "\n" + result.info.describe()
+        return _aligned(header, text_rows) + ("\n" + result.info.describe() if describe else "")
     raise OptionError(f"unknown format {fmt!r}; choose one of {', '.join(EVALUATION_FORMATS)}")
 
 
 def render_evaluations(
-    results: list[tuple[str, EvaluationResult]], fmt: str, *, per_query: bool
+    results: list[tuple[str, EvaluationResult]], fmt: str, *, per_query: bool,
+    digits: int | None = None, describe: bool = True,
 ) -> str:
     """Several runs in one document whose shape does not depend on how many there are.
 
@@ -147,12 +204,14 @@ def render_evaluations(
         runs = {name: r.to_dict(per_query=per_query) for name, r in results}
         payload: dict[str, Any] = dict(runs[results[0][0]]) if len(results) == 1 else {}
         payload["runs"] = runs
-        return json.dumps(payload, indent=2, allow_nan=False)
+        return json.dumps(rounded(payload, digits), indent=2, allow_nan=False)
     if fmt in ("csv", "tsv"):
-        return _delimited(results, fmt, per_query)
+        return _delimited(results, fmt, per_query, digits)
     if len(results) == 1:
-        return render_evaluation(results[0][1], fmt, per_query=per_query)
-    parts = [f"# {name}\n" + r.render(fmt, per_query=per_query) for name, r in results]
+        return render_evaluation(results[0][1], fmt, per_query=per_query, digits=digits,
+                                 describe=describe)
+    parts = [f"# {name}\n" + render_evaluation(r, fmt, per_query=per_query, digits=digits,
+                                                describe=describe) for name, r in results]
     return "\n\n".join(parts)
 
 

@@ -279,8 +279,9 @@ def holes_frame(ev: Evaluation, data: EvaluationData) -> pl.DataFrame:
               "doc_id": pl.String, "title": pl.String, "url": pl.String}
     if data.run.frame.height == 0:
         return pl.DataFrame(schema=schema)
+    # an evaluation starts with nothing graded: every position a hole, not an error
     graded = coverage(data.judgments, data.run, ev.depth, strategy=data.strategy,
-                      scale=data.scale)
+                      scale=data.scale, allow_no_overlap=True)
     order = pl.DataFrame({"query_id": [q["query_id"] for q in data.queries],
                           "text": [q["text"] for q in data.queries],
                           "need": [q["need"] for q in data.queries],

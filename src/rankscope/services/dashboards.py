@@ -234,9 +234,11 @@ def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str,
     if data.run.frame.height == 0:
         return {"k": ev.depth, "coverage": None, "complete": None, "per_query": {},
                 "holes": [], "by_query": [], "positions": 0, "graded": 0}
+    # an evaluation starts with nothing graded: every position a hole, not an error
     graded = coverage(data.judgments, data.run, ev.depth, strategy=data.strategy,
-                      scale=data.scale)
-    complete = coverage(data.judgments, data.run, ev.depth, min_grades=ev.grades_wanted)
+                      scale=data.scale, allow_no_overlap=True)
+    complete = coverage(data.judgments, data.run, ev.depth, min_grades=ev.grades_wanted,
+                        allow_no_overlap=True)
     full = dict(complete.per_query.select("query_id", "graded").iter_rows())
     per_query = {q: {"positions": p, "graded": g, "coverage": c, "complete": full.get(q, 0)}
                  for q, p, g, c in graded.per_query.iter_rows()}

@@ -17,7 +17,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from rankscope.errors import FileAccessError, OptionError
+from rankscope.data._io import write_bytes
+from rankscope.errors import FileAccessError, OptionError, OutputWriteError
 
 __all__ = ["DEMO_FILES", "OPTIONAL_FILES", "demo_source", "init_demo"]
 
@@ -45,7 +46,9 @@ def init_demo(dest: str | Path, *, source: Traversable | Path | None = None,
     Raises
     ------
     FileAccessError
-        The demo collection is not installed, or ``dest`` cannot be written.
+        The demo collection is not installed.
+    OutputWriteError
+        ``dest`` cannot be written.
     OptionError
         A file would be overwritten and ``force`` is not set.
     """
@@ -65,14 +68,14 @@ def init_demo(dest: str | Path, *, source: Traversable | Path | None = None,
                               "overwrite, or another directory")
     try:
         target.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, out in plan.items():
-            data = (src / name).read_bytes()
-            if name.endswith(".gz"):
-                data = gzip.decompress(data)
-            (target / out).write_bytes(data)
-            written.append(target / out)
     except OSError as exc:
-        raise FileAccessError(f"cannot write the demo ({exc.strerror})",
-                              source=str(target)) from None
+        raise OutputWriteError(f"cannot create the directory: {exc.strerror or exc}",
+                               target=str(target)) from None
+    written = []
+    for name, out in plan.items():
+        data = (src / name).read_bytes()
+        if name.endswith(".gz"):
+            data = gzip.decompress(data)
+        write_bytes(target / out, data)  # whole or not at all
+        written.append(target / out)
     return written

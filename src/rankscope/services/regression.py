@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.errors import InputError, OptionError, RankscopeWarning
+from rankscope.errors import InputError, OptionError, RankscopeWarning, setting
 
 __all__ = ["CheckResult", "MetricCheck", "check_regression", "detectable_drop",
            "queries_needed"]
@@ -305,7 +305,7 @@ def check_regression(
     max_drop : float, default 0
         The allowed drop of the mean, in the metric's units (>= 0).
     alpha : float, default 0.05
-        Level of the one-sided test, in (0, 1).
+        Level of the one-sided test, in (0, 0.5) (the interval is 1 - 2 alpha).
     test : {"t", "wilcoxon"}, default "t"
     conventions : str, optional
         A tool's conventions profile for the metrics (as in
@@ -346,9 +346,10 @@ def check_regression(
         raise OptionError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
     if isinstance(max_drop, bool) or not isinstance(max_drop, int | float) or not (
             max_drop >= 0 and math.isfinite(max_drop)):
-        raise OptionError(f"max_drop must be a number >= 0, not {max_drop!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise OptionError(f"alpha must be in (0, 1), not {alpha!r}")
+        raise OptionError(f"{setting('max_drop')} must be a number >= 0, not {max_drop!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 0.5:
+        raise OptionError(f"{setting('alpha')} must be in (0, 0.5) (the interval shown is "
+                          f"1 - 2 alpha), not {alpha!r}")
     qrels_t = as_qrels(qrels)
     run_t = as_run(run)
     base_t = as_run(baseline)

@@ -38,8 +38,9 @@ import numpy as np
 import polars as pl
 
 from rankscope.compare.rank_similarity import jaccard_values, pair_rankings, rbo_values
+from rankscope.data.overlap import check_query_sets
 from rankscope.data.tables import Qrels, Run
-from rankscope.errors import OptionError, StoreError
+from rankscope.errors import OptionError, StoreError, setting
 
 if TYPE_CHECKING:
     from rankscope.judgments.coverage import Coverage
@@ -381,7 +382,8 @@ def _diff_pair(base: Ranking, other: Ranking, k: int, p: float) -> PairDiff:
                     entered=entered, left=left, moves=moves)
 
 
-def diff_rankings(rankings: Sequence[Ranking], *, k: int = 10, p: float = 0.9) -> list[PairDiff]:
+def diff_rankings(rankings: Sequence[Ranking], *, k: int = 10, p: float = 0.9,
+                  allow_no_overlap: bool = False) -> list[PairDiff]:
     """Compare every ranking after the first with the first.
 
     Parameters
@@ -392,6 +394,9 @@ def diff_rankings(rankings: Sequence[Ranking], *, k: int = 10, p: float = 0.9) -
         Cut-off of Jaccard, churn and moves.
     p : float, default 0.9
         RBO's persistence, in (0, 1).
+    allow_no_overlap : bool, default False
+        Go on when a ranking shares no query with the baseline (every query
+        would count as changed; by default an error, as in evaluation).
 
     Returns
     -------
@@ -400,15 +405,22 @@ def diff_rankings(rankings: Sequence[Ranking], *, k: int = 10, p: float = 0.9) -
     if len(rankings) < 2:
         raise OptionError("a diff needs two or more snapshots or runs")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise OptionError(f"k must be a whole number >= 1, not {k!r}")
+        raise OptionError(f"{setting('k', flag='-k')} must be a whole number >= 1, not {k!r}")
     if not 0 < p < 1:
-        raise OptionError(f"p must be in (0, 1), not {p!r}")
+        raise OptionError(f"{setting('p', flag='--p')} must be in (0, 1), not {p!r}")
+    for other in rankings[1:]:
+        check_query_sets(other.label, other.query_ids, rankings[0].label,
+                         rankings[0].query_ids, allow=allow_no_overlap, warn=False)
     return [_diff_pair(rankings[0], other, k, p) for other in rankings[1:]]
 
 
-def holes(rankings: Sequence[Ranking], qrels: Qrels, k: int) -> tuple[list[Coverage],
-                                                                      pl.DataFrame]:
+def holes(rankings: Sequence[Ranking], qrels: Qrels, k: int, *,
+          allow_no_overlap: bool = False) -> tuple[list[Coverage], pl.DataFrame]:
     """Each ranking's coverage of its top k by the qrels, and the ungraded pairs of all.
+
+    A ranking sharing no query with the qrels is an error (ids written
+    differently, more often than queries never graded), unless
+    ``allow_no_overlap``.
 
     Returns
     -------
@@ -422,7 +434,8 @@ def holes(rankings: Sequence[Ranking], qrels: Qrels, k: int) -> tuple[list[Cover
     """
     from rankscope.judgments.coverage import coverage
 
-    coverages = [coverage(qrels, r.ordered_run(), k) for r in rankings]
+    coverages = [coverage(qrels, r.ordered_run(), k, allow_no_overlap=allow_no_overlap)
+                 for r in rankings]
     parts = []
     for ranking, cov in zip(rankings, coverages, strict=True):
         shown = ranking.frame.select("query_id", "doc_id",

@@ -461,7 +461,8 @@ def refuse_unstorable(engine: Engine) -> None:
 
 
 def open_store(
-    target: str | Path, *, writer: Writer | None = None, migrate: bool = True
+    target: str | Path, *, writer: Writer | None = None, migrate: bool = True,
+    create: bool = True,
 ) -> Store:
     """Open (creating or migrating when needed) the store at a path or URL.
 
@@ -473,6 +474,10 @@ def open_store(
         Who runs writes (default :class:`InlineWriter`).
     migrate : bool, default True
         Bring the schema to the newest revision.
+    create : bool, default True
+        Make a new store where there is none. False, for a store opened to
+        be read: a SQLite file that does not exist, or a database without
+        rankscope's tables, is a :class:`StoreError` (and nothing is created).
 
     Raises
     ------
@@ -487,11 +492,17 @@ def open_store(
 
     url = store_url(target)
     if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
-        parent = Path(url[len("sqlite:///"):]).parent
-        if not parent.is_dir():
-            raise StoreError(f"cannot create the store {target}: {parent} is not a directory")
+        path = Path(url[len("sqlite:///"):])
+        if not create and not path.is_file():
+            raise StoreError(f"no store at {target}: no such file")
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot create the store {target}: {path.parent} is not a "
+                             "directory")
     try:
         engine = _engine(url)
+        if not create and _current_revision(engine) is None:
+            engine.dispose()
+            raise StoreError(f"no store at {target}: the database has no rankscope tables")
         if migrate:
             known_head = head_revision()
             up_to_date = known_head is not None and _current_revision(engine) == known_head

@@ -9,6 +9,8 @@ evaluate every query, print.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import TextIO
@@ -43,6 +45,9 @@ from rankscope.trec_eval.report import PerQuery, Summary, write_report
 __all__ = ["run"]
 
 _REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
+WRITE_FAILED = 4
+"""The exit status when standard output cannot be written (a full disk), where trec_eval
+exits 0 having lost its output; 4 is rankscope's code for an output not written."""
 
 
 class _Output:
@@ -64,7 +69,13 @@ class _Output:
         buffer.write(text.encode(self.encoding, errors="surrogateescape"))
 
     def out(self, text: str) -> None:
-        self._emit(sys.stdout, text)
+        try:
+            self._emit(sys.stdout, text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:  # trec_eval says nothing and exits 0: the numbers would be lost
+            raise TrecEvalExit(f"trec_eval: cannot write standard output: "
+                               f"{exc.strerror or exc}\n", WRITE_FAILED) from None
 
     def err(self, text: str) -> None:
         self._emit(sys.stderr, text)
@@ -80,13 +91,24 @@ def run(argv: list[str]) -> int:
     try:
         _main(argv, io)
     except TrecEvalExit as stop:
+        if stop.status == WRITE_FAILED:
+            _drop_stdout()
         io.err(stop.stderr)
-        io.flush()
+        with contextlib.suppress(OSError):
+            io.flush()
         return stop.status
     except BrokenPipeError:
         return 0
     io.flush()
     return 0
+
+
+def _drop_stdout() -> None:
+    """Leave what stdout buffers unwritten (it cannot be), so no later flush fails again."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _main(argv: list[str], io: _Output) -> None:
