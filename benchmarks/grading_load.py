@@ -111,7 +111,7 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
     """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
     from rankscope.cli.serve import open_app_store
     from rankscope.outbound import HostPolicy
-    from rankscope.services import accounts, catalog, evaluations, projects
+    from rankscope.services import accounts, campaigns, catalog, projects
     from rankscope.services.boundary import Boundary
 
     depth = 10
@@ -134,10 +134,10 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
         ep = catalog.save_endpoint(store, curator, project.id,
                                    (data / "endpoint.toml").read_text(encoding="utf-8"),
                                    boundary=boundary, base_dir=data)
-        ev = evaluations.create_evaluation(store, curator, project.id, evaluations.EvaluationSpec(
+        ev = campaigns.create_evaluation(store, curator, project.id, campaigns.EvaluationSpec(
             name="load", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=wanted,
             depth=depth, metrics=["nDCG@10"]))
-        run = evaluations.run_evaluation(store, curator, ev.id, boundary=boundary)
+        run = campaigns.run_evaluation(store, curator, ev.id, boundary=boundary)
         return Prepared(ev.id, int(run["tasks"]), graders)
     finally:
         store.close()

@@ -52,11 +52,11 @@ def render() -> dict[str, str]:
 
 def _fusion_page() -> str:
     """Every fusion method of ``rankscope fuse`` with its formula, parameters and citation."""
-    from rankscope.compare.fusion import NORMS
-    from rankscope.compare.fusion_methods import METHODS
+    from rankscope.fusion.combine import NORMS
+    from rankscope.fusion.methods import METHODS
 
     lines = ["# Fusion methods", "",
-             "Generated from the method table (`rankscope/compare/fusion_methods.py`) by "
+             "Generated from the method table (`rankscope/fusion/methods.py`) by "
              "`scripts/gen_metric_docs.py`; do not edit.", "",
              "`rankscope fuse RUN RUN... --method NAME` and `rankscope.fuse(runs, method=NAME)`; "
              "`--optimize QRELS` (`optimize_fusion`) searches every parameter below, with "

@@ -23,6 +23,7 @@ INPUTS = [
     (("fuse",), "optimize"), (("fuse",), "train_qrels"),
     (("snapshot",), "queries"),
     (("snapshots", "diff"), "qrels"), (("snapshots", "holes"), "qrels"),
+    (("snapshots", "compare"), "qrels"), (("sweep",), "queries"), (("sweep",), "qrels"),
     (("judge",), "queries"), (("judge",), "docs"), (("judge",), "needs"),
     (("judge",), "holes_of"), (("judge",), "graded_in"), (("judge",), "human"),
     (("judge", "agreement"), "human"),

@@ -20,19 +20,22 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "rankscope"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("__main__",),
+    ("__main__", "judge"),
     ("cli",),
     ("app",),
     ("services",),
     ("render",),
-    ("judge", "search", "store", "spark", "trec_eval"),
+    ("llm_judge", "spark", "trec_eval"),
+    ("store",),
+    ("search",),
     ("compare",),
+    ("fusion",),
     ("judgments",),
     ("engine",),
     ("result",),
     ("metrics",),
     ("data",),
-    ("display", "outbound", "progress", "retry", "spread", "_version"),
+    ("display", "outbound", "progress", "retry", "spread", "_aliases", "_lazy", "_version"),
     ("errors",),
 ]
 """Top first. A module may import its own package and the packages of lower lines only
@@ -44,41 +47,6 @@ DOOR = "rankscope.display"
 ``render()``, ``plot_*()``) through this module, whose functions import ``render/`` when
 called. It may import ``render`` at run time, inside its functions only, and name the
 types it hands over for type checking; nothing else below ``render/`` imports it."""
-
-# Imports against the order in packages other engineers are changing now; each goes
-# once their work is merged (issue 28, its second part). (importer, imported): reason.
-PENDING_IMPORTS: dict[tuple[str, str], str] = {
-    ("rankscope.judge.snapshots", "rankscope.store.snapshots"):
-        "judge/ loads snapshot hits from store/ (a sibling): the one snapshot-hits loader "
-        "moves to services/",
-    ("rankscope.judge.snapshots", "rankscope.store.db"):
-        "the same loader's store handle (type only)",
-    ("rankscope.judge.api", "rankscope.store.db"):
-        "judge's API takes a store handle for its answer cache (type only): the cache moves "
-        "under store/ and alembic",
-}
-
-# Module cycles inside packages other engineers are changing now, each to be broken once
-# their work is merged (issue 28, its second part). Modules of the cycle: reason.
-PENDING_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"rankscope.app.api", "rankscope.app.core", "rankscope.app.pages",
-               "rankscope.app.pages_dashboards", "rankscope.app.pages_grading",
-               "rankscope.app.pages_llm"}):
-        "app/core builds the app from its routers, which import core: the app factory",
-    frozenset({"rankscope.search.client", "rankscope.search.config",
-               "rankscope.search.elasticsearch", "rankscope.search.http_json",
-               "rankscope.search.remote", "rankscope.search.solr"}):
-        "search/config picks a kind by an if-chain over the clients: the search-kind registry",
-    frozenset({"rankscope.store.models", "rankscope.store.models_app"}):
-        "the store's two model modules name each other's tables",
-    frozenset({"rankscope.services.dashboards", "rankscope.services.exchange"}):
-        "dashboards and exchange call each other",
-    frozenset({"rankscope.store.snapshots", "rankscope.store.snapshot_writes"}):
-        "store/snapshots hands out the writers of snapshot_writes (which imports its records) "
-        "on first use, so that their import path from before the split keeps working: "
-        "callers move to snapshot_writes",
-}
-
 
 @dataclass(frozen=True)
 class Import:
@@ -171,7 +139,7 @@ def test_imports_point_down_the_layers():
     bad = []
     for imp in IMPORTS:
         mine, theirs = _layer(imp.source), _layer(imp.target)
-        if mine is None or mine == theirs or (imp.source, imp.target) in PENDING_IMPORTS:
+        if mine is None or mine == theirs:
             continue
         if theirs is None:
             bad.append(f"{_where(imp)}: the public facade; import the defining module")
@@ -252,11 +220,7 @@ def _run_time_graph(key: object) -> dict[str, set[str]]:
 
 
 def test_no_module_imports_itself_in_a_circle():
-    found = _cycles(_run_time_graph(lambda m: m))
-    unexpected = [sorted(c) for c in found if c not in PENDING_CYCLES]
-    assert unexpected == []
-    # a pending cycle broken by its owners is taken off the list
-    assert sorted(sorted(c) for c in PENDING_CYCLES if c not in found) == []
+    assert [sorted(c) for c in _cycles(_run_time_graph(lambda m: m))] == []
 
 
 def test_no_package_imports_itself_in_a_circle():

@@ -32,10 +32,16 @@ _EXPORTS: dict[str, str] = {
     "RankscopeWarning": "rankscope.errors",
     "CompareResult": "rankscope.compare.result",
     "similarity": "rankscope.compare.rank_similarity",
-    "fuse": "rankscope.compare.fusion",
-    "optimize_fusion": "rankscope.compare.fusion_search",
+    "fuse": "rankscope.fusion.combine",
+    "optimize_fusion": "rankscope.fusion.optimize",
     "report": "rankscope.render.html_report",
     "Judgments": "rankscope.judgments.table",
+}
+
+# public name -> callable package (rankscope.judge is the LLM judge, rankscope.llm_judge)
+_CALLABLE_PACKAGES: dict[str, str] = {
+    "compare": "rankscope.compare",
+    "judge": "rankscope.llm_judge",
 }
 
 __all__ = [
@@ -63,8 +69,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from rankscope.compare.comparison import compare
-    from rankscope.compare.fusion import fuse
-    from rankscope.compare.fusion_search import optimize_fusion
     from rankscope.compare.rank_similarity import similarity
     from rankscope.compare.result import CompareResult
     from rankscope.data.subtopics import SubtopicQrels
@@ -72,8 +76,10 @@ if TYPE_CHECKING:
     from rankscope.engine.evaluate import evaluate
     from rankscope.engine.options import EvalOptions
     from rankscope.errors import RankscopeError, RankscopeWarning
-    from rankscope.judge.api import judge
+    from rankscope.fusion.combine import fuse
+    from rankscope.fusion.optimize import optimize_fusion
     from rankscope.judgments.table import Judgments
+    from rankscope.llm_judge.api import judge
     from rankscope.metrics.base import Metric
     from rankscope.metrics.parser import parse_metric, parse_metrics
     from rankscope.render.html_report import report
@@ -81,10 +87,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("compare", "judge"):
+    if name in _CALLABLE_PACKAGES:
         # The subpackage is callable (it runs compare() / judge()), so the name means the
         # same object whether or not one of its submodules has been imported already.
-        return importlib.import_module(f"rankscope.{name}")
+        return importlib.import_module(_CALLABLE_PACKAGES[name])
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'rankscope' has no attribute {name!r}")

@@ -36,7 +36,7 @@ one-line message and a non-zero exit code instead of a traceback::
     ├── SearchError                 a search endpoint cannot be queried
     │   └── SearchRequestError      one query failed for good (names the query
     │                               and what the server said)
-    ├── StoreError                  the snapshot store cannot be opened, or a
+    ├── StoreError                  the store (the database) cannot be opened, or a
     │                               snapshot asked for is not in it
     ├── AppError                    the judging app refuses a request
     │   ├── AuthError               no or bad credentials (HTTP 401)
@@ -327,7 +327,7 @@ class SearchRequestError(SearchError):
 
 
 class StoreError(RankscopeError):
-    """The snapshot store cannot be opened or migrated, or a snapshot is not in it."""
+    """The store (the database) cannot be opened or migrated, or a snapshot is not in it."""
 
 
 class AppError(RankscopeError):

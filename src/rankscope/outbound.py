@@ -1,7 +1,7 @@
 """Where an HTTP request of rankscope may go, and how a redirect is followed.
 
 Every HTTP client of rankscope (the search endpoints'
-:mod:`rankscope.search.client`, the LLM judges' :mod:`rankscope.judge.client`)
+:mod:`rankscope.search.client`, the LLM judges' :mod:`rankscope.llm_judge.client`)
 sends through one httpx transport, :class:`GuardedTransport`, which keeps two
 sets of rules.
 

@@ -139,13 +139,17 @@ _PLURALS = {"query": "queries", "batch": "batches"}
 
 @contextmanager
 def step_bar(total: int, desc: str, *, unit: str = "step", lines: bool = False,
-             clock: Callable[[], float] | None = None) -> Iterator[Callable[[int], None]]:
+             clock: Callable[[], float] | None = None, show: bool = True,
+             ) -> Iterator[Callable[[int], None]]:
     """A bar over ``total`` steps (queries, chunks, metrics).
 
     With ``lines``, where stderr is not a terminal and progress is not off,
     a line every :data:`LINE_SECONDS` seconds instead (``clock``:
-    ``time.monotonic`` unless given).
+    ``time.monotonic`` unless given). ``show=False`` turns it off for one call.
     """
+    if not show:
+        yield _noop
+        return
     if lines and _setting is not False and not _stderr_is_terminal():
         yield _Lines(total, desc, unit, _line_seconds(), clock or time.monotonic).advance
         return

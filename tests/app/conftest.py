@@ -117,7 +117,7 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
                metrics=("nDCG@5", "P@5", "RR@5"), depth: int = 5, null_rules: bool = True,
                strategy: str | None = None) -> SimpleNamespace:
     """Users, project A (query set, two endpoints, one evaluation run) and project B."""
-    from rankscope.services import accounts, catalog, evaluations, projects
+    from rankscope.services import accounts, campaigns, catalog, projects
 
     boundary = boundary_for(data)
     admin = accounts.create_user(store, "admin", "admin", PASSWORD)
@@ -135,20 +135,20 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
                                  boundary=boundary)
     tuned = catalog.save_endpoint(store, curator, project.id, (data / "tuned.toml").read_text(),
                                   boundary=boundary)
-    spec = evaluations.EvaluationSpec(
+    spec = campaigns.EvaluationSpec(
         name="first", query_set_id=qs.id, endpoint_id=base.id, scale=scale,
         grades_wanted=grades_wanted, strategy=strategy, metrics=list(metrics), depth=depth,
         null_rules=null_rules, guidelines="# Grade\n\n**3** is the answer.", annotation="v1")
-    ev = evaluations.create_evaluation(store, curator, project.id, spec)
-    run = evaluations.run_evaluation(store, curator, ev.id, boundary=boundary)
+    ev = campaigns.create_evaluation(store, curator, project.id, spec)
+    run = campaigns.run_evaluation(store, curator, ev.id, boundary=boundary)
     other = projects.create_project(store, outsider, "elsewhere")
     other_qs = catalog.import_query_set(store, outsider, other.id, "theirs",
                                         "x1\tsecret json print\n")
     other_ep = catalog.save_endpoint(store, outsider, other.id,
                                      (data / "baseline.toml").read_text(), boundary=boundary)
-    other_ev = evaluations.create_evaluation(store, outsider, other.id, evaluations.EvaluationSpec(
+    other_ev = campaigns.create_evaluation(store, outsider, other.id, campaigns.EvaluationSpec(
         name="theirs", query_set_id=other_qs.id, endpoint_id=other_ep.id))
-    evaluations.run_evaluation(store, outsider, other_ev.id, boundary=boundary)
+    campaigns.run_evaluation(store, outsider, other_ev.id, boundary=boundary)
     return SimpleNamespace(admin=admin, curator=curator, judge=judge, judge2=judge2,
                            judge3=judge3, outsider=outsider, project=project, query_set=qs,
                            endpoint=base, tuned=tuned, evaluation=ev, run=run, other=other,

@@ -17,7 +17,7 @@ from rankscope.services import (
     accounts,
     adjudication,
     assignment,
-    evaluations,
+    campaigns,
     exchange,
     grading,
     projects,
@@ -87,13 +87,13 @@ def test_counted_grades_are_kept_by_the_database_whoever_writes(store, world):
                                     .values(counts=True)))
     # new tasks of another evaluation sharing the results, and one on another scale
     for endpoint, scale in ((world.tuned.id, "graded"), (world.endpoint.id, "binary")):
-        other = evaluations.create_evaluation(store, world.curator, world.project.id,
-                                              evaluations.EvaluationSpec(
+        other = campaigns.create_evaluation(store, world.curator, world.project.id,
+                                              campaigns.EvaluationSpec(
                                                   name=f"again {scale}",
                                                   query_set_id=world.query_set.id,
                                                   endpoint_id=endpoint, scale=scale, depth=5,
                                                   grades_wanted=2, metrics=["P@5"]))
-        evaluations.run_evaluation(store, world.curator, other.id, boundary=world.boundary)
+        campaigns.run_evaluation(store, world.curator, other.id, boundary=world.boundary)
     _check(store)
     # hand-written SQL too: a grade moved to another scale, one deleted
     store.write(lambda s: s.execute(text(

@@ -15,7 +15,7 @@ import shutil
 import pytest
 from fastapi.testclient import TestClient
 
-from rankscope.services import accounts, assignment, catalog, evaluations, exchange, grading
+from rankscope.services import accounts, assignment, campaigns, catalog, exchange, grading
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, STANDIN, make_world
@@ -107,7 +107,7 @@ def test_http_links_and_images_stay_live(shared_world):
 
 def test_guidelines_markdown_links_are_http_only(shared_world):
     store, w = shared_world
-    evaluations.update_evaluation(store, w.curator, w.evaluation.id, guidelines=(
+    campaigns.update_evaluation(store, w.curator, w.evaluation.id, guidelines=(
         "[a](JaVaScRiPt:alert(1)) [b](vbscript:x) ![c](javascript:y) [ok](https://example.org)"))
     client = _signed_in(app_for(store, w), w.judge.name)
     page = client.get(f"/evaluations/{w.evaluation.id}/grade").text
@@ -171,10 +171,10 @@ def formulas(store, collection):
     w = make_world(store, collection)
     text = "query_id\ttext\n" + "".join(f"{q}\t{t}\n" for q, t in FORMULAS.items())
     qs = catalog.import_query_set(store, w.curator, w.project.id, "formulas", text)
-    ev = evaluations.create_evaluation(store, w.curator, w.project.id, evaluations.EvaluationSpec(
+    ev = campaigns.create_evaluation(store, w.curator, w.project.id, campaigns.EvaluationSpec(
         name="formulas", query_set_id=qs.id, endpoint_id=w.endpoint.id, depth=3,
         metrics=["P@3"], grades_wanted=1))
-    evaluations.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
+    campaigns.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
     graded = assignment.next_tasks(store, w.judge, ev.id, 1)
     for t in graded:
         grading.submit_grade(store, w.judge, GradeInput(t.task_id, 2))

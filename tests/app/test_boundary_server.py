@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tests.judge.conftest import Reply as LLMReply
-from tests.judge.conftest import ScriptedServer
+from tests.llm_judge.conftest import Reply as LLMReply
+from tests.llm_judge.conftest import ScriptedServer
 from tests.search.engine_server import Reply
 
 from rankscope.outbound import HostPolicy

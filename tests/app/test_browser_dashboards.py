@@ -5,9 +5,9 @@ LLM judge (a scripted OpenAI-compatible server on 127.0.0.1) is attached and run
 from __future__ import annotations
 
 import pytest
-from tests.judge.conftest import Reply, ScriptedServer
+from tests.llm_judge.conftest import Reply, ScriptedServer
 
-from rankscope.services import assignment, dashboards, evaluations, grading
+from rankscope.services import assignment, campaigns, dashboards, grading
 from rankscope.services.grading import GradeInput
 
 from .browser_harness import browser_page, require_browser, sign_in
@@ -36,16 +36,16 @@ def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
     try:
         w = make_world(store, collection, grades_wanted=2, metrics=METRICS)
         ev = w.evaluation.id
-        again = evaluations.create_evaluation(store, w.curator, w.project.id,
-                                              evaluations.EvaluationSpec(
+        again = campaigns.create_evaluation(store, w.curator, w.project.id,
+                                              campaigns.EvaluationSpec(
             name="again", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
             grades_wanted=2, metrics=list(METRICS), depth=5, annotation="v2: same engine"))
-        evaluations.run_evaluation(store, w.curator, again.id, boundary=w.boundary)
-        tuned = evaluations.create_evaluation(store, w.curator, w.project.id,
-                                              evaluations.EvaluationSpec(
+        campaigns.run_evaluation(store, w.curator, again.id, boundary=w.boundary)
+        tuned = campaigns.create_evaluation(store, w.curator, w.project.id,
+                                              campaigns.EvaluationSpec(
             name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, grades_wanted=1,
             metrics=list(METRICS), depth=5, baseline_id=ev, annotation="tuned"))
-        evaluations.run_evaluation(store, w.curator, tuned.id, boundary=w.boundary)
+        campaigns.run_evaluation(store, w.curator, tuned.id, boundary=w.boundary)
         results = _grade_all(store, w.judge, ev)
         _grade_all(store, w.judge, tuned.id)
         # one disagreement: a second judge grades one result differently, and says why

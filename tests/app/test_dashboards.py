@@ -14,9 +14,9 @@ from rankscope.cli.main import main
 from rankscope.services import (
     adjudication,
     assignment,
+    campaigns,
     comparison,
     dashboards,
-    evaluations,
     exchange,
     grading,
 )
@@ -42,7 +42,7 @@ def _grade_everything(store, w, evaluation_id, seed=7, cant_tell=0.1):
 
 def _cli(capsys, tmp_path, store, w, evaluation_id, *extra_runs):
     """What `rankscope evaluate` prints (JSON) on the evaluation's exported grades and run."""
-    ev = evaluations.get_evaluation(store, w.curator, evaluation_id)
+    ev = campaigns.get_evaluation(store, w.curator, evaluation_id)
     grades = tmp_path / f"grades{evaluation_id}.csv"
     run = tmp_path / f"run{evaluation_id}.txt"
     grades.write_bytes(exchange.export(store, w.curator, evaluation_id, "grades.csv")[0])
@@ -151,12 +151,12 @@ def test_a_curator_settles_a_disagreement_and_history_is_kept(store, world):
 def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
     from scipy import stats
 
-    spec = evaluations.EvaluationSpec(
+    spec = campaigns.EvaluationSpec(
         name="tuned", query_set_id=world.query_set.id, endpoint_id=world.endpoint.id,
         grades_wanted=2, depth=5, metrics=["nDCG@5", "P@5", "RR@5"], annotation="v2",
         baseline_id=world.evaluation.id)
-    second = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
-    evaluations.run_evaluation(store, world.curator, second.id, boundary=world.boundary)
+    second = campaigns.create_evaluation(store, world.curator, world.project.id, spec)
+    campaigns.run_evaluation(store, world.curator, second.id, boundary=world.boundary)
     _grade_everything(store, world, world.evaluation.id, seed=1, cant_tell=0)
     rows = comparison.history(store, world.curator, second.id)
     assert [(r["evaluation_id"], r["annotation"]) for r in rows] == [
@@ -164,13 +164,13 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
     assert rows[0]["mean"] == dashboards.metrics_report(store, world.curator,
                                                         world.evaluation.id)["mean"]
     # a tuned endpoint as the other side of the comparison
-    tuned = evaluations.create_evaluation(store, world.curator, world.project.id,
-                                          evaluations.EvaluationSpec(
+    tuned = campaigns.create_evaluation(store, world.curator, world.project.id,
+                                          campaigns.EvaluationSpec(
                                               name="t2", query_set_id=world.query_set.id,
                                               endpoint_id=world.tuned.id, depth=5,
                                               metrics=["nDCG@5", "P@5", "RR@5"],
                                               baseline_id=world.evaluation.id))
-    evaluations.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
+    campaigns.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
     _grade_everything(store, world, tuned.id, seed=2, cant_tell=0)
     report = comparison.compare_with_baseline(store, world.curator, tuned.id)
     base_run = tmp_path / "base.txt"
@@ -202,7 +202,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
     assert [r["p_adjusted"] for r in report["metrics"]] == pytest.approx(holm)
     # RBO (p = 0.9) per query, extrapolated (Webber et al. 2010, eq. 32), for equal lists
     hits_a = _lists(store, world.run["snapshot_id"])
-    tuned_snapshot = evaluations.get_evaluation(store, world.curator, tuned.id).snapshot_id
+    tuned_snapshot = campaigns.get_evaluation(store, world.curator, tuned.id).snapshot_id
     hits_b = _lists(store, tuned_snapshot)
     checked = 0
     for qid, a in hits_a.items():
@@ -237,12 +237,12 @@ def test_each_exported_qrels_file_reproduces_the_metrics_it_claims(store, collec
     w = make_world(store, collection, metrics=("nDCG@5", "P@5", "RR@5", "AP@5"))
     ev = w.evaluation.id
     if transforms:
-        made = evaluations.create_evaluation(store, w.curator, w.project.id,
-                                             evaluations.EvaluationSpec(
+        made = campaigns.create_evaluation(store, w.curator, w.project.id,
+                                             campaigns.EvaluationSpec(
             name="transformed", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
             grades_wanted=2, metrics=["nDCG@5", "P@5", "RR@5", "AP@5"], depth=5,
             transforms=transforms))
-        evaluations.run_evaluation(store, w.curator, made.id, boundary=w.boundary)
+        campaigns.run_evaluation(store, w.curator, made.id, boundary=w.boundary)
         ev = made.id
     _grade_everything(store, w, ev)
     report = dashboards.metrics_report(store, w.curator, ev)
@@ -270,8 +270,8 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
     create are made once, and neither run fails (insert ... on conflict do nothing)."""
     import threading
 
-    made = [evaluations.create_evaluation(store, world.curator, world.project.id,
-                                          evaluations.EvaluationSpec(
+    made = [campaigns.create_evaluation(store, world.curator, world.project.id,
+                                          campaigns.EvaluationSpec(
         name=f"race {i}", query_set_id=world.query_set.id, endpoint_id=world.tuned.id,
         depth=5)) for i in range(2)]
     barrier = threading.Barrier(2)
@@ -280,7 +280,7 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
     def run(ev_id: int) -> None:
         try:
             barrier.wait(timeout=30)
-            evaluations.run_evaluation(store, world.curator, ev_id, boundary=world.boundary)
+            campaigns.run_evaluation(store, world.curator, ev_id, boundary=world.boundary)
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -309,15 +309,15 @@ def test_a_comparison_of_different_depths_says_so_and_compares_the_common_depth(
     """
     from fastapi.testclient import TestClient
 
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     from .conftest import PASSWORD
 
-    short = evaluations.create_evaluation(
-        store, world.curator, world.project.id, evaluations.EvaluationSpec(
+    short = campaigns.create_evaluation(
+        store, world.curator, world.project.id, campaigns.EvaluationSpec(
             name="short", query_set_id=world.query_set.id, endpoint_id=world.endpoint.id,
             depth=3, metrics=["P@5", "RR@5"], baseline_id=world.evaluation.id))
-    evaluations.run_evaluation(store, world.curator, short.id, boundary=world.boundary)
+    campaigns.run_evaluation(store, world.curator, short.id, boundary=world.boundary)
     _grade_everything(store, world, world.evaluation.id, seed=3, cant_tell=0)
     report = comparison.compare_with_baseline(store, world.curator, short.id)
     assert report["warnings"][0] == f"#{short.id} short has depth 3, #{world.evaluation.id} " \

@@ -10,9 +10,9 @@ from sqlalchemy import func, select
 from rankscope.errors import InputError, ParseError, ScaleError
 from rankscope.services import (
     assignment,
+    campaigns,
     catalog,
     dashboards,
-    evaluations,
     exchange,
     grading,
     projects,
@@ -35,10 +35,10 @@ def _new_project(store, w, name="copy"):
                                   (w.data / "queries.tsv").read_text())
     ep = catalog.save_endpoint(store, w.curator, p.id, (w.data / "baseline.toml").read_text(),
                                boundary=w.boundary)
-    ev = evaluations.create_evaluation(store, w.curator, p.id, evaluations.EvaluationSpec(
+    ev = campaigns.create_evaluation(store, w.curator, p.id, campaigns.EvaluationSpec(
         name="copy", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=2, depth=5,
         metrics=["nDCG@5", "P@5", "RR@5"]))
-    evaluations.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
+    campaigns.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
     return ev
 
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from rankscope.errors import ConflictError, ForbiddenError, NotFoundError, OptionError
-from rankscope.services import accounts, assignment, evaluations, grading, projects
+from rankscope.services import accounts, assignment, campaigns, grading, projects
 from rankscope.services.grading import GradeInput
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Grade, Lease, Task
@@ -42,7 +42,7 @@ def test_a_run_makes_one_task_per_result_of_its_snapshot(store, world):
     pairs = {(h["query_id"], h["doc_id"]) for h in hits}
     assert world.run["tasks"] == len(pairs) == len(hits) > 0
     assert world.run["to_grade"] == world.run["tasks"]  # nothing graded yet
-    assert evaluations.get_evaluation(store, world.judge, world.evaluation.id).status == "ready"
+    assert campaigns.get_evaluation(store, world.judge, world.evaluation.id).status == "ready"
 
 
 def test_fewest_grades_first_then_the_highest_position(store, world):
@@ -153,11 +153,11 @@ def test_grades_are_reused_by_another_evaluation_of_the_same_queries(store, worl
         grading.submit_grade(store, world.judge, GradeInput(t.task_id, 1))
     for t in assignment.next_tasks(store, world.judge2, world.evaluation.id, n=500):
         grading.submit_grade(store, world.judge2, GradeInput(t.task_id, 2))
-    spec = evaluations.EvaluationSpec(name="tuned", query_set_id=world.query_set.id,
+    spec = campaigns.EvaluationSpec(name="tuned", query_set_id=world.query_set.id,
                                       endpoint_id=world.tuned.id, grades_wanted=2, depth=5,
                                       metrics=["nDCG@5"])
-    ev2 = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
-    run2 = evaluations.run_evaluation(store, world.curator, ev2.id, boundary=world.boundary)
+    ev2 = campaigns.create_evaluation(store, world.curator, world.project.id, spec)
+    run2 = campaigns.run_evaluation(store, world.curator, ev2.id, boundary=world.boundary)
     old = {(h["query_id"], h["doc_id"]) for h in _hits(store, world)}
     new = {(h["query_id"], h["doc_id"]) for h in snapshot_hits(store, run2["snapshot_id"])}
     assert run2["tasks"] == len(new)
@@ -191,10 +191,10 @@ def test_many_graders_at_once_never_exceed_the_limit(store, world):
 
 def test_roles_and_projects(store, world):
     with pytest.raises(ForbiddenError):
-        evaluations.run_evaluation(store, world.judge, world.evaluation.id,
+        campaigns.run_evaluation(store, world.judge, world.evaluation.id,
                                    boundary=world.boundary)
     for call in (lambda: assignment.next_task(store, world.outsider, world.evaluation.id),
-                 lambda: evaluations.get_evaluation(store, world.outsider, world.evaluation.id),
+                 lambda: campaigns.get_evaluation(store, world.outsider, world.evaluation.id),
                  lambda: assignment.task_view(store, world.judge, _other_task(store, world))):
         with pytest.raises(NotFoundError):
             call()

@@ -9,7 +9,7 @@ import re
 import pytest
 from sqlalchemy import event, func, select
 
-from rankscope.services import assignment, evaluations, grading
+from rankscope.services import assignment, campaigns, grading
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Grade, Task
 
@@ -20,7 +20,7 @@ HX = {"HX-Request": "true"}
 
 @pytest.fixture
 def app(store, world):
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     return create_app(store, world.data)
 
@@ -112,12 +112,12 @@ def test_you_graded_counts_the_grades_given_in_this_evaluation_only(app, store, 
     graded = [t.task_id for t in assignment.next_tasks(store, world.judge, first, n=3)]
     for task_id in graded:
         grading.submit_grade(store, world.judge, GradeInput(task_id, 2))
-    again = evaluations.create_evaluation(store, world.curator, world.project.id,
-                                          evaluations.EvaluationSpec(
-                                              name="again", query_set_id=world.query_set.id,
-                                              endpoint_id=world.endpoint.id, depth=5,
-                                              grades_wanted=2, metrics=["P@5"]))
-    evaluations.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
+    again = campaigns.create_evaluation(store, world.curator, world.project.id,
+                                        campaigns.EvaluationSpec(
+                                            name="again", query_set_id=world.query_set.id,
+                                            endpoint_id=world.endpoint.id, depth=5,
+                                            grades_wanted=2, metrics=["P@5"]))
+    campaigns.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
     # the same results: the three grades are shared by both evaluations
     with store.read() as s:
         items = select(Task.item_id).where(Task.id.in_(graded))

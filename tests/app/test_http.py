@@ -4,6 +4,7 @@ What a successful grading form or API call stores is checked in ``test_http_stor
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,9 +14,9 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from tests.judge.conftest import ScriptedServer
+from tests.llm_judge.conftest import ScriptedServer
 
-from rankscope.services import accounts, assignment, evaluations, grading, llm_judges
+from rankscope.services import accounts, assignment, campaigns, grading, llm_judges
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, STANDIN, boundary_for, make_world, module_store
@@ -54,6 +55,15 @@ class Site:
                                      evaluation_id or self.w.evaluation.id)
         return found.task_id
 
+    def try_number(self, scope: str = "query") -> int:
+        """A fresh try of the first evaluation (one query, or the whole set)."""
+        from rankscope.services import tries
+
+        made = tries.run_try(self.store, self.w.curator, self.w.evaluation.id,
+                             ["weights.title=2"], boundary=self.w.boundary,
+                             query_id="q01" if scope == "query" else None)
+        return made.number
+
     def dispute(self) -> dict[str, Any]:
         """A result two judges grade differently: something to adjudicate."""
         t = assignment.next_task(self.store, self.w.judge, self.w.evaluation.id)
@@ -75,16 +85,16 @@ def site(request, tmp_path_factory):
 
 
 def _site(store, data):
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     llm = ScriptedServer()
     try:
         w = make_world(store, data)
-        second = evaluations.create_evaluation(
-            store, w.curator, w.project.id, evaluations.EvaluationSpec(
+        second = campaigns.create_evaluation(
+            store, w.curator, w.project.id, campaigns.EvaluationSpec(
                 name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, depth=5,
                 metrics=["nDCG@5"], baseline_id=w.evaluation.id))
-        evaluations.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+        campaigns.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
         # the scripted LLM server is on 127.0.0.1: this server allows that address
         app = create_app(store, data, boundary=boundary_for(data, hosts=["127.0.0.1"]))
         tokens = {who: accounts.create_token(store, getattr(w, who).name)
@@ -129,6 +139,7 @@ def P(s: Site) -> int:
 GRADES = b"query_id,doc_id,rater,grade\nq01,shutil.copytree,imported,3\n"
 TOML = (STANDIN / "tuned.toml").read_text().replace('name = "demo-tuned"', 'name = "again"')
 
+_HAND = itertools.count()
 ROUTES = [
     _r("GET", "/login", "anyone", False, lambda s: {"url": "/login"}),
     _r("POST", "/login", "anyone", False, lambda s: {"url": "/login", "data": {
@@ -191,6 +202,22 @@ ROUTES = [
         "url": f"/evaluations/{E(s)}/snapshot/q01"}),
     _r("GET", "/evaluations/{evaluation_id}/compare", "curator", True, lambda s: {
         "url": f"/evaluations/{s.second.id}/compare"}),
+    _r("GET", "/evaluations/{evaluation_id}/side", "curator", True, lambda s: {
+        "url": f"/evaluations/{s.second.id}/side?baseline={E(s)}"}),
+    _r("GET", "/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/tries"}),
+    _r("POST", "/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/tries", "data": {"changes": "weights.title=3",
+                                                      "query_id": "q02"}}),
+    _r("GET", "/evaluations/{evaluation_id}/tries/{number}", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/tries/{s.try_number()}"}),
+    _r("GET", "/evaluations/{evaluation_id}/tries/{number}/status", "curator", True,
+       lambda s: {"url": f"/evaluations/{E(s)}/tries/{s.try_number()}/status"}),
+    _r("POST", "/evaluations/{evaluation_id}/tries/{number}/evaluation", "curator", True,
+       lambda s: {"url": f"/evaluations/{E(s)}/tries/{s.try_number('all')}/evaluation"}),
+    _r("POST", "/evaluations/{evaluation_id}/pool", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/pool", "data": {
+            "query_id": "q01", "doc_id": f"hand-{next(_HAND)}"}}),
     _r("POST", "/evaluations/{evaluation_id}/adjudicate", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/adjudicate", "data": s.dispute()}),
     _r("GET", "/evaluations/{evaluation_id}/export/{name}", "curator", True, lambda s: {
@@ -217,6 +244,19 @@ ROUTES = [
     _r("GET", "/api/docs", "anyone", False, lambda s: {"url": "/api/docs"}),
     # the API
     _r("GET", "/api/v1/me", "judge", False, lambda s: {"url": "/api/v1/me"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/tries"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/tries", "json": {"changes": ["weights.title=3"],
+                                                             "query_id": "q03"}}, ok=201),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/tries/{number}", "curator", True,
+       lambda s: {"url": f"/api/v1/evaluations/{E(s)}/tries/{s.try_number()}"}),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/tries/{number}/evaluation", "curator",
+       True, lambda s: {"url": f"/api/v1/evaluations/{E(s)}/tries/{s.try_number('all')}/"
+                               "evaluation"}, ok=201),
+    _r("POST", "/api/v1/evaluations/{evaluation_id}/pool", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/pool", "json": {
+            "query_id": "q01", "doc_id": f"hand-api-{next(_HAND)}"}}, ok=201),
     _r("GET", "/api/v1/projects", "judge", False, lambda s: {"url": "/api/v1/projects"}),
     _r("POST", "/api/v1/projects", "curator", False, lambda s: {
         "url": "/api/v1/projects", "json": {"name": f"api{len(s.tokens)}-{id(s)}"}}, ok=201),

@@ -25,7 +25,7 @@ from .conftest import app_store, make_world, signed_in
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def site(request, tmp_path_factory):
     """One world per database for the module: each test grades results no other has."""
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     with app_store(request.param, tmp_path_factory.mktemp(f"stored-{request.param}")) as (
             store, data):

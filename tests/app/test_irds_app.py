@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rankscope.errors import ForbiddenError, InputError
-from rankscope.services import catalog, evaluations, exchange
+from rankscope.services import campaigns, catalog, exchange
 
 from .conftest import PASSWORD
 
@@ -77,19 +77,19 @@ def test_an_evaluation_runs_on_a_collection_while_the_operator_allows_it(store, 
     toml = f'kind = "embedded"\nname = "irds"\ncorpus = "{collection_name}"\nfields = ["text"]\n'
     allowed = dataclasses.replace(world.boundary, irds=(NAME,))
     view = catalog.save_endpoint(store, world.curator, world.project.id, toml, boundary=allowed)
-    spec = evaluations.EvaluationSpec(name="on irds", query_set_id=world.query_set.id,
+    spec = campaigns.EvaluationSpec(name="on irds", query_set_id=world.query_set.id,
                                       endpoint_id=view.id, depth=5, metrics=["P@5"])
-    made = evaluations.create_evaluation(store, world.curator, world.project.id, spec)
-    run = evaluations.run_evaluation(store, world.curator, made.id, boundary=allowed)
-    assert evaluations.get_evaluation(store, world.curator, made.id).status == "ready", run
+    made = campaigns.create_evaluation(store, world.curator, world.project.id, spec)
+    run = campaigns.run_evaluation(store, world.curator, made.id, boundary=allowed)
+    assert campaigns.get_evaluation(store, world.curator, made.id).status == "ready", run
     assert (world.data / "irds.index.sqlite").is_file()
     snapshot_docs = {r["doc_id"] for r in exchange_rows(store, world, made.id)}
     assert snapshot_docs and snapshot_docs <= {"d1", "d2"}
 
-    again = evaluations.create_evaluation(store, world.curator, world.project.id,
+    again = campaigns.create_evaluation(store, world.curator, world.project.id,
                                           dataclasses.replace(spec, name="closed"))
     with pytest.raises(ForbiddenError, match="not enabled on this server"):
-        evaluations.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
+        campaigns.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
 
 
 def exchange_rows(store, world, evaluation_id: int) -> list[dict[str, str]]:
@@ -106,7 +106,7 @@ def _signed_in(app, name: str) -> TestClient:
 
 
 def test_the_pages_and_the_api_follow_the_operators_list(store, world, collection_name):
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
     from rankscope.services import accounts
 
     closed = _signed_in(create_app(store, world.data), world.curator.name)
@@ -137,17 +137,17 @@ def test_serve_hands_its_irds_patterns_to_the_app(tmp_path, monkeypatch):
     import sys
     import types
 
-    from rankscope.app import core
+    from rankscope.app import factory
     from rankscope.cli.main import main
 
     seen: dict[str, object] = {}
-    real = core.create_app
+    real = factory.create_app
 
     def spy(store, data_dir, **kwargs):
         seen.update(kwargs)
         return real(store, data_dir, **kwargs)
 
-    monkeypatch.setattr(core, "create_app", spy)
+    monkeypatch.setattr(factory, "create_app", spy)
     monkeypatch.setitem(sys.modules, "uvicorn", types.SimpleNamespace(run=lambda *a, **k: None))
     assert main(["serve", "--db", str(tmp_path / "s.sqlite"), "--irds", "beir/*",
                  "--irds", NAME]) == 0

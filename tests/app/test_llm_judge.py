@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import select
-from tests.judge.conftest import Reply, ScriptedServer
+from tests.llm_judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import ConfigError, ForbiddenError, OptionError
 from rankscope.outbound import HostPolicy
@@ -117,7 +117,7 @@ def test_bad_settings_are_refused(store, world, spec):
 def curator_client(store, world, collection):
     from fastapi.testclient import TestClient
 
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
 
     # the scripted LLM server is on 127.0.0.1: this server allows that address
     client = TestClient(create_app(store, collection,

@@ -14,13 +14,15 @@ from .conftest import boundary_for
 
 MODULES = [
     "rankscope.app.core",
+    "rankscope.app.schemas",
     "rankscope.app.security",
     "rankscope.app.svg",
+    "rankscope.app.apidocs",
     "rankscope.services.accounts",
     "rankscope.services.boundary",
     "rankscope.services.limits",
-    "rankscope.services.evaluations",
-    "rankscope.services.evaluation_data",
+    "rankscope.services.campaigns",
+    "rankscope.services.campaign_data",
 ]
 
 
@@ -68,7 +70,7 @@ def test_an_endpoint_with_a_secret_in_it_is_refused(store, world):
 
 def test_a_run_cut_short_by_a_stopped_server_can_be_run_again(store, world):
     from rankscope.errors import ConflictError
-    from rankscope.services import evaluations
+    from rankscope.services import campaigns
     from rankscope.store.models_app import Evaluation
 
     def stuck(session):
@@ -76,11 +78,11 @@ def test_a_run_cut_short_by_a_stopped_server_can_be_run_again(store, world):
 
     store.write(stuck)
     with pytest.raises(ConflictError, match="running already"):
-        evaluations.run_evaluation(store, world.curator, world.evaluation.id,
+        campaigns.run_evaluation(store, world.curator, world.evaluation.id,
                                    boundary=world.boundary)
-    assert evaluations.recover_interrupted_runs(store) == [world.evaluation.id]
-    view = evaluations.get_evaluation(store, world.curator, world.evaluation.id)
+    assert campaigns.recover_interrupted_runs(store) == [world.evaluation.id]
+    view = campaigns.get_evaluation(store, world.curator, world.evaluation.id)
     assert view.status == "failed" and "server stopped" in view.error
-    again = evaluations.run_evaluation(store, world.curator, world.evaluation.id,
+    again = campaigns.run_evaluation(store, world.curator, world.evaluation.id,
                                        boundary=world.boundary)
     assert again["tasks"] == world.run["tasks"]  # the same results: the same tasks, reused

@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from rankscope.app.core import create_app
-from rankscope.services import accounts, evaluations
+from rankscope.app.factory import create_app
+from rankscope.services import accounts, campaigns
 
 
 class Curator:
@@ -36,7 +36,7 @@ class Curator:
                               json={"endpoint": endpoint, "model": "m", **extra})
 
     def error_of(self, evaluation_id: int) -> str | None:
-        return evaluations.get_evaluation(self.store, self.w.curator, evaluation_id).error
+        return campaigns.get_evaluation(self.store, self.w.curator, evaluation_id).error
 
 
 def app_for(store: Any, world: Any, boundary: Any = None, **options: Any) -> Any:

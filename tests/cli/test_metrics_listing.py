@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rankscope.cli.main import main
-from rankscope.compare.fusion_methods import METHODS
+from rankscope.fusion.methods import METHODS
 from rankscope.metrics.base import FAMILIES
 
 NEW = ("BPM", "INSQ", "INST", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "Compat",

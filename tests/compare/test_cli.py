@@ -9,9 +9,9 @@ import pytest
 
 from rankscope.cli.main import main
 from rankscope.compare.comparison import compare
-from rankscope.compare.fusion import fuse
 from rankscope.compare.rank_similarity import similarity
 from rankscope.data.tables import Qrels, Run
+from rankscope.fusion.combine import fuse
 
 from .data import make_qrels, make_run
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from rankscope.compare.fusion import fuse, normalize
-from rankscope.compare.fusion_search import optimize_fusion, simplex_weights
 from rankscope.errors import NoOverlapError, OptionError, RankscopeWarning
+from rankscope.fusion.combine import fuse, normalize
+from rankscope.fusion.optimize import optimize_fusion, simplex_weights
 
 # A ranks d1 (3), d2 (2), d3 (1); B ranks d2 (4), d4 (2).
 A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}

@@ -8,9 +8,9 @@ import pytest
 
 from rankscope.cli import fuse as cli_fuse
 from rankscope.cli.main import main
-from rankscope.compare.fusion import NORMS
-from rankscope.compare.fusion_methods import METHODS
 from rankscope.data.tables import Run
+from rankscope.fusion.combine import NORMS
+from rankscope.fusion.methods import METHODS
 
 
 def test_cli_lists_the_librarys_methods_and_norms() -> None:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import rankscope
-from rankscope.compare.fusion import fuse
-from rankscope.compare.fusion_search import optimize_fusion, simplex_weights
 from rankscope.errors import OptionError
+from rankscope.fusion.combine import fuse
+from rankscope.fusion.optimize import optimize_fusion, simplex_weights
 
 # Run X ranks query a's relevant document first and b's second; run Y the reverse.
 QRELS = {"a": {"x1": 1}, "b": {"y1": 1}}

@@ -15,9 +15,9 @@ import math
 import numpy as np
 import pytest
 
-from rankscope.compare.fusion import fuse, normalize
-from rankscope.compare.fusion_methods import METHODS, method_spec
 from rankscope.errors import OptionError
+from rankscope.fusion.combine import fuse, normalize
+from rankscope.fusion.methods import METHODS, method_spec
 
 # ranx's run_1, run_2, run_3 (most fusion tests)
 R1 = {"q1": {"d1": 1, "d2": 2, "d3": 3}, "q2": {"d1": 1, "d2": 2}}

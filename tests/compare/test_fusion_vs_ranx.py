@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankscope.compare.fusion import fuse
+from rankscope.fusion.combine import fuse
 
 ranx = pytest.importorskip("ranx")
 
@@ -137,8 +137,8 @@ def test_every_method_with_its_defaults_equals_ranx(tmp_path) -> None:
     from ranx import fusion as rf
 
     from rankscope.cli.main import main
-    from rankscope.compare.fusion_methods import METHODS
     from rankscope.data.tables import Run
+    from rankscope.fusion.methods import METHODS
 
     runs, qrels = _generate(11)
     rr = [RRun(r) for r in runs]

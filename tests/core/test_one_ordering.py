@@ -17,12 +17,12 @@ import pytest
 import rankscope
 from rankscope.cli.main import main
 from rankscope.cli.parsing import TIE_CHOICES
-from rankscope.compare.fusion import normalize
 from rankscope.compare.rank_similarity import pair_rankings
 from rankscope.data.ranking_order import TIE_RULES, ranked
 from rankscope.data.tables import Run
 from rankscope.data.trec_writer import format_trec_run
 from rankscope.errors import OptionError
+from rankscope.fusion.combine import normalize
 from rankscope.judgments.coverage import coverage, ranked_top_k
 
 # One query, file order a, c, b (all 1.0), then d (0.5).

@@ -213,7 +213,7 @@ def test_a_download_the_walk_missed_is_still_refused(names, monkeypatch):
 
 
 def test_queries_for_snapshot_and_judge(names):
-    from rankscope.judge.inputs import read_needs, read_query_file
+    from rankscope.llm_judge.inputs import read_needs, read_query_file
     from rankscope.search.queries import read_queries
 
     items = read_queries(f"irds:{names['graded']}")
@@ -230,7 +230,7 @@ def test_queries_for_snapshot_and_judge(names):
 
 
 def test_documents_for_judge(names):
-    from rankscope.judge.inputs import read_documents
+    from rankscope.llm_judge.inputs import read_documents
 
     docs = read_documents(f"irds:{names['graded']}", ("title", "text"), only=["d4", "d1", "x"])
     assert docs == {"d4": {"text": "json loads"}, "d1": {"text": "shutil copytree"}}

@@ -146,3 +146,32 @@ def test_aggregated_qrels_keep_ungraded_pairs(make_judgments):
     j = _items(make_judgments, {"a": [None], "b": [1]}, "binary")
     qrels = j.aggregate()
     assert qrels.to_dict() == {"q": {"a": None, "b": 1.0}}
+
+
+def test_majority_vote_keeps_the_clear_winners_and_counts_the_ties():
+    """The one vote both ``aggregate(..., "majority")`` and the LLM judge's agreement use.
+
+    By hand: q/a 2, 2, 1 -> 2; q/b 1, 0 -> tie; q/c 3 -> 3; q/d ungraded -> absent, no tie.
+    """
+    import polars as pl
+
+    from rankscope.judgments.aggregate import majority_vote
+    from rankscope.judgments.table import Judgments
+
+    j = Judgments(pl.DataFrame({
+        "query_id": ["q"] * 7, "doc_id": ["a", "a", "a", "b", "b", "c", "d"],
+        "rater": ["x", "y", "z", "x", "y", "x", "x"],
+        "grade": [2.0, 2.0, 1.0, 1.0, 0.0, 3.0, None]}))
+    frame, tied = majority_vote(j)
+    assert frame.rows() == [("q", "a", 2.0), ("q", "c", 3.0)]
+    assert tied == 1
+
+
+@pytest.mark.parametrize("name", ["rankscope.judgments.aggregate",
+                                  "rankscope.judgments.agreement"])
+def test_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -11,7 +11,7 @@ import pytest
 MODULES = ["rankscope.metrics.binary", "rankscope.metrics.counts", "rankscope.metrics.graded",
            "rankscope.metrics.cwl", "rankscope.metrics.compatibility",
            "rankscope.metrics.diagnostics", "rankscope.metrics.similarity",
-           "rankscope.metrics.intent_aware", "rankscope.compare.fusion", "rankscope.spread"]
+           "rankscope.metrics.intent_aware", "rankscope.fusion.combine", "rankscope.spread"]
 
 
 @pytest.mark.parametrize("name", MODULES)

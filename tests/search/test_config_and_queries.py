@@ -157,3 +157,16 @@ def test_binary_and_empty_query_files(tmp_path):
         read_queries(write(tmp_path / "b.tsv", "\x00\x01"))
     with pytest.raises(ParseError, match="no query"):
         read_queries(write(tmp_path / "e.tsv", "\n\n"))
+
+
+def test_a_header_is_known_by_its_id_column_as_the_judge_knew_it():
+    """The one query-set reader takes the header rule the LLM judge's reader had: the
+    first field names the id column; the text column is found by name, else the second.
+    Before, ``id<TAB>content`` was read as a query called "id"."""
+    rich = parse_queries("qid\tlang\tquery\tneed\n1\ten\tcheap flights\tFlights.\n2\tfr\tvols\t\n")
+    assert [(q.query_id, q.text, q.params, q.need) for q in rich] == [
+        ("1", "cheap flights", {"lang": "en"}, "Flights."), ("2", "vols", {"lang": "fr"}, None)]
+    plain = parse_queries("id\tcontent\n1\tcheap flights\n")
+    assert [(q.query_id, q.text) for q in plain] == [("1", "cheap flights")]
+    needs = parse_queries("q1\tWants Y.\n", second="need")
+    assert [(q.query_id, q.text, q.need) for q in needs] == [("q1", "", "Wants Y.")]

@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "rankscope.outbound",
     "rankscope.retry",
+    "rankscope._lazy",
     "rankscope.data.delimited",
     "rankscope.search.credentials",
     "rankscope.search.templates",
@@ -18,7 +19,7 @@ MODULES = [
     "rankscope.search.embedded",
     "rankscope.search.queries",
     "rankscope.services.snapshots",
-    "rankscope.services.snapshot_runs",
+    "rankscope.data.trec_writer",
     "rankscope.services.regression",
     "rankscope.store.db",
 ]

@@ -143,7 +143,7 @@ def test_the_apps_run_of_a_snapshot_scores_the_engine_order(world):
     """The dashboards evaluate :func:`run_lines_of` (what the app's run.txt export holds)."""
     from rankscope.search.config import load_endpoint, open_endpoint
     from rankscope.search.queries import read_queries
-    from rankscope.services.evaluation_data import _run_from_lines, run_lines_of
+    from rankscope.services.campaign_data import _run_from_lines, run_lines_of
     from rankscope.services.snapshots import take_snapshot
     from rankscope.store.db import open_store
 

@@ -151,7 +151,7 @@ def test_resume_refuses_what_it_cannot_complete_as_asked(setup):
                             d / "x.txt"])
     assert code == 2 and "--resume needs the --store" in err
     from rankscope.store.db import open_store
-    from rankscope.store.snapshots import finish_snapshot
+    from rankscope.store.snapshot_writes import finish_snapshot
 
     with open_store(db) as store:
         finish_snapshot(store, 1, "incomplete")
@@ -170,9 +170,11 @@ def test_resume_refuses_what_it_cannot_complete_as_asked(setup):
 
 def test_answers_are_recorded_without_waiting_for_the_database(tmp_path):
     """put() returns while the database is busy; what arrived meanwhile is one transaction."""
+    from rankscope.search.types import Hit, QueryItem
     from rankscope.store.db import open_store
     from rankscope.store.recorder import AnswerRecorder
-    from rankscope.store.snapshots import Answer, HitRow, NewQuery, snapshot_hits, start_snapshot
+    from rankscope.store.snapshot_writes import start_snapshot
+    from rankscope.store.snapshots import Answer, snapshot_hits
 
     release = threading.Event()
 
@@ -196,11 +198,11 @@ def test_answers_are_recorded_without_waiting_for_the_database(tmp_path):
         sid, rows = start_snapshot(
             store, name="s", endpoint_name="e", kind="http", config={}, config_hash="0" * 64,
             query_set_name="q", query_set_source=None, depth=3, engine_version=None,
-            queries=[NewQuery(f"q{i:03d}", "t") for i in range(100)])
+            queries=[QueryItem(f"q{i:03d}", "t") for i in range(100)])
         recorder = AnswerRecorder(store, sid)
         for i in range(100):  # all of them while the first transaction is held
             recorder.put(Answer(rows[f"q{i:03d}"], {}, 1.0, "0" * 64, None, 1,
-                                [HitRow(1, f"d{i}")]))
+                                [Hit(f"d{i}")]))
         assert recorder.recorded == 0  # nothing committed yet, and put() never waited
         release.set()
         recorder.close()

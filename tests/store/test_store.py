@@ -11,19 +11,21 @@ import pytest
 sa = pytest.importorskip("sqlalchemy")
 
 from rankscope.errors import StoreError  # noqa: E402
+from rankscope.search.types import Hit, QueryItem  # noqa: E402
 from rankscope.store.db import ThreadWriter, downgrade, open_store, upgrade  # noqa: E402
-from rankscope.store.models import Base, Project, SnapshotHit  # noqa: E402
-from rankscope.store.snapshots import (  # noqa: E402
-    HitRow,
-    NewQuery,
-    find_snapshot,
+from rankscope.store.models import Project, SnapshotHit  # noqa: E402
+from rankscope.store.schema import metadata  # noqa: E402
+from rankscope.store.snapshot_writes import (  # noqa: E402
     finish_snapshot,
-    list_snapshots,
     record_failure,
     record_query,
+    start_snapshot,
+)
+from rankscope.store.snapshots import (  # noqa: E402
+    find_snapshot,
+    list_snapshots,
     snapshot_hits,
     snapshot_queries,
-    start_snapshot,
 )
 
 TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapshot_queries",
@@ -33,7 +35,11 @@ TABLES = {"projects", "query_sets", "queries", "endpoints", "snapshots", "snapsh
           "evaluation_snapshots", "items", "grades", "tasks", "leases", "deferrals",
           "adjudications", "grade_batches",
           # LLM judges of evaluations (migration 0003)
-          "llm_judges"}
+          "llm_judges",
+          # the LLM answer cache (migration 0006_platform)
+          "llm_answers",
+          # tries of an evaluation's endpoint (migration 0007_tuning)
+          "tries"}
 
 
 def tables(engine) -> set[str]:
@@ -49,7 +55,7 @@ def test_upgrade_from_empty_matches_the_models_and_downgrade_to_base(db_url):
         assert tables(store.engine) == TABLES
         with store.engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
-            diffs = compare_metadata(context, Base.metadata)
+            diffs = compare_metadata(context, metadata)
         assert diffs == []  # the migration creates exactly what the models declare
         downgrade(store.engine, "base")
         assert tables(store.engine) == set()
@@ -136,7 +142,7 @@ def _start(store, n=3):
     return start_snapshot(
         store, name="snap", endpoint_name="ep", kind="embedded", config={"corpus": "c.jsonl"},
         config_hash="a" * 64, query_set_name="qs", query_set_source="q.tsv",
-        queries=[NewQuery(f"q{i}", f"text {i}", {"brand": "x"} if i == 1 else {},
+        queries=[QueryItem(f"q{i}", f"text {i}", {"brand": "x"} if i == 1 else {},
                           "a need" if i == 2 else None) for i in range(1, n + 1)],
         depth=10, engine_version="v1")
 
@@ -146,8 +152,8 @@ def test_snapshot_records_round_trip(db_url):
     try:
         sid, rows = _start(store)
         assert set(rows) == {"q1", "q2", "q3"}
-        hits = [HitRow(1, "d1", 2.5, "T1", "snip", "https://x/1", None, {"brand": "A"}),
-                HitRow(2, "d2", None, None, None, None, "https://x/i.png", {})]
+        hits = [Hit("d1", 2.5, "T1", "snip", "https://x/1", None, {"brand": "A"}),
+                Hit("d2", None, None, None, None, "https://x/i.png", {})]
         record_query(store, sid, rows["q1"], request={"method": "POST", "body": {"q": "ü"}},
                      latency_ms=12.5, raw_sha256="f" * 64, raw=b"raw bytes", total_hits=41,
                      hits=hits)

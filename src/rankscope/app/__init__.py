@@ -1,10 +1,10 @@
 """The judging web app (``rankscope serve``): FastAPI, server-rendered pages, htmx.
 
 Needs the ``app`` extra. Routes are thin over :mod:`rankscope.services`;
-:func:`rankscope.app.core.create_app` makes the ASGI application over an
+:func:`rankscope.app.factory.create_app` makes the ASGI application over an
 open store::
 
-    from rankscope.app.core import create_app
+    from rankscope.app.factory import create_app
     from rankscope.store.db import ThreadWriter, open_store
 
     app = create_app(open_store("judging.sqlite", writer=ThreadWriter()), data_dir=".")

@@ -10,13 +10,11 @@ answer is sent only after its transaction committed.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StrictBool,
     StrictFloat,
@@ -25,15 +23,16 @@ from pydantic import (
 )
 
 from rankscope.app.core import ApiActor, Id, render, settings_of
+from rankscope.app.schemas import Schema, schema_of
 from rankscope.errors import ForbiddenError
 from rankscope.services import (
     accounts,
     adjudication,
     assignment,
+    campaigns,
     catalog,
     comparison,
     dashboards,
-    evaluations,
     exchange,
     grading,
     llm_judges,
@@ -45,19 +44,12 @@ from rankscope.services.limits import (
     MAX_GUIDELINES,
     MAX_NAME,
     MAX_NOTE,
-    MAX_URL,
 )
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 docs_router = APIRouter()
-
-
-class Schema(BaseModel):
-    """Every request body: a field the schema does not name is refused (422), never ignored."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]
@@ -97,22 +89,13 @@ class EndpointIn(Schema):
     name: Name | None = None
 
 
-class EvaluationIn(Schema):
-    """A new evaluation."""
-
-    name: Name
-    query_set_id: Id
-    endpoint_id: Id
-    scale: Name = "graded"
-    grades_wanted: StrictInt = 1
-    strategy: Name | None = None
-    metrics: list[Name] = Field(default_factory=lambda: ["nDCG@10", "P@10"], max_length=100)
-    transforms: dict[Name, Note] = Field(default_factory=dict, max_length=20)
-    null_rules: StrictBool = True
-    depth: StrictInt = 10
-    guidelines: Annotated[str, StringConstraints(max_length=MAX_GUIDELINES)] = ""
-    baseline_id: Id | None = None
-    annotation: Note = ""
+if TYPE_CHECKING:
+    EvaluationIn = Schema
+    JudgeIn = Schema
+else:
+    # a new evaluation; an LLM judge to attach: the fields of the services' specs
+    EvaluationIn = schema_of(campaigns.EvaluationSpec, "EvaluationIn")
+    JudgeIn = schema_of(llm_judges.JudgeSpec, "JudgeIn")
 
 
 class SettingsIn(Schema):
@@ -149,15 +132,6 @@ class AdjudicationIn(Schema):
     note: Note | None = None
 
 
-class JudgeIn(Schema):
-    """An LLM judge to attach: endpoint, model, the API key's environment variable."""
-
-    endpoint: Annotated[str, StringConstraints(max_length=MAX_URL)]
-    model: Name
-    api_key_env: Name | None = None
-    max_calls: StrictInt = 200
-    counts: StrictBool = False
-    name: Name | None = None
 
 
 class UserIn(Schema):
@@ -254,7 +228,7 @@ def endpoint_create(request: Request, actor: ApiActor, project_id: Id,
 def evaluation_list(request: Request, actor: ApiActor,
                     project_id: Id) -> list[dict[str, Any]]:
     """The project's evaluations."""
-    return [e.to_dict() for e in evaluations.list_evaluations(_store(request), actor,
+    return [e.to_dict() for e in campaigns.list_evaluations(_store(request), actor,
                                                                project_id)]
 
 
@@ -262,14 +236,14 @@ def evaluation_list(request: Request, actor: ApiActor,
 def evaluation_create(request: Request, actor: ApiActor, project_id: Id,
                       body: EvaluationIn) -> dict[str, Any]:
     """Create an evaluation (status ``draft``; run it next)."""
-    spec = evaluations.EvaluationSpec(**body.model_dump())
-    return evaluations.create_evaluation(_store(request), actor, project_id, spec).to_dict()
+    spec = campaigns.EvaluationSpec(**body.model_dump())
+    return campaigns.create_evaluation(_store(request), actor, project_id, spec).to_dict()
 
 
 @router.get("/evaluations/{evaluation_id}")
 def evaluation_get(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """One evaluation."""
-    return evaluations.get_evaluation(_store(request), actor, evaluation_id).to_dict()
+    return campaigns.get_evaluation(_store(request), actor, evaluation_id).to_dict()
 
 
 @router.post("/evaluations/{evaluation_id}/settings")
@@ -281,7 +255,7 @@ def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: Id,
         baseline = None
     elif body.baseline_id is not None:
         baseline = body.baseline_id
-    return evaluations.update_evaluation(_store(request), actor, evaluation_id,
+    return campaigns.update_evaluation(_store(request), actor, evaluation_id,
                                          baseline_id=baseline, annotation=body.annotation,
                                          guidelines=body.guidelines).to_dict()
 
@@ -289,7 +263,7 @@ def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: Id,
 @router.post("/evaluations/{evaluation_id}/run")
 def evaluation_run(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Take the snapshot and create the tasks (answers when done)."""
-    return evaluations.run_evaluation(_store(request), actor, evaluation_id,
+    return campaigns.run_evaluation(_store(request), actor, evaluation_id,
                                       boundary=settings_of(request).boundary)
 
 
@@ -486,9 +460,9 @@ def token_create(request: Request, actor: ApiActor, name: str) -> dict[str, str]
 @docs_router.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
 def api_docs(request: Request) -> Response:
     """The API's routes, read from its OpenAPI description (no script, works offline)."""
+    from rankscope.app.apidocs import api_groups, inline_markup
+
     spec = request.app.openapi()
-    routes = [{"method": method.upper(), "path": path, "summary": op.get("summary", ""),
-               "doc": op.get("description", ""),
-               "params": [p["name"] for p in op.get("parameters", [])]}
-              for path, ops in spec.get("paths", {}).items() for method, op in ops.items()]
-    return render(request, "api_docs.html", {"routes": routes, "title": spec["info"]["title"]})
+    return render(request, "api_docs.html", {
+        "groups": api_groups(spec), "title": spec["info"]["title"],
+        "intro": inline_markup(spec["info"].get("description", ""))})

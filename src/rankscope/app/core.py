@@ -1,11 +1,11 @@
-"""The application object: settings, templates, who is asking, errors as HTTP answers.
+"""What every route shares: settings, templates, who is asking, errors as HTTP answers.
 
-Routes live in :mod:`rankscope.app.pages`, :mod:`rankscope.app.pages_grading`,
+The application is assembled by :func:`rankscope.app.factory.create_app`
+from the routes of :mod:`rankscope.app.pages`, :mod:`rankscope.app.pages_grading`,
 :mod:`rankscope.app.pages_dashboards`, :mod:`rankscope.app.pages_llm` and
-:mod:`rankscope.app.api`; each is a
-few lines over a service. Errors raised by the services become answers
-here, once: :class:`~rankscope.errors.AuthError` 401 (a page redirects to
-``/login``), :class:`~rankscope.errors.ForbiddenError` 403,
+:mod:`rankscope.app.api`; each is a few lines over a service. Errors raised by
+the services become answers here, once: :class:`~rankscope.errors.AuthError`
+401 (a page redirects to ``/login``), :class:`~rankscope.errors.ForbiddenError` 403,
 :class:`~rankscope.errors.NotFoundError` 404,
 :class:`~rankscope.errors.ConflictError` 409, bad input 400; the API answers
 ``{"error": message}``, a page shows the message. A request its schema
@@ -16,22 +16,19 @@ value.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import annotated_types
-from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rankscope.app.security import COOKIE, BodyLimit, CrossOriginGuard, SecurityHeaders
+from rankscope.app.security import COOKIE
 from rankscope.errors import (
     AppError,
     AuthError,
@@ -42,7 +39,6 @@ from rankscope.errors import (
 )
 from rankscope.services.accounts import Actor, LoginLimiter, resolve_session, resolve_token
 from rankscope.services.boundary import Boundary
-from rankscope.services.exchange import MAX_UPLOAD
 from rankscope.services.limits import MAX_ID
 
 if TYPE_CHECKING:
@@ -52,8 +48,9 @@ __all__ = [
     "ApiActor",
     "AppSettings",
     "Id",
+    "LoginRequired",
+    "MaybePageActor",
     "PageActor",
-    "create_app",
     "form_id",
     "render",
     "settings_of",
@@ -93,6 +90,8 @@ class AppSettings:
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
     runs: dict[int, threading.Thread] = field(default_factory=dict)
     """Evaluation runs going on in the background (pages start them, then poll)."""
+    run_progress: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Each background run's (queries answered, queries), which the status poll shows."""
 
     @property
     def irds(self) -> tuple[str, ...]:
@@ -103,10 +102,16 @@ class AppSettings:
 
 
 class LoginRequired(Exception):
-    """A page needs a signed-in user: answered with a redirect to ``/login``."""
+    """A page needs a signed-in user: answered with a redirect to ``/login``.
 
-    def __init__(self, target: str) -> None:
+    ``target`` is where the user comes back to after signing in: the page asked
+    for; for a form sent (a POST), the page it was sent from unless ``exact``
+    (a route naming the page itself, e.g. a grade kept for sending again).
+    """
+
+    def __init__(self, target: str, exact: bool = False) -> None:
         self.target = target
+        self.exact = exact
         super().__init__(target)
 
 
@@ -135,7 +140,16 @@ def api_actor(request: Request) -> Actor:
     raise AuthError("no credentials: send Authorization: Bearer TOKEN")
 
 
+def maybe_page_actor(request: Request) -> Actor | None:
+    """The user of a page, or None when the session has ended (the route says what next)."""
+    try:
+        return resolve_session(settings_of(request).store, request.cookies.get(COOKIE))
+    except AuthError:
+        return None
+
+
 PageActor = Annotated[Actor, Depends(page_actor)]
+MaybePageActor = Annotated[Actor | None, Depends(maybe_page_actor)]
 ApiActor = Annotated[Actor, Depends(api_actor)]
 
 _TEMPLATES: Jinja2Templates | None = None
@@ -150,6 +164,8 @@ def templates() -> Jinja2Templates:
         _TEMPLATES.env.filters["markdown"] = markdown
         _TEMPLATES.env.filters["num"] = number
         _TEMPLATES.env.filters["http_url"] = http_url
+        _TEMPLATES.env.filters["plural"] = plural
+        _TEMPLATES.env.globals["scale_labels"] = scale_labels
     return _TEMPLATES
 
 
@@ -191,6 +207,35 @@ def markdown(text: str | None) -> str:
     return Markup(renderer.render(text or ""))
 
 
+def scale_labels(name: str | None) -> dict[str, str]:
+    """The labels of a scale by grade (``{"0": "poor", ...}``); none for an unknown scale.
+
+    Examples
+    --------
+    >>> scale_labels("binary")
+    {'0': 'irrelevant', '1': 'relevant'}
+    """
+    from rankscope.errors import OptionError
+    from rankscope.judgments.scales import get_scale
+
+    try:
+        scale = get_scale(name)
+    except OptionError:
+        return {}
+    return {} if scale is None else {f"{g:g}": label for g, label in scale.labels}
+
+
+def plural(count: Any, word: str, words: str | None = None) -> str:
+    """A count and its noun, singular for one: ``1 result``, ``2 results``, ``0 queries``.
+
+    Examples
+    --------
+    >>> plural(1, "result"), plural(2, "result"), plural(0, "query", "queries")
+    ('1 result', '2 results', '0 queries')
+    """
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
 def number(value: Any, digits: int = 4) -> str:
     """A metric for a page: 4 decimals, a dash for none."""
     if value is None:
@@ -218,7 +263,7 @@ def status_of(exc: RankscopeError) -> int:
     return 500 if isinstance(exc, AppError) else 400
 
 
-def _error(request: Request, exc: Exception) -> Response:
+def error_answer(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, RankscopeError):  # pragma: no cover - FastAPI passes ours only
         raise exc
     status = status_of(exc)
@@ -229,7 +274,7 @@ def _error(request: Request, exc: Exception) -> Response:
     return render(request, "error.html", {"status": status, "message": str(exc)}, status)
 
 
-def _invalid(request: Request, exc: Exception) -> Response:
+def invalid_answer(request: Request, exc: Exception) -> Response:
     """A request the schema refuses: 422 naming each field and why, never echoing the value."""
     problems = []
     for error in getattr(exc, "errors", list)()[:10]:
@@ -241,67 +286,47 @@ def _invalid(request: Request, exc: Exception) -> Response:
     return render(request, "error.html", {"status": 422, "message": message}, 422)
 
 
-def _login_redirect(request: Request, exc: Exception) -> Response:
+def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such route, a method not allowed): JSON under /api/,
+    the app's error page for a browser."""
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
+    detail = exc.detail if isinstance(exc, StarletteHTTPException) else "internal error"
+    headers = getattr(exc, "headers", None)
+    if request.url.path.startswith("/api/") or "text/html" not in request.headers.get(
+            "accept", ""):
+        return JSONResponse({"error": detail}, status_code=status, headers=headers)
+    message = {404: f"There is no page at {request.url.path[:200]}.",
+               405: "This address does not take that request."}.get(status, str(detail))
+    return render(request, "error.html", {"status": status, "message": message}, status)
+
+
+def _same_site_path(url: str | None, request: Request) -> str | None:
+    """The path and query of a URL of this site (a Referer, htmx's current URL), else None."""
+    from urllib.parse import urlsplit
+
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.netloc and parts.netloc != request.url.netloc:
+        return None
+    if not parts.path.startswith("/") or parts.path.startswith("//"):
+        return None
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def login_redirect(request: Request, exc: Exception) -> Response:
+    """To the sign-in page, then back where the user was: the page asked for, or for a
+    form sent after the session ended, the page it was sent from (never a form's
+    address, which a browser cannot open)."""
     from urllib.parse import quote
 
     target = exc.target if isinstance(exc, LoginRequired) else "/"
-    if request.headers.get("hx-request"):
-        return Response(status_code=401, headers={"HX-Redirect": "/login"})
-    return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
-
-
-def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None = None,
-               limiter: LoginLimiter | None = None, max_upload: int = MAX_UPLOAD + 1024 * 1024,
-               forwarded_allow_ips: str | None = None, irds: Sequence[str] = ()) -> Any:
-    """The ASGI application over an open store (SQLite: give it a ThreadWriter).
-
-    Parameters
-    ----------
-    store : Store
-        Where everything is kept.
-    data_dir : path
-        The app's own files (the LLM answer cache).
-    boundary : Boundary, optional
-        What web users may make the server do (default: endpoints' files
-        inside ``data_dir``, no environment variable, public hosts only).
-    limiter : LoginLimiter, optional
-        Sign-in attempts allowed (default 5 per account and address, 20 per
-        address, in 5 minutes).
-    max_upload : int
-        The largest request body accepted (bytes).
-    forwarded_allow_ips : str, optional
-        The proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are
-        believed (comma-separated addresses or ranges, ``*`` for any); None:
-        nobody's, the client is the connection's peer.
-    irds : sequence of str
-        Patterns of the ir_datasets collections curators may name (``beir/*``);
-        given, they replace the boundary's (:attr:`Boundary.irds`).
-    """
-    from rankscope.app import api, pages, pages_dashboards, pages_grading, pages_llm
-
-    app = FastAPI(title="rankscope", docs_url=None, redoc_url=None,
-                  openapi_url="/api/openapi.json",
-                  description="The judging app's JSON API: `Authorization: Bearer TOKEN` "
-                  "(`rankscope user token NAME`).")
-    if boundary is None:
-        boundary = Boundary.for_server(store, data_dir)
-    if irds:
-        boundary = dataclasses.replace(boundary, irds=tuple(irds))
-    app.state.settings = AppSettings(store=store, data_dir=Path(data_dir), boundary=boundary,
-                                     limiter=limiter or LoginLimiter())
-    static = resources.files("rankscope.app") / "static"
-    app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    app.add_exception_handler(RankscopeError, _error)
-    app.add_exception_handler(RequestValidationError, _invalid)
-    app.add_exception_handler(LoginRequired, _login_redirect)
-    for module in (pages, pages_grading, pages_dashboards, pages_llm, api):
-        app.include_router(module.router)
-    app.include_router(api.docs_router)
-    # outermost first: headers on every answer, the client's address from a trusted
-    # proxy only, then refuse oversized bodies, then cross-origin writes
-    guarded: Any = BodyLimit(CrossOriginGuard(app), max_upload)
-    if forwarded_allow_ips:
-        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
-
-        guarded = ProxyHeadersMiddleware(guarded, trusted_hosts=forwarded_allow_ips)
-    return SecurityHeaders(guarded)
+    exact = isinstance(exc, LoginRequired) and exc.exact
+    htmx = bool(request.headers.get("hx-request"))
+    if not exact and (htmx or request.method != "GET"):
+        page = request.headers.get("hx-current-url") if htmx else request.headers.get("referer")
+        target = _same_site_path(page, request) or ("/" if request.method != "GET" else target)
+    login = f"/login?next={quote(target)}"
+    if htmx:
+        return Response(status_code=401, headers={"HX-Redirect": login})
+    return RedirectResponse(login, status_code=303)

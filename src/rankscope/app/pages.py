@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from rankscope.app.core import Id, PageActor, form_id, render, settings_of
+from rankscope.app.core import Id, PageActor, form_id, render, settings_of, status_of
 from rankscope.app.security import COOKIE
-from rankscope.errors import AuthError, ForbiddenError, InputError
-from rankscope.services import accounts, catalog, evaluations, projects
+from rankscope.errors import AuthError, ForbiddenError, InputError, RankscopeError
+from rankscope.services import accounts, campaigns, catalog, overview, projects
 from rankscope.services.exchange import MAX_UPLOAD
 
 __all__ = ["router"]
@@ -81,19 +81,36 @@ def project_create(request: Request, actor: PageActor,
 
 @router.get("/projects/{project_id}", response_class=HTMLResponse)
 def project_page(request: Request, actor: PageActor, project_id: Id) -> Response:
+    return render(request, "project.html", _project_context(request, actor, project_id),
+                  actor=actor)
+
+
+def _project_context(request: Request, actor: accounts.Actor,
+                     project_id: int) -> dict[str, object]:
     store = settings_of(request).store
     project = projects.get_project(store, actor, project_id)
-    context = {
+    return {
         "project": project,
         "query_sets": catalog.list_query_sets(store, actor, project_id),
         "endpoints": catalog.list_endpoints(store, actor, project_id),
-        "evaluations": evaluations.list_evaluations(store, actor, project_id),
+        "overview": overview.project_overview(store, actor, project_id),
         "members": projects.list_members(store, actor, project_id),
         "can_curate": projects.RANK[project.role] >= projects.RANK["curator"],
         "irds": settings_of(request).irds,
         "boundary": settings_of(request).boundary,
+        "form": {},
     }
-    return render(request, "project.html", context, actor=actor)
+
+
+def _form_refused(request: Request, actor: accounts.Actor, project_id: int, which: str,
+                  exc: RankscopeError, values: dict[str, str]) -> Response:
+    """The project page again, the refused form keeping what was typed or pasted and the
+    error beside it (never a separate page that loses the text)."""
+    if isinstance(exc, AuthError) or status_of(exc) not in (400, 403, 409):
+        raise exc
+    context = _project_context(request, actor, project_id)
+    context["form"] = {"which": which, "error": str(exc), **values}
+    return render(request, "project.html", context, status_of(exc), actor=actor)
 
 
 @router.post("/projects/{project_id}/members")
@@ -124,14 +141,19 @@ async def query_set_create(request: Request, actor: PageActor, project_id: Id,
     from starlette.concurrency import run_in_threadpool
 
     settings = settings_of(request)
-    content, filename = await _upload_text(file, text)
-    if collection.strip() and not content.strip():
-        view = await run_in_threadpool(catalog.import_query_set_from_collection,
-                                       settings.store, actor, project_id, name, collection,
-                                       settings.irds)
-        return RedirectResponse(f"/query-sets/{view.id}", status_code=303)
-    view = await run_in_threadpool(catalog.import_query_set, settings.store, actor,
-                                   project_id, name, content, filename)
+    try:
+        content, filename = await _upload_text(file, text)
+        if collection.strip() and not content.strip():
+            view = await run_in_threadpool(catalog.import_query_set_from_collection,
+                                           settings.store, actor, project_id, name,
+                                           collection, settings.irds)
+        else:
+            view = await run_in_threadpool(catalog.import_query_set, settings.store, actor,
+                                           project_id, name, content, filename)
+    except RankscopeError as exc:
+        return await run_in_threadpool(_form_refused, request, actor, project_id, "query_set",
+                                       exc, {"name": name, "text": text,
+                                             "collection": collection})
     return RedirectResponse(f"/query-sets/{view.id}", status_code=303)
 
 
@@ -148,8 +170,12 @@ def query_set_page(request: Request, actor: PageActor, query_set_id: Id) -> Resp
 def endpoint_save(request: Request, actor: PageActor, project_id: Id,
                   toml: Annotated[str, Form()], name: Annotated[str, Form()] = "") -> Response:
     settings = settings_of(request)
-    catalog.save_endpoint(settings.store, actor, project_id, toml, name=name.strip() or None,
-                          boundary=settings.boundary)
+    try:
+        catalog.save_endpoint(settings.store, actor, project_id, toml,
+                              name=name.strip() or None, boundary=settings.boundary)
+    except RankscopeError as exc:
+        return _form_refused(request, actor, project_id, "endpoint", exc,
+                             {"toml": toml, "name": name})
     return RedirectResponse(f"/projects/{project_id}", status_code=303)
 
 
@@ -168,7 +194,7 @@ def evaluation_form(request: Request, actor: PageActor, project_id: Id) -> Respo
     context = {"project": project,
                "query_sets": catalog.list_query_sets(store, actor, project_id),
                "endpoints": catalog.list_endpoints(store, actor, project_id),
-               "evaluations": evaluations.list_evaluations(store, actor, project_id)}
+               "evaluations": campaigns.list_evaluations(store, actor, project_id)}
     return render(request, "evaluation_new.html", context, actor=actor)
 
 
@@ -188,13 +214,13 @@ def evaluation_create(
         if line.strip():
             key, _, value = line.partition(":")
             rules[key.strip()] = value.strip()
-    spec = evaluations.EvaluationSpec(
+    spec = campaigns.EvaluationSpec(
         name=name, query_set_id=query_set_id, endpoint_id=endpoint_id, scale=scale,
         grades_wanted=grades_wanted, strategy=strategy or None,
         metrics=[m.strip() for m in metrics.replace("\n", ",").split(",") if m.strip()],
         transforms=rules, null_rules=bool(null_rules), depth=depth, guidelines=guidelines,
         baseline_id=form_id(baseline_id, "the baseline"), annotation=annotation)
-    view = evaluations.create_evaluation(settings_of(request).store, actor, project_id, spec)
+    view = campaigns.create_evaluation(settings_of(request).store, actor, project_id, spec)
     return RedirectResponse(f"/evaluations/{view.id}", status_code=303)
 
 

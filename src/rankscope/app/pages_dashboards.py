@@ -17,9 +17,9 @@ from rankscope.errors import ForbiddenError, InputError, OptionError, RankscopeE
 from rankscope.services import (
     adjudication,
     assignment,
+    campaigns,
     comparison,
     dashboards,
-    evaluations,
     exchange,
     projects,
 )
@@ -38,38 +38,59 @@ def _can_curate(request: Request, actor: Actor, project_id: Id) -> bool:
 @router.get("/evaluations/{evaluation_id}", response_class=HTMLResponse)
 def evaluation_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     store = settings_of(request).store
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     curate = _can_curate(request, actor, ev.project_id)
-    others = [e for e in evaluations.list_evaluations(store, actor, ev.project_id)
+    others = [e for e in campaigns.list_evaluations(store, actor, ev.project_id)
               if e.id != ev.id] if curate else []
     return render(request, "evaluation.html", {
         "evaluation": ev, "can_curate": curate, "others": others, "tab": "overview",
+        **_run_state(request, evaluation_id),
         "progress": assignment.progress(store, actor, evaluation_id),
         "exports": exchange.exports_of(store, actor, evaluation_id) if curate else [],
         "imports": exchange.IMPORTS}, actor=actor)
 
 
+def _run_state(request: Request, evaluation_id: int) -> dict[str, object]:
+    """What the status line needs of a background run: started (the thread alive) and
+    its progress (queries answered, queries)."""
+    settings = settings_of(request)
+    thread = settings.runs.get(evaluation_id)
+    return {"run_alive": thread is not None and thread.is_alive(),
+            "run_progress": settings.run_progress.get(evaluation_id)}
+
+
 @router.get("/evaluations/{evaluation_id}/status", response_class=HTMLResponse)
-def evaluation_status(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
-    ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
-    return render(request, "_status.html", {"evaluation": ev}, actor=actor)
+def evaluation_status(request: Request, actor: PageActor, evaluation_id: Id,
+                      was: str = "") -> Response:
+    ev = campaigns.get_evaluation(settings_of(request).store, actor, evaluation_id)
+    state = _run_state(request, evaluation_id)
+    response = render(request, "_status.html", {"evaluation": ev, **state}, actor=actor)
+    if was in ("draft", "running") and ev.status not in ("draft", "running"):
+        # the run ended: the whole page changes (progress, "Start grading"), not only the line
+        response.headers["HX-Refresh"] = "true"
+    return response
 
 
 @router.post("/evaluations/{evaluation_id}/run")
 def evaluation_run(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     settings = settings_of(request)
-    ev = evaluations.get_evaluation(settings.store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(settings.store, actor, evaluation_id)
     if not _can_curate(request, actor, ev.project_id):
         raise ForbiddenError("only curators run evaluations")
     running = settings.runs.get(evaluation_id)
     if running is None or not running.is_alive():
+        def progress(done: int, total: int) -> None:
+            settings.run_progress[evaluation_id] = (done, total)
+
         def work() -> None:
             # the outcome (ready, or failed with its error) is recorded on the evaluation,
             # which the page polls; nothing is left to report from this thread
             with contextlib.suppress(Exception):
-                evaluations.run_evaluation(settings.store, actor, evaluation_id,
-                                           boundary=settings.boundary)
+                campaigns.run_evaluation(settings.store, actor, evaluation_id,
+                                           boundary=settings.boundary, progress=progress)
+            settings.run_progress.pop(evaluation_id, None)
 
+        settings.run_progress.pop(evaluation_id, None)
         thread = threading.Thread(target=work, name=f"run-{evaluation_id}", daemon=True)
         settings.runs[evaluation_id] = thread
         thread.start()
@@ -81,7 +102,7 @@ def evaluation_settings(request: Request, actor: PageActor, evaluation_id: Id,
                         baseline_id: Annotated[str, Form()] = "",
                         annotation: Annotated[str, Form()] = "",
                         guidelines: Annotated[str | None, Form()] = None) -> Response:
-    evaluations.update_evaluation(
+    campaigns.update_evaluation(
         settings_of(request).store, actor, evaluation_id,
         baseline_id=form_id(baseline_id, "the baseline"),
         annotation=annotation, guidelines=guidelines)
@@ -90,7 +111,7 @@ def evaluation_settings(request: Request, actor: PageActor, evaluation_id: Id,
 
 def _dashboard(request: Request, actor: Actor, evaluation_id: Id, name: str, tab: str,
                **context: object) -> Response:
-    ev = evaluations.get_evaluation(settings_of(request).store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(settings_of(request).store, actor, evaluation_id)
     return render(request, name, {"evaluation": ev, "tab": tab, "can_curate": True, **context},
                   actor=actor)
 
@@ -130,7 +151,7 @@ def disagreements_page(request: Request, actor: PageActor, evaluation_id: Id,
                        message: str | None = None) -> Response:
     store = settings_of(request).store
     found = adjudication.disagreements(store, actor, evaluation_id)
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     from rankscope.judgments.scales import get_scale
 
     scale = get_scale(ev.scale)
@@ -176,8 +197,8 @@ def compare_page(request: Request, actor: PageActor, evaluation_id: Id,
                  baseline: Id | None = None, test: str = "t", correction: str = "holm",
                  metric: str | None = None) -> Response:
     store = settings_of(request).store
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
-    others = [e for e in evaluations.list_evaluations(store, actor, ev.project_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
+    others = [e for e in campaigns.list_evaluations(store, actor, ev.project_id)
               if e.id != ev.id]
     chosen = baseline if baseline is not None else ev.baseline_id
     report, error = None, None

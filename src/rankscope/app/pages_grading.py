@@ -27,9 +27,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from rankscope.app.core import Id, PageActor, render, settings_of
+from rankscope.app.core import Id, LoginRequired, MaybePageActor, PageActor, render, settings_of
 from rankscope.errors import OptionError
-from rankscope.services import assignment, evaluations, grading, grading_page, projects
+from rankscope.services import assignment, campaigns, grading, grading_page, projects
 from rankscope.services.accounts import Actor
 from rankscope.services.limits import MAX_ID
 
@@ -57,7 +57,7 @@ def grade_keys(scale: dict[str, Any]) -> list[tuple[str, float]]:
     return out
 
 
-def _scale_keys(ev: evaluations.EvaluationView) -> list[tuple[str, float]]:
+def _scale_keys(ev: campaigns.EvaluationView) -> list[tuple[str, float]]:
     from rankscope.judgments.scales import get_scale
 
     scale = get_scale(ev.scale)
@@ -86,8 +86,9 @@ def _context(request: Request, page: grading_page.GradingPage,
 
 
 def _answer(request: Request, actor: Actor, page: grading_page.GradingPage,
-            message: str | None = None) -> Response:
+            message: str | None = None, kept: dict[str, str] | None = None) -> Response:
     context = _context(request, page, message)
+    context["kept"] = kept
     return render(request, "_task.html" if _hx(request) else "grade.html", context, actor=actor)
 
 
@@ -124,10 +125,38 @@ def grade_next(request: Request, actor: PageActor, evaluation_id: Id,
 
 @router.get("/tasks/{task_id}", response_class=HTMLResponse)
 def grade_task(request: Request, actor: PageActor, task_id: Id, walk: int = 0,
-               message: str | None = None) -> Response:
+               message: str | None = None, unsaved: str | None = None, reason: str = "",
+               explanation: str = "") -> Response:
     page = grading_page.task_page(settings_of(request).store, actor, task_id,
                                   walking=bool(walk))
-    return _answer(request, actor, page, message)
+    kept = None
+    if page.task is not None and (unsaved == "cant-tell" or (unsaved and _is_number(unsaved))):
+        # a grade sent after the session ended: kept here, to be sent again
+        value = "" if unsaved == "cant-tell" else unsaved[:20]
+        shown = _label(page.task, float(value)) if value else "can't tell"
+        kept = {"value": value, "reason": reason[:500], "explanation": explanation[:2000]}
+        message = (f"Not saved: your session had ended before your grade {shown} reached "
+                   "the server. It is kept below: press it again to save it.")
+    return _answer(request, actor, page, message, kept=kept)
+
+
+def _is_number(text: str) -> bool:
+    """A finite number (a grade's value as a form sends it)."""
+    import math
+
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _kept_target(task_id: int, value: str, reason: str, explanation: str, walk: str) -> str:
+    """The task's page with a grade that was not saved, kept for sending again."""
+    from urllib.parse import urlencode
+
+    kept = {"unsaved": value.strip()[:20] or "cant-tell", "reason": reason[:500],
+            "explanation": explanation[:2000], "walk": "1" if walk == "1" else ""}
+    return f"/tasks/{task_id}?" + urlencode({k: v for k, v in kept.items() if v})
 
 
 def _number(value: str) -> float | None:
@@ -144,12 +173,14 @@ def _cursor(after: str) -> int | None:
 
 
 @router.post("/tasks/{task_id}/grade")
-def grade_submit(request: Request, actor: PageActor, task_id: Id,
+def grade_submit(request: Request, actor: MaybePageActor, task_id: Id,
                  evaluation_id: Annotated[Id, Form()], value: Annotated[str, Form()] = "",
                  reason: Annotated[str, Form()] = "", explanation: Annotated[str, Form()] = "",
                  walk: Annotated[str, Form()] = "", mode: Annotated[str, Form()] = "",
                  back: Annotated[str, Form()] = "", after: Annotated[str, Form()] = "",
                  ) -> Response:
+    if actor is None:  # the session ended (signed out elsewhere): nothing is saved
+        raise LoginRequired(_kept_target(task_id, value, reason, explanation, walk), exact=True)
     store = settings_of(request).store
     given = grading.GradeInput(task_id, _number(value), reason or None, explanation or None)
     if mode == "list":
@@ -177,16 +208,34 @@ def grade_later(request: Request, actor: PageActor, task_id: Id,
     return _answer(request, actor, page, message)
 
 
+def _undo_message(undo: grading.Undone | None, shown: assignment.TaskView | None) -> str:
+    """What an undo did, in words: the grade removed, and the earlier one restored if any
+    (``shown``: the result undone, as the grader sees it, for its title and labels)."""
+    if undo is None or undo.task_id is None:
+        return "Nothing to undo"
+    if shown is None or shown.task_id != undo.task_id:  # not shown again: no labels to hand
+        return "Undone" + (": your earlier grade is restored" if undo.restored else "")
+    what = shown.title or shown.doc_id
+    removed = _label(shown, undo.removed)
+    if undo.restored:
+        restored = _label(shown, undo.restored_value)
+        return (f"Undone: your grade {removed} for {what} is withdrawn; your earlier grade "
+                f"{restored} is restored (u again removes it)")
+    return f"Undone: your grade {removed} for {what} is removed; grade it again"
+
+
 @router.post("/evaluations/{evaluation_id}/undo")
 def grade_undo(request: Request, actor: PageActor, evaluation_id: Id,
                mode: Annotated[str, Form()] = "", back: Annotated[str, Form()] = "") -> Response:
     store = settings_of(request).store
     if mode == "list" and back.startswith(f"/evaluations/{evaluation_id}/queries/"):
-        task_id = grading.undo_last(store, actor, evaluation_id)
-        message = "Nothing to undo" if task_id is None else "Undone: grade it again"
+        undo = grading.undo_grade(store, actor, evaluation_id)
+        shown = (assignment.task_view(store, actor, undo.task_id, hold=False)
+                 if undo is not None and undo.task_id is not None else None)
+        message = _undo_message(undo, shown)
         return RedirectResponse(back + "?message=" + quote(message), status_code=303)
     page = grading_page.undo_and_show(store, actor, evaluation_id)
-    message = "Nothing to undo" if page.undone is None else "Undone: grade it again"
+    message = _undo_message(page.undo, page.task)
     if not _hx(request):
         target = (f"/tasks/{page.undone}" if page.undone
                   else f"/evaluations/{evaluation_id}/grade")
@@ -201,7 +250,7 @@ def _list_context(request: Request, actor: Actor, evaluation_id: Id,
                   query_id: str) -> dict[str, Any]:
     store = settings_of(request).store
     tasks = assignment.query_results(store, actor, evaluation_id, query_id)
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     order = assignment.query_ids(store, actor, evaluation_id)
     at = order.index(query_id) if query_id in order else 0
     return {"evaluation": ev, "tasks": tasks, "query_id": query_id,
@@ -228,9 +277,12 @@ def _list_row(request: Request, actor: Actor, page: grading_page.GradingPage,
         raise OptionError("no row to show")
     ev_id = page.evaluation.id
     if not _hx(request):
-        target = back if back.startswith(f"/evaluations/{ev_id}/queries/") else \
+        target = back if back.startswith((f"/evaluations/{ev_id}/queries/",
+                                          f"/evaluations/{ev_id}/tries/",
+                                          f"/evaluations/{ev_id}/side")) else \
             f"/evaluations/{ev_id}/queries/{quote(task.query_id)}"
-        return RedirectResponse(f"{target}?message={quote(message)}#t{task.task_id}",
+        joint = "&" if "?" in target else "?"
+        return RedirectResponse(f"{target}{joint}message={quote(message)}#t{task.task_id}",
                                 status_code=303)
     return render(request, "_row.html", {
         "evaluation": page.evaluation, "t": task, "keys": _scale_keys(page.evaluation),

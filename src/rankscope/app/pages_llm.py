@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.errors import OptionError
-from rankscope.services import evaluations, llm_judges
+from rankscope.services import campaigns, llm_judges
 from rankscope.services.accounts import Actor
 from rankscope.services.boundary import CACHE_FILE
 
@@ -30,7 +30,7 @@ router = APIRouter(include_in_schema=False)  # pages: not part of the JSON API
 def judges_page(request: Request, actor: PageActor, evaluation_id: Id) -> Response:
     store = settings_of(request).store
     judges = llm_judges.list_judges(store, actor, evaluation_id)
-    ev = evaluations.get_evaluation(store, actor, evaluation_id)
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
     return render(request, "llm.html", {"evaluation": ev, "judges": judges, "tab": "llm",
                                         "can_curate": True,
                                         "boundary": settings_of(request).boundary}, actor=actor)

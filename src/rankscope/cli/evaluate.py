@@ -157,7 +157,7 @@ def run_names(results: list[Any], paths: list[str]) -> list[str]:
     """One distinct name per run: its tag, else its file name, else its path."""
     import os
 
-    from rankscope.compare.runs import unique_names
+    from rankscope.data.runs import unique_names
 
     return unique_names([[r.info.run_name, os.path.basename(p), p]
                          for r, p in zip(results, paths, strict=True)])

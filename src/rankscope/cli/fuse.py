@@ -8,7 +8,7 @@ from typing import Any
 
 __all__ = ["register"]
 
-# Kept in step with rankscope.compare.fusion (tests/compare/test_fusion_cli.py checks it);
+# Kept in step with rankscope.fusion.combine (tests/compare/test_fusion_cli.py checks it);
 # spelled out here so `rankscope --help` does not import polars.
 METHODS = ("rrf", "combsum", "combmnz", "combmax", "combmin", "combmed", "combanz", "wsum",
            "combgmnz", "wmnz", "mixed", "isr", "log_isr", "logn_isr", "bordafuse",
@@ -90,11 +90,11 @@ def _weights(text: str | None) -> list[float] | None:
 def run(args: argparse.Namespace) -> int:
     """Fuse (or tune and fuse) and write the run; returns the exit code."""
     from rankscope.cli.compare import read_runs
-    from rankscope.compare.fusion import fuse
-    from rankscope.compare.fusion_search import optimize_fusion
-    from rankscope.compare.runs import load_runs
+    from rankscope.data.runs import load_runs
     from rankscope.data.tables import Qrels
     from rankscope.errors import OptionError
+    from rankscope.fusion.combine import fuse
+    from rankscope.fusion.optimize import optimize_fusion
 
     if args.list_methods:
         sys.stdout.write(methods_text())
@@ -147,7 +147,7 @@ def _trials_text(search: Any) -> str:
 
 def methods_text() -> str:
     """Every fusion method with its parameters, formula and citation (for people)."""
-    from rankscope.compare.fusion_methods import METHODS as SPECS
+    from rankscope.fusion.methods import METHODS as SPECS
 
     out = []
     for spec in SPECS.values():

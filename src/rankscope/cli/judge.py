@@ -40,6 +40,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     ep.add_argument("--auth-header", default="Authorization",
                     help="header for the key (default: Authorization: Bearer KEY; Azure: "
                          "api-key)")
+    ep.add_argument("--provider", default="openai", metavar="NAME",
+                    help="the API the endpoint speaks: openai (chat completions, the "
+                         "default) or ollama (Ollama's own /api/chat)")
     ep.add_argument("--rater", help="rater name of the grades (default: llm:MODEL)")
     src = p.add_argument_group("what to grade")
     src.add_argument("--queries", metavar="Q.tsv",
@@ -178,15 +181,18 @@ def _settings(values: list[str]) -> dict[str, Any]:
 def _judge(args: argparse.Namespace) -> int:
     from rankscope import progress
     from rankscope.errors import IncompleteError, JudgeError, OptionError
-    from rankscope.judge.api import judge
+    from rankscope.llm_judge.api import judge
 
     missing = [o for o, v in (("--endpoint", args.endpoint), ("--model", args.model))
                if not v]
     if missing:
         raise OptionError(f"{' and '.join(missing)} required (or: rankscope judge agreement)")
-    from rankscope.judge.client import check_endpoint
+    from rankscope.llm_judge.client import check_endpoint
 
     check_endpoint(args.endpoint)  # a bad URL is refused before any file is read
+    from rankscope.llm_judge.providers import get_provider
+
+    get_provider(args.provider)  # so is an unknown provider
     if args.snapshot and not args.store:
         raise OptionError("--snapshot needs --store DB (or RANKSCOPE_STORE)")
     if not args.run and not args.pairs and not args.snapshot:
@@ -217,7 +223,8 @@ def _judge(args: argparse.Namespace) -> int:
             sample=args.sample, seed=args.seed, scale=args.scale, prompt=args.prompt,
             guidelines=guidelines, doc_fields=fields,
             max_doc_chars=args.max_doc_chars, output=args.output, cache=args.cache,
-            api_key_env=args.api_key_env, auth_header=args.auth_header, rater=args.rater,
+            api_key_env=args.api_key_env, auth_header=args.auth_header,
+            provider=args.provider, rater=args.rater,
             temperature=args.temperature, settings=_settings(args.setting),
             samples=args.samples, concurrency=args.concurrency, rpm=args.rpm,
             timeout=args.timeout, max_retries=args.max_retries, max_calls=args.max_calls,
@@ -323,8 +330,8 @@ def _report(args: argparse.Namespace, result: Any) -> str:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    from rankscope.judge.agreement import judge_agreement
     from rankscope.judgments.table import Judgments
+    from rankscope.llm_judge.agreement import judge_agreement
 
     scale = args.scale
     human = Judgments.read(args.human, scale=scale)

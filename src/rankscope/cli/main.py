@@ -41,7 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("rankscope.cli.judge", "grade results with an LLM; its agreement with humans"),
     "snapshot": ("rankscope.cli.snapshot", "run a query set against a search endpoint, keep "
                  "the results"),
-    "snapshots": ("rankscope.cli.snapshots", "list, show, export, diff snapshots; find holes"),
+    "snapshots": ("rankscope.cli.snapshots", "list, show, export, diff, compare snapshots; "
+                  "find holes"),
+    "sweep": ("rankscope.cli.sweep", "run an endpoint over a grid of settings, rank the "
+              "configurations"),
     "check": ("rankscope.cli.check", "CI regression check: is a run worse than its baseline?"),
     "demo": ("rankscope.cli.demo", "write the bundled demo collection to a directory"),
     "sample-data": ("rankscope.cli.sample_data", "copy the bundled sample qrels and runs"),

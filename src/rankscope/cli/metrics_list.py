@@ -72,7 +72,7 @@ def under_conventions(name: str) -> dict[str, dict[str, str]]:
 
 def describe_fusion(method: str) -> dict[str, Any]:
     """Everything known about one fusion method, JSON-ready."""
-    from rankscope.compare.fusion_methods import METHODS
+    from rankscope.fusion.methods import METHODS
 
     spec = METHODS[method]
     return {
@@ -84,8 +84,8 @@ def describe_fusion(method: str) -> dict[str, Any]:
 
 
 def _fusion_method(name: str) -> str | None:
-    from rankscope.compare.fusion_methods import method_spec
     from rankscope.errors import OptionError
+    from rankscope.fusion.methods import method_spec
 
     try:
         return method_spec(name).name
@@ -96,8 +96,8 @@ def _fusion_method(name: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Print the listing; returns the exit code."""
     import rankscope.metrics  # noqa: F401 - every family, trec_eval's included
-    from rankscope.compare.fusion_methods import METHODS
     from rankscope.errors import UnknownMetricError
+    from rankscope.fusion.methods import METHODS
     from rankscope.metrics.base import FAMILIES
     from rankscope.metrics.conventions import resolve_name
 

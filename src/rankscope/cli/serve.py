@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from rankscope.app.core import create_app
+        from rankscope.app.factory import create_app
     except ImportError as exc:
         from rankscope.errors import DependencyError
 
@@ -142,11 +142,16 @@ def run(args: argparse.Namespace) -> int:
     store = open_app_store(db)
     try:
         boundary = boundary_of(args, store, data_dir)
-        from rankscope.services.evaluations import recover_interrupted_runs
+        from rankscope.services.campaigns import recover_interrupted_runs
 
         for evaluation_id in recover_interrupted_runs(store):
             sys.stderr.write(f"note: evaluation #{evaluation_id} was running when the server "
                              "stopped; marked failed (run it again)\n")
+        from rankscope.services.tries import recover_interrupted_tries
+
+        for evaluation_id, number in recover_interrupted_tries(store):
+            sys.stderr.write(f"note: try #{number} of evaluation #{evaluation_id} was running "
+                             "when the server stopped; marked failed (run it again)\n")
         address = f"http://{args.host}:{args.port}/"
         if args.demo:
             from rankscope.services.accounts import list_users

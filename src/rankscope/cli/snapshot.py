@@ -54,6 +54,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
                         "(the snapshot and the run are kept): for CI")
     p.add_argument("--keep-raw", action="store_true",
                    help="also store each raw response body (its SHA-256 is always stored)")
+    p.add_argument("--explain", action="store_true",
+                   help="record why each result is there: Elasticsearch/OpenSearch explain, "
+                        "Solr debugQuery, the embedded engine's BM25 terms (with --store; "
+                        "`snapshots show -q QUERY` prints them; the http kind cannot explain)")
     p.add_argument("--concurrency", type=int, help="queries in flight (default: the file's, "
                    "else 4)")
     p.add_argument("--rps", type=float, help="requests started per second at most")
@@ -74,7 +78,7 @@ async def _take(args: argparse.Namespace, config: Any, queries: list[Any], store
     from rankscope.services.snapshots import DEFAULT_DEPTH, take_snapshot
 
     options = {"timeout": args.timeout, "concurrency": args.concurrency, "rps": args.rps,
-               "max_retries": args.retries, "keep_raw": args.keep_raw}
+               "max_retries": args.retries, "keep_raw": args.keep_raw, "explain": args.explain}
     endpoint = open_endpoint(config, **options)
     depth = args.depth or DEFAULT_DEPTH
     try:
@@ -140,13 +144,12 @@ def _taken(args: argparse.Namespace, config: Any, queries: list[Any], store: Any
 def _stored_lines(store: Any, snapshot_id: int, depth: int, tag: str, scores: str) -> list[str]:
     """The whole snapshot's run, read back from the store (a resumed one's earlier answers)."""
     from rankscope.services.snapshots import trec_lines
-    from rankscope.store.snapshots import snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot
 
-    by_query: dict[str, list[tuple[str, float | None]]] = {}
-    for hit in snapshot_hits(store, snapshot_id):
-        by_query.setdefault(hit["query_id"], []).append((hit["doc_id"], hit["score"]))
-    answered = [r.query_id for r in snapshot_queries(store, snapshot_id) if r.status == "ok"]
-    return trec_lines(((q, by_query.get(q, [])) for q in answered), depth, tag, scores=scores)
+    contents = read_snapshot(store, str(snapshot_id))
+    answered = [r.query_id for r in contents.queries if r.status == "ok"]
+    return trec_lines(((q, [(h["doc_id"], h["score"]) for h in contents.hits.get(q, [])])
+                       for q in answered), depth, tag, scores=scores)
 
 
 def _counts(store: Any, snapshot_id: int) -> Any:
@@ -179,6 +182,9 @@ def run(args: argparse.Namespace) -> int:
                           "--store DB")
     if args.resume and not args.store:
         raise OptionError("--resume needs the --store the snapshot is in")
+    if args.explain and not (args.store or args.dry_run):
+        raise OptionError("--explain keeps the explanations in the store: give --store DB "
+                          "(a run file has no place for them)")
     config = load_endpoint(args.endpoint)
     queries = read_queries(args.queries)
     if args.dry_run:

@@ -1,4 +1,4 @@
-"""``rankscope snapshots list|show|export|diff|holes``: what the store keeps, compared."""
+"""``rankscope snapshots list|show|export|diff|holes|compare``: what the store keeps, compared."""
 
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text,
         description="Snapshots kept by `rankscope snapshot --store DB`: list them, show one, "
-        "export one as a run or JSONL, compare several (diff) and find the unjudged results "
-        "in their top k (holes). A snapshot is named by its id (3 or #3) or its name (the "
-        "newest of that name); diff and holes also take run files.")
+        "export one as a run or JSONL, compare several (diff), show two side by side query by "
+        "query (compare) and find the unjudged results in their top k (holes). A snapshot is "
+        "named by its id (3 or #3) or its name (the newest of that name); diff, compare and "
+        "holes also take run files.")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     ls = actions.add_parser("list", help="every snapshot of the store")
@@ -107,6 +108,10 @@ def register(sub: Any, name: str, help_text: str) -> None:
     holes.add_argument("-f", "--format", choices=("table", "json"), default="table")
     holes.set_defaults(handler=_holes)
 
+    from rankscope.cli.snapshots_compare import add_parser
+
+    add_parser(actions, _store_option, _compare)
+
 
 def _open(args: argparse.Namespace, needed: bool = True) -> Any:
     from rankscope.errors import OptionError
@@ -155,15 +160,11 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from rankscope.errors import OptionError
-    from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot
 
     with _open(args) as store:
-        info = find_snapshot(store, args.snapshot)
-        records = snapshot_queries(store, info.id)
-        hits = snapshot_hits(store, info.id)
-    by_query: dict[str, list[dict[str, Any]]] = {}
-    for hit in hits:
-        by_query.setdefault(hit["query_id"], []).append(hit)
+        contents = read_snapshot(store, args.snapshot)
+    info, records, by_query = contents.info, contents.queries, contents.hits
     known = {r.query_id for r in records}
     for q in args.queries or []:
         if q not in known:
@@ -209,6 +210,8 @@ def _show(args: argparse.Namespace) -> int:
                 w(f"  {hit['rank']:>3}  {score:>9}  {hit['doc_id']}  {hit['title'] or ''}\n")
                 if hit["url"]:
                     w(f"                  {hit['url']}\n")
+                if hit.get("explanation"):
+                    w(_explanation_lines(hit["explanation"], indent="                  "))
         return 0
     rows = [("query", "status", "hits", "ms", "notes", "first result")]
     for record in records:
@@ -219,6 +222,19 @@ def _show(args: argparse.Namespace) -> int:
                      str(first.get("title") or first.get("doc_id") or "")[:60]))
     w(_table(rows, right={2, 3}))
     return 0
+
+
+def _explanation_lines(tree: Any, indent: str, depth: int = 0, limit: int = 3) -> str:
+    """An explanation tree as indented lines ``value  description``, ``limit`` levels deep."""
+    if not isinstance(tree, dict) or depth >= limit:
+        return ""
+    value = tree.get("value")
+    shown = f"{value:.4f}" if isinstance(value, int | float) else "-"
+    text = " ".join(str(tree.get("description", "")).split())
+    out = f"{indent}{'  ' * depth}{'why: ' if depth == 0 else ''}{shown}  {text}\n"
+    for child in tree.get("details") or []:
+        out += _explanation_lines(child, indent, depth + 1, limit)
+    return out
 
 
 def _notes(record: Any) -> str:
@@ -236,23 +252,19 @@ def _export(args: argparse.Namespace) -> int:
     from rankscope.data.formats import guess_format
     from rankscope.errors import StoreError
     from rankscope.services.snapshots import trec_lines, write_lines
-    from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot
 
     fmt = args.format
     if fmt is None:
         fmt = "jsonl" if args.output != "-" and guess_format(args.output) == "jsonl" else "trec"
     with _open(args) as store:
-        info = find_snapshot(store, args.snapshot)
-        if info.status != "complete" and not args.partial:
-            raise StoreError(
-                f"snapshot #{info.id} ({info.name}) is {info.status} ({info.n_done} of "
-                f"{info.n_queries} queries): not exported as if whole (add --partial to "
-                "export what it has)")
-        records = snapshot_queries(store, info.id)
-        hits = snapshot_hits(store, info.id)
-    by_query: dict[str, list[dict[str, Any]]] = {}
-    for hit in hits:
-        by_query.setdefault(hit["query_id"], []).append(hit)
+        contents = read_snapshot(store, args.snapshot)
+    info, records, by_query = contents.info, contents.queries, contents.hits
+    if not contents.whole and not args.partial:
+        raise StoreError(
+            f"snapshot #{info.id} ({info.name}) is {info.status} ({info.n_done} of "
+            f"{info.n_queries} queries): not exported as if whole (add --partial to "
+            "export what it has)")
     if fmt == "trec":
         lines = trec_lines(((r.query_id, [(h["doc_id"], h["score"])
                                           for h in by_query.get(r.query_id, [])])
@@ -374,6 +386,12 @@ def _diff(args: argparse.Namespace) -> int:
         w(f"\nholes (unjudged results in the top {args.k}; unjudged counts as not relevant):\n")
         w(_coverage_table(rankings, coverages))
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from rankscope.cli.snapshots_compare import show
+
+    return show(args, _rankings, _table)
 
 
 def _holes(args: argparse.Namespace) -> int:

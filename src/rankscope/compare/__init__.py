@@ -1,10 +1,12 @@
-"""Comparing runs: significance tests, rank similarity and fusion.
+"""Comparing runs: significance tests, rank similarity, curves (fusion: :mod:`rankscope.fusion`).
 
 - :func:`compare`: per-run means with intervals, paired tests, corrections,
   effect sizes and win / tie / loss counts (:class:`CompareResult`);
 - :func:`similarity`: RBO, Jaccard, overlap and Kendall's tau between two runs;
 - :func:`fuse` and :func:`optimize_fusion`: RRF, CombSUM, CombMNZ, ... and a
-  grid search of their parameters;
+  grid search of their parameters, from :mod:`rankscope.fusion` (their
+  modules' old paths here, ``rankscope.compare.fusion`` and its siblings, are
+  deprecated and still import for one release);
 - figures and the self-contained HTML page (:func:`rankscope.report`) are
   presentation: they live in :mod:`rankscope.render` (``plots``,
   ``html_report``), above this package.
@@ -18,20 +20,30 @@ once any of its modules is imported) or the function.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from rankscope._aliases import redirect
+from rankscope._lazy import lazy_exports
+
+redirect({
+    "rankscope.compare.fusion": "rankscope.fusion.combine",
+    "rankscope.compare.fusion_methods": "rankscope.fusion.methods",
+    "rankscope.compare.fusion_search": "rankscope.fusion.optimize",
+    "rankscope.compare.fusion_train": "rankscope.fusion.train",
+    "rankscope.compare.runs": "rankscope.data.runs",
+})
 
 _EXPORTS = {
     "compare": "rankscope.compare.comparison",
     "CompareResult": "rankscope.compare.result",
     "Comparison": "rankscope.compare.result",
     "similarity": "rankscope.compare.rank_similarity",
-    "fuse": "rankscope.compare.fusion",
-    "normalize": "rankscope.compare.fusion",
-    "optimize_fusion": "rankscope.compare.fusion_search",
-    "FusionSearch": "rankscope.compare.fusion_search",
+    "fuse": "rankscope.fusion.combine",
+    "normalize": "rankscope.fusion.combine",
+    "optimize_fusion": "rankscope.fusion.optimize",
+    "FusionSearch": "rankscope.fusion.optimize",
     "metric_at_k": "rankscope.compare.curves",
     "precision_recall": "rankscope.compare.curves",
 }
@@ -52,23 +64,13 @@ __all__ = [
 if TYPE_CHECKING:
     from rankscope.compare.comparison import compare
     from rankscope.compare.curves import metric_at_k, precision_recall
-    from rankscope.compare.fusion import fuse, normalize
-    from rankscope.compare.fusion_search import FusionSearch, optimize_fusion
     from rankscope.compare.rank_similarity import similarity
     from rankscope.compare.result import CompareResult, Comparison
+    from rankscope.fusion.combine import fuse, normalize
+    from rankscope.fusion.optimize import FusionSearch, optimize_fusion
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rankscope.compare' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 class _CallablePackage(types.ModuleType):

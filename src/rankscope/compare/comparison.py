@@ -8,10 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
-from rankscope.compare.progress import bar
 from rankscope.compare.result import CompareResult, Comparison
-from rankscope.compare.runs import RunInputs, align, name_candidates
 from rankscope.compare.significance import (
     adjust,
     bootstrap_intervals,
@@ -22,17 +21,22 @@ from rankscope.compare.significance import (
     tukey_hsd,
     win_tie_loss,
 )
+from rankscope.data.runs import RunInputs, name_candidates
 from rankscope.data.tables import OnDuplicate, as_qrels
 from rankscope.engine.evaluate import MetricPlan, MetricsArg, evaluate, plan_metrics
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
+from rankscope.progress import step_bar
+from rankscope.result import EvaluationResult
 from rankscope.spread import ResampleCache
 
 if TYPE_CHECKING:
     from rankscope.judgments.evaluation import JudgmentPlan, SeedPlan
 
-__all__ = ["MIN_TEST_QUERIES", "compare"]
+__all__ = ["MIN_TEST_QUERIES", "align", "compare"]
+
+FloatArray = npt.NDArray[np.float64]
 
 
 def _check_level(value: float, what: str) -> float:
@@ -201,7 +205,7 @@ def compare(
     # keeps of a run, so memory holds two runs whatever their number.
     results = []
     candidates: list[list[str]] = []
-    with bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
+    with step_bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
             inputs.tables() as tables:
         for i, table in enumerate(tables):
             # a name known beforehand names the run in messages; else the run's own
@@ -233,7 +237,7 @@ def compare(
     n_queries: dict[str, int] = {}
     comparisons: list[Comparison] = []
     resamples = ResampleCache()  # the same queries and seed for every metric: drawn once
-    with bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
+    with step_bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
         for m, label in enumerate(labels):
             block = values[:, :, m]
             paired = block[:, ~np.isnan(block).any(axis=0)]
@@ -371,3 +375,20 @@ def _compare_metric(
             )
         )
     return out
+
+
+def align(results: Sequence[EvaluationResult]) -> tuple[list[str], FloatArray]:
+    """Per-query values of several evaluations on one query axis.
+
+    Returns the union of the evaluated queries (byte order) and an array of
+    shape (n_runs, n_queries, n_metrics), NaN where a run has no value.
+    """
+    query_ids = sorted(set().union(*(r.query_ids for r in results)))
+    index = {q: i for i, q in enumerate(query_ids)}
+    n_metrics = len(results[0].labels) if results else 0
+    out = np.full((len(results), len(query_ids), n_metrics), np.nan)
+    for r, result in enumerate(results):
+        rows = np.fromiter((index[q] for q in result.query_ids), dtype=np.int64,
+                           count=len(result.query_ids))
+        out[r, rows, :] = result.values
+    return query_ids, out

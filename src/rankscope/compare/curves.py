@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.compare.runs import load_runs
 from rankscope.data.overlap import check_overlap
+from rankscope.data.runs import load_runs
 from rankscope.data.tables import as_qrels, input_name
 from rankscope.engine.evaluate import evaluate
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank

@@ -21,9 +21,9 @@ import polars as pl
 
 import rankscope.metrics.similarity as _families
 from rankscope.compare.rbo_ties import TieList, tie_rbo
-from rankscope.compare.runs import name_candidates, unique_names
 from rankscope.data.overlap import check_overlap
 from rankscope.data.ranking_order import check_tie_rule, ranked
+from rankscope.data.runs import name_candidates, unique_names
 from rankscope.data.tables import OnDuplicate, Run, as_run, input_name
 from rankscope.engine.evaluate import MetricsArg, aggregate, resolve_metrics
 from rankscope.engine.ranking import Ties

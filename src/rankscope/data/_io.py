@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -102,7 +104,23 @@ def write_bytes(path: PathLike, data: bytes) -> None:
         return
     if text.endswith(".gz"):
         data = gzip.compress(data)
+    target = Path(text)
     try:
-        Path(text).write_bytes(data)
+        if not target.parent.is_dir() or (target.exists() and not target.is_file()):
+            target.write_bytes(data)  # the system's own error (no such directory, ...)
+            return
+        # a temporary file renamed into place: a reader never sees half a file
+        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temp, 0o666 & ~umask)  # mkstemp makes it private; an output is not
+            os.replace(temp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
     except OSError as exc:
         raise OutputWriteError(str(exc.strerror or exc), target=text) from None

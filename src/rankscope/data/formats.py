@@ -439,7 +439,7 @@ def write_table(
         if kind == "qrels":
             data = format_trec_qrels(frame)
         else:
-            data = format_trec_run(frame, tag.replace(" ", "_") or "rankscope")
+            data = format_trec_run(frame, tag)
     elif fmt == "json":
         nested: dict[str, dict[str, float | None]] = {}
         for q, d, v in frame.iter_rows():

@@ -48,6 +48,7 @@ __all__ = [
     "STRATEGIES",
     "aggregate",
     "aggregate_frame",
+    "majority_vote",
     "resolve_strategy",
     "tie_rate",
     "tie_rate_by_query",
@@ -110,6 +111,32 @@ def _majority(graded: pl.DataFrame) -> pl.DataFrame:
             (pl.col("n_top") > 1).alias("tie"),
         )
     )
+
+
+def majority_vote(judgments: Judgments) -> tuple[pl.DataFrame, int]:
+    """One grade per result by strict majority vote, the tied results left out.
+
+    Returns ``(frame, n_tied)``: ``query_id, doc_id, grade`` for every result
+    some rater graded and whose most frequent grade is one (sorted by query
+    and document), and how many graded results had a tie. The vote of
+    :func:`aggregate` with ``majority``; the LLM judge's agreement votes each
+    side with it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from rankscope.judgments.table import Judgments
+    >>> j = Judgments(pl.DataFrame({"query_id": ["q"] * 5, "doc_id": list("aaabb"),
+    ...     "rater": list("xyzxy"), "grade": [1.0, 1.0, 0.0, 1.0, 0.0]}))
+    >>> frame, tied = majority_vote(j)
+    >>> frame.rows(), tied
+    ([('q', 'a', 1.0)], 1)
+    """
+    graded = judgments.frame.filter(pl.col("grade").is_not_null())
+    votes = _majority(graded)
+    tied = int(votes.get_column("tie").sum())
+    winners = votes.filter(~pl.col("tie")).select(*_KEYS, pl.col("grade").cast(pl.Float64))
+    return winners.sort(_KEYS), tied
 
 
 def _latest(graded: pl.DataFrame) -> pl.DataFrame:

@@ -62,6 +62,7 @@ __all__ = [
     "fleiss_kappa",
     "krippendorff_alpha",
     "percent_agreement",
+    "two_raters",
 ]
 
 LEVELS = ("nominal", "ordinal", "interval")
@@ -92,6 +93,34 @@ class _Ratings:
         if q is None:
             return slice(0, self.grades.shape[0])
         return slice(int(self.query_offsets[q]), int(self.query_offsets[q + 1]))
+
+
+def two_raters(
+    frame: pl.DataFrame, first: str, second: str, *, names: tuple[str, str],
+    scale: Scale | str | None = None, source: str | None = None,
+) -> Judgments:
+    """Two grade columns of the same results as two raters' judgments.
+
+    The one pairing of a rater against a reference (a grader against the
+    consensus, the LLM against the human vote): ``frame`` holds ``query_id``,
+    ``doc_id`` and the two grade columns (a join of the two sides on the
+    results both graded); the judgments have a rater per column, named by
+    ``names``, ready for :func:`cohen_kappa` or :func:`krippendorff_alpha`.
+
+    Examples
+    --------
+    >>> both = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"],
+    ...                      "mine": [1.0, 0.0], "ref": [1.0, 1.0]})
+    >>> two_raters(both, "mine", "ref", names=("grader", "consensus")).frame.height
+    4
+    """
+    stacked = pl.concat([
+        frame.select(*_KEYS, pl.lit(names[0]).alias("rater"),
+                     pl.col(first).cast(pl.Float64).alias("grade")),
+        frame.select(*_KEYS, pl.lit(names[1]).alias("rater"),
+                     pl.col(second).cast(pl.Float64).alias("grade")),
+    ])
+    return Judgments(stacked, source=source or f"<{names[0]} vs {names[1]}>", scale=scale)
 
 
 def _ratings(judgments: Judgments, scale: Scale | None) -> _Ratings:

@@ -226,7 +226,7 @@ def report(
     str
         The HTML page.
     """
-    from rankscope.compare.runs import load_runs
+    from rankscope.data.runs import load_runs
     from rankscope.judgments.table import Judgments
 
     judged: dict[str, Any] | None = {

@@ -3,11 +3,12 @@
 - at most ``concurrency`` requests in flight and, with ``rps``, at most that
   many starting per second;
 - a timeout per request;
-- retries of connection errors, timeouts, 429 and 5xx answers with
-  exponential backoff and full jitter (the n-th retry waits a uniform draw in
+- retries of connection errors, timeouts, 429 and 5xx answers through the one
+  retrying transport (:mod:`rankscope.retry`): exponential backoff and full
+  jitter (the n-th retry waits a uniform draw in
   ``[0, min(max_backoff, backoff * 2**n))``), or exactly what a
   ``Retry-After`` header asks (delay-seconds or an HTTP date; at most
-  ``max_retry_after``), up to ``max_retries`` retries;
+  ``max_retry_after``), up to ``max_retries`` retries, each with its reason;
 - any other answer that is not 2xx (400, 401, 403, 404, ...) ends the query
   at once with :class:`~rankscope.errors.SearchRequestError`: one line naming
   the query, the request and what the server said;
@@ -33,7 +34,18 @@ from typing import Any
 
 from rankscope.errors import DependencyError, OutboundError, SearchError, SearchRequestError
 from rankscope.outbound import HostPolicy, guarded_transport
-from rankscope.retry import Pacer, Sleep, full_jitter, parse_retry_after
+from rankscope.retry import (
+    Backoff,
+    ClientStats,
+    NoAnswer,
+    Pacer,
+    Retryable,
+    Sleep,
+    exchange,
+    retry_after_of,
+    retrying,
+)
+from rankscope.search.credentials import resolve_auth, resolve_params
 from rankscope.search.types import EndpointConfig
 
 __all__ = ["HttpRequest", "Reply", "SearchClient", "server_message"]
@@ -70,18 +82,6 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     retried: tuple[str, ...] = ()
     """Why each earlier attempt was retried (``HTTP 503``, ``timeout``, ``connection error``)."""
-
-
-@dataclass
-class ClientStats:
-    """What the client sent and what came back (for the summary line)."""
-
-    requests: int = 0
-    retries: int = 0
-    outcomes: dict[str, int] = field(default_factory=dict)
-
-    def count(self, what: str) -> None:
-        self.outcomes[what] = self.outcomes.get(what, 0) + 1
 
 
 _TAGS = re.compile(r"<[^>]+>")
@@ -198,6 +198,7 @@ class SearchClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
+        self._backoff = Backoff(backoff, max_backoff, max_retry_after)
         self._sleep: Sleep = sleep or asyncio.sleep
         self._rng = rng or random.random
         self._limit = asyncio.Semaphore(concurrency)
@@ -216,8 +217,6 @@ class SearchClient:
     @classmethod
     def for_config(cls, config: EndpointConfig, **options: Any) -> SearchClient:
         """A client with the file's limits, overridden by ``options`` where given."""
-        from rankscope.search.config import resolve_auth, resolve_params
-
         settings = config.settings
         headers = {str(k): str(v) for k, v in (settings.get("headers") or {}).items()}
         allowed_env = options.get("allowed_env")
@@ -250,71 +249,56 @@ class SearchClient:
         await self._http.aclose()
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        return full_jitter(retry, self.backoff, self.max_backoff, self._rng)
+        return self._backoff.delay(retry, retry_after, self._rng)
 
     async def send(self, request: HttpRequest, *, query_id: str) -> Reply:
-        """Send ``request`` for query ``query_id``, retried as needed.
+        """Send ``request`` for query ``query_id``, retried as needed (:mod:`rankscope.retry`).
 
         Raises
         ------
         SearchRequestError
             A non-retryable answer, or the retries are spent.
         """
-        import httpx
-
         where = f"{request.method} {request.url}"
-        last = "no request sent"
-        status: int | None = None
-        retried: list[str] = []
-        for attempt in range(self.max_retries + 1):
+        params = (*request.params, *self._credential_params)
+
+        async def attempt(n: int, retried: tuple[str, ...]) -> Reply | Retryable:
             await self._pacer.wait()
-            retry_after: float | None = None
             async with self._limit:
-                self.stats.requests += 1
-                if attempt:
-                    self.stats.retries += 1
                 started = time.perf_counter()
-                params = (*request.params, *self._credential_params)
                 try:
-                    response = await self._http.request(
-                        request.method, request.url, params=params or None, json=request.body,
-                    )
+                    response = await exchange(self._http, request.method, request.url,
+                                              stats=self.stats, attempt=n,
+                                              params=params or None, json=request.body)
                 except OutboundError as exc:
                     self.stats.count("refused")
                     raise SearchRequestError(query_id, f"{where}: {exc}",
-                                             attempts=attempt + 1) from None
-                except httpx.TimeoutException:
-                    self.stats.count("timeout")
-                    last, status = f"timed out after {self.timeout:g}s", None
-                    retried.append("timeout")
-                except httpx.TransportError as exc:
-                    self.stats.count("connection error")
-                    last, status = f"connection error ({exc or type(exc).__name__})", None
-                    retried.append("connection error")
-                else:
-                    elapsed = (time.perf_counter() - started) * 1000.0
-                    status = response.status_code
-                    self.stats.count(str(status))
-                    if 200 <= status < 300:
-                        return Reply(status, response.content, elapsed, attempt + 1,
-                                     dict(response.headers), tuple(retried))
-                    said = server_message(response.content)
-                    if status != 429 and status < 500:
-                        raise SearchRequestError(
-                            query_id, f"HTTP {status} from {where}: {said}",
-                            status=status, attempts=attempt + 1)
-                    last = f"HTTP {status}: {said}"
-                    retried.append(f"HTTP {status}")
-                    retry_after = parse_retry_after(response.headers.get("retry-after"),
-                                                    time.time())
-            if attempt < self.max_retries:
-                await self._sleep(self._delay(attempt, retry_after))
+                                             attempts=n + 1) from None
+            if isinstance(response, NoAnswer):
+                said = (f"timed out after {self.timeout:g}s" if response.kind == "timeout"
+                        else f"connection error ({response.detail})")
+                return Retryable(response.kind, said)
+            elapsed = (time.perf_counter() - started) * 1000.0
+            status = response.status_code
+            self.stats.count(str(status))
+            if 200 <= status < 300:
+                return Reply(status, response.content, elapsed, n + 1, dict(response.headers),
+                             retried)
+            said = server_message(response.content)
+            if status != 429 and status < 500:
+                raise SearchRequestError(query_id, f"HTTP {status} from {where}: {said}",
+                                         status=status, attempts=n + 1)
+            return Retryable(f"HTTP {status}", f"HTTP {status}: {said}", status,
+                             retry_after_of(response.headers, time.time()))
+
+        outcome = await retrying(attempt, max_retries=self.max_retries, backoff=self._backoff,
+                                 sleep=self._sleep, rng=self._rng)
+        if isinstance(outcome, Reply):
+            return outcome
         raise SearchRequestError(
             query_id,
-            f"gave up after {self.max_retries + 1} requests to {where}; last: {last}",
-            status=status, attempts=self.max_retries + 1,
+            f"gave up after {self.max_retries + 1} requests to {where}; last: {outcome.message}",
+            status=outcome.status, attempts=self.max_retries + 1,
         )
 
     async def get_json(self, url: str) -> Any:

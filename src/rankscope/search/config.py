@@ -2,13 +2,14 @@
 
 Every kind shares a small shape (``kind``, ``name``, ``url``, ``template`` or
 ``template_file``, ``id_field``); each kind adds its own keys (see
-docs/snapshots.md). Unknown keys are refused with a "did you mean", so a typo
-never silently changes what is measured. Credentials are referenced by the
-name of an environment variable (``password_env = "ES_PASSWORD"``) and read
-only when the endpoint is opened; a credential written in the file itself is
-refused (:mod:`rankscope.search.credentials`). An endpoint a web user wrote
-names files only inside the operator's directory
-(:mod:`rankscope.search.files`).
+docs/snapshots.md) and is declared in its own module of
+:mod:`rankscope.search.kinds`, which this module only looks up. Unknown keys are
+refused with a "did you mean", so a typo never silently changes what is
+measured. Credentials are referenced by the name of an environment variable
+(``password_env = "ES_PASSWORD"``) and read only when the endpoint is opened; a
+credential written in the file itself is refused
+(:mod:`rankscope.search.credentials`). An endpoint a web user wrote names files
+only inside the operator's directory (:mod:`rankscope.search.files`).
 """
 
 from __future__ import annotations
@@ -24,40 +25,21 @@ from typing import Any
 from rankscope.errors import ConfigError
 from rankscope.search.credentials import check_no_credentials, resolve_auth, resolve_params
 from rankscope.search.files import FileScope
+from rankscope.search.kinds import CheckContext, SearchKind, find_kind
 from rankscope.search.paths import parse_path
 from rankscope.search.templates import import_template, parse_json_template
 from rankscope.search.types import Endpoint, EndpointConfig
 
 __all__ = [
-    "KINDS",
     "OPERATIONAL_KEYS",
     "endpoint_from_dict",
+    "explains",
     "load_endpoint",
     "open_endpoint",
     "resolve_auth",
     "resolve_params",
 ]
 
-KINDS = ("elasticsearch", "opensearch", "solr", "http", "embedded")
-
-_COMMON = {
-    "kind", "name", "description", "template", "template_file", "template_syntax",
-    "id_field", "score_field", "title_field", "snippet_field", "url_field", "image_field",
-    "display_fields", "variables",
-}
-_REMOTE = {
-    "url", "headers", "headers_env", "params_env", "auth", "timeout", "concurrency", "rps",
-    "max_retries", "backoff", "max_backoff", "max_retry_after", "verify_tls", "total_field",
-}
-_KEYS: dict[str, set[str]] = {
-    "elasticsearch": _COMMON | _REMOTE | {"index", "search_template"},
-    "opensearch": _COMMON | _REMOTE | {"index", "search_template"},
-    "solr": _COMMON | _REMOTE | {"collection", "core", "handler", "api", "params"},
-    "http": _COMMON | _REMOTE | {"method", "params", "hits", "version_url", "version_path",
-                                 "partial_field"},
-    "embedded": _COMMON | {"corpus", "index", "fields", "weights", "tokenizer", "engine",
-                           "snippet_length"},
-}
 OPERATIONAL_KEYS = frozenset({
     "name", "description", "timeout", "concurrency", "rps", "max_retries", "backoff",
     "max_backoff", "max_retry_after", "headers_env", "params_env", "auth",
@@ -77,11 +59,12 @@ def _suggest(key: str, allowed: set[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _check_keys(data: Mapping[str, Any], kind: str, source: str | None) -> None:
-    allowed = _KEYS[kind]
+def _check_keys(data: Mapping[str, Any], kind: SearchKind, source: str | None) -> None:
+    allowed = set(kind.allowed_keys())
     for key in data:
         if key not in allowed:
-            raise _fail(f"unknown key {key!r} for kind {kind!r}{_suggest(key, allowed)}", source)
+            raise _fail(f"unknown key {key!r} for kind {kind.name!r}{_suggest(key, allowed)}",
+                        source)
 
 
 def _template_text(data: dict[str, Any], base: Path, source: str | None,
@@ -110,15 +93,6 @@ def _template_text(data: dict[str, Any], base: Path, source: str | None,
     if not isinstance(text, str):
         raise _fail("template must be a string (JSON text) or a table", source)
     return import_template(text, str(data.get("template_syntax", "mustache")))
-
-
-def _json_template_kind(data: Mapping[str, Any]) -> bool:
-    kind = data["kind"]
-    if kind in ("elasticsearch", "opensearch"):
-        return True
-    if kind == "solr":
-        return bool(data.get("api", "select") == "json")
-    return bool(kind == "http")
 
 
 def _config_hash(settings: Mapping[str, Any]) -> str:
@@ -157,15 +131,13 @@ def endpoint_from_dict(
         allow (``files.irds``).
     """
     settings = dict(data)
-    kind = settings.get("kind")
-    if kind not in KINDS:
-        raise _fail(f"kind must be one of {', '.join(KINDS)}", source, kind)
+    kind = find_kind(settings.get("kind"), source)
     _check_keys(settings, kind, source)
     check_no_credentials(settings, source)
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     name = settings.get("name")
     if name is None:
-        name = Path(source).stem if source else kind
+        name = Path(source).stem if source else kind.name
     if not isinstance(name, str) or not name.strip():
         raise _fail("name must be a non-empty string", source, name)
     settings["name"] = name
@@ -174,29 +146,13 @@ def endpoint_from_dict(
     settings.pop("template_syntax", None)
     if template is not None:
         settings["template"] = template
-        if _json_template_kind(settings):
+        if kind.json_template(settings):
             parse_json_template(template, source=source)
-    if kind != "embedded":
+    if kind.remote:
         url = settings.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise _fail("url must be an http:// or https:// address", source, url)
-    if kind in ("elasticsearch", "opensearch") and not isinstance(settings.get("index"), str):
-        raise _fail(f"{kind} needs index = \"NAME\"", source)
-    if kind == "solr":
-        if "core" in settings and "collection" not in settings:
-            settings["collection"] = settings.pop("core")
-        if not isinstance(settings.get("collection"), str):
-            raise _fail("solr needs collection = \"NAME\" (or core)", source)
-        if settings.get("api", "select") not in ("select", "json"):
-            raise _fail("solr api must be 'select' (/select parameters) or 'json' (the JSON "
-                        "Request API)", source, settings.get("api"))
-    if kind == "http" and "hits" not in settings:
-        raise _fail("http needs hits = \"PATH\" (where the list of results is, e.g. "
-                    "'results[*]')", source)
-    if kind == "embedded" and not isinstance(settings.get("corpus"), str):
-        raise _fail("embedded needs corpus = \"FILE.jsonl\"", source)
-    if kind == "embedded" and files is not None:
-        _check_embedded_files(settings, name, base, source, files)
+    kind.check(settings, CheckContext(source, base, files))
     for key in _PATH_KEYS:
         if key in settings and settings[key] is not None:
             parse_path(settings[key], key=key, source=source)
@@ -220,7 +176,7 @@ def endpoint_from_dict(
             raise _fail(f"{key} must be a whole number >= "
                         f"{0 if key == 'max_retries' else 1}", source, value)
     return EndpointConfig(
-        kind=kind,
+        kind=kind.name,
         name=name,
         settings=settings,
         config_hash=_config_hash(settings),
@@ -228,19 +184,6 @@ def endpoint_from_dict(
         base_dir=str(base),
         files=files,
     )
-
-
-def _check_embedded_files(settings: Mapping[str, Any], name: str, base: Path,
-                          source: str | None, files: FileScope) -> None:
-    """The corpus (a file in the scope, or an allowed ``irds:NAME`` collection) and the index
-    of an embedded endpoint, in the scope; the index writable."""
-    from rankscope.search.embedded import check_index_target, default_index_name
-
-    files.corpus(settings["corpus"], base=base, source=source)
-    engine = settings.get("engine", "fts5")
-    index = settings.get("index") or default_index_name(name, engine)
-    target = files.resolve(index, key="index", base=base, source=source)
-    check_index_target(target, engine=str(engine), source=source, value=str(index))
 
 
 def load_endpoint(path: str | Path) -> EndpointConfig:
@@ -274,11 +217,13 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     ----------
     config : EndpointConfig
     **options
-        ``keep_raw`` (keep raw response bodies), and for remote kinds
-        ``timeout``, ``concurrency``, ``rps``, ``max_retries`` overriding the
-        file, ``allowed_env`` (the only environment variables it may read)
-        and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`: the only
-        hosts it may reach), and the test hooks ``sleep``, ``rng``,
+        ``explain`` (record why each hit is there: Elasticsearch and
+        OpenSearch ``explain``, Solr ``debugQuery``, the embedded engine's
+        BM25 terms), ``keep_raw`` (keep raw response bodies), and for remote
+        kinds ``timeout``, ``concurrency``, ``rps``, ``max_retries``
+        overriding the file, ``allowed_env`` (the only environment variables
+        it may read) and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`:
+        the only hosts it may reach), and the test hooks ``sleep``, ``rng``,
         ``transport``.
 
     Raises
@@ -286,31 +231,25 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     DependencyError
         A remote kind without httpx (the ``search`` extra), or the tantivy
         engine without tantivy.
+    ConfigError
+        ``explain`` asked of a kind that cannot explain (the ``http`` kind).
     """
-    if config.kind == "embedded":
-        engine = config.settings.get("engine", "fts5")
-        if engine == "tantivy":
-            from rankscope.search.tantivy_engine import TantivyEndpoint
+    kind = find_kind(config.kind, config.source)
+    client = None
+    if kind.remote:
+        from rankscope.search.client import SearchClient
 
-            return TantivyEndpoint(config, keep_raw=bool(options.get("keep_raw", False)))
-        if engine != "fts5":
-            raise _fail("engine must be 'fts5' (SQLite, built in) or 'tantivy'", config.source,
-                        engine)
-        from rankscope.search.embedded import EmbeddedEndpoint
+        client = SearchClient.for_config(config, **options)
+    endpoint = kind.open(config, client, options)
+    if options.get("explain"):
+        if not kind.explains:
+            raise ConfigError(f"the {kind.name} kind cannot say why a result is there (no "
+                              "explain API): explanations come from elasticsearch, opensearch, "
+                              "solr and embedded endpoints", source=config.source)
+        endpoint.explain = True  # type: ignore[attr-defined]
+    return endpoint
 
-        return EmbeddedEndpoint(config, keep_raw=bool(options.get("keep_raw", False)))
-    from rankscope.search.client import SearchClient
 
-    client = SearchClient.for_config(config, **options)
-    keep_raw = bool(options.get("keep_raw", False))
-    if config.kind in ("elasticsearch", "opensearch"):
-        from rankscope.search.elasticsearch import ElasticsearchEndpoint
-
-        return ElasticsearchEndpoint(config, client, keep_raw=keep_raw)
-    if config.kind == "solr":
-        from rankscope.search.solr import SolrEndpoint
-
-        return SolrEndpoint(config, client, keep_raw=keep_raw)
-    from rankscope.search.http_json import HttpJsonEndpoint
-
-    return HttpJsonEndpoint(config, client, keep_raw=keep_raw)
+def explains(config: EndpointConfig) -> bool:
+    """Whether the endpoint's kind can say why each result is there (nothing is opened)."""
+    return find_kind(config.kind, config.source).explains

@@ -65,6 +65,19 @@ class ElasticsearchEndpoint(RemoteEndpoint):
         if self.template is None and self.stored is None:
             self.template = DEFAULT_TEMPLATE
 
+    can_explain = True
+
+    def explained(self, request: HttpRequest) -> HttpRequest:
+        """The request with ``"explain": true`` (``_search`` and ``_search/template`` alike)."""
+        if not isinstance(request.body, dict):
+            return request
+        return HttpRequest(request.method, request.url, request.params,
+                           {**request.body, "explain": True})
+
+    def hit_explanation(self, raw_hit: Any, doc_id: str, data: Any) -> Any:
+        """The hit's ``_explanation`` (a tree of value, description, details)."""
+        return raw_hit.get("_explanation") if isinstance(raw_hit, dict) else None
+
     def templates(self) -> list[Any]:
         if self.stored is not None:
             return [self.stored.get("params", {})]

@@ -25,6 +25,7 @@ with an id (a string, or a whole number written as text).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -201,6 +202,9 @@ class EmbeddedSettings:
             raise ConfigError("tokenizer must be an FTS5 tokenizer spec such as "
                               "'porter unicode61'", source=source, value=str(tokenizer))
         self.tokenizer: str = tokenizer
+        from rankscope.search.fts5_bm25 import bm25_parameters
+
+        self.k1, self.b = bm25_parameters(settings, source)
         self.id_field = str(settings.get("id_field", "id"))
         self.title_field = str(settings.get("title_field", "title"))
         self.snippet_field = str(settings.get("snippet_field", "text"))
@@ -424,6 +428,12 @@ class EmbeddedEndpoint:
         self.variables: dict[str, Any] = dict(config.settings.get("variables") or {})
         self._corpus_sha: str | None = None
         self._con: sqlite3.Connection | None = None
+        self._bm25: Any = None
+        self.explain = False
+        """Record why each hit is there (its BM25 terms): ``open_endpoint(..., explain=True)``."""
+
+    can_explain = True
+    """The embedded engine says why a document scored what it did (its BM25 terms)."""
 
     async def __aenter__(self) -> EmbeddedEndpoint:
         return self
@@ -454,8 +464,13 @@ class EmbeddedEndpoint:
             "method": "fts5", "index": self.settings.index.name, "text": text,
             "match": match, "weights": self.settings.weights, "limit": depth,
         }
+        if self._own_bm25():
+            request.update(k1=self.settings.k1, b=self.settings.b)
         if not terms:
             return [], request, 0
+        if self._own_bm25():  # FTS5's bm25() has k1 and b built in
+            rows, total = self._bm25_index().ranked(terms, depth)
+            return rows, request, total
         weights = ", ".join("?" for _ in self.settings.weights)
         rows = con.execute(
             f"SELECT d.doc_id, bm25(fts, {weights}) AS r, d.body FROM fts "
@@ -466,6 +481,23 @@ class EmbeddedEndpoint:
         total = int(con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
                                 (match,)).fetchone()[0])
         return [(str(d), float(r), str(b)) for d, r, b in rows], request, total
+
+    def _own_bm25(self) -> bool:
+        """Whether k1 or b differ from FTS5's (its bm25() cannot take them)."""
+        from rankscope.search.fts5_bm25 import FTS5_B, FTS5_K1
+
+        return (self.settings.k1, self.settings.b) != (FTS5_K1, FTS5_B)
+
+    def _bm25_index(self) -> Any:
+        from rankscope.search.fts5_bm25 import Bm25Index
+
+        if self._bm25 is None:
+            self._bm25 = Bm25Index(self._connection(), self.settings)
+        return self._bm25
+
+    def explain_rows(self, text: str, rows: list[tuple[str, float, str]]) -> list[Any]:
+        """Each ranked row's BM25 terms, as an explanation tree."""
+        return list(self._bm25_index().explain(query_terms(text), [d for d, _, _ in rows]))
 
     def _hit(self, doc_id: str, r: float, body: str) -> Hit:
         doc = json.loads(body)
@@ -502,7 +534,8 @@ class EmbeddedEndpoint:
         return {"method": self.config.settings.get("engine", "fts5"),
                 "index": self.settings.index.name, "text": text,
                 "match": fts_query(query_terms(text)), "weights": self.settings.weights,
-                "limit": depth}
+                "limit": depth,
+                **({"k1": self.settings.k1, "b": self.settings.b} if self._own_bm25() else {})}
 
     async def search(self, query: QueryItem, depth: int) -> SearchResponse:
         """The top ``depth`` documents for ``query``."""
@@ -513,6 +546,9 @@ class EmbeddedEndpoint:
         rows, request, total = self.rank(text, depth)
         raw = json.dumps([[d, r] for d, r, _ in rows]).encode("utf-8")
         hits = tuple(self._hit(d, r, b) for d, r, b in rows)
+        if self.explain:
+            hits = tuple(dataclasses.replace(h, explanation=e) for h, e in
+                         zip(hits, self.explain_rows(text, rows), strict=True))
         return SearchResponse(
             query=query, hits=hits, request=request,
             latency_ms=(time.perf_counter() - started) * 1000.0,
@@ -528,6 +564,9 @@ class EmbeddedEndpoint:
 
     async def aclose(self) -> None:
         """Close the index."""
+        if self._bm25 is not None:
+            self._bm25.close()
+            self._bm25 = None
         if self._con is not None:
             self._con.close()
             self._con = None

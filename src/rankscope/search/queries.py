@@ -1,58 +1,66 @@
 """Query sets: a TSV file (``query_id<TAB>query text``) or TREC topics.
 
+The one reader of a query set: snapshots, the web app's query sets, implicit
+judgments and the LLM judges (:mod:`rankscope.llm_judge.inputs`) all read
+through :func:`read_queries` (or :func:`parse_queries` for text already read).
+
 TSV: one query a line; a header line is optional and recognised when its
-first two fields name the columns (``query_id``/``qid``/``id`` and
-``text``/``query``/``title``). With a header, further columns are named
-template parameters (``{{brand}}`` reads column ``brand``), except ``need``
-(also ``description``, ``information_need``), the information need a grader
-reads. Blank lines are skipped.
+first field names the id column (``query_id``, ``qid``, ``id``, ``query-id``,
+``queryid``, ``_id``, ``topic``, ``topic_id``, ``num``). The query text is
+the first column named ``text`` (also ``query``, ``title``, ``query_text``,
+``keywords``), else the second column; the information need a grader reads
+is the first column named ``need`` (also ``description``,
+``information_need``, ``desc``); further columns are named template
+parameters (``{{brand}}`` reads column ``brand``). A need left empty is no
+need. Blank lines are skipped; a cell a rankscope export neutralised
+(``'=...``) reads back as written.
 
 TREC topics: the classic SGML form (``<top> <num> Number: 301 <title> ...
 <desc> Description: ... <narr> Narrative: ... </top>``) and the XML form of
 the Web tracks (``<topic number="1"><query>...</query><description>...``).
 The query text is the title (or ``query``); the description and narrative
 make the information need.
+
+``irds:NAME`` reads an ir_datasets collection's queries and needs
+(:mod:`rankscope.data.irds`).
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from rankscope.data.delimited import restore_cell
-from rankscope.errors import FileAccessError, ParseError
+from rankscope.errors import ParseError
 from rankscope.search.types import QueryItem
 
 __all__ = ["parse_queries", "read_queries"]
 
-_ID_NAMES = {"query_id", "qid", "id", "query-id", "queryid", "topic", "topic_id", "num"}
+_ID_NAMES = {"query_id", "qid", "id", "query-id", "queryid", "_id", "topic", "topic_id", "num"}
 _TEXT_NAMES = {"text", "query", "title", "query_text", "keywords"}
 _NEED_NAMES = {"need", "description", "information_need", "desc"}
 _TOPIC_FIELDS = ("title", "desc", "narr")
 
 
-def _tsv(text: str, source: str) -> list[QueryItem]:
-    lines = text.splitlines()
+def _tsv(text: str, source: str, second: str = "text") -> list[QueryItem]:
     out: list[QueryItem] = []
     seen: dict[str, int] = {}
     columns: list[str] | None = None
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         # a cell a rankscope export neutralised ('=...) reads back as written
         fields = [restore_cell(f) for f in line.split("\t")]
-        if columns is None and not out and not seen and len(fields) >= 2 and (
-            fields[0].strip().lower() in _ID_NAMES and fields[1].strip().lower() in _TEXT_NAMES
-        ):
+        if columns is None and not seen and len(fields) >= 2 and (
+                fields[0].strip().lower() in _ID_NAMES):
             columns = [f.strip() for f in fields]
-            if len(set(columns)) != len(columns):
+            if len({c.lower() for c in columns}) != len(columns):
                 raise ParseError("the header names a column twice", source=source, line=number,
                                  value=line)
             continue
         width = len(columns) if columns else 2
         if len(fields) != width:
-            expected = ("query_id<TAB>text" if columns is None
+            expected = (f"query_id<TAB>{second}" if columns is None
                         else f"{width} tab-separated fields as in the header")
             raise ParseError(f"expected {expected}, found {len(fields)} field(s)",
                              source=source, line=number, value=line)
@@ -60,18 +68,27 @@ def _tsv(text: str, source: str) -> list[QueryItem]:
         if not query_id:
             raise ParseError("empty query id", source=source, line=number, value=line)
         if query_id in seen:
-            raise ParseError(f"query id {query_id!r} already on line {seen[query_id]}",
-                             source=source, line=number)
+            raise ParseError(f"query id {query_id!r} already on line {seen[query_id]} "
+                             "(an id given twice)", source=source, line=number)
         seen[query_id] = number
-        params: dict[str, Any] = {}
-        need: str | None = None
-        for name, value in zip((columns or [])[2:], fields[2:], strict=True):
-            if name.lower() in _NEED_NAMES:
-                need = value.strip() or None
-            else:
-                params[name] = value
-        out.append(QueryItem(query_id, fields[1].strip(), params, need))
+        out.append(_item(columns, fields, second))
     return out
+
+
+def _item(columns: list[str] | None, fields: list[str], second: str) -> QueryItem:
+    """One TSV line as a query: its text, its need and its template parameters."""
+    names = [c.lower() for c in columns] if columns else ["query_id", second]
+    text_at = next((i for i, n in enumerate(names) if i and n in _TEXT_NAMES), None)
+    need_at = next((i for i, n in enumerate(names) if i and n in _NEED_NAMES), None)
+    if second == "need" and need_at is None:
+        need_at = 1
+    elif text_at is None and need_at != 1:
+        text_at = 1
+    params = ({name: value for i, (name, value) in enumerate(zip(columns, fields, strict=True))
+               if i and i not in (text_at, need_at)} if columns else {})
+    text = fields[text_at].strip() if text_at is not None else ""
+    need = fields[need_at].strip() or None if need_at is not None else None
+    return QueryItem(fields[0].strip(), text, params, need)
 
 
 def _clean(text: str | None) -> str:
@@ -129,8 +146,12 @@ def _xml_topics(text: str, source: str) -> list[QueryItem]:
     return out
 
 
-def parse_queries(text: str, source: str = "<queries>") -> list[QueryItem]:
+def parse_queries(text: str, source: str = "<queries>", *,
+                  second: str = "text") -> list[QueryItem]:
     """Parse a query set from text (TSV or TREC topics, told apart by content).
+
+    ``second="need"`` reads a needs file: a TSV's second column, when no
+    header names the columns, is the information need (the text is empty).
 
     Examples
     --------
@@ -142,34 +163,46 @@ def parse_queries(text: str, source: str = "<queries>") -> list[QueryItem]:
         return _sgml_topics(text, source)
     if head.startswith(("<topics", "<topic ", "<topic>", "<?xml")):
         return _xml_topics(text, source)
-    return _tsv(text, source)
+    return _tsv(text, source, second)
 
 
-def read_queries(path: str | Path) -> list[QueryItem]:
-    """Read a query set file (raises FileAccessError, ParseError).
+def read_queries(path: str | Path, *, second: str = "text",
+                 allow_empty: bool = False) -> list[QueryItem]:
+    """Read a query set file, ``irds:NAME`` or a path (gzip read when it ends in ``.gz``).
 
-    ``irds:NAME`` reads an ir_datasets collection's queries (text and
-    information need; :mod:`rankscope.data.irds`).
+    Parameters
+    ----------
+    path : str or path
+        The file, or ``irds:NAME`` for an ir_datasets collection's queries
+        (text and information need; :mod:`rankscope.data.irds`).
+    second : {"text", "need"}
+        What a header-less TSV's second column holds (:func:`parse_queries`).
+    allow_empty : bool
+        Return an empty list for a file without a query instead of refusing it.
+
+    Raises
+    ------
+    FileAccessError
+        The file cannot be read, or is not text.
+    ParseError
+        A line with another number of fields, an empty id, a query id given
+        twice, malformed topics; no query (unless ``allow_empty``).
     """
-    name = str(path)
+    from rankscope.data._io import read_text
     from rankscope.data.irds import irds_queries, is_irds
 
+    name = str(path)
     if is_irds(name):
         found, source = irds_queries(name)
-        if not found:
+        if not found and not allow_empty:
             raise ParseError("the collection has no query", source=source)
         return [QueryItem(q.query_id, q.text, {}, q.need) for q in found]
+    data, source = read_text(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise FileAccessError(f"cannot read the queries ({exc.strerror})", source=name) from None
-    if b"\x00" in raw[:4096]:
-        raise FileAccessError("a binary file, not a query list", source=name)
-    try:
-        text = raw.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ParseError("not UTF-8 text", source=name) from None
-    queries = parse_queries(text, name)
-    if not queries:
-        raise ParseError("no query in the file", source=name)
+        raise ParseError("not UTF-8 text", source=source) from None
+    queries = parse_queries(text, source, second=second)
+    if not queries and not allow_empty:
+        raise ParseError("no query in the file", source=source)
     return queries

@@ -90,10 +90,15 @@ class RemoteEndpoint(abc.ABC):
         "snippet_field": None, "url_field": "url", "image_field": "image",
     }
 
+    can_explain = False
+    """Whether the kind can ask its engine why each hit is there (:meth:`explained`)."""
+
     def __init__(self, config: EndpointConfig, client: SearchClient, *, keep_raw: bool = False):
         self.config = config
         self.client = client
         self.keep_raw = keep_raw
+        self.explain = False
+        """Ask the engine to explain each hit (``open_endpoint(..., explain=True)``)."""
         settings = config.settings
         self.variables: dict[str, Any] = dict(settings.get("variables") or {})
         template = settings.get("template")
@@ -139,6 +144,14 @@ class RemoteEndpoint(abc.ABC):
         """
         return ("this endpoint cannot page: put {{offset}} (results already received) or "
                 "{{page}} (from 1) in its url, params or template")
+
+    def explained(self, request: HttpRequest) -> HttpRequest:
+        """``request`` asking the engine to explain each hit (kinds that can)."""
+        return request
+
+    def hit_explanation(self, raw_hit: Any, doc_id: str, data: Any) -> Any:
+        """The engine's explanation of one hit of an explained request (None: none given)."""
+        return None
 
     def partial(self, data: Any) -> str | None:
         """Why the answer is partial, where the response says it is (None: whole)."""
@@ -222,7 +235,7 @@ class RemoteEndpoint(abc.ABC):
         """The ranked hits of one parsed response, duplicates dropped (errors name the query)."""
         raw_hits = self._raw_hits(query, request, data, body)
         hits: list[Hit] = []
-        self._add_hits(query, request, body, raw_hits, hits, set(), depth)
+        self._add_hits(query, request, body, raw_hits, hits, set(), depth, data=data)
         return hits
 
     def _raw_hits(self, query: QueryItem, request: HttpRequest, data: Any,
@@ -249,7 +262,7 @@ class RemoteEndpoint(abc.ABC):
 
     def _add_hits(self, query: QueryItem, request: HttpRequest, body: bytes,
                   raw_hits: list[Any], hits: list[Hit], seen: set[str], depth: int,
-                  first_position: int = 1) -> int:
+                  first_position: int = 1, data: Any = None) -> int:
         """Append one page's hits in the engine's order, up to ``depth``; duplicates dropped.
 
         Returns how many were dropped as duplicates (of the hits looked at).
@@ -275,6 +288,7 @@ class RemoteEndpoint(abc.ABC):
                 title=shown["title"], snippet=shown["snippet"], url=shown["url"],
                 image=shown["image"],
                 fields={k: v for k, v in fields.items() if v is not None},
+                explanation=self.hit_explanation(raw, doc_id, data) if self.explain else None,
             ))
         return dropped
 
@@ -286,8 +300,13 @@ class RemoteEndpoint(abc.ABC):
                   size: int) -> HttpRequest | str:
         """The request for page ``page`` (``offset`` hits received so far), or why none."""
         if self.pages_itself():
-            return self.build_request({**values, "offset": offset, "page": page}, depth)
-        return self.page_request(values, depth, offset, size)
+            following: HttpRequest | str = self.build_request(
+                {**values, "offset": offset, "page": page}, depth)
+        else:
+            following = self.page_request(values, depth, offset, size)
+        if self.explain and isinstance(following, HttpRequest):
+            return self.explained(following)
+        return following
 
     def _parse(self, query: QueryItem, request: HttpRequest, body: bytes) -> Any:
         try:
@@ -300,6 +319,8 @@ class RemoteEndpoint(abc.ABC):
     async def search(self, query: QueryItem, depth: int) -> SearchResponse:
         """Send one query (page after page up to ``depth`` when needed) and map the answers."""
         request = self.render(query, depth)
+        if self.explain:
+            request = self.explained(request)
         values = self._values(query, depth)
         requests = [request]
         hits: list[Hit] = []
@@ -332,7 +353,7 @@ class RemoteEndpoint(abc.ABC):
                          "endpoint seems to ignore its paging parameters")
                 break
             duplicates += self._add_hits(query, request, reply.body, raw_hits, hits, seen,
-                                         depth, offset + 1)
+                                         depth, offset + 1, data=data)
             offset += len(raw_hits)
             if len(hits) >= depth:
                 break

@@ -45,6 +45,32 @@ class SolrEndpoint(RemoteEndpoint):
         if self.api == "json" and self.template is None:
             self.template = {"query": "{{query}}"}
 
+    can_explain = True
+    _DEBUG = (("debugQuery", "true"), ("debug.explain.structured", "true"))
+
+    def explained(self, request: HttpRequest) -> HttpRequest:
+        """The request with ``debugQuery`` and structured explanations (``/select``
+        parameters, or the JSON Request API's ``params`` block)."""
+        if self.api == "select" or not isinstance(request.body, dict):
+            names = {name for name, _ in self._DEBUG}
+            params = [(k, v) for k, v in request.params if k not in names]
+            return HttpRequest(request.method, request.url, [*params, *self._DEBUG],
+                               request.body)
+        given = request.body.get("params")
+        block = dict(given) if isinstance(given, dict) else {}
+        block.update(self._DEBUG)
+        return HttpRequest(request.method, request.url, request.params,
+                           {**request.body, "params": block})
+
+    def hit_explanation(self, raw_hit: Any, doc_id: str, data: Any) -> Any:
+        """``debug.explain`` of the hit's unique key (structured; a text one kept as text)."""
+        debug = data.get("debug") if isinstance(data, dict) else None
+        explain = debug.get("explain") if isinstance(debug, dict) else None
+        found = explain.get(doc_id) if isinstance(explain, dict) else None
+        if isinstance(found, str):
+            return {"value": None, "description": found.strip(), "details": []}
+        return found if isinstance(found, dict) else None
+
     def templates(self) -> list[Any]:
         if self.api == "json":
             return [self.template, self.params]

@@ -63,6 +63,10 @@ class TantivyEndpoint(EmbeddedEndpoint):
         if self.settings.tokenizer not in _TOKENIZERS:
             raise ConfigError(f"tantivy tokenizer must be one of {', '.join(_TOKENIZERS)}",
                               source=config.source, value=self.settings.tokenizer)
+        if self._own_bm25():
+            raise ConfigError("the tantivy engine's BM25 has k1 = 1.2 and b = 0.75 built in: "
+                              "vary k1 and b with engine = \"fts5\"", source=config.source,
+                              value=f"k1 = {self.settings.k1:g}, b = {self.settings.b:g}")
         self._tv = _tantivy()
         self._index: Any = None
 
@@ -149,6 +153,23 @@ class TantivyEndpoint(EmbeddedEndpoint):
             rows.append((str(doc["doc_id"][0]), -float(score), str(doc["body"][0])))
         rows.sort(key=lambda row: (row[1], row[0]))
         return rows[:depth], request, int(result.count or 0)
+
+    def explain_rows(self, text: str, rows: list[tuple[str, float, str]]) -> list[Any]:
+        """tantivy's own explanation of each ranked row (its ``Query.explain``)."""
+        if not rows:
+            return []
+        index = self._open()
+        boosts = dict(zip(self.settings.fields, self.settings.weights, strict=True))
+        query = index.parse_query(fts_query(query_terms(text)), self.settings.fields,
+                                  field_boosts=boosts)
+        searcher = index.searcher()
+        wanted = {d for d, _, _ in rows}
+        found: dict[str, Any] = {}
+        for _, address in searcher.search(query, len(rows) + 32).hits:
+            doc_id = str(searcher.doc(address)["doc_id"][0])
+            if doc_id in wanted:
+                found[doc_id] = json.loads(query.explain(searcher, address).to_json())
+        return [found.get(d) for d, _, _ in rows]
 
     async def version(self) -> str | None:
         self._open()

@@ -46,6 +46,9 @@ class Hit:
     url: str | None = None
     image: str | None = None
     fields: Mapping[str, Any] = field(default_factory=dict)
+    explanation: Any = None
+    """Why the engine ranked it there (a tree of ``value``, ``description``, ``details``),
+    when the endpoint was asked to explain (``--explain``) and the engine could."""
 
 
 @dataclass(frozen=True)

@@ -6,3 +6,11 @@
 - :mod:`rankscope.services.regression`: the CI check (is a run worse than its baseline?);
 - :mod:`rankscope.services.demo`: write the bundled demo collection to a directory.
 """
+
+from rankscope._aliases import redirect
+
+# deprecated paths for one release: the grading campaigns' modules were "evaluations"
+redirect({
+    "rankscope.services.evaluations": "rankscope.services.campaigns",
+    "rankscope.services.evaluation_data": "rankscope.services.campaign_data",
+})

@@ -22,9 +22,9 @@ import polars as pl
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.services.campaign_data import grade_details
+from rankscope.services.campaigns import evaluation_row, query_key
 from rankscope.services.dashboards import clean, load
-from rankscope.services.evaluation_data import grade_details
-from rankscope.services.evaluations import evaluation_row, query_key
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Adjudication, Grade, Item
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from rankscope.judgments.table import Judgments
     from rankscope.services.accounts import Actor
-    from rankscope.services.evaluation_data import EvaluationData
+    from rankscope.services.campaign_data import EvaluationData
     from rankscope.store.db import Store
 
 __all__ = ["adjudicate", "agreement_report", "disagreements"]
@@ -56,18 +56,14 @@ def _consensus(judgments: Judgments, data: EvaluationData) -> pl.DataFrame:
 def _against(graded: pl.DataFrame, rater: str, consensus: pl.DataFrame,
              scale: str) -> dict[str, Any]:
     """One grader's grades against a consensus: results in common, kappa, same grade."""
-    from rankscope.judgments.agreement import cohen_kappa
-    from rankscope.judgments.table import Judgments
+    from rankscope.judgments.agreement import cohen_kappa, two_raters
 
     own = graded.filter(pl.col("rater") == rater).select("query_id", "doc_id", "grade")
     both = own.join(consensus, on=["query_id", "doc_id"], suffix="_c")
     if both.height == 0:
         return {"rater": rater, "n_items": 0, "kappa": None, "agree": None, "mean_diff": None}
-    pairs = pl.concat([
-        both.select("query_id", "doc_id", pl.lit("grader").alias("rater"), "grade"),
-        both.select("query_id", "doc_id", pl.lit("consensus").alias("rater"),
-                    pl.col("grade_c").alias("grade"))])
-    table = cohen_kappa(Judgments(pairs, scale=scale))
+    table = cohen_kappa(two_raters(both, "grade", "grade_c", names=("grader", "consensus"),
+                                   scale=scale))
     kappa = table.get_column("kappa")[0] if table.height else None
     diff = both.get_column("grade") - both.get_column("grade_c")
     return {"rater": rater, "n_items": both.height, "kappa": clean(kappa),

@@ -79,9 +79,9 @@ def setup_demo(store: Store, directory: str | Path, *, boundary: Boundary,
     the tuned endpoint's evaluation at depth 20 whose holes are to grade.
     """
     from rankscope.services.accounts import create_user
+    from rankscope.services.campaigns import EvaluationSpec, create_evaluation, run_evaluation
     from rankscope.services.catalog import import_query_set, save_endpoint
     from rankscope.services.demo import init_demo
-    from rankscope.services.evaluations import EvaluationSpec, create_evaluation, run_evaluation
     from rankscope.services.exchange import import_grades
     from rankscope.services.projects import add_member, create_project
 

@@ -52,7 +52,7 @@ from sqlalchemy.orm import aliased
 
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.evaluations import evaluation_row
+from rankscope.services.campaigns import evaluation_row
 from rankscope.services.grading_walk import walk_size
 from rankscope.services.task_views import (
     TaskView,

@@ -134,9 +134,9 @@ def import_query_set_from_collection(store: Store, actor: Actor, project_id: int
 def _keep_query_set(store: Store, actor: Actor, project_id: int, name: str,
                     source: str | None, queries: Sequence[QueryItem]) -> QuerySetView:
     from rankscope.services.projects import require_project
-    from rankscope.store.snapshots import NewQuery, query_set_for
+    from rankscope.store.snapshot_writes import query_set_for
 
-    items = [NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries]
+    items = list(queries)
 
     def work(session: Session) -> QuerySetView:
         project = require_project(session, actor, project_id, "curator")

@@ -24,9 +24,9 @@ import numpy as np
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError
+from rankscope.services.campaign_data import EvaluationData, load_data
+from rankscope.services.campaigns import evaluation_row
 from rankscope.services.dashboards import clean, evaluation_metrics
-from rankscope.services.evaluation_data import EvaluationData, load_data
-from rankscope.services.evaluations import evaluation_row
 from rankscope.store.models import Endpoint, QuerySet
 from rankscope.store.models_app import Evaluation
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
     from rankscope.store.db import Store
 
-__all__ = ["CORRECTIONS", "SCOPES", "TESTS", "compare_with_baseline", "history"]
+__all__ = ["CORRECTIONS", "SCOPES", "TESTS", "compare_with_baseline", "history", "side_by_side"]
 
 SCOPES = ("endpoint", "query_set")
 TESTS = ("t", "wilcoxon", "permutation", "bootstrap")
@@ -170,3 +170,40 @@ def compare_with_baseline(store: Store, actor: Actor, evaluation_id: int,
                            if k in ("rbo", "jaccard", "queries", "queries_changed", "k", "p")},
             "per_query_rbo": rbo, "per_query": list(per_query.values()),
             "warnings": warnings}
+
+
+def side_by_side(store: Store, actor: Actor, evaluation_id: int,
+                 baseline_id: int) -> dict[str, Any]:
+    """This evaluation's snapshot next to another's, query by query, with this one's tasks.
+
+    As :func:`rankscope.services.snapshot_compare.side_by_side` (the baseline
+    is A), on this evaluation's grades and rules (its first metric per query);
+    each of this evaluation's results carries its grading task
+    (``task_id``). Different depths or query sets are compared on what both
+    have, with ``warnings`` saying so.
+    """
+    from rankscope.services.snapshot_compare import side_by_side as compare_side_by_side
+    from rankscope.services.tries import evaluation_tasks, graded_as
+
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        base = evaluation_row(session, actor, baseline_id, "curator")
+        if base.project_id != ev.project_id or base.id == ev.id:
+            raise NotFoundError(f"no other evaluation #{baseline_id} in this project")
+        data, base_data = load_data(session, ev), load_data(session, base)
+        if data.snapshot_id is None or base_data.snapshot_id is None:
+            raise ConflictError("both evaluations need a snapshot: run them first")
+        sets = {qs.id: qs.content_sha256 for qs in session.scalars(
+            select(QuerySet).where(QuerySet.id.in_([ev.query_set_id, base.query_set_id])))}
+        a = _ranking(base_data, f"#{base.id} {base.name}", sets.get(base.query_set_id, ""))
+        b = _ranking(data, f"#{ev.id} {ev.name}", sets.get(ev.query_set_id, ""))
+        tasks = evaluation_tasks(session, ev.id)
+        qrels, metric = graded_as(data, ev)
+    found = compare_side_by_side(a, b, qrels=qrels, metric=metric, allow_mismatch=True)
+    out = found.to_dict()
+    for q in out["queries"]:
+        for r in q["rows"]:
+            if r["b"] is not None:
+                r["b"]["task_id"] = tasks.get((q["query_id"], r["b"]["doc_id"]))
+    out.update({"evaluation_id": evaluation_id, "baseline_id": baseline_id})
+    return out

@@ -1,5 +1,5 @@
 """What an evaluation's dashboards show of its own numbers: metrics, coverage and holes, and
-one query's graded snapshot, all computed by the library on :mod:`evaluation_data`.
+one query's graded snapshot, all computed by the library on :mod:`campaign_data`.
 
 - metrics: :meth:`JudgmentPlan.evaluate` (seed 004's two stages; the null rules
   when the evaluation asks for them): the numbers ``rankscope evaluate``
@@ -25,8 +25,14 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rankscope.errors import NotFoundError
-from rankscope.services.evaluation_data import EvaluationData, grade_details, load_data
-from rankscope.services.evaluations import evaluation_row, query_key
+from rankscope.services.campaign_data import (
+    EvaluationData,
+    grade_details,
+    holes_frame,
+    load_data,
+    qrels_exports,
+)
+from rankscope.services.campaigns import evaluation_row, query_key
 
 if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
@@ -82,10 +88,9 @@ def metrics_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str, 
     "queries": [...], "n_queries", "unjudged", "command", "qrels"}``; null
     where a metric has no value (nothing graded, or the null rules).
     ``qrels`` says which qrels export reproduces which metric
-    (:func:`rankscope.services.exchange.qrels_exports`).
+    (:func:`rankscope.services.campaign_data.qrels_exports`).
     """
-    from rankscope.services.evaluation_data import evaluate_command
-    from rankscope.services.exchange import qrels_exports
+    from rankscope.services.campaign_data import evaluate_command
 
     ev, data = load(store, actor, evaluation_id)
     out = evaluation_metrics(data)
@@ -93,34 +98,6 @@ def metrics_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str, 
                strategy=ev.strategy, snapshot_id=data.snapshot_id,
                command=evaluate_command(ev), qrels=qrels_exports(data))
     return out
-
-
-def holes_frame(ev: Evaluation, data: EvaluationData) -> pl.DataFrame:
-    """The ungraded positions of the top ``depth``, in the order to grade them next.
-
-    Columns ``query_id, text, need, rank, doc_id, title, url``; highest
-    positions first, then the query set's order.
-    """
-    from rankscope.judgments.coverage import coverage
-
-    schema = {"query_id": pl.String, "text": pl.String, "need": pl.String, "rank": pl.Int64,
-              "doc_id": pl.String, "title": pl.String, "url": pl.String}
-    if data.run.frame.height == 0:
-        return pl.DataFrame(schema=schema)
-    graded = coverage(data.judgments, data.run, ev.depth, strategy=data.strategy,
-                      scale=data.scale)
-    order = pl.DataFrame({"query_id": [q["query_id"] for q in data.queries],
-                          "text": [q["text"] for q in data.queries],
-                          "need": [q["need"] for q in data.queries],
-                          "_order": list(range(len(data.queries)))},
-                         schema={"query_id": pl.String, "text": pl.String, "need": pl.String,
-                                 "_order": pl.Int64})
-    holes = (graded.ungraded.select("query_id", "doc_id", "rank")
-             .join(data.hits.select("query_id", "doc_id", "title", "url"),
-                   on=["query_id", "doc_id"], how="left")
-             .join(order, on="query_id", how="left")
-             .sort(["rank", "_order", "doc_id"]))
-    return holes.select(list(schema)).cast(schema)  # type: ignore[arg-type]
 
 
 def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str, Any]:

@@ -46,8 +46,8 @@ from sqlalchemy import select
 
 from rankscope.data.delimited import neutralise_cell, neutralise_frame, restore_cell
 from rankscope.errors import InputError, OptionError, ParseError
-from rankscope.services.evaluation_data import EvaluationData, load_data
-from rankscope.services.evaluations import ensure_items, evaluation_row, query_key
+from rankscope.services.campaign_data import EvaluationData, holes_frame, load_data, qrels_exports
+from rankscope.services.campaigns import ensure_items, evaluation_row, query_key
 from rankscope.store.models import Endpoint, utcnow
 from rankscope.store.models_app import Evaluation, Grade, Rater
 
@@ -112,32 +112,6 @@ def _rre(ev: Evaluation, data: EvaluationData, endpoint: Endpoint | None) -> byt
     return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
 
 
-def qrels_exports(data: EvaluationData) -> list[dict[str, Any]]:
-    """Which qrels file reproduces which metric: ``[{"name", "scale", "metrics", "command"}]``.
-
-    ``qrels.txt`` (the evaluation's scale) comes first, even when no metric is
-    computed on that scale; then one ``qrels-SCALE.txt`` per other scale a
-    metric needs. ``command`` is the ``rankscope evaluate`` call that prints
-    those metrics from the file and the exported ``run.txt``.
-    """
-    import shlex
-
-    plan = data.plan()
-    by_scale: dict[str, list[str]] = {data.scale: []}
-    for label, needed in zip(plan.labels, plan.scales, strict=True):
-        by_scale.setdefault(needed.name if needed is not None else data.scale, []).append(label)
-    out = []
-    for scale, labels in by_scale.items():
-        name = "qrels.txt" if scale == data.scale else f"qrels-{scale}.txt"
-        parts = ["rankscope", "evaluate", name, "run.txt"]
-        for label in labels:
-            parts += ["-m", label]
-        parts += ["--unjudged", data.unjudged]
-        out.append({"name": name, "scale": scale, "metrics": labels,
-                    "command": " ".join(shlex.quote(p) for p in parts) if labels else None})
-    return out
-
-
 def exports_of(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
     """The names of the exports an evaluation has (the qrels of each scale included)."""
     with store.read() as session:
@@ -177,8 +151,6 @@ def _qrels(ev: Evaluation, data: EvaluationData, name: str) -> bytes:
 
 
 def _holes_csv(ev: Evaluation, data: EvaluationData, limit: int | None) -> bytes:
-    from rankscope.services.dashboards import holes_frame
-
     frame = holes_frame(ev, data)
     if limit is not None:
         frame = frame.head(limit)

@@ -29,7 +29,7 @@ from sqlalchemy import delete, exists, func, select
 from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
 from rankscope.services.assignment import MAX_BATCH, lease, require_ready
-from rankscope.services.evaluations import evaluation_row
+from rankscope.services.campaigns import evaluation_row
 from rankscope.services.task_views import scale_of, task_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import (
@@ -57,14 +57,17 @@ if TYPE_CHECKING:
 __all__ = [
     "SOURCES",
     "GradeInput",
+    "Undone",
     "grade_in",
     "grade_task",
     "judge_later",
     "later_in",
     "submit_batch",
     "submit_grade",
+    "undo_grade",
     "undo_in",
     "undo_last",
+    "undo_outcome_in",
 ]
 
 SOURCES = ("app", "api", "llm")
@@ -270,8 +273,36 @@ def undo_last(store: Store, actor: Actor, evaluation_id: int) -> int | None:
     return store.write(lambda session: undo_in(session, actor, evaluation_id))
 
 
+def undo_grade(store: Store, actor: Actor, evaluation_id: int) -> Undone | None:
+    """:func:`undo_last` saying what it did: the grade removed, the earlier one restored."""
+    return store.write(lambda session: undo_outcome_in(session, actor, evaluation_id))
+
+
 def undo_in(session: Session, actor: Actor, evaluation_id: int) -> int | None:
     """:func:`undo_last` inside the caller's transaction."""
+    undone = undo_outcome_in(session, actor, evaluation_id)
+    return undone.task_id if undone is not None else None
+
+
+@dataclass(frozen=True)
+class Undone:
+    """What an undo did: the grade it removed and the earlier one it restored, if any.
+
+    A value of None with a reason is a "can't tell".
+    """
+
+    task_id: int | None
+    removed: float | None
+    removed_reason: str | None
+    restored: bool
+    restored_value: float | None = None
+    restored_reason: str | None = None
+
+
+def undo_outcome_in(session: Session, actor: Actor, evaluation_id: int) -> Undone | None:
+    """Retract the actor's latest grade of the evaluation (None: nothing to undo), inside
+    the caller's transaction; the answer names the grade removed and the earlier grade
+    it restored, if any, so that a page can say what the undo did."""
     ev = evaluation_row(session, actor, evaluation_id, "judge")
     rater = rater_for(session, actor)
     grade = session.scalar(select(Grade).where(
@@ -288,11 +319,12 @@ def undo_in(session: Session, actor: Actor, evaluation_id: int) -> int | None:
         previous.active, previous.superseded_by = True, None
     task = session.scalar(select(Task).where(Task.evaluation_id == ev.id,
                                              Task.item_id == grade.item_id))
-    if task is None:
-        return None
-    if previous is None:
+    if task is not None and previous is None:
         lease(session, task, rater)
-    return task.id
+    return Undone(task.id if task is not None else None, grade.value, grade.reason,
+                  previous is not None,
+                  previous.value if previous is not None else None,
+                  previous.reason if previous is not None else None)
 
 
 def judge_later(store: Store, actor: Actor, task_id: int) -> None:

@@ -25,8 +25,8 @@ from sqlalchemy import delete
 from rankscope.errors import ConflictError
 from rankscope.services.accounts import rater_for
 from rankscope.services.assignment import progress_in, show_task, take_tasks
-from rankscope.services.evaluations import EvaluationView, evaluation_row, evaluation_view
-from rankscope.services.grading import GradeInput, grade_task, later_in, undo_in
+from rankscope.services.campaigns import EvaluationView, evaluation_row, evaluation_view
+from rankscope.services.grading import GradeInput, Undone, grade_task, later_in, undo_outcome_in
 from rankscope.services.grading_walk import WalkPlace, walk_place
 from rankscope.services.projects import project_role
 from rankscope.services.task_views import TaskView, task_row, task_views
@@ -60,7 +60,8 @@ class GradingPage:
     grade: ``graded`` (the result graded, as the grader sees it), ``saved``
     (what :func:`~rankscope.services.grading.submit_grade` returns) or
     ``refused`` (why it was not saved). After an undo: ``undone``, the task
-    whose grade was taken back (None: nothing to undo).
+    whose grade was taken back (None: nothing to undo), and ``undo``, what it
+    removed and what earlier grade it restored.
     """
 
     evaluation: EvaluationView
@@ -74,6 +75,7 @@ class GradingPage:
     saved: dict[str, Any] | None = None
     refused: str | None = None
     undone: int | None = None
+    undo: Undone | None = None
 
 
 @dataclass(frozen=True)
@@ -198,14 +200,16 @@ def undo_and_show(store: Store, actor: Actor, evaluation_id: int) -> GradingPage
     """Take back the grader's latest grade here; the page shows that result again."""
 
     def work(session: Session) -> GradingPage:
-        undone = undo_in(session, actor, evaluation_id)
+        undo = undo_outcome_in(session, actor, evaluation_id)
+        undone = undo.task_id if undo is not None else None
         ev = evaluation_row(session, actor, evaluation_id, "judge")
         rater = rater_for(session, actor)
         again = session.get(Task, undone) if undone is not None else None
         if again is None:
-            return _new_page(session, actor, ev, rater, after=None, undone=undone)
+            return _new_page(session, actor, ev, rater, after=None, undone=undone, undo=undo)
         shown = show_task(session, again, ev, rater)
-        return _frame(session, actor, ev, rater, again.id).page(shown, undone=undone)
+        return _frame(session, actor, ev, rater, again.id).page(shown, undone=undone,
+                                                                undo=undo)
 
     return store.write(work)
 

@@ -8,6 +8,10 @@ the same limits in its schemas; docs/web_app.md lists them.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from rankscope.errors import InputError
 
 __all__ = [
@@ -17,7 +21,9 @@ __all__ = [
     "MAX_NAME",
     "MAX_NOTE",
     "MAX_URL",
+    "check_spec",
     "check_text",
+    "spec_field",
 ]
 
 MAX_ID = 2**31 - 1
@@ -53,3 +59,61 @@ def check_text(value: str | None, what: str, limit: int) -> str | None:
     if len(value) > limit:
         raise InputError(f"{what} is longer than {limit:,} characters ({len(value):,})")
     return value
+
+
+def spec_field(default: Any = dataclasses.MISSING, *, doc: str, limit: int | None = None,
+               key_limit: int | None = None, items: int | None = None, label: str | None = None,
+               is_id: bool = False, factory: Callable[[], Any] | None = None) -> Any:
+    """A field of a service's spec with its one definition: what it means (``doc``), the
+    longest text (``limit``; ``key_limit`` for a mapping's keys), the most items
+    (``items``), the words an error names it by (``label``), whether it is an id.
+
+    :func:`check_spec` checks the texts by it; the web app's API derives its input
+    models from it (:func:`rankscope.app.schemas.schema_of`), so a limit or a doc is
+    written once.
+    """
+    metadata = {"doc": doc, "limit": limit, "key_limit": key_limit, "items": items,
+                "label": label, "is_id": is_id}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def check_spec(spec: Any) -> None:
+    """Every text of a spec within its field's limit and without NUL (:func:`check_text`).
+
+    Raises
+    ------
+    InputError
+        A text too long (or holding NUL), named by its field's label; too many items.
+
+    Examples
+    --------
+    >>> @dataclasses.dataclass
+    ... class Spec:
+    ...     name: str = spec_field(doc="A name.", limit=3, label="the name")
+    >>> check_spec(Spec("abcd"))
+    Traceback (most recent call last):
+    rankscope.errors.InputError: the name is longer than 3 characters (4)
+    """
+    for f in dataclasses.fields(spec):
+        meta = f.metadata
+        value = getattr(spec, f.name)
+        label = meta.get("label") or f.name.replace("_", " ")
+        limit = meta.get("limit")
+        items = meta.get("items")
+        if value is None or (limit is None and items is None):
+            continue
+        if isinstance(value, str):
+            if limit is not None:
+                check_text(value, label, limit)
+            continue
+        if items is not None and len(value) > items:
+            raise InputError(f"{label}: at most {items} items, not {len(value)}")
+        if isinstance(value, Mapping):
+            for key, text in value.items():
+                check_text(key, label, meta.get("key_limit") or limit or MAX_NOTE)
+                check_text(text, label, limit or MAX_NOTE)
+        else:
+            for text in value:
+                check_text(text, label, limit or MAX_NOTE)

@@ -10,7 +10,7 @@ it runs. The judge gets its own rater, of
 kind ``llm``. Running it (:func:`run_judge`) takes the evaluation's open
 tasks as that rater would be offered them (results that still want grades,
 never one it graded), asks the model through
-:func:`rankscope.judge.grading.grade_items` (the query, the need, the
+:func:`rankscope.llm_judge.grading.grade_items` (the query, the need, the
 result's display fields, the evaluation's scale and guidelines; answers
 cached like ``rankscope judge --cache``), and records the grades with
 :func:`rankscope.services.grading.submit_batch` (``source="llm"``), in one
@@ -49,7 +49,8 @@ from rankscope.errors import (
     RankscopeError,
 )
 from rankscope.search.credentials import check_url_credentials
-from rankscope.services.evaluations import evaluation_row
+from rankscope.services.campaigns import evaluation_row
+from rankscope.services.limits import MAX_NAME, MAX_URL, check_spec, spec_field
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import LLMJudge, Rater
 
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.orm import Session
 
-    from rankscope.judge.client import Sleep
+    from rankscope.llm_judge.client import Sleep
     from rankscope.services.accounts import Actor
     from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
@@ -82,38 +83,27 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 class JudgeSpec:
     """What a curator gives to attach an LLM judge.
 
-    Attributes
-    ----------
-    endpoint : str
-        The OpenAI-compatible API base (``http://127.0.0.1:8080/v1``).
-    model : str
-        The model's name.
-    api_key_env : str, optional
-        The server's environment variable holding the API key (never the key).
-    max_calls : int, default 200
-        Requests one run may make at most.
-    counts : bool, default False
-        Whether its grades fill grades-wanted slots and enter the aggregated grades.
-    name : str, optional
-        The rater's name (default ``llm:<model>``; made unique).
+    Each field's meaning and limits are written once, here (``spec_field``): the
+    service checks them and the API's input model is derived from them.
     """
 
-    endpoint: str
-    model: str
-    api_key_env: str | None = None
-    max_calls: int = 200
-    counts: bool = False
-    name: str | None = None
+    endpoint: str = spec_field(
+        doc="The OpenAI-compatible API base (http://127.0.0.1:8080/v1).", limit=MAX_URL,
+        label="the endpoint")
+    model: str = spec_field(doc="The model's name.", limit=MAX_NAME, label="the model")
+    api_key_env: str | None = spec_field(
+        None, doc="The server's environment variable holding the API key (never the key).",
+        limit=MAX_NAME, label="the API key's variable")
+    max_calls: int = spec_field(200, doc=f"Requests one run may make at most (1 to {MAX_CALLS:,}).")
+    counts: bool = spec_field(False, doc="Whether its grades fill grades-wanted slots and enter "
+                              "the aggregated grades.")
+    name: str | None = spec_field(None, doc="The rater's name (default llm:MODEL; made unique).",
+                                  limit=MAX_NAME, label="the name")
 
 
 def _check(spec: JudgeSpec, boundary: Boundary) -> None:
-    from rankscope.judge.client import check_endpoint
-    from rankscope.services.limits import MAX_NAME, MAX_URL, check_text
-
-    check_text(spec.endpoint, "the endpoint", MAX_URL)
-    check_text(spec.model, "the model", MAX_NAME)
-    check_text(spec.name, "the name", MAX_NAME)
-    check_text(spec.api_key_env, "the API key's variable", MAX_NAME)
+    from rankscope.llm_judge.client import check_endpoint
+    check_spec(spec)
     # credentials first: a key pasted by mistake is refused without being repeated, even
     # in a URL the judge's own rule (check_endpoint, the one URL rule) would refuse
     check_url_credentials("the endpoint", spec.endpoint.strip(), advice="name the server's "
@@ -285,7 +275,7 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
         request with a completion (the judge is then ``failed``, with the summary);
         its host is refused.
     """
-    from rankscope.judge.grading import GradeItem, JudgeConfig, grade_items
+    from rankscope.llm_judge.grading import GradeItem, JudgeConfig, grade_items
     from rankscope.services.assignment import open_tasks, require_ready, scale_of, view
     from rankscope.services.grading import GradeInput, submit_batch
 

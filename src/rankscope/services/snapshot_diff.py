@@ -130,21 +130,18 @@ def ranking_from_store(store: Store, ref: str, *, allow_partial: bool = False) -
         No such snapshot, or it is not complete (unless ``allow_partial``).
     """
     from rankscope.services.snapshots import run_scores
-    from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
+    from rankscope.store.snapshots import read_snapshot
 
-    info = find_snapshot(store, ref)
-    if info.status != "complete" and not allow_partial:
+    contents = read_snapshot(store, ref)
+    info, records = contents.info, contents.queries
+    if not contents.whole and not allow_partial:
         raise StoreError(
             f"snapshot #{info.id} ({info.name}) is {info.status} ({info.n_done} of "
             f"{info.n_queries} queries): it is not compared as if whole; take it again")
-    records = snapshot_queries(store, info.id)
     answered = [r for r in records if r.status == "ok"]
-    rows = snapshot_hits(store, info.id)
-    by_query: dict[str, list[float | None]] = {}
-    for row in rows:
-        by_query.setdefault(row["query_id"], []).append(row["score"])
-    scores = [s for q in dict.fromkeys(r["query_id"] for r in rows)
-              for s in run_scores(by_query[q], info.depth)]
+    rows = [hit for hits in contents.hits.values() for hit in hits]
+    scores = [s for hits in contents.hits.values()
+              for s in run_scores([h["score"] for h in hits], info.depth)]
     frame = pl.DataFrame(
         {"query_id": [r["query_id"] for r in rows], "doc_id": [r["doc_id"] for r in rows],
          "rank": [r["rank"] for r in rows], "score": scores,

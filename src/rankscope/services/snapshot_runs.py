@@ -1,4 +1,5 @@
-"""Writing a snapshot as a TREC run: in the engine's order, whatever its scores say.
+"""Writing a snapshot as a TREC run: in the engine's order, whatever its scores say
+(through the one TREC run writer, :mod:`rankscope.data.trec_writer`).
 
 A run's score column decides the order every evaluation tool scores (each
 sorts by score and breaks ties its own way), so by default it holds
@@ -10,97 +11,25 @@ queries where they tie).
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import os
-import tempfile
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from rankscope.errors import ConfigError, RankscopeWarning
+from rankscope.data._io import write_bytes
+from rankscope.data.trec_writer import RUN_SCORES, format_engine_run, run_scores
 from rankscope.search.types import SearchResponse
 
 __all__ = ["RUN_SCORES", "run_lines", "run_scores", "trec_lines", "write_lines", "write_run"]
-
-
-RUN_SCORES = ("rank", "engine")
-"""What the score column of a run written from a snapshot holds: ``rank`` (the default,
-``depth - rank + 1``: strictly decreasing in the engine's order) or ``engine`` (the
-engine's own scores, where every hit has one and they do not increase)."""
-
-
-def run_scores(scores: Sequence[float | None], depth: int, *,
-               source: str = "rank") -> list[float]:
-    """The run-file scores of one query's hits, given the engine's scores in rank order.
-
-    By default (``source="rank"``) ``depth - rank + 1``: strictly decreasing
-    down the engine's list, so any tool that orders a run by score (and
-    breaks ties its own way) scores exactly the order the engine returned.
-    With ``source="engine"`` the engine's own scores when every hit has one
-    and they do not increase down the list (equal scores are kept, and
-    tools then break those ties their own way); otherwise the rank scores.
-
-    Examples
-    --------
-    >>> run_scores([3.5, 2.0, 2.0], 10)
-    [10.0, 9.0, 8.0]
-    >>> run_scores([3.5, 2.0, 2.0], 10, source="engine")
-    [3.5, 2.0, 2.0]
-    >>> run_scores([1.0, None, 0.5], 10, source="engine")
-    [10.0, 9.0, 8.0]
-    >>> run_scores([1.0, 4.0], 5, source="engine")
-    [5.0, 4.0]
-    """
-    if source not in RUN_SCORES:
-        raise ConfigError(f"run scores are 'rank' or 'engine', not {source!r}")
-    if source == "engine" and _engine_scores_usable(scores):
-        return [float(s) for s in scores if s is not None]
-    return [float(depth - rank + 1) for rank in range(1, len(scores) + 1)]
-
-
-def _engine_scores_usable(scores: Sequence[float | None]) -> bool:
-    """Every hit has a score and they do not increase down the list."""
-    engine = [s for s in scores if s is not None]
-    return len(engine) == len(scores) and all(a >= b for a, b in itertools.pairwise(engine))
 
 
 def trec_lines(ranked: Iterable[tuple[str, Sequence[tuple[str, float | None]]]], depth: int,
                tag: str, *, scores: str = "rank") -> list[str]:
     """TREC run lines from ``(query_id, [(doc_id, engine score), ...])`` in rank order.
 
-    ``scores`` is ``rank`` (default: strictly decreasing in the engine's
-    order) or ``engine`` (see :func:`run_scores`). With ``engine``, a
-    :class:`~rankscope.errors.RankscopeWarning` counts the queries whose
-    engine scores tie (other tools will order those hits their own way, not
-    as the engine did) and those written with rank scores instead (a hit
-    without a score, or scores that rise down the list).
+    The lines of the one TREC run writer (:func:`rankscope.data.trec_writer.format_engine_run`,
+    which says what ``scores`` does and warns about tied engine scores).
     """
-    tag = "_".join(tag.split()) or "rankscope"
-    lines = []
-    tied = fallback = 0
-    for qid, hits in ranked:
-        engine = [score for _, score in hits]
-        written = run_scores(engine, depth, source=scores)
-        if scores == "engine":
-            if not _engine_scores_usable(engine):
-                fallback += 1
-            elif len(set(written)) < len(written):
-                tied += 1
-        for rank, ((doc_id, _), score) in enumerate(zip(hits, written, strict=True), start=1):
-            lines.append(f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n")
-    if tied or fallback:
-        parts = []
-        if tied:
-            parts.append(f"{tied} quer{'y has' if tied == 1 else 'ies have'} tied engine "
-                         "scores: evaluation tools order those hits by their own tie rule "
-                         "(trec_eval: document id), not as the engine returned them")
-        if fallback:
-            parts.append(f"{fallback} quer{'y' if fallback == 1 else 'ies'} written with rank "
-                         "scores (a hit without a score, or scores rising down the list)")
-        warnings.warn("run scores from the engine: " + "; ".join(parts), RankscopeWarning,
-                      stacklevel=2)
-    return lines
+    data = format_engine_run(ranked, depth, tag, scores=scores)
+    return data.decode("utf-8").splitlines(keepends=True)
 
 
 def run_lines(responses: Sequence[SearchResponse], depth: int, tag: str, *,
@@ -121,28 +50,12 @@ def write_run(path: str | Path, responses: Sequence[SearchResponse], depth: int,
 
 
 def write_lines(path: str | Path, lines: Sequence[str]) -> int:
-    """Write TREC run lines atomically (a temporary file renamed into place); lines written.
+    """Write TREC run lines (of :func:`trec_lines`) atomically; the number of lines written.
 
-    A document id with white space cannot be written to a TREC file and is
-    refused (:class:`~rankscope.errors.ConfigError` naming the query).
+    Raises
+    ------
+    OutputWriteError
+        The file cannot be written (:func:`rankscope.data._io.write_bytes`).
     """
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 6:
-            raise ConfigError(f"query {parts[0] if parts else '?'}: a query or document id with "
-                              "white space cannot go in a TREC run; export JSONL instead",
-                              value=line.rstrip("\n"))
-    target = Path(path)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.writelines(lines)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes it private; a run file is not
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_bytes(path, "".join(lines).encode("utf-8"))
     return len(lines)

@@ -170,15 +170,13 @@ def check_params(endpoint: Endpoint, queries: Sequence[QueryItem]) -> None:
 
 
 def _answer(query_row_id: int, response: SearchResponse, keep_raw: bool) -> Answer:
-    from rankscope.store.snapshots import Answer, HitRow
+    from rankscope.store.snapshots import Answer
 
     return Answer(
         query_row_id=query_row_id, request=response.request, latency_ms=response.latency_ms,
         raw_sha256=response.raw_sha256, raw=response.raw if keep_raw else None,
         total_hits=response.total_hits,
-        hits=[HitRow(rank=i, doc_id=h.doc_id, score=h.score, title=h.title,
-                     snippet=h.snippet, url=h.url, image=h.image, fields=dict(h.fields))
-              for i, h in enumerate(response.hits, start=1)],
+        hits=response.hits,
         partial=response.partial, short=response.short, duplicates=response.duplicates,
         pages=response.pages, retried=response.retried)
 
@@ -190,14 +188,13 @@ def _starter(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], row
     """What starts a new snapshot in the store (on the recorder's thread), filling ``rows``."""
 
     def start() -> int:
-        from rankscope.store.snapshots import NewQuery, start_snapshot
+        from rankscope.store.snapshot_writes import start_snapshot
 
         snapshot_id, found = start_snapshot(
             store, name=name, endpoint_name=endpoint.config.name, kind=endpoint.config.kind,
             config=endpoint.config.settings, config_hash=endpoint.config.config_hash,
             query_set_name=query_set_name, query_set_source=query_set_source,
-            queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
-            depth=depth, engine_version=version, keep_raw=keep_raw,
+            queries=queries, depth=depth, engine_version=version, keep_raw=keep_raw,
             **({"project": project} if project is not None else {}))
         rows.update(found)
         return snapshot_id
@@ -208,12 +205,11 @@ def _starter(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], row
 def _resume(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], resume: str,
             project: str | None) -> tuple[int, dict[str, int], set[str], str, int]:
     """Take over an unfinished snapshot: its id, query rows, queries answered, name, depth."""
-    from rankscope.store.snapshots import NewQuery, resume_snapshot
+    from rankscope.store.snapshot_writes import resume_snapshot
 
     info, rows, answered = resume_snapshot(
         store, resume, config_hash=endpoint.config.config_hash,
-        queries=[NewQuery(q.query_id, q.text, dict(q.params), q.need) for q in queries],
-        **({"project": project} if project is not None else {}))
+        queries=queries, **({"project": project} if project is not None else {}))
     return info.id, rows, answered, info.name, info.depth
 
 
@@ -343,7 +339,7 @@ async def take_snapshot(
                 recorder.close()
             snapshot_id = recorder.snapshot_id
         if store is not None and snapshot_id is not None and recorder is not None:
-            from rankscope.store.snapshots import record_failure
+            from rankscope.store.snapshot_writes import record_failure
 
             query_row = rows.get(exc.query_id)
             if query_row is not None:
@@ -362,7 +358,7 @@ async def take_snapshot(
                 recorder.close()  # an interruption too: what arrived is committed first
             snapshot_id = recorder.snapshot_id
         if store is not None and snapshot_id is not None:
-            from rankscope.store.snapshots import finish_snapshot
+            from rankscope.store.snapshot_writes import finish_snapshot
 
             finish_snapshot(store, snapshot_id, status, error)
     done = [r for r in results if r is not None]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, bindparam, select
 
 from rankscope.errors import NotFoundError, OptionError
-from rankscope.services.evaluations import evaluation_row
+from rankscope.services.campaigns import evaluation_row
 from rankscope.store.models import Query, SnapshotHit, SnapshotQuery
 from rankscope.store.models_app import (
     Deferral,
@@ -66,6 +66,8 @@ class TaskView:
     deferred: bool
     lease_until: str | None
     scale: dict[str, Any] = field(default_factory=dict)
+    origin: str = "snapshot"
+    """``snapshot``, ``try`` (a try's new result) or ``hand`` (added by hand to the pool)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -112,7 +114,8 @@ def _grade_dict(grade: Grade | None) -> dict[str, Any] | None:
 
 
 @functools.cache
-def _views_statement() -> Select[int, int, str, str, str, str | None, SnapshotHit, Grade, int]:
+def _views_statement() -> Select[int, int, str, str, str, str | None, SnapshotHit, Grade, int,
+                                str, dict[str, Any] | None]:
     """The tasks ``ids`` of evaluation ``ev`` with their item, query, the hit of the
     evaluation's latest snapshot (its best rank when a document repeats), and the grade
     and deferral of ``rater`` (on ``scale``): one statement whatever the number of tasks."""
@@ -126,7 +129,8 @@ def _views_statement() -> Select[int, int, str, str, str, str | None, SnapshotHi
                        SnapshotHit.doc_id == Item.doc_id)
                 .order_by(SnapshotHit.rank, SnapshotHit.id).limit(1).scalar_subquery())
     return (select(Task.id, Task.position, Item.doc_id, Query.query_id, Query.text,
-                   Query.need, SnapshotHit, Grade, Deferral.id.label("deferral"))
+                   Query.need, SnapshotHit, Grade, Deferral.id.label("deferral"),
+                   Task.origin, Task.shown)
             .join(Item, Item.id == Task.item_id).join(Query, Query.id == Task.query_row_id)
             .outerjoin(SnapshotHit, SnapshotHit.id == best_hit)
             .outerjoin(Grade, and_(Grade.item_id == Task.item_id,
@@ -159,13 +163,16 @@ def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_
     for task_id in ids:
         r = rows[task_id]
         hit: SnapshotHit | None = r.SnapshotHit
+        shown = r.shown or {}  # a result added from a try or by hand: what was kept of it
         until = (held or {}).get(task_id)
         out.append(TaskView(
             task_id=task_id, evaluation_id=ev.id, position=r.position, query_id=r.query_id,
             query_text=r.text, need=r.need, doc_id=r.doc_id,
-            title=hit.title if hit else None, snippet=hit.snippet if hit else None,
-            url=hit.url if hit else None, image=hit.image if hit else None,
+            title=hit.title if hit else shown.get("title"),
+            snippet=hit.snippet if hit else shown.get("snippet"),
+            url=hit.url if hit else shown.get("url"),
+            image=hit.image if hit else shown.get("image"),
             fields=dict(hit.fields) if hit else {}, my_grade=_grade_dict(r.Grade),
             deferred=r.deferral is not None, lease_until=until.isoformat() if until else None,
-            scale=scale_info(scale)))
+            scale=scale_info(scale), origin=r.origin or "snapshot"))
     return out

@@ -1,6 +1,8 @@
-"""The snapshot store: SQLAlchemy models, alembic migrations, one way to write.
+"""The database: every table of rankscope (snapshots, the web app's projects, users,
+grades and campaigns, the LLM answer cache), SQLAlchemy models, alembic migrations,
+one way to write.
 
-The same database the web app uses (SQLite by default, PostgreSQL by URL).
+One database for the command line and the web app (SQLite by default, PostgreSQL by URL).
 Needs the ``store`` extra (SQLAlchemy 2, alembic, psycopg)::
 
     from rankscope.store.db import open_store
@@ -20,4 +22,4 @@ from rankscope.errors import DependencyError
 # only looked for: importing it takes longer than opening an up-to-date store).
 for _name in ("sqlalchemy", "alembic"):
     if _find_spec(_name) is None:
-        raise DependencyError(_name, "store", "the snapshot store")
+        raise DependencyError(_name, "store", "the database (store)")

@@ -65,7 +65,7 @@ def _require() -> None:
 
     for name in ("sqlalchemy", "alembic"):  # alembic is imported only to migrate
         if find_spec(name) is None:
-            raise DependencyError(name, "store", "the snapshot store")
+            raise DependencyError(name, "store", "the database (store)")
 
 
 def store_url(target: str | Path) -> str:
@@ -231,7 +231,7 @@ def _sqlite_begin(connection: Any) -> None:
 
 
 class Store:
-    """An open snapshot store: an engine, a session factory and a writer.
+    """An open store (the database): an engine, a session factory and a writer.
 
     Use :func:`open_store` to make one.
     """

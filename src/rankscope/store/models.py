@@ -1,4 +1,4 @@
-"""The snapshot store's tables (SQLAlchemy 2), shared with the web app.
+"""The store's tables of snapshots (SQLAlchemy 2), shared with the web app.
 
 ::
 
@@ -16,30 +16,26 @@ models.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Boolean,
     CheckConstraint,
-    DateTime,
-    Dialect,
     Float,
     ForeignKey,
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     String,
     Text,
-    TypeDecorator,
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from rankscope.store.base import Base, JSONType, UTCDateTime, utcnow
 
 __all__ = [
     "SNAPSHOT_STATUSES",
@@ -56,48 +52,6 @@ __all__ = [
 ]
 
 SNAPSHOT_STATUSES = ("running", "complete", "incomplete", "failed")
-
-NAMING = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-
-def utcnow() -> datetime:
-    """The current time, aware, in UTC."""
-    return datetime.now(UTC)
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """A timestamp that goes in aware and comes out aware, always UTC."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetime given to a UTC column; pass an aware one")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-JSONType = JSON().with_variant(JSONB(), "postgresql")
-
-
-class Base(DeclarativeBase):
-    """Declarative base with a naming convention (stable constraint names for migrations)."""
-
-    metadata = MetaData(naming_convention=NAMING)
 
 
 class Project(Base):
@@ -272,7 +226,6 @@ class SnapshotHit(Base):
     url: Mapped[str | None] = mapped_column(Text)
     image: Mapped[str | None] = mapped_column(Text)
     fields: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    explanation: Mapped[Any | None] = mapped_column(JSONType)
+    """Why the engine ranked it there (``rankscope snapshot --explain``), else None."""
 
-
-# The judging app's tables share this metadata (migration 0002 creates them).
-from rankscope.store import models_app as _models_app  # noqa: E402, F401

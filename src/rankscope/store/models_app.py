@@ -1,4 +1,4 @@
-"""The judging app's tables (SQLAlchemy 2), on top of the snapshot store's.
+"""The judging app's tables (SQLAlchemy 2), beside the snapshots' (models.py).
 
 ::
 
@@ -12,6 +12,7 @@
     evaluations ─< tasks >─ items  tasks ─< leases, deferrals (judge later) >─ raters
     items ─< adjudications          raters ─< grade_batches (idempotent API batches)
     evaluations ─< llm_judges ── raters (kind llm: an LLM judge is one more grader)
+    evaluations ─< tries (numbered changes of the endpoint, one query or the whole set)
 
 Only the SHA-256 of a session or API token is stored. A grade's value is
 null only with a reason (the grader could not tell). The grades of an item
@@ -41,7 +42,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from rankscope.store.models import Base, JSONType, UTCDateTime, utcnow
+from rankscope.store.base import Base, JSONType, UTCDateTime, utcnow
 
 __all__ = [
     "EVALUATION_STATUSES",
@@ -49,6 +50,9 @@ __all__ = [
     "JUDGE_STATUSES",
     "RATER_KINDS",
     "ROLES",
+    "TASK_ORIGINS",
+    "TRY_SCOPES",
+    "TRY_STATUSES",
     "Adjudication",
     "ApiToken",
     "Deferral",
@@ -62,6 +66,7 @@ __all__ = [
     "Membership",
     "Rater",
     "Task",
+    "Try",
     "User",
     "UserSession",
 ]
@@ -71,6 +76,9 @@ EVALUATION_STATUSES = ("draft", "running", "ready", "failed")
 JUDGE_STATUSES = ("idle", "running", "done", "failed")
 RATER_KINDS = ("person", "import", "llm")
 GRADE_SOURCES = ("app", "api", "import", "adjudication", "llm")
+TASK_ORIGINS = ("snapshot", "try", "hand")
+TRY_STATUSES = ("running", "done", "failed")
+TRY_SCOPES = ("query", "all")
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -251,7 +259,12 @@ class Grade(Base):
 
 
 class Task(Base):
-    """A result of an evaluation's snapshot to grade: its item, its best rank, grades wanted.
+    """A result to grade in an evaluation: its item, its best rank, grades wanted.
+
+    Most come from the evaluation's snapshot; a curator adds others to a
+    query's judged pool: a result of a try graded in place (``origin`` try),
+    or a document found with other words (``hand``, added by hand). Those
+    keep what a grader sees of them in ``shown``.
 
     ``grades_counted`` is kept by the database (migration 0005_grading's
     triggers), never written by rankscope: the grades that fill the task's
@@ -262,6 +275,7 @@ class Task(Base):
     __tablename__ = "tasks"
     __table_args__ = (UniqueConstraint("evaluation_id", "item_id"),
                       CheckConstraint("grades_wanted >= 1", name="grades_wanted"),
+                      CheckConstraint(_in("origin", TASK_ORIGINS), name="origin"),
                       Index("ix_tasks_assignment", "evaluation_id", "grades_counted", "position",
                             "id", "grades_wanted"))
 
@@ -274,6 +288,11 @@ class Task(Base):
     grades_wanted: Mapped[int] = mapped_column(Integer)
     grades_counted: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    origin: Mapped[str] = mapped_column(String(16), default="snapshot",
+                                        server_default=text("'snapshot'"))
+    added_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    shown: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    """Title, snippet, URL, image, fields of a result that is not in the snapshot."""
 
 
 class Lease(Base):
@@ -355,5 +374,43 @@ class LLMJudge(Base):
     status: Mapped[str] = mapped_column(String(16), default="idle")
     error: Mapped[str | None] = mapped_column(Text)
     last_run: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Try(Base):
+    """A curator's change of an evaluation's endpoint, run on one query or the whole set.
+
+    Numbered per evaluation and kept with its ``changes`` (dotted key, value)
+    and the whole configuration they made; the endpoint itself is never
+    changed. One query's answer is kept in ``results``; a whole set's is a
+    snapshot of the store, which can become an evaluation.
+    """
+
+    __tablename__ = "tries"
+    __table_args__ = (UniqueConstraint("evaluation_id", "number"),
+                      CheckConstraint(_in("status", TRY_STATUSES), name="status"),
+                      CheckConstraint(_in("scope", TRY_SCOPES), name="scope"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    changes: Mapped[list[Any]] = mapped_column(JSONType)
+    """``[[dotted key, value], ...]`` as the curator gave them."""
+    config: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    config_hash: Mapped[str] = mapped_column(String(64))
+    scope: Mapped[str] = mapped_column(String(16))
+    query_row_id: Mapped[int | None] = mapped_column(
+        ForeignKey("queries.id", ondelete="CASCADE"))
+    snapshot_id: Mapped[int | None] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="SET NULL"))
+    results: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    """One query's answer: ``request``, ``latency_ms``, ``total_hits`` and its ``hits``."""
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    error: Mapped[str | None] = mapped_column(Text)
+    made_evaluation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="SET NULL"))
+    """The evaluation this try became (a whole set's try, in one click)."""
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -16,6 +16,7 @@ from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session
 
 from rankscope.errors import StoreError
+from rankscope.search.types import Hit, QueryItem
 from rankscope.store.db import Store, serialize
 from rankscope.store.models import (
     Endpoint,
@@ -30,8 +31,6 @@ from rankscope.store.models import (
 from rankscope.store.snapshots import (
     DEFAULT_PROJECT,
     Answer,
-    HitRow,
-    NewQuery,
     SnapshotInfo,
     effective_status,
     find_snapshot,
@@ -49,7 +48,7 @@ __all__ = [
 ]
 
 
-def _query_set_hash(queries: Sequence[NewQuery]) -> str:
+def _query_set_hash(queries: Sequence[QueryItem]) -> str:
     text = json.dumps([[q.query_id, q.text, dict(q.params), q.need] for q in queries],
                       sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -65,7 +64,7 @@ def _project(session: Session, name: str) -> Project:
 
 
 def _query_set(session: Session, project: Project, name: str, source: str | None,
-               queries: Sequence[NewQuery]) -> QuerySet:
+               queries: Sequence[QueryItem]) -> QuerySet:
     digest = _query_set_hash(queries)
     found = session.scalar(select(QuerySet).where(
         QuerySet.project_id == project.id, QuerySet.name == name,
@@ -85,7 +84,7 @@ def _query_set(session: Session, project: Project, name: str, source: str | None
 
 
 def query_set_for(session: Session, project: Project, name: str, source: str | None,
-                  queries: Sequence[NewQuery]) -> QuerySet:
+                  queries: Sequence[QueryItem]) -> QuerySet:
     """The project's query set of this name and content, created when new (in ``session``)."""
     return _query_set(session, project, name, source, queries)
 
@@ -116,7 +115,7 @@ def start_snapshot(
     config_hash: str,
     query_set_name: str,
     query_set_source: str | None,
-    queries: Sequence[NewQuery],
+    queries: Sequence[QueryItem],
     depth: int,
     engine_version: str | None,
     keep_raw: bool = False,
@@ -176,10 +175,11 @@ def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) ->
                 queries.c.snapshot_id == snapshot_id,
                 queries.c.query_row_id.in_([a.query_row_id for a in answers]))).all())
         ids = [row_of[a.query_row_id] for a in answers]
-        hits = [{"snapshot_query_id": row_id, "rank": h.rank, "doc_id": h.doc_id,
+        hits = [{"snapshot_query_id": row_id, "rank": rank, "doc_id": h.doc_id,
                  "score": h.score, "title": h.title, "snippet": h.snippet, "url": h.url,
-                 "image": h.image, "fields": dict(h.fields)}
-                for row_id, a in zip(ids, answers, strict=True) for h in a.hits]
+                 "image": h.image, "fields": dict(h.fields), "explanation": h.explanation}
+                for row_id, a in zip(ids, answers, strict=True)
+                for rank, h in enumerate(a.hits, start=1)]
         if hits:
             connection.execute(insert(hit_table), hits)
         session.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(
@@ -204,7 +204,7 @@ def record_query(
     raw_sha256: str,
     raw: bytes | None,
     total_hits: int | None,
-    hits: Sequence[HitRow],
+    hits: Sequence[Hit],
 ) -> None:
     """Record one query's answer and its hits, in one transaction."""
     record_answers(store, snapshot_id, [Answer(
@@ -227,7 +227,7 @@ def record_failure(store: Store, snapshot_id: int, query_row_id: int, error: str
 
 
 def resume_snapshot(store: Store, ref: str, *, config_hash: str,
-                    queries: Sequence[NewQuery],
+                    queries: Sequence[QueryItem],
                     project: str = DEFAULT_PROJECT) -> tuple[SnapshotInfo, dict[str, int],
                                                              set[str]]:
     """Take over an unfinished snapshot to ask the queries it lacks.

@@ -1,7 +1,7 @@
 """Reading and writing snapshots in the store (plain values in, plain values out).
 
-The readers live here, the writers in :mod:`rankscope.store.snapshot_writes` (imported
-here too, so callers need one import).
+The records and the readers live here, the writers in
+:mod:`rankscope.store.snapshot_writes` (which imports this module, never the other way).
 
 Writes are small units of work for :meth:`rankscope.store.db.Store.write`:
 a snapshot is started (status ``running``), the queries' answers are recorded
@@ -21,13 +21,14 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import case, func, select
 
 from rankscope.errors import StoreError
+from rankscope.search.types import Hit
 from rankscope.store.db import Store
 from rankscope.store.models import (
     Endpoint,
@@ -44,25 +45,18 @@ __all__ = [
     "DEFAULT_PROJECT",
     "STALE_AFTER",
     "Answer",
-    "HitRow",
-    "NewQuery",
     "QueryRecord",
+    "SnapshotContents",
     "SnapshotInfo",
     "answer_counts",
     "count_snapshots",
     "effective_status",
     "find_snapshot",
-    "finish_snapshot",
     "list_snapshots",
     "owner_tag",
-    "query_set_for",
-    "record_answers",
-    "record_failure",
-    "record_query",
-    "resume_snapshot",
+    "read_snapshot",
     "snapshot_hits",
     "snapshot_queries",
-    "start_snapshot",
 ]
 
 DEFAULT_PROJECT = "default"
@@ -70,32 +64,12 @@ STALE_AFTER = timedelta(minutes=15)
 
 
 @dataclass(frozen=True)
-class NewQuery:
-    """A query of the set a snapshot is taken over."""
-
-    query_id: str
-    text: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    need: str | None = None
-
-
-@dataclass(frozen=True)
-class HitRow:
-    """One ranked result to record (rank from 1)."""
-
-    rank: int
-    doc_id: str
-    score: float | None = None
-    title: str | None = None
-    snippet: str | None = None
-    url: str | None = None
-    image: str | None = None
-    fields: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Answer:
-    """One query's answer to record: the exchange, what was off about it, and its hits."""
+    """One query's answer to record: the exchange, what was off about it, and its hits.
+
+    ``hits`` are the engine's, as :mod:`rankscope.search` returns them, best first:
+    the first is recorded at rank 1.
+    """
 
     query_row_id: int
     request: Mapping[str, Any]
@@ -103,7 +77,7 @@ class Answer:
     raw_sha256: str
     raw: bytes | None
     total_hits: int | None
-    hits: Sequence[HitRow]
+    hits: Sequence[Hit]
     partial: str | None = None
     short: str | None = None
     duplicates: int = 0
@@ -319,7 +293,8 @@ def answer_counts(store: Store, snapshot_id: int) -> dict[str, Any]:
 
 
 def snapshot_hits(store: Store, snapshot_id: int) -> list[dict[str, Any]]:
-    """Every recorded hit: ``query_id, rank, doc_id, score, title, snippet, url, image, fields``.
+    """Every recorded hit: ``query_id, rank, doc_id, score, title, snippet, url, image, fields,
+    explanation``.
 
     Ordered by the query's position in its set, then rank.
     """
@@ -327,12 +302,13 @@ def snapshot_hits(store: Store, snapshot_id: int) -> list[dict[str, Any]]:
         rows = session.execute(
             select(Query.query_id, SnapshotHit.rank, SnapshotHit.doc_id, SnapshotHit.score,
                    SnapshotHit.title, SnapshotHit.snippet, SnapshotHit.url, SnapshotHit.image,
-                   SnapshotHit.fields)
+                   SnapshotHit.fields, SnapshotHit.explanation)
             .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
             .join(Query, SnapshotQuery.query_row_id == Query.id)
             .where(SnapshotQuery.snapshot_id == snapshot_id)
             .order_by(Query.position, SnapshotHit.rank)).all()
-    keys = ("query_id", "rank", "doc_id", "score", "title", "snippet", "url", "image", "fields")
+    keys = ("query_id", "rank", "doc_id", "score", "title", "snippet", "url", "image", "fields",
+            "explanation")
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
@@ -342,26 +318,39 @@ def count_snapshots(store: Store) -> int:
         return int(session.scalar(select(func.count()).select_from(Snapshot)) or 0)
 
 
-# The writers live in their own module (which imports this one); they are looked up from
-# here on first use, so that either module can be imported first.
-_WRITERS = frozenset({"finish_snapshot", "query_set_for", "record_answers", "record_failure",
-                      "record_query", "resume_snapshot", "start_snapshot"})
+@dataclass(frozen=True)
+class SnapshotContents:
+    """A stored snapshot read whole: what it is, its queries, and its hits by query."""
 
-if TYPE_CHECKING:
-    from rankscope.store.snapshot_writes import (
-        finish_snapshot,
-        query_set_for,
-        record_answers,
-        record_failure,
-        record_query,
-        resume_snapshot,
-        start_snapshot,
-    )
+    info: SnapshotInfo
+    queries: list[QueryRecord]
+    """Every query of its query set, in order (answered or not)."""
+    hits: dict[str, list[dict[str, Any]]]
+    """``{query_id: hits}``, queries in their set's order, each list in rank order (the
+    rows of :func:`snapshot_hits`); a query without a hit is absent."""
+
+    @property
+    def whole(self) -> bool:
+        """Whether the snapshot is complete (every query asked, none failed for good)."""
+        return self.info.status == "complete"
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WRITERS:
-        from rankscope.store import snapshot_writes
+def read_snapshot(store: Store, ref: str, *, project: str = DEFAULT_PROJECT
+                  ) -> SnapshotContents:
+    """A snapshot by id or name (:func:`find_snapshot`), with its queries and hits by query.
 
-        return getattr(snapshot_writes, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    The one loader of a snapshot's hits: the comparison of snapshots, the exports and the
+    LLM judge all read them here. Whether a snapshot that is not whole may be used is the
+    caller's to say (:attr:`SnapshotContents.whole`).
+
+    Raises
+    ------
+    StoreError
+        No snapshot answers to ``ref``.
+    """
+    info = find_snapshot(store, ref, project=project)
+    queries = snapshot_queries(store, info.id)
+    by_query: dict[str, list[dict[str, Any]]] = {}
+    for hit in snapshot_hits(store, info.id):
+        by_query.setdefault(hit["query_id"], []).append(hit)
+    return SnapshotContents(info, queries, by_query)

@@ -1,2 +1,2 @@
-"""Alembic migrations of the snapshot store, shipped in the package and run by
+"""Alembic migrations of the store (every table of the database), shipped in the package and run by
 :func:`rankscope.store.db.upgrade` (never by hand-written SQL elsewhere)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from rankscope.store.models import Base
+from rankscope.store.schema import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:
@@ -17,7 +17,7 @@ if connection is None:
 
 context.configure(
     connection=connection,
-    target_metadata=Base.metadata,
+    target_metadata=metadata,
     render_as_batch=connection.dialect.name == "sqlite",  # SQLite alters tables by copying
     compare_type=True,
 )

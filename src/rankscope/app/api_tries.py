@@ -1,0 +1,84 @@
+"""The JSON API of tries and of a query's pool (thin over :mod:`rankscope.services.tries`).
+
+``GET/POST /api/v1/evaluations/{id}/tries``, ``GET .../tries/{number}`` (the
+try side by side with the evaluation's snapshot), ``POST
+.../tries/{number}/evaluation`` and ``POST .../pool`` (a document added by
+hand): what the Tries pages do, for a script.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import Field
+
+from rankscope.app.api import Name, Note
+from rankscope.app.core import ApiActor, Id, settings_of
+from rankscope.app.schemas import Schema
+from rankscope.services import tries
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+
+class TryIn(Schema):
+    """A try: ``KEY=VALUE`` changes (a dotted key of the endpoint file or a template
+    placeholder, one TOML scalar) and the query to run (none: the whole set)."""
+
+    changes: list[Name] = Field(default_factory=list, max_length=tries.MAX_CHANGES)
+    query_id: Name | None = None
+
+
+class PoolIn(Schema):
+    """A document added by hand to a query's pool, with what a grader sees of it."""
+
+    query_id: Name
+    doc_id: Name
+    title: Note | None = None
+    url: Note | None = None
+    snippet: Note | None = None
+
+
+@router.get("/evaluations/{evaluation_id}/tries")
+def try_list(request: Request, actor: ApiActor, evaluation_id: Id) -> list[dict[str, Any]]:
+    """The evaluation's tries, newest first, with their settings."""
+    return [t.to_dict() for t in tries.list_tries(settings_of(request).store, actor,
+                                                  evaluation_id)]
+
+
+@router.post("/evaluations/{evaluation_id}/tries", status_code=201)
+def try_create(request: Request, actor: ApiActor, evaluation_id: Id,
+               body: TryIn) -> dict[str, Any]:
+    """Run a try (answers when done; ``status`` failed with the engine's error)."""
+    settings = settings_of(request)
+    return tries.run_try(settings.store, actor, evaluation_id, body.changes,
+                         boundary=settings.boundary, query_id=body.query_id).to_dict()
+
+
+@router.get("/evaluations/{evaluation_id}/tries/{number}")
+def try_side_by_side(request: Request, actor: ApiActor, evaluation_id: Id, number: Id,
+                     query_id: Annotated[str | None, Query(max_length=200)] = None
+                     ) -> dict[str, Any]:
+    """The try next to the evaluation's snapshot, query by query (moves, grades, tasks)."""
+    return tries.side_by_side(settings_of(request).store, actor, evaluation_id, number,
+                              query_id)
+
+
+@router.post("/evaluations/{evaluation_id}/tries/{number}/evaluation", status_code=201)
+def try_evaluation(request: Request, actor: ApiActor, evaluation_id: Id,
+                   number: Id) -> dict[str, Any]:
+    """Make a whole set's try an evaluation: ``{"evaluation_id"}``."""
+    settings = settings_of(request)
+    return {"evaluation_id": tries.make_evaluation(settings.store, actor, evaluation_id,
+                                                   number, boundary=settings.boundary)}
+
+
+@router.post("/evaluations/{evaluation_id}/pool", status_code=201)
+def pool_add(request: Request, actor: ApiActor, evaluation_id: Id,
+             body: PoolIn) -> dict[str, Any]:
+    """Add a document to a query's pool by hand: ``{"task_id"}`` (409 if it is there)."""
+    return {"task_id": tries.add_to_pool(settings_of(request).store, actor, evaluation_id,
+                                         body.query_id, body.doc_id, title=body.title,
+                                         url=body.url, snippet=body.snippet)}

@@ -1,0 +1,520 @@
+"""Grading campaigns: a query set sent to an endpoint, graded on one scale, turned into metrics.
+
+A campaign (an "evaluation" in the web app's pages and tables: the
+``evaluations`` table, :class:`~rankscope.store.models_app.Evaluation`; not to
+be confused with :func:`rankscope.evaluate`, a metric run) fixes the scale, how
+many grades each result wants (1..N), the rule that combines them, the
+metrics, the transformers between scales, whether seed 004's null rules apply,
+the depth graded and the guidelines.
+:func:`run_evaluation` takes a snapshot of the endpoint over the query set
+with the snapshot service (one transaction per query), then creates one
+grading task per result of the snapshot. Grades live on *items* (query x
+document of the project), so a result graded for an earlier evaluation on
+the same scale counts for this one too: only results not yet graded enough
+need work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+
+from rankscope.errors import NotFoundError, OptionError, RankscopeError
+from rankscope.services.limits import (
+    MAX_GUIDELINES,
+    MAX_NAME,
+    MAX_NOTE,
+    check_spec,
+    check_text,
+    spec_field,
+)
+from rankscope.store.models import Endpoint, Project, Query, QuerySet, SnapshotHit, SnapshotQuery
+from rankscope.store.models import utcnow as _now
+from rankscope.store.models_app import (
+    Evaluation,
+    EvaluationSnapshot,
+    Grade,
+    Item,
+    Rater,
+    Task,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from sqlalchemy.orm import Session
+
+    from rankscope.services.accounts import Actor
+    from rankscope.services.boundary import Boundary
+    from rankscope.store.db import Store
+
+__all__ = [
+    "MAX_GRADES_WANTED",
+    "EvaluationSpec",
+    "EvaluationView",
+    "attach_snapshot",
+    "create_evaluation",
+    "ensure_items",
+    "evaluation_row",
+    "evaluation_view",
+    "get_evaluation",
+    "latest_snapshot_id",
+    "list_evaluations",
+    "query_key",
+    "recover_interrupted_runs",
+    "run_evaluation",
+    "update_evaluation",
+]
+
+MAX_GRADES_WANTED = 20
+
+
+def query_key(text: str, params: Mapping[str, Any] | None = None) -> str:
+    """How grades are shared between evaluations: the query text, spaces collapsed, case folded.
+
+    Template parameters, when a query has some, are part of the key (the same
+    words for another brand are another query).
+
+    Examples
+    --------
+    >>> query_key("  JSON   dumps ")
+    'json dumps'
+    >>> query_key("shoes", {"brand": "acme"})
+    'shoes\\x1f{"brand":"acme"}'
+    """
+    key = " ".join(text.split()).casefold()
+    if params:
+        key += "\x1f" + json.dumps(dict(params), sort_keys=True, separators=(",", ":"),
+                                   ensure_ascii=False)
+    return key
+
+
+def ensure_items(session: Session, project_id: int,
+                 wanted: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], int]:
+    """The ids of the project's items ``(query key, query text, doc id)``, made when missing.
+
+    Missing items are inserted with ``INSERT ... ON CONFLICT DO NOTHING`` and
+    then read back, so two transactions adding the same item at once (two
+    runs, a run and an import) both succeed on PostgreSQL: the second waits
+    for the first and takes its row. Returns ``{(query key, doc id): item id}``.
+    """
+    rows = {(key, doc): text for key, text, doc in wanted}
+    if not rows:
+        return {}
+    found = _item_ids(session, project_id, list(rows))
+    missing = [k for k in rows if k not in found]
+    if missing:
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+        now = _now()
+        for start in range(0, len(missing), 500):
+            chunk = missing[start:start + 500]
+            session.execute(dialect.insert(Item).values([
+                {"project_id": project_id, "query_key": key, "query_text": rows[(key, doc)],
+                 "doc_id": doc, "created_at": now} for key, doc in chunk])
+                .on_conflict_do_nothing(index_elements=["project_id", "query_key", "doc_id"]))
+        found.update(_item_ids(session, project_id, missing))
+    return found
+
+
+def _item_ids(session: Session, project_id: int,
+              keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    by_key: dict[str, set[str]] = {}
+    for key, doc in keys:
+        by_key.setdefault(key, set()).add(doc)
+    names = list(by_key)
+    for start in range(0, len(names), 200):
+        chunk = names[start:start + 200]
+        for item_id, key, doc in session.execute(
+                select(Item.id, Item.query_key, Item.doc_id)
+                .where(Item.project_id == project_id, Item.query_key.in_(chunk))):
+            if doc in by_key[key]:
+                out[(key, doc)] = int(item_id)
+    return out
+
+
+@dataclass(frozen=True)
+class EvaluationSpec:
+    """What a curator chooses for a new evaluation (checked by :func:`create_evaluation`).
+
+    Each field's meaning and limits are written once, here (:func:`spec_field`): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    name: str = spec_field(doc="The evaluation's name.", limit=MAX_NAME,
+                           label="the evaluation's name")
+    query_set_id: int = spec_field(doc="The query set whose queries are asked.", is_id=True)
+    endpoint_id: int = spec_field(doc="The search endpoint asked.", is_id=True)
+    scale: str = spec_field("graded", doc="The grading scale (binary, graded, detail...).",
+                            limit=MAX_NAME, label="the scale")
+    grades_wanted: int = spec_field(
+        1, doc=f"Grades wanted per result (1 to {MAX_GRADES_WANTED}).")
+    strategy: str | None = spec_field(
+        None, doc="How the grades of a result make one (majority, mean, median, min, max, "
+        "top3); default the scale's.", limit=MAX_NAME, label="the rule")
+    metrics: Sequence[str] = spec_field(
+        ("nDCG@10", "P@10"), doc="The metrics computed.", limit=MAX_NAME, items=100,
+        label="a metric")
+    transforms: Mapping[str, str] = spec_field(
+        doc="Transformers, FROM->TO: their rules.", limit=MAX_NOTE, key_limit=MAX_NAME,
+        items=20, label="a transformer", factory=dict)
+    null_rules: bool = spec_field(True, doc="Whether a result graded null is left out.")
+    depth: int = spec_field(10, doc="Results graded per query (1 to 1000).")
+    guidelines: str = spec_field("", doc="The grading guidelines (Markdown).",
+                                 limit=MAX_GUIDELINES, label="the guidelines")
+    baseline_id: int | None = spec_field(None, doc="The evaluation compared against.",
+                                         is_id=True)
+    annotation: str = spec_field("", doc="What changed (shown beside the numbers).",
+                                 limit=MAX_NOTE, label="the annotation")
+
+
+@dataclass(frozen=True)
+class EvaluationView:
+    """An evaluation as shown."""
+
+    id: int
+    project_id: int
+    name: str
+    query_set_id: int
+    query_set: str
+    endpoint_id: int
+    endpoint: str
+    scale: str
+    grades_wanted: int
+    strategy: str
+    metrics: list[str]
+    transforms: dict[str, str]
+    null_rules: bool
+    depth: int
+    guidelines: str
+    status: str
+    error: str | None
+    baseline_id: int | None
+    annotation: str
+    created_at: str
+    snapshot_id: int | None
+    n_tasks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return dict(self.__dict__)
+
+
+def _check_spec(spec: EvaluationSpec) -> tuple[str, str, list[str], dict[str, str]]:
+    from rankscope.judgments.aggregate import resolve_strategy
+    from rankscope.judgments.evaluation import resolve_seed_metrics
+    from rankscope.judgments.scales import get_scale
+    from rankscope.judgments.transform import parse_rules
+
+    check_spec(spec)
+    if not spec.name.strip():
+        raise OptionError("an evaluation needs a name")
+    scale = get_scale(spec.scale)
+    if scale is None:
+        raise OptionError("an evaluation needs a scale")
+    if isinstance(spec.grades_wanted, bool) or not isinstance(spec.grades_wanted, int) or not (
+            1 <= spec.grades_wanted <= MAX_GRADES_WANTED):
+        raise OptionError(f"grades wanted per result must be 1 to {MAX_GRADES_WANTED}, "
+                          f"not {spec.grades_wanted!r}")
+    if isinstance(spec.depth, bool) or not isinstance(spec.depth, int) or not (
+            1 <= spec.depth <= 1000):
+        raise OptionError(f"depth must be 1 to 1000, not {spec.depth!r}")
+    strategy = resolve_strategy(spec.strategy or None, scale)
+    if strategy == "latest":
+        raise OptionError("the 'latest' rule needs grade times per file; choose majority, mean, "
+                          "median, min, max or top3")
+    metrics = [m.strip() for m in spec.metrics if m.strip()]
+    resolve_seed_metrics(metrics)  # raises UnknownMetricError with a "did you mean"
+    transforms: dict[str, str] = {}
+    for key, rules in spec.transforms.items():
+        parts = [p.strip().lower() for p in key.replace(">", "-").split("--")]
+        if len(parts) != 2 or not all(parts):
+            raise OptionError(f"a transformer is named FROM->TO (e.g. 'detail->binary'), "
+                              f"not {key!r}")
+        parse_rules(rules)
+        transforms[f"{parts[0]}->{parts[1]}"] = rules
+    return scale.name, strategy, metrics, transforms
+
+
+def evaluation_view(session: Session, ev: Evaluation,
+                    n_tasks: int | None = None) -> EvaluationView:
+    """The evaluation as shown, read in the caller's session (the caller checked access);
+    ``n_tasks``: its number of tasks, when the caller counted them already."""
+    qs = session.get(QuerySet, ev.query_set_id)
+    ep = session.get(Endpoint, ev.endpoint_id)
+    if n_tasks is None:
+        n_tasks = session.scalar(select(func.count(Task.id))
+                                 .where(Task.evaluation_id == ev.id)) or 0
+    return EvaluationView(
+        id=ev.id, project_id=ev.project_id, name=ev.name, query_set_id=ev.query_set_id,
+        query_set=qs.name if qs else "?", endpoint_id=ev.endpoint_id,
+        endpoint=ep.name if ep else "?", scale=ev.scale, grades_wanted=ev.grades_wanted,
+        strategy=ev.strategy, metrics=list(ev.metrics), transforms=dict(ev.transforms),
+        null_rules=ev.null_rules, depth=ev.depth, guidelines=ev.guidelines, status=ev.status,
+        error=ev.error, baseline_id=ev.baseline_id, annotation=ev.annotation,
+        created_at=ev.created_at.isoformat(), snapshot_id=latest_snapshot_id(session, ev.id),
+        n_tasks=int(n_tasks))
+
+
+def evaluation_row(session: Session, actor: Actor, evaluation_id: int,
+                   at_least: str = "judge") -> Evaluation:
+    """The evaluation, when the actor may see it (404) and act as ``at_least`` (403)."""
+    from rankscope.services.projects import require_project
+
+    ev = session.get(Evaluation, evaluation_id)
+    if ev is None:
+        raise NotFoundError(f"no evaluation #{evaluation_id}")
+    require_project(session, actor, ev.project_id, at_least)
+    return ev
+
+
+def latest_snapshot_id(session: Session, evaluation_id: int) -> int | None:
+    """The snapshot the evaluation's grading and metrics use (its latest run's)."""
+    return session.scalar(select(EvaluationSnapshot.snapshot_id)
+                          .where(EvaluationSnapshot.evaluation_id == evaluation_id)
+                          .order_by(EvaluationSnapshot.id.desc()).limit(1))
+
+
+def create_evaluation(store: Store, actor: Actor, project_id: int,
+                      spec: EvaluationSpec) -> EvaluationView:
+    """Record a new evaluation (status ``draft``) after checking every choice.
+
+    Raises
+    ------
+    OptionError, UnknownMetricError
+        A bad scale, rule, metric, transformer, depth or grades wanted.
+    NotFoundError
+        The query set, endpoint or baseline is not one of the project's.
+    """
+    from rankscope.services.projects import require_project
+
+    scale, strategy, metrics, transforms = _check_spec(spec)
+
+    def work(session: Session) -> EvaluationView:
+        require_project(session, actor, project_id, "curator")
+        qs = session.get(QuerySet, spec.query_set_id)
+        if qs is None or qs.project_id != project_id:
+            raise NotFoundError(f"no query set #{spec.query_set_id} in this project")
+        ep = session.get(Endpoint, spec.endpoint_id)
+        if ep is None or ep.project_id != project_id:
+            raise NotFoundError(f"no endpoint #{spec.endpoint_id} in this project")
+        if spec.baseline_id is not None:
+            base = session.get(Evaluation, spec.baseline_id)
+            if base is None or base.project_id != project_id:
+                raise NotFoundError(f"no evaluation #{spec.baseline_id} in this project")
+        ev = Evaluation(
+            project_id=project_id, name=spec.name.strip(), query_set_id=qs.id,
+            endpoint_id=ep.id, scale=scale, grades_wanted=spec.grades_wanted,
+            strategy=strategy, metrics=metrics, transforms=transforms,
+            null_rules=bool(spec.null_rules), depth=spec.depth, guidelines=spec.guidelines,
+            status="draft", baseline_id=spec.baseline_id, annotation=spec.annotation,
+            created_by=actor.user_id, created_at=_now())
+        session.add(ev)
+        session.flush()
+        return evaluation_view(session, ev)
+
+    return store.write(work)
+
+
+def update_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
+                      baseline_id: int | str | None = "keep", annotation: str | None = None,
+                      guidelines: str | None = None) -> EvaluationView:
+    """Change what may change after creation: the baseline, the annotation, the guidelines."""
+    check_text(annotation, "the annotation", MAX_NOTE)
+    check_text(guidelines, "the guidelines", MAX_GUIDELINES)
+
+    def work(session: Session) -> EvaluationView:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        if baseline_id != "keep":
+            if baseline_id is not None:
+                base = session.get(Evaluation, baseline_id)
+                if base is None or base.project_id != ev.project_id or base.id == ev.id:
+                    raise NotFoundError(f"no other evaluation #{baseline_id} in this project")
+            ev.baseline_id = baseline_id  # type: ignore[assignment]
+        if annotation is not None:
+            ev.annotation = annotation
+        if guidelines is not None:
+            ev.guidelines = guidelines
+        return evaluation_view(session, ev)
+
+    return store.write(work)
+
+
+def get_evaluation(store: Store, actor: Actor, evaluation_id: int) -> EvaluationView:
+    """One evaluation (NotFoundError when the actor cannot see it)."""
+    with store.read() as session:
+        return evaluation_view(session, evaluation_row(session, actor, evaluation_id))
+
+
+def list_evaluations(store: Store, actor: Actor, project_id: int) -> list[EvaluationView]:
+    """The project's evaluations, newest first."""
+    from rankscope.services.projects import require_project
+
+    with store.read() as session:
+        require_project(session, actor, project_id, "judge")
+        return [evaluation_view(session, ev) for ev in session.scalars(
+            select(Evaluation).where(Evaluation.project_id == project_id)
+            .order_by(Evaluation.id.desc()))]
+
+
+def recover_interrupted_runs(store: Store) -> list[int]:
+    """Mark ``failed`` the runs a stopped server left ``running`` (call before serving).
+
+    A run happens inside the server's process, so when a server starts none of
+    them is going on any more; what their snapshot recorded stays, and the
+    evaluation can be run again. Returns the evaluations so marked.
+    """
+
+    def work(session: Session) -> list[int]:
+        stuck = list(session.scalars(select(Evaluation).where(Evaluation.status == "running")))
+        for ev in stuck:
+            ev.status, ev.error = "failed", "the server stopped during the run; run it again"
+        return [ev.id for ev in stuck]
+
+    return store.write(work)
+
+
+def _set_status(store: Store, evaluation_id: int, status: str, error: str | None) -> None:
+    def work(session: Session) -> None:
+        ev = session.get(Evaluation, evaluation_id)
+        if ev is not None:
+            ev.status, ev.error = status, error
+
+    store.write(work)
+
+
+def _create_tasks(session: Session, ev: Evaluation, snapshot_id: int) -> dict[str, int]:
+    """One task per result of the snapshot (best rank when a document repeats under a query)."""
+    rows = session.execute(
+        select(Query.id, Query.text, Query.params, SnapshotHit.doc_id, SnapshotHit.rank)
+        .join(SnapshotQuery, SnapshotQuery.query_row_id == Query.id)
+        .join(SnapshotHit, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
+        .where(SnapshotQuery.snapshot_id == snapshot_id)
+        .order_by(Query.position, SnapshotHit.rank)).all()
+    keyed = [(query_row, query_key(text, params), text, doc_id, rank)
+             for query_row, text, params, doc_id, rank in rows]
+    items = ensure_items(session, ev.project_id, [(k, t, d) for _, k, t, d, _ in keyed])
+    tasks = {t.item_id: t for t in session.scalars(select(Task).where(
+        Task.evaluation_id == ev.id))}
+    now = _now()
+    for query_row, key, _, doc_id, rank in keyed:
+        item_id = items[(key, doc_id)]
+        if item_id not in tasks:  # a query text twice in the set: its first place counts
+            task = Task(evaluation_id=ev.id, item_id=item_id, query_row_id=query_row,
+                        position=rank, grades_wanted=ev.grades_wanted, created_at=now)
+            session.add(task)
+            tasks[item_id] = task
+    session.flush()
+    counts = dict(session.execute(
+        select(Grade.item_id, func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
+        .where(Grade.item_id.in_(list(tasks)), Grade.active, Grade.scale == ev.scale,
+               Rater.counts)
+        .group_by(Grade.item_id)).all()) if tasks else {}
+    to_grade = sum(1 for item_id in tasks if counts.get(item_id, 0) < ev.grades_wanted)
+    return {"tasks": len(tasks), "to_grade": to_grade, "results": len(rows)}
+
+
+def attach_snapshot(store: Store, evaluation_id: int, snapshot_id: int) -> dict[str, Any]:
+    """Serve a snapshot already taken (a try's) to an evaluation: its tasks, status ``ready``.
+
+    Returns ``{"snapshot_id", "tasks", "to_grade", "results"}`` as :func:`run_evaluation`.
+    """
+
+    def work(session: Session) -> dict[str, Any]:
+        ev = session.get(Evaluation, evaluation_id)
+        if ev is None:
+            raise NotFoundError(f"no evaluation #{evaluation_id}")
+        return _attach(session, ev, snapshot_id)
+
+    return store.write(work)
+
+
+def _attach(session: Session, ev: Evaluation, snapshot_id: int) -> dict[str, Any]:
+    session.add(EvaluationSnapshot(evaluation_id=ev.id, snapshot_id=snapshot_id,
+                                   created_at=_now()))
+    summary = _create_tasks(session, ev, snapshot_id)
+    ev.status, ev.error = "ready", None
+    return {"snapshot_id": snapshot_id, **summary}
+
+
+def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
+                   boundary: Boundary,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Take the snapshot and create the grading tasks; the evaluation becomes ``ready``.
+
+    ``boundary`` is the server's: the endpoint's files, variables and hosts
+    are checked against it again before anything is sent. ``progress`` is
+    told ``(queries answered, queries)`` when the run starts and after each
+    answer (a page shows it while it polls). Returns
+    ``{"snapshot_id", "tasks", "to_grade", "results"}``. On failure the
+    evaluation is ``failed`` with the error (what the snapshot recorded
+    stays) and the error is raised.
+    """
+    from rankscope.search.config import open_endpoint
+    from rankscope.search.types import QueryItem
+    from rankscope.services.catalog import endpoint_config
+    from rankscope.services.snapshots import take_snapshot
+
+    def start(session: Session) -> tuple[Any, list[QueryItem], int, str, str, str | None]:
+        ev = evaluation_row(session, actor, evaluation_id, "curator")
+        # lock the row (PostgreSQL): two runs started at once see each other's "running"
+        session.execute(select(Evaluation.id).where(Evaluation.id == ev.id).with_for_update())
+        session.refresh(ev)
+        if ev.status == "running":
+            from rankscope.errors import ConflictError
+
+            raise ConflictError(f"evaluation #{evaluation_id} is running already")
+        ep = session.get(Endpoint, ev.endpoint_id)
+        qs = session.get(QuerySet, ev.query_set_id)
+        project = session.get(Project, ev.project_id)
+        if ep is None or qs is None or project is None:
+            raise NotFoundError(f"evaluation #{evaluation_id} lost its endpoint or query set")
+        config = endpoint_config(ep, boundary)
+        queries = [QueryItem(q.query_id, q.text, dict(q.params), q.need) for q in session.scalars(
+            select(Query).where(Query.query_set_id == qs.id).order_by(Query.position))]
+        ev.status, ev.error = "running", None
+        return config, queries, ev.depth, project.name, qs.name, qs.source
+
+    config, queries, depth, project_name, qs_name, qs_source = store.write(start)
+    answered = [0]
+
+    def advance(n: int) -> None:
+        answered[0] += n
+        if progress is not None:
+            progress(answered[0], len(queries))
+
+    if progress is not None:
+        progress(0, len(queries))
+
+    async def take() -> Any:
+        endpoint = open_endpoint(config, **boundary.open_options())
+        try:
+            return await take_snapshot(endpoint, queries, depth=depth, store=store,
+                                       name=config.name, query_set_name=qs_name,
+                                       query_set_source=qs_source, project=project_name,
+                                       advance=advance)
+        finally:
+            await endpoint.aclose()
+
+    try:
+        outcome = asyncio.run(take())
+    except RankscopeError as exc:
+        _set_status(store, evaluation_id, "failed", str(exc))
+        raise
+    except Exception as exc:  # an engine's own failure: recorded, then raised
+        _set_status(store, evaluation_id, "failed", f"{type(exc).__name__}: {exc}")
+        raise
+
+    def finish(session: Session) -> dict[str, Any]:
+        ev = session.get(Evaluation, evaluation_id)
+        if ev is None:
+            raise NotFoundError(f"evaluation #{evaluation_id} was deleted while running")
+        return _attach(session, ev, outcome.snapshot_id)
+
+    return store.write(finish)

@@ -1,0 +1,62 @@
+"""A project's evaluations at a glance: each one's grading progress, its headline
+metric and whether its numbers are frozen (the project page's table).
+
+The progress is :func:`rankscope.services.assignment.progress`'s (counted
+grades given over grades wanted); the headline metric is the evaluation's first
+metric, its mean as the metrics page computes it
+(:func:`rankscope.services.dashboards.evaluation_metrics`), shown to curators
+only (judges do not see metrics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rankscope.services import assignment, campaigns, dashboards, projects
+
+if TYPE_CHECKING:
+    from rankscope.services.accounts import Actor
+    from rankscope.store.db import Store
+
+__all__ = ["EvaluationSummary", "project_overview"]
+
+
+@dataclass(frozen=True)
+class EvaluationSummary:
+    """One row of the project page."""
+
+    evaluation: campaigns.EvaluationView
+    filled: int
+    """Counted grades given (an adjudicated result counts as full)."""
+    slots: int
+    """Grades wanted over all its results."""
+    headline: str | None
+    """The first metric's name (None for a judge, who sees no metric)."""
+    headline_value: float | None
+    """Its mean over the queries with a value (None: nothing graded yet)."""
+    frozen_at: str | None
+    """When its numbers were frozen (None: provisional, recomputed on today's grades)."""
+
+
+def project_overview(store: Store, actor: Actor, project_id: int) -> list[EvaluationSummary]:
+    """Every evaluation of the project, newest first, with its progress and headline."""
+    project = projects.get_project(store, actor, project_id)
+    curator = projects.RANK[project.role] >= projects.RANK["curator"]
+    out = []
+    for ev in campaigns.list_evaluations(store, actor, project_id):
+        filled = slots = 0
+        headline = value = None
+        if ev.status == "ready":
+            done = assignment.progress(store, actor, ev.id)
+            filled, slots = done["filled"], done["slots"]
+            if curator and ev.metrics:
+                _, data = dashboards.load(store, actor, ev.id)
+                means = dashboards.evaluation_metrics(data)["mean"]
+                headline = ev.metrics[0] if ev.metrics[0] in means else next(iter(means), None)
+                value = means.get(headline) if headline is not None else None
+        # frozen evaluations (issue 26 §1) carry ``frozen_at`` on their view when present
+        frozen = getattr(ev, "frozen_at", None)
+        out.append(EvaluationSummary(ev, filled, slots, headline, value,
+                                     str(frozen) if frozen else None))
+    return out
