@@ -27,7 +27,7 @@ CSS = Path(__file__).resolve().parents[2] / "src" / "rankscope" / "app" / "stati
 @pytest.fixture
 def site(tmp_path, collection):
     from rankscope.app.factory import create_app
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     store = open_app_store(str(tmp_path / "day.sqlite"))
     try:
