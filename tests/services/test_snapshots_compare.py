@@ -94,9 +94,8 @@ def test_q_is_a_deprecated_spelling_of_query(pair):
     assert code == 0 and "deprecated" not in err
     code, old, err = run_cli(["snapshots", "compare", a, b, "-q", "q1"])
     assert code == 0 and old == new and "q2" not in old
-    # (warned while the command line is parsed, so under the command's first word, as
-    # judgments' --output-format)
-    assert err.strip() == "rankscope snapshots: warning: -q is deprecated here, use --query"
+    assert err.strip() == ("rankscope snapshots compare: warning: -q is deprecated here, "
+                           "use --query")
 
 
 def test_mismatches_and_bad_input_are_refused_as_diff_refuses_them(pair, tmp_path):
