@@ -2,7 +2,7 @@
 
 Users read the command line's help, error messages, the metric parameters'
 descriptions (``rankscope metrics``, docs/metrics), the web app's templates
-and docs/. Developer docstrings may keep the reference; every other string
+docs/ and the web API's reference. Developer docstrings may keep the reference; every other string
 in the source, every help page, Param description, template and doc page
 says it in the user's words (the rule's name, its source).
 """
@@ -14,6 +14,8 @@ import ast
 import itertools
 import re
 from pathlib import Path
+
+import pytest
 
 from rankscope.cli.main import build_parser
 
@@ -86,3 +88,21 @@ def test_no_template_static_file_or_doc_page_names_a_seed() -> None:
     said = [str(p.relative_to(ROOT)) for p in pages
             if INTERNAL.search(p.read_text(errors="replace"))]
     assert said == []
+
+
+def test_the_web_api_s_reference_names_no_seed(tmp_path: Path) -> None:
+    # /api/openapi.json (what /api/docs shows): routes' and models' descriptions
+    pytest.importorskip("fastapi")
+    pytest.importorskip("sqlalchemy")
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.factory import create_app
+    from rankscope.store.db import open_store
+
+    store = open_store(tmp_path / "store.sqlite")
+    try:
+        answer = TestClient(create_app(store, tmp_path)).get("/api/openapi.json")
+        assert answer.status_code == 200 and '"paths"' in answer.text
+        assert INTERNAL.findall(answer.text) == []
+    finally:
+        store.close()
