@@ -174,6 +174,7 @@ def read_qrels_argument(args: argparse.Namespace) -> Qrels | Judgments:
         from rankscope.data.tables import Qrels
 
         qrels: Qrels | Judgments = Qrels.read(args.qrels, format=args.qrels_format)
+        judged = False
     else:
         from rankscope.judgments.relevance import read_relevance
         from rankscope.judgments.scales import get_scale
@@ -183,18 +184,20 @@ def read_qrels_argument(args: argparse.Namespace) -> Qrels | Judgments:
                                scale=get_scale(getattr(args, "scale", None)),
                                rater=getattr(args, "rater", None),
                                on_duplicate=getattr(args, "on_duplicate_grade", "error"))
-    from rankscope.judgments.table import Judgments
+        from rankscope.judgments.table import Judgments
+
+        judged = isinstance(qrels, Judgments)
 
     ignored = [flag for flag in judgment_options_given(args)
                if flag.startswith(("--rater", "--on-duplicate-grade"))]
-    if ignored and not isinstance(qrels, Judgments):
+    if ignored and not judged:
         from rankscope.errors import OptionError
 
         verb = "apply" if len(ignored) > 1 else "applies"
         raise OptionError(f"{' and '.join(ignored)} {verb} to raters' judgments; {args.qrels} "
                           "was read as qrels (it has no rater column): leave them out, or "
                           "add --judgments to read it as one rater's judgments")
-    if isinstance(qrels, Judgments) and getattr(args, "strategy", None) and \
+    if judged and getattr(args, "strategy", None) and \
             qrels.frame.get_column("rater").n_unique() <= 1:
         import warnings
 
