@@ -203,25 +203,3 @@ def test_empty_and_comment_only_files(tmp_path: Path) -> None:
         assert frame.schema == pl.Schema(
             {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
         )
-
-
-@pytest.mark.parametrize("kind", ["run", "qrels"])
-def test_a_file_read_in_chunks_keeps_its_values_in_one_piece(
-        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / f"{kind}.txt"
-    if kind == "run":
-        lines = [f"q{i // 50} Q0 d{i} {i % 50 + 1} {100 - i % 50}.5 t\n" for i in range(3000)]
-    else:
-        lines = [f"q{i // 50} 0 d{i} {i % 4}\n" for i in range(3000)]
-    path.write_text("".join(lines))
-    monkeypatch.setattr(trec, "CHUNK_BYTES", 1000)  # 60-odd chunks, as 202 at 10^7 lines
-    found = trec.read_trec_file(path, kind)  # type: ignore[arg-type]
-    assert found is not None
-    frame = found[0]
-    value = "score" if kind == "run" else "grade"
-    assert frame.get_column("doc_id").n_chunks() > 1  # read in chunks: the case at hand
-    # one piece: viewed by numpy, not copied at every ranking (before: one chunk per piece)
-    assert frame.get_column(value).n_chunks() == 1
-    expected = [float(line.split()[-2 if kind == "run" else -1]) for line in lines]
-    assert frame.get_column(value).to_list() == expected
-    assert frame.get_column("doc_id").to_list() == [line.split()[2] for line in lines]
