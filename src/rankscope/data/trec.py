@@ -208,11 +208,6 @@ def _merge(parts: list[Parsed], kind: Kind) -> Parsed:
     if not frames:
         return _empty(kind), list(tags)
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
-    if frame.get_column(_value_name(kind)).n_chunks() > 1:
-        # the scores (grades) in one piece: the ranking views them as one numpy array
-        # instead of copying them at every call (80 MB at 10^7 lines); the id columns
-        # stay in their chunks (gathered from, never copied whole)
-        frame = frame.with_columns(frame.get_column(_value_name(kind)).rechunk())
     return frame, list(tags)
 
 
