@@ -126,3 +126,96 @@ def test_a_small_shuffled_run_keeps_its_runs_of_equal_ids() -> None:
     shuffled = run.sample(fraction=1.0, shuffle=True, seed=1).get_column("query_id")
     assert shuffled.len() < run_queries._DIRECT_FROM
     assert run_queries._segments(shuffled) is not None
+
+
+def _in_rank_order_out_of_query_order(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """make_case's data with each query's lines by descending score, the query blocks in
+    the file's order ("1", "2", ..., "10": not byte order), as a ranked file at 10^7 lines."""
+    qrels, run = make_case(seed)
+    run = run.with_row_index("at").with_columns(
+        pl.col("at").min().over("query_id").alias("block")).sort(
+        ["block", "score"], descending=[False, True], maintain_order=True).drop("at", "block")
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("ties", ["trec", "input", "docid_asc"])
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_a_cut_ranked_file_out_of_query_order_makes_no_index_of_every_row(
+        seed: int, ties: str, depth: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels, run = _in_rank_order_out_of_query_order(seed)
+    counts = run.filter(pl.col("query_id").is_in(qrels.get_column("query_id").implode())) \
+        .group_by("query_id").len().get_column("len")
+    assert 2 * counts.clip(upper_bound=depth).sum() <= counts.sum()  # few rows stay: this path
+    blocks = base_order(*_qidx_and_score(run), defer_blocks=True).blocks
+    assert blocks is not None  # the blocks are out of query order
+
+    def whole_index(self: ranking_order.Blocks) -> np.ndarray:
+        raise AssertionError("an index of every row was made for a cut ranking")
+
+    # before: the cut path listed every file row in rank order (80 MB at 10^7 rows)
+    monkeypatch.setattr(ranking_order.Blocks, "index", whole_index)
+    got = layout(rank(Qrels(qrels), Run(run), ties=ties, depth=depth))  # type: ignore[arg-type]
+    expected = slow_rank(qrels, run, ties)  # the whole ranking, by definition, then cut
+    assert list(got) == list(expected)
+    for q in expected:
+        np.testing.assert_array_equal(got[q], expected[q][:depth])
+
+
+def _qidx_and_score(run: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    names = sorted(set(run.get_column("query_id").to_list()))
+    at = {q: i for i, q in enumerate(names)}
+    qidx = np.array([at[q] for q in run.get_column("query_id").to_list()], dtype=np.int64)
+    return qidx, run.get_column("score").to_numpy(), len(names)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_blocks_find_the_file_rows_of_any_positions(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    take = rng.integers(0, 6, 40)
+    first = np.cumsum(np.r_[0, rng.permutation(take)[:-1]])[rng.permutation(40)]
+    blocks = ranking_order.Blocks(first.astype(np.int64), take.astype(np.int64))
+    # by definition: the rows of block 0, then block 1, ...
+    listed = [int(f) + k for f, t in zip(first, take, strict=True) for k in range(int(t))]
+    positions = rng.permutation(len(listed))[: len(listed) // 2]
+    assert blocks.at(positions.astype(np.int64)).tolist() == [listed[p] for p in positions]
+
+
+@pytest.mark.parametrize("rows", [1, 5, 33])
+def test_keys_hashed_block_by_block_are_the_whole_columns_keys(
+        rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.engine import ranking_match
+
+    docs = pl.Series([f"d{i % 7}" for i in range(70)])
+    qidx = np.arange(70, dtype=np.int64) % 3
+    # the key's definition: the frame's row hash of the whole column, mixed with the query
+    hashed = docs.to_frame().hash_rows(seed=0x5EED).to_numpy()
+    with np.errstate(over="ignore"):
+        expected = hashed ^ (qidx.astype(np.uint64) * np.uint64(ranking_match.MIX))
+    monkeypatch.setattr(ranking_match, "_KEYED_BLOCK", rows)
+    np.testing.assert_array_equal(ranking_match.doc_keys(qidx, docs), expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("block", [1, 7, 1 << 22])
+def test_the_proof_of_distinct_rows_block_by_block_is_a_search_for_repeats(
+        seed: int, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.engine import ranking_match
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 9, 25).astype(np.int64)
+    docs = [f"d{int(x)}" for x in rng.integers(0, 60, int(lengths.sum()))]
+    # by definition: some segment lists a document twice (rare by chance: seeds 0-2
+    # have their repeats taken out, seeds 3-5 one put in a late segment)
+    segments, at = [], 0
+    for n in lengths.tolist():
+        segments.append(list(dict.fromkeys(docs[at:at + n])) if seed < 3 else docs[at:at + n])
+        at += n
+    if seed >= 3:
+        segments[-3] = segments[-3] + [segments[-3][0]]
+    lengths = np.array([len(s) for s in segments], dtype=np.int64)
+    flat = pl.Series([d for s in segments for d in s])
+    repeats = any(len(set(s)) < len(s) for s in segments)
+    monkeypatch.setattr(ranking_match, "_PROVED_BLOCK", block)
+    proved = ranking_match.proof_of_distinct_rows(flat, lengths, lambda: pl.Series([0]))
+    assert proved is (not repeats)

@@ -334,6 +334,12 @@ class Blocks:
             step[0] = first[0]
         return np.cumsum(step, out=step)
 
+    def at(self, positions: IntArray) -> IntArray:
+        """The file rows at ``positions`` of :meth:`index` (sorted or not), without it."""
+        heads = np.cumsum(self.take) - self.take
+        block = np.searchsorted(heads, positions, side="right") - 1
+        return self.first[block] + (positions - heads[block])
+
     def gather(self, per_row: npt.NDArray[_Item]) -> npt.NDArray[_Item]:
         """``per_row`` (one value per file row) at the blocks' rows, in order."""
         if self.take.size == 0 or self.take.size * _SLICED_BLOCK > int(self.take.sum()):

@@ -251,12 +251,17 @@ def rank(
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
         judged, judged_lists = judge()
-        base = base_order(qidx, score, n, stable=not by_doc)
-        ranked = base.order  # None: the file is in rank order
-        score_at = None if not by_doc else (
-            (lambda at: score[at]) if ranked is None else (lambda at: score[ranked[at]]))
+        # a ranked file's query blocks out of query order are kept as blocks: the file
+        # rows of the positions kept are found in them, no index of every row is made
+        base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
+        blocks = base.blocks
+        ranked = base.order  # None (and no blocks): the file is in rank order
+        file_row: Callable[[IntArray], IntArray] = (
+            blocks.at if blocks is not None else
+            (lambda at: at) if ranked is None else ranked.__getitem__)
+        score_at = None if not by_doc else (lambda at: score[file_row(at)])
         pos = prefix_positions(counts, max(limit or 0, 0), score_at)
-        picked = pos if ranked is None else ranked[pos]
+        picked = file_row(pos)
         sub_q, sub_score = qidx[picked], score[picked]
         sub_docs = gather_many(docs, picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
