@@ -44,6 +44,8 @@ def test_the_api_model_has_the_specs_fields_defaults_and_meaning(spec, model):
     (EvaluationSpec, "metrics", MAX_NAME, ["x"]),
     (JudgeSpec, "endpoint", MAX_URL, "http://h/"),
     (JudgeSpec, "model", MAX_NAME, "m"),
+    (JudgeSpec, "provider", MAX_NAME, "openai"),
+    (JudgeSpec, "prompt", MAX_NAME, "assessor"),
 ])
 def test_one_limit_for_the_api_and_the_service(spec, field, limit, value):
     def sized(n):
