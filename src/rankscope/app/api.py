@@ -39,7 +39,6 @@ from rankscope.services import (
     llm_judges,
     projects,
 )
-from rankscope.services.catalog import MAX_TEXT
 from rankscope.services.limits import (
     MAX_EXPLANATION,
     MAX_GUIDELINES,
@@ -55,46 +54,24 @@ docs_router = APIRouter()
 
 Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]
 Note = Annotated[str, StringConstraints(max_length=MAX_NOTE)]
-Document = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 Grade = StrictFloat | StrictInt
 """A number: ``true`` is not a grade (refused like a grade off the scale)."""
 
 
-class ProjectIn(Schema):
-    """A new project."""
-
-    name: Name
-
-
-class MemberIn(Schema):
-    """A member to add (or whose role to change)."""
-
-    name: Name
-    role: Name = "judge"
-
-
-class QuerySetIn(Schema):
-    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text; or
-    ``collection``: ``irds:NAME``, a public collection the operator allows."""
-
-    name: Name
-    text: Document = ""
-    source: Name | None = None
-    collection: Name | None = None
-
-
-class EndpointIn(Schema):
-    """An endpoint file's TOML text (credentials only as environment variable names)."""
-
-    toml: Document
-    name: Name | None = None
-
-
 if TYPE_CHECKING:
+    ProjectIn = Schema
+    MemberIn = Schema
+    QuerySetIn = Schema
+    EndpointIn = Schema
     EvaluationIn = Schema
     JudgeIn = Schema
 else:
-    # a new evaluation; an LLM judge to attach: the fields of the services' specs
+    # the request bodies a service's spec declares: the fields of the spec, each field's
+    # limit and meaning written once, in the service
+    ProjectIn = schema_of(projects.ProjectSpec, "ProjectIn")
+    MemberIn = schema_of(projects.MemberSpec, "MemberIn")
+    QuerySetIn = schema_of(catalog.QuerySetSpec, "QuerySetIn")
+    EndpointIn = schema_of(catalog.EndpointSpec, "EndpointIn")
     EvaluationIn = schema_of(campaigns.EvaluationSpec, "EvaluationIn")
     JudgeIn = schema_of(llm_judges.JudgeSpec, "JudgeIn")
 
@@ -175,13 +152,15 @@ def project_list(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
 @router.post("/projects", status_code=201)
 def project_create(request: Request, actor: ApiActor, body: ProjectIn) -> dict[str, Any]:
     """Create a project (curators and admins); its creator becomes its curator."""
-    return projects.create_project(_store(request), actor, body.name).__dict__
+    spec = projects.ProjectSpec(**body.model_dump())
+    return projects.create_project(_store(request), actor, spec.name).__dict__
 
 
 @router.post("/projects/{project_id}/members", status_code=204)
 def member_add(request: Request, actor: ApiActor, project_id: Id, body: MemberIn) -> Response:
     """Add a member to the project, or change their role."""
-    projects.add_member(_store(request), actor, project_id, body.name, body.role)
+    spec = projects.MemberSpec(**body.model_dump())
+    projects.add_member(_store(request), actor, project_id, spec.name, spec.role)
     return Response(status_code=204)
 
 
@@ -195,12 +174,13 @@ def query_set_list(request: Request, actor: ApiActor, project_id: Id) -> list[di
 def query_set_create(request: Request, actor: ApiActor, project_id: Id,
                      body: QuerySetIn) -> dict[str, Any]:
     """Add a query set (a bad line is reported with its number), or a collection's queries."""
-    if body.collection and not body.text.strip():
+    spec = catalog.QuerySetSpec(**body.model_dump())
+    if spec.collection and not spec.text.strip():
         return catalog.import_query_set_from_collection(
-            _store(request), actor, project_id, body.name, body.collection,
+            _store(request), actor, project_id, spec.name, spec.collection,
             settings_of(request).irds).__dict__
-    return catalog.import_query_set(_store(request), actor, project_id, body.name, body.text,
-                                    body.source).__dict__
+    return catalog.import_query_set(_store(request), actor, project_id, spec.name, spec.text,
+                                    spec.source).__dict__
 
 
 @router.get("/query-sets/{query_set_id}/queries")
@@ -221,7 +201,8 @@ def endpoint_create(request: Request, actor: ApiActor, project_id: Id,
                     body: EndpointIn) -> dict[str, Any]:
     """Add an endpoint (or replace the one of the same name)."""
     settings = settings_of(request)
-    return catalog.save_endpoint(settings.store, actor, project_id, body.toml, name=body.name,
+    spec = catalog.EndpointSpec(**body.model_dump())
+    return catalog.save_endpoint(settings.store, actor, project_id, spec.toml, name=spec.name,
                                  boundary=settings.boundary).__dict__
 
 
