@@ -8,21 +8,28 @@ import dataclasses
 import pytest
 from pydantic import ValidationError
 
-from rankscope.app import api
+from rankscope.app import api, api_tries
 from rankscope.errors import InputError
+from rankscope.services.adjudication import AdjudicationSpec
 from rankscope.services.campaigns import EvaluationSpec, create_evaluation
 from rankscope.services.catalog import MAX_TEXT, EndpointSpec, QuerySetSpec
-from rankscope.services.limits import MAX_NAME, MAX_NOTE, MAX_URL, check_spec
+from rankscope.services.grading import GradeInput
+from rankscope.services.limits import MAX_EXPLANATION, MAX_NAME, MAX_NOTE, MAX_URL, check_spec
 from rankscope.services.llm_judges import JudgeSpec
 from rankscope.services.projects import MemberSpec, ProjectSpec
+from rankscope.services.tries import MAX_CHANGES, PoolSpec, TrySpec
 
 PAIRS = [(EvaluationSpec, api.EvaluationIn), (JudgeSpec, api.JudgeIn),
          (ProjectSpec, api.ProjectIn), (MemberSpec, api.MemberIn),
-         (QuerySetSpec, api.QuerySetIn), (EndpointSpec, api.EndpointIn)]
+         (QuerySetSpec, api.QuerySetIn), (EndpointSpec, api.EndpointIn),
+         (GradeInput, api.GradeIn), (TrySpec, api_tries.TryIn), (PoolSpec, api_tries.PoolIn),
+         (AdjudicationSpec, api.AdjudicationIn)]
 REQUIRED = {EvaluationSpec: {"name": "e", "query_set_id": 1, "endpoint_id": 1},
             JudgeSpec: {"endpoint": "http://127.0.0.1:8080/v1", "model": "m"},
             ProjectSpec: {"name": "p"}, MemberSpec: {"name": "u"},
-            QuerySetSpec: {"name": "q"}, EndpointSpec: {"toml": "kind = 'x'"}}
+            QuerySetSpec: {"name": "q"}, EndpointSpec: {"toml": "kind = 'x'"},
+            GradeInput: {"task_id": 1}, TrySpec: {}, PoolSpec: {"query_id": "q", "doc_id": "d"},
+            AdjudicationSpec: {"query_id": "q", "doc_id": "d", "value": 2}}
 
 
 @pytest.mark.parametrize(("spec", "model"), PAIRS)
@@ -61,6 +68,13 @@ def test_the_api_model_has_the_specs_fields_defaults_and_meaning(spec, model):
     (QuerySetSpec, "collection", MAX_NAME, "irds:x"),
     (EndpointSpec, "toml", MAX_TEXT, "kind = 'x'\n"),
     (EndpointSpec, "name", MAX_NAME, "e"),
+    (GradeInput, "reason", MAX_NOTE, "r"),
+    (GradeInput, "explanation", MAX_EXPLANATION, "e"),
+    (TrySpec, "changes", MAX_NAME, ["k=1"]),
+    (TrySpec, "query_id", MAX_NAME, "q"),
+    (PoolSpec, "doc_id", MAX_NAME, "d"),
+    (PoolSpec, "url", MAX_NOTE, "https://x/"),
+    (AdjudicationSpec, "note", MAX_NOTE, "n"),
 ])
 def test_one_limit_for_the_api_and_the_service(spec, field, limit, value):
     def sized(n):
@@ -153,3 +167,22 @@ def test_the_api_refuses_what_the_service_refuses(store, world, api_client):
     # and within the limits both take them: a project at exactly the limit
     made = api_client.post("/api/v1/projects", json={"name": "p" * MAX_NAME})
     assert made.status_code == 201 and made.json()["name"] == "p" * MAX_NAME
+
+
+def test_the_most_changes_of_a_try_are_one_limit():
+    fits = {"changes": ["k=1"] * MAX_CHANGES}
+    over = {"changes": ["k=1"] * (MAX_CHANGES + 1)}
+    api_tries.TryIn(**fits)
+    check_spec(TrySpec(**fits))
+    with pytest.raises(ValidationError):
+        api_tries.TryIn(**over)
+    with pytest.raises(InputError, match=f"at most {MAX_CHANGES} items"):
+        check_spec(TrySpec(**over))
+
+
+@pytest.mark.parametrize("value", [True, "2", [2]])
+def test_a_grade_is_a_number_not_true_nor_text(value):
+    api.GradeIn(task_id=1, value=2)
+    api.GradeIn(task_id=1, value=1.5)
+    with pytest.raises(ValidationError):
+        api.GradeIn(task_id=1, value=value)

@@ -17,8 +17,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import (
     Field,
     StrictBool,
-    StrictFloat,
-    StrictInt,
     StringConstraints,
 )
 
@@ -40,7 +38,6 @@ from rankscope.services import (
     projects,
 )
 from rankscope.services.limits import (
-    MAX_EXPLANATION,
     MAX_GUIDELINES,
     MAX_NAME,
     MAX_NOTE,
@@ -54,8 +51,6 @@ docs_router = APIRouter()
 
 Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]
 Note = Annotated[str, StringConstraints(max_length=MAX_NOTE)]
-Grade = StrictFloat | StrictInt
-"""A number: ``true`` is not a grade (refused like a grade off the scale)."""
 
 
 if TYPE_CHECKING:
@@ -65,6 +60,8 @@ if TYPE_CHECKING:
     EndpointIn = Schema
     EvaluationIn = Schema
     JudgeIn = Schema
+    GradeIn = Schema
+    AdjudicationIn = Schema
 else:
     # the request bodies a service's spec declares: the fields of the spec, each field's
     # limit and meaning written once, in the service
@@ -74,6 +71,8 @@ else:
     EndpointIn = schema_of(catalog.EndpointSpec, "EndpointIn")
     EvaluationIn = schema_of(campaigns.EvaluationSpec, "EvaluationIn")
     JudgeIn = schema_of(llm_judges.JudgeSpec, "JudgeIn")
+    GradeIn = schema_of(grading.GradeInput, "GradeIn")
+    AdjudicationIn = schema_of(adjudication.AdjudicationSpec, "AdjudicationIn")
 
 
 class SettingsIn(Schema):
@@ -85,31 +84,11 @@ class SettingsIn(Schema):
     guidelines: Annotated[str, StringConstraints(max_length=MAX_GUIDELINES)] | None = None
 
 
-class GradeIn(Schema):
-    """One grade: a value on the scale, or null with a reason (can't tell)."""
-
-    task_id: Id
-    value: Grade | None = None
-    reason: Note | None = None
-    explanation: Annotated[str, StringConstraints(max_length=MAX_EXPLANATION)] | None = None
-
-
 class BatchIn(Schema):
     """Grades in one transaction; ``batch_id`` (the client's) makes a retry harmless."""
 
     batch_id: Name
     grades: list[GradeIn] = Field(max_length=assignment.MAX_BATCH)
-
-
-class AdjudicationIn(Schema):
-    """A curator's grade for a disputed result."""
-
-    query_id: Name
-    doc_id: Name
-    value: Grade
-    note: Note | None = None
-
-
 
 
 class UserIn(Schema):
@@ -267,8 +246,7 @@ def task_get(request: Request, actor: ApiActor, task_id: Id) -> dict[str, Any]:
 def grades_batch(request: Request, actor: ApiActor, evaluation_id: Id,
                  body: BatchIn) -> dict[str, Any]:
     """Submit grades in one transaction; the same ``batch_id`` again replays the answer."""
-    given = [grading.GradeInput(g.task_id, g.value, g.reason, g.explanation)
-             for g in body.grades]
+    given = [grading.GradeInput(**g.model_dump()) for g in body.grades]
     return grading.submit_batch(_store(request), actor, evaluation_id, body.batch_id, given)
 
 
@@ -330,8 +308,9 @@ def disagreements(request: Request, actor: ApiActor, evaluation_id: Id,
 def adjudicate(request: Request, actor: ApiActor, evaluation_id: Id,
                body: AdjudicationIn) -> dict[str, Any]:
     """Settle a result's grade (the graders' grades stay, superseded)."""
-    return adjudication.adjudicate(_store(request), actor, evaluation_id, body.query_id,
-                                 body.doc_id, body.value, body.note)
+    spec = adjudication.AdjudicationSpec(**body.model_dump())
+    return adjudication.adjudicate(_store(request), actor, evaluation_id, spec.query_id,
+                                   spec.doc_id, spec.value, spec.note)
 
 
 @router.get("/evaluations/{evaluation_id}/history")
