@@ -10,6 +10,8 @@ from pydantic import ValidationError
 
 from rankscope.app import api, api_tries
 from rankscope.errors import InputError
+from rankscope.services import accounts
+from rankscope.services.accounts import UserSpec, UserUpdateSpec
 from rankscope.services.adjudication import AdjudicationSpec
 from rankscope.services.campaigns import EvaluationSpec, create_evaluation
 from rankscope.services.catalog import MAX_TEXT, EndpointSpec, QuerySetSpec
@@ -23,13 +25,15 @@ PAIRS = [(EvaluationSpec, api.EvaluationIn), (JudgeSpec, api.JudgeIn),
          (ProjectSpec, api.ProjectIn), (MemberSpec, api.MemberIn),
          (QuerySetSpec, api.QuerySetIn), (EndpointSpec, api.EndpointIn),
          (GradeInput, api.GradeIn), (TrySpec, api_tries.TryIn), (PoolSpec, api_tries.PoolIn),
-         (AdjudicationSpec, api.AdjudicationIn)]
+         (AdjudicationSpec, api.AdjudicationIn), (UserSpec, api.UserIn),
+         (UserUpdateSpec, api.UserUpdateIn)]
 REQUIRED = {EvaluationSpec: {"name": "e", "query_set_id": 1, "endpoint_id": 1},
             JudgeSpec: {"endpoint": "http://127.0.0.1:8080/v1", "model": "m"},
             ProjectSpec: {"name": "p"}, MemberSpec: {"name": "u"},
             QuerySetSpec: {"name": "q"}, EndpointSpec: {"toml": "kind = 'x'"},
             GradeInput: {"task_id": 1}, TrySpec: {}, PoolSpec: {"query_id": "q", "doc_id": "d"},
-            AdjudicationSpec: {"query_id": "q", "doc_id": "d", "value": 2}}
+            AdjudicationSpec: {"query_id": "q", "doc_id": "d", "value": 2},
+            UserSpec: {"name": "u", "role": "judge"}, UserUpdateSpec: {}}
 
 
 @pytest.mark.parametrize(("spec", "model"), PAIRS)
@@ -75,6 +79,9 @@ def test_the_api_model_has_the_specs_fields_defaults_and_meaning(spec, model):
     (PoolSpec, "doc_id", MAX_NAME, "d"),
     (PoolSpec, "url", MAX_NOTE, "https://x/"),
     (AdjudicationSpec, "note", MAX_NOTE, "n"),
+    (UserSpec, "name", accounts.MAX_NAME, "u"),
+    (UserSpec, "password", accounts.MAX_PASSWORD, "p"),
+    (UserUpdateSpec, "password", accounts.MAX_PASSWORD, "p"),
 ])
 def test_one_limit_for_the_api_and_the_service(spec, field, limit, value):
     def sized(n):
@@ -186,3 +193,22 @@ def test_a_grade_is_a_number_not_true_nor_text(value):
     api.GradeIn(task_id=1, value=1.5)
     with pytest.raises(ValidationError):
         api.GradeIn(task_id=1, value=value)
+
+
+def test_a_user_name_the_service_refuses_is_refused_by_the_api(store, world, collection):
+    # user names are at most 100 characters (accounts.MAX_NAME); the hand-written UserIn
+    # took up to 200 (limits.MAX_NAME), which the service then refused with a 400
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.factory import create_app
+
+    token = accounts.create_token(store, world.admin.name)
+    client = TestClient(create_app(store, collection),
+                        headers={"Authorization": f"Bearer {token}"})
+    name = "u" * 150
+    with pytest.raises(InputError, match="a user name is longer than 100 characters"):
+        accounts.create_user(store, name, "judge", None)
+    answer = client.post("/api/v1/users", json={"name": name, "role": "judge"})
+    assert answer.status_code == 422 and answer.json()["error"].startswith("name")
+    made = client.post("/api/v1/users", json={"name": "u" * 100, "role": "judge"})
+    assert made.status_code == 201

@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     JudgeIn = Schema
     GradeIn = Schema
     AdjudicationIn = Schema
+    UserIn = Schema
+    UserUpdateIn = Schema
 else:
     # the request bodies a service's spec declares: the fields of the spec, each field's
     # limit and meaning written once, in the service
@@ -73,6 +75,8 @@ else:
     JudgeIn = schema_of(llm_judges.JudgeSpec, "JudgeIn")
     GradeIn = schema_of(grading.GradeInput, "GradeIn")
     AdjudicationIn = schema_of(adjudication.AdjudicationSpec, "AdjudicationIn")
+    UserIn = schema_of(accounts.UserSpec, "UserIn")
+    UserUpdateIn = schema_of(accounts.UserUpdateSpec, "UserUpdateIn")
 
 
 class SettingsIn(Schema):
@@ -89,27 +93,6 @@ class BatchIn(Schema):
 
     batch_id: Name
     grades: list[GradeIn] = Field(max_length=assignment.MAX_BATCH)
-
-
-class UserIn(Schema):
-    """A new user (admins only)."""
-
-    name: Name
-    role: Name
-    password: Annotated[str, StringConstraints(max_length=accounts.MAX_PASSWORD)] | None = None
-
-
-class UserUpdateIn(Schema):
-    """What an admin changes of a user (a field left out stays as it is).
-
-    A new password ends every session of the user; ``revoke_tokens`` also
-    revokes their API tokens.
-    """
-
-    role: Name | None = None
-    active: StrictBool | None = None
-    password: Annotated[str, StringConstraints(max_length=accounts.MAX_PASSWORD)] | None = None
-    revoke_tokens: StrictBool = False
 
 
 def _store(request: Request) -> Any:
@@ -408,7 +391,8 @@ def user_create(request: Request, actor: ApiActor, body: UserIn) -> dict[str, An
     """Add a user (admins only)."""
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
-    made = accounts.create_user(_store(request), body.name, body.role, body.password)
+    spec = accounts.UserSpec(**body.model_dump())
+    made = accounts.create_user(_store(request), spec.name, spec.role, spec.password)
     return {"id": made.user_id, "name": made.name, "role": made.role}
 
 
@@ -419,10 +403,11 @@ def user_update(request: Request, actor: ApiActor, user_id: Id,
     sessions, and ``revoke_tokens`` revokes their API tokens."""
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
-    if user_id == actor.user_id and (body.active is False or body.role not in (None, "admin")):
+    spec = accounts.UserUpdateSpec(**body.model_dump())
+    if user_id == actor.user_id and (spec.active is False or spec.role not in (None, "admin")):
         raise ForbiddenError("an admin cannot deactivate or demote themselves")
-    made = accounts.update_user(_store(request), user_id, role=body.role, active=body.active,
-                                password=body.password, revoke_tokens=body.revoke_tokens)
+    made = accounts.update_user(_store(request), user_id, role=spec.role, active=spec.active,
+                                password=spec.password, revoke_tokens=spec.revoke_tokens)
     return {"id": made.user_id, "name": made.name, "role": made.role}
 
 
