@@ -8,15 +8,32 @@ import dataclasses
 import pytest
 from pydantic import ValidationError
 
-from rankscope.app import api
+from rankscope.app import api, api_tries
 from rankscope.errors import InputError
+from rankscope.services import accounts
+from rankscope.services.accounts import UserSpec, UserUpdateSpec
+from rankscope.services.adjudication import AdjudicationSpec
 from rankscope.services.campaigns import EvaluationSpec, create_evaluation
-from rankscope.services.limits import MAX_NAME, MAX_NOTE, MAX_URL, check_spec
+from rankscope.services.catalog import MAX_TEXT, EndpointSpec, QuerySetSpec
+from rankscope.services.grading import GradeInput
+from rankscope.services.limits import MAX_EXPLANATION, MAX_NAME, MAX_NOTE, MAX_URL, check_spec
 from rankscope.services.llm_judges import JudgeSpec
+from rankscope.services.projects import MemberSpec, ProjectSpec
+from rankscope.services.tries import MAX_CHANGES, PoolSpec, TrySpec
 
-PAIRS = [(EvaluationSpec, api.EvaluationIn), (JudgeSpec, api.JudgeIn)]
+PAIRS = [(EvaluationSpec, api.EvaluationIn), (JudgeSpec, api.JudgeIn),
+         (ProjectSpec, api.ProjectIn), (MemberSpec, api.MemberIn),
+         (QuerySetSpec, api.QuerySetIn), (EndpointSpec, api.EndpointIn),
+         (GradeInput, api.GradeIn), (TrySpec, api_tries.TryIn), (PoolSpec, api_tries.PoolIn),
+         (AdjudicationSpec, api.AdjudicationIn), (UserSpec, api.UserIn),
+         (UserUpdateSpec, api.UserUpdateIn)]
 REQUIRED = {EvaluationSpec: {"name": "e", "query_set_id": 1, "endpoint_id": 1},
-            JudgeSpec: {"endpoint": "http://127.0.0.1:8080/v1", "model": "m"}}
+            JudgeSpec: {"endpoint": "http://127.0.0.1:8080/v1", "model": "m"},
+            ProjectSpec: {"name": "p"}, MemberSpec: {"name": "u"},
+            QuerySetSpec: {"name": "q"}, EndpointSpec: {"toml": "kind = 'x'"},
+            GradeInput: {"task_id": 1}, TrySpec: {}, PoolSpec: {"query_id": "q", "doc_id": "d"},
+            AdjudicationSpec: {"query_id": "q", "doc_id": "d", "value": 2},
+            UserSpec: {"name": "u", "role": "judge"}, UserUpdateSpec: {}}
 
 
 @pytest.mark.parametrize(("spec", "model"), PAIRS)
@@ -44,6 +61,27 @@ def test_the_api_model_has_the_specs_fields_defaults_and_meaning(spec, model):
     (EvaluationSpec, "metrics", MAX_NAME, ["x"]),
     (JudgeSpec, "endpoint", MAX_URL, "http://h/"),
     (JudgeSpec, "model", MAX_NAME, "m"),
+    (JudgeSpec, "provider", MAX_NAME, "openai"),
+    (JudgeSpec, "prompt", MAX_NAME, "assessor"),
+    (ProjectSpec, "name", MAX_NAME, "p"),
+    (MemberSpec, "name", MAX_NAME, "u"),
+    (MemberSpec, "role", MAX_NAME, "judge"),
+    (QuerySetSpec, "name", MAX_NAME, "q"),
+    (QuerySetSpec, "text", MAX_TEXT, "q1\tshoes\n"),
+    (QuerySetSpec, "source", MAX_NAME, "q.tsv"),
+    (QuerySetSpec, "collection", MAX_NAME, "irds:x"),
+    (EndpointSpec, "toml", MAX_TEXT, "kind = 'x'\n"),
+    (EndpointSpec, "name", MAX_NAME, "e"),
+    (GradeInput, "reason", MAX_NOTE, "r"),
+    (GradeInput, "explanation", MAX_EXPLANATION, "e"),
+    (TrySpec, "changes", MAX_NAME, ["k=1"]),
+    (TrySpec, "query_id", MAX_NAME, "q"),
+    (PoolSpec, "doc_id", MAX_NAME, "d"),
+    (PoolSpec, "url", MAX_NOTE, "https://x/"),
+    (AdjudicationSpec, "note", MAX_NOTE, "n"),
+    (UserSpec, "name", accounts.MAX_NAME, "u"),
+    (UserSpec, "password", accounts.MAX_PASSWORD, "p"),
+    (UserUpdateSpec, "password", accounts.MAX_PASSWORD, "p"),
 ])
 def test_one_limit_for_the_api_and_the_service(spec, field, limit, value):
     def sized(n):
@@ -67,3 +105,110 @@ def test_the_service_checks_its_spec_by_the_declared_limits():
     spec = EvaluationSpec(**{**REQUIRED[EvaluationSpec], "metrics": ["m" * (MAX_NAME + 1)]})
     with pytest.raises(InputError, match="a metric is longer than 200 characters"):
         create_evaluation(None, None, 1, spec)  # type: ignore[arg-type]
+
+
+def test_a_limit_declared_once_is_the_apis_and_the_services():
+    # a limit changed in one place (the spec's field) changes both
+    from rankscope.app.schemas import schema_of
+    from rankscope.services.limits import spec_field
+
+    @dataclasses.dataclass(frozen=True)
+    class Tiny:
+        """A tiny spec."""
+
+        name: str = spec_field(doc="A name.", limit=3, label="the name")
+
+    model = schema_of(Tiny, "TinyIn")
+    model(name="abc")
+    check_spec(Tiny("abc"))
+    with pytest.raises(ValidationError):
+        model(name="abcd")
+    with pytest.raises(InputError, match="the name is longer than 3 characters"):
+        check_spec(Tiny("abcd"))
+
+
+@pytest.fixture
+def api_client(store, world, collection):
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.factory import create_app
+    from rankscope.services import accounts
+
+    token = accounts.create_token(store, world.curator.name)
+    return TestClient(create_app(store, collection),
+                      headers={"Authorization": f"Bearer {token}"})
+
+
+def test_the_api_refuses_what_the_service_refuses(store, world, api_client):
+    from rankscope.services import catalog, projects
+
+    pid = world.evaluation.project_id
+    long_name = "p" * (MAX_NAME + 1)
+    # the service: an InputError naming the field by its spec's label
+    with pytest.raises(InputError, match="a project name is longer than 200"):
+        projects.create_project(store, world.curator, long_name)
+    with pytest.raises(InputError, match="the user name is longer than 200"):
+        projects.add_member(store, world.curator, pid, long_name, "judge")
+    with pytest.raises(InputError, match="the query set's name is longer than 200"):
+        catalog.import_query_set(store, world.curator, pid, long_name, "q1\tshoes\n")
+    with pytest.raises(InputError, match="the collection is longer than 200"):
+        catalog.import_query_set_from_collection(store, world.curator, pid, "q",
+                                                 "irds:" + long_name, ["*"])
+    with pytest.raises(InputError, match="the endpoint's name is longer than 200"):
+        catalog.save_endpoint(store, world.curator, pid, "kind = 'x'\n", name=long_name,
+                              boundary=None)  # type: ignore[arg-type]
+    # the API: the same values are a 422 naming the field, before the service
+    for path, body, field in [
+        ("/api/v1/projects", {"name": long_name}, "name"),
+        (f"/api/v1/projects/{pid}/members", {"name": long_name}, "name"),
+        (f"/api/v1/projects/{pid}/query-sets", {"name": long_name, "text": "q1\tx\n"}, "name"),
+        (f"/api/v1/projects/{pid}/query-sets", {"name": "q", "collection": "irds:" + long_name},
+         "collection"),
+        (f"/api/v1/projects/{pid}/endpoints", {"toml": "kind = 'x'\n", "name": long_name},
+         "name"),
+        (f"/api/v1/projects/{pid}/members", {"name": "u", "nickname": "x"}, "nickname"),
+    ]:
+        answer = api_client.post(path, json=body)
+        assert answer.status_code == 422, (path, answer.text)
+        assert answer.json()["error"].startswith(field), answer.json()
+    # and within the limits both take them: a project at exactly the limit
+    made = api_client.post("/api/v1/projects", json={"name": "p" * MAX_NAME})
+    assert made.status_code == 201 and made.json()["name"] == "p" * MAX_NAME
+
+
+def test_the_most_changes_of_a_try_are_one_limit():
+    fits = {"changes": ["k=1"] * MAX_CHANGES}
+    over = {"changes": ["k=1"] * (MAX_CHANGES + 1)}
+    api_tries.TryIn(**fits)
+    check_spec(TrySpec(**fits))
+    with pytest.raises(ValidationError):
+        api_tries.TryIn(**over)
+    with pytest.raises(InputError, match=f"at most {MAX_CHANGES} items"):
+        check_spec(TrySpec(**over))
+
+
+@pytest.mark.parametrize("value", [True, "2", [2]])
+def test_a_grade_is_a_number_not_true_nor_text(value):
+    api.GradeIn(task_id=1, value=2)
+    api.GradeIn(task_id=1, value=1.5)
+    with pytest.raises(ValidationError):
+        api.GradeIn(task_id=1, value=value)
+
+
+def test_a_user_name_the_service_refuses_is_refused_by_the_api(store, world, collection):
+    # user names are at most 100 characters (accounts.MAX_NAME); the hand-written UserIn
+    # took up to 200 (limits.MAX_NAME), which the service then refused with a 400
+    from fastapi.testclient import TestClient
+
+    from rankscope.app.factory import create_app
+
+    token = accounts.create_token(store, world.admin.name)
+    client = TestClient(create_app(store, collection),
+                        headers={"Authorization": f"Bearer {token}"})
+    name = "u" * 150
+    with pytest.raises(InputError, match="a user name is longer than 100 characters"):
+        accounts.create_user(store, name, "judge", None)
+    answer = client.post("/api/v1/users", json={"name": name, "role": "judge"})
+    assert answer.status_code == 422 and answer.json()["error"].startswith("name")
+    made = client.post("/api/v1/users", json={"name": "u" * 100, "role": "judge"})
+    assert made.status_code == 201

@@ -17,8 +17,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import (
     Field,
     StrictBool,
-    StrictFloat,
-    StrictInt,
     StringConstraints,
 )
 
@@ -39,9 +37,7 @@ from rankscope.services import (
     llm_judges,
     projects,
 )
-from rankscope.services.catalog import MAX_TEXT
 from rankscope.services.limits import (
-    MAX_EXPLANATION,
     MAX_GUIDELINES,
     MAX_NAME,
     MAX_NOTE,
@@ -55,48 +51,32 @@ docs_router = APIRouter()
 
 Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]
 Note = Annotated[str, StringConstraints(max_length=MAX_NOTE)]
-Document = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
-Grade = StrictFloat | StrictInt
-"""A number: ``true`` is not a grade (refused like a grade off the scale)."""
-
-
-class ProjectIn(Schema):
-    """A new project."""
-
-    name: Name
-
-
-class MemberIn(Schema):
-    """A member to add (or whose role to change)."""
-
-    name: Name
-    role: Name = "judge"
-
-
-class QuerySetIn(Schema):
-    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text; or
-    ``collection``: ``irds:NAME``, a public collection the operator allows."""
-
-    name: Name
-    text: Document = ""
-    source: Name | None = None
-    collection: Name | None = None
-
-
-class EndpointIn(Schema):
-    """An endpoint file's TOML text (credentials only as environment variable names)."""
-
-    toml: Document
-    name: Name | None = None
 
 
 if TYPE_CHECKING:
+    ProjectIn = Schema
+    MemberIn = Schema
+    QuerySetIn = Schema
+    EndpointIn = Schema
     EvaluationIn = Schema
     JudgeIn = Schema
+    GradeIn = Schema
+    AdjudicationIn = Schema
+    UserIn = Schema
+    UserUpdateIn = Schema
 else:
-    # a new evaluation; an LLM judge to attach: the fields of the services' specs
+    # the request bodies a service's spec declares: the fields of the spec, each field's
+    # limit and meaning written once, in the service
+    ProjectIn = schema_of(projects.ProjectSpec, "ProjectIn")
+    MemberIn = schema_of(projects.MemberSpec, "MemberIn")
+    QuerySetIn = schema_of(catalog.QuerySetSpec, "QuerySetIn")
+    EndpointIn = schema_of(catalog.EndpointSpec, "EndpointIn")
     EvaluationIn = schema_of(campaigns.EvaluationSpec, "EvaluationIn")
     JudgeIn = schema_of(llm_judges.JudgeSpec, "JudgeIn")
+    GradeIn = schema_of(grading.GradeInput, "GradeIn")
+    AdjudicationIn = schema_of(adjudication.AdjudicationSpec, "AdjudicationIn")
+    UserIn = schema_of(accounts.UserSpec, "UserIn")
+    UserUpdateIn = schema_of(accounts.UserUpdateSpec, "UserUpdateIn")
 
 
 class SettingsIn(Schema):
@@ -108,52 +88,11 @@ class SettingsIn(Schema):
     guidelines: Annotated[str, StringConstraints(max_length=MAX_GUIDELINES)] | None = None
 
 
-class GradeIn(Schema):
-    """One grade: a value on the scale, or null with a reason (can't tell)."""
-
-    task_id: Id
-    value: Grade | None = None
-    reason: Note | None = None
-    explanation: Annotated[str, StringConstraints(max_length=MAX_EXPLANATION)] | None = None
-
-
 class BatchIn(Schema):
     """Grades in one transaction; ``batch_id`` (the client's) makes a retry harmless."""
 
     batch_id: Name
     grades: list[GradeIn] = Field(max_length=assignment.MAX_BATCH)
-
-
-class AdjudicationIn(Schema):
-    """A curator's grade for a disputed result."""
-
-    query_id: Name
-    doc_id: Name
-    value: Grade
-    note: Note | None = None
-
-
-
-
-class UserIn(Schema):
-    """A new user (admins only)."""
-
-    name: Name
-    role: Name
-    password: Annotated[str, StringConstraints(max_length=accounts.MAX_PASSWORD)] | None = None
-
-
-class UserUpdateIn(Schema):
-    """What an admin changes of a user (a field left out stays as it is).
-
-    A new password ends every session of the user; ``revoke_tokens`` also
-    revokes their API tokens.
-    """
-
-    role: Name | None = None
-    active: StrictBool | None = None
-    password: Annotated[str, StringConstraints(max_length=accounts.MAX_PASSWORD)] | None = None
-    revoke_tokens: StrictBool = False
 
 
 def _store(request: Request) -> Any:
@@ -175,13 +114,15 @@ def project_list(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
 @router.post("/projects", status_code=201)
 def project_create(request: Request, actor: ApiActor, body: ProjectIn) -> dict[str, Any]:
     """Create a project (curators and admins); its creator becomes its curator."""
-    return projects.create_project(_store(request), actor, body.name).__dict__
+    spec = projects.ProjectSpec(**body.model_dump())
+    return projects.create_project(_store(request), actor, spec.name).__dict__
 
 
 @router.post("/projects/{project_id}/members", status_code=204)
 def member_add(request: Request, actor: ApiActor, project_id: Id, body: MemberIn) -> Response:
     """Add a member to the project, or change their role."""
-    projects.add_member(_store(request), actor, project_id, body.name, body.role)
+    spec = projects.MemberSpec(**body.model_dump())
+    projects.add_member(_store(request), actor, project_id, spec.name, spec.role)
     return Response(status_code=204)
 
 
@@ -195,12 +136,13 @@ def query_set_list(request: Request, actor: ApiActor, project_id: Id) -> list[di
 def query_set_create(request: Request, actor: ApiActor, project_id: Id,
                      body: QuerySetIn) -> dict[str, Any]:
     """Add a query set (a bad line is reported with its number), or a collection's queries."""
-    if body.collection and not body.text.strip():
+    spec = catalog.QuerySetSpec(**body.model_dump())
+    if spec.collection and not spec.text.strip():
         return catalog.import_query_set_from_collection(
-            _store(request), actor, project_id, body.name, body.collection,
+            _store(request), actor, project_id, spec.name, spec.collection,
             settings_of(request).irds).__dict__
-    return catalog.import_query_set(_store(request), actor, project_id, body.name, body.text,
-                                    body.source).__dict__
+    return catalog.import_query_set(_store(request), actor, project_id, spec.name, spec.text,
+                                    spec.source).__dict__
 
 
 @router.get("/query-sets/{query_set_id}/queries")
@@ -221,7 +163,8 @@ def endpoint_create(request: Request, actor: ApiActor, project_id: Id,
                     body: EndpointIn) -> dict[str, Any]:
     """Add an endpoint (or replace the one of the same name)."""
     settings = settings_of(request)
-    return catalog.save_endpoint(settings.store, actor, project_id, body.toml, name=body.name,
+    spec = catalog.EndpointSpec(**body.model_dump())
+    return catalog.save_endpoint(settings.store, actor, project_id, spec.toml, name=spec.name,
                                  boundary=settings.boundary).__dict__
 
 
@@ -286,8 +229,7 @@ def task_get(request: Request, actor: ApiActor, task_id: Id) -> dict[str, Any]:
 def grades_batch(request: Request, actor: ApiActor, evaluation_id: Id,
                  body: BatchIn) -> dict[str, Any]:
     """Submit grades in one transaction; the same ``batch_id`` again replays the answer."""
-    given = [grading.GradeInput(g.task_id, g.value, g.reason, g.explanation)
-             for g in body.grades]
+    given = [grading.GradeInput(**g.model_dump()) for g in body.grades]
     return grading.submit_batch(_store(request), actor, evaluation_id, body.batch_id, given)
 
 
@@ -349,8 +291,9 @@ def disagreements(request: Request, actor: ApiActor, evaluation_id: Id,
 def adjudicate(request: Request, actor: ApiActor, evaluation_id: Id,
                body: AdjudicationIn) -> dict[str, Any]:
     """Settle a result's grade (the graders' grades stay, superseded)."""
-    return adjudication.adjudicate(_store(request), actor, evaluation_id, body.query_id,
-                                 body.doc_id, body.value, body.note)
+    spec = adjudication.AdjudicationSpec(**body.model_dump())
+    return adjudication.adjudicate(_store(request), actor, evaluation_id, spec.query_id,
+                                   spec.doc_id, spec.value, spec.note)
 
 
 @router.get("/evaluations/{evaluation_id}/history")
@@ -448,7 +391,8 @@ def user_create(request: Request, actor: ApiActor, body: UserIn) -> dict[str, An
     """Add a user (admins only)."""
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
-    made = accounts.create_user(_store(request), body.name, body.role, body.password)
+    spec = accounts.UserSpec(**body.model_dump())
+    made = accounts.create_user(_store(request), spec.name, spec.role, spec.password)
     return {"id": made.user_id, "name": made.name, "role": made.role}
 
 
@@ -459,10 +403,11 @@ def user_update(request: Request, actor: ApiActor, user_id: Id,
     sessions, and ``revoke_tokens`` revokes their API tokens."""
     if not actor.is_admin:
         raise ForbiddenError("only admins manage users")
-    if user_id == actor.user_id and (body.active is False or body.role not in (None, "admin")):
+    spec = accounts.UserUpdateSpec(**body.model_dump())
+    if user_id == actor.user_id and (spec.active is False or spec.role not in (None, "admin")):
         raise ForbiddenError("an admin cannot deactivate or demote themselves")
-    made = accounts.update_user(_store(request), user_id, role=body.role, active=body.active,
-                                password=body.password, revoke_tokens=body.revoke_tokens)
+    made = accounts.update_user(_store(request), user_id, role=spec.role, active=spec.active,
+                                password=spec.password, revoke_tokens=spec.revoke_tokens)
     return {"id": made.user_id, "name": made.name, "role": made.role}
 
 

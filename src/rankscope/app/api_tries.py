@@ -8,14 +8,12 @@ hand): what the Tries pages do, for a script.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from pydantic import Field
 
-from rankscope.app.api import Name, Note
 from rankscope.app.core import ApiActor, Id, settings_of
-from rankscope.app.schemas import Schema
+from rankscope.app.schemas import Schema, schema_of
 from rankscope.services import tries
 
 __all__ = ["router"]
@@ -23,22 +21,13 @@ __all__ = ["router"]
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
 
-class TryIn(Schema):
-    """A try: ``KEY=VALUE`` changes (a dotted key of the endpoint file or a template
-    placeholder, one TOML scalar) and the query to run (none: the whole set)."""
-
-    changes: list[Name] = Field(default_factory=list, max_length=tries.MAX_CHANGES)
-    query_id: Name | None = None
-
-
-class PoolIn(Schema):
-    """A document added by hand to a query's pool, with what a grader sees of it."""
-
-    query_id: Name
-    doc_id: Name
-    title: Note | None = None
-    url: Note | None = None
-    snippet: Note | None = None
+if TYPE_CHECKING:
+    TryIn = Schema
+    PoolIn = Schema
+else:
+    # the fields of the services' specs, each field's limit and meaning written once there
+    TryIn = schema_of(tries.TrySpec, "TryIn")
+    PoolIn = schema_of(tries.PoolSpec, "PoolIn")
 
 
 @router.get("/evaluations/{evaluation_id}/tries")
@@ -53,8 +42,9 @@ def try_create(request: Request, actor: ApiActor, evaluation_id: Id,
                body: TryIn) -> dict[str, Any]:
     """Run a try (answers when done; ``status`` failed with the engine's error)."""
     settings = settings_of(request)
-    return tries.run_try(settings.store, actor, evaluation_id, body.changes,
-                         boundary=settings.boundary, query_id=body.query_id).to_dict()
+    spec = tries.TrySpec(**body.model_dump())
+    return tries.run_try(settings.store, actor, evaluation_id, spec.changes,
+                         boundary=settings.boundary, query_id=spec.query_id).to_dict()
 
 
 @router.get("/evaluations/{evaluation_id}/tries/{number}")
@@ -79,6 +69,7 @@ def try_evaluation(request: Request, actor: ApiActor, evaluation_id: Id,
 def pool_add(request: Request, actor: ApiActor, evaluation_id: Id,
              body: PoolIn) -> dict[str, Any]:
     """Add a document to a query's pool by hand: ``{"task_id"}`` (409 if it is there)."""
+    spec = tries.PoolSpec(**body.model_dump())
     return {"task_id": tries.add_to_pool(settings_of(request).store, actor, evaluation_id,
-                                         body.query_id, body.doc_id, title=body.title,
-                                         url=body.url, snippet=body.snippet)}
+                                         spec.query_id, spec.doc_id, title=spec.title,
+                                         url=spec.url, snippet=spec.snippet)}

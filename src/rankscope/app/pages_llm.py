@@ -31,8 +31,14 @@ def judges_page(request: Request, actor: PageActor, evaluation_id: Id) -> Respon
     store = settings_of(request).store
     judges = llm_judges.list_judges(store, actor, evaluation_id)
     ev = campaigns.get_evaluation(store, actor, evaluation_id)
+    from rankscope.llm_judge.parse import PARSE_MODES
+    from rankscope.llm_judge.prompts import BUILTIN_TEMPLATES
+    from rankscope.llm_judge.providers import PROVIDERS
+
     return render(request, "llm.html", {"evaluation": ev, "judges": judges, "tab": "llm",
-                                        "can_curate": True,
+                                        "can_curate": True, "providers": sorted(PROVIDERS),
+                                        "parse_modes": PARSE_MODES,
+                                        "prompts": BUILTIN_TEMPLATES,
                                         "boundary": settings_of(request).boundary}, actor=actor)
 
 
@@ -42,14 +48,19 @@ def judge_attach(request: Request, actor: PageActor, evaluation_id: Id,
                  api_key_env: Annotated[str, Form()] = "",
                  max_calls: Annotated[str, Form()] = "200",
                  counts: Annotated[str, Form()] = "",
-                 name: Annotated[str, Form()] = "") -> Response:
+                 name: Annotated[str, Form()] = "",
+                 provider: Annotated[str, Form()] = "openai",
+                 parse: Annotated[str, Form()] = "strict",
+                 prompt: Annotated[str, Form()] = "") -> Response:
     try:
         calls = int(max_calls)
     except ValueError:
         raise OptionError(f"max calls is a whole number, not {max_calls!r}") from None
     spec = llm_judges.JudgeSpec(endpoint=endpoint, model=model,
                                 api_key_env=api_key_env.strip() or None, max_calls=calls,
-                                counts=bool(counts), name=name.strip() or None)
+                                counts=bool(counts), name=name.strip() or None,
+                                provider=provider.strip(), parse=parse.strip(),
+                                prompt=prompt.strip() or None)
     settings = settings_of(request)
     llm_judges.attach_judge(settings.store, actor, evaluation_id, spec,
                             boundary=settings.boundary)

@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StringConstraints,
     create_model,
@@ -53,6 +54,8 @@ def _annotation(kind: Any, meta: Mapping[str, Any], where: str) -> Any:
         return StrictBool
     if kind is int:
         return Id if meta.get("is_id") else StrictInt
+    if kind is float:  # a number, whole or not; true is not one
+        return StrictFloat | StrictInt
     if kind is str:
         return _text(meta.get("limit"), where)
     origin = typing.get_origin(kind)

@@ -87,6 +87,9 @@ class JudgeConfig:
     outbound : HostPolicy, optional
         The hosts the judge may reach (a server's policy,
         :mod:`rankscope.outbound`); None: any.
+    provider : str, default "openai"
+        How requests are written and answers read (a name of
+        :data:`rankscope.llm_judge.providers.PROVIDERS`: ``openai``, ``ollama``).
     """
 
     endpoint: str
@@ -107,6 +110,7 @@ class JudgeConfig:
     max_retries: int = 5
     parse: str = "strict"
     outbound: HostPolicy | None = None
+    provider: str = "openai"
 
     def spec(self) -> RunSpec:
         """The run specification (checked; the template compiled).
@@ -121,7 +125,7 @@ class JudgeConfig:
             rater=self.rater, temperature=self.temperature, settings=self.settings,
             samples=self.samples, guidelines=self.guidelines,
             max_doc_chars=self.max_doc_chars, concurrency=self.concurrency,
-            parse=self.parse,
+            parse=self.parse, provider=self.provider,
         )
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from rankscope.errors import AuthError, ConflictError, DependencyError, NotFoundError, OptionError
+from rankscope.services.limits import check_spec, spec_field
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import ROLES, ApiToken, Rater, User, UserSession
 
@@ -42,6 +43,8 @@ __all__ = [
     "Actor",
     "LoginLimiter",
     "TokenInfo",
+    "UserSpec",
+    "UserUpdateSpec",
     "authenticate",
     "change_password",
     "create_session",
@@ -64,6 +67,41 @@ MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 """Longer passwords are refused (each sign-in hashes the whole text)."""
 MAX_NAME = 100
+"""The longest user name (shorter than other names: it is shown on every page)."""
+
+
+@dataclass(frozen=True)
+class UserSpec:
+    """A new user (admins only).
+
+    Each field's meaning and limit are written once, here (``spec_field``): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    name: str = spec_field(doc=f"The user's name: 1 to {MAX_NAME} printable characters, no "
+                           "spaces.", limit=MAX_NAME, label="a user name")
+    role: str = spec_field(doc=f"Their role: {', '.join(ROLES)}.", limit=MAX_NAME,
+                           label="the role")
+    password: str | None = spec_field(
+        None, doc=f"Their password ({MIN_PASSWORD} to {MAX_PASSWORD} characters); none: they "
+        "cannot sign in until one is set.", limit=MAX_PASSWORD, label="the password")
+
+
+@dataclass(frozen=True)
+class UserUpdateSpec:
+    """What an admin changes of a user (a field left out stays as it is).
+
+    A new password ends every session of the user; ``revoke_tokens`` also
+    revokes their API tokens.
+    """
+
+    role: str | None = spec_field(None, doc=f"Their role: {', '.join(ROLES)}.",
+                                  limit=MAX_NAME, label="the role")
+    active: bool | None = spec_field(None, doc="Whether they may sign in.")
+    password: str | None = spec_field(
+        None, doc=f"A new password ({MIN_PASSWORD} to {MAX_PASSWORD} characters).",
+        limit=MAX_PASSWORD, label="the password")
+    revoke_tokens: bool = spec_field(False, doc="Also revoke their API tokens.")
 
 
 @dataclass(frozen=True)
@@ -173,6 +211,7 @@ def create_user(store: Store, name: str, role: str, password: str | None) -> Act
     ConflictError
         The name is taken.
     """
+    check_spec(UserSpec(name, role, password))
     name = name.strip()
     if (not name or len(name) > MAX_NAME or any(c.isspace() or not c.isprintable() for c in name)):
         raise OptionError(f"a user name is 1 to {MAX_NAME} printable characters without "
@@ -230,6 +269,7 @@ def update_user(store: Store, user_id: int, *, role: str | None = None,
     Deactivating and a new password end every session of the user;
     ``revoke_tokens`` also revokes their API tokens (a reset after a leak).
     """
+    check_spec(UserUpdateSpec(role, active, password, revoke_tokens))
     if role is not None:
         _check_role(role)
     digest = None

@@ -22,6 +22,7 @@ evaluations' results and depths included), shown on a page of its own.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -31,6 +32,7 @@ from rankscope.errors import ConflictError, NotFoundError, OptionError
 from rankscope.services.campaign_data import grade_details
 from rankscope.services.campaigns import evaluation_row, query_key
 from rankscope.services.dashboards import clean, load
+from rankscope.services.limits import MAX_NAME, MAX_NOTE, check_spec, spec_field
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Adjudication, Grade, Item
 
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from rankscope.services.campaign_data import EvaluationData
     from rankscope.store.db import Store
 
-__all__ = ["SCOPES", "adjudicate", "agreement_report", "disagreements"]
+__all__ = ["SCOPES", "AdjudicationSpec", "adjudicate", "agreement_report", "disagreements"]
 
 SCOPES = ("evaluation", "project")
 
@@ -177,17 +179,30 @@ def disagreements(store: Store, actor: Actor, evaluation_id: int,
     return out
 
 
+@dataclass(frozen=True)
+class AdjudicationSpec:
+    """A curator's grade for a disputed result.
+
+    Each field's meaning and limit are written once, here (``spec_field``): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    query_id: str = spec_field(doc="The query's id.", limit=MAX_NAME, label="the query id")
+    doc_id: str = spec_field(doc="The document's id.", limit=MAX_NAME,
+                             label="the document id")
+    value: float = spec_field(doc="The settled grade, on the evaluation's scale.")
+    note: str | None = spec_field(None, doc="Why (kept with the adjudication).",
+                                  limit=MAX_NOTE, label="the note")
+
+
 def adjudicate(store: Store, actor: Actor, evaluation_id: int, query_id: str, doc_id: str,
                value: float, note: str | None = None) -> dict[str, Any]:
     """Settle a result's grade: the curator's grade supersedes the graders' (kept as history)."""
     from rankscope.services.accounts import rater_for
     from rankscope.services.assignment import scale_of
-    from rankscope.services.limits import MAX_NAME, MAX_NOTE, check_text
     from rankscope.store.models import Query
 
-    check_text(query_id, "the query id", MAX_NAME)
-    check_text(doc_id, "the document id", MAX_NAME)
-    check_text(note, "the note", MAX_NOTE)
+    check_spec(AdjudicationSpec(query_id, doc_id, value, note))
 
     def work(session: Session) -> dict[str, Any]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from rankscope.errors import ConfigError, InputError, NotFoundError
-from rankscope.services.limits import MAX_NAME, check_text
+from rankscope.services.limits import MAX_NAME, check_spec, spec_field
 from rankscope.store.models import Endpoint, Query, QuerySet, utcnow
 
 if TYPE_CHECKING:
@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_TEXT",
+    "EndpointSpec",
     "EndpointView",
+    "QuerySetSpec",
     "QuerySetView",
     "endpoint_config",
     "get_endpoint",
@@ -50,6 +52,36 @@ __all__ = [
 
 MAX_TEXT = 5 * 1024 * 1024
 """The largest query set or endpoint text accepted (5 MiB)."""
+
+
+@dataclass(frozen=True)
+class QuerySetSpec:
+    """A query set: TSV (``query_id<TAB>text[<TAB>need]``) or TREC topics, as text; or
+    ``collection``: ``irds:NAME``, a public collection the operator allows.
+
+    Each field's meaning and limit are written once, here (``spec_field``): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    name: str = spec_field(doc="The query set's name (default queries).", limit=MAX_NAME,
+                           label="the query set's name")
+    text: str = spec_field("", doc="The queries: TSV or TREC topics (up to 5 MiB).",
+                           limit=MAX_TEXT, label="the query set")
+    source: str | None = spec_field(None, doc="The file's name, named by errors.",
+                                    limit=MAX_NAME, label="the file name")
+    collection: str | None = spec_field(
+        None, doc="A public collection's queries instead of text: irds:NAME.", limit=MAX_NAME,
+        label="the collection")
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """An endpoint file's TOML text (credentials only as environment variable names)."""
+
+    toml: str = spec_field(doc="The endpoint file (TOML, up to 5 MiB).", limit=MAX_TEXT,
+                           label="the endpoint")
+    name: str | None = spec_field(None, doc="Its name (default: the file's own name).",
+                                  limit=MAX_NAME, label="the endpoint's name")
 
 
 @dataclass(frozen=True)
@@ -93,9 +125,8 @@ def import_query_set(store: Store, actor: Actor, project_id: int, name: str, tex
     from rankscope.search.queries import parse_queries
 
     _size(text, "the query set")
-    check_text(text, "the query set", MAX_TEXT)
-    check_text(source, "the file name", MAX_NAME)
-    name = (check_text(name, "the query set's name", MAX_NAME) or "").strip() or "queries"
+    check_spec(QuerySetSpec(name, text, source))
+    name = name.strip() or "queries"
     label = source or name
     queries = parse_queries(text.lstrip("\ufeff"), label)
     if not queries:
@@ -119,8 +150,8 @@ def import_query_set_from_collection(store: Store, actor: Actor, project_id: int
     from rankscope.data.irds import check_allowed, is_irds
     from rankscope.search.queries import read_queries
 
-    name = check_text(name, "the query set's name", MAX_NAME) or ""
-    collection = (check_text(collection, "the collection", MAX_NAME) or "").strip()
+    check_spec(QuerySetSpec(name, collection=collection))
+    collection = collection.strip()
     if not is_irds(collection):
         raise InputError("a collection is named irds:NAME, e.g. irds:beir/scifact/test",
                          value=collection)
@@ -228,8 +259,7 @@ def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
     from rankscope.services.projects import require_project
 
     _size(text, "the endpoint")
-    check_text(text, "the endpoint", MAX_TEXT)
-    check_text(name, "the endpoint's name", MAX_NAME)
+    check_spec(EndpointSpec(text, name))
     base = str(Path(base_dir if base_dir is not None else boundary.files_dir).resolve())
     _, config = _parse_endpoint(text, name, base, boundary)
 

@@ -30,6 +30,7 @@ from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
 from rankscope.services.assignment import MAX_BATCH, lease, require_ready
 from rankscope.services.campaigns import evaluation_row
+from rankscope.services.limits import MAX_EXPLANATION, MAX_NOTE, check_spec, spec_field
 from rankscope.services.task_views import scale_of, task_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import (
@@ -75,20 +76,22 @@ SOURCES = ("app", "api", "llm")
 
 @dataclass(frozen=True)
 class GradeInput:
-    """One grade to give: a value on the scale, or None with a reason (can't tell)."""
+    """One grade: a value on the scale, or null with a reason (can't tell).
 
-    task_id: int
-    value: float | None
-    reason: str | None = None
-    explanation: str | None = None
+    Each field's meaning and limit are written once, here (``spec_field``): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    task_id: int = spec_field(doc="The task graded.", is_id=True)
+    value: float | None = spec_field(None, doc="A number on the evaluation's scale (true is "
+                                     "not one); null: can't tell, with a reason.")
+    reason: str | None = spec_field(None, doc="Why it can't be told (with a null value).",
+                                    limit=MAX_NOTE, label="the reason")
+    explanation: str | None = spec_field(None, doc="The grader's explanation.",
+                                         limit=MAX_EXPLANATION, label="the explanation")
 
 
-def _check_value(scale: Scale, value: float | None, reason: str | None,
-                 explanation: str | None = None) -> None:
-    from rankscope.services.limits import MAX_EXPLANATION, MAX_NOTE, check_text
-
-    check_text(reason, "the reason", MAX_NOTE)
-    check_text(explanation, "the explanation", MAX_EXPLANATION)
+def _check_value(scale: Scale, value: float | None, reason: str | None) -> None:
     if value is None:
         if not (reason or "").strip():
             raise OptionError("can't tell needs a reason")
@@ -111,7 +114,8 @@ class _Given:
 def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given: GradeInput,
                source: str) -> _Given:
     """Record one grade inside the caller's transaction (the limit checked under a lock)."""
-    _check_value(scale_of(ev), given.value, given.reason, given.explanation)
+    check_spec(given)
+    _check_value(scale_of(ev), given.value, given.reason)
     # the grader's own lease and deferral of the task end here (theirs: no lock needed)
     session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
     session.execute(delete(Deferral).where(Deferral.task_id == task.id,

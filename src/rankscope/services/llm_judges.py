@@ -99,6 +99,18 @@ class JudgeSpec:
                               "the aggregated grades.")
     name: str | None = spec_field(None, doc="The rater's name (default llm:MODEL; made unique).",
                                   limit=MAX_NAME, label="the name")
+    provider: str = spec_field(
+        "openai", doc="How requests are written and answers read: openai (chat completions, "
+        "what vLLM, llama.cpp and LM Studio answer) or ollama (Ollama's own /api/chat).",
+        limit=MAX_NAME, label="the provider")
+    parse: str = spec_field(
+        "strict", doc="How a grade is read from an answer: strict (the prompt's answer form "
+        "only) or lenient (also a lone grade in the text).", limit=MAX_NAME,
+        label="the answer reading")
+    prompt: str | None = spec_field(
+        None, doc="A built-in prompt: graded, binary, detail, generic or assessor (the TREC "
+        "assessor prompt); none: the evaluation's scale's own.", limit=MAX_NAME,
+        label="the prompt")
 
 
 def _check(spec: JudgeSpec, boundary: Boundary) -> None:
@@ -120,6 +132,34 @@ def _check(spec: JudgeSpec, boundary: Boundary) -> None:
     if isinstance(spec.max_calls, bool) or not isinstance(spec.max_calls, int) or not (
             1 <= spec.max_calls <= MAX_CALLS):
         raise OptionError(f"max calls must be 1 to {MAX_CALLS}, not {spec.max_calls!r}")
+    _check_options(spec.provider, spec.parse, spec.prompt)
+
+
+def _check_options(provider: str, parse: str, prompt: str | None) -> None:
+    """The provider registered, the answer reading known, the prompt a built-in one (never a
+    path: a web user names no file of the server)."""
+    from rankscope.llm_judge.parse import PARSE_MODES
+    from rankscope.llm_judge.prompts import BUILTIN_TEMPLATES
+    from rankscope.llm_judge.providers import PROVIDERS
+
+    if provider not in PROVIDERS:
+        raise OptionError(f"the provider is one of {', '.join(sorted(PROVIDERS))}, "
+                          f"not {provider[:40]!r}")
+    if parse not in PARSE_MODES:
+        raise OptionError(f"the answer reading is {' or '.join(PARSE_MODES)}, not {parse[:40]!r}")
+    if prompt is not None and prompt not in BUILTIN_TEMPLATES:
+        raise OptionError(f"the prompt is one of {', '.join(BUILTIN_TEMPLATES)}, "
+                          f"not {prompt[:40]!r}")
+
+
+def _check_prompt(prompt: str | None, scale: Any) -> None:
+    """The prompt fits the evaluation's scale (the assessor prompt grades 0-3)."""
+    from rankscope.llm_judge.prompts import load_template
+
+    try:
+        load_template(prompt, scale)
+    except JudgeError as exc:
+        raise OptionError(str(exc)) from None
 
 
 def _outcome(status: str, last_run: dict[str, Any] | None) -> str:
@@ -139,7 +179,8 @@ def _view(session: Session, judge: LLMJudge) -> dict[str, Any]:
             "rater": rater.name if rater else "?", "rater_id": judge.rater_id,
             "counts": bool(rater.counts) if rater else False, "endpoint": judge.endpoint,
             "model": judge.model, "api_key_env": judge.api_key_env,
-            "max_calls": judge.max_calls, "status": judge.status, "error": judge.error,
+            "max_calls": judge.max_calls, "provider": judge.provider, "parse": judge.parse,
+            "prompt": judge.prompt, "status": judge.status, "error": judge.error,
             "outcome": _outcome(judge.status, last),
             "unrateable": len((last or {}).get("unrateable_tasks") or []),
             "last_run": last, "created_at": judge.created_at.isoformat()}
@@ -162,7 +203,10 @@ def attach_judge(store: Store, actor: Actor, evaluation_id: int, spec: JudgeSpec
     _check(spec, boundary)
 
     def work(session: Session) -> dict[str, Any]:
+        from rankscope.services.assignment import scale_of
+
         ev = evaluation_row(session, actor, evaluation_id, "curator")
+        _check_prompt(spec.prompt, scale_of(ev))
         base = (spec.name or f"llm:{spec.model.strip()}").strip()
         name, n = base, 1
         while session.scalar(select(Rater.id).where(Rater.name == name)) is not None:
@@ -173,7 +217,8 @@ def attach_judge(store: Store, actor: Actor, evaluation_id: int, spec: JudgeSpec
         session.flush()
         judge = LLMJudge(evaluation_id=ev.id, rater_id=rater.id, endpoint=spec.endpoint.strip(),
                          model=spec.model.strip(), api_key_env=spec.api_key_env or None,
-                         max_calls=spec.max_calls, status="idle", created_by=actor.user_id,
+                         max_calls=spec.max_calls, provider=spec.provider, parse=spec.parse,
+                         prompt=spec.prompt, status="idle", created_by=actor.user_id,
                          created_at=utcnow())
         session.add(judge)
         session.flush()
@@ -301,7 +346,8 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
                                              _fields(shown), need=shown.need)))
         settings = {"endpoint": judge.endpoint, "model": judge.model, "rater": rater.name,
                     "key_env": judge.api_key_env, "max_calls": judge.max_calls,
-                    "evaluation_id": ev.id, "rater_id": rater.id}
+                    "evaluation_id": ev.id, "rater_id": rater.id, "provider": judge.provider,
+                    "parse": judge.parse, "prompt": judge.prompt}
         judge.status, judge.error = "running", None
         return settings, items, scale_of(ev), ev.guidelines
 
@@ -318,7 +364,8 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
                                   "API key) is not set on the server")
         config = JudgeConfig(endpoint=settings["endpoint"], model=settings["model"], api_key=key,
                              rater=settings["rater"], scale=scale, guidelines=guidelines,
-                             outbound=boundary.hosts)
+                             outbound=boundary.hosts, provider=settings["provider"],
+                             parse=settings["parse"], prompt=settings["prompt"])
         result = grade_items([i for _, i in items], config, cache=cache,
                              max_calls=settings["max_calls"], sleep=sleep,
                              retry_unrateable=retry_unrateable)
@@ -347,7 +394,8 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
                    "completion_tokens": usage.completion_tokens,
                    "stopped": usage.stopped, "template": result.template_name,
                    "template_sha256": result.template_sha256, "model": result.model,
-                   "endpoint": result.endpoint, "started_at": started.isoformat(),
+                   "endpoint": result.endpoint, "provider": settings["provider"],
+                   "parse": settings["parse"], "started_at": started.isoformat(),
                    "finished_at": utcnow().isoformat()}
     except Exception as exc:
         message = str(exc) if isinstance(exc, RankscopeError) else \

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, ForbiddenError, NotFoundError, OptionError
-from rankscope.services.limits import MAX_NAME, check_text
+from rankscope.services.limits import MAX_NAME, check_spec, spec_field
 from rankscope.store.models import Project, utcnow
 from rankscope.store.models_app import ROLES, Membership, User
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RANK",
+    "MemberSpec",
+    "ProjectSpec",
     "ProjectView",
     "add_member",
     "create_project",
@@ -74,11 +76,33 @@ def require_project(session: Session, actor: Actor, project_id: int,
     return project
 
 
+@dataclass(frozen=True)
+class ProjectSpec:
+    """A new project.
+
+    Each field's meaning and limit are written once, here (``spec_field``): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    name: str = spec_field(doc="The project's name (unique).", limit=MAX_NAME,
+                           label="a project name")
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """A member to add (or whose role to change)."""
+
+    name: str = spec_field(doc="The user's name.", limit=MAX_NAME, label="the user name")
+    role: str = spec_field("judge", doc=f"Their role in the project: {', '.join(ROLES)}.",
+                           limit=MAX_NAME, label="the role")
+
+
 def create_project(store: Store, actor: Actor, name: str) -> ProjectView:
     """A new project; its creator (a curator or admin) becomes its curator."""
     if RANK[actor.role] < RANK["curator"]:
         raise ForbiddenError("only curators and admins create projects")
-    name = (check_text(name, "a project name", MAX_NAME) or "").strip()
+    check_spec(ProjectSpec(name))
+    name = name.strip()
     if not name:
         raise OptionError(f"a project name is 1 to {MAX_NAME} characters")
 
@@ -118,7 +142,7 @@ def get_project(store: Store, actor: Actor, project_id: int) -> ProjectView:
 
 def add_member(store: Store, actor: Actor, project_id: int, user_name: str, role: str) -> None:
     """Add (or change the role of) a member; curators of the project and admins may."""
-    check_text(user_name, "the user name", MAX_NAME)
+    check_spec(MemberSpec(user_name, role))
     if role not in ROLES:
         raise OptionError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
 

@@ -42,7 +42,7 @@ from rankscope.services.campaigns import (
     latest_snapshot_id,
     query_key,
 )
-from rankscope.services.limits import MAX_NAME, check_text
+from rankscope.services.limits import MAX_NAME, MAX_NOTE, check_spec, check_text, spec_field
 from rankscope.store.models import Endpoint, Project, Query, QuerySet
 from rankscope.store.models import utcnow as _now
 from rankscope.store.models_app import Evaluation, Item, Task, Try
@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     from rankscope.services.snapshot_diff import Ranking
     from rankscope.store.db import Store
 
-__all__ = ["MAX_CHANGES", "Started", "TryView", "add_to_pool", "complete_try",
+__all__ = ["MAX_CHANGES", "PoolSpec", "Started", "TrySpec", "TryView", "add_to_pool",
+           "complete_try",
            "evaluation_tasks", "graded_as", "list_tries", "make_evaluation", "read_changes",
            "recover_interrupted_tries", "run_try", "search_other_words", "side_by_side",
            "start_try"]
@@ -91,6 +92,36 @@ class TryView:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class TrySpec:
+    """A try: ``KEY=VALUE`` changes (a dotted key of the endpoint file or a template
+    placeholder, one TOML scalar) and the query to run (none: the whole set).
+
+    Each field's meaning and limit are written once, here (``spec_field``): the
+    service checks them and the API's input model is derived from them.
+    """
+
+    changes: Sequence[str] = spec_field(
+        (), doc=f"KEY=VALUE changes, one TOML scalar each (at most {MAX_CHANGES}).",
+        limit=MAX_NAME, items=MAX_CHANGES, label="a change")
+    query_id: str | None = spec_field(None, doc="The query to run (none: the whole set).",
+                                      limit=MAX_NAME, label="the query id")
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """A document added by hand to a query's pool, with what a grader sees of it."""
+
+    query_id: str = spec_field(doc="The query's id.", limit=MAX_NAME, label="the query id")
+    doc_id: str = spec_field(doc="The document's id.", limit=MAX_NAME,
+                             label="the document id")
+    title: str | None = spec_field(None, doc="Its title.", limit=MAX_NOTE, label="the title")
+    url: str | None = spec_field(None, doc="Its link (http or https).", limit=MAX_NOTE,
+                                 label="the URL")
+    snippet: str | None = spec_field(None, doc="Its snippet.", limit=MAX_NOTE,
+                                     label="the snippet")
 
 
 def read_changes(config: EndpointConfig, specs: Sequence[str]) -> list[Any]:
@@ -251,6 +282,8 @@ def start_try(store: Store, actor: Actor, evaluation_id: int, changes: Sequence[
     from rankscope.search.variants import varied_config
     from rankscope.services.catalog import endpoint_config
 
+    check_spec(TrySpec(tuple(changes), query_id))
+
     def start(session: Session) -> Started:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         ep = session.get(Endpoint, ev.endpoint_id)
@@ -383,13 +416,9 @@ def add_to_pool(store: Store, actor: Actor, evaluation_id: int, query_id: str, d
     ConflictError
         The evaluation grades that document for that query already.
     """
-    from rankscope.services.limits import MAX_NOTE
-
-    check_text(doc_id, "the document id", MAX_NAME)
+    check_spec(PoolSpec(query_id, doc_id, title, url, snippet))
     if not doc_id.strip():
         raise OptionError("give the document's id")
-    for value, what in ((title, "the title"), (url, "the URL"), (snippet, "the snippet")):
-        check_text(value, what, MAX_NOTE)
     if url and not url.lower().startswith(("http://", "https://")):
         raise OptionError("a result's URL must be http(s)")
 

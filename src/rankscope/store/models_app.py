@@ -385,6 +385,11 @@ class LLMJudge(Base):
     model: Mapped[str] = mapped_column(Text)
     api_key_env: Mapped[str | None] = mapped_column(Text)
     max_calls: Mapped[int] = mapped_column(Integer)
+    provider: Mapped[str] = mapped_column(String(64), default="openai",
+                                          server_default=text("'openai'"))
+    parse: Mapped[str] = mapped_column(String(16), default="strict",
+                                       server_default=text("'strict'"))
+    prompt: Mapped[str | None] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16), default="idle")
     error: Mapped[str | None] = mapped_column(Text)
     last_run: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
