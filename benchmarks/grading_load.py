@@ -109,7 +109,7 @@ class Prepared:
 
 def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> Prepared:
     """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
     from rankscope.outbound import HostPolicy
     from rankscope.services import accounts, campaigns, catalog, projects
     from rankscope.services.boundary import Boundary
@@ -350,7 +350,7 @@ def check(url: str, prep: Prepared, tallies: list[Tally], wanted: int) -> dict[s
     """Lost acknowledged grades, results over the limit, double grades by one grader."""
     from sqlalchemy import func, select
 
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
     from rankscope.store.models_app import Grade, Rater, Task
 
     store = open_app_store(url)

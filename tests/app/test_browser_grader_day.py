@@ -30,7 +30,7 @@ GUIDELINES = """# How to grade
 def _prepared(tmp_path, collection, server: EngineServer | None = None):
     """A database with the usual world, a second evaluation comparing to the first, and
     (given a fake engine) a draft evaluation over it; the ids the tests need."""
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     db = str(tmp_path / "day.sqlite")
     store = open_app_store(db)
@@ -119,7 +119,7 @@ def served(browser_ready, tmp_path, collection):
 
 
 def _my_grade(db: str, who, task_id: int):
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     store = open_app_store(db)
     try:
@@ -253,7 +253,7 @@ def test_guidelines_drawer_is_readable_and_names_the_scales_labels(served, width
 
 def test_prepared_world_has_the_judge_as_a_member(tmp_path, collection):
     """The browser tests' world: the judge grades in the project (else nothing to show)."""
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     db, w, second, _ = _prepared(tmp_path, collection)
     store = open_app_store(db)

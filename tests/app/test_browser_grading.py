@@ -192,7 +192,7 @@ def test_j_walks_through_every_result_then_comes_back_round(served, tmp_path):
     """Issue 26: `j` alternated between the same two results forever."""
     from sqlalchemy import select
 
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
     from rankscope.store.models_app import Task
 
     w, base, _ = served

@@ -73,7 +73,7 @@ def test_a_try_and_one_of_its_new_results_graded_with_the_keyboard(served):  # n
         assert row.locator(".mine strong").inner_text() == "2"
         task_id = int(row.get_attribute("id")[1:])
     # in the store: the curator's grade of that (query, document), on the evaluation's scale
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
     from rankscope.services import assignment
 
     store = open_app_store(str(Path(w.data).parent / "browser.sqlite"))

@@ -27,7 +27,7 @@ CSS = Path(__file__).resolve().parents[2] / "src" / "rankscope" / "app" / "stati
 @pytest.fixture
 def site(tmp_path, collection):
     from rankscope.app.factory import create_app
-    from rankscope.cli.serve import open_app_store
+    from rankscope.app.server import open_app_store
 
     store = open_app_store(str(tmp_path / "day.sqlite"))
     try:
@@ -336,12 +336,14 @@ def test_the_project_page_shows_progress_headline_and_frozen_state(site):
             row = _row(_client(app, store, w.curator).get(f"/projects/{w.project.id}").text,
                        ev)
             assert f"2 / {n} grades" in row
+            assert "provisional" in row  # grading not complete: its numbers may move
     assert graded == n  # one grade wanted per result
     html = _client(app, store, w.curator).get(f"/projects/{w.project.id}").text
     row = _row(html, ev)
     assert f"{n} / {n} grades" in row
     assert "P@5 1.0000" in row
-    assert "provisional" in row  # not frozen (freezing is issue 26 §1's)
+    # complete grading freezes the evaluation (docs/web_app.md, the freeze rule)
+    assert "frozen" in row and "provisional" not in row
     # a judge sees the progress but no metric
     judge_row = _row(_client(app, store, w.judge).get(f"/projects/{w.project.id}").text, ev)
     assert f"{n} / {n} grades" in judge_row and "P@5" not in judge_row

@@ -193,8 +193,9 @@ def test_deprecated_spellings_still_work_and_say_so(files: Path,
                  "binary", "--output-format", "json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["n_raters"] == 2
-    assert err == ("rankscope judgments: warning: --output-format is deprecated here, use "
-                   "--format\n")
+    # (named as typed, as its errors are: "judgments agreement", not "judgments")
+    assert err == ("rankscope judgments agreement: warning: --output-format is deprecated "
+                   "here, use --format\n")
     assert main(["fuse", "good.txt", "good2.txt", "--k", "10", "-f", "json"]) == 0
     out, err = capsys.readouterr()
     # RRF with k = 10: d1 is first in both runs -> 2 / (10 + 1)

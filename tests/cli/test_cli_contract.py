@@ -239,6 +239,22 @@ def test_the_evaluated_line_goes_to_stderr(work: Path,
     assert "evaluated" not in out and "run 'a': 2 queries evaluated" in err
 
 
+def test_compare_s_evaluated_lines_go_to_stderr(work: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # the table on stdout, one "run ... evaluated" line per run on stderr (as evaluate)
+    assert main(["compare", "qrels.txt", "a.txt", "b.txt", "-m", "P@5"]) == 0
+    out, err = capsys.readouterr()
+    assert "evaluated" not in out and "P@5" in out and "test: paired t-test" in out
+    assert [line for line in err.splitlines() if "evaluated" in line] == [
+        line for line in err.splitlines() if line.startswith("rankscope compare: run ")]
+    assert "rankscope compare: run 'a': 2 queries evaluated" in err
+    assert "rankscope compare: run 'b': 2 queries evaluated" in err
+    # a document for people (markdown) keeps them among its notes; JSON has no such line
+    assert main(["compare", "qrels.txt", "a.txt", "b.txt", "-m", "P@5", "-f", "markdown"]) == 0
+    out, err = capsys.readouterr()
+    assert "- run 'a': 2 queries evaluated" in out and "evaluated" not in err
+
+
 def test_implicit_grades_are_whole_numbers_on_an_integral_scale(
         work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # two sessions of q1: d1 clicked in both at position 1 -> a CTR of 1.0, the top grade

@@ -61,7 +61,7 @@ def test_the_moves_grades_and_metrics_of_a_hand_made_pair(pair):
 def test_the_table_prints_both_lists_with_unjudged_and_moves(pair):
     a, b, qrels = pair
     code, out, err = run_cli(["snapshots", "compare", a, b, "--qrels", qrels, "-m", "P@2",
-                              "-q", "q1"])
+                              "--query", "q1"])
     assert code == 0, err
     assert "q2" not in out
     assert "q1: P@2 0.5000 -> 1.0000 (+0.5000); 1 new, 1 gone, 3 moved, 1 unjudged in B" in out
@@ -86,6 +86,18 @@ def test_without_judgments_the_most_changed_list_comes_first(pair):
     assert moves == [("d1", "up 1"), ("d2", "up 2"), ("d3", "down 2"), ("d4", "new")]
 
 
+def test_q_is_a_deprecated_spelling_of_query(pair):
+    # -q means --per-query in every other command: here it is --query's old spelling,
+    # which still works (the same output) and says so in one line
+    a, b, _ = pair
+    code, new, err = run_cli(["snapshots", "compare", a, b, "--query", "q1"])
+    assert code == 0 and "deprecated" not in err
+    code, old, err = run_cli(["snapshots", "compare", a, b, "-q", "q1"])
+    assert code == 0 and old == new and "q2" not in old
+    assert err.strip() == ("rankscope snapshots compare: warning: -q is deprecated here, "
+                           "use --query")
+
+
 def test_mismatches_and_bad_input_are_refused_as_diff_refuses_them(pair, tmp_path):
     a, b, qrels = pair
     short = _run(tmp_path / "short.run", {"q1": ["d3", "d1"], "q2": ["d5"]}, "s")
@@ -96,7 +108,7 @@ def test_mismatches_and_bad_input_are_refused_as_diff_refuses_them(pair, tmp_pat
     assert code == 0 and "compared at depth 2" in err
     q1 = next(q for q in json.loads(out)["queries"] if q["query_id"] == "q1")
     assert [r["a"]["doc_id"] for r in q1["rows"]] == ["d1", "d2"]
-    code, _, err = run_cli(["snapshots", "compare", a, b, "-q", "q9"])
+    code, _, err = run_cli(["snapshots", "compare", a, b, "--query", "q9"])
     assert code == 2 and "'q9'" in err
     code, _, err = run_cli(["snapshots", "compare", a, b, "-m", "P@2"])
     assert code == 2 and "--qrels" in err

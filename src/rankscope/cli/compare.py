@@ -146,5 +146,11 @@ def run(args: argparse.Namespace) -> int:
     result = compare(qrels, args.runs, names, run_format=args.run_format,
                      on_duplicate=args.on_duplicate, **compare_kwargs(args),
                      **judgments_kwargs(args, qrels))
-    write_text(args.output, render_comparison(result, args.format, digits=args.digits) + "\n")
+    write_text(args.output, render_comparison(result, args.format, digits=args.digits,
+                                              describe=False) + "\n")
+    if args.format == "table":  # which queries were evaluated: for people, beside the numbers
+        import sys
+
+        for info in result.infos:
+            sys.stderr.write(f"rankscope {args.command}: {info.describe()}\n")
     return 0

@@ -88,6 +88,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _typed_command(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:
+    """The subcommands named in ``words`` ("snapshots compare"), for messages given while
+    parsing (before the parsed arguments can say it)."""
+    path: list[str] = []
+    for word in words:
+        if word.startswith("-"):
+            continue
+        sub = next((a for a in parser._actions
+                    if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None or word not in sub.choices:
+            break
+        path.append(word)
+        parser = sub.choices[word]
+    return " ".join(path)
+
+
 def _leave(status: int) -> NoReturn:
     """Exit at once, output flushed, skipping the interpreter's teardown.
 
@@ -128,9 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(command if command in COMMANDS else "")
     from rankscope.cli.parsing import one_line_warnings
 
-    try:
-        with one_line_warnings(command or "rankscope"):
-            args = parser.parse_args(args_list)  # a deprecated option warns here
+    try:  # a deprecated option warns here, under the (sub)command as typed
+        with one_line_warnings(_typed_command(parser, args_list) or command or "rankscope"):
+            args = parser.parse_args(args_list)
     except SystemExit as stop:  # a usage error (2, said already), --help or --version (0)
         return stop.code if isinstance(stop.code, int) else EXIT_USAGE
     if args.command is None:

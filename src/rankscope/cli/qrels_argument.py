@@ -60,7 +60,8 @@ def add_judgments_group(p: argparse.ArgumentParser) -> None:
         "raters' judgments",
         "The qrels argument may be raters' judgments (a file with a rater column, e.g. CSV "
         "query_id,doc_id,rater,grade; an empty grade = not graded): they are mapped to the "
-        "scale each metric needs and aggregated first (seed 004's two stages).",
+        "scale each metric needs, then aggregated to one grade per result by the scale's "
+        "strategy (the judging platform's two stages).",
     )
     j.add_argument("--judgments", action="store_true",
                    help="read the qrels argument as judgments (detected from a rater column)")

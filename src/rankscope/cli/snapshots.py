@@ -97,7 +97,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     diff = actions.add_parser(
         "diff", help="compare snapshots or runs with the first: RBO, Jaccard@k, churn, moves",
         description="Compare each snapshot (or run file) after the first with the first: per "
-        "query and overall, RBO (extrapolated, seed 000's RBO_EXT, over whole lists), "
+        "query and overall, RBO (extrapolated: Webber et al.'s RBO_EXT, over whole lists), "
         "Jaccard@k, churn (documents entering and leaving the top k) and rank moves. With "
         "--qrels, also metric deltas with a paired test and the holes (unjudged documents in "
         "each top k).",

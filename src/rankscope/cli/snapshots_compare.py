@@ -23,7 +23,7 @@ def add_parser(actions: Any, store_option: Callable[[argparse.ArgumentParser], N
     """Add the ``compare`` action to ``rankscope snapshots`` (``handler`` loads and calls
     :func:`show`)."""
     from rankscope.cli.options import add_format, add_output, integer
-    from rankscope.cli.parsing import add_ties_option
+    from rankscope.cli.parsing import add_ties_option, deprecated_alias
 
     p: argparse.ArgumentParser = actions.add_parser(
         "compare", help="two snapshots or runs side by side, query by query",
@@ -31,21 +31,24 @@ def add_parser(actions: Any, store_option: Callable[[argparse.ArgumentParser], N
         description="Print, per query, A's and B's ranked lists next to each other: each "
         "document with its grade (or 'unjudged'), B's documents with their move against A "
         "(up N, down N, new, same) and A's documents B no longer returns marked gone; with "
-        "--qrels, each side's per-query metric. Without -q the queries are sorted by how much "
+        "--qrels, each side's per-query metric. Without --query the queries are sorted by how much "
         "their metric changed (without --qrels, by how much their list changed: lowest RBO "
         "first). The moves and the checks (different depths or query sets refused unless "
         "--allow-mismatch) are those of `snapshots diff`.")
     p.add_argument("snapshots", nargs=2, metavar="SNAPSHOT",
                    help="A (the baseline) and B: ids, names or run files")
     store_option(p)
-    p.add_argument("-q", "--query", action="append", dest="queries", metavar="QUERY_ID",
+    p.add_argument("--query", action="append", dest="queries", metavar="QUERY_ID",
                    help="only this query (repeatable)")
+    # -q is --per-query everywhere else; its first meaning here stays a release, warned
+    p.add_argument("-q", action=deprecated_alias("-q", "--query", append=True),
+                   dest="queries_old", metavar="QUERY_ID", help=argparse.SUPPRESS)
     p.add_argument("--qrels", help="judgments (a file or irds:NAME): grades and the "
                                    "per-query metric")
     p.add_argument("-m", "--metric", help="with --qrels: the per-query metric (default "
                                           "nDCG@10)")
     p.add_argument("--top", type=integer(1), default=None, metavar="N",
-                   help="without -q: show the N queries that changed most (default all)")
+                   help="without --query: show the N queries that changed most (default all)")
     add_ties_option(p, what="run files: ")
     p.add_argument("--allow-mismatch", action="store_true",
                    help="compare snapshots of different depths or query sets anyway, at what "
@@ -90,7 +93,8 @@ def show(args: argparse.Namespace, load: Callable[[argparse.Namespace], list[Any
         from rankscope.engine.options import EvalOptions
 
         plan_metrics([args.metric], EvalOptions.merged(None, {}))  # a bad name: exit 2
-    found = side_by_side(a, b, qrels=qrels, metric=args.metric, query_ids=args.queries,
+    asked = [*(args.queries or []), *(args.queries_old or [])] or None
+    found = side_by_side(a, b, qrels=qrels, metric=args.metric, query_ids=asked,
                          allow_mismatch=args.allow_mismatch)
     for message in found.warnings:
         warnings.warn(message, RankscopeWarning, stacklevel=1)

@@ -171,8 +171,12 @@ class CompareResult:
         """The query policy every run was evaluated with."""
         return self.infos[0].queries if self.infos else "qrels"
 
-    def describe(self) -> str:
-        """Lines for people: the test, correction, marks, and how queries counted."""
+    def describe(self, *, runs: bool = True) -> str:
+        """Lines for people: the test, correction, marks, and how queries counted.
+
+        ``runs``: end with each run's line saying which queries were evaluated
+        (``rankscope compare``'s table sends those to stderr instead).
+        """
         test = TEST_NAMES[self.test]
         if self.test in ("permutation", "bootstrap"):
             test += f", {self.n_resamples} rounds, seed {self.seed}"
@@ -188,7 +192,8 @@ class CompareResult:
             "loses against the baseline",
             f"queries policy {self.queries!r}; paired queries per metric: {counts}",
         ]
-        lines += [info.describe() for info in self.infos]
+        if runs:
+            lines += [info.describe() for info in self.infos]
         return "\n".join(lines)
 
     # ---- conversions -----------------------------------------------------

@@ -123,7 +123,8 @@ def _ndcg(ctx: Context, m: Metric) -> FloatArray:
         raise OptionError(
             f"{m.name}: under {setting('unjudged', 'null')} the ideal is the ranking's own "
             "top-k gains "
-            "sorted descending (seed 004); ideal='max' is not defined there"
+            "sorted descending (the judging platform's rule, as SearchTweak defines nDCG); "
+            "ideal='max' is not defined there"
         )
     gains = ctx.gain_of(ctx.lists.grades, m)
     top = ctx.top(m.k)

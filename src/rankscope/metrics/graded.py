@@ -45,8 +45,8 @@ MAX_GRADE = Param("max_grade", None, "float",
                   "unset = the highest grade in the qrels")
 RANK_EXPONENT = Param("rank_exponent", 1.0, "float",
                       "the exponent e of the position factor 1/i^e: 1 = Chapelle et al.'s ERR; "
-                      "0.18 = the judging platform's gentler ERR-0.18 (seed 004), which gives "
-                      "later ranks more weight", low=0.0, open_low=True)
+                      "0.18 = ERR-0.18, the gentler discount of SearchTweak's judging "
+                      "platform, which gives later ranks more weight", low=0.0, open_low=True)
 P_RBP = Param("p", 0.8, "float", "persistence: probability of looking at the next document",
               low=0.0, high=1.0, open_low=True, open_high=True)
 RBP_GAIN = Param("gain", "binary", "str",
@@ -205,7 +205,7 @@ def err(
     ----------
     .. [1] Chapelle, Metzler, Zhang & Grinspan, "Expected reciprocal rank for
        graded relevance", CIKM (2009).
-    .. [2] SearchTweak, "Evaluation Metrics" (seed 004): ERR and ERR-0.18.
+    .. [2] SearchTweak, "Evaluation Metrics": ERR and ERR-0.18.
 
     Examples
     --------
@@ -268,7 +268,7 @@ def best(k: int) -> Metric:
 
     References
     ----------
-    .. [1] Releval's metric reference, "Best@k" (seed 000).
+    .. [1] Releval's metric reference, "Best@k".
 
     Examples
     --------

@@ -65,7 +65,7 @@ def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", ties: str = "break
                     + \sum_{d=s+1}^{l} \frac{X_s (d - s)}{s\,d} p^d \Big)
                     + \Big( \frac{X_l - X_s}{l} + \frac{X_s}{s} \Big) p^l
 
-    For equal lengths s = l = k this is seed 000's
+    For equal lengths s = l = k this is Releval's
     :math:`\frac{X_k}{k} p^k + \frac{1-p}{p} \sum_{d=1}^{k} \frac{X_d}{d} p^d`.
 
     .. math::
@@ -91,7 +91,7 @@ def rank_biased_overlap(p: float = 0.9, *, form: str = "ext", ties: str = "break
     .. [1] Webber, Moffat & Zobel, "A similarity measure for indefinite
        rankings", ACM TOIS 28(4), article 20 (2010), sections 4 and 5.
     .. [2] Releval's metric reference, "Rank-Biased Overlap" and
-       "Extrapolation" (seed 000).
+       "Extrapolation".
     .. [3] Corsi & Urbano, "The treatment of ties in rank-biased overlap",
        SIGIR (2024); https://github.com/julian-urbano/sigir2024-rbo.
 

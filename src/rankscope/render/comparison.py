@@ -144,12 +144,15 @@ def _delimited(result: CompareResult, delimiter: str, digits: int | None) -> str
     return buffer.getvalue().rstrip("\n")
 
 
-def render_comparison(result: CompareResult, fmt: str, *, digits: int | None = None) -> str:
+def render_comparison(result: CompareResult, fmt: str, *, digits: int | None = None,
+                      describe: bool = True) -> str:
     """Render ``result`` in ``fmt`` (see :data:`COMPARISON_FORMATS`).
 
     ``digits``: decimals of the numbers of CSV/TSV (default: 15 significant
     digits, :func:`~rankscope.render.tabular.csv_number`); the tables keep
-    their own precision, JSON is exact.
+    their own precision, JSON is exact. ``describe``: end the table with the
+    lines saying which queries of each run were evaluated (the command line
+    writes those to stderr).
     """
     if fmt == "json":
         payload: Any = result.to_dict()
@@ -164,7 +167,7 @@ def render_comparison(result: CompareResult, fmt: str, *, digits: int | None = N
         return comparison_html(result)
     if fmt == "table":
         parts = [f"{title}\n{_aligned(header, rows)}" for title, header, rows in blocks(result)]
-        return "\n\n".join(parts) + "\n" + result.describe()
+        return "\n\n".join(parts) + "\n" + result.describe(runs=describe)
     if fmt == "markdown":
         parts = [f"**{title}**\n\n{_markdown(header, rows)}" for title, header, rows
                  in blocks(result)]

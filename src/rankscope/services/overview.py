@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rankscope.services import assignment, campaigns, dashboards, projects
+from rankscope.services import assignment, campaigns, dashboards, freezing, projects
 
 if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
@@ -47,6 +47,9 @@ def project_overview(store: Store, actor: Actor, project_id: int) -> list[Evalua
     for ev in campaigns.list_evaluations(store, actor, project_id):
         filled = slots = 0
         headline = value = None
+        if ev.status == "ready" and ev.frozen_at is None and freezing.auto_freeze(store, ev.id):
+            # complete grading freezes an evaluation: the page says so the moment it is
+            ev = campaigns.get_evaluation(store, actor, ev.id)
         if ev.status == "ready":
             done = assignment.progress(store, actor, ev.id)
             filled, slots = done["filled"], done["slots"]
@@ -55,8 +58,5 @@ def project_overview(store: Store, actor: Actor, project_id: int) -> list[Evalua
                 means = dashboards.evaluation_metrics(data)["mean"]
                 headline = ev.metrics[0] if ev.metrics[0] in means else next(iter(means), None)
                 value = means.get(headline) if headline is not None else None
-        # frozen evaluations (issue 26 §1) carry ``frozen_at`` on their view when present
-        frozen = getattr(ev, "frozen_at", None)
-        out.append(EvaluationSummary(ev, filled, slots, headline, value,
-                                     str(frozen) if frozen else None))
+        out.append(EvaluationSummary(ev, filled, slots, headline, value, ev.frozen_at))
     return out
