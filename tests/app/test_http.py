@@ -144,6 +144,13 @@ def E(s: Site) -> int:  # short for the table below
     return s.w.evaluation.id
 
 
+def _pair(s: Site) -> str:
+    """Two snapshots of project A: the two evaluations' runs (``a=...&b=...``)."""
+    first = campaigns.get_evaluation(s.store, s.w.curator, s.w.evaluation.id).snapshot_id
+    second = campaigns.get_evaluation(s.store, s.w.curator, s.second.id).snapshot_id
+    return f"a={first}&b={second}"
+
+
 def P(s: Site) -> int:
     return s.w.project.id
 
@@ -219,6 +226,8 @@ ROUTES = [
         "url": f"/evaluations/{s.second.id}/compare"}),
     _r("GET", "/evaluations/{evaluation_id}/side", "curator", True, lambda s: {
         "url": f"/evaluations/{s.second.id}/side?baseline={E(s)}"}),
+    _r("GET", "/evaluations/{evaluation_id}/snapshots/side", "curator", True, lambda s: {
+        "url": f"/evaluations/{E(s)}/snapshots/side?{_pair(s)}"}),
     _r("GET", "/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
         "url": f"/evaluations/{E(s)}/tries"}),
     _r("POST", "/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
@@ -259,6 +268,10 @@ ROUTES = [
     _r("GET", "/api/docs", "anyone", False, lambda s: {"url": "/api/docs"}),
     # the API
     _r("GET", "/api/v1/me", "judge", False, lambda s: {"url": "/api/v1/me"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/snapshots", "curator", True, lambda s: {
+        "url": f"/api/v1/evaluations/{E(s)}/snapshots"}),
+    _r("GET", "/api/v1/evaluations/{evaluation_id}/snapshots/side", "curator", True,
+       lambda s: {"url": f"/api/v1/evaluations/{E(s)}/snapshots/side?{_pair(s)}"}),
     _r("GET", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {
         "url": f"/api/v1/evaluations/{E(s)}/tries"}),
     _r("POST", "/api/v1/evaluations/{evaluation_id}/tries", "curator", True, lambda s: {

@@ -3,7 +3,9 @@
 ``GET/POST /api/v1/evaluations/{id}/tries``, ``GET .../tries/{number}`` (the
 try side by side with the evaluation's snapshot), ``POST
 .../tries/{number}/evaluation`` and ``POST .../pool`` (a document added by
-hand): what the Tries pages do, for a script.
+hand): what the Tries pages do, for a script; ``GET .../snapshots`` (the
+project's snapshots) and ``GET .../snapshots/side?a=A&b=B`` (any two of them
+side by side on the evaluation's grades, :mod:`rankscope.services.side_views`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 
 from rankscope.app.core import ApiActor, Id, settings_of
 from rankscope.app.schemas import Schema, schema_of
-from rankscope.services import tries
+from rankscope.services import side_views, tries
 
 __all__ = ["router"]
 
@@ -73,3 +75,18 @@ def pool_add(request: Request, actor: ApiActor, evaluation_id: Id,
     return {"task_id": tries.add_to_pool(settings_of(request).store, actor, evaluation_id,
                                          spec.query_id, spec.doc_id, title=spec.title,
                                          url=spec.url, snippet=spec.snippet)}
+
+
+@router.get("/evaluations/{evaluation_id}/snapshots")
+def snapshot_list(request: Request, actor: ApiActor, evaluation_id: Id) -> list[dict[str, Any]]:
+    """The snapshots of the evaluation's project, newest first (what each was taken for)."""
+    return side_views.project_snapshots(settings_of(request).store, actor, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/snapshots/side")
+def snapshots_side_by_side(request: Request, actor: ApiActor, evaluation_id: Id, a: Id,
+                           b: Id) -> dict[str, Any]:
+    """Snapshot ``b`` next to snapshot ``a`` (both of the project), query by query, on the
+    evaluation's grades: moves, grades, B's grading tasks, explanations, warnings."""
+    return side_views.snapshots_side_by_side(settings_of(request).store, actor,
+                                             evaluation_id, a, b)

@@ -207,7 +207,7 @@ def evaluation_create(
     metrics: Annotated[str, Form()] = "nDCG@10, P@10", transforms: Annotated[str, Form()] = "",
     null_rules: Annotated[str, Form()] = "", depth: Annotated[int, Form()] = 10,
     guidelines: Annotated[str, Form()] = "", baseline_id: Annotated[str, Form()] = "",
-    annotation: Annotated[str, Form()] = "",
+    annotation: Annotated[str, Form()] = "", explain: Annotated[str, Form()] = "",
 ) -> Response:
     rules = {}
     for line in transforms.splitlines():
@@ -219,7 +219,8 @@ def evaluation_create(
         grades_wanted=grades_wanted, strategy=strategy or None,
         metrics=[m.strip() for m in metrics.replace("\n", ",").split(",") if m.strip()],
         transforms=rules, null_rules=bool(null_rules), depth=depth, guidelines=guidelines,
-        baseline_id=form_id(baseline_id, "the baseline"), annotation=annotation)
+        baseline_id=form_id(baseline_id, "the baseline"), annotation=annotation,
+        explain=bool(explain))
     view = campaigns.create_evaluation(settings_of(request).store, actor, project_id, spec)
     return RedirectResponse(f"/evaluations/{view.id}", status_code=303)
 

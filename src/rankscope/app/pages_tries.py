@@ -8,7 +8,10 @@ move along the try's results and the digits grade the selected one, as in
 the grading list), each result's explanation on demand, a search with other
 words whose results can be added to the query's pool by hand, and, for a
 try of the whole set, the button that makes it an evaluation. The same
-side-by-side view pages through two evaluations of a project (``/side``).
+side-by-side view pages through two evaluations of a project (``/side``) and
+any two snapshots of the project, picked in a form (``/snapshots/side``: two
+tries, a try and another evaluation's run, over
+:mod:`rankscope.services.side_views`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from rankscope.app.core import Id, PageActor, render, settings_of
 from rankscope.app.pages_grading import _scale_keys
 from rankscope.errors import ForbiddenError, NotFoundError
-from rankscope.services import assignment, campaigns, catalog, comparison, projects, tries
+from rankscope.services import (
+    assignment,
+    campaigns,
+    catalog,
+    comparison,
+    projects,
+    side_views,
+    tries,
+)
 from rankscope.services.accounts import Actor
 
 __all__ = ["router"]
@@ -146,6 +157,27 @@ def side_page(request: Request, actor: PageActor, evaluation_id: Id, baseline: I
     context = {"evaluation": ev, "other": other, "can_curate": True, "message": message,
                "keys": _scale_keys(ev), "tab": "compare", **_paged(store, actor, every, q)}
     return render(request, "side.html", context, actor=actor)
+
+
+@router.get("/evaluations/{evaluation_id}/snapshots/side", response_class=HTMLResponse)
+def snapshots_side_page(request: Request, actor: PageActor, evaluation_id: Id,
+                        a: Id | None = None, b: Id | None = None, q: str | None = None,
+                        message: str | None = None) -> Response:
+    """Any two snapshots of the project side by side on this evaluation's grades (the form
+    picks them: evaluations' runs, tries), a query at a time (n / p), B's results graded
+    with the digits."""
+    store = settings_of(request).store
+    ev = campaigns.get_evaluation(store, actor, evaluation_id)
+    if not _curating(request, actor, ev):
+        raise ForbiddenError("only curators compare snapshots")
+    listed = side_views.project_snapshots(store, actor, evaluation_id)
+    context: dict[str, Any] = {"evaluation": ev, "snapshots": listed, "a": a, "b": b,
+                               "can_curate": True, "message": message,
+                               "keys": _scale_keys(ev), "tab": "compare", "compared": None}
+    if a is not None and b is not None:
+        every = side_views.snapshots_side_by_side(store, actor, evaluation_id, a, b)
+        context.update(_paged(store, actor, every, q))
+    return render(request, "snapshots_side.html", context, actor=actor)
 
 
 @router.post("/evaluations/{evaluation_id}/tries/{number}/evaluation")

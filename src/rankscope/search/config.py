@@ -250,6 +250,9 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
     return endpoint
 
 
-def explains(config: EndpointConfig) -> bool:
-    """Whether the endpoint's kind can say why each result is there (nothing is opened)."""
+def explains(config: EndpointConfig | str) -> bool:
+    """Whether the endpoint's kind (or the kind so named) can say why each result is there
+    (nothing is opened)."""
+    if isinstance(config, str):
+        return find_kind(config).explains
     return find_kind(config.kind, config.source).explains

@@ -173,6 +173,10 @@ class EvaluationSpec:
                                          is_id=True)
     annotation: str = spec_field("", doc="What changed (shown beside the numbers).",
                                  limit=MAX_NOTE, label="the annotation")
+    explain: bool = spec_field(
+        False, doc="Whether the snapshot records why each result is there (the engine's "
+        "explanation: Elasticsearch/OpenSearch explain, Solr debugQuery, the embedded engine's "
+        "BM25 terms); refused for an endpoint whose kind cannot explain (http).")
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,8 @@ class EvaluationView:
     """When its numbers were frozen (ISO 8601), or None: they still move."""
     frozen_how: str | None = None
     """``explicit`` (a curator) or ``complete`` (its grading was complete)."""
+    explain: bool = False
+    """Whether its snapshot records why each result is there."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -230,6 +236,8 @@ def _check_spec(spec: EvaluationSpec) -> tuple[str, str, list[str], dict[str, st
     if isinstance(spec.depth, bool) or not isinstance(spec.depth, int) or not (
             1 <= spec.depth <= 1000):
         raise OptionError(f"depth must be 1 to 1000, not {spec.depth!r}")
+    if not isinstance(spec.explain, bool):
+        raise OptionError(f"explain is true or false, not {spec.explain!r}")
     strategy = resolve_strategy(spec.strategy or None, scale)
     if strategy == "latest":
         raise OptionError("the 'latest' rule needs grade times per file; choose majority, mean, "
@@ -245,6 +253,16 @@ def _check_spec(spec: EvaluationSpec) -> tuple[str, str, list[str], dict[str, st
         parse_rules(rules)
         transforms[f"{parts[0]}->{parts[1]}"] = rules
     return scale.name, strategy, metrics, transforms
+
+
+def _check_explains(ep: Endpoint) -> None:
+    """Refuse explanations of an endpoint whose kind cannot give them (the http kind)."""
+    from rankscope.search.config import explains
+
+    if not explains(ep.kind):
+        raise OptionError(f"endpoint {ep.name!r} ({ep.kind}) cannot say why a result is there "
+                          "(no explain API): explanations come from elasticsearch, opensearch, "
+                          "solr and embedded endpoints; create the evaluation without explain")
 
 
 def evaluation_view(session: Session, ev: Evaluation,
@@ -266,7 +284,7 @@ def evaluation_view(session: Session, ev: Evaluation,
         created_at=ev.created_at.isoformat(), snapshot_id=latest_snapshot_id(session, ev.id),
         n_tasks=int(n_tasks),
         frozen_at=None if ev.frozen_at is None else ev.frozen_at.isoformat(),
-        frozen_how=ev.frozen_how)
+        frozen_how=ev.frozen_how, explain=bool(ev.explain))
 
 
 def evaluation_row(session: Session, actor: Actor, evaluation_id: int,
@@ -314,6 +332,8 @@ def create_evaluation(store: Store, actor: Actor, project_id: int,
         ep = session.get(Endpoint, spec.endpoint_id)
         if ep is None or ep.project_id != project_id:
             raise NotFoundError(f"no endpoint #{spec.endpoint_id} in this project")
+        if spec.explain:
+            _check_explains(ep)
         if spec.baseline_id is not None:
             base = session.get(Evaluation, spec.baseline_id)
             if base is None or base.project_id != project_id:
@@ -324,7 +344,7 @@ def create_evaluation(store: Store, actor: Actor, project_id: int,
             strategy=strategy, metrics=metrics, transforms=transforms,
             null_rules=bool(spec.null_rules), depth=spec.depth, guidelines=spec.guidelines,
             status="draft", baseline_id=spec.baseline_id, annotation=spec.annotation,
-            created_by=actor.user_id, created_at=_now())
+            explain=spec.explain, created_by=actor.user_id, created_at=_now())
         session.add(ev)
         session.flush()
         return evaluation_view(session, ev)
@@ -461,7 +481,8 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
     ``boundary`` is the server's: the endpoint's files, variables and hosts
     are checked against it again before anything is sent. ``progress`` is
     told ``(queries answered, queries)`` when the run starts and after each
-    answer (a page shows it while it polls). Returns
+    answer (a page shows it while it polls). With the evaluation's
+    ``explain`` the snapshot records each hit's explanation. Returns
     ``{"snapshot_id", "tasks", "to_grade", "results"}``. On failure the
     evaluation is ``failed`` with the error (what the snapshot recorded
     stays) and the error is raised.
@@ -471,7 +492,8 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
     from rankscope.services.catalog import endpoint_config
     from rankscope.services.snapshots import take_snapshot
 
-    def start(session: Session) -> tuple[Any, list[QueryItem], int, str, str, str | None]:
+    def start(session: Session) -> tuple[Any, list[QueryItem], int, str, str, str | None,
+                                         bool]:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
         # lock the row (PostgreSQL): two runs started at once see each other's "running"
         session.execute(select(Evaluation.id).where(Evaluation.id == ev.id).with_for_update())
@@ -489,12 +511,14 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
         if ep is None or qs is None or project is None:
             raise NotFoundError(f"evaluation #{evaluation_id} lost its endpoint or query set")
         config = endpoint_config(ep, boundary)
+        if ev.explain:
+            _check_explains(ep)
         queries = [QueryItem(q.query_id, q.text, dict(q.params), q.need) for q in session.scalars(
             select(Query).where(Query.query_set_id == qs.id).order_by(Query.position))]
         ev.status, ev.error = "running", None
-        return config, queries, ev.depth, project.name, qs.name, qs.source
+        return config, queries, ev.depth, project.name, qs.name, qs.source, ev.explain
 
-    config, queries, depth, project_name, qs_name, qs_source = store.write(start)
+    config, queries, depth, project_name, qs_name, qs_source, explain = store.write(start)
     answered = [0]
 
     def advance(n: int) -> None:
@@ -506,7 +530,7 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
         progress(0, len(queries))
 
     async def take() -> Any:
-        endpoint = open_endpoint(config, **boundary.open_options())
+        endpoint = open_endpoint(config, explain=explain, **boundary.open_options())
         try:
             return await take_snapshot(endpoint, queries, depth=depth, store=store,
                                        name=config.name, query_set_name=qs_name,

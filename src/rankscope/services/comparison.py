@@ -232,11 +232,19 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int,
     As :func:`rankscope.services.snapshot_compare.side_by_side` (the baseline
     is A), on this evaluation's grades and rules (its first metric per query);
     each of this evaluation's results carries its grading task
-    (``task_id``). Different depths or query sets are compared on what both
-    have, with ``warnings`` saying so.
+    (``task_id``), each result of either its ``explanation`` where the
+    snapshot recorded one (``why``: per side, what a missing one means).
+    Different depths or query sets are compared on what both have, with
+    ``warnings`` saying so.
     """
+    from rankscope.services.side_views import (
+        attach_to_rows,
+        evaluation_tasks,
+        explanations_of,
+        graded_as,
+        why_missing,
+    )
     from rankscope.services.snapshot_compare import side_by_side as compare_side_by_side
-    from rankscope.services.tries import evaluation_tasks, graded_as
 
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
@@ -252,11 +260,13 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int,
         b = _ranking(data, f"#{ev.id} {ev.name}", sets.get(ev.query_set_id, ""))
         tasks = evaluation_tasks(session, ev.id)
         qrels, metric = graded_as(data, ev)
+        explained = (explanations_of(session, base_data.snapshot_id),
+                     explanations_of(session, data.snapshot_id))
+        why = {"a": why_missing(session, base_data.snapshot_id,
+                                asked=base.explain or bool(explained[0])),
+               "b": why_missing(session, data.snapshot_id, asked=ev.explain or bool(explained[1]))}
     found = compare_side_by_side(a, b, qrels=qrels, metric=metric, allow_mismatch=True)
     out = found.to_dict()
-    for q in out["queries"]:
-        for r in q["rows"]:
-            if r["b"] is not None:
-                r["b"]["task_id"] = tasks.get((q["query_id"], r["b"]["doc_id"]))
-    out.update({"evaluation_id": evaluation_id, "baseline_id": baseline_id})
+    attach_to_rows(out, tasks=tasks, explained=explained)
+    out.update({"evaluation_id": evaluation_id, "baseline_id": baseline_id, "why": why})
     return out

@@ -266,9 +266,12 @@ def drill_down(store: Store, actor: Actor, evaluation_id: int, query_id: str) ->
     (counted grades with a value), ``n_raters`` and ``grades``: every active
     grade of the result, counted or not, with its rater (and the rater's
     kind: ``person``, ``import`` or ``llm``), value, "can't tell" reason and
-    explanation.
+    explanation; and ``why``: the engine's explanation of the hit where the
+    snapshot recorded one (the evaluation's ``explain``), else None, with
+    ``why_missing`` saying what a missing one means.
     """
     from rankscope.judgments.aggregate import aggregate_frame
+    from rankscope.services.side_views import explanations_of, why_missing
 
     ev, data = load(store, actor, evaluation_id)
     query = next((q for q in data.queries if q["query_id"] == query_id), None)
@@ -283,11 +286,15 @@ def drill_down(store: Store, actor: Actor, evaluation_id: int, query_id: str) ->
     key = query_key(query["text"], query["params"])
     with store.read() as session:
         details = grade_details(session, ev, [key], data.as_of)
-    rows = [{**h, "grade": agg.get(h["doc_id"], {}).get("grade"),
+        explained = ({} if data.snapshot_id is None
+                     else explanations_of(session, data.snapshot_id, [query_id]))
+        missing = why_missing(session, data.snapshot_id, asked=ev.explain or bool(explained))
+    rows = [{**h, "why": explained.get((query_id, h["doc_id"])),
+             "grade": agg.get(h["doc_id"], {}).get("grade"),
              "n_grades": agg.get(h["doc_id"], {}).get("n_grades", 0),
              "n_raters": agg.get(h["doc_id"], {}).get("n_raters", 0),
              "grades": details.get((key, h["doc_id"]), [])}
             for h in hits.iter_rows(named=True)]
     metrics = evaluation_metrics(data)["per_query"].get(query_id, dict.fromkeys(data.metrics))
     return {"query": query, "hits": rows, "metrics": metrics, "scale": data.scale,
-            "strategy": ev.strategy}
+            "strategy": ev.strategy, "why_missing": missing}

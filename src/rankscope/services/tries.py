@@ -45,24 +45,20 @@ from rankscope.services.campaigns import (
 from rankscope.services.limits import MAX_NAME, MAX_NOTE, check_spec, check_text, spec_field
 from rankscope.store.models import Endpoint, Project, Query, QuerySet
 from rankscope.store.models import utcnow as _now
-from rankscope.store.models_app import Evaluation, Item, Task, Try
+from rankscope.store.models_app import Evaluation, Task, Try
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from sqlalchemy.orm import Session
 
-    from rankscope.data.tables import Qrels
     from rankscope.search.types import EndpointConfig, Hit
     from rankscope.services.accounts import Actor
     from rankscope.services.boundary import Boundary
-    from rankscope.services.campaign_data import EvaluationData
-    from rankscope.services.snapshot_diff import Ranking
     from rankscope.store.db import Store
 
 __all__ = ["MAX_CHANGES", "PoolSpec", "Started", "TrySpec", "TryView", "add_to_pool",
-           "complete_try",
-           "evaluation_tasks", "graded_as", "list_tries", "make_evaluation", "read_changes",
+           "complete_try", "list_tries", "make_evaluation", "read_changes",
            "recover_interrupted_tries", "run_try", "search_other_words", "side_by_side",
            "start_try"]
 
@@ -331,11 +327,10 @@ def complete_try(store: Store, actor: Actor, started: Started, *,
                                         started.project)
 
     async def take() -> Any:
-        from rankscope.search.config import open_endpoint
+        from rankscope.search.config import explains, open_endpoint
         from rankscope.services.snapshots import take_snapshot
 
-        endpoint = open_endpoint(config, explain=_can_explain(config),
-                                 **boundary.open_options())
+        endpoint = open_endpoint(config, explain=explains(config), **boundary.open_options())
         try:
             return await take_snapshot(endpoint, queries, depth=depth,
                                        store=store if scope == "all" else None,
@@ -398,11 +393,6 @@ def recover_interrupted_tries(store: Store) -> list[tuple[int, int]]:
     return store.write(work)
 
 
-def _can_explain(config: EndpointConfig) -> bool:
-    """Whether the kind can say why a hit is there (the http kind cannot)."""
-    return config.kind != "http"
-
-
 def add_to_pool(store: Store, actor: Actor, evaluation_id: int, query_id: str, doc_id: str,
                 *, title: str | None = None, url: str | None = None,
                 snippet: str | None = None) -> int:
@@ -439,27 +429,26 @@ def add_to_pool(store: Store, actor: Actor, evaluation_id: int, query_id: str, d
     return store.write(work)
 
 
-def _ranking_of_snapshot(session: Session, snapshot_id: int, label: str, depth: int,
-                         queries: list[tuple[str, str]]) -> Ranking:
-    from rankscope.services.campaign_data import run_lines_of
-    from rankscope.services.snapshot_diff import Ranking
-
-    _, hits = run_lines_of(session, snapshot_id, label)
-    return Ranking(label=label, frame=hits.select("query_id", "doc_id", "rank", "score",
-                                                  "title", "url", "snippet"),
-                   query_ids=[q for q, _ in queries], texts=dict(queries), depth=depth)
-
-
 def side_by_side(store: Store, actor: Actor, evaluation_id: int, number: int,
                  query_id: str | None = None) -> dict[str, Any]:
     """The try next to the evaluation's snapshot, query by query, with each result's task.
 
     ``{"try": TryView, "metric", "queries": [{"query_id", "text", "a", "b",
-    "delta", "rows": [{"rank", "a": {...}, "b": {..., "task_id"}}]}]}``: the
-    grades are the evaluation's (aggregated by its rule, on its scale); a
-    try of one query shows that query.
+    "delta", "rows": [{"rank", "a": {..., "task_id", "explanation"}, "b": {...,
+    "task_id", "explanation"}}]}], "why": {"a", "b"}}``: the grades are the
+    evaluation's (aggregated by its rule, on its scale); a try of one query
+    shows that query; ``why`` says, per side, what a result without an
+    explanation means (:func:`rankscope.services.side_views.why_missing`).
     """
     from rankscope.services.campaign_data import load_data
+    from rankscope.services.side_views import (
+        attach_to_rows,
+        evaluation_tasks,
+        explanations_of,
+        graded_as,
+        snapshot_ranking,
+        why_missing,
+    )
     from rankscope.services.snapshot_compare import side_by_side as compare_side_by_side
     from rankscope.services.snapshot_diff import Ranking
 
@@ -471,14 +460,14 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int, number: int,
             raise ConflictError("the evaluation has no snapshot yet: run it first")
         data = load_data(session, ev)
         queries = [(q["query_id"], q["text"]) for q in data.queries]
-        base = _ranking_of_snapshot(session, snapshot_id, f"evaluation #{ev.id}", ev.depth,
-                                    queries)
+        base = snapshot_ranking(session, snapshot_id, f"evaluation #{ev.id}", depth=ev.depth,
+                                queries=queries)
         if row.status != "done":
             raise ConflictError(f"try #{number} is {row.status}"
                                 + (f": {row.error}" if row.error else ""))
         if row.scope == "all" and row.snapshot_id is not None:
-            other = _ranking_of_snapshot(session, row.snapshot_id, f"try #{number}", ev.depth,
-                                         queries)
+            other = snapshot_ranking(session, row.snapshot_id, f"try #{number}",
+                                     depth=ev.depth, queries=queries)
         else:
             results = row.results or {"query_id": view.query_id, "hits": []}
             frame = pl.DataFrame(
@@ -491,57 +480,32 @@ def side_by_side(store: Store, actor: Actor, evaluation_id: int, number: int,
                             query_ids=[results["query_id"]], texts=dict(queries),
                             depth=ev.depth)
             base = base.restricted(ev.depth, [results["query_id"]])
-        explained = _explanations(session, row)
-        can_explain = row.config.get("kind") != "http"
+        only = [query_id] if query_id is not None else (
+            [view.query_id] if view.query_id is not None else None)
+        explained = (explanations_of(session, snapshot_id, only),
+                     _explanations(session, row))
+        why = {"a": why_missing(session, snapshot_id, asked=ev.explain or bool(explained[0])),
+               "b": why_missing(session, row.snapshot_id, kind=str(row.config.get("kind")),
+                               asked=True)}
         tasks = evaluation_tasks(session, ev.id)
         qrels, metric = graded_as(data, ev)
-    only = [query_id] if query_id is not None else (
-        [view.query_id] if view.query_id is not None else None)
     found = compare_side_by_side(base, other, qrels=qrels, metric=metric, query_ids=only,
                                  allow_mismatch=True)
     out = found.to_dict()
-    for q in out["queries"]:
-        for r in q["rows"]:
-            for side in ("a", "b"):
-                if r[side] is not None:
-                    r[side]["task_id"] = tasks.get((q["query_id"], r[side]["doc_id"]))
-            if r["b"] is not None:
-                r["b"]["explanation"] = explained.get((q["query_id"], r["b"]["doc_id"]))
+    attach_to_rows(out, tasks=tasks, tasks_a=True, explained=explained)
     out["try"] = view.to_dict()
-    out["can_explain"] = can_explain
+    out["why"] = why
     return out
-
-
-def evaluation_tasks(session: Session, evaluation_id: int) -> dict[tuple[str, str], int]:
-    """``{(query id, doc id): task id}`` of every task of the evaluation."""
-    return {(q, d): t for q, d, t in session.execute(
-        select(Query.query_id, Item.doc_id, Task.id)
-        .join(Query, Task.query_row_id == Query.id).join(Item, Task.item_id == Item.id)
-        .where(Task.evaluation_id == evaluation_id)).all()}
-
-
-def graded_as(data: EvaluationData, ev: Evaluation) -> tuple[Qrels | None, str | None]:
-    """The evaluation's grades aggregated by its rule on its scale, and its first metric
-    (None, None before any grade)."""
-    if not data.has_grades:
-        return None, None
-    return data.plan().qrels(ev.scale), (data.metrics[0] if data.metrics else None)
 
 
 def _explanations(session: Session, row: Try) -> dict[tuple[str, str], Any]:
     """Why each result of the try is there, where the engine said."""
-    from rankscope.store.models import SnapshotHit, SnapshotQuery
+    from rankscope.services.side_views import explanations_of
 
     if row.results:
         return {(row.results["query_id"], h["doc_id"]): h.get("explanation")
-                for h in row.results.get("hits", [])}
-    if row.snapshot_id is None:
-        return {}
-    return {(q, d): e for q, d, e in session.execute(
-        select(Query.query_id, SnapshotHit.doc_id, SnapshotHit.explanation)
-        .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
-        .join(Query, SnapshotQuery.query_row_id == Query.id)
-        .where(SnapshotQuery.snapshot_id == row.snapshot_id)).all()}
+                for h in row.results.get("hits", []) if h.get("explanation") is not None}
+    return {} if row.snapshot_id is None else explanations_of(session, row.snapshot_id)
 
 
 def search_other_words(store: Store, actor: Actor, evaluation_id: int, text: str, *,

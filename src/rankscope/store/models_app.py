@@ -202,6 +202,9 @@ class Evaluation(Base):
     """The counted grades (values and can't tell) its frozen numbers rest on."""
     frozen_apart: Mapped[list[int] | None] = mapped_column(JSONType)
     """The raters whose grades did not count when it was frozen (they still do not, there)."""
+    explain: Mapped[bool] = mapped_column(Boolean, default=False,
+                                          server_default=text("false"))
+    """Whether its snapshot records why each result is there (the engine's explanation)."""
 
 
 class EvaluationSnapshot(Base):
