@@ -85,7 +85,7 @@ def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
 
             # an LLM judge: attach, run on the open tasks, watch it finish
             page.goto(f"/evaluations/{ev}/llm")
-            page.get_by_label("OpenAI-compatible endpoint").fill(llm.url)
+            page.get_by_label("Endpoint (the API base)").fill(llm.url)
             page.get_by_label("Model", exact=True).fill("tiny")
             page.get_by_role("button", name="Attach").click()
             page.get_by_role("button", name="Run on the open tasks").click()
