@@ -107,8 +107,9 @@ def test_http_links_and_images_stay_live(shared_world):
 
 def test_guidelines_markdown_links_are_http_only(shared_world):
     store, w = shared_world
-    campaigns.update_evaluation(store, w.curator, w.evaluation.id, guidelines=(
-        "[a](JaVaScRiPt:alert(1)) [b](vbscript:x) ![c](javascript:y) [ok](https://example.org)"))
+    campaigns.update_evaluation(store, w.curator, w.evaluation.id, campaigns.EvaluationSettingsSpec(
+        guidelines="[a](JaVaScRiPt:alert(1)) [b](vbscript:x) ![c](javascript:y) "
+        "[ok](https://example.org)"))
     client = _signed_in(app_for(store, w), w.judge.name)
     page = client.get(f"/evaluations/{w.evaluation.id}/grade").text
     assert _live_non_http(page) == []

@@ -36,7 +36,8 @@ def _prepared(tmp_path, collection, server: EngineServer | None = None):
     store = open_app_store(db)
     try:
         w = make_world(store, collection, grades_wanted=1, metrics=("nDCG@5", "P@5"))
-        campaigns.update_evaluation(store, w.curator, w.evaluation.id, guidelines=GUIDELINES)
+        campaigns.update_evaluation(store, w.curator, w.evaluation.id,
+                                    campaigns.EvaluationSettingsSpec(guidelines=GUIDELINES))
         second = campaigns.create_evaluation(store, w.curator, w.project.id,
                                                campaigns.EvaluationSpec(
                                                    name="tuned", query_set_id=w.query_set.id,

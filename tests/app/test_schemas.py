@@ -13,10 +13,23 @@ from rankscope.errors import InputError
 from rankscope.services import accounts
 from rankscope.services.accounts import UserSpec, UserUpdateSpec
 from rankscope.services.adjudication import AdjudicationSpec
-from rankscope.services.campaigns import EvaluationSpec, create_evaluation
+from rankscope.services.assignment import MAX_BATCH
+from rankscope.services.campaigns import (
+    EvaluationSettingsSpec,
+    EvaluationSpec,
+    create_evaluation,
+    update_evaluation,
+)
 from rankscope.services.catalog import MAX_TEXT, EndpointSpec, QuerySetSpec
-from rankscope.services.grading import GradeInput
-from rankscope.services.limits import MAX_EXPLANATION, MAX_NAME, MAX_NOTE, MAX_URL, check_spec
+from rankscope.services.grading import GradeBatchSpec, GradeInput, submit_batch
+from rankscope.services.limits import (
+    MAX_EXPLANATION,
+    MAX_GUIDELINES,
+    MAX_NAME,
+    MAX_NOTE,
+    MAX_URL,
+    check_spec,
+)
 from rankscope.services.llm_judges import JudgeSpec
 from rankscope.services.projects import MemberSpec, ProjectSpec
 from rankscope.services.tries import MAX_CHANGES, PoolSpec, TrySpec
@@ -26,14 +39,16 @@ PAIRS = [(EvaluationSpec, api.EvaluationIn), (JudgeSpec, api.JudgeIn),
          (QuerySetSpec, api.QuerySetIn), (EndpointSpec, api.EndpointIn),
          (GradeInput, api.GradeIn), (TrySpec, api_tries.TryIn), (PoolSpec, api_tries.PoolIn),
          (AdjudicationSpec, api.AdjudicationIn), (UserSpec, api.UserIn),
-         (UserUpdateSpec, api.UserUpdateIn)]
+         (UserUpdateSpec, api.UserUpdateIn), (EvaluationSettingsSpec, api.SettingsIn),
+         (GradeBatchSpec, api.BatchIn)]
 REQUIRED = {EvaluationSpec: {"name": "e", "query_set_id": 1, "endpoint_id": 1},
             JudgeSpec: {"endpoint": "http://127.0.0.1:8080/v1", "model": "m"},
             ProjectSpec: {"name": "p"}, MemberSpec: {"name": "u"},
             QuerySetSpec: {"name": "q"}, EndpointSpec: {"toml": "kind = 'x'"},
             GradeInput: {"task_id": 1}, TrySpec: {}, PoolSpec: {"query_id": "q", "doc_id": "d"},
             AdjudicationSpec: {"query_id": "q", "doc_id": "d", "value": 2},
-            UserSpec: {"name": "u", "role": "judge"}, UserUpdateSpec: {}}
+            UserSpec: {"name": "u", "role": "judge"}, UserUpdateSpec: {},
+            EvaluationSettingsSpec: {}, GradeBatchSpec: {"batch_id": "b", "grades": []}}
 
 
 @pytest.mark.parametrize(("spec", "model"), PAIRS)
@@ -82,6 +97,9 @@ def test_the_api_model_has_the_specs_fields_defaults_and_meaning(spec, model):
     (UserSpec, "name", accounts.MAX_NAME, "u"),
     (UserSpec, "password", accounts.MAX_PASSWORD, "p"),
     (UserUpdateSpec, "password", accounts.MAX_PASSWORD, "p"),
+    (EvaluationSettingsSpec, "annotation", MAX_NOTE, "a"),
+    (EvaluationSettingsSpec, "guidelines", MAX_GUIDELINES, "g"),
+    (GradeBatchSpec, "batch_id", MAX_NAME, "b"),
 ])
 def test_one_limit_for_the_api_and_the_service(spec, field, limit, value):
     def sized(n):
@@ -212,3 +230,108 @@ def test_a_user_name_the_service_refuses_is_refused_by_the_api(store, world, col
     assert answer.status_code == 422 and answer.json()["error"].startswith("name")
     made = client.post("/api/v1/users", json={"name": "u" * 100, "role": "judge"})
     assert made.status_code == 201
+
+
+def test_a_batchs_grades_are_the_grade_model_bounded_by_the_spec():
+    # the batch's grades are GradeIn itself (one model in the OpenAPI document), as many as
+    # the spec's items allow (assignment.MAX_BATCH), each limited as GradeInput declares
+    assert api.BatchIn.model_fields["grades"].annotation == list[api.GradeIn]
+    grade = {"task_id": 1, "value": 2}
+    fits = {"batch_id": "b", "grades": [grade] * MAX_BATCH}
+    over = {"batch_id": "b", "grades": [grade] * (MAX_BATCH + 1)}
+    api.BatchIn(**fits)
+    check_spec(GradeBatchSpec("b", [GradeInput(1, 2)] * MAX_BATCH))
+    with pytest.raises(ValidationError):
+        api.BatchIn(**over)
+    with pytest.raises(InputError, match=f"at most {MAX_BATCH} items"):
+        check_spec(GradeBatchSpec("b", [GradeInput(1, 2)] * (MAX_BATCH + 1)))
+    # a grade inside the batch is checked by its own spec's limits, both sides
+    long_reason = "r" * (MAX_NOTE + 1)
+    with pytest.raises(ValidationError):
+        api.BatchIn(batch_id="b", grades=[{"task_id": 1, "value": None,
+                                           "reason": long_reason}])
+    with pytest.raises(InputError, match=f"the reason is longer than {MAX_NOTE:,}"):
+        check_spec(GradeBatchSpec("b", [GradeInput(1, None, long_reason)]))
+    # and a grade with a field GradeInput does not declare is refused, not ignored
+    with pytest.raises(ValidationError):
+        api.BatchIn(batch_id="b", grades=[{"task_id": 1, "value": 2, "grade": 3}])
+    # the model names the nested spec's fields as the spec does
+    schema = api.BatchIn.model_json_schema()
+    assert set(schema["$defs"]["GradeIn"]["properties"]) == {
+        f.name for f in dataclasses.fields(GradeInput)}
+
+
+def test_a_batch_the_service_refuses_the_api_refuses(store, world, api_client):
+    ev = world.evaluation.id
+    long_id = "b" * (MAX_NAME + 1)
+    many = [GradeInput(1, 2)] * (MAX_BATCH + 1)
+    with pytest.raises(InputError, match="the batch id is longer than 200"):
+        submit_batch(store, world.curator, ev, long_id, [GradeInput(1, 2)])
+    with pytest.raises(InputError, match=f"a batch: at most {MAX_BATCH} items"):
+        submit_batch(store, world.curator, ev, "b", many)
+    for body, field in [
+        ({"batch_id": long_id, "grades": []}, "batch_id"),
+        ({"batch_id": "b", "grades": [{"task_id": 1, "value": 2}] * (MAX_BATCH + 1)},
+         "grades"),
+        ({"grades": []}, "batch_id"),
+    ]:
+        answer = api_client.post(f"/api/v1/evaluations/{ev}/grades", json=body)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["error"].startswith(field), answer.json()
+
+
+def _second_evaluation(store, world):
+    from rankscope.services import campaigns
+
+    return campaigns.create_evaluation(store, world.curator, world.project.id, EvaluationSpec(
+        name="second", query_set_id=world.query_set.id, endpoint_id=world.tuned.id)).id
+
+
+def test_settings_keep_set_or_clear_the_baseline(store, world, api_client):
+    # the API's JSON as before: baseline_id sets it, clear_baseline removes it, neither (or a
+    # null baseline_id) keeps it
+    ev = world.evaluation.id
+    second = _second_evaluation(store, world)
+    url = f"/api/v1/evaluations/{second}/settings"
+
+    def baseline(body):
+        answer = api_client.post(url, json=body)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["baseline_id"]
+
+    assert baseline({"baseline_id": ev}) == ev
+    assert baseline({"annotation": "v2"}) == ev
+    assert baseline({"baseline_id": None}) == ev
+    assert baseline({"clear_baseline": False}) == ev
+    assert baseline({"clear_baseline": True}) is None
+    assert baseline({"baseline_id": ev, "clear_baseline": False}) == ev
+
+
+def test_a_baseline_both_set_and_cleared_is_refused(store, world, api_client):
+    # the hand-written SettingsIn let clear_baseline win quietly over a baseline_id given
+    from rankscope.errors import OptionError
+
+    ev = world.evaluation.id
+    second = _second_evaluation(store, world)
+    both = EvaluationSettingsSpec(baseline_id=ev, clear_baseline=True)
+    with pytest.raises(OptionError, match=r"either set .* or cleared"):
+        update_evaluation(store, world.curator, second, both)
+    answer = api_client.post(f"/api/v1/evaluations/{second}/settings",
+                             json={"baseline_id": ev, "clear_baseline": True})
+    assert answer.status_code == 400, answer.text
+    assert "either set" in answer.json()["error"]
+
+
+def test_settings_the_service_refuses_the_api_refuses(store, world, api_client):
+    ev = world.evaluation.id
+    long_note = "n" * (MAX_NOTE + 1)
+    with pytest.raises(InputError, match=f"the annotation is longer than {MAX_NOTE:,}"):
+        update_evaluation(store, world.curator, ev, EvaluationSettingsSpec(annotation=long_note))
+    for body, field in [({"annotation": long_note}, "annotation"),
+                        ({"guidelines": "g" * (MAX_GUIDELINES + 1)}, "guidelines"),
+                        ({"baseline_id": "one"}, "baseline_id"),
+                        ({"clear_baseline": "yes"}, "clear_baseline"),
+                        ({"keep": True}, "keep")]:
+        answer = api_client.post(f"/api/v1/evaluations/{ev}/settings", json=body)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["error"].startswith(field), answer.json()

@@ -14,11 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import (
-    Field,
-    StrictBool,
-    StringConstraints,
-)
 
 from rankscope.app.core import ApiActor, Id, render, settings_of
 from rankscope.app.schemas import Schema, schema_of
@@ -37,20 +32,11 @@ from rankscope.services import (
     llm_judges,
     projects,
 )
-from rankscope.services.limits import (
-    MAX_GUIDELINES,
-    MAX_NAME,
-    MAX_NOTE,
-)
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 docs_router = APIRouter()
-
-
-Name = Annotated[str, StringConstraints(max_length=MAX_NAME)]
-Note = Annotated[str, StringConstraints(max_length=MAX_NOTE)]
 
 
 if TYPE_CHECKING:
@@ -64,6 +50,8 @@ if TYPE_CHECKING:
     AdjudicationIn = Schema
     UserIn = Schema
     UserUpdateIn = Schema
+    SettingsIn = Schema
+    BatchIn = Schema
 else:
     # the request bodies a service's spec declares: the fields of the spec, each field's
     # limit and meaning written once, in the service
@@ -77,22 +65,8 @@ else:
     AdjudicationIn = schema_of(adjudication.AdjudicationSpec, "AdjudicationIn")
     UserIn = schema_of(accounts.UserSpec, "UserIn")
     UserUpdateIn = schema_of(accounts.UserUpdateSpec, "UserUpdateIn")
-
-
-class SettingsIn(Schema):
-    """What may change after creation (a field left out stays as it is)."""
-
-    baseline_id: Id | None = None
-    clear_baseline: StrictBool = False
-    annotation: Note | None = None
-    guidelines: Annotated[str, StringConstraints(max_length=MAX_GUIDELINES)] | None = None
-
-
-class BatchIn(Schema):
-    """Grades in one transaction; ``batch_id`` (the client's) makes a retry harmless."""
-
-    batch_id: Name
-    grades: list[GradeIn] = Field(max_length=assignment.MAX_BATCH)
+    SettingsIn = schema_of(campaigns.EvaluationSettingsSpec, "SettingsIn")
+    BatchIn = schema_of(grading.GradeBatchSpec, "BatchIn")  # its grades: GradeIn
 
 
 def _store(request: Request) -> Any:
@@ -194,14 +168,8 @@ def evaluation_get(request: Request, actor: ApiActor, evaluation_id: Id) -> dict
 def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: Id,
                         body: SettingsIn) -> dict[str, Any]:
     """Change the baseline, the annotation ("what changed") or the guidelines."""
-    baseline: int | str | None = "keep"
-    if body.clear_baseline:
-        baseline = None
-    elif body.baseline_id is not None:
-        baseline = body.baseline_id
-    return campaigns.update_evaluation(_store(request), actor, evaluation_id,
-                                         baseline_id=baseline, annotation=body.annotation,
-                                         guidelines=body.guidelines).to_dict()
+    spec = campaigns.EvaluationSettingsSpec(**body.model_dump())
+    return campaigns.update_evaluation(_store(request), actor, evaluation_id, spec).to_dict()
 
 
 @router.post("/evaluations/{evaluation_id}/run")
@@ -229,8 +197,11 @@ def task_get(request: Request, actor: ApiActor, task_id: Id) -> dict[str, Any]:
 def grades_batch(request: Request, actor: ApiActor, evaluation_id: Id,
                  body: BatchIn) -> dict[str, Any]:
     """Submit grades in one transaction; the same ``batch_id`` again replays the answer."""
-    given = [grading.GradeInput(**g.model_dump()) for g in body.grades]
-    return grading.submit_batch(_store(request), actor, evaluation_id, body.batch_id, given)
+    given = body.model_dump()
+    spec = grading.GradeBatchSpec(given["batch_id"],
+                                  [grading.GradeInput(**g) for g in given["grades"]])
+    return grading.submit_batch(_store(request), actor, evaluation_id, spec.batch_id,
+                                spec.grades)
 
 
 @router.post("/evaluations/{evaluation_id}/undo")

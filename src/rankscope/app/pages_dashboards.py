@@ -103,10 +103,12 @@ def evaluation_settings(request: Request, actor: PageActor, evaluation_id: Id,
                         baseline_id: Annotated[str, Form()] = "",
                         annotation: Annotated[str, Form()] = "",
                         guidelines: Annotated[str | None, Form()] = None) -> Response:
+    # the form always says the baseline: none chosen clears it
+    baseline = form_id(baseline_id, "the baseline")
     campaigns.update_evaluation(
-        settings_of(request).store, actor, evaluation_id,
-        baseline_id=form_id(baseline_id, "the baseline"),
-        annotation=annotation, guidelines=guidelines)
+        settings_of(request).store, actor, evaluation_id, campaigns.EvaluationSettingsSpec(
+            baseline_id=baseline, clear_baseline=baseline is None, annotation=annotation,
+            guidelines=guidelines))
     return RedirectResponse(f"/evaluations/{evaluation_id}", status_code=303)
 
 

@@ -6,7 +6,9 @@ A service's spec (:class:`~rankscope.services.campaigns.EvaluationSpec`,
 most items, whether it is an id. :func:`schema_of` turns such a spec into the
 pydantic model a JSON body is read with: the same names, types, defaults and
 limits (a text too long, an unknown field, a number given as text: 422 naming
-the field), the meaning as the field's description in the OpenAPI document.
+the field), the meaning as the field's description in the OpenAPI document. A
+sequence of another spec (a batch's grades) is a list of that spec's model, as
+long as the field's ``items`` allows.
 """
 
 from __future__ import annotations
@@ -61,10 +63,27 @@ def _annotation(kind: Any, meta: Mapping[str, Any], where: str) -> Any:
     origin = typing.get_origin(kind)
     if origin in (Sequence, list, tuple) and args and args[0] is str:
         return list[_text(meta.get("limit"), where)]  # type: ignore[misc]
+    if (origin in (Sequence, list, tuple) and args and isinstance(args[0], type)
+            and dataclasses.is_dataclass(args[0])):
+        return list[_model_of(args[0])]  # type: ignore[misc]
     if origin in (Mapping, dict) and args == (str, str):
         key = _text(meta.get("key_limit") or meta.get("limit"), where)
         return dict[key, _text(meta.get("limit"), where)]  # type: ignore[misc, valid-type]
     raise TypeError(f"{where}: no API type for {kind!r}")
+
+
+_MODELS: dict[type, type[Schema]] = {}
+"""Each spec's model, made once: a spec named by another (a batch's grades) is the same
+model in the OpenAPI document as the body it is on its own."""
+
+
+def _model_of(spec: type) -> type[Schema]:
+    """The model of a spec inside another: the one made already, or one named after it
+    (``GradeInput`` -> ``GradeIn``)."""
+    if spec not in _MODELS:
+        stem = spec.__name__.removesuffix("Spec").removesuffix("Input")
+        schema_of(spec, f"{stem}In")
+    return _MODELS[spec]
 
 
 def schema_of(spec: type, name: str) -> type[Schema]:
@@ -101,4 +120,5 @@ def schema_of(spec: type, name: str) -> type[Schema]:
         fields[f.name] = (kind, Field(**options))
     model: type[Schema] = create_model(name, __base__=Schema, **fields)
     model.__doc__ = (spec.__doc__ or "").split("\n\n")[0]
+    _MODELS.setdefault(spec, model)
     return model

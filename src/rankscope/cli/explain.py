@@ -44,16 +44,15 @@ def run(args: argparse.Namespace) -> int:
     """Print the differences; returns the exit code (0 whether or not anything differs)."""
     from rankscope.cli.parsing import refuse_double_stdin, write_text
     from rankscope.data.tables import Qrels, Run
-    from rankscope.engine.differences import explain_differences
-    from rankscope.engine.evaluate import resolve_metrics
-    from rankscope.engine.options import EvalOptions
+    from rankscope.engine.differences import explain_differences, plan_differences
     from rankscope.render.differences import render_differences
 
     refuse_double_stdin(args.qrels, args.run)
-    resolve_metrics(args.metrics, EvalOptions(conventions=args.conventions))  # fail fast
+    # the names read once each way, before any file (a bad name fails fast)
+    plans = plan_differences(args.metrics, args.conventions)
     qrels = Qrels.read(args.qrels, format=args.qrels_format)
     ranking = Run.read(args.run, format=args.run_format)
-    report = explain_differences(qrels, ranking, args.metrics, args.conventions,
+    report = explain_differences(qrels, ranking, plans, args.conventions,
                                  allow_no_overlap=args.allow_no_overlap)
     if args.format == "json":
         text = json.dumps(report.to_dict(), indent=2)

@@ -88,13 +88,15 @@ def show(args: argparse.Namespace, load: Callable[[argparse.Namespace], list[Any
         from rankscope.data.tables import Qrels
 
         qrels = Qrels.read(args.qrels)
+    plan = None
     if args.metric:
         from rankscope.engine.evaluate import plan_metrics
         from rankscope.engine.options import EvalOptions
 
-        plan_metrics([args.metric], EvalOptions.merged(None, {}))  # a bad name: exit 2
+        # a bad name: exit 2; the name read here only, for both sides
+        plan = plan_metrics([args.metric], EvalOptions.merged(None, {}))
     asked = [*(args.queries or []), *(args.queries_old or [])] or None
-    found = side_by_side(a, b, qrels=qrels, metric=args.metric, query_ids=asked,
+    found = side_by_side(a, b, qrels=qrels, metric=plan, query_ids=asked,
                          allow_mismatch=args.allow_mismatch)
     for message in found.warnings:
         warnings.warn(message, RankscopeWarning, stacklevel=1)

@@ -21,14 +21,20 @@ import polars as pl
 
 from rankscope import display
 from rankscope.data.tables import Run, as_qrels, as_run
-from rankscope.engine.conventions import resolve_plan
+from rankscope.engine.conventions import MetricPlan, plan_metrics
 from rankscope.engine.evaluate import MetricsArg, evaluate
 from rankscope.engine.options import EvalOptions
-from rankscope.errors import RankscopeWarning
+from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.conventions import get_profile
 from rankscope.result import EvaluationResult
 
-__all__ = ["DifferenceReport", "MetricDifference", "explain_differences"]
+__all__ = [
+    "DifferencePlans",
+    "DifferenceReport",
+    "MetricDifference",
+    "explain_differences",
+    "plan_differences",
+]
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,30 @@ class DifferenceReport:
         return display.differences_text(self)
 
 
+@dataclass(frozen=True)
+class DifferencePlans:
+    """The metric names read once under rankscope's defaults and once under a tool's
+    conventions (:func:`plan_differences`), for :func:`explain_differences`."""
+
+    conventions: str
+    default: MetricPlan
+    tool: MetricPlan
+
+
+def plan_differences(metrics: MetricsArg, conventions: str) -> DifferencePlans:
+    """Read the metric names once each way (a bad name fails here, before any file is read).
+
+    Examples
+    --------
+    >>> plans = plan_differences(["P@1", "ndcg_cut_5"], "trec_eval")
+    >>> plans.default.labels == plans.tool.labels == ["P@1", "ndcg_cut_5"]
+    True
+    """
+    get_profile(conventions)  # an unknown tool: refused by name
+    return DifferencePlans(conventions, plan_metrics(metrics, EvalOptions()),
+                           plan_metrics(metrics, EvalOptions(conventions=conventions)))
+
+
 def _same(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return a is b
@@ -106,7 +136,7 @@ def _same(a: float | None, b: float | None) -> bool:
 def explain_differences(
     qrels: Any,
     run: Any,
-    metrics: MetricsArg,
+    metrics: MetricsArg | DifferencePlans,
     conventions: str,
     *,
     allow_no_overlap: bool = False,
@@ -115,8 +145,12 @@ def explain_differences(
 
     Parameters
     ----------
-    qrels, run, metrics, allow_no_overlap
+    qrels, run, allow_no_overlap
         As in :func:`rankscope.evaluate`.
+    metrics
+        As in :func:`rankscope.evaluate`, or the names already read both ways
+        (:func:`plan_differences`, with the same ``conventions``): each name is read
+        once under each side's conventions, however many evaluations use it.
     conventions : str
         The tool whose conventions to compare with (``"ir_measures"``...).
 
@@ -140,21 +174,25 @@ def explain_differences(
     run_t = as_run(run)
     tool_opts = EvalOptions(conventions=conventions)
     defaults = EvalOptions()
-    plan_default = resolve_plan(metrics, defaults)
-    plan_tool = resolve_plan(metrics, tool_opts)
-    ours = evaluate(qrels_t, run_t, metrics, options=defaults,
+    plans = metrics if isinstance(metrics, DifferencePlans) else plan_differences(
+        metrics, conventions)
+    if plans.conventions != conventions:
+        raise OptionError(f"these metric names were read against {plans.conventions}'s "
+                          f"conventions, not {conventions}'s: plan them again")
+    ours = evaluate(qrels_t, run_t, plans.default, options=defaults,
                     allow_no_overlap=allow_no_overlap)
     with warnings.catch_warnings():
         # the same inputs: a warning about them was given by the first evaluation
         warnings.simplefilter("ignore", RankscopeWarning)
-        theirs = evaluate(qrels_t, run_t, metrics, options=tool_opts,
+        theirs = evaluate(qrels_t, run_t, plans.tool, options=tool_opts,
                           allow_no_overlap=allow_no_overlap)
     matters = _what_matters(run_t, ours)
     option_reasons = [(name, why) for name, why in
                       _option_reasons(profile.option_notes, defaults, tool_opts)
                       if matters.get(name, True)]
     out = []
-    for j, (mine, tool) in enumerate(zip(plan_default, plan_tool, strict=True)):
+    for j, (mine, tool) in enumerate(zip(plans.default.resolved, plans.tool.resolved,
+                                         strict=True)):
         reasons = []
         if tool.note:
             reasons.append(tool.note)

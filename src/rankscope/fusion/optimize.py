@@ -28,7 +28,8 @@ import polars as pl
 
 from rankscope.data.runs import load_runs
 from rankscope.data.tables import OnDuplicate, Qrels, Run, as_qrels
-from rankscope.engine.evaluate import aggregate, evaluate, resolve_metrics
+from rankscope.engine.conventions import MetricPlan, plan_metrics
+from rankscope.engine.evaluate import aggregate, evaluate
 from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
 from rankscope.errors import OptionError, RankscopeWarning, setting
 from rankscope.fusion.combine import GRID_NORMS, check_norm, fuse
@@ -142,6 +143,7 @@ class _Setup:
     spec: FusionMethod
     named: dict[str, Run]
     metric: Metric
+    plan: MetricPlan  # the metric's name read once, whatever the number of grid points
     fixed: dict[str, Any]
     fuse_options: dict[str, Any]
     eval_options: dict[str, Any]
@@ -167,9 +169,9 @@ def _values(setup: _Setup, point: dict[str, Any], train: Qrels | None, judge: Qr
     norm = params.pop("norm", None)
     fused = fuse(setup.named, method=setup.spec.name, qrels=train,
                  norm=norm if norm is not None else "min-max", **params, **setup.fuse_options)
-    result = evaluate(judge, fused, [setup.metric], **setup.eval_options)
+    result = evaluate(judge, fused, setup.plan, **setup.eval_options)
     index = {q: i for i, q in enumerate(result.query_ids)}
-    column = result.column(setup.metric.name)
+    column = result.column(setup.plan.labels[0])
     out = np.array([column[index[q]] if q in index else np.nan for q in query_ids])
     return out, fused
 
@@ -234,7 +236,9 @@ def optimize_fusion(
         always the in-sample mean of the chosen parameters.
     """
     spec = method_spec(method)
-    (label, parsed), *rest = resolve_metrics(metric)
+    plan = plan_metrics(metric)
+    (found, *rest) = plan.resolved
+    label, parsed = found.label, found.metric
     if rest:
         raise OptionError("optimize_fusion maximises one metric, not several")
     qrels_t = as_qrels(qrels)
@@ -260,7 +264,7 @@ def optimize_fusion(
         named = " and ".join(setting(n, flag=PARAM_FLAGS.get(n)) for n in searched)
         raise OptionError(f"the grid searches {named}: the value given would be ignored; "
                           "leave it out to tune it, or fuse with it without optimizing")
-    setup = _Setup(spec, dict(zip(names, tables, strict=True)), parsed, fixed,
+    setup = _Setup(spec, dict(zip(names, tables, strict=True)), parsed, plan, fixed,
                    {"depth": depth, "ties": ties, "allow_no_overlap": allow_no_overlap},
                    {"ties": ties, "unjudged": unjudged, "queries": queries,
                     "allow_no_overlap": allow_no_overlap})

@@ -342,8 +342,7 @@ def _ranking(
     common: pl.DataFrame | None, counts: tuple[int, int, int],
 ) -> SystemRanking:
     from rankscope.data.tables import as_run
-    from rankscope.engine.evaluate import evaluate
-    from rankscope.metrics.parser import parse_metric
+    from rankscope.engine.evaluate import evaluate, plan_metrics
 
     try:
         from scipy.stats import kendalltau
@@ -352,7 +351,8 @@ def _ranking(
             from None
     from rankscope.data.tables import Qrels
 
-    parse_metric(metric)  # an unknown name fails before any work
+    # an unknown name fails before any work; the name is read here only, not per run and side
+    plan = plan_metrics([metric])
     human_q = h.aggregate(scale=sc)
     llm_q = m.aggregate(scale=sc)
     if common is not None:  # the results both graded, and nothing else
@@ -371,8 +371,8 @@ def _ranking(
         name = run_t.name or f"run{i + 1}"
         if any(r["run"] == name for r in rows):  # two runs of one name stay apart
             name = f"{name} ({i + 1})"
-        a = evaluate(human_q, run_t, [metric])[metric]
-        b = evaluate(llm_q, run_t, [metric])[metric]
+        a = evaluate(human_q, run_t, plan)[metric]
+        b = evaluate(llm_q, run_t, plan)[metric]
         rows.append({"run": name, "human": a, "llm": b,
                      "delta": None if a is None or b is None else b - a})
     frame = pl.DataFrame(rows, schema={"run": pl.String, "human": pl.Float64,

@@ -29,7 +29,6 @@ from rankscope.services.limits import (
     MAX_NAME,
     MAX_NOTE,
     check_spec,
-    check_text,
     spec_field,
 )
 from rankscope.store.models import Endpoint, Project, Query, QuerySet, SnapshotHit, SnapshotQuery
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_GRADES_WANTED",
+    "EvaluationSettingsSpec",
     "EvaluationSpec",
     "EvaluationView",
     "attach_snapshot",
@@ -217,6 +217,31 @@ class EvaluationView:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class EvaluationSettingsSpec:
+    """What may change after an evaluation's creation (a field left out stays as it is).
+
+    The baseline has three states, said apart without a magic value: a
+    ``baseline_id`` sets it, ``clear_baseline`` removes it, neither keeps it
+    (both at once is refused). Each field's meaning and limit are written once,
+    here: :func:`update_evaluation` checks them and the API's input model is
+    derived from them.
+    """
+
+    baseline_id: int | None = spec_field(
+        None, doc="The evaluation compared against from now on (left out: unchanged).",
+        is_id=True)
+    clear_baseline: bool = spec_field(
+        False, doc="True: no baseline any more (not with a baseline_id).")
+    annotation: str | None = spec_field(
+        None, doc="What changed, shown beside the numbers (left out: unchanged).",
+        limit=MAX_NOTE, label="the annotation")
+    guidelines: str | None = spec_field(
+        None, doc="The grading guidelines, Markdown (left out: unchanged).",
+        limit=MAX_GUIDELINES, label="the guidelines")
+
+
+
 def _check_spec(spec: EvaluationSpec) -> tuple[str, str, list[str], dict[str, str]]:
     from rankscope.judgments.aggregate import resolve_strategy
     from rankscope.judgments.evaluation import resolve_seed_metrics
@@ -352,25 +377,38 @@ def create_evaluation(store: Store, actor: Actor, project_id: int,
     return store.write(work)
 
 
-def update_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
-                      baseline_id: int | str | None = "keep", annotation: str | None = None,
-                      guidelines: str | None = None) -> EvaluationView:
-    """Change what may change after creation: the baseline, the annotation, the guidelines."""
-    check_text(annotation, "the annotation", MAX_NOTE)
-    check_text(guidelines, "the guidelines", MAX_GUIDELINES)
+def update_evaluation(store: Store, actor: Actor, evaluation_id: int,
+                      settings: EvaluationSettingsSpec) -> EvaluationView:
+    """Change what may change after creation: the baseline, the annotation, the guidelines.
+
+    Raises
+    ------
+    InputError
+        A text too long (or holding NUL).
+    OptionError
+        A baseline both given and cleared.
+    NotFoundError
+        No other evaluation of the project by the baseline's id.
+    """
+    check_spec(settings)
+    if settings.clear_baseline and settings.baseline_id is not None:
+        raise OptionError(f"the baseline is either set (baseline_id {settings.baseline_id}) or "
+                          "cleared (clear_baseline), not both")
 
     def work(session: Session) -> EvaluationView:
         ev = evaluation_row(session, actor, evaluation_id, "curator")
-        if baseline_id != "keep":
-            if baseline_id is not None:
-                base = session.get(Evaluation, baseline_id)
-                if base is None or base.project_id != ev.project_id or base.id == ev.id:
-                    raise NotFoundError(f"no other evaluation #{baseline_id} in this project")
-            ev.baseline_id = baseline_id  # type: ignore[assignment]
-        if annotation is not None:
-            ev.annotation = annotation
-        if guidelines is not None:
-            ev.guidelines = guidelines
+        if settings.clear_baseline:
+            ev.baseline_id = None
+        elif settings.baseline_id is not None:
+            base = session.get(Evaluation, settings.baseline_id)
+            if base is None or base.project_id != ev.project_id or base.id == ev.id:
+                raise NotFoundError(
+                    f"no other evaluation #{settings.baseline_id} in this project")
+            ev.baseline_id = settings.baseline_id
+        if settings.annotation is not None:
+            ev.annotation = settings.annotation
+        if settings.guidelines is not None:
+            ev.guidelines = settings.guidelines
         return evaluation_view(session, ev)
 
     return store.write(work)

@@ -30,7 +30,13 @@ from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
 from rankscope.services.assignment import MAX_BATCH, lease, require_ready
 from rankscope.services.campaigns import evaluation_row
-from rankscope.services.limits import MAX_EXPLANATION, MAX_NOTE, check_spec, spec_field
+from rankscope.services.limits import (
+    MAX_EXPLANATION,
+    MAX_NAME,
+    MAX_NOTE,
+    check_spec,
+    spec_field,
+)
 from rankscope.services.task_views import scale_of, task_row
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import (
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SOURCES",
+    "GradeBatchSpec",
     "GradeInput",
     "Undone",
     "grade_in",
@@ -89,6 +96,21 @@ class GradeInput:
                                     limit=MAX_NOTE, label="the reason")
     explanation: str | None = spec_field(None, doc="The grader's explanation.",
                                          limit=MAX_EXPLANATION, label="the explanation")
+
+
+@dataclass(frozen=True)
+class GradeBatchSpec:
+    """Grades in one transaction; ``batch_id`` (the client's) makes a retry harmless.
+
+    Its limits are written once, here: :func:`submit_batch` checks them and the
+    API's input model is derived from them (each grade's from :class:`GradeInput`).
+    """
+
+    batch_id: str = spec_field(doc="The client's id of the batch: the same id again replays "
+                               "the first answer.", limit=MAX_NAME, label="the batch id")
+    grades: Sequence[GradeInput] = spec_field(
+        doc="The grades, each accepted or refused on its own.", items=MAX_BATCH,
+        label="a batch")
 
 
 def _check_value(scale: Scale, value: float | None, reason: str | None) -> None:
@@ -220,15 +242,20 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
     as_rater : int, optional
         With ``source="llm"``: the rater (kind ``llm``) of an LLM judge
         attached to the evaluation; the actor must be one of its curators.
+
+
+    Raises
+    ------
+    InputError
+        The batch past its limits (:class:`GradeBatchSpec`): an id too long, too many
+        grades, a grade's text too long.
     """
     if source not in SOURCES:
         raise OptionError(f"source must be one of {', '.join(SOURCES)}")
+    check_spec(GradeBatchSpec(batch_id, grades))
     batch_id = batch_id.strip()
-    if not batch_id or len(batch_id) > 200 or "\x00" in batch_id:
-        raise OptionError("a batch needs an id of 1 to 200 characters (the client's, for "
-                          "retries)")
-    if len(grades) > MAX_BATCH:
-        raise OptionError(f"a batch holds at most {MAX_BATCH} grades")
+    if not batch_id:
+        raise OptionError("a batch needs an id (the client's, for retries)")
 
     def work(session: Session) -> dict[str, Any]:
         ev = evaluation_row(session, actor, evaluation_id, "judge")

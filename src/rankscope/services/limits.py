@@ -66,7 +66,8 @@ def spec_field(default: Any = dataclasses.MISSING, *, doc: str, limit: int | Non
                is_id: bool = False, factory: Callable[[], Any] | None = None) -> Any:
     """A field of a service's spec with its one definition: what it means (``doc``), the
     longest text (``limit``; ``key_limit`` for a mapping's keys), the most items
-    (``items``), the words an error names it by (``label``), whether it is an id.
+    (``items``, also of a sequence of specs), the words an error names it by (``label``),
+    whether it is an id.
 
     :func:`check_spec` checks the texts by it; the web app's API derives its input
     models from it (:func:`rankscope.app.schemas.schema_of`), so a limit or a doc is
@@ -80,7 +81,8 @@ def spec_field(default: Any = dataclasses.MISSING, *, doc: str, limit: int | Non
 
 
 def check_spec(spec: Any) -> None:
-    """Every text of a spec within its field's limit and without NUL (:func:`check_text`).
+    """Every text of a spec within its field's limit and without NUL (:func:`check_text`),
+    every sequence within its most items; a spec in a sequence is checked by its own fields.
 
     Raises
     ------
@@ -115,5 +117,8 @@ def check_spec(spec: Any) -> None:
                 check_text(key, label, meta.get("key_limit") or limit or MAX_NOTE)
                 check_text(text, label, limit or MAX_NOTE)
         else:
-            for text in value:
-                check_text(text, label, limit or MAX_NOTE)
+            for item in value:
+                if dataclasses.is_dataclass(item):  # a spec in a spec: by its own fields
+                    check_spec(item)
+                else:
+                    check_text(item, label, limit or MAX_NOTE)

@@ -30,6 +30,7 @@ from rankscope.services.snapshot_diff import PairDiff, Ranking, align, diff_rank
 
 if TYPE_CHECKING:
     from rankscope.data.tables import Qrels
+    from rankscope.engine.conventions import MetricPlan
 
 __all__ = ["QueryView", "Row", "SideBySide", "side_by_side"]
 
@@ -117,8 +118,8 @@ def _grades(qrels: Qrels | None) -> dict[tuple[str, str], float]:
     return {(q, d): float(g) for q, d, g in frame.iter_rows()}
 
 
-def _per_query(qrels: Qrels, ranking: Ranking, metric: str) -> tuple[dict[str, float | None],
-                                                                      float | None]:
+def _per_query(qrels: Qrels, ranking: Ranking,
+               metric: MetricPlan) -> tuple[dict[str, float | None], float | None]:
     from rankscope.data.tables import Run
     from rankscope.engine.evaluate import evaluate
 
@@ -130,13 +131,14 @@ def _per_query(qrels: Qrels, ranking: Ranking, metric: str) -> tuple[dict[str, f
               source=run.source)
     if run.frame.height == 0:
         return {}, None
-    result = evaluate(qrels, run, [metric], per_query=True, allow_no_overlap=True)
-    label = next(iter(result.means), metric)
+    result = evaluate(qrels, run, metric, per_query=True, allow_no_overlap=True)
+    label = metric.labels[0]
     return ({q: v.get(label) for q, v in result.per_query.items()}, result.means.get(label))
 
 
 def side_by_side(a: Ranking, b: Ranking, *, qrels: Qrels | None = None,
-                 metric: str | None = None, query_ids: Sequence[str] | None = None,
+                 metric: str | MetricPlan | None = None,
+                 query_ids: Sequence[str] | None = None,
                  allow_mismatch: bool = False) -> SideBySide:
     """``b`` next to ``a`` (the baseline), query by query.
 
@@ -146,8 +148,10 @@ def side_by_side(a: Ranking, b: Ranking, *, qrels: Qrels | None = None,
         The baseline and the other (snapshots or run files).
     qrels : Qrels, optional
         Grades of the documents and each side's per-query ``metric``.
-    metric : str, optional
-        With ``qrels``: the per-query metric (default ``nDCG@10``).
+    metric : str or MetricPlan, optional
+        With ``qrels``: the per-query metric (default ``nDCG@10``), or its name read
+        already (:func:`rankscope.engine.evaluate.plan_metrics`, one metric); read once
+        for both sides.
     query_ids : sequence of str, optional
         Only these queries, in this order (an unknown id is an error).
     allow_mismatch : bool
@@ -168,14 +172,21 @@ def side_by_side(a: Ranking, b: Ranking, *, qrels: Qrels | None = None,
     metric_a: dict[str, float | None] = {}
     metric_b: dict[str, float | None] = {}
     mean_a = mean_b = None
+    label: str | None = None
     if qrels is not None:
-        metric = metric or "nDCG@10"
+        from rankscope.engine.conventions import MetricPlan
+        from rankscope.engine.evaluate import plan_metrics
+
+        plan = metric if isinstance(metric, MetricPlan) else plan_metrics([metric or "nDCG@10"])
+        if len(plan.resolved) != 1:
+            raise OptionError(f"one per-query metric, not {len(plan.resolved)}")
+        label = plan.labels[0]
         # the queries compared (a query neither answers has no line to show)
         shown = list(dict.fromkeys([*a.query_ids, *b.query_ids]))
         qrels = type(qrels)(qrels.frame.filter(pl.col("query_id").is_in(shown)),
                             source=qrels.source)
-        metric_a, mean_a = _per_query(qrels, a, metric)
-        metric_b, mean_b = _per_query(qrels, b, metric)
+        metric_a, mean_a = _per_query(qrels, a, plan)
+        metric_b, mean_b = _per_query(qrels, b, plan)
     order = list(dict.fromkeys([*a.query_ids, *b.query_ids]))
     if query_ids is not None:
         unknown = [q for q in query_ids if q not in set(order)]
@@ -195,7 +206,7 @@ def side_by_side(a: Ranking, b: Ranking, *, qrels: Qrels | None = None,
             views.sort(key=lambda v: (v.delta is None, -abs(v.delta or 0.0)))
         else:
             views.sort(key=lambda v: (v.rbo is None, v.rbo if v.rbo is not None else 1.0))
-    return SideBySide(a=a.label, b=b.label, metric=metric, queries=views,
+    return SideBySide(a=a.label, b=b.label, metric=label, queries=views,
                       warnings=[*said, *a.notes, *b.notes], mean_a=mean_a, mean_b=mean_b)
 
 

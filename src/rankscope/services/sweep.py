@@ -49,6 +49,7 @@ from rankscope.services.sweep_grid import Axis, Configuration, configurations, r
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult, Comparison
     from rankscope.data.tables import Qrels
+    from rankscope.engine.conventions import MetricPlan
     from rankscope.judgments.coverage import Coverage
     from rankscope.result import EvaluationResult
     from rankscope.search.types import QueryItem
@@ -210,9 +211,10 @@ def _max_grade(qrels: Qrels) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]
 
 
-def _if_relevant(qrels: Qrels, run: Any, holes: pl.DataFrame, metric: str,
+def _if_relevant(qrels: Qrels, run: Any, holes: pl.DataFrame, metric: MetricPlan,
                  options: Any) -> float | None:
-    """``metric`` were the holes judged at the qrels' highest grade."""
+    """``metric`` (one, its name read already) were the holes judged at the qrels' highest
+    grade."""
     from rankscope.data.tables import Qrels as QrelsTable
     from rankscope.engine.evaluate import evaluate
 
@@ -223,7 +225,7 @@ def _if_relevant(qrels: Qrels, run: Any, holes: pl.DataFrame, metric: str,
     kept = qrels.frame.join(filled, on=["query_id", "doc_id"], how="anti")
     frame = pl.concat([kept.select("query_id", "doc_id", "grade"), filled])
     augmented = QrelsTable(frame, source=f"{qrels.source} with the holes at {top:g}")
-    return evaluate(augmented, run, [metric], options=options).means.get(metric)
+    return evaluate(augmented, run, metric, options=options).means.get(metric.labels[0])
 
 
 async def _take(configuration: Configuration, queries: Sequence[QueryItem], *, depth: int,
@@ -307,6 +309,7 @@ def run_sweep(
     """
     from rankscope.compare.comparison import compare
     from rankscope.data.tables import Run
+    from rankscope.engine.conventions import MetricPlan
     from rankscope.engine.evaluate import evaluate, plan_metrics
     from rankscope.engine.options import EvalOptions
     from rankscope.services.snapshot_diff import holes as find_holes
@@ -320,6 +323,8 @@ def run_sweep(
     options = EvalOptions.merged(None, {})
     plan = plan_metrics(list(metrics), options)  # a bad name fails before any request
     labels = list(plan.labels)
+    # the first metric alone (the holes' "if relevant"), not read again per configuration
+    first = MetricPlan(plan.resolved[:1], plan.conventions, plan.rel)
     temp = None
     if out_dir is None:
         temp = tempfile.TemporaryDirectory(prefix="rankscope-sweep-")
@@ -353,7 +358,7 @@ def run_sweep(
             temp.cleanup()
     measured = [Measured(configuration, path, result, covered,
                          _if_relevant(qrels, runs[configuration.label], covered.ungraded,
-                                      labels[0], options),
+                                      first, options),
                          outcome.counts(), outcome.snapshot_id, outcome.engine_version)
                 for (configuration, path, result, outcome), covered
                 in zip(taken, coverages, strict=True)]
