@@ -252,3 +252,30 @@ def test_unrateable_results_are_counted_and_asked_again(store, world, llm, curat
     assert fixed["last_run"]["accepted"] == unrateable
     card = _card(curator_client, ev_id, judge["id"])
     assert "unrateable again" not in card and "again (unrateable ones, past the cache)" in card
+
+
+def test_a_run_over_more_results_than_a_batch_holds_sends_several(store, world, llm,
+                                                                   monkeypatch):
+    # before: one batch of every graded result, refused whole past MAX_BATCH (500); with
+    # the batch size at 2 the world's results need several batches, every grade accepted
+    from rankscope.services.assignment import MAX_BATCH
+
+    assert llm_judges.BATCH <= MAX_BATCH  # what a batch may hold (GradeBatchSpec)
+    monkeypatch.setattr(llm_judges, "BATCH", 2)
+    ev_id = world.evaluation.id
+    results = assignment.progress(store, world.curator, ev_id)["results"]
+    assert results > 2
+    judge = llm_judges.attach_judge(store, world.curator, ev_id,
+                                    llm_judges.JudgeSpec(llm.url, "tiny-model", max_calls=500),
+                                    boundary=LOCAL)
+    sent: list[int] = []
+    real = grading.submit_batch
+
+    def counting(*args, **kwargs):
+        sent.append(len(args[4]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grading, "submit_batch", counting)
+    summary = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)
+    assert summary["accepted"] == results and summary["refused"] == 0
+    assert sent == [2] * (results // 2) + ([results % 2] if results % 2 else [])

@@ -49,6 +49,7 @@ from rankscope.errors import (
     RankscopeError,
 )
 from rankscope.search.credentials import check_url_credentials
+from rankscope.services.assignment import MAX_BATCH
 from rankscope.services.campaigns import evaluation_row
 from rankscope.services.limits import MAX_NAME, MAX_URL, check_spec, spec_field
 from rankscope.store.models import utcnow
@@ -76,6 +77,8 @@ __all__ = [
 ]
 
 MAX_CALLS = 100_000
+BATCH = MAX_BATCH
+"""Grades sent to the grading service at once (its batch limit)."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -373,12 +376,15 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
         given = [GradeInput(task_of[(g.query_id, g.doc_id)], g.grade)
                  for g in result.grades if g.status == "graded" and g.grade is not None]
         accepted, refused = 0, 0
-        if given:
+        # a batch holds at most MAX_BATCH grades: a run over more results sends several
+        # (each written whole, each id new), never one the grading service refuses whole
+        for first in range(0, len(given), BATCH):
+            chunk = given[first:first + BATCH]
             answer = submit_batch(store, actor, settings["evaluation_id"],
-                                  f"llm-{judge_id}-{uuid.uuid4().hex}", given, source="llm",
+                                  f"llm-{judge_id}-{uuid.uuid4().hex}", chunk, source="llm",
                                   as_rater=settings["rater_id"])
-            accepted = int(answer["accepted"])
-            refused = len(given) - accepted
+            accepted += int(answer["accepted"])
+            refused += len(chunk) - int(answer["accepted"])
         statuses: dict[str, int] = {}
         for g in result.grades:
             statuses[g.status] = statuses.get(g.status, 0) + 1
