@@ -111,7 +111,7 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
     """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
     from rankscope.app.server import open_app_store
     from rankscope.outbound import HostPolicy
-    from rankscope.services import accounts, campaigns, catalog, projects
+    from rankscope.services import accounts, campaign_runs, campaigns, catalog, projects
     from rankscope.services.boundary import Boundary
 
     depth = 10
@@ -137,7 +137,7 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
         ev = campaigns.create_evaluation(store, curator, project.id, campaigns.EvaluationSpec(
             name="load", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=wanted,
             depth=depth, metrics=["nDCG@10"]))
-        run = campaigns.run_evaluation(store, curator, ev.id, boundary=boundary)
+        run = campaign_runs.run_evaluation(store, curator, ev.id, boundary=boundary)
         return Prepared(ev.id, int(run["tasks"]), graders)
     finally:
         store.close()

@@ -117,7 +117,7 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
                metrics=("nDCG@5", "P@5", "RR@5"), depth: int = 5, null_rules: bool = True,
                strategy: str | None = None) -> SimpleNamespace:
     """Users, project A (query set, two endpoints, one evaluation run) and project B."""
-    from rankscope.services import accounts, campaigns, catalog, projects
+    from rankscope.services import accounts, campaign_runs, campaigns, catalog, projects
 
     boundary = boundary_for(data)
     admin = accounts.create_user(store, "admin", "admin", PASSWORD)
@@ -140,7 +140,7 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
         grades_wanted=grades_wanted, strategy=strategy, metrics=list(metrics), depth=depth,
         null_rules=null_rules, guidelines="# Grade\n\n**3** is the answer.", annotation="v1")
     ev = campaigns.create_evaluation(store, curator, project.id, spec)
-    run = campaigns.run_evaluation(store, curator, ev.id, boundary=boundary)
+    run = campaign_runs.run_evaluation(store, curator, ev.id, boundary=boundary)
     other = projects.create_project(store, outsider, "elsewhere")
     other_qs = catalog.import_query_set(store, outsider, other.id, "theirs",
                                         "x1\tsecret json print\n")
@@ -148,7 +148,7 @@ def make_world(store, data: Path, *, grades_wanted: int = 2, scale: str = "grade
                                      (data / "baseline.toml").read_text(), boundary=boundary)
     other_ev = campaigns.create_evaluation(store, outsider, other.id, campaigns.EvaluationSpec(
         name="theirs", query_set_id=other_qs.id, endpoint_id=other_ep.id))
-    campaigns.run_evaluation(store, outsider, other_ev.id, boundary=boundary)
+    campaign_runs.run_evaluation(store, outsider, other_ev.id, boundary=boundary)
     return SimpleNamespace(admin=admin, curator=curator, judge=judge, judge2=judge2,
                            judge3=judge3, outsider=outsider, project=project, query_set=qs,
                            endpoint=base, tuned=tuned, evaluation=ev, run=run, other=other,

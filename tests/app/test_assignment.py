@@ -17,6 +17,7 @@ from rankscope.services import (
     accounts,
     adjudication,
     assignment,
+    campaign_runs,
     campaigns,
     exchange,
     grading,
@@ -93,7 +94,7 @@ def test_counted_grades_are_kept_by_the_database_whoever_writes(store, world):
                                                   query_set_id=world.query_set.id,
                                                   endpoint_id=endpoint, scale=scale, depth=5,
                                                   grades_wanted=2, metrics=["P@5"]))
-        campaigns.run_evaluation(store, world.curator, other.id, boundary=world.boundary)
+        campaign_runs.run_evaluation(store, world.curator, other.id, boundary=world.boundary)
     _check(store)
     # hand-written SQL too: a grade moved to another scale, one deleted
     store.write(lambda s: s.execute(text(

@@ -15,7 +15,15 @@ import shutil
 import pytest
 from fastapi.testclient import TestClient
 
-from rankscope.services import accounts, assignment, campaigns, catalog, exchange, grading
+from rankscope.services import (
+    accounts,
+    assignment,
+    campaign_runs,
+    campaigns,
+    catalog,
+    exchange,
+    grading,
+)
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, STANDIN, make_world
@@ -175,7 +183,7 @@ def formulas(store, collection):
     ev = campaigns.create_evaluation(store, w.curator, w.project.id, campaigns.EvaluationSpec(
         name="formulas", query_set_id=qs.id, endpoint_id=w.endpoint.id, depth=3,
         metrics=["P@3"], grades_wanted=1))
-    campaigns.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
+    campaign_runs.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
     graded = assignment.next_tasks(store, w.judge, ev.id, 1)
     for t in graded:
         grading.submit_grade(store, w.judge, GradeInput(t.task_id, 2))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from tests.llm_judge.conftest import Reply, ScriptedServer
 
-from rankscope.services import assignment, campaigns, dashboards, grading
+from rankscope.services import assignment, campaign_runs, campaigns, dashboards, grading
 from rankscope.services.grading import GradeInput
 
 from .browser_harness import browser_page, require_browser, sign_in
@@ -40,12 +40,12 @@ def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
                                               campaigns.EvaluationSpec(
             name="again", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
             grades_wanted=2, metrics=list(METRICS), depth=5, annotation="v2: same engine"))
-        campaigns.run_evaluation(store, w.curator, again.id, boundary=w.boundary)
+        campaign_runs.run_evaluation(store, w.curator, again.id, boundary=w.boundary)
         tuned = campaigns.create_evaluation(store, w.curator, w.project.id,
                                               campaigns.EvaluationSpec(
             name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, grades_wanted=1,
             metrics=list(METRICS), depth=5, baseline_id=ev, annotation="tuned"))
-        campaigns.run_evaluation(store, w.curator, tuned.id, boundary=w.boundary)
+        campaign_runs.run_evaluation(store, w.curator, tuned.id, boundary=w.boundary)
         results = _grade_all(store, w.judge, ev)
         _grade_all(store, w.judge, tuned.id)
         # one disagreement: a second judge grades one result differently, and says why

@@ -12,7 +12,7 @@ import threading
 import pytest
 from tests.search.engine_server import EngineServer, Reply
 
-from rankscope.services import accounts, assignment, campaigns, catalog
+from rankscope.services import accounts, assignment, campaign_runs, campaigns, catalog
 
 from .browser_harness import browser_page, require_browser, sign_in
 from .conftest import PASSWORD, boundary_for, make_world
@@ -44,7 +44,7 @@ def _prepared(tmp_path, collection, server: EngineServer | None = None):
                                                    endpoint_id=w.tuned.id, grades_wanted=1,
                                                    metrics=["nDCG@5", "P@5"], depth=5,
                                                    baseline_id=w.evaluation.id))
-        campaigns.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+        campaign_runs.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
         draft = None
         if server is not None:
             toml = (f'kind = "http"\nname = "slow"\nurl = "{server.url}/search"\n'

@@ -14,6 +14,7 @@ from rankscope.cli.main import main
 from rankscope.services import (
     adjudication,
     assignment,
+    campaign_runs,
     campaigns,
     comparison,
     dashboards,
@@ -156,7 +157,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
         grades_wanted=2, depth=5, metrics=["nDCG@5", "P@5", "RR@5"], annotation="v2",
         baseline_id=world.evaluation.id)
     second = campaigns.create_evaluation(store, world.curator, world.project.id, spec)
-    campaigns.run_evaluation(store, world.curator, second.id, boundary=world.boundary)
+    campaign_runs.run_evaluation(store, world.curator, second.id, boundary=world.boundary)
     _grade_everything(store, world, world.evaluation.id, seed=1, cant_tell=0)
     rows = comparison.history(store, world.curator, second.id)
     assert [(r["evaluation_id"], r["annotation"]) for r in rows] == [
@@ -170,7 +171,7 @@ def test_history_and_the_baseline_comparison(store, world, capsys, tmp_path):
                                               endpoint_id=world.tuned.id, depth=5,
                                               metrics=["nDCG@5", "P@5", "RR@5"],
                                               baseline_id=world.evaluation.id))
-    campaigns.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
+    campaign_runs.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
     _grade_everything(store, world, tuned.id, seed=2, cant_tell=0)
     report = comparison.compare_with_baseline(store, world.curator, tuned.id)
     base_run = tmp_path / "base.txt"
@@ -242,7 +243,7 @@ def test_each_exported_qrels_file_reproduces_the_metrics_it_claims(store, collec
             name="transformed", query_set_id=w.query_set.id, endpoint_id=w.endpoint.id,
             grades_wanted=2, metrics=["nDCG@5", "P@5", "RR@5", "AP@5"], depth=5,
             transforms=transforms))
-        campaigns.run_evaluation(store, w.curator, made.id, boundary=w.boundary)
+        campaign_runs.run_evaluation(store, w.curator, made.id, boundary=w.boundary)
         ev = made.id
     _grade_everything(store, w, ev)
     report = dashboards.metrics_report(store, w.curator, ev)
@@ -280,7 +281,7 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
     def run(ev_id: int) -> None:
         try:
             barrier.wait(timeout=30)
-            campaigns.run_evaluation(store, world.curator, ev_id, boundary=world.boundary)
+            campaign_runs.run_evaluation(store, world.curator, ev_id, boundary=world.boundary)
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -317,7 +318,7 @@ def test_a_comparison_of_different_depths_says_so_and_compares_the_common_depth(
         store, world.curator, world.project.id, campaigns.EvaluationSpec(
             name="short", query_set_id=world.query_set.id, endpoint_id=world.endpoint.id,
             depth=3, metrics=["P@5", "RR@5"], baseline_id=world.evaluation.id))
-    campaigns.run_evaluation(store, world.curator, short.id, boundary=world.boundary)
+    campaign_runs.run_evaluation(store, world.curator, short.id, boundary=world.boundary)
     _grade_everything(store, world, world.evaluation.id, seed=3, cant_tell=0)
     report = comparison.compare_with_baseline(store, world.curator, short.id)
     assert report["warnings"][0] == f"#{short.id} short has depth 3, #{world.evaluation.id} " \

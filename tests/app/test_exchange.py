@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from rankscope.errors import InputError, ParseError, ScaleError
 from rankscope.services import (
     assignment,
+    campaign_runs,
     campaigns,
     catalog,
     dashboards,
@@ -38,7 +39,7 @@ def _new_project(store, w, name="copy"):
     ev = campaigns.create_evaluation(store, w.curator, p.id, campaigns.EvaluationSpec(
         name="copy", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=2, depth=5,
         metrics=["nDCG@5", "P@5", "RR@5"]))
-    campaigns.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
+    campaign_runs.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
     return ev
 
 

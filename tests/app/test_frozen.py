@@ -11,6 +11,7 @@ from rankscope.cli.main import main
 from rankscope.errors import ConflictError
 from rankscope.services import (
     assignment,
+    campaign_runs,
     campaigns,
     comparison,
     dashboards,
@@ -30,7 +31,7 @@ def _evaluation(store, w, name, endpoint, *, wanted=1, baseline=None, depth=5):
         name=name, query_set_id=w.query_set.id, endpoint_id=endpoint.id, grades_wanted=wanted,
         depth=depth, metrics=list(METRICS), baseline_id=baseline, annotation=f"{name} note")
     ev = campaigns.create_evaluation(store, w.curator, w.project.id, spec)
-    campaigns.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
+    campaign_runs.run_evaluation(store, w.curator, ev.id, boundary=w.boundary)
     return ev
 
 
@@ -285,7 +286,7 @@ def test_a_frozen_evaluation_is_not_run_again_and_says_it_is_frozen(store, world
     view = campaigns.get_evaluation(store, world.curator, ev.id)
     assert view.frozen_at == state["at"] and view.frozen_how == "explicit"
     with pytest.raises(ConflictError, match="frozen"):
-        campaigns.run_evaluation(store, world.curator, ev.id, boundary=world.boundary)
+        campaign_runs.run_evaluation(store, world.curator, ev.id, boundary=world.boundary)
 
 
 def test_a_frozen_evaluations_holes_are_todays(store, collection):

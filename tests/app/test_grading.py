@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from rankscope.errors import ConflictError, ForbiddenError, NotFoundError, OptionError
-from rankscope.services import accounts, assignment, campaigns, grading, projects
+from rankscope.services import accounts, assignment, campaign_runs, campaigns, grading, projects
 from rankscope.services.grading import GradeInput
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Grade, Lease, Task
@@ -157,7 +157,7 @@ def test_grades_are_reused_by_another_evaluation_of_the_same_queries(store, worl
                                       endpoint_id=world.tuned.id, grades_wanted=2, depth=5,
                                       metrics=["nDCG@5"])
     ev2 = campaigns.create_evaluation(store, world.curator, world.project.id, spec)
-    run2 = campaigns.run_evaluation(store, world.curator, ev2.id, boundary=world.boundary)
+    run2 = campaign_runs.run_evaluation(store, world.curator, ev2.id, boundary=world.boundary)
     old = {(h["query_id"], h["doc_id"]) for h in _hits(store, world)}
     new = {(h["query_id"], h["doc_id"]) for h in snapshot_hits(store, run2["snapshot_id"])}
     assert run2["tasks"] == len(new)
@@ -191,8 +191,8 @@ def test_many_graders_at_once_never_exceed_the_limit(store, world):
 
 def test_roles_and_projects(store, world):
     with pytest.raises(ForbiddenError):
-        campaigns.run_evaluation(store, world.judge, world.evaluation.id,
-                                   boundary=world.boundary)
+        campaign_runs.run_evaluation(store, world.judge, world.evaluation.id,
+                                     boundary=world.boundary)
     for call in (lambda: assignment.next_task(store, world.outsider, world.evaluation.id),
                  lambda: campaigns.get_evaluation(store, world.outsider, world.evaluation.id),
                  lambda: assignment.task_view(store, world.judge, _other_task(store, world))):

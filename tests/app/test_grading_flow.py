@@ -9,7 +9,7 @@ import re
 import pytest
 from sqlalchemy import event, func, select
 
-from rankscope.services import assignment, campaigns, grading
+from rankscope.services import assignment, campaign_runs, campaigns, grading
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Grade, Task
 
@@ -117,7 +117,7 @@ def test_you_graded_counts_the_grades_given_in_this_evaluation_only(app, store, 
                                             name="again", query_set_id=world.query_set.id,
                                             endpoint_id=world.endpoint.id, depth=5,
                                             grades_wanted=2, metrics=["P@5"]))
-    campaigns.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
+    campaign_runs.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
     # the same results: the three grades are shared by both evaluations
     with store.read() as s:
         items = select(Task.item_id).where(Task.id.in_(graded))

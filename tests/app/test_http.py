@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from tests.llm_judge.conftest import ScriptedServer
 
-from rankscope.services import accounts, assignment, campaigns, grading, llm_judges
+from rankscope.services import accounts, assignment, campaign_runs, campaigns, grading, llm_judges
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, STANDIN, boundary_for, make_world, module_store
@@ -94,7 +94,7 @@ def _site(store, data):
             store, w.curator, w.project.id, campaigns.EvaluationSpec(
                 name="tuned", query_set_id=w.query_set.id, endpoint_id=w.tuned.id, depth=5,
                 metrics=["nDCG@5"], baseline_id=w.evaluation.id))
-        campaigns.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+        campaign_runs.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
         # the scripted LLM server is on 127.0.0.1: this server allows that address
         app = create_app(store, data, boundary=boundary_for(data, hosts=["127.0.0.1"]))
         tokens = {who: accounts.create_token(store, getattr(w, who).name)
@@ -130,7 +130,7 @@ def _fresh(s: Site) -> int:
                                            name="to freeze", query_set_id=w.query_set.id,
                                            endpoint_id=w.endpoint.id, depth=5,
                                            metrics=["nDCG@5"]))
-    campaigns.run_evaluation(s.store, w.curator, ev.id, boundary=w.boundary)
+    campaign_runs.run_evaluation(s.store, w.curator, ev.id, boundary=w.boundary)
     return ev.id
 
 

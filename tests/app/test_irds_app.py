@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rankscope.errors import ForbiddenError, InputError
-from rankscope.services import campaigns, catalog, exchange
+from rankscope.services import campaign_runs, campaigns, catalog, exchange
 
 from .conftest import PASSWORD
 
@@ -80,7 +80,7 @@ def test_an_evaluation_runs_on_a_collection_while_the_operator_allows_it(store, 
     spec = campaigns.EvaluationSpec(name="on irds", query_set_id=world.query_set.id,
                                       endpoint_id=view.id, depth=5, metrics=["P@5"])
     made = campaigns.create_evaluation(store, world.curator, world.project.id, spec)
-    run = campaigns.run_evaluation(store, world.curator, made.id, boundary=allowed)
+    run = campaign_runs.run_evaluation(store, world.curator, made.id, boundary=allowed)
     assert campaigns.get_evaluation(store, world.curator, made.id).status == "ready", run
     assert (world.data / "irds.index.sqlite").is_file()
     snapshot_docs = {r["doc_id"] for r in exchange_rows(store, world, made.id)}
@@ -89,7 +89,7 @@ def test_an_evaluation_runs_on_a_collection_while_the_operator_allows_it(store, 
     again = campaigns.create_evaluation(store, world.curator, world.project.id,
                                           dataclasses.replace(spec, name="closed"))
     with pytest.raises(ForbiddenError, match="not enabled on this server"):
-        campaigns.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
+        campaign_runs.run_evaluation(store, world.curator, again.id, boundary=world.boundary)
 
 
 def exchange_rows(store, world, evaluation_id: int) -> list[dict[str, str]]:

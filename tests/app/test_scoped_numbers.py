@@ -13,6 +13,7 @@ from rankscope.errors import OptionError
 from rankscope.services import (
     adjudication,
     assignment,
+    campaign_runs,
     campaigns,
     dashboards,
     exchange,
@@ -46,7 +47,7 @@ def test_agreement_and_disagreements_are_about_the_evaluations_own_results(store
                                                name="deeper", query_set_id=w.query_set.id,
                                                endpoint_id=w.endpoint.id, scale="binary",
                                                grades_wanted=2, metrics=["P@5"], depth=5))
-    campaigns.run_evaluation(store, w.curator, deeper.id, boundary=w.boundary)
+    campaign_runs.run_evaluation(store, w.curator, deeper.id, boundary=w.boundary)
     fifth = next(t for t in _q01(store, w, deeper.id) if t.position == 5)
     grading.submit_grade(store, w.judge, GradeInput(fifth.task_id, 1))
     grading.submit_grade(store, w.judge2, GradeInput(fifth.task_id, 0))

@@ -43,14 +43,14 @@ def _explained_apart(world, depth: int = 5) -> dict[tuple[str, str], object]:
 
 def _explaining(store, world, name: str = "explained"):
     """An evaluation of the world's endpoint with ``explain``, run."""
-    from rankscope.services import campaigns
+    from rankscope.services import campaign_runs, campaigns
 
     made = campaigns.create_evaluation(store, world.curator, world.project.id,
                                        campaigns.EvaluationSpec(
                                            name=name, query_set_id=world.query_set.id,
                                            endpoint_id=world.endpoint.id, depth=5,
                                            metrics=["nDCG@5"], explain=True))
-    run = campaigns.run_evaluation(store, world.curator, made.id, boundary=world.boundary)
+    run = campaign_runs.run_evaluation(store, world.curator, made.id, boundary=world.boundary)
     return made, run
 
 
@@ -167,9 +167,9 @@ def test_the_explain_setting_over_http_and_the_pages_that_show_it(store, world):
     assert api.post(f"/api/v1/projects/{world.project.id}/evaluations", json={
         "name": "no", "query_set_id": world.query_set.id, "endpoint_id": world.endpoint.id,
         "explain": "sometimes"}).status_code == 422
-    from rankscope.services import campaigns
+    from rankscope.services import campaign_runs
 
-    campaigns.run_evaluation(store, world.curator, ev, boundary=world.boundary)
+    campaign_runs.run_evaluation(store, world.curator, ev, boundary=world.boundary)
     # the drill-down: a "why" folded under each result; the world's says why there is none
     drill = cora.get(f"/evaluations/{ev}/snapshot/q01")
     n_hits = len(re.findall(r"<tr><td class=\"num\">", drill.text))
@@ -258,7 +258,7 @@ def test_two_tries_side_by_side_with_moves_grades_and_tasks(store, world):
 
 def test_a_snapshot_of_another_query_set_is_compared_on_what_both_have_without_grades(store,
                                                                                      world):
-    from rankscope.services import campaigns, catalog
+    from rankscope.services import campaign_runs, campaigns, catalog
     from rankscope.services.side_views import snapshots_side_by_side
 
     lines = (world.data / "queries.tsv").read_text().splitlines()
@@ -268,7 +268,7 @@ def test_a_snapshot_of_another_query_set_is_compared_on_what_both_have_without_g
                                         campaigns.EvaluationSpec(
                                             name="few", query_set_id=few.id,
                                             endpoint_id=world.tuned.id, depth=3))
-    run = campaigns.run_evaluation(store, world.curator, small.id, boundary=world.boundary)
+    run = campaign_runs.run_evaluation(store, world.curator, small.id, boundary=world.boundary)
     found = snapshots_side_by_side(store, world.curator, world.evaluation.id,
                                    world.run["snapshot_id"], run["snapshot_id"])
     said = " | ".join(found["warnings"])

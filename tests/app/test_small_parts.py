@@ -70,7 +70,7 @@ def test_an_endpoint_with_a_secret_in_it_is_refused(store, world):
 
 def test_a_run_cut_short_by_a_stopped_server_can_be_run_again(store, world):
     from rankscope.errors import ConflictError
-    from rankscope.services import campaigns
+    from rankscope.services import campaign_runs, campaigns
     from rankscope.store.models_app import Evaluation
 
     def stuck(session):
@@ -78,11 +78,11 @@ def test_a_run_cut_short_by_a_stopped_server_can_be_run_again(store, world):
 
     store.write(stuck)
     with pytest.raises(ConflictError, match="running already"):
-        campaigns.run_evaluation(store, world.curator, world.evaluation.id,
-                                   boundary=world.boundary)
-    assert campaigns.recover_interrupted_runs(store) == [world.evaluation.id]
+        campaign_runs.run_evaluation(store, world.curator, world.evaluation.id,
+                                     boundary=world.boundary)
+    assert campaign_runs.recover_interrupted_runs(store) == [world.evaluation.id]
     view = campaigns.get_evaluation(store, world.curator, world.evaluation.id)
     assert view.status == "failed" and "server stopped" in view.error
-    again = campaigns.run_evaluation(store, world.curator, world.evaluation.id,
-                                       boundary=world.boundary)
+    again = campaign_runs.run_evaluation(store, world.curator, world.evaluation.id,
+                                         boundary=world.boundary)
     assert again["tasks"] == world.run["tasks"]  # the same results: the same tasks, reused

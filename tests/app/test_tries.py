@@ -182,7 +182,7 @@ def test_a_remote_try_keeps_the_operators_hosts_and_variables(store, world, engi
     name are checked by the server's boundary as a saved endpoint's are; what is allowed runs,
     and sends the changed value."""
     from rankscope.errors import RankscopeError
-    from rankscope.services import campaigns, catalog, tries
+    from rankscope.services import campaign_runs, campaigns, catalog, tries
     from search.engine_server import Reply
 
     from .conftest import boundary_for
@@ -199,7 +199,7 @@ def test_a_remote_try_keeps_the_operators_hosts_and_variables(store, world, engi
                                        campaigns.EvaluationSpec(
                                            name="es", query_set_id=world.query_set.id,
                                            endpoint_id=ep.id, depth=3))
-    campaigns.run_evaluation(store, world.curator, ev.id, boundary=boundary)
+    campaign_runs.run_evaluation(store, world.curator, ev.id, boundary=boundary)
     before = len(engine.seen("/products/_search"))
     for change, said in (('url="http://10.1.2.3:9200"', "10.1.2.3"),
                          ('url="http://169.254.169.254"', "169.254.169.254"),

@@ -107,7 +107,7 @@ def test_search_with_other_words_and_add_a_document_by_hand(store, world):
 
 
 def test_two_evaluations_side_by_side_a_query_at_a_time(store, world):
-    from rankscope.services import campaigns, comparison
+    from rankscope.services import campaign_runs, campaigns, comparison
 
     from .test_tries import _snapshot_docs
 
@@ -115,7 +115,7 @@ def test_two_evaluations_side_by_side_a_query_at_a_time(store, world):
                                           campaigns.EvaluationSpec(
                                               name="tuned", query_set_id=world.query_set.id,
                                               endpoint_id=world.tuned.id, depth=5))
-    run = campaigns.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
+    run = campaign_runs.run_evaluation(store, world.curator, tuned.id, boundary=world.boundary)
     found = comparison.side_by_side(store, world.curator, tuned.id, world.evaluation.id)
     a = _snapshot_docs(store, world.run["snapshot_id"])
     b = _snapshot_docs(store, run["snapshot_id"])

@@ -22,6 +22,7 @@ from rankscope.services import (
     accounts,
     adjudication,
     assignment,
+    campaign_runs,
     campaigns,
     catalog,
     comparison,
@@ -175,8 +176,8 @@ def evaluation_settings(request: Request, actor: ApiActor, evaluation_id: Id,
 @router.post("/evaluations/{evaluation_id}/run")
 def evaluation_run(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, Any]:
     """Take the snapshot and create the tasks (answers when done)."""
-    return campaigns.run_evaluation(_store(request), actor, evaluation_id,
-                                      boundary=settings_of(request).boundary)
+    return campaign_runs.run_evaluation(_store(request), actor, evaluation_id,
+                                        boundary=settings_of(request).boundary)
 
 
 @router.get("/evaluations/{evaluation_id}/tasks/next")

@@ -17,6 +17,7 @@ from rankscope.errors import ForbiddenError, InputError, OptionError, RankscopeE
 from rankscope.services import (
     adjudication,
     assignment,
+    campaign_runs,
     campaigns,
     comparison,
     dashboards,
@@ -87,8 +88,8 @@ def evaluation_run(request: Request, actor: PageActor, evaluation_id: Id) -> Res
             # the outcome (ready, or failed with its error) is recorded on the evaluation,
             # which the page polls; nothing is left to report from this thread
             with contextlib.suppress(Exception):
-                campaigns.run_evaluation(settings.store, actor, evaluation_id,
-                                           boundary=settings.boundary, progress=progress)
+                campaign_runs.run_evaluation(settings.store, actor, evaluation_id,
+                                             boundary=settings.boundary, progress=progress)
             settings.run_progress.pop(evaluation_id, None)
 
         settings.run_progress.pop(evaluation_id, None)

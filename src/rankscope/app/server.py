@@ -170,7 +170,7 @@ def serve(settings: ServerSettings, *, say: Callable[[str], None],
     store = open_app_store(db)
     try:
         boundary = boundary_for(settings, store, data_dir)
-        from rankscope.services.campaigns import recover_interrupted_runs
+        from rankscope.services.campaign_runs import recover_interrupted_runs
 
         for evaluation_id in recover_interrupted_runs(store):
             warn(f"note: evaluation #{evaluation_id} was running when the server stopped; "

@@ -10,7 +10,8 @@
 from rankscope._aliases import redirect
 
 # deprecated paths for one release: the grading campaigns' modules were "evaluations"
+# (running one moved on to campaign_runs when campaigns was split)
 redirect({
     "rankscope.services.evaluations": "rankscope.services.campaigns",
     "rankscope.services.evaluation_data": "rankscope.services.campaign_data",
-})
+}, also={"rankscope.services.evaluations": ["rankscope.services.campaign_runs"]})

@@ -79,7 +79,8 @@ def setup_demo(store: Store, directory: str | Path, *, boundary: Boundary,
     the tuned endpoint's evaluation at depth 20 whose holes are to grade.
     """
     from rankscope.services.accounts import create_user
-    from rankscope.services.campaigns import EvaluationSpec, create_evaluation, run_evaluation
+    from rankscope.services.campaign_runs import run_evaluation
+    from rankscope.services.campaigns import EvaluationSpec, create_evaluation
     from rankscope.services.catalog import import_query_set, save_endpoint
     from rankscope.services.demo import init_demo
     from rankscope.services.exchange import import_grades

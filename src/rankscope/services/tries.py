@@ -557,7 +557,8 @@ def make_evaluation(store: Store, actor: Actor, evaluation_id: int, number: int,
         A try of one query, a try not done, a try made an evaluation already.
     """
     from rankscope.search.variants import toml_text
-    from rankscope.services.campaigns import EvaluationSpec, attach_snapshot, create_evaluation
+    from rankscope.services.campaign_runs import attach_snapshot
+    from rankscope.services.campaigns import EvaluationSpec, create_evaluation
     from rankscope.services.catalog import save_endpoint
 
     with store.read() as session:
