@@ -31,8 +31,9 @@ from rankscope.services.limits import (
     check_spec,
 )
 from rankscope.services.llm_judges import JudgeSpec
+from rankscope.services.pool import PoolSpec
 from rankscope.services.projects import MemberSpec, ProjectSpec
-from rankscope.services.tries import MAX_CHANGES, PoolSpec, TrySpec
+from rankscope.services.tries import MAX_CHANGES, TrySpec
 
 PAIRS = [(EvaluationSpec, api.EvaluationIn), (JudgeSpec, api.JudgeIn),
          (ProjectSpec, api.ProjectIn), (MemberSpec, api.MemberIn),

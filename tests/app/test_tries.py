@@ -157,23 +157,23 @@ def test_only_a_curator_of_the_project_tries(store, world):
 
 
 def test_a_document_added_by_hand_is_graded_like_any_other(store, world):
-    from rankscope.services import assignment, grading, tries
+    from rankscope.services import assignment, grading, pool
 
-    task_id = tries.add_to_pool(store, world.curator, world.evaluation.id, "q01",
-                                "time.sleep", title="time.sleep(secs)",
-                                url="https://docs.python.org/3/library/shutil.html")
+    task_id = pool.add_to_pool(store, world.curator, world.evaluation.id, "q01",
+                               "time.sleep", title="time.sleep(secs)",
+                               url="https://docs.python.org/3/library/shutil.html")
     task = assignment.task_view(store, world.judge, task_id)
     assert (task.query_id, task.doc_id, task.origin, task.title) == (
         "q01", "time.sleep", "hand", "time.sleep(secs)")
     done = grading.submit_grade(store, world.judge, grading.GradeInput(task_id, 3))
     assert done["task_id"] == task_id
     with pytest.raises(ConflictError, match="already"):
-        tries.add_to_pool(store, world.curator, world.evaluation.id, "q01", "time.sleep")
+        pool.add_to_pool(store, world.curator, world.evaluation.id, "q01", "time.sleep")
     with pytest.raises(OptionError, match="http"):
-        tries.add_to_pool(store, world.curator, world.evaluation.id, "q01", "x",
-                          url="javascript:alert(1)")
+        pool.add_to_pool(store, world.curator, world.evaluation.id, "q01", "x",
+                         url="javascript:alert(1)")
     with pytest.raises(NotFoundError):
-        tries.add_to_pool(store, world.curator, world.evaluation.id, "q99", "x")
+        pool.add_to_pool(store, world.curator, world.evaluation.id, "q99", "x")
 
 
 def test_a_remote_try_keeps_the_operators_hosts_and_variables(store, world, engine,

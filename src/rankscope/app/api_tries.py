@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 
 from rankscope.app.core import ApiActor, Id, settings_of
 from rankscope.app.schemas import Schema, schema_of
-from rankscope.services import side_views, tries
+from rankscope.services import pool, side_views, tries
 
 __all__ = ["router"]
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 else:
     # the fields of the services' specs, each field's limit and meaning written once there
     TryIn = schema_of(tries.TrySpec, "TryIn")
-    PoolIn = schema_of(tries.PoolSpec, "PoolIn")
+    PoolIn = schema_of(pool.PoolSpec, "PoolIn")
 
 
 @router.get("/evaluations/{evaluation_id}/tries")
@@ -71,10 +71,10 @@ def try_evaluation(request: Request, actor: ApiActor, evaluation_id: Id,
 def pool_add(request: Request, actor: ApiActor, evaluation_id: Id,
              body: PoolIn) -> dict[str, Any]:
     """Add a document to a query's pool by hand: ``{"task_id"}`` (409 if it is there)."""
-    spec = tries.PoolSpec(**body.model_dump())
-    return {"task_id": tries.add_to_pool(settings_of(request).store, actor, evaluation_id,
-                                         spec.query_id, spec.doc_id, title=spec.title,
-                                         url=spec.url, snippet=spec.snippet)}
+    spec = pool.PoolSpec(**body.model_dump())
+    return {"task_id": pool.add_to_pool(settings_of(request).store, actor, evaluation_id,
+                                        spec.query_id, spec.doc_id, title=spec.title,
+                                        url=spec.url, snippet=spec.snippet)}
 
 
 @router.get("/evaluations/{evaluation_id}/snapshots")

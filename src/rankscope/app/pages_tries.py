@@ -32,6 +32,7 @@ from rankscope.services import (
     campaigns,
     catalog,
     comparison,
+    pool,
     projects,
     side_views,
     tries,
@@ -120,8 +121,8 @@ def try_page(request: Request, actor: PageActor, evaluation_id: Id, number: Id,
     current = context["query_id"]
     found = None
     if words and current:
-        found = tries.search_other_words(store, actor, evaluation_id, words,
-                                         boundary=settings.boundary)
+        found = pool.search_other_words(store, actor, evaluation_id, words,
+                                        boundary=settings.boundary)
     context.update({
         "words": words or "", "found": found,
         "back": f"/evaluations/{evaluation_id}/tries/{number}?q={quote(current or '')}"})
@@ -194,9 +195,9 @@ def pool_add(request: Request, actor: PageActor, evaluation_id: Id,
              query_id: Annotated[str, Form()], doc_id: Annotated[str, Form()],
              title: Annotated[str, Form()] = "", url: Annotated[str, Form()] = "",
              snippet: Annotated[str, Form()] = "", back: Annotated[str, Form()] = "") -> Response:
-    task_id = tries.add_to_pool(settings_of(request).store, actor, evaluation_id, query_id,
-                                doc_id, title=title or None, url=url or None,
-                                snippet=snippet or None)
+    task_id = pool.add_to_pool(settings_of(request).store, actor, evaluation_id, query_id,
+                               doc_id, title=title or None, url=url or None,
+                               snippet=snippet or None)
     message = quote(f"Added {doc_id} to {query_id}'s pool (task #{task_id}): grade it")
     if back.startswith(f"/evaluations/{evaluation_id}/tries/"):
         return RedirectResponse(f"{back}&message={message}", status_code=303)

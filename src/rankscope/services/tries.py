@@ -18,8 +18,8 @@ the whole configuration they made.
 
 Every result of a try that the evaluation does not already grade joins the
 query's judged pool as a task (origin ``try``, what a grader sees kept in
-``shown``), so the new results are graded in place like any other;
-:func:`add_to_pool` adds a document found by other means (origin ``hand``).
+``shown``), so the new results are graded in place like any other (the pool,
+and documents added to it by hand, are :mod:`rankscope.services.pool`).
 :func:`side_by_side` shows a try next to the evaluation's snapshot with
 :func:`rankscope.services.snapshot_compare.side_by_side`.
 """
@@ -36,31 +36,26 @@ import polars as pl
 from sqlalchemy import func, select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError, RankscopeError
-from rankscope.services.campaigns import (
-    ensure_items,
-    evaluation_row,
-    latest_snapshot_id,
-    query_key,
-)
-from rankscope.services.limits import MAX_NAME, MAX_NOTE, check_spec, check_text, spec_field
+from rankscope.services.campaigns import evaluation_row, latest_snapshot_id
+from rankscope.services.limits import MAX_NAME, check_spec, check_text, spec_field
+from rankscope.services.pool import add_tasks, hit_dict
 from rankscope.store.models import Endpoint, Project, Query, QuerySet
 from rankscope.store.models import utcnow as _now
-from rankscope.store.models_app import Evaluation, Task, Try
+from rankscope.store.models_app import Evaluation, Try
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from sqlalchemy.orm import Session
 
-    from rankscope.search.types import EndpointConfig, Hit
+    from rankscope.search.types import EndpointConfig
     from rankscope.services.accounts import Actor
     from rankscope.services.boundary import Boundary
     from rankscope.store.db import Store
 
-__all__ = ["MAX_CHANGES", "PoolSpec", "Started", "TrySpec", "TryView", "add_to_pool",
-           "complete_try", "list_tries", "make_evaluation", "read_changes",
-           "recover_interrupted_tries", "run_try", "search_other_words", "side_by_side",
-           "start_try"]
+__all__ = ["MAX_CHANGES", "Started", "TrySpec", "TryView", "complete_try", "list_tries",
+           "make_evaluation", "read_changes", "recover_interrupted_tries", "run_try",
+           "side_by_side", "start_try"]
 
 MAX_CHANGES = 50
 """Changes one try may make (a form, not a grid: `rankscope sweep` runs grids)."""
@@ -104,20 +99,6 @@ class TrySpec:
         limit=MAX_NAME, items=MAX_CHANGES, label="a change")
     query_id: str | None = spec_field(None, doc="The query to run (none: the whole set).",
                                       limit=MAX_NAME, label="the query id")
-
-
-@dataclass(frozen=True)
-class PoolSpec:
-    """A document added by hand to a query's pool, with what a grader sees of it."""
-
-    query_id: str = spec_field(doc="The query's id.", limit=MAX_NAME, label="the query id")
-    doc_id: str = spec_field(doc="The document's id.", limit=MAX_NAME,
-                             label="the document id")
-    title: str | None = spec_field(None, doc="Its title.", limit=MAX_NOTE, label="the title")
-    url: str | None = spec_field(None, doc="Its link (http or https).", limit=MAX_NOTE,
-                                 label="the URL")
-    snippet: str | None = spec_field(None, doc="Its snippet.", limit=MAX_NOTE,
-                                     label="the snippet")
 
 
 def read_changes(config: EndpointConfig, specs: Sequence[str]) -> list[Any]:
@@ -184,38 +165,6 @@ def _endpoint_data(ep: Endpoint) -> dict[str, Any]:
     data = tomllib.loads(ep.toml) if ep.toml is not None else dict(ep.config)
     data["name"] = ep.name
     return data
-
-
-def _hit_dict(hit: Hit, rank: int) -> dict[str, Any]:
-    return {"rank": rank, "doc_id": hit.doc_id, "score": hit.score, "title": hit.title,
-            "snippet": hit.snippet, "url": hit.url, "image": hit.image,
-            "explanation": hit.explanation}
-
-
-def _add_tasks(session: Session, ev: Evaluation, query_row: Query,
-               hits: Sequence[Mapping[str, Any]], origin: str,
-               user_id: int | None) -> list[Task]:
-    """Tasks for the hits the evaluation does not grade yet (their item made when missing)."""
-    key = query_key(query_row.text, query_row.params)
-    items = ensure_items(session, ev.project_id,
-                         [(key, query_row.text, str(h["doc_id"])) for h in hits])
-    have = set(session.scalars(select(Task.item_id).where(
-        Task.evaluation_id == ev.id, Task.item_id.in_(list(items.values())))))
-    made = []
-    now = _now()
-    for hit in hits:
-        item_id = items[(key, str(hit["doc_id"]))]
-        if item_id in have:
-            continue
-        shown = {k: hit.get(k) for k in ("title", "snippet", "url", "image")}
-        task = Task(evaluation_id=ev.id, item_id=item_id, query_row_id=query_row.id,
-                    position=int(hit.get("rank") or 0), grades_wanted=ev.grades_wanted,
-                    created_at=now, origin=origin, added_by=user_id, shown=shown)
-        session.add(task)
-        have.add(item_id)
-        made.append(task)
-    session.flush()
-    return made
 
 
 @dataclass(frozen=True)
@@ -363,8 +312,8 @@ def complete_try(store: Store, actor: Actor, started: Started, *,
             select(Query).join(QuerySet, Query.query_set_id == QuerySet.id)
             .where(QuerySet.id == ev.query_set_id))}
         for response in outcome.responses:
-            hits = [_hit_dict(h, i) for i, h in enumerate(response.hits, start=1)]
-            _add_tasks(session, ev, by_id[response.query.query_id], hits, "try",
+            hits = [hit_dict(h, i) for i, h in enumerate(response.hits, start=1)]
+            add_tasks(session, ev, by_id[response.query.query_id], hits, "try",
                        actor.user_id)
             if scope == "query":
                 row.results = {"query_id": response.query.query_id,
@@ -389,42 +338,6 @@ def recover_interrupted_tries(store: Store) -> list[tuple[int, int]]:
         for row in stuck:
             row.status, row.error = "failed", "the server stopped during the try; run it again"
         return [(row.evaluation_id, row.number) for row in stuck]
-
-    return store.write(work)
-
-
-def add_to_pool(store: Store, actor: Actor, evaluation_id: int, query_id: str, doc_id: str,
-                *, title: str | None = None, url: str | None = None,
-                snippet: str | None = None) -> int:
-    """Add a document to a query's judged pool by hand; returns its task's id.
-
-    The document is graded like any other result of the evaluation and marked
-    as added by hand (``origin`` hand, ``added_by`` the curator).
-
-    Raises
-    ------
-    ConflictError
-        The evaluation grades that document for that query already.
-    """
-    check_spec(PoolSpec(query_id, doc_id, title, url, snippet))
-    if not doc_id.strip():
-        raise OptionError("give the document's id")
-    if url and not url.lower().startswith(("http://", "https://")):
-        raise OptionError("a result's URL must be http(s)")
-
-    def work(session: Session) -> int:
-        ev = evaluation_row(session, actor, evaluation_id, "curator")
-        query_row = session.scalar(select(Query).where(Query.query_set_id == ev.query_set_id,
-                                                       Query.query_id == query_id))
-        if query_row is None:
-            raise NotFoundError(f"no query {query_id!r} in the evaluation's query set")
-        made = _add_tasks(session, ev, query_row, [{"doc_id": doc_id.strip(), "rank": 0,
-                                                    "title": title, "url": url,
-                                                    "snippet": snippet}],
-                          "hand", actor.user_id)
-        if not made:
-            raise ConflictError(f"{doc_id.strip()!r} is in query {query_id!r}'s pool already")
-        return made[0].id
 
     return store.write(work)
 
@@ -506,40 +419,6 @@ def _explanations(session: Session, row: Try) -> dict[tuple[str, str], Any]:
         return {(row.results["query_id"], h["doc_id"]): h.get("explanation")
                 for h in row.results.get("hits", []) if h.get("explanation") is not None}
     return {} if row.snapshot_id is None else explanations_of(session, row.snapshot_id)
-
-
-def search_other_words(store: Store, actor: Actor, evaluation_id: int, text: str, *,
-                       boundary: Boundary, depth: int = 20) -> list[dict[str, Any]]:
-    """Search the evaluation's endpoint (as it is) with other words; nothing is kept.
-
-    What a curator looks through to find a document the engine did not
-    return for a query, and add it to that query's pool (:func:`add_to_pool`).
-    """
-    from rankscope.search.config import open_endpoint
-    from rankscope.search.types import QueryItem
-    from rankscope.services.catalog import endpoint_config
-    from rankscope.services.snapshots import take_snapshot
-
-    check_text(text, "the search", MAX_NAME)
-    if not text.strip():
-        raise OptionError("give the words to search for")
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "curator")
-        ep = session.get(Endpoint, ev.endpoint_id)
-        if ep is None:
-            raise NotFoundError("the evaluation lost its endpoint")
-        config = endpoint_config(ep, boundary)
-
-    async def take() -> Any:
-        endpoint = open_endpoint(config, **boundary.open_options())
-        try:
-            return await take_snapshot(endpoint, [QueryItem("search", text.strip(), {}, None)],
-                                       depth=depth, concurrency=1)
-        finally:
-            await endpoint.aclose()
-
-    outcome = asyncio.run(take())
-    return [_hit_dict(h, i) for i, h in enumerate(outcome.responses[0].hits, start=1)]
 
 
 def make_evaluation(store: Store, actor: Actor, evaluation_id: int, number: int, *,
