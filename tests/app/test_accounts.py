@@ -85,3 +85,28 @@ def test_the_login_limit_counts_per_account_and_address_and_per_address():
     assert not limiter.allowed("dora", "a")  # five failures from the address
     now[0] = 61.0
     assert limiter.allowed("ann", "a") and limiter.allowed("dora", "a")  # the window slid
+
+
+def test_a_user_name_has_one_limit_wherever_it_is_given_and_the_error_says_it(store):
+    # docs/web_app.md: "names, labels ... 200 characters ...; a user name 100": a token's
+    # name is a name (200), a user name is 100 wherever one is given: a new user, a token's
+    # owner, a project's new member (each took 200 but the first: another limit per place)
+    from rankscope.errors import InputError
+    from rankscope.services import projects
+
+    admin = accounts.create_user(store, "admin", "admin", "a long password")
+    longest = "u" * 100
+    accounts.create_user(store, longest, "judge", None)
+    project = projects.create_project(store, admin, "shop")
+    projects.add_member(store, admin, project.id, longest, "judge")
+    accounts.create_token(store, longest, "t" * 200)
+    too_long = "u" * 101
+    said = r"the user name is longer than 100 characters \(101\)"
+    with pytest.raises(InputError, match=said):
+        accounts.create_token(store, too_long)
+    with pytest.raises(InputError, match=said):
+        projects.add_member(store, admin, project.id, too_long, "judge")
+    with pytest.raises(InputError, match=r"a user name is longer than 100 characters \(101\)"):
+        accounts.create_user(store, too_long, "judge", None)
+    with pytest.raises(InputError, match=r"the token's name is longer than 200 characters"):
+        accounts.create_token(store, longest, "t" * 201)

@@ -28,6 +28,7 @@ from rankscope.services.limits import (
     MAX_NAME,
     MAX_NOTE,
     MAX_URL,
+    MAX_USER_NAME,
     check_spec,
 )
 from rankscope.services.llm_judges import JudgeSpec
@@ -80,7 +81,7 @@ def test_the_api_model_has_the_specs_fields_defaults_and_meaning(spec, model):
     (JudgeSpec, "provider", MAX_NAME, "openai"),
     (JudgeSpec, "prompt", MAX_NAME, "assessor"),
     (ProjectSpec, "name", MAX_NAME, "p"),
-    (MemberSpec, "name", MAX_NAME, "u"),
+    (MemberSpec, "name", MAX_USER_NAME, "u"),
     (MemberSpec, "role", MAX_NAME, "judge"),
     (QuerySetSpec, "name", MAX_NAME, "q"),
     (QuerySetSpec, "text", MAX_TEXT, "q1\tshoes\n"),
@@ -95,7 +96,7 @@ def test_the_api_model_has_the_specs_fields_defaults_and_meaning(spec, model):
     (PoolSpec, "doc_id", MAX_NAME, "d"),
     (PoolSpec, "url", MAX_NOTE, "https://x/"),
     (AdjudicationSpec, "note", MAX_NOTE, "n"),
-    (UserSpec, "name", accounts.MAX_NAME, "u"),
+    (UserSpec, "name", MAX_USER_NAME, "u"),
     (UserSpec, "password", accounts.MAX_PASSWORD, "p"),
     (UserUpdateSpec, "password", accounts.MAX_PASSWORD, "p"),
     (EvaluationSettingsSpec, "annotation", MAX_NOTE, "a"),
@@ -166,7 +167,7 @@ def test_the_api_refuses_what_the_service_refuses(store, world, api_client):
     # the service: an InputError naming the field by its spec's label
     with pytest.raises(InputError, match="a project name is longer than 200"):
         projects.create_project(store, world.curator, long_name)
-    with pytest.raises(InputError, match="the user name is longer than 200"):
+    with pytest.raises(InputError, match="the user name is longer than 100"):  # MAX_USER_NAME
         projects.add_member(store, world.curator, pid, long_name, "judge")
     with pytest.raises(InputError, match="the query set's name is longer than 200"):
         catalog.import_query_set(store, world.curator, pid, long_name, "q1\tshoes\n")
@@ -215,7 +216,7 @@ def test_a_grade_is_a_number_not_true_nor_text(value):
 
 
 def test_a_user_name_the_service_refuses_is_refused_by_the_api(store, world, collection):
-    # user names are at most 100 characters (accounts.MAX_NAME); the hand-written UserIn
+    # user names are at most 100 characters (MAX_USER_NAME); the hand-written UserIn
     # took up to 200 (limits.MAX_NAME), which the service then refused with a 400
     from fastapi.testclient import TestClient
 

@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from rankscope.errors import AuthError, ConflictError, DependencyError, NotFoundError, OptionError
-from rankscope.services.limits import check_spec, spec_field
+from rankscope.services.limits import (
+    MAX_NAME,
+    MAX_USER_NAME,
+    check_spec,
+    check_text,
+    spec_field,
+)
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import ROLES, ApiToken, Rater, User, UserSession
 
@@ -66,8 +72,6 @@ SESSION_LIFETIME = timedelta(days=7)
 MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 """Longer passwords are refused (each sign-in hashes the whole text)."""
-MAX_NAME = 100
-"""The longest user name (shorter than other names: it is shown on every page)."""
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,8 @@ class UserSpec:
     service checks them and the API's input model is derived from them.
     """
 
-    name: str = spec_field(doc=f"The user's name: 1 to {MAX_NAME} printable characters, no "
-                           "spaces.", limit=MAX_NAME, label="a user name")
+    name: str = spec_field(doc=f"The user's name: 1 to {MAX_USER_NAME} printable characters, "
+                           "no spaces.", limit=MAX_USER_NAME, label="a user name")
     role: str = spec_field(doc=f"Their role: {', '.join(ROLES)}.", limit=MAX_NAME,
                            label="the role")
     password: str | None = spec_field(
@@ -213,9 +217,10 @@ def create_user(store: Store, name: str, role: str, password: str | None) -> Act
     """
     check_spec(UserSpec(name, role, password))
     name = name.strip()
-    if (not name or len(name) > MAX_NAME or any(c.isspace() or not c.isprintable() for c in name)):
-        raise OptionError(f"a user name is 1 to {MAX_NAME} printable characters without "
-                          f"spaces, not {name[:MAX_NAME]!r}")
+    if (not name or len(name) > MAX_USER_NAME
+            or any(c.isspace() or not c.isprintable() for c in name)):
+        raise OptionError(f"a user name is 1 to {MAX_USER_NAME} printable characters without "
+                          f"spaces, not {name[:MAX_USER_NAME]!r}")
     _check_role(role)
     digest = None
     if password is not None:
@@ -355,7 +360,7 @@ def authenticate(store: Store, name: str, password: str) -> Actor:
 
     Exactly one argon2 verification runs whatever the name (see the module docs).
     """
-    if (len(name) > MAX_NAME or "\x00" in name or len(password) > MAX_PASSWORD
+    if (len(name) > MAX_USER_NAME or "\x00" in name or len(password) > MAX_PASSWORD
             or "\x00" in password):
         verify_password(None, password[:MAX_PASSWORD])  # as long as any other answer
         raise AuthError("wrong name or password")
@@ -411,10 +416,8 @@ def end_session(store: Store, token: str | None) -> None:
 
 def create_token(store: Store, user_name: str, token_name: str = "api") -> str:
     """A new API token for a user; the secret is returned once and stored hashed."""
-    from rankscope.services.limits import MAX_NAME, check_text
-
     check_text(token_name, "the token's name", MAX_NAME)
-    check_text(user_name, "the user name", MAX_NAME)
+    check_text(user_name, "the user name", MAX_USER_NAME)
     token = "rs_" + secrets.token_urlsafe(32)
 
     def work(session: Session) -> None:

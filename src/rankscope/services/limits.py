@@ -21,6 +21,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_NOTE",
     "MAX_URL",
+    "MAX_USER_NAME",
     "check_spec",
     "check_text",
     "spec_field",
@@ -31,6 +32,8 @@ MAX_ID = 2**31 - 1
 MAX_NAME = 200
 """A name or short label: a project, query set, endpoint, evaluation, rater, model, token,
 batch id, query or document id, a metric."""
+MAX_USER_NAME = 100
+"""A user's name (shorter than other names: it is shown on every page)."""
 MAX_NOTE = 2_000
 """A reason ("can't tell"), an adjudication note, an annotation ("what changed")."""
 MAX_EXPLANATION = 10_000

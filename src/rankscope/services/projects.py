@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from rankscope.errors import ConflictError, ForbiddenError, NotFoundError, OptionError
-from rankscope.services.limits import MAX_NAME, check_spec, spec_field
+from rankscope.services.limits import MAX_NAME, MAX_USER_NAME, check_spec, spec_field
 from rankscope.store.models import Project, utcnow
 from rankscope.store.models_app import ROLES, Membership, User
 
@@ -92,7 +92,7 @@ class ProjectSpec:
 class MemberSpec:
     """A member to add (or whose role to change)."""
 
-    name: str = spec_field(doc="The user's name.", limit=MAX_NAME, label="the user name")
+    name: str = spec_field(doc="The user's name.", limit=MAX_USER_NAME, label="the user name")
     role: str = spec_field("judge", doc=f"Their role in the project: {', '.join(ROLES)}.",
                            limit=MAX_NAME, label="the role")
 
