@@ -207,6 +207,25 @@ def test_the_most_changes_of_a_try_are_one_limit():
         check_spec(TrySpec(**over))
 
 
+def test_reading_a_tries_changes_says_their_limit_in_the_shared_words():
+    # read_changes worded the limit its own way ("a try makes at most 50 changes", an
+    # OptionError); a spec's field says "LABEL: at most N items, not M" (check_spec), and so
+    # must the changes read without their spec
+    from rankscope.search.config import endpoint_from_dict
+    from rankscope.services.tries import read_changes
+
+    config = endpoint_from_dict({"kind": "http", "url": "http://127.0.0.1:9/s", "hits": "r",
+                                 "params": {"q": "{{query}}", "k": "{{k}}"},
+                                 "variables": {"k": "1"}})
+    over = ["k=1"] * (MAX_CHANGES + 1)
+    with pytest.raises(InputError) as by_spec:
+        check_spec(TrySpec(changes=over))
+    with pytest.raises(InputError) as read:
+        read_changes(config, over)
+    said = f"a change: at most {MAX_CHANGES} items, not {MAX_CHANGES + 1}"
+    assert str(read.value) == str(by_spec.value) == said
+
+
 @pytest.mark.parametrize("value", [True, "2", [2]])
 def test_a_grade_is_a_number_not_true_nor_text(value):
     api.GradeIn(task_id=1, value=2)

@@ -9,7 +9,7 @@ the same limits in its schemas; docs/web_app.md lists them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from typing import Any
 
 from rankscope.errors import InputError
@@ -22,6 +22,7 @@ __all__ = [
     "MAX_NOTE",
     "MAX_URL",
     "MAX_USER_NAME",
+    "check_items",
     "check_spec",
     "check_text",
     "spec_field",
@@ -62,6 +63,19 @@ def check_text(value: str | None, what: str, limit: int) -> str | None:
     if len(value) > limit:
         raise InputError(f"{what} is longer than {limit:,} characters ({len(value):,})")
     return value
+
+
+def check_items(values: Sized, what: str, most: int) -> None:
+    """Refuse more than ``most`` values (InputError saying the limit and how many were given).
+
+    Examples
+    --------
+    >>> check_items(["k=1", "k=2"], "a change", 1)
+    Traceback (most recent call last):
+    rankscope.errors.InputError: a change: at most 1 items, not 2
+    """
+    if len(values) > most:
+        raise InputError(f"{what}: at most {most} items, not {len(values)}")
 
 
 def spec_field(default: Any = dataclasses.MISSING, *, doc: str, limit: int | None = None,
@@ -113,8 +127,8 @@ def check_spec(spec: Any) -> None:
             if limit is not None:
                 check_text(value, label, limit)
             continue
-        if items is not None and len(value) > items:
-            raise InputError(f"{label}: at most {items} items, not {len(value)}")
+        if items is not None:
+            check_items(value, label, items)
         if isinstance(value, Mapping):
             for key, text in value.items():
                 check_text(key, label, meta.get("key_limit") or limit or MAX_NOTE)

@@ -37,7 +37,7 @@ from sqlalchemy import func, select
 
 from rankscope.errors import ConflictError, NotFoundError, OptionError, RankscopeError
 from rankscope.services.campaigns import evaluation_row, latest_snapshot_id
-from rankscope.services.limits import MAX_NAME, check_spec, check_text, spec_field
+from rankscope.services.limits import MAX_NAME, check_items, check_spec, check_text, spec_field
 from rankscope.services.pool import add_tasks, hit_dict
 from rankscope.store.models import Endpoint, Project, Query, QuerySet
 from rankscope.store.models import utcnow as _now
@@ -106,13 +106,14 @@ def read_changes(config: EndpointConfig, specs: Sequence[str]) -> list[Any]:
 
     Raises
     ------
+    InputError
+        Too many (more than :data:`MAX_CHANGES`, said as every spec's limit of items).
     OptionError
-        Too many, a spec that does not parse, a list of values, a key twice.
+        A spec that does not parse, a list of values, a key twice.
     """
     from rankscope.search.variants import Change, parse_assignment, resolve_key
 
-    if len(specs) > MAX_CHANGES:
-        raise OptionError(f"a try makes at most {MAX_CHANGES} changes, not {len(specs)}")
+    check_items(specs, "a change", MAX_CHANGES)
     changes: list[Change] = []
     for spec in specs:
         check_text(spec, "a change", MAX_NAME)
