@@ -84,5 +84,5 @@ def test_one_retrying_http_transport():
 def test_the_llm_answer_cache_has_no_schema_of_its_own():
     # the cache's table is the store's, built by alembic (llm_judge/cache.py created its own
     # with sqlite3 and added columns by hand)
-    assert _where(r"CREATE TABLE|ALTER TABLE") == ["search/embedded.py"]  # its own index
+    assert _where(r"CREATE TABLE|ALTER TABLE") == ["search/embedded_index.py"]  # its own index
     assert _where(r"__tablename__ = \"llm_answers\"") == ["store/llm_cache.py"]

@@ -290,7 +290,7 @@ def test_a_web_users_corpus_names_a_collection_only_where_the_operator_allows(na
 
     from rankscope.errors import ConfigError, ForbiddenError
     from rankscope.search.config import endpoint_from_dict, open_endpoint
-    from rankscope.search.embedded import default_index_name
+    from rankscope.search.embedded_index import default_index_name
     from rankscope.search.files import FileScope
     from rankscope.search.types import QueryItem
 

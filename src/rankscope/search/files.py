@@ -12,7 +12,7 @@ they are kept inside the directory the operator set (``rankscope serve
   ``-wal``, ``-shm`` and ``-journal`` files, the LLM answer cache): neither
   read nor written;
 - an index is written only where nothing is, or over an index the engine
-  made (:func:`rankscope.search.embedded.check_index_target`);
+  made (:func:`rankscope.search.embedded_index.check_index_target`);
 - an embedded corpus named ``irds:NAME`` is no file: it is an ir_datasets
   collection, read from its cache, allowed only when NAME matches one of the
   operator's patterns (``rankscope serve --irds``; none by default; else a

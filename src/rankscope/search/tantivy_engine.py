@@ -20,16 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.errors import ConfigError, DependencyError
-from rankscope.search.embedded import (
+from rankscope.search.embedded import EmbeddedEndpoint, fts_query, query_terms
+from rankscope.search.embedded_index import (
     TANTIVY_META_FILE,
-    EmbeddedEndpoint,
     check_index_target,
     corpus_fingerprint,
     corpus_records,
     corpus_source,
-    fts_query,
     index_lock,
-    query_terms,
 )
 from rankscope.search.types import EndpointConfig
 

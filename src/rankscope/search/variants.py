@@ -237,7 +237,7 @@ def _pin_index(data: dict[str, Any], original: Mapping[str, Any], name: str) -> 
     names is left as given."""
     if data.get("kind") != "embedded" or data.get("index") != original.get("index"):
         return
-    from rankscope.search.embedded import default_index_name
+    from rankscope.search.embedded_index import default_index_name
 
     index = str(original.get("index") or default_index_name(
         name, str(original.get("engine", "fts5"))))

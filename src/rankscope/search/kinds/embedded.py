@@ -27,7 +27,7 @@ def _check(settings: dict[str, Any], context: CheckContext) -> None:
     if context.files is not None:
         # the corpus (a file in the scope, or an allowed irds:NAME collection) and the
         # index in the scope; the index writable
-        from rankscope.search.embedded import check_index_target, default_index_name
+        from rankscope.search.embedded_index import check_index_target, default_index_name
 
         base, files = context.base, context.files
         corpus = files.corpus(settings["corpus"], base=base, source=context.source)
