@@ -111,7 +111,7 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
     """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
     from rankscope.app.server import open_app_store
     from rankscope.outbound import HostPolicy
-    from rankscope.services import accounts, campaign_runs, campaigns, catalog, projects
+    from rankscope.services import accounts, campaign_runs, campaigns, catalog, projects, sessions
     from rankscope.services.boundary import Boundary
 
     depth = 10
@@ -128,7 +128,7 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
             name = f"g{i:02d}"
             accounts.create_user(store, name, "judge", PASSWORD)
             projects.add_member(store, curator, project.id, name, "judge")
-            graders.append((name, accounts.create_token(store, name, "load")))
+            graders.append((name, sessions.create_token(store, name, "load")))
         qs = catalog.import_query_set(store, curator, project.id, "load",
                                       (data / "queries.tsv").read_text(encoding="utf-8"))
         ep = catalog.save_endpoint(store, curator, project.id,

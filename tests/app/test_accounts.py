@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select, update
 
 from rankscope.errors import AuthError, ConflictError, OptionError
-from rankscope.services import accounts
+from rankscope.services import accounts, sessions
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import ApiToken, User, UserSession
 
@@ -22,10 +22,10 @@ def test_passwords_are_argon2_hashes(store):
     from argon2 import PasswordHasher
 
     assert PasswordHasher().verify(stored, "a long password")
-    assert accounts.authenticate(store, "ann", "a long password").name == "ann"
+    assert sessions.authenticate(store, "ann", "a long password").name == "ann"
     for name, password in (("ann", "wrong password"), ("nobody", "a long password")):
         with pytest.raises(AuthError, match="wrong name or password"):
-            accounts.authenticate(store, name, password)
+            sessions.authenticate(store, name, password)
     with pytest.raises(OptionError, match="at least 8"):
         accounts.create_user(store, "bob", "judge", "short")
     with pytest.raises(ConflictError):
@@ -34,41 +34,41 @@ def test_passwords_are_argon2_hashes(store):
 
 def test_sessions_store_only_the_sha256_and_end(store):
     ann = accounts.create_user(store, "ann", "curator", "a long password")
-    token = accounts.create_session(store, ann)
+    token = sessions.create_session(store, ann)
     with store.read() as s:
         stored = s.scalar(select(UserSession.token_sha256))
     assert stored == hashlib.sha256(token.encode()).hexdigest() and token not in stored
-    assert accounts.resolve_session(store, token) == ann
+    assert sessions.resolve_session(store, token) == ann
     store.write(lambda s: s.execute(update(UserSession).values(
         expires_at=utcnow() - timedelta(seconds=1))))
     with pytest.raises(AuthError, match="ended"):
-        accounts.resolve_session(store, token)
-    again = accounts.create_session(store, ann)
+        sessions.resolve_session(store, token)
+    again = sessions.create_session(store, ann)
     accounts.update_user(store, ann.user_id, active=False)  # deactivation ends sessions
     with pytest.raises(AuthError):
-        accounts.resolve_session(store, again)
+        sessions.resolve_session(store, again)
     with pytest.raises(AuthError):
-        accounts.authenticate(store, "ann", "a long password")
+        sessions.authenticate(store, "ann", "a long password")
 
 
 def test_api_tokens_are_hashed_and_revocable(store):
     ann = accounts.create_user(store, "ann", "judge", "a long password")
-    token = accounts.create_token(store, "ann", "script")
+    token = sessions.create_token(store, "ann", "script")
     with store.read() as s:
         token_id, stored = s.execute(select(ApiToken.id, ApiToken.token_sha256)).one()
     assert stored == hashlib.sha256(token.encode()).hexdigest()
-    assert accounts.resolve_token(store, token) == ann
-    listed = accounts.list_tokens(store)
+    assert sessions.resolve_token(store, token) == ann
+    listed = sessions.list_tokens(store)
     assert [(t.name, t.user, t.revoked) for t in listed] == [("script", "ann", False)]
     assert listed[0].last_used_at is not None  # using it records when
-    accounts.revoke_token(store, token_id, ann)
+    sessions.revoke_token(store, token_id, ann)
     with pytest.raises(AuthError, match="revoked"):
-        accounts.resolve_token(store, token)
+        sessions.resolve_token(store, token)
 
 
 def test_the_login_limit_counts_per_account_and_address_and_per_address():
     now = [0.0]
-    limiter = accounts.LoginLimiter(per_account=3, per_address=5, window=60,
+    limiter = sessions.LoginLimiter(per_account=3, per_address=5, window=60,
                                     clock=lambda: now[0])
     for _ in range(3):
         assert limiter.allowed("ann", "e")
@@ -99,14 +99,14 @@ def test_a_user_name_has_one_limit_wherever_it_is_given_and_the_error_says_it(st
     accounts.create_user(store, longest, "judge", None)
     project = projects.create_project(store, admin, "shop")
     projects.add_member(store, admin, project.id, longest, "judge")
-    accounts.create_token(store, longest, "t" * 200)
+    sessions.create_token(store, longest, "t" * 200)
     too_long = "u" * 101
     said = r"the user name is longer than 100 characters \(101\)"
     with pytest.raises(InputError, match=said):
-        accounts.create_token(store, too_long)
+        sessions.create_token(store, too_long)
     with pytest.raises(InputError, match=said):
         projects.add_member(store, admin, project.id, too_long, "judge")
     with pytest.raises(InputError, match=r"a user name is longer than 100 characters \(101\)"):
         accounts.create_user(store, too_long, "judge", None)
     with pytest.raises(InputError, match=r"the token's name is longer than 200 characters"):
-        accounts.create_token(store, longest, "t" * 201)
+        sessions.create_token(store, longest, "t" * 201)

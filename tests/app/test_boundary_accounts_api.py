@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from rankscope.cli.parsing import Parser
-from rankscope.services import accounts, assignment, exchange, llm_judges
+from rankscope.services import accounts, assignment, exchange, llm_judges, sessions
 from rankscope.store.models import Project
 from rankscope.store.models_app import Grade, User
 
@@ -49,7 +49,7 @@ def test_signing_in_costs_one_argon2_verification_whoever_asks(shared_world, mon
                            ("n" * 300, PASSWORD), ("a\x00b", PASSWORD)):
         calls.clear()
         try:
-            accounts.authenticate(store, name, password)
+            sessions.authenticate(store, name, password)
         except Exception as exc:  # every failure is the same AuthError, same words
             assert type(exc).__name__ == "AuthError" and str(exc) == "wrong name or password"
         assert len(calls) == 1, name
@@ -61,7 +61,7 @@ def test_a_password_reset_ends_the_users_sessions(shared_world):
     judge, admin = _browser(app), _browser(app)
     assert _sign_in(judge, w.judge2.name) == 303 and _sign_in(admin, w.admin.name) == 303
     assert judge.get("/account").status_code == 200
-    token = accounts.create_token(store, w.judge2.name, "script")
+    token = sessions.create_token(store, w.judge2.name, "script")
     answer = admin.post(f"/admin/users/{w.judge2.user_id}", data={"password": "a new password"})
     assert answer.status_code == 303
     assert judge.get("/account").status_code == 303  # the old session has ended
@@ -78,7 +78,7 @@ def test_a_reset_through_the_api_ends_sessions_too(shared_world):
     app = app_for(store, w)
     victim = _browser(app)
     assert _sign_in(victim, w.judge3.name) == 303
-    admin = _browser(app, Authorization=f"Bearer {accounts.create_token(store, w.admin.name)}")
+    admin = _browser(app, Authorization=f"Bearer {sessions.create_token(store, w.admin.name)}")
     answer = admin.post(f"/api/v1/users/{w.judge3.user_id}", json={"password": PASSWORD})
     assert answer.status_code == 200, answer.text
     assert victim.get("/account").status_code == 303
@@ -170,7 +170,7 @@ def test_serve_reads_its_allow_lists_from_options_and_environment(monkeypatch, t
 def api(shared_world):
     store, w = shared_world
     app = app_for(store, w)
-    token = accounts.create_token(store, w.curator.name)
+    token = sessions.create_token(store, w.curator.name)
     return _browser(app, Authorization=f"Bearer {token}"), store, w
 
 
@@ -242,7 +242,7 @@ def test_a_user_cannot_take_the_name_of_an_imported_rater_or_an_llm_judge(api):
                             llm_judges.JudgeSpec("https://api.example.org/v1", "mini"),
                             boundary=boundary_for(w.data))
     admin = _browser(client.app, Authorization=f"Bearer "
-                     f"{accounts.create_token(store, w.admin.name)}")
+                     f"{sessions.create_token(store, w.admin.name)}")
     for name in ("ext-rater", "llm:mini"):
         answer = admin.post("/api/v1/users", json={"name": name, "role": "judge",
                                                    "password": PASSWORD})
@@ -264,7 +264,7 @@ def _grades(store) -> int:
 def test_a_batch_with_a_bad_grade_stores_nothing(shared_world, grade):
     store, w = shared_world
     judge = _browser(app_for(store, w),
-                     Authorization=f"Bearer {accounts.create_token(store, w.judge.name)}")
+                     Authorization=f"Bearer {sessions.create_token(store, w.judge.name)}")
     task = assignment.next_task(store, w.judge, w.evaluation.id)
     before = _grades(store)
     answer = judge.post(f"/api/v1/evaluations/{w.evaluation.id}/grades", json={

@@ -16,13 +16,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rankscope.services import (
-    accounts,
     assignment,
     campaign_runs,
     campaigns,
     catalog,
     exchange,
     grading,
+    sessions,
 )
 from rankscope.services.grading import GradeInput
 
@@ -239,6 +239,6 @@ def test_a_neutralised_export_reads_back_as_written(store, formulas, tmp_path):
 def test_tokens_page_escapes_names(shared_world):
     # a token's name is a user's text like any other: escaped, never markup
     store, w = shared_world
-    accounts.create_token(store, w.judge.name, '<img src=x onerror=alert(1)>')
+    sessions.create_token(store, w.judge.name, '<img src=x onerror=alert(1)>')
     page = _signed_in(app_for(store, w), w.judge.name).get("/account").text
     assert "<img src=x" not in page and "&lt;img src=x" in page

@@ -12,7 +12,7 @@ import threading
 import pytest
 from tests.search.engine_server import EngineServer, Reply
 
-from rankscope.services import accounts, assignment, campaign_runs, campaigns, catalog
+from rankscope.services import assignment, campaign_runs, campaigns, catalog, sessions
 
 from .browser_harness import browser_page, require_browser, sign_in
 from .conftest import PASSWORD, boundary_for, make_world
@@ -259,7 +259,7 @@ def test_prepared_world_has_the_judge_as_a_member(tmp_path, collection):
     db, w, second, _ = _prepared(tmp_path, collection)
     store = open_app_store(db)
     try:
-        assert accounts.authenticate(store, w.judge.name, PASSWORD).name == w.judge.name
+        assert sessions.authenticate(store, w.judge.name, PASSWORD).name == w.judge.name
         assert second.baseline_id == w.evaluation.id
         assert assignment.next_task(store, w.judge, w.evaluation.id) is not None
     finally:

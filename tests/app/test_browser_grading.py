@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rankscope.services import accounts
+from rankscope.services import sessions
 
 from .browser_harness import browser_page, require_browser, sign_in
 from .conftest import PASSWORD, make_world
@@ -56,7 +56,7 @@ def served(tmp_path, collection):
     store = open_app_store(db)
     try:
         w = make_world(store, collection, grades_wanted=1, metrics=("nDCG@5", "P@5"))
-        token = accounts.create_token(store, w.curator.name)
+        token = sessions.create_token(store, w.curator.name)
     finally:
         store.close()
     port = free_port()

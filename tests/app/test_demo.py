@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.reference import order_run
-from rankscope.services import accounts, assignment, comparison, dashboards, exchange
+from rankscope.services import assignment, comparison, dashboards, exchange, sessions
 from rankscope.services.app_demo import ASSESSOR, setup_demo
 from trec_eval.generate import as_dicts
 
@@ -46,8 +46,8 @@ def test_the_demo_story(tmp_path, capsys):
         from rankscope.services.boundary import Boundary
 
         login = setup_demo(store, tmp_path / "demo", boundary=Boundary(files_dir=tmp_path))
-        admin = accounts.authenticate(store, "admin", login.admin_password)
-        judge = accounts.authenticate(store, "judge", login.judge_password)
+        admin = sessions.authenticate(store, "admin", login.admin_password)
+        judge = sessions.authenticate(store, "judge", login.judge_password)
         qrels = (tmp_path / "demo" / "qrels.txt").read_text().split("\n")
         graded = {(q, d) for q, _, d, _ in (ln.split() for ln in qrels if ln.strip())}
 

@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from rankscope.services import accounts, assignment, catalog, grading
+from rankscope.services import accounts, assignment, catalog, grading, sessions
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, make_world
@@ -41,7 +41,7 @@ def site(tmp_path, collection):
 def _client(app, store=None, who=None) -> TestClient:
     client = TestClient(app, base_url="http://testserver", follow_redirects=False)
     if who is not None:
-        client.cookies.set("rankscope_session", accounts.create_session(store, who))
+        client.cookies.set("rankscope_session", sessions.create_session(store, who))
     return client
 
 

@@ -16,7 +16,14 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from tests.llm_judge.conftest import ScriptedServer
 
-from rankscope.services import accounts, assignment, campaign_runs, campaigns, grading, llm_judges
+from rankscope.services import (
+    assignment,
+    campaign_runs,
+    campaigns,
+    grading,
+    llm_judges,
+    sessions,
+)
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, STANDIN, boundary_for, make_world, module_store
@@ -97,7 +104,7 @@ def _site(store, data):
         campaign_runs.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
         # the scripted LLM server is on 127.0.0.1: this server allows that address
         app = create_app(store, data, boundary=boundary_for(data, hosts=["127.0.0.1"]))
-        tokens = {who: accounts.create_token(store, getattr(w, who).name)
+        tokens = {who: sessions.create_token(store, getattr(w, who).name)
                   for who in ("admin", "curator", "judge", "outsider")}
         cookies = {}
         for who in ("admin", "curator", "judge", "outsider"):
@@ -362,8 +369,8 @@ ROUTES = [
 
 
 def _token_id(s: Site) -> int:
-    accounts.create_token(s.store, "lee", "to revoke")
-    return accounts.list_tokens(s.store)[0].id
+    sessions.create_token(s.store, "lee", "to revoke")
+    return sessions.list_tokens(s.store)[0].id
 
 
 def _routes(routes) -> set[tuple[str, str]]:

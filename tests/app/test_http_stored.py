@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from rankscope.services import accounts, assignment, grading
+from rankscope.services import assignment, grading, sessions
 from rankscope.services.grading import GradeInput
 
 from .conftest import app_store, make_world, signed_in
@@ -50,7 +50,7 @@ def world(site):
 
 def _api(app: Any, store: Any, name: str) -> TestClient:
     client = TestClient(app, base_url="http://testserver", follow_redirects=False)
-    client.headers["Authorization"] = f"Bearer {accounts.create_token(store, name)}"
+    client.headers["Authorization"] = f"Bearer {sessions.create_token(store, name)}"
     return client
 
 

@@ -107,7 +107,7 @@ def _signed_in(app, name: str) -> TestClient:
 
 def test_the_pages_and_the_api_follow_the_operators_list(store, world, collection_name):
     from rankscope.app.factory import create_app
-    from rankscope.services import accounts
+    from rankscope.services import sessions
 
     closed = _signed_in(create_app(store, world.data), world.curator.name)
     page = closed.get(f"/projects/{world.project.id}")
@@ -124,7 +124,7 @@ def test_the_pages_and_the_api_follow_the_operators_list(store, world, collectio
     assert made.status_code == 303 and made.headers["location"].startswith("/query-sets/")
 
     api = TestClient(app, base_url="http://testserver")
-    api.headers["Authorization"] = f"Bearer {accounts.create_token(store, world.curator.name)}"
+    api.headers["Authorization"] = f"Bearer {sessions.create_token(store, world.curator.name)}"
     answer = api.post(f"/api/v1/projects/{world.project.id}/query-sets",
                       json={"name": "api", "collection": collection_name})
     assert answer.status_code == 201 and answer.json()["n_queries"] == 2

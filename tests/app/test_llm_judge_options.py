@@ -57,9 +57,9 @@ def curator_api(store, world, collection):
     from fastapi.testclient import TestClient
 
     from rankscope.app.factory import create_app
-    from rankscope.services import accounts
+    from rankscope.services import sessions
 
-    token = accounts.create_token(store, world.curator.name)
+    token = sessions.create_token(store, world.curator.name)
     return TestClient(create_app(store, collection,
                                  boundary=boundary_for(collection, hosts=["127.0.0.1"])),
                       headers={"Authorization": f"Bearer {token}"})

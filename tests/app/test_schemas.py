@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from rankscope.app import api, api_tries
 from rankscope.errors import InputError
-from rankscope.services import accounts
+from rankscope.services import accounts, sessions
 from rankscope.services.accounts import UserSpec, UserUpdateSpec
 from rankscope.services.adjudication import AdjudicationSpec
 from rankscope.services.assignment import MAX_BATCH
@@ -152,9 +152,9 @@ def api_client(store, world, collection):
     from fastapi.testclient import TestClient
 
     from rankscope.app.factory import create_app
-    from rankscope.services import accounts
+    from rankscope.services import sessions
 
-    token = accounts.create_token(store, world.curator.name)
+    token = sessions.create_token(store, world.curator.name)
     return TestClient(create_app(store, collection),
                       headers={"Authorization": f"Bearer {token}"})
 
@@ -241,7 +241,7 @@ def test_a_user_name_the_service_refuses_is_refused_by_the_api(store, world, col
 
     from rankscope.app.factory import create_app
 
-    token = accounts.create_token(store, world.admin.name)
+    token = sessions.create_token(store, world.admin.name)
     client = TestClient(create_app(store, collection),
                         headers={"Authorization": f"Bearer {token}"})
     name = "u" * 150

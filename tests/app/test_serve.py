@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from rankscope.services import accounts
+from rankscope.services import accounts, sessions
 
 from .conftest import make_world
 
@@ -70,7 +70,7 @@ def _prepare(db_url: str, data: Path, n_graders: int) -> tuple[int, list[str], i
         for i in range(n_graders):
             user = accounts.create_user(store, f"g{i}", "judge", "p" * 8)
             projects.add_member(store, w.curator, w.project.id, user.name, "judge")
-            tokens.append(accounts.create_token(store, user.name))
+            tokens.append(sessions.create_token(store, user.name))
         return w.evaluation.id, tokens, w.run["tasks"]
     finally:
         store.close()
@@ -207,8 +207,8 @@ def test_user_add_and_token_commands(tmp_path, monkeypatch, capsys):
     token = capsys.readouterr().out.strip()
     store = open_store(db)
     try:
-        assert accounts.resolve_token(store, token).name == "ann"
-        assert accounts.authenticate(store, "ann", "a fine password").role == "curator"
+        assert sessions.resolve_token(store, token).name == "ann"
+        assert sessions.authenticate(store, "ann", "a fine password").role == "curator"
     finally:
         store.close()
     monkeypatch.setattr(sys, "stdin", io.StringIO("short\n"))

@@ -143,7 +143,7 @@ def test_side_by_side_views_show_each_sides_explanations(store, world):
 
 
 def test_the_explain_setting_over_http_and_the_pages_that_show_it(store, world):
-    from rankscope.services import accounts
+    from rankscope.services import sessions
 
     app = app_for(store, world, world.boundary)
     cora = signed_in(app, world.curator.name)
@@ -159,7 +159,7 @@ def test_the_explain_setting_over_http_and_the_pages_that_show_it(store, world):
         "name": "no", "query_set_id": world.query_set.id, "endpoint_id": ep.id, "explain": "1"})
     assert refused.status_code == 400 and "cannot say why" in html.unescape(refused.text)
     api = signed_in(app, world.curator.name)
-    api.headers["Authorization"] = f"Bearer {accounts.create_token(store, world.curator.name)}"
+    api.headers["Authorization"] = f"Bearer {sessions.create_token(store, world.curator.name)}"
     answer = api.post(f"/api/v1/projects/{world.project.id}/evaluations", json={
         "name": "no", "query_set_id": world.query_set.id, "endpoint_id": ep.id,
         "explain": True})
@@ -303,7 +303,7 @@ def test_only_the_projects_snapshots_and_two_of_them(store, world):
 
 
 def test_two_snapshots_side_by_side_over_http(store, world):
-    from rankscope.services import accounts, campaigns
+    from rankscope.services import campaigns, sessions
     from rankscope.services.side_views import snapshots_side_by_side
 
     one, two = _two_tries(store, world)
@@ -346,7 +346,7 @@ def test_two_snapshots_side_by_side_over_http(store, world):
                     params={"a": theirs.snapshot_id, "b": one}).status_code == 404
     # the same through the API
     api = signed_in(app, world.curator.name)
-    api.headers["Authorization"] = f"Bearer {accounts.create_token(store, world.curator.name)}"
+    api.headers["Authorization"] = f"Bearer {sessions.create_token(store, world.curator.name)}"
     listed = api.get(f"/api/v1/evaluations/{ev}/snapshots")
     assert listed.status_code == 200
     assert {s["id"] for s in listed.json()} == {world.run["snapshot_id"], one, two}

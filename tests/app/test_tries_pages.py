@@ -144,11 +144,11 @@ def test_two_evaluations_side_by_side_a_query_at_a_time(store, world):
 
 
 def test_the_api_runs_a_try_and_refuses_bad_changes_with_a_4xx(store, world):
-    from rankscope.services import accounts
+    from rankscope.services import sessions
 
     app = app_for(store, world, world.boundary)
     api = TestClient(app, follow_redirects=False)
-    api.headers["Authorization"] = f"Bearer {accounts.create_token(store, world.curator.name)}"
+    api.headers["Authorization"] = f"Bearer {sessions.create_token(store, world.curator.name)}"
     ev = world.evaluation.id
     made = api.post(f"/api/v1/evaluations/{ev}/tries",
                     json={"changes": ["weights.title=8"], "query_id": "q01"})

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from rankscope.app.factory import create_app
-from rankscope.services import accounts, campaigns
+from rankscope.services import campaigns, sessions
 
 
 class Curator:
@@ -15,7 +15,7 @@ class Curator:
 
     def __init__(self, app: Any, store: Any, world: Any) -> None:
         self.app, self.store, self.w = app, store, world
-        token = accounts.create_token(store, world.curator.name)
+        token = sessions.create_token(store, world.curator.name)
         self.http = TestClient(app, raise_server_exceptions=False, follow_redirects=False,
                                headers={"Authorization": f"Bearer {token}"})
 

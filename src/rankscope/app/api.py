@@ -32,6 +32,7 @@ from rankscope.services import (
     grading,
     llm_judges,
     projects,
+    sessions,
 )
 
 __all__ = ["router"]
@@ -388,7 +389,7 @@ def token_create(request: Request, actor: ApiActor, name: str) -> dict[str, str]
     """A new API token for a user (themselves, or anyone for an admin); shown once."""
     if not actor.is_admin and name != actor.name:
         raise ForbiddenError("only admins make tokens for others")
-    return {"token": accounts.create_token(_store(request), name)}
+    return {"token": sessions.create_token(_store(request), name)}
 
 
 @docs_router.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)

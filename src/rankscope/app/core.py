@@ -37,9 +37,10 @@ from rankscope.errors import (
     NotFoundError,
     RankscopeError,
 )
-from rankscope.services.accounts import Actor, LoginLimiter, resolve_session, resolve_token
+from rankscope.services.accounts import Actor
 from rankscope.services.boundary import Boundary
 from rankscope.services.limits import MAX_ID
+from rankscope.services.sessions import LoginLimiter, resolve_session, resolve_token
 
 if TYPE_CHECKING:
     from rankscope.store.db import Store

@@ -37,9 +37,9 @@ from rankscope.app.core import (
 )
 from rankscope.app.security import BodyLimit, CrossOriginGuard, SecurityHeaders
 from rankscope.errors import RankscopeError
-from rankscope.services.accounts import LoginLimiter
 from rankscope.services.boundary import Boundary
 from rankscope.services.exchange import MAX_UPLOAD
+from rankscope.services.sessions import LoginLimiter
 
 if TYPE_CHECKING:
     from rankscope.store.db import Store

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from rankscope.app.core import Id, PageActor, form_id, render, settings_of, status_of
 from rankscope.app.security import COOKIE
 from rankscope.errors import AuthError, ForbiddenError, InputError, RankscopeError
-from rankscope.services import accounts, campaigns, catalog, overview, projects
+from rankscope.services import accounts, campaigns, catalog, overview, projects, sessions
 from rankscope.services.exchange import MAX_UPLOAD
 
 __all__ = ["router"]
@@ -40,14 +40,14 @@ def login(request: Request, name: Annotated[str, Form()], password: Annotated[st
             "next": _safe_next(next),
             "error": "too many failed attempts: wait a few minutes"}, 429)
     try:
-        actor = accounts.authenticate(settings.store, name, password)
+        actor = sessions.authenticate(settings.store, name, password)
     except AuthError as exc:
         settings.limiter.failed(name, address)
         return render(request, "login.html", {"next": _safe_next(next), "error": str(exc)}, 401)
     settings.limiter.succeeded(name, address)
-    token = accounts.create_session(settings.store, actor)
+    token = sessions.create_session(settings.store, actor)
     response = RedirectResponse(_safe_next(next), status_code=303)
-    response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
+    response.set_cookie(COOKIE, token, max_age=int(sessions.SESSION_LIFETIME.total_seconds()),
                         httponly=True, samesite="lax", secure=request.url.scheme == "https",
                         path="/")
     return response
@@ -55,7 +55,7 @@ def login(request: Request, name: Annotated[str, Form()], password: Annotated[st
 
 @router.post("/logout")
 def logout(request: Request) -> Response:
-    accounts.end_session(settings_of(request).store, request.cookies.get(COOKIE))
+    sessions.end_session(settings_of(request).store, request.cookies.get(COOKIE))
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(COOKIE, path="/")
     return response
@@ -228,8 +228,8 @@ def evaluation_create(
 def _users_context(request: Request, actor: accounts.Actor,
                    new_token: str | None = None, token_for: str | None = None) -> dict[str, object]:
     store = settings_of(request).store
-    tokens = accounts.list_tokens(store, None if actor.is_admin else actor.user_id)
-    by_user: dict[str, list[accounts.TokenInfo]] = {}
+    tokens = sessions.list_tokens(store, None if actor.is_admin else actor.user_id)
+    by_user: dict[str, list[sessions.TokenInfo]] = {}
     for t in tokens:
         by_user.setdefault(t.user, []).append(t)
     return {"users": accounts.list_users(store) if actor.is_admin else [],
@@ -300,7 +300,7 @@ def token_create(request: Request, actor: PageActor, user: Annotated[str, Form()
     user = user.strip() or actor.name
     if not actor.is_admin and user != actor.name:
         raise ForbiddenError("only admins make tokens for others")
-    secret = accounts.create_token(settings_of(request).store, user, name.strip() or "api")
+    secret = sessions.create_token(settings_of(request).store, user, name.strip() or "api")
     template = "users.html" if actor.is_admin and user != actor.name else "account.html"
     return render(request, template, _users_context(request, actor, secret, user), actor=actor)
 
@@ -308,6 +308,6 @@ def token_create(request: Request, actor: PageActor, user: Annotated[str, Form()
 @router.post("/admin/tokens/{token_id}/revoke")
 def token_revoke(request: Request, actor: PageActor, token_id: Id,
                  back: Annotated[str, Form()] = "") -> Response:
-    accounts.revoke_token(settings_of(request).store, token_id, actor)
+    sessions.revoke_token(settings_of(request).store, token_id, actor)
     target = "/admin/users" if actor.is_admin and back != "/account" else "/account"
     return RedirectResponse(target, status_code=303)

@@ -61,7 +61,7 @@ def _password() -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Add a user or make a token; returns the exit code."""
-    from rankscope.services import accounts
+    from rankscope.services import accounts, sessions
     from rankscope.services.database import open_database
 
     try:
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             actor = accounts.create_user(store, args.name, args.role, str(password))
             sys.stdout.write(f"added {actor.role} {actor.name}\n")
         else:
-            sys.stdout.write(accounts.create_token(store, args.name, args.label) + "\n")
+            sys.stdout.write(sessions.create_token(store, args.name, args.label) + "\n")
     finally:
         store.close()
     return 0
