@@ -110,7 +110,7 @@ class Prepared:
 def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> Prepared:
     """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
     from rankscope.app.server import open_app_store
-    from rankscope.outbound import HostPolicy
+    from rankscope.outbound.hosts import HostPolicy
     from rankscope.services import accounts, campaign_runs, campaigns, catalog, projects, sessions
     from rankscope.services.boundary import Boundary
 

@@ -106,7 +106,7 @@ def collection(tmp_path) -> Path:
 
 def boundary_for(data: Path, *, hosts=(), env=()):
     """The server's boundary over the collection: strict unless a test allows more."""
-    from rankscope.outbound import HostPolicy
+    from rankscope.outbound.hosts import HostPolicy
     from rankscope.services.boundary import Boundary
 
     return Boundary(files_dir=data.resolve(), allowed_env=frozenset(env),

@@ -17,7 +17,7 @@ from tests.llm_judge.conftest import Reply as LLMReply
 from tests.llm_judge.conftest import ScriptedServer
 from tests.search.engine_server import Reply
 
-from rankscope.outbound import HostPolicy
+from rankscope.outbound.hosts import HostPolicy
 from rankscope.services.boundary import Boundary
 
 from .conftest import boundary_for, make_world

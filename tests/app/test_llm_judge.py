@@ -11,7 +11,7 @@ from sqlalchemy import select
 from tests.llm_judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import ConfigError, ForbiddenError, OptionError
-from rankscope.outbound import HostPolicy
+from rankscope.outbound.hosts import HostPolicy
 from rankscope.services import adjudication, assignment, exchange, grading, llm_judges
 from rankscope.services.boundary import Boundary
 from rankscope.services.grading import GradeInput

@@ -14,7 +14,7 @@ import pytest
 from tests.llm_judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import OptionError
-from rankscope.outbound import HostPolicy
+from rankscope.outbound.hosts import HostPolicy
 from rankscope.services import assignment, llm_judges
 from rankscope.services.boundary import Boundary
 

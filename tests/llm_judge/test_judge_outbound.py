@@ -59,7 +59,7 @@ def test_a_redirect_that_turns_the_post_into_a_get_stops_the_run(server, other):
 
 
 def test_a_refused_host_stops_the_run_before_anything_is_sent(server):
-    from rankscope.outbound import HostPolicy
+    from rankscope.outbound.hosts import HostPolicy
 
     with pytest.raises(JudgeError, match=r"127.0.0.1, a loopback address"):
         _ask(ChatClient(server.url, "m", max_retries=3, outbound=HostPolicy()))

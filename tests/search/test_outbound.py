@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rankscope.errors import ConfigError, OptionError, OutboundError, SearchRequestError
-from rankscope.outbound import METADATA_ADDRESSES, HostPolicy, address_refusal
+from rankscope.outbound.hosts import METADATA_ADDRESSES, HostPolicy, address_refusal
 from rankscope.search.config import endpoint_from_dict, open_endpoint
 from rankscope.search.credentials import looks_like_credential, resolve_auth
 from rankscope.search.types import QueryItem, SearchResponse

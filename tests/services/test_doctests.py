@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
-    "rankscope.outbound",
+    "rankscope.outbound.hosts",
     "rankscope.retry",
     "rankscope._lazy",
     "rankscope.data.delimited",

@@ -48,7 +48,8 @@ from rankscope.errors import (
     OutboundError,
 )
 from rankscope.llm_judge.providers import Completion, Provider, get_provider
-from rankscope.outbound import HostPolicy, guarded_transport
+from rankscope.outbound.hosts import HostPolicy
+from rankscope.outbound.transport import guarded_transport
 from rankscope.retry import (
     Backoff,
     ClientStats,

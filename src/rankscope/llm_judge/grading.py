@@ -39,7 +39,7 @@ from rankscope.llm_judge.inputs import Pair
 from rankscope.llm_judge.output import ResultsFile
 from rankscope.llm_judge.prompts import PromptTemplate
 from rankscope.llm_judge.runner import RunSpec, Usage, build_spec, run, run_blocking
-from rankscope.outbound import HostPolicy
+from rankscope.outbound.hosts import HostPolicy
 
 __all__ = ["GradeItem", "GradingResult", "JudgeConfig", "LLMGrade", "grade_items",
            "grade_items_async"]

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rankscope.errors import DependencyError, OutboundError, SearchError, SearchRequestError
-from rankscope.outbound import HostPolicy, guarded_transport
+from rankscope.outbound.hosts import HostPolicy
+from rankscope.outbound.transport import guarded_transport
 from rankscope.retry import (
     Backoff,
     ClientStats,

@@ -222,7 +222,7 @@ def open_endpoint(config: EndpointConfig, **options: Any) -> Endpoint:
         BM25 terms), ``keep_raw`` (keep raw response bodies), and for remote
         kinds ``timeout``, ``concurrency``, ``rps``, ``max_retries``
         overriding the file, ``allowed_env`` (the only environment variables
-        it may read) and ``outbound`` (a :class:`~rankscope.outbound.HostPolicy`:
+        it may read) and ``outbound`` (a :class:`~rankscope.outbound.hosts.HostPolicy`:
         the only hosts it may reach), and the test hooks ``sleep``, ``rng``,
         ``transport``.
 

@@ -12,7 +12,7 @@ set, and the services that act on a curator's configuration take it:
   ``auth`` and a judge's ``api_key_env`` may name;
 - **hosts** (``--allow-hosts``, ``RANKSCOPE_ALLOW_HOSTS``): the non-public
   hosts, addresses and ranges endpoints, version URLs and judges may reach
-  besides the public internet (:class:`rankscope.outbound.HostPolicy`);
+  besides the public internet (:class:`rankscope.outbound.hosts.HostPolicy`);
 - **public collections** (``--irds``; none by default): the ir_datasets
   collections (name patterns) a curator may name as ``irds:NAME``, as a
   query set or as an embedded engine's corpus (not a file: read from
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import OptionError
-from rankscope.outbound import HostPolicy, Resolver
+from rankscope.outbound.hosts import HostPolicy, Resolver
 
 if TYPE_CHECKING:
     from rankscope.search.files import FileScope
