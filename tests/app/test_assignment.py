@@ -21,6 +21,7 @@ from rankscope.services import (
     campaigns,
     exchange,
     grading,
+    grading_progress,
     projects,
 )
 from rankscope.services.grading import GradeInput
@@ -146,7 +147,7 @@ def test_the_pool_and_its_size_match_the_rules_read_from_the_rows(store, world):
             listed = [t.id for t in assignment.open_tasks(s, row, s.get(Rater, rater_id))]
         assert set(picked) == set(listed) == expected
         assert len(picked) == len(listed) == len(expected)
-        assert assignment.progress(store, actor, ev)["left_for_me"] == len(expected)
+        assert grading_progress.progress(store, actor, ev)["left_for_me"] == len(expected)
 
     check(world.judge3.name)
     # others' leases fill both slots of a result, one slot of another

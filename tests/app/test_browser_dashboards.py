@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 from tests.llm_judge.conftest import Reply, ScriptedServer
 
-from rankscope.services import assignment, campaign_runs, campaigns, dashboards, grading
+from rankscope.services import (
+    assignment,
+    campaign_runs,
+    campaigns,
+    dashboards,
+    grading,
+    task_views,
+)
 from rankscope.services.grading import GradeInput
 
 from .browser_harness import browser_page, require_browser, sign_in
@@ -54,7 +61,7 @@ def test_history_comparison_adjudication_and_an_llm_judge(tmp_path, collection):
         other = (int(mine["value"]) + 2) % 4
         grading.submit_grade(store, w.judge2, GradeInput(
             task.task_id, other, explanation="the snippet answers it"))
-        n_queries = len(assignment.query_ids(store, w.curator, ev))
+        n_queries = len(task_views.query_ids(store, w.curator, ev))
     finally:
         store.close()
 

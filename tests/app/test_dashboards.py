@@ -20,6 +20,8 @@ from rankscope.services import (
     dashboards,
     exchange,
     grading,
+    grading_progress,
+    task_views,
 )
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Grade
@@ -85,7 +87,7 @@ def test_seed_004_null_rules_worked_by_hand(store, collection):
                    depth=3)
     grades = {1: (1, 1, 0), 2: (1, 0, None), 3: (0, 0)}
     for rank, values in grades.items():
-        task = next(t for t in assignment.query_results(store, w.curator, w.evaluation.id, "q01")
+        task = next(t for t in task_views.query_results(store, w.curator, w.evaluation.id, "q01")
                     if t.position == rank)
         for judge, value in zip((w.judge, w.judge2, w.judge3), values, strict=False):
             grading.submit_grade(store, judge, GradeInput(task.task_id, value, "unsure"))
@@ -104,7 +106,7 @@ def test_agreement_by_hand(store, collection):
     (1 vs 0) and keeps 1, 0, 0, which both graders match: kappa 1 each.
     """
     w = make_world(store, collection, scale="binary", grades_wanted=2, metrics=("P@5",))
-    tasks = assignment.query_results(store, w.curator, w.evaluation.id, "q01")[:4]
+    tasks = task_views.query_results(store, w.curator, w.evaluation.id, "q01")[:4]
     for task, a, b in zip(tasks, (1, 1, 0, 0), (1, 0, 0, 0), strict=True):
         grading.submit_grade(store, w.judge, GradeInput(task.task_id, a))
         grading.submit_grade(store, w.judge2, GradeInput(task.task_id, b))
@@ -118,7 +120,7 @@ def test_agreement_by_hand(store, collection):
 
 def test_coverage_and_holes(store, world):
     hits = [h for h in snapshot_hits(store, world.run["snapshot_id"]) if h["query_id"] == "q01"]
-    tasks = assignment.query_results(store, world.curator, world.evaluation.id, "q01")
+    tasks = task_views.query_results(store, world.curator, world.evaluation.id, "q01")
     for task in tasks[:2]:
         grading.submit_grade(store, world.judge, GradeInput(task.task_id, 2))
     grading.submit_grade(store, world.judge2, GradeInput(tasks[0].task_id, 3))
@@ -291,7 +293,7 @@ def test_two_runs_at_once_creating_the_same_items_both_succeed(store, world):
     for t in threads:
         t.join(timeout=120)
     assert not errors, errors
-    a, b = (assignment.progress(store, world.curator, e.id)["results"] for e in made)
+    a, b = (grading_progress.progress(store, world.curator, e.id)["results"] for e in made)
     assert a == b > 0
     from rankscope.store.models_app import Item
 

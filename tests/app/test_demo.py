@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from core.reference import order_run
-from rankscope.services import assignment, comparison, dashboards, exchange, sessions
+from rankscope.services import (
+    assignment,
+    comparison,
+    dashboards,
+    exchange,
+    grading_progress,
+    sessions,
+)
 from rankscope.services.app_demo import ASSESSOR, setup_demo
 from trec_eval.generate import as_dicts
 
@@ -51,7 +58,7 @@ def test_the_demo_story(tmp_path, capsys):
         qrels = (tmp_path / "demo" / "qrels.txt").read_text().split("\n")
         graded = {(q, d) for q, _, d, _ in (ln.split() for ln in qrels if ln.strip())}
 
-        base = assignment.progress(store, admin, login.baseline_id)
+        base = grading_progress.progress(store, admin, login.baseline_id)
         assert base["complete"] == base["results"] > 0  # every top-10 result was judged
         # P@5 by its definition from the shipped qrels and each evaluation's exported run;
         # it does not depend on depth, so the collection README's table (depth-100 runs)
@@ -84,9 +91,9 @@ def test_the_demo_story(tmp_path, capsys):
         # the tuned endpoint at depth 20: what the shipped judgments miss is to grade
         # (the exported run: the snapshot's top 20 of each query; ranked, as every metric,
         # by score with ties by document id descending)
-        tuned = assignment.progress(store, admin, login.tuned_id)
+        tuned = grading_progress.progress(store, admin, login.tuned_id)
         holes = tuned["results"] - tuned["complete"]
-        assert 0 < holes == assignment.progress(store, judge, login.tuned_id)["left_for_me"]
+        assert 0 < holes == grading_progress.progress(store, judge, login.tuned_id)["left_for_me"]
         report = dashboards.coverage_report(store, admin, login.tuned_id)
         shown = [(q, rank, d) for q, scores in runs[login.tuned_id][1].items()
                  for rank, d in enumerate(order_run(scores, ties="trec")[:20], start=1)]
@@ -110,7 +117,7 @@ def test_the_demo_story(tmp_path, capsys):
         assert [h["evaluation_id"] for h in history] == [login.baseline_id, login.evaluation_id]
 
         # the evaluation ready to grade: each result has the assessor's grade, wants two
-        ready = assignment.progress(store, judge, login.evaluation_id)
+        ready = grading_progress.progress(store, judge, login.evaluation_id)
         assert ready["filled"] == ready["results"] == ready["left_for_me"]
         assert ready["slots"] == 2 * ready["results"]
         shown = assignment.task_view(store, judge, assignment.next_task(

@@ -9,7 +9,6 @@ from sqlalchemy import func, select
 
 from rankscope.errors import InputError, ParseError, ScaleError
 from rankscope.services import (
-    assignment,
     campaign_runs,
     campaigns,
     catalog,
@@ -17,6 +16,7 @@ from rankscope.services import (
     exchange,
     grading,
     projects,
+    task_views,
 )
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Grade
@@ -62,10 +62,10 @@ def test_exported_grades_imported_elsewhere_give_the_same_metrics(store, world, 
 
 def test_trec_quepid_and_rre_round_trips(store, world):
     for judge in (world.judge, world.judge2):
-        for t in assignment.query_results(store, world.curator, world.evaluation.id, "q01"):
+        for t in task_views.query_results(store, world.curator, world.evaluation.id, "q01"):
             grading.submit_grade(store, judge, GradeInput(t.task_id, t.position % 4))
     aggregated = {(t.query_id, t.doc_id): float(t.position % 4)
-                  for t in assignment.query_results(store, world.curator, world.evaluation.id,
+                  for t in task_views.query_results(store, world.curator, world.evaluation.id,
                                                  "q01")}
     qrels, _ = exchange.export(store, world.curator, world.evaluation.id, "qrels.txt")
     lines = [line.split() for line in qrels.decode().splitlines() if not line.startswith("#")]
@@ -109,7 +109,7 @@ def test_a_bad_line_names_its_number_and_nothing_is_imported(store, world):
 
 
 def test_queries_without_grades_and_the_run(store, world):
-    task = assignment.query_results(store, world.curator, world.evaluation.id, "q02")[0]
+    task = task_views.query_results(store, world.curator, world.evaluation.id, "q02")[0]
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 3))
     data, _ = exchange.export(store, world.curator, world.evaluation.id, "queries.tsv")
     ids = [line.split("\t")[0] for line in data.decode().splitlines()[1:]]

@@ -18,6 +18,7 @@ from rankscope.services import (
     exchange,
     freezing,
     grading,
+    task_views,
 )
 from rankscope.services.grading import GradeInput
 
@@ -122,7 +123,7 @@ def test_a_later_regrade_undo_or_adjudication_does_not_move_an_explicit_freeze(s
     brings the earlier grade back, and an adjudication: the frozen values stay."""
     w = make_world(store, collection, grades_wanted=2, metrics=METRICS)
     ev = w.evaluation
-    tasks = assignment.query_results(store, w.curator, ev.id, "q01")
+    tasks = task_views.query_results(store, w.curator, ev.id, "q01")
     for t in tasks:
         grading.submit_grade(store, w.judge, GradeInput(t.task_id, 1))
     grading.submit_grade(store, w.judge, GradeInput(tasks[0].task_id, 3))  # a regrade
@@ -250,7 +251,7 @@ def test_an_llm_judge_let_count_after_the_freeze_does_not_enter_the_frozen_numbe
 
     w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
     ev = w.evaluation
-    tasks = assignment.query_results(store, w.curator, ev.id, "q01")
+    tasks = task_views.query_results(store, w.curator, ev.id, "q01")
     for t in tasks:
         grading.submit_grade(store, w.judge, GradeInput(t.task_id, 3))
 
@@ -295,7 +296,7 @@ def test_a_frozen_evaluations_holes_are_todays(store, collection):
     w = make_world(store, collection, grades_wanted=1, metrics=METRICS)
     ev = w.evaluation
     freezing.freeze_evaluation(store, w.curator, ev.id)
-    first = assignment.query_results(store, w.curator, ev.id, "q01")[0]
+    first = task_views.query_results(store, w.curator, ev.id, "q01")[0]
     grading.submit_grade(store, w.judge, GradeInput(first.task_id, 2))
     report = dashboards.coverage_report(store, w.curator, ev.id)
     assert report["graded"] == 0

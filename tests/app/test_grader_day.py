@@ -16,7 +16,14 @@ import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from rankscope.services import accounts, assignment, catalog, grading, sessions
+from rankscope.services import (
+    accounts,
+    assignment,
+    catalog,
+    grading,
+    grading_progress,
+    sessions,
+)
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, make_world
@@ -137,7 +144,7 @@ def test_no_internal_wording_and_plurals_right(site):
     task = assignment.next_task(store, w.judge, w.evaluation.id)
     grading.submit_grade(store, w.judge, GradeInput(task.task_id, 2))
     progress = _text(judge.get(f"/evaluations/{w.evaluation.id}/grade").text)
-    n = assignment.progress(store, w.judge, w.evaluation.id)["results"]
+    n = grading_progress.progress(store, w.judge, w.evaluation.id)["results"]
     assert f"1 / {n} results complete" in progress and "1 graded by you" in progress
 
 
@@ -325,7 +332,7 @@ def test_the_first_screen_tells_a_newcomer_what_to_do(site):
 def test_the_project_page_shows_progress_headline_and_frozen_state(site):
     store, w, app = site
     ev = w.evaluation.id
-    n = assignment.progress(store, w.curator, ev)["results"]
+    n = grading_progress.progress(store, w.curator, ev)["results"]
     # every result graded 2 (relevant on P's binary reading, grade >= 1): with the null
     # rules P@5 = relevant / graded = 1 for every query, so the mean is exactly 1
     graded = 0

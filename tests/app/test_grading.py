@@ -10,7 +10,15 @@ import pytest
 from sqlalchemy import func, select, update
 
 from rankscope.errors import ConflictError, ForbiddenError, NotFoundError, OptionError
-from rankscope.services import accounts, assignment, campaign_runs, campaigns, grading, projects
+from rankscope.services import (
+    accounts,
+    assignment,
+    campaign_runs,
+    campaigns,
+    grading,
+    projects,
+    task_views,
+)
 from rankscope.services.grading import GradeInput
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Grade, Lease, Task
@@ -33,7 +41,7 @@ def _task_of(store, w, query_id, rank) -> assignment.TaskView:
     """The task of the hit at ``rank`` of ``query_id`` (read from the snapshot itself)."""
     doc = next(h["doc_id"] for h in _hits(store, w) if h["query_id"] == query_id
                and h["rank"] == rank)
-    every = assignment.query_results(store, w.admin, w.evaluation.id, query_id)
+    every = task_views.query_results(store, w.admin, w.evaluation.id, query_id)
     return next(t for t in every if t.doc_id == doc)
 
 

@@ -9,7 +9,13 @@ import re
 import pytest
 from sqlalchemy import event, func, select
 
-from rankscope.services import assignment, campaign_runs, campaigns, grading
+from rankscope.services import (
+    assignment,
+    campaign_runs,
+    campaigns,
+    grading,
+    grading_progress,
+)
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Grade, Task
 
@@ -124,8 +130,8 @@ def test_you_graded_counts_the_grades_given_in_this_evaluation_only(app, store, 
         shared = s.scalar(select(func.count(Task.id)).where(Task.evaluation_id == again.id,
                                                             Task.item_id.in_(items)))
     assert shared == 3
-    assert assignment.progress(store, world.judge, first)["mine"] == 3
-    assert assignment.progress(store, world.judge, again.id)["mine"] == 0  # was 3
+    assert grading_progress.progress(store, world.judge, first)["mine"] == 3
+    assert grading_progress.progress(store, world.judge, again.id)["mine"] == 0  # was 3
     client = signed_in(app, world.judge.name)
     page = client.get(f"/evaluations/{again.id}/grade")
     assert _mine(page.text) == 0 and 'id="prev-link"' not in page.text  # k: nothing here
@@ -133,4 +139,4 @@ def test_you_graded_counts_the_grades_given_in_this_evaluation_only(app, store, 
     answer = client.post(f"/tasks/{task}/grade", headers=HX,
                          data={"evaluation_id": str(again.id), "value": "1"})
     assert _mine(answer.text) == 1
-    assert assignment.progress(store, world.judge, first)["mine"] == 3
+    assert grading_progress.progress(store, world.judge, first)["mine"] == 3

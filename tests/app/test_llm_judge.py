@@ -12,7 +12,14 @@ from tests.llm_judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import ConfigError, ForbiddenError, OptionError
 from rankscope.outbound.hosts import HostPolicy
-from rankscope.services import adjudication, assignment, exchange, grading, llm_judges
+from rankscope.services import (
+    adjudication,
+    assignment,
+    exchange,
+    grading,
+    grading_progress,
+    llm_judges,
+)
 from rankscope.services.boundary import Boundary
 from rankscope.services.grading import GradeInput
 from rankscope.store.models_app import Rater
@@ -44,7 +51,7 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
     ev_id = world.evaluation.id
     first = assignment.next_task(store, world.judge, ev_id)
     grading.submit_grade(store, world.judge, GradeInput(first.task_id, 3))
-    before = assignment.progress(store, world.curator, ev_id)
+    before = grading_progress.progress(store, world.curator, ev_id)
     results = before["results"]
     assert before["filled"] == 1
 
@@ -68,7 +75,7 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
 
     # not counting: no grades-wanted slot filled; in the exports, flagged advisory (issue 26
     # §5: a complete record), so that nothing reads them as grades
-    assert assignment.progress(store, world.curator, ev_id)["filled"] == 1
+    assert grading_progress.progress(store, world.curator, ev_id)["filled"] == 1
     rows = _grades_csv(store, world.curator, ev_id)
     assert {r["rater"] for r in rows if r["grade_status"] == "counted"} == {world.judge.name}
     assert {r["grade_status"] for r in rows if r["rater"] == "llm:tiny-model"} == {"advisory"}
@@ -80,7 +87,7 @@ def test_the_llm_judge_grades_the_open_tasks_apart_then_counts(store, world, llm
 
     # counting: each result gets the LLM's grade (2 wanted, at most 1 person's so far)
     llm_judges.set_counts(store, world.curator, judge["id"], True)
-    assert assignment.progress(store, world.curator, ev_id)["filled"] == 1 + results
+    assert grading_progress.progress(store, world.curator, ev_id)["filled"] == 1 + results
     rows = _grades_csv(store, world.curator, ev_id)
     assert sorted(float(r["grade"]) for r in rows if r["rater"] == "llm:tiny-model"
                   and r["grade_status"] == "counted") == [2.0] * results
@@ -263,7 +270,7 @@ def test_a_run_over_more_results_than_a_batch_holds_sends_several(store, world, 
     assert llm_judges.BATCH <= MAX_BATCH  # what a batch may hold (GradeBatchSpec)
     monkeypatch.setattr(llm_judges, "BATCH", 2)
     ev_id = world.evaluation.id
-    results = assignment.progress(store, world.curator, ev_id)["results"]
+    results = grading_progress.progress(store, world.curator, ev_id)["results"]
     assert results > 2
     judge = llm_judges.attach_judge(store, world.curator, ev_id,
                                     llm_judges.JudgeSpec(llm.url, "tiny-model", max_calls=500),

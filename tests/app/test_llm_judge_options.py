@@ -15,7 +15,7 @@ from tests.llm_judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import OptionError
 from rankscope.outbound.hosts import HostPolicy
-from rankscope.services import assignment, llm_judges
+from rankscope.services import grading_progress, llm_judges
 from rankscope.services.boundary import Boundary
 
 from .conftest import PASSWORD, boundary_for
@@ -161,7 +161,7 @@ def test_the_form_keeps_the_options_and_the_card_shows_them(store, world, llm,
     summary = llm_judges.run_judge(store, world.curator, judge["id"], boundary=LOCAL)
     assert summary["accepted"] == 1 and summary["template"] == "assessor"
     assert llm.paths == ["/v1/api/chat"]
-    assert assignment.progress(store, world.curator, ev_id)["filled"] == 0  # kept apart
+    assert grading_progress.progress(store, world.curator, ev_id)["filled"] == 0  # kept apart
 
 
 def test_the_api_takes_and_shows_the_options(world, llm, curator_api):

@@ -12,12 +12,12 @@ import pytest
 from rankscope.errors import OptionError
 from rankscope.services import (
     adjudication,
-    assignment,
     campaign_runs,
     campaigns,
     dashboards,
     exchange,
     grading,
+    task_views,
 )
 from rankscope.services.grading import GradeInput
 
@@ -25,7 +25,7 @@ from .conftest import make_world
 
 
 def _q01(store, w, evaluation_id):
-    return assignment.query_results(store, w.curator, evaluation_id, "q01")
+    return task_views.query_results(store, w.curator, evaluation_id, "q01")
 
 
 def test_agreement_and_disagreements_are_about_the_evaluations_own_results(store, collection):

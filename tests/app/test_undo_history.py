@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, update
 
-from rankscope.services import assignment, grading
+from rankscope.services import grading, task_views
 from rankscope.services.campaign_data import load_data
 from rankscope.services.grade_records import GRADE_COLUMNS, grade_records
 from rankscope.services.grading import GradeInput
@@ -58,7 +58,7 @@ def _grades(store, rater_name: str) -> list[int]:
 
 def test_an_undone_regrade_brings_the_first_grade_back_and_keeps_the_history(store, world):
     ev = world.evaluation.id
-    task = assignment.query_results(store, world.curator, ev, "q01")[0]
+    task = task_views.query_results(store, world.curator, ev, "q01")[0]
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 1))
     grading.submit_grade(store, world.judge, GradeInput(task.task_id, 3))  # a regrade
     first, regrade = _grades(store, world.judge.name)
@@ -84,7 +84,7 @@ def test_an_undone_regrade_brings_the_first_grade_back_and_keeps_the_history(sto
 
 def test_two_undos_walk_back_two_regrades_and_a_regrade_after_an_undo_replaces_it(store, world):
     ev = world.evaluation.id
-    task = assignment.query_results(store, world.curator, ev, "q01")[0]
+    task = task_views.query_results(store, world.curator, ev, "q01")[0]
     for value in (0, 2, 3):  # a grade and two regrades
         grading.submit_grade(store, world.judge, GradeInput(task.task_id, value))
     g0, g2, g3 = _grades(store, world.judge.name)

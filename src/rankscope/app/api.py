@@ -30,6 +30,7 @@ from rankscope.services import (
     exchange,
     freezing,
     grading,
+    grading_progress,
     llm_judges,
     projects,
     sessions,
@@ -288,7 +289,7 @@ def compare(request: Request, actor: ApiActor, evaluation_id: Id,
 @router.get("/evaluations/{evaluation_id}/progress")
 def progress(request: Request, actor: ApiActor, evaluation_id: Id) -> dict[str, int]:
     """What is done and left, for the caller and for the evaluation."""
-    return assignment.progress(_store(request), actor, evaluation_id)
+    return grading_progress.progress(_store(request), actor, evaluation_id)
 
 
 @router.get("/evaluations/{evaluation_id}/exports")

@@ -16,13 +16,13 @@ from rankscope.app.svg import delta_bars, line_chart
 from rankscope.errors import ForbiddenError, InputError, OptionError, RankscopeError
 from rankscope.services import (
     adjudication,
-    assignment,
     campaign_runs,
     campaigns,
     comparison,
     dashboards,
     exchange,
     freezing,
+    grading_progress,
     projects,
 )
 from rankscope.services.accounts import Actor
@@ -47,7 +47,7 @@ def evaluation_page(request: Request, actor: PageActor, evaluation_id: Id) -> Re
     return render(request, "evaluation.html", {
         "evaluation": ev, "can_curate": curate, "others": others, "tab": "overview",
         **_run_state(request, evaluation_id),
-        "progress": assignment.progress(store, actor, evaluation_id),
+        "progress": grading_progress.progress(store, actor, evaluation_id),
         "exports": exchange.exports_of(store, actor, evaluation_id) if curate else [],
         "imports": exchange.IMPORTS}, actor=actor)
 

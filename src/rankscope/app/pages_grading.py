@@ -29,7 +29,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from rankscope.app.core import Id, LoginRequired, MaybePageActor, PageActor, render, settings_of
 from rankscope.errors import OptionError
-from rankscope.services import assignment, campaigns, grading, grading_page, projects
+from rankscope.services import (
+    assignment,
+    campaigns,
+    grading,
+    grading_page,
+    grading_progress,
+    projects,
+    task_views,
+)
 from rankscope.services.accounts import Actor
 from rankscope.services.limits import MAX_ID
 
@@ -249,9 +257,9 @@ def grade_undo(request: Request, actor: PageActor, evaluation_id: Id,
 def _list_context(request: Request, actor: Actor, evaluation_id: Id,
                   query_id: str) -> dict[str, Any]:
     store = settings_of(request).store
-    tasks = assignment.query_results(store, actor, evaluation_id, query_id)
+    tasks = task_views.query_results(store, actor, evaluation_id, query_id)
     ev = campaigns.get_evaluation(store, actor, evaluation_id)
-    order = assignment.query_ids(store, actor, evaluation_id)
+    order = task_views.query_ids(store, actor, evaluation_id)
     at = order.index(query_id) if query_id in order else 0
     return {"evaluation": ev, "tasks": tasks, "query_id": query_id,
             "keys": _scale_keys(ev),
@@ -260,7 +268,7 @@ def _list_context(request: Request, actor: Actor, evaluation_id: Id,
             "query_at": at + 1, "n_queries": len(order),
             "can_curate": projects.RANK[projects.get_project(store, actor, ev.project_id).role]
             >= projects.RANK["curator"],
-            "progress": assignment.progress(store, actor, evaluation_id)}
+            "progress": grading_progress.progress(store, actor, evaluation_id)}
 
 
 @router.get("/evaluations/{evaluation_id}/queries/{query_id}", response_class=HTMLResponse)

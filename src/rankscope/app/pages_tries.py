@@ -35,6 +35,7 @@ from rankscope.services import (
     pool,
     projects,
     side_views,
+    task_views,
     tries,
 )
 from rankscope.services.accounts import Actor
@@ -55,7 +56,7 @@ def tries_page(request: Request, actor: PageActor, evaluation_id: Id) -> Respons
     ev = campaigns.get_evaluation(store, actor, evaluation_id)
     if not _curating(request, actor, ev):
         raise ForbiddenError("only curators try changes")
-    queries = assignment.query_ids(store, actor, evaluation_id)
+    queries = task_views.query_ids(store, actor, evaluation_id)
     endpoint = catalog.get_endpoint(store, actor, ev.endpoint_id)
     return render(request, "tries.html", {
         "evaluation": ev, "tries": tries.list_tries(store, actor, evaluation_id),

@@ -11,8 +11,8 @@ pool. A grader never sees another's grade.
 
 A grade *counts* when its rater's ``counts`` is true (people, imports, an
 LLM judge the curator let count): only counted grades fill the slots of
-the grades wanted. :func:`progress` says how much is left for a grader and
-for the evaluation (its "mine": :mod:`rankscope.services.grading_walk`).
+the grades wanted. How much is left for a grader and for the evaluation is
+:mod:`rankscope.services.grading_progress`.
 
 How it stays fast: the database keeps each task's counted grades
 (``tasks.grades_counted``, kept by triggers whoever writes grades) and an
@@ -53,7 +53,6 @@ from sqlalchemy.orm import aliased
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services.accounts import rater_for
 from rankscope.services.campaigns import evaluation_row
-from rankscope.services.grading_walk import walk_size
 from rankscope.services.task_views import (
     TaskView,
     own_grade,
@@ -62,7 +61,7 @@ from rankscope.services.task_views import (
     task_row,
     task_views,
 )
-from rankscope.store.models import Project, Query, utcnow
+from rankscope.store.models import Project, utcnow
 from rankscope.store.models_app import (
     Adjudication,
     Deferral,
@@ -92,10 +91,6 @@ __all__ = [
     "open_tasks",
     "pick",
     "pool_size",
-    "progress",
-    "progress_in",
-    "query_ids",
-    "query_results",
     "release",
     "require_ready",
     "scale_info",
@@ -413,89 +408,3 @@ def open_tasks(session: Session, ev: Evaluation, rater: Rater) -> list[Task]:
     return list(session.scalars(
         select(Task).where(*_pool_where()).order_by(deferred, *ORDER),
         {"ev": ev.id, "scale": ev.scale, "rater": rater.id, "now": utcnow(), "skip": []}))
-
-
-@functools.cache
-def _tally() -> Select[int, int, int]:
-    """The tasks of ``ev`` by (counted grades, grades wanted): a few rows."""
-    return (select(Task.grades_counted, Task.grades_wanted, func.count())
-            .where(Task.evaluation_id == bindparam("ev"))
-            .group_by(Task.grades_counted, Task.grades_wanted))
-
-
-@functools.cache
-def _settled_open() -> Select[int, int]:
-    """Tasks of ``ev`` adjudicated on ``scale`` that their counted grades do not fill."""
-    return (select(Task.grades_counted, Task.grades_wanted)
-            .where(Task.evaluation_id == bindparam("ev"),
-                   Task.item_id.in_(select(Adjudication.item_id)
-                                    .where(Adjudication.scale == bindparam("scale"))),
-                   Task.grades_counted < Task.grades_wanted))
-
-
-def progress_in(session: Session, ev: Evaluation, rater_id: int | None,
-                mine: int | None = None) -> dict[str, int]:
-    """:func:`progress`, read in the caller's session (``mine``: the rater's
-    :func:`~rankscope.services.grading_walk.walk_size`, when the caller has it)."""
-    results = slots = filled = complete = 0
-    for counted, wanted, n in session.execute(_tally(), {"ev": ev.id}):
-        results += n
-        slots += wanted * n
-        filled += min(counted, wanted) * n
-        complete += n if counted >= wanted else 0
-    unfilled = results - complete
-    for counted, wanted in session.execute(_settled_open(), {"ev": ev.id, "scale": ev.scale}):
-        filled += wanted - counted  # an adjudicated result counts as full
-        complete += 1
-    left = 0
-    if rater_id is None:
-        mine = 0
-        if ev.status == "ready":
-            left = results - complete
-    else:
-        mine = walk_size(session, ev, rater_id) if mine is None else mine
-        if ev.status == "ready":
-            left = pool_size(session, ev, rater_id, unfilled)
-    return {"mine": mine, "left_for_me": left, "results": results, "complete": complete,
-            "slots": slots, "filled": filled}
-
-
-def progress(store: Store, actor: Actor, evaluation_id: int) -> dict[str, int]:
-    """How much is done and left, for the actor and for the evaluation.
-
-    ``mine``: results the actor graded in this evaluation (and still has a
-    grade of); ``left_for_me``: results they may still take (others'
-    leases aside); ``slots``/``filled``: grades wanted over all results /
-    counted grades given (an adjudicated result counts as full);
-    ``results``/``complete``: results, and those with every grade they want.
-    """
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
-        return progress_in(session, ev, rater_id)
-
-
-def query_results(store: Store, actor: Actor, evaluation_id: int,
-                  query_id: str) -> list[TaskView]:
-    """Every task of one query, by position, with the actor's own grades (the list mode)."""
-    from rankscope.errors import NotFoundError
-
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
-        tasks = session.scalars(select(Task.id).join(Query, Task.query_row_id == Query.id)
-                                .where(Task.evaluation_id == ev.id, Query.query_id == query_id)
-                                .order_by(Task.position, Task.id)).all()
-        if not tasks:
-            raise NotFoundError(f"no query {query_id!r} in evaluation #{ev.id}")
-        return task_views(session, ev, tasks, rater_id)
-
-
-def query_ids(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
-    """The evaluation's query ids that have tasks, in the query set's order."""
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        return list(dict.fromkeys(session.scalars(
-            select(Query.query_id).join(Task, Task.query_row_id == Query.id)
-            .where(Task.evaluation_id == ev.id).order_by(Query.position))))
-

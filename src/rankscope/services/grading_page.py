@@ -24,9 +24,10 @@ from sqlalchemy import delete
 
 from rankscope.errors import ConflictError
 from rankscope.services.accounts import rater_for
-from rankscope.services.assignment import progress_in, show_task, take_tasks
+from rankscope.services.assignment import show_task, take_tasks
 from rankscope.services.campaigns import EvaluationView, evaluation_row, evaluation_view
 from rankscope.services.grading import GradeInput, Undone, grade_task, later_in, undo_outcome_in
+from rankscope.services.grading_progress import progress_in
 from rankscope.services.grading_walk import WalkPlace, walk_place
 from rankscope.services.projects import project_role
 from rankscope.services.task_views import TaskView, task_row, task_views

@@ -1,7 +1,7 @@
 """A project's evaluations at a glance: each one's grading progress, its headline
 metric and whether its numbers are frozen (the project page's table).
 
-The progress is :func:`rankscope.services.assignment.progress`'s (counted
+The progress is :func:`rankscope.services.grading_progress.progress`'s (counted
 grades given over grades wanted); the headline metric is the evaluation's first
 metric, its mean as the metrics page computes it
 (:func:`rankscope.services.dashboards.evaluation_metrics`), shown to curators
@@ -13,7 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rankscope.services import assignment, campaigns, dashboards, freezing, projects
+from rankscope.services import (
+    campaigns,
+    dashboards,
+    freezing,
+    grading_progress,
+    projects,
+)
 
 if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
@@ -51,7 +57,7 @@ def project_overview(store: Store, actor: Actor, project_id: int) -> list[Evalua
             # complete grading freezes an evaluation: the page says so the moment it is
             ev = campaigns.get_evaluation(store, actor, ev.id)
         if ev.status == "ready":
-            done = assignment.progress(store, actor, ev.id)
+            done = grading_progress.progress(store, actor, ev.id)
             filled, slots = done["filled"], done["slots"]
             if curator and ev.metrics:
                 _, data = dashboards.load(store, actor, ev.id)
