@@ -164,10 +164,27 @@ def test_cli_report_without_plots_reads_one_ahead(files: list[str], log: list[st
     assert all(name in page for name in EXPECTED)
 
 
-def test_report_with_plots_still_reads_every_run(files: list[str]) -> None:
-    pytest.importorskip("matplotlib")
+def test_report_with_plots_reads_one_ahead_twice(files: list[str], log: list[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curves read the files again after the comparison, one ahead too: two runs in
+    memory at any time, not all five (each run's points are computed as it is read)."""
+    import rankscope.compare.curves as curves
     from rankscope.render.html_report import report
 
+    original = curves.evaluate
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        log.append("eval")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(curves, "evaluate", counted)
     page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
                   names=[f"s{i}" for i in range(len(files))])
-    assert "s4" in page and "<img" in page
+    assert "s4" in page and page.count("<svg ") == 2 + 1 + 4
+    # the comparison's pass, then the curves' pass: each evaluates every run once
+    split = [i for i, event in enumerate(log) if event == "eval"][len(RUNS) - 1] + 1
+    _at_most_one_ahead(log[:split])
+    _at_most_one_ahead(log[split:])
+    # the curves' numbers are the runs' own: P@1 of the five runs (worked out above)
+    for name, p1 in zip([f"s{i}" for i in range(len(files))], EXPECTED.values(), strict=True):
+        assert f"{name}: P@1 = {p1:.4f}" in page
