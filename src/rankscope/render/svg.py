@@ -257,8 +257,9 @@ def differences_svg(result: CompareResult, metric: str, run: str | None = None, 
         parts.append(f'<rect x="{_num(x)}" y="{_num(top)}" width="{_num(step)}" '
                      f'height="{_num(size)}" fill="{color}"><title>{_text(tip)}</title></rect>')
     parts.append("</g>")
-    parts.append(f'<line x1="{_num(frame.left)}" x2="{_num(frame.left + frame.width)}" '
-                 f'y1="{_num(zero)}" y2="{_num(zero)}" stroke="currentColor"/>')
+    parts.append(f'<line class="zero" x1="{_num(frame.left)}" '
+                 f'x2="{_num(frame.left + frame.width)}" y1="{_num(zero)}" y2="{_num(zero)}" '
+                 f'stroke="currentColor"/>')
     axis_y = frame.top + frame.height
     if labelled:
         for i, query in enumerate(ids):
@@ -351,7 +352,7 @@ def distribution_svg(result: CompareResult, metric: str, *, caption: str = "") -
                f"{_value(s.high_whisker)}, {len(s.outliers)} outliers")
         x1, x3 = frame.x(s.q1), frame.x(s.q3)
         half = row * 0.32
-        parts.append(f'<g stroke="currentColor"><title>{_text(tip)}</title>')
+        parts.append(f'<g class="box" stroke="currentColor"><title>{_text(tip)}</title>')
         parts.append(f'<line x1="{_num(frame.x(s.low_whisker))}" x2="{_num(x1)}" '
                      f'y1="{_num(mid)}" y2="{_num(mid)}"/>')
         parts.append(f'<line x1="{_num(x3)}" x2="{_num(frame.x(s.high_whisker))}" '
