@@ -32,7 +32,12 @@ from rankscope.engine.options import EvalOptions
 from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.render.comparison import comparison_html
-from rankscope.render.report_tables import SORT_SCRIPT, per_query_table_html, worse_queries_html
+from rankscope.render.report_tables import (
+    SORT_SCRIPT,
+    TABLE_STYLE,
+    per_query_table_html,
+    worse_queries_html,
+)
 from rankscope.render.svg import Series, differences_svg, distribution_svg, lines_svg
 
 if TYPE_CHECKING:
@@ -255,7 +260,7 @@ def render_report(
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title>",
-        f"<style>{_STYLE}</style></head><body>",
+        f"<style>{_STYLE}{TABLE_STYLE}\n</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p class='note'>Runs: {html.escape(', '.join(result.run_names))}. "
         f"Metrics: {html.escape(', '.join(result.labels))}. rankscope {__version__}.</p>",
