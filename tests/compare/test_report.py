@@ -45,3 +45,23 @@ def test_report_has_tables_and_embedded_images(tmp_path: Path) -> None:
 def test_report_without_plots() -> None:
     page = report(QRELS, RUNS, ["AP"], plots=False, test="wilcoxon", baseline="new")
     assert "<svg" not in page and "baseline: new" in page and "Wilcoxon" in page
+
+
+@pytest.mark.filterwarnings("ignore:too few paired queries")
+def test_report_says_each_warning_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curves evaluate the runs the comparison evaluated: what a run lacks is said once,
+    not once more for each curve."""
+    from rankscope.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\nq3 0 c 1\n")
+    Path("r1.txt").write_text("q1 Q0 a 1 2 r1\nq9 Q0 b 1 1 r1\n")  # q9 not judged
+    Path("r2.txt").write_text("q1 Q0 a 1 2 r2\nq2 Q0 b 1 1 r2\n")
+    for extra in ([], ["--no-plots"]):
+        code = main(["report", "qrels.txt", "r1.txt", "r2.txt", "-m", "P@1", "-o", "r.html",
+                     *extra])
+        assert code == 0
+        err = capsys.readouterr().err
+        assert err.count("queries of r1.txt are in qrels.txt") == 1, err
+        assert err.count("queries of r2.txt are in qrels.txt") == 1, err

@@ -18,7 +18,9 @@ from __future__ import annotations
 import html
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rankscope._version import __version__
@@ -147,6 +149,26 @@ def _curves(result: CompareResult, qrels: Any, inputs: RunInputs, ks: list[int],
                                     "precision": curve}))
             del table
     return family, pl.concat(at_k) if at_k else None, pl.concat(pr)
+
+
+@contextmanager
+def _each_warning_once(said: set[tuple[type[Warning], str]]) -> Iterator[None]:
+    """Pass on the warnings given inside, once each: none already in ``said`` (the
+    curves evaluate the runs the comparison evaluated, and would repeat its warnings about
+    them: the queries a run shares with the qrels, twice more a run)."""
+    manager = warnings.catch_warnings(record=True)
+    caught = manager.__enter__()
+    warnings.simplefilter("always")
+    try:
+        yield
+    finally:
+        manager.__exit__(None, None, None)
+        for w in caught or ():
+            key = (w.category, str(w.message))
+            if key not in said:
+                said.add(key)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                       source=w.source)
 
 
 def _twice_readable(runs: Any, *, on_duplicate: Any, run_format: str | None) -> Any:
@@ -366,26 +388,27 @@ def report(
     opts = EvalOptions.merged(None, given)  # type: ignore[arg-type]
     if include:  # read twice: by the comparison, then for the curves
         runs = _twice_readable(runs, on_duplicate=on_duplicate, run_format=run_format)
-    # compare reads run files one at a time (two in memory)
-    result = compare(qrels_t, runs, metrics, names=names, on_duplicate=on_duplicate,
-                     run_format=run_format, **given, **compare_options)
+    said: set[tuple[type[Warning], str]] = set()
+    with _each_warning_once(said):  # compare reads run files one at a time (two in memory)
+        result = compare(qrels_t, runs, metrics, names=names, on_duplicate=on_duplicate,
+                         run_format=run_format, **given, **compare_options)
     figures: list[tuple[str, list[str]]] = []
-    note = ""
     if include:
         # the same runs under the comparison's names, read again one ahead for the curves;
         # the comparison has checked them (a document ranked twice is left to the ranking)
         inputs = RunInputs(runs, names=result.run_names, on_duplicate=on_duplicate,
                            run_format=run_format, defer_duplicates=True)
-        family, at_k, pr = _curves(
-            result, qrels_t, inputs, k_list,
-            {"ties": opts.ties, "unjudged": opts.unjudged, "queries": opts.ranked_queries,
-             "allow_no_overlap": compare_options.get("allow_no_overlap", False)}, judged)
+        with _each_warning_once(said):  # the comparison has said what these runs lack
+            family, at_k, pr = _curves(
+                result, qrels_t, inputs, k_list,
+                {"ties": opts.ties, "unjudged": opts.unjudged, "queries": opts.ranked_queries,
+                 "allow_no_overlap": compare_options.get("allow_no_overlap", False)}, judged)
         if figures_dir is not None:
             save_figures(_figure_files(result, family, at_k, pr, k_list), figures_dir,
                          figure_formats)
         figures = [(heading, [_svg(svg, caption) for _, svg, caption in items])
                    for heading, items in _figures(result, family, at_k, pr, k_list)]
-    page = render_report(result, title=title, figures=figures, note=note)
+    page = render_report(result, title=title, figures=figures)
     if output is not None:
         from rankscope.data._io import write_bytes
 
