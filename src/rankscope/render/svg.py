@@ -221,8 +221,10 @@ def differences_svg(result: CompareResult, metric: str, run: str | None = None, 
                     caption: str = "") -> str:
     """Sorted per-query differences ``run - baseline`` as bars, one ``<rect>`` a query."""
     run, base, ids, diff = sorted_differences(result, metric, run)
-    values_run = dict(zip(result.query_ids, result.column(run, metric), strict=True))
-    values_base = dict(zip(result.query_ids, result.column(base, metric), strict=True))
+    where = {q: i for i, q in enumerate(result.query_ids)}
+    rows = [where[q] for q in ids]
+    values_run = result.column(run, metric)[rows].tolist()
+    values_base = result.column(base, metric)[rows].tolist()
     wins, losses = int(np.sum(diff > 0)), int(np.sum(diff < 0))
     n = len(ids)
     labelled = 0 < n <= LABEL_EVERY_QUERY
@@ -237,25 +239,30 @@ def differences_svg(result: CompareResult, metric: str, run: str | None = None, 
     label = (caption or title) + (f"; {wins} queries better with {run}, {losses} better with "
                                   f"{base}, {n - wins - losses} tied")
     parts = _open(WIDTH, height, label, title)
+    run_t, base_t = _text(run), _text(base)
     parts.append(f'<text x="{_num(WIDTH / 2)}" y="36" text-anchor="middle" font-size="11">'
-                 f'<tspan fill="{BETTER}">\u25a0</tspan> {_text(run)} better  '
-                 f'<tspan fill="{WORSE}">\u25a0</tspan> {_text(base)} better</text>')
+                 f'<tspan fill="{BETTER}">\u25a0</tspan> {run_t} better  '
+                 f'<tspan fill="{WORSE}">\u25a0</tspan> {base_t} better</text>')
     ticks = nice_ticks(low, high)
     parts += _y_axis(frame, f"difference in {metric}", ticks)
     zero = frame.y(0.0)
     step = frame.width / max(1, n)
+    # every bar's place at once; a tie (or nearly) is a sliver at zero, still there to hover
+    pixels = frame.height / (high - low)
+    tops = zero - np.maximum(diff, 0.0) * pixels
+    sizes = np.abs(diff) * pixels
+    sliver = sizes < 1.0
+    tops[sliver], sizes[sliver] = zero - 0.5, 1.0
+    colors = np.where(diff > 0, BETTER, np.where(diff < 0, WORSE, TIED)).tolist()
+    lefts = (frame.left + np.arange(n) * step).tolist()
+    width = f"{step:.2f}"
     parts.append('<g class="bars" stroke="none">')
-    for i, (query, d) in enumerate(zip(ids, diff.tolist(), strict=True)):
-        x = frame.left + i * step
-        top = frame.y(max(d, 0.0))
-        size = abs(frame.y(d) - zero)
-        color = BETTER if d > 0 else WORSE if d < 0 else TIED
-        if size < 1.0:  # a tie (or nearly): a sliver at zero, still there to hover
-            top, size = zero - 0.5, 1.0
-        tip = (f"{query}: {run} {_value(values_run[query])} \u2212 {base} "
-               f"{_value(values_base[query])} = {_signed(d)}")
-        parts.append(f'<rect x="{_num(x)}" y="{_num(top)}" width="{_num(step)}" '
-                     f'height="{_num(size)}" fill="{color}"><title>{_text(tip)}</title></rect>')
+    for query, x, top, size, color, a, b, d in zip(ids, lefts, tops.tolist(), sizes.tolist(),
+                                                   colors, values_run, values_base,
+                                                   diff.tolist(), strict=True):
+        parts.append(f'<rect x="{x:.2f}" y="{top:.2f}" width="{width}" height="{size:.2f}" '
+                     f'fill="{color}"><title>{_text(query)}: {run_t} {_value(a)} \u2212 '
+                     f'{base_t} {_value(b)} = {_signed(d)}</title></rect>')
     parts.append("</g>")
     parts.append(f'<line class="zero" x1="{_num(frame.left)}" '
                  f'x2="{_num(frame.left + frame.width)}" y1="{_num(zero)}" y2="{_num(zero)}" '
