@@ -188,3 +188,18 @@ def test_report_with_plots_reads_one_ahead_twice(files: list[str], log: list[str
     # the curves' numbers are the runs' own: P@1 of the five runs (worked out above)
     for name, p1 in zip([f"s{i}" for i in range(len(files))], EXPECTED.values(), strict=True):
         assert f"{name}: P@1 = {p1:.4f}" in page
+
+
+def test_report_with_plots_reads_a_run_on_stdin_once(files: list[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run on stdin can be read once: the comparison and the curves share that reading."""
+    import io
+
+    stdin = io.TextIOWrapper(io.BytesIO(Path(files[1]).read_bytes()))
+    monkeypatch.setattr("sys.stdin", stdin)
+    code = main(["report", "qrels.txt", files[0], "-", "-m", "P@1", "-o", "r.html",
+                 "--max-k", "1"])
+    assert code == 0
+    page = Path("r.html").read_text()
+    # run 2 (r2) by hand: P@1 = 0.5, in the table and on its curve
+    assert "<title>r2: P@1 = 0.5000</title>" in page and "<title>r1: P@1 = 1.0000</title>" in page
