@@ -182,3 +182,10 @@ def test_the_page_needs_no_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path:
     with pytest.raises(DependencyError, match="matplotlib"):
         report(QRELS, {"base": BASE, "new": NEW}, ["P@2"], figures_dir=tmp_path / "figs")
     assert not (tmp_path / "figs").exists()
+
+
+def test_runs_given_as_an_iterator_are_read_for_both_passes() -> None:
+    page = report(QRELS, iter([BASE, NEW]), ["P@2"], ks=range(1, 2), names=["base", "new"])
+    # P@1 by hand (see the curves' test): base 1/4, new 2/4
+    assert "<title>base: P@1 = 0.2500</title>" in page
+    assert "<title>new: P@1 = 0.5000</title>" in page
