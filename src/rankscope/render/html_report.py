@@ -205,7 +205,8 @@ def _figures(result: CompareResult, family: str | None, at_k: pl.DataFrame | Non
         caption = f"mean {family}@k for k = 1..{max(ks)}"
         curves.append((f"{family}_at_k", lines_svg(
             _series(at_k, "k", "value"), title=f"{family}@k", x_label="cut-off k",
-            y_label=f"mean {family}@k", point=f"{family}@{{x:g}} = {{y:.4f}}", integer_x=True,
+            y_label=f"mean {family}@k", integer_x=True,
+            point=family.replace("{", "{{").replace("}", "}}") + "@{x:g} = {y:.4f}",
             caption=caption), caption))
     caption = "11-point interpolated precision-recall"
     curves.append(("precision_recall", lines_svg(
