@@ -18,6 +18,7 @@ from rankscope.compare.significance import (
     check_test,
     effect_size,
     paired_test,
+    preload_test,
     tukey_hsd,
     win_tie_loss,
 )
@@ -91,8 +92,11 @@ def compare(
         ``strategy`` or ``transforms`` given): these are transformed and
         aggregated per metric as :func:`rankscope.judgments.evaluate_judgments`
         does, once for all runs.
-    runs : sequence of runs, or mapping name -> run
-        Two or more runs (:class:`~rankscope.Run`, paths, DataFrames, dicts).
+    runs : sequence of runs, mapping name -> run, or RunInputs
+        Two or more runs (:class:`~rankscope.Run`, paths, DataFrames, dicts);
+        or a :class:`~rankscope.data.runs.RunInputs` made with
+        ``defer_duplicates=True`` (its own names, duplicate rule and format;
+        maybe already reading: :meth:`~rankscope.data.runs.RunInputs.start`).
     metrics : str, Metric, a sequence of them, MetricPlan or SeedPlan
         Any spelling :func:`rankscope.parse_metrics` accepts (with judgments,
         also the judging platform's ``nDCG(d)@k`` and ``ERR-0.18@k``); names
@@ -190,9 +194,15 @@ def compare(
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    # every run is evaluated first: a document ranked twice is found beside the measures
-    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format,
-                       defer_duplicates=True)
+    if isinstance(runs, RunInputs):  # made (and maybe started) by the caller
+        if names is not None or on_duplicate != "error" or run_format is not None:
+            raise OptionError("names, on_duplicate and run_format belong to the RunInputs "
+                              "given as runs")
+        inputs = runs
+    else:
+        # every run is evaluated first: a document ranked twice is found beside the measures
+        inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format,
+                           defer_duplicates=True)
     if len(inputs) < 2:
         raise OptionError(f"compare needs at least two runs, got {len(inputs)}")
     if all_pairs and baseline is not None:
@@ -200,6 +210,8 @@ def compare(
     known = inputs.known_names
     if baseline is not None and known is not None and baseline not in known:
         raise OptionError(f"no run named {baseline!r}; runs: {', '.join(known)}")
+    inputs.start()  # the first file is read from here on (if not already)
+    preload_test(test)  # the test's imports overlap the reading
 
     # One run at a time (files read one ahead): per-query values are all a comparison
     # keeps of a run, so memory holds two runs whatever their number.
