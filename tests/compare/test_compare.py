@@ -239,3 +239,28 @@ def test_progress_only_where_bars_are_enabled(capsys: pytest.CaptureFixture[str]
         assert capsys.readouterr().err == ""
     finally:
         progress.set_enabled(None)
+
+
+def test_intervals_drawn_on_two_threads_are_those_drawn_one_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare draws the metrics' intervals two at a time (beside the tests) unless one
+    metric's resampled means are large; the numbers are the same to the last bit."""
+    import threading
+
+    import rankscope.compare.comparison as comparison
+
+    names: set[str] = set()
+    original = comparison.bootstrap_intervals
+
+    def recorded(*args: object, **kwargs: object) -> object:
+        names.add(threading.current_thread().name)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(comparison, "bootstrap_intervals", recorded)
+    two = compare(QRELS, RUNS, METRICS, all_pairs=True)
+    assert {n.rsplit("_", 1)[0] for n in names} == {"rankscope-intervals"}
+    monkeypatch.setattr(comparison, "_TWO_AT_ONCE_BYTES", 0)  # as for --rounds 10000000
+    one = compare(QRELS, RUNS, METRICS, all_pairs=True)
+    assert two.intervals == one.intervals
+    assert [c.to_dict() for c in two.comparisons] == [c.to_dict() for c in one.comparisons]
+    assert [t for t in threading.enumerate() if t.name.startswith("rankscope-intervals")] == []

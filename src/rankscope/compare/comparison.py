@@ -248,16 +248,16 @@ def compare(
     intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
     n_queries: dict[str, int] = {}
     comparisons: list[Comparison] = []
-    resamples = ResampleCache()  # the same queries and seed for every metric: drawn once
-    with step_bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
+    pairs_of = []
+    for m, label in enumerate(labels):
+        block = values[:, :, m]
+        pairs_of.append(block[:, ~np.isnan(block).any(axis=0)])
+        n_queries[label] = pairs_of[-1].shape[1]
+    with step_bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance, \
+            _Intervals(pairs_of, order, level, n_resamples, seed) as intervals_of:
         for m, label in enumerate(labels):
-            block = values[:, :, m]
-            paired = block[:, ~np.isnan(block).any(axis=0)]
-            n_queries[label] = paired.shape[1]
-            # Every run's mean and every compared difference, from the same resamples.
-            rows = np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
-            low, high = bootstrap_intervals(rows, confidence=level, n_resamples=n_resamples,
-                                            seed=seed, cache=resamples)
+            paired = pairs_of[m]
+            low, high = intervals_of(m)
             for r, name in enumerate(run_names):
                 x = paired[r]
                 means[name][label] = float(x.mean()) if x.size else None
@@ -289,6 +289,49 @@ def compare(
         seed=seed,
         infos=[r.info for r in results],
     )
+
+
+_TWO_AT_ONCE_BYTES = 64 << 20
+"""Resampled means of one metric up to which two metrics' intervals are drawn at once."""
+
+
+class _Intervals:
+    """Every metric's bootstrap intervals (each run's mean and each compared difference,
+    from the same resamples), worked out on two threads while the tests run.
+
+    The matrix products and quantiles release the interpreter, so on two cores
+    the intervals of the next metrics are drawn while the current one is
+    tested; each metric's numbers are those of working them out alone (the same
+    counts, the same products).
+    """
+
+    def __init__(self, pairs_of: list[FloatArray], order: list[tuple[int, int]], level: float,
+                 n_resamples: int, seed: int | None) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        cache = ResampleCache()  # the same queries and seed for every metric: drawn once
+        rows = [np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
+                for paired in pairs_of]
+        # each interval holds its resampled means (resamples x rows): two at a time only
+        # while that stays small (--rounds goes up to 10 million)
+        largest = max((r.shape[0] for r in rows), default=0) * n_resamples * 8
+        workers = 2 if largest <= _TWO_AT_ONCE_BYTES else 1
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="rankscope-intervals")
+        self._futures = [
+            self._pool.submit(bootstrap_intervals, r, confidence=level,
+                              n_resamples=n_resamples, seed=seed, cache=cache)
+            for r in rows]
+
+    def __call__(self, m: int) -> tuple[FloatArray, FloatArray]:
+        return self._futures[m].result()
+
+    def __enter__(self) -> _Intervals:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for future in self._futures:
+            future.cancel()
+        self._pool.shutdown(wait=True)
 
 
 MIN_TEST_QUERIES = 10
