@@ -297,7 +297,7 @@ def means_of(variant: str, stdout: str, runs: list[Path]) -> dict[str, dict[str,
     """Every run's means (keyed by file) from a variant's output; None where none are printed."""
     if variant == "trec_eval loop":
         return _trec_means(stdout, runs)
-    if variant in ("rankscope evaluate", "rankscope compare"):
+    if variant.removesuffix(" (before)") in ("rankscope evaluate", "rankscope compare"):
         got = json.loads(stdout)["runs"]
         names = list(got)  # in the order of the files
         return {str(p): got[n]["mean"] for p, n in zip(runs, names, strict=True)}
@@ -353,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
                         "compiles it at install), even where PYTHONDONTWRITEBYTECODE is set; "
                         "environment: as this environment says (with that variable set, "
                         "every rankscope module is compiled again in every run)")
+    p.add_argument("--before", metavar="SRC",
+                   help="also run each rankscope variant on the code in SRC (a src/ "
+                        "directory, e.g. `git archive main src | tar -x -C /tmp/base`: "
+                        "PYTHONPATH=SRC), in the same rounds, as '<variant> (before)'")
     args = p.parse_args(argv)
     if args.worker:
         _worker(args.worker[0], args.worker[1], args.worker[2:])
@@ -366,6 +370,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         keep = {v.strip() for v in args.only.split(",")} | {"trec_eval loop"}
         variants = {k: v for k, v in variants.items() if k in keep}
+    if args.before:
+        src = str(Path(args.before).resolve())
+        paired: dict[str, list[str]] = {}
+        for k, v in variants.items():  # each beside its own "before", in every round
+            paired[k] = v
+            if k.startswith("rankscope"):
+                paired[f"{k} (before)"] = ["env", f"PYTHONPATH={src}", *v]
+        variants = paired
     bytecode = _bytecode(args.bytecode)
     if args.bytecode == "cached":  # untimed: compile and cache every module the commands use
         for name, cmd in variants.items():
