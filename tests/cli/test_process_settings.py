@@ -155,6 +155,9 @@ def test_one_shot_commands_run_without_the_cycle_collector(tmp_path: Path) -> No
                              "json"]) == "0 False True"
     # any other command keeps it (`serve` runs for days), and ends as usual
     assert _collector_after(["metrics"]) == "0 True False"
+    # another engine may hold a session (Spark's) that its own exit handlers stop
+    assert _collector_after(["evaluate", str(qrels), str(run), "-m", "P@1", "-f", "json",
+                             "--quiet", "--engine", "streaming"]) == "0 False False"
 
 
 @pytest.mark.parametrize("command", ["evaluate", "compare"])

@@ -168,7 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_outputs(args)  # no output may replace an input: before anything is read
             status = int(args.handler(args))
             sys.stdout.flush()  # a full disk is said here, not at exit
-            if argv is None and args.command in ONE_SHOT:
+            if (argv is None and args.command in ONE_SHOT
+                    and getattr(args, "engine", "local") == "local"):  # Spark: its session
                 _leave(status)  # the output is written; nothing else is left to clean up
             return status
     except RankscopeError as exc:
