@@ -41,8 +41,8 @@ import queue
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -119,13 +119,17 @@ class ProcessRecorder:
         self._error: StoreError | None = None
         self._replies: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._wake = threading.Event()
         self._finished = False
         package = str(Path(__file__).resolve().parents[2])  # this rankscope, whatever sys.path
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package, env.get("PYTHONPATH")) if p)
+        # what the child says on stderr (a crash's last words) goes to a file: a pipe that
+        # nobody reads until the end could fill and stop it
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         self._child = subprocess.Popen(
             [sys.executable, "-m", "rankscope.store.recorder_process"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            stdout=subprocess.PIPE, stderr=self._stderr, env=env)
         self._outbox.put(("open", self.target))
         self._sender = threading.Thread(target=self._send, name="rankscope-recorder-send",
                                         daemon=True)
@@ -162,7 +166,8 @@ class ProcessRecorder:
                     _write_frame(stdin, item)
                 if answers:
                     _write_frame(stdin, ("answers", answers))
-                time.sleep(_LINGER)
+                self._wake.wait(_LINGER)  # set when a message other than an answer comes
+                self._wake.clear()
         except (BrokenPipeError, OSError, ValueError):
             pass  # the child has ended: the reader says why
         finally:
@@ -188,18 +193,22 @@ class ProcessRecorder:
 
     def _ended(self) -> StoreError:
         code = self._child.wait()
-        said = b""
-        if self._child.stderr is not None:
-            said = self._child.stderr.read()
+        self._stderr.seek(0)
+        said = self._stderr.read()
         last = said.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
         return StoreError(f"the process recording into the store {self.target} ended "
                           f"(exit code {code}: {last[0]}) before the snapshot was finished")
 
     # what the snapshot calls --------------------------------------------------------------
 
+    def _tell(self, message: tuple[Any, ...]) -> None:
+        """Queue a message other than an answer, sent at once (with the answers before it)."""
+        self._outbox.put(message)
+        self._wake.set()
+
     def start(self, **snapshot: Any) -> None:
         """Start the snapshot in the store (``start_snapshot``'s arguments but ``store``)."""
-        self._outbox.put(("start", snapshot))
+        self._tell(("start", snapshot))
 
     def put(self, item: tuple[str, SearchResponse]) -> None:
         """Queue ``(query_id, response)`` for recording; returns at once.
@@ -233,12 +242,12 @@ class ProcessRecorder:
         """Wait until every answer put is committed; raise if one could not be."""
         if self._error is not None:
             raise self._error
-        self._outbox.put(("close",))
+        self._tell(("close",))
         _, self.snapshot_id, self.recorded, self.transactions = self._wait("closed")
 
     def fail(self, query_id: str, error: str) -> None:
         """Record that the query ``query_id`` failed for good (with ``error``)."""
-        self._outbox.put(("fail", query_id, error))
+        self._tell(("fail", query_id, error))
 
     def finish(self, status: str, error: str | None = None) -> StoredSnapshot | None:
         """End the snapshot as ``status`` and the child; the snapshot as stored (None: the
@@ -246,7 +255,7 @@ class ProcessRecorder:
         try:
             if self._error is not None:
                 return None
-            self._outbox.put(("finish", status, error))
+            self._tell(("finish", status, error))
             try:
                 _, self.snapshot_id, info, counted = self._wait("finished")
             except StoreError:
@@ -258,7 +267,7 @@ class ProcessRecorder:
 
     def stop(self) -> None:
         """End the child (what it received is committed first) and the parent's threads."""
-        self._outbox.put(_STOP)
+        self._tell(_STOP)
         self._sender.join()
         try:
             self._child.wait(timeout=_CLOSE_TIMEOUT)
@@ -266,8 +275,7 @@ class ProcessRecorder:
             self._child.kill()
             self._child.wait()
         self._reader.join()
-        if self._child.stderr is not None:
-            self._child.stderr.close()
+        self._stderr.close()
         if self._child.stdout is not None:
             self._child.stdout.close()
 
