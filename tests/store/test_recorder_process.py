@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ pytest.importorskip("sqlalchemy")
 from rankscope.store.db import open_store
 from rankscope.store.snapshots import find_snapshot, snapshot_hits, snapshot_queries
 from search.engine_server import EngineServer, Reply
+from store.test_crash import _done  # n_done of the newest snapshot, read without the store
 
 N_QUERIES = 12
 HELD = 5  # queries q00-q04 are answered; q05 waits for the server to close
@@ -67,17 +67,6 @@ def _hits(db: Path) -> tuple[str, list[tuple[str, int, str, float, str]]]:
                              for h in snapshot_hits(store, info.id)]
     finally:
         store.close()
-
-
-def _done(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
-            row = con.execute("SELECT n_done FROM snapshots ORDER BY id DESC").fetchone()
-    except sqlite3.Error:
-        return 0
-    return int(row[0]) if row else 0
 
 
 def _children(pid: int) -> list[int]:
