@@ -418,9 +418,11 @@ async def take_snapshot(
         raise
     finally:
         if recording is not None:
-            with contextlib.suppress(StoreError):
-                recording.close()  # an interruption too: what arrived is committed first
-            stored = recording.finish(status, error)
+            try:
+                with contextlib.suppress(StoreError):
+                    recording.close()  # an interruption too: what arrived is committed first
+            finally:  # even interrupted again: a recording process is ended, never left
+                stored = recording.finish(status, error)
     done = [r for r in results if r is not None]
     return SnapshotOutcome(
         name=name, depth=depth, engine_version=version, responses=done,
