@@ -48,9 +48,11 @@ __all__ = [
     "Store",
     "ThreadWriter",
     "Writer",
+    "check_target",
     "downgrade",
     "open_store",
     "refuse_unstorable",
+    "require",
     "serialize",
     "store_url",
     "upgrade",
@@ -60,7 +62,8 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 30_000
 
 
-def _require() -> None:
+def require() -> None:
+    """Raise :class:`DependencyError` when the ``store`` extra is missing (nothing imported)."""
     from importlib.util import find_spec
 
     for name in ("sqlalchemy", "alembic"):  # alembic is imported only to migrate
@@ -460,6 +463,25 @@ def refuse_unstorable(engine: Engine) -> None:
     event.listen(engine, "before_cursor_execute", _refuse_unstorable)
 
 
+def check_target(target: str | Path, *, create: bool = True) -> str:
+    """The store's URL, once what can be said of a SQLite file without opening it is checked.
+
+    Raises
+    ------
+    StoreError
+        No such file (``create`` False), or no directory to create it in.
+    """
+    url = store_url(target)
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        path = Path(url[len("sqlite:///"):])
+        if not create and not path.is_file():
+            raise StoreError(f"no store at {target}: no such file")
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot create the store {target}: {path.parent} is not a "
+                             "directory")
+    return url
+
+
 def open_store(
     target: str | Path, *, writer: Writer | None = None, migrate: bool = True,
     create: bool = True,
@@ -487,17 +509,10 @@ def open_store(
         The database cannot be reached, or its schema is newer than this
         rankscope knows.
     """
-    _require()
+    require()
     from sqlalchemy.exc import SQLAlchemyError
 
-    url = store_url(target)
-    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
-        path = Path(url[len("sqlite:///"):])
-        if not create and not path.is_file():
-            raise StoreError(f"no store at {target}: no such file")
-        if not path.parent.is_dir():
-            raise StoreError(f"cannot create the store {target}: {path.parent} is not a "
-                             "directory")
+    url = check_target(target, create=create)
     try:
         engine = _engine(url)
         if not create and _current_revision(engine) is None:
