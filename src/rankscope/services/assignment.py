@@ -52,7 +52,7 @@ from sqlalchemy.orm import aliased
 
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.campaigns import evaluation_row
+from rankscope.services.campaigns import evaluation_access, evaluation_row
 from rankscope.services.grading_walk import walk_size
 from rankscope.services.task_views import (
     TaskView,
@@ -219,16 +219,22 @@ class _Start:
     """The rater's live leases."""
     mark: tuple[int, int, int, bool] | None
     """Where a skip walks on from: that task's place in the order, and put off or not."""
+    expired: list[int]
+    """The rater's leases that expired (their tasks, any evaluation's)."""
 
 
 def _start(session: Session, ev: Evaluation, rater_id: int, after: int | None) -> _Start:
-    own = list(session.scalars(select(Lease.task_id).where(
-        Lease.rater_id == rater_id, Lease.expires_at > utcnow())))
+    now = utcnow()
+    leases = session.execute(select(Lease.task_id, Lease.expires_at).where(
+        Lease.rater_id == rater_id)).all()
+    own = [task_id for task_id, until in leases if until > now]
+    expired = [task_id for task_id, until in leases if until <= now]
     mark = None if after is None else session.execute(
         select(*ORDER, exists().where(Deferral.task_id == Task.id,
                                       Deferral.rater_id == rater_id))
         .where(Task.id == after, Task.evaluation_id == ev.id)).first()
-    return _Start(own, None if mark is None else (mark[0], mark[1], mark[2], bool(mark[3])))
+    return _Start(own, None if mark is None else (mark[0], mark[1], mark[2], bool(mark[3])),
+                  expired)
 
 
 def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
@@ -324,9 +330,10 @@ def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
     project wait for each other a few statements, not a page.
     """
     require_ready(ev)
-    session.execute(delete(Lease).where(Lease.rater_id == rater.id,
-                                        Lease.expires_at <= utcnow()))
     start = _start(session, ev, rater.id, after)
+    if start.expired:  # their expired leases end here (rare: no statement when none)
+        session.execute(delete(Lease).where(Lease.rater_id == rater.id,
+                                            Lease.task_id.in_(start.expired)))
     ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after, start=start)
     views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
     lock_pool(session, ev)
@@ -355,8 +362,8 @@ def next_tasks(store: Store, actor: Actor, evaluation_id: int, n: int = 1,
         raise OptionError(f"ask for 1 to {MAX_BATCH} tasks, not {n}")
 
     def work(session: Session) -> list[TaskView]:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        return take_tasks(session, ev, rater_for(session, actor), n, exclude=exclude,
+        ev, _, rater = evaluation_access(session, actor, evaluation_id, "judge")
+        return take_tasks(session, ev, rater or rater_for(session, actor), n, exclude=exclude,
                           after=after)
 
     return store.write(work)
