@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import (
     Integer,
@@ -41,6 +41,7 @@ from sqlalchemy import (
     delete,
     exists,
     func,
+    insert,
     literal,
     or_,
     select,
@@ -75,8 +76,9 @@ from rankscope.store.models_app import (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from datetime import datetime
 
-    from sqlalchemy import ColumnElement, Select
+    from sqlalchemy import ColumnElement, Insert, Select, Table
     from sqlalchemy.orm import Session
 
     from rankscope.services.accounts import Actor
@@ -237,10 +239,27 @@ def _start(session: Session, ev: Evaluation, rater_id: int, after: int | None) -
                   expired)
 
 
+@functools.cache
+def _lease_statement(part: str, beyond: bool = False) -> Insert:
+    """:func:`_pick_statement` leasing what it picks (until ``until``), in one statement:
+    the picked tasks' ids, in the order picked (their leases' ids follow it)."""
+    picked = _pick_statement(part, beyond).subquery("picked")
+    # Core (the table, not the class): the parameters bind the statement, not rows to insert
+    leases = cast("Table", Lease.__table__)
+    return (insert(leases).from_select(
+        ["task_id", "rater_id", "expires_at", "created_at"],
+        select(picked.c.id, bindparam("rater", type_=Integer),
+               bindparam("until", type_=leases.c.expires_at.type),
+               bindparam("since", type_=leases.c.created_at.type)))
+        .returning(leases.c.task_id, leases.c.id))
+
+
 def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
          exclude: Sequence[int] = (), after: int | None = None,
-         start: _Start | None = None) -> list[int]:
-    """Up to ``n`` tasks for the rater, best first (nothing leased here).
+         start: _Start | None = None, lease_until: datetime | None = None) -> list[int]:
+    """Up to ``n`` tasks for the rater, best first (nothing leased here unless
+    ``lease_until``: then the tasks not already theirs are leased to them until then by
+    the statement that picks them; their own leases are not renewed here).
 
     Their own live leases come first (a reload shows the same result), then
     the order of the module's docstring. ``after`` (a skip): the tasks after
@@ -254,9 +273,15 @@ def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
                               "now": utcnow()}
 
     def take(part: str, beyond: bool = False, **more: Any) -> None:
-        if len(chosen) < n:
-            chosen.extend(session.scalars(_pick_statement(part, beyond), {
-                **values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}))
+        if len(chosen) >= n:
+            return
+        given = {**values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}
+        if lease_until is None or part == "own":
+            chosen.extend(session.scalars(_pick_statement(part, beyond), given))
+            return
+        leased = session.execute(_lease_statement(part, beyond), {
+            **given, "until": lease_until, "since": lease_until - LEASE}).all()
+        chosen.extend(task_id for task_id, _ in sorted(leased, key=lambda row: row[1]))
 
     if start.own:  # their live leases first
         take("own", own=start.own)
@@ -337,15 +362,14 @@ def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
     ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after, start=start)
     views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
     lock_pool(session, ev)
-    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after, start=start)
     until = utcnow() + LEASE
+    # chosen again, final, and leased by the same statements (one round trip under the lock)
+    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after, start=start,
+                  lease_until=until)
     renew = [t for t in chosen if t in start.own]
     if renew:
         session.execute(update(Lease).where(Lease.rater_id == rater.id,
                                             Lease.task_id.in_(renew)).values(expires_at=until))
-    session.add_all([Lease(task_id=t, rater_id=rater.id, expires_at=until, created_at=until
-                           - LEASE) for t in chosen if t not in start.own])
-    session.flush()
     missing = [t for t in chosen if t not in views]
     views.update((v.task_id, v) for v in task_views(session, ev, missing, rater.id))
     return [replace(views[t], lease_until=until.isoformat()) for t in chosen] + [
