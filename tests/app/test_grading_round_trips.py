@@ -16,7 +16,7 @@ from sqlalchemy.pool import NullPool
 from rankscope.app.factory import create_app
 from rankscope.services import accounts, assignment, grading
 from rankscope.services.grading import GradeInput
-from rankscope.store import db as store_db
+from rankscope.store import connections
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Deferral, Grade, Lease, Rater, Task
 
@@ -28,9 +28,10 @@ from .conftest import make_world
 # lock, the final choice leasing what it picks = 7.
 NEXT_STATEMENTS = 7
 # a grade (a batch of one): the token's user, the evaluation with role and rater, the
-# batch's replay lookup, the task, the item's lock, its counts, the grader's lease
-# and deferral of it ended, the grade, the batch's answer = 10.
-GRADE_STATEMENTS = 10
+# batch's replay lookup, the task, the item's lock, its counts (and whether the grader
+# leased it or put it off), the grader's lease ended (no deferral here), the grade, the
+# batch's answer = 9.
+GRADE_STATEMENTS = 9
 
 
 class _Counter:
@@ -63,7 +64,8 @@ class _Counter:
 def test_a_next_task_and_a_grade_send_a_statement_per_need(store, world, tmp_path):
     """Before: a next task sent 12 statements and a grade 15 (the token read in a
     transaction of its own, the evaluation, its project, the membership and the rater one
-    by one, expired leases deleted when there were none, a savepoint around the grade)."""
+    by one, expired leases deleted when there were none, a savepoint around the grade, a
+    deferral deleted when there was none)."""
     token = accounts.create_token(store, world.judge.name, "round trips")
     client = TestClient(create_app(store, tmp_path / "appdata", boundary=world.boundary),
                         base_url="http://testserver")
@@ -126,7 +128,7 @@ def test_a_pooled_connection_is_pinged_only_after_sitting_idle(store, monkeypatc
             other.commit()
     finally:
         outside.dispose()
-    monkeypatch.setattr(store_db, "PING_IDLE_S", -1.0)  # every connection counts as idle
+    monkeypatch.setattr(connections, "PING_IDLE_S", -1.0)  # every connection counts as idle
     with store.read() as s:
         pid = s.execute(text("SELECT pg_backend_pid()")).scalar()
     assert pings and pid != first_pid

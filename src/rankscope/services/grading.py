@@ -143,22 +143,28 @@ def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given
     # wait) is the state at commit. Nothing is written before the grade is known to be
     # accepted, so a refused one leaves no trace without a savepoint around it.
     session.execute(select(Item.id).where(Item.id == task.item_id).with_for_update())
-    settled, own_id, n = session.execute(select(
+    settled, own_id, n, leased, deferred = session.execute(select(
         exists().where(Adjudication.item_id == task.item_id, Adjudication.scale == ev.scale),
         select(Grade.id).where(Grade.item_id == task.item_id, Grade.rater_id == rater.id,
                                Grade.active, Grade.scale == ev.scale).scalar_subquery(),
         select(func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
         .where(Grade.item_id == task.item_id, Grade.active, Grade.scale == ev.scale,
-               Rater.counts).scalar_subquery())).one()
+               Rater.counts).scalar_subquery(),
+        exists().where(Lease.task_id == task.id, Lease.rater_id == rater.id),
+        exists().where(Deferral.task_id == task.id, Deferral.rater_id == rater.id))).one()
     if settled:
         raise ConflictError(f"task #{task.id}: a curator settled this result's grade")
     if own_id is None and rater.counts and n >= task.grades_wanted:
         raise ConflictError(f"task #{task.id}: this result has the {task.grades_wanted} "
                             f"grade(s) it wants")
-    # the grader's own lease and deferral of the task end here
-    session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
-    session.execute(delete(Deferral).where(Deferral.task_id == task.id,
-                                           Deferral.rater_id == rater.id))
+    # the grader's own lease and deferral of the task end here (theirs: only they add or
+    # remove them, so what was just read holds; no statement for what is not there)
+    if leased:
+        session.execute(delete(Lease).where(Lease.task_id == task.id,
+                                            Lease.rater_id == rater.id))
+    if deferred:
+        session.execute(delete(Deferral).where(Deferral.task_id == task.id,
+                                               Deferral.rater_id == rater.id))
     now = utcnow()
     value = None if given.value is None else float(given.value)
     reason = (given.reason or "").strip() or None if value is None else None

@@ -32,13 +32,14 @@ import functools
 import queue
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rankscope.errors import DependencyError, StoreError
+from rankscope.store.connections import WRITING
+from rankscope.store.connections import make_engine as _engine
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-BUSY_TIMEOUT_MS = 30_000
+
 
 
 def _require() -> None:
@@ -210,25 +211,8 @@ class _Write:
             return self.work(session)
 
 
-WRITING = "rankscope_writing"
-"""Execution option of the connections that write (SQLite: ``BEGIN IMMEDIATE``)."""
 MIGRATION_LOCK = 0x72616E6B73636F70
 """PostgreSQL advisory lock key held while migrating (``rankscop`` in ASCII)."""
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: WAL may wait for a lock
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.close()
-    dbapi_connection.isolation_level = None  # no implicit BEGIN/COMMIT: see _sqlite_begin
-
-
-def _sqlite_begin(connection: Any) -> None:
-    writing = connection.get_execution_options().get(WRITING, False)
-    connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
 
 class Store:
@@ -326,46 +310,6 @@ def serialize(session: Session, what: str) -> None:
         from sqlalchemy import text
 
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:what))"), {"what": what})
-
-
-def _engine(url: str) -> Engine:
-    from sqlalchemy import create_engine, event
-
-    if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-        event.listen(engine, "connect", _sqlite_pragmas)
-        # pysqlite opens transactions itself, only before a write: a SAVEPOINT coming
-        # first would open it and its RELEASE commit it, half a unit of work. The
-        # transactions are ours (SQLAlchemy's recipe for SQLite savepoints).
-        event.listen(engine, "begin", _sqlite_begin)
-        return engine
-    engine = create_engine(url)
-    event.listen(engine, "connect", _idle_from_now)
-    event.listen(engine, "checkin", _idle_from_now)
-    event.listen(engine, "checkout", functools.partial(_ping_when_idle, engine.dialect))
-    return engine
-
-
-PING_IDLE_S = 5.0
-"""A pooled connection idle longer than this is pinged before use (a server restarted or a
-connection cut while idle is replaced, not met by a request); one used more recently is not
-(a ping is a round trip: twice per request when every checkout pinged)."""
-
-
-def _idle_from_now(_dbapi_connection: Any, record: Any) -> None:
-    record.info["idle_since"] = time.monotonic()
-
-
-def _ping_when_idle(dialect: Any, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
-    """SQLAlchemy's pre-ping, for connections idle past :data:`PING_IDLE_S` only."""
-    from sqlalchemy.exc import DisconnectionError
-
-    if time.monotonic() - record.info.get("idle_since", 0.0) <= PING_IDLE_S:
-        return
-    try:
-        dialect.do_ping(dbapi_connection)
-    except dialect.loaded_dbapi.Error as exc:  # the pool replaces it and tries again
-        raise DisconnectionError(f"a pooled connection was lost: {exc}") from exc
 
 
 def _alembic_config(connection: Any) -> Any:
