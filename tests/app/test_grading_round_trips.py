@@ -16,7 +16,6 @@ from sqlalchemy.pool import NullPool
 from rankscope.app.factory import create_app
 from rankscope.services import accounts, assignment, grading
 from rankscope.services.grading import GradeInput
-from rankscope.store import connections
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Deferral, Grade, Lease, Rater, Task
 
@@ -107,6 +106,8 @@ def test_a_pooled_connection_is_pinged_only_after_sitting_idle(store, monkeypatc
     """A connection back in the pool a moment ago is used without a ping (before: every
     checkout pinged, a round trip twice per request); one idle past PING_IDLE_S is pinged,
     and when its server end was cut it is replaced, the caller never sees it."""
+    from rankscope.store import connections
+
     pings: list[int] = []
     real_ping = store.engine.dialect.do_ping
 
@@ -189,3 +190,27 @@ def test_several_tasks_at_once_come_best_first_each_leased(store, world):
         leased = set(s.scalars(select(Lease.task_id).where(Lease.rater_id == rater)))
     assert leased == {tid for _, _, tid in expected}
     assert all(v.lease_until for v in got)
+
+
+def test_connections_given_back_are_kept_for_the_next_requests(store):
+    """Eight requests at once, then eight more: the second eight reuse the connections of
+    the first (before: the pool kept 5 and closed the rest, so every burst past five opened
+    new ones; on PostgreSQL a new server process each, 59 for 8 graders in 15 s)."""
+    opened: list[int] = []
+
+    def count(*_: object) -> None:
+        opened.append(1)
+
+    event.listen(store.engine, "connect", count)
+    try:
+        for burst in range(2):
+            held = [store.engine.connect() for _ in range(8)]
+            for connection in held:
+                connection.execute(text("SELECT 1"))
+            for connection in held:
+                connection.close()
+            if burst == 0:
+                first = len(opened)
+        assert first >= 1 and len(opened) == first  # nothing opened the second time
+    finally:
+        event.remove(store.engine, "connect", count)
