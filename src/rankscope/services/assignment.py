@@ -58,12 +58,14 @@ from rankscope.services.grading_walk import walk_size
 from rankscope.services.task_views import (
     TaskView,
     own_grade,
+    query_ids,
+    query_results,
     scale_info,
     scale_of,
     task_row,
     task_views,
 )
-from rankscope.store.models import Project, Query, utcnow
+from rankscope.store.models import Project, utcnow
 from rankscope.store.models_app import (
     Adjudication,
     Deferral,
@@ -504,29 +506,3 @@ def progress(store: Store, actor: Actor, evaluation_id: int) -> dict[str, int]:
         ev = evaluation_row(session, actor, evaluation_id, "judge")
         rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
         return progress_in(session, ev, rater_id)
-
-
-def query_results(store: Store, actor: Actor, evaluation_id: int,
-                  query_id: str) -> list[TaskView]:
-    """Every task of one query, by position, with the actor's own grades (the list mode)."""
-    from rankscope.errors import NotFoundError
-
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
-        tasks = session.scalars(select(Task.id).join(Query, Task.query_row_id == Query.id)
-                                .where(Task.evaluation_id == ev.id, Query.query_id == query_id)
-                                .order_by(Task.position, Task.id)).all()
-        if not tasks:
-            raise NotFoundError(f"no query {query_id!r} in evaluation #{ev.id}")
-        return task_views(session, ev, tasks, rater_id)
-
-
-def query_ids(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
-    """The evaluation's query ids that have tasks, in the query set's order."""
-    with store.read() as session:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        return list(dict.fromkeys(session.scalars(
-            select(Query.query_id).join(Task, Task.query_row_id == Query.id)
-            .where(Task.evaluation_id == ev.id).order_by(Query.position))))
-
