@@ -4,6 +4,8 @@
 (the tasks with their items and queries, the snapshot's hits, the grader's
 own grades and deferrals): a page of one task, an API batch of 500 and a
 query's result list cost the same. A grader never sees another grader's grade.
+:func:`query_results` and :func:`query_ids` are the list mode's: one query's
+tasks, and the queries that have tasks.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rankscope.store.models_app import (
     EvaluationSnapshot,
     Grade,
     Item,
+    Rater,
     Task,
 )
 
@@ -35,10 +38,13 @@ if TYPE_CHECKING:
 
     from rankscope.judgments.scales import Scale
     from rankscope.services.accounts import Actor
+    from rankscope.store.db import Store
 
 __all__ = [
     "TaskView",
     "own_grade",
+    "query_ids",
+    "query_results",
     "scale_info",
     "scale_of",
     "task_row",
@@ -176,3 +182,29 @@ def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_
             deferred=r.deferral is not None, lease_until=until.isoformat() if until else None,
             scale=scale_info(scale), origin=r.origin or "snapshot"))
     return out
+
+
+def query_results(store: Store, actor: Actor, evaluation_id: int,
+                  query_id: str) -> list[TaskView]:
+    """Every task of one query, by position, with the actor's own grades (the list mode)."""
+    from rankscope.errors import NotFoundError
+
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "judge")
+        rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
+        tasks = session.scalars(select(Task.id).join(Query, Task.query_row_id == Query.id)
+                                .where(Task.evaluation_id == ev.id, Query.query_id == query_id)
+                                .order_by(Task.position, Task.id)).all()
+        if not tasks:
+            raise NotFoundError(f"no query {query_id!r} in evaluation #{ev.id}")
+        return task_views(session, ev, tasks, rater_id)
+
+
+def query_ids(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
+    """The evaluation's query ids that have tasks, in the query set's order."""
+    with store.read() as session:
+        ev = evaluation_row(session, actor, evaluation_id, "judge")
+        return list(dict.fromkeys(session.scalars(
+            select(Query.query_id).join(Task, Task.query_row_id == Query.id)
+            .where(Task.evaluation_id == ev.id).order_by(Query.position))))
+

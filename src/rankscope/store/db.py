@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rankscope.errors import DependencyError, StoreError
+from rankscope.store.connections import WRITING
+from rankscope.store.connections import make_engine as _engine
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -59,7 +61,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-BUSY_TIMEOUT_MS = 30_000
+
 
 
 def require() -> None:
@@ -212,25 +214,8 @@ class _Write:
             return self.work(session)
 
 
-WRITING = "rankscope_writing"
-"""Execution option of the connections that write (SQLite: ``BEGIN IMMEDIATE``)."""
 MIGRATION_LOCK = 0x72616E6B73636F70
 """PostgreSQL advisory lock key held while migrating (``rankscop`` in ASCII)."""
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: WAL may wait for a lock
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.close()
-    dbapi_connection.isolation_level = None  # no implicit BEGIN/COMMIT: see _sqlite_begin
-
-
-def _sqlite_begin(connection: Any) -> None:
-    writing = connection.get_execution_options().get(WRITING, False)
-    connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
 
 class Store:
@@ -248,6 +233,9 @@ class Store:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._writing = engine.execution_options(**{WRITING: True})
         self._write_sessions = sessionmaker(self._writing, expire_on_commit=False)
+        # one statement needs no transaction: PostgreSQL's autocommit saves BEGIN and ROLLBACK
+        self._single_sessions = self._sessions if url.startswith("sqlite") else sessionmaker(
+            engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -255,9 +243,14 @@ class Store:
         return str(self.engine.dialect.name)
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[Session]:
-        """A session for reading (closed on exit; nothing is committed)."""
-        session = self._sessions()
+    def read(self, *, single: bool = False) -> Iterator[Session]:
+        """A session for reading (closed on exit; nothing is committed).
+
+        ``single``: for one statement (an API token's user), read outside a
+        transaction on PostgreSQL (two round trips fewer: no BEGIN, no
+        ROLLBACK); several statements read this way may see different commits.
+        """
+        session = (self._single_sessions if single else self._sessions)()
         try:
             yield session
         finally:
@@ -320,20 +313,6 @@ def serialize(session: Session, what: str) -> None:
         from sqlalchemy import text
 
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:what))"), {"what": what})
-
-
-def _engine(url: str) -> Engine:
-    from sqlalchemy import create_engine, event
-
-    if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-        event.listen(engine, "connect", _sqlite_pragmas)
-        # pysqlite opens transactions itself, only before a write: a SAVEPOINT coming
-        # first would open it and its RELEASE commit it, half a unit of work. The
-        # transactions are ours (SQLAlchemy's recipe for SQLite savepoints).
-        event.listen(engine, "begin", _sqlite_begin)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
 
 
 def _alembic_config(connection: Any) -> Any:
