@@ -219,3 +219,33 @@ def test_the_proof_of_distinct_rows_block_by_block_is_a_search_for_repeats(
     monkeypatch.setattr(ranking_match, "_PROVED_BLOCK", block)
     proved = ranking_match.proof_of_distinct_rows(flat, lengths, lambda: pl.Series([0]))
     assert proved is (not repeats)
+
+
+@pytest.mark.parametrize("repeat", [None, (2, 9), (0, 24), (11, 12)])
+@pytest.mark.parametrize("block", [1, 5, 1 << 22])
+def test_the_proof_for_a_shuffled_run_sorts_pair_hashes_asked_for_block_by_block(
+        repeat: tuple[int, int] | None, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.data.tables import pair_hashes
+    from rankscope.engine import ranking_match
+
+    # a run whose queries are not together (no segment lengths): 25 rows, pairs distinct
+    # by construction unless row j repeats row i's (query, document); the proof must find
+    # the repeat whichever blocks i and j fall in, and ask for hashes a block at a time
+    queries = [f"q{i % 4}" for i in range(25)]
+    docs = [f"d{i}" for i in range(25)]
+    if repeat is not None:
+        i, j = repeat
+        queries[j], docs[j] = queries[i], docs[i]
+    frame = pl.DataFrame({"query_id": queries, "doc_id": docs})
+    asked: list[tuple[int, int]] = []
+
+    def pairs(start: int, length: int) -> pl.Series:
+        asked.append((start, length))
+        return pair_hashes(frame.slice(start, length))
+
+    monkeypatch.setattr(ranking_match, "_PROVED_BLOCK", block)
+    proved = ranking_match.proof_of_distinct_rows(frame.get_column("doc_id"), None, pairs)
+    assert proved is (repeat is None)
+    # every row asked for once, in pieces of at most a block
+    assert [s for s, _ in asked] == list(range(0, 25, block))
+    assert sum(n for _, n in asked) == 25 and max(n for _, n in asked) <= block

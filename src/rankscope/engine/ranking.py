@@ -377,8 +377,11 @@ def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntAr
 def _check_beside(run: Run, docs: pl.Series, rq: RunQueries, inline: bool) -> Future[object]:
     """The run's duplicate check, deferred by its reader, on a thread of its own."""
 
+    def pairs(start: int, length: int) -> pl.Series:
+        return pair_hashes(run.frame.slice(start, length))
+
     def check() -> object:
-        if proof_of_distinct_rows(docs, rq.grouped_lengths, lambda: pair_hashes(run.frame)):
+        if proof_of_distinct_rows(docs, rq.grouped_lengths, pairs):
             return None
         try:
             run.refuse_duplicates()
