@@ -157,6 +157,37 @@ def test_file_reader_matches_bytes_reader_at_any_chunk_size(
         assert fields[2].decode() == frame.row(row)[1]
 
 
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_values_of_many_chunks_are_one_column_even_past_the_first_chunks_estimate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    # the first chunk's lines are long (few rows per byte), the rest short: the one
+    # array of values sized from the first chunk is too small and must grow; every
+    # value still matches the line-by-line reference, in one column chunk (the
+    # ranking's to_numpy of it then copies nothing)
+    pad = "x" * 300
+    lines = []
+    for i in range(4000):
+        doc = f"d{i}{pad}" if i < 20 else f"d{i}"
+        value = f"{(i * 37) % 101}.5"
+        lines.append(f"q{i // 100} Q0 {doc} {i % 100 + 1} {value} t{i // 2000}\n"
+                     if kind == "run" else f"q{i // 100} 0 {doc} {value}\n")
+    content = "".join(lines).encode()
+    path = tmp_path / "file.txt"
+    path.write_bytes(content)
+    expected = reference(content, kind)
+    monkeypatch.setattr(trec, "CHUNK_BYTES", 2048)
+    found = trec.read_trec_file(path, kind)  # type: ignore[arg-type]
+    assert found is not None
+    frame, tags = found[0], found[1]
+    assert ([tuple(r) for r in frame.iter_rows()], tags) == expected
+    assert frame.columns == ["query_id", "doc_id", "score" if kind == "run" else "grade"]
+    assert frame.get_column(frame.columns[2]).n_chunks() == 1
+    from_bytes, _ = trec.parse_trec(content, "f", kind)  # type: ignore[arg-type]
+    assert from_bytes.get_column(frame.columns[2]).n_chunks() == 1
+    assert parsed(content, kind) == expected
+
+
 def test_error_line_is_exact_in_a_late_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
