@@ -64,6 +64,9 @@ def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
     start would cost more than indexing the rows directly.
     """
     n_rows = query_ids.len()
+    if n_rows <= _SLICE and query_ids.n_chunks() > 1:
+        # compared with itself one row on: chunks that do not line up cost more than a copy
+        query_ids = query_ids.rechunk()
     parts = [np.zeros(min(n_rows, 1), dtype=np.int64)]
     for start in range(0, n_rows - 1, _SLICE):
         # row i + 1 starts a run when its id differs from row i's (compared as strings)
