@@ -10,14 +10,16 @@ warm-up call, which on Python 3.11 still runs code the interpreter has not
 yet specialised (it does so after about eight calls); this script times what
 that engineer waits for: each tool's data is loaded as ``workers.py`` loads
 it (``objects`` mode: each tool's own objects), each tool makes ``--warm``
-calls, then the tools take turns, call by call (A B C A B C ...), ``--calls``
-times, so a busy machine slows them alike. Printed per cell and tool: the
-second call of the process (what ``run.py`` times), the fastest and the
-median wall and CPU time (``time.process_time``: every thread) in ms, and
-rankscope's median CPU against each other tool's. The load average is
-printed at the start and the end; the means of every tool are checked to
-agree with rankscope's (ranx differs wherever there are ties: see "Why ranx
-differs" in README.md).
+calls, then the tools take turns, call by call, ``--calls`` times (A B C,
+B C A, C A B, ...: a busy machine slows them alike, and no tool always runs
+right after the same other tool, whose call may leave the caches cold).
+Printed per cell and tool: the second call of the process (what ``run.py``
+times), the fastest and the median wall and CPU time
+(``time.process_time``: every thread) in ms, and rankscope's median CPU
+against each other tool's. The load average is printed at the start and
+the end; the means of every tool are checked to agree with rankscope's
+(ranx differs wherever there are ties: see "Why ranx differs" in
+README.md).
 """
 
 from __future__ import annotations
@@ -67,8 +69,11 @@ def measure(tools: list[str], metric_set: str, qrels: str, run: str, warm: int,
         out[tool] = Timing(means, (time.perf_counter() - wall, time.process_time() - cpu))
         for _ in range(max(warm - 2, 0)):
             go()
-    for _ in range(calls):
-        for tool, go in gos.items():
+    turns = list(gos.items())
+    for i in range(calls):
+        # the order turns every round: no tool always follows the same one (a heavy call
+        # leaves the caches cold for whichever call comes next)
+        for tool, go in turns[i % len(turns):] + turns[:i % len(turns)]:
             wall, cpu = time.perf_counter(), time.process_time()
             go()
             out[tool].wall.append(time.perf_counter() - wall)
