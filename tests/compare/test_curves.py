@@ -46,3 +46,33 @@ def test_metric_at_k_matches_evaluate() -> None:
         "P(rel=2)@4"])
     with pytest.raises(MetricError):
         metric_at_k(QRELS, {"r": RUN}, "RBP(p=0.8)")
+
+
+def test_curve_is_the_definition_on_random_rankings() -> None:
+    """Per query, the interpolated precision at level r is max {P_i : R_i >= r} (0 when no
+    rank reaches r or nothing is relevant); the curve is its mean over the qrels' queries.
+    Written out rank by rank here, on rankings with distinct scores (no tie rule needed),
+    some queries with nothing relevant, some without a relevant document retrieved."""
+    rng = np.random.default_rng(11)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for i in range(40):
+        docs = [f"d{j}" for j in range(30)]
+        qrels[f"q{i}"] = {d: int(rng.random() < (0.0 if i % 7 == 0 else 0.2)) for d in docs}
+        depth = int(rng.integers(1, 31))
+        picked = rng.permutation(30)[:depth]
+        scores = rng.permutation(depth) + 0.5  # distinct
+        run[f"q{i}"] = {docs[j]: float(s) for j, s in zip(picked, scores, strict=True)}
+    expected = np.zeros(RECALL_LEVELS.size)
+    for q, judged in qrels.items():
+        n_rel = sum(1 for g in judged.values() if g >= 1)
+        ranking = sorted(run[q], key=lambda d: -run[q][d])
+        points = []  # (precision, recall) after each rank
+        found = 0
+        for i, d in enumerate(ranking, start=1):
+            found += judged.get(d, 0) >= 1
+            points.append((found / i, found / n_rel if n_rel else 0.0))
+        for k, level in enumerate(RECALL_LEVELS):
+            reached = [p for p, r in points if r >= level] if n_rel else []
+            expected[k] += max(reached, default=0.0) / len(qrels)
+    assert interpolated_precision(qrels, run) == pytest.approx(expected, abs=1e-12)

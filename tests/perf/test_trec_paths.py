@@ -203,3 +203,14 @@ def test_empty_and_comment_only_files(tmp_path: Path) -> None:
         assert frame.schema == pl.Schema(
             {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
         )
+
+
+@pytest.mark.parametrize(("lines", "tags"), [
+    ([b"q1 Q0 d1 1 2.0 a", b"q1 Q0 d2 2 1.0 a"], ["a"]),
+    ([b"q1 Q0 d1 1 2.0 b", b"q1 Q0 d2 2 1.0 a", b"q2 Q0 d1 1 1.0 b"], ["b", "a"]),
+    ([b"q1 Q0 d1 1 2.0 a", b"q1 Q0 d2 2 1.0 a", b"q2 Q0 d1 1 1.0 c"], ["a", "c"]),
+])
+def test_the_fast_reader_lists_each_tag_once_in_order_of_first_appearance(
+        lines: list[bytes], tags: list[str]) -> None:
+    frame, got = trec.parse_trec(b"\n".join(lines) + b"\n", "f", "run")
+    assert got == tags and frame.height == len(lines)

@@ -112,24 +112,25 @@ def interpolated_precision(
     precision = found / position
     with np.errstate(divide="ignore", invalid="ignore"):
         recall = np.where(n_rel[qidx] > 0, found / n_rel[qidx], 0.0)
-    # Best precision at this rank or any later one, within each query.
-    best_after = (
-        pl.DataFrame({"q": qidx, "p": precision})
-        .select(pl.col("p").cum_max(reverse=True).over("q"))
-        .to_series()
-        .to_numpy()
-    )
     out = np.zeros(RECALL_LEVELS.size)
     if qidx.size == 0:
         return out
-    has_rel = (n_rel > 0)[qidx]
+    # Per query and level: the best precision over the rows reaching the level. Recall
+    # rises only at a relevant document, where precision is at its highest since the one
+    # before, so that best is found on the relevant rows alone: one maximum per query
+    # over them (reduceat), -1 where no row reaches the level (0 then), no sort or grouping.
+    hit = np.flatnonzero(relevant > 0)
+    hit_q = qidx[hit]
+    hit_p = precision[hit]
+    hit_r = np.where((n_rel > 0)[hit_q], recall[hit], -1.0)
+    starts = np.flatnonzero(np.concatenate(([True], hit_q[1:] != hit_q[:-1]))) if hit.size \
+        else hit
+    queries_hit = hit_q[starts]
     for i, level in enumerate(RECALL_LEVELS):
-        # The first row of each query reaching the level: best_after there interpolates.
-        rows = np.flatnonzero((recall >= level) & has_rel)
-        q_of = qidx[rows]
-        first = np.concatenate(([True], q_of[1:] != q_of[:-1])) if rows.size else rows > 0
         values = np.zeros(n_q)
-        values[q_of[first]] = best_after[rows[first]]
+        if hit.size:
+            best = np.maximum.reduceat(np.where(hit_r >= level, hit_p, -1.0), starts)
+            values[queries_hit] = np.where(best >= 0.0, best, 0.0)
         out[i] = float(values.mean())
     return out
 

@@ -97,7 +97,10 @@ def _finish(raw: pl.DataFrame, kind: Kind) -> Parsed | None:
     frame = raw.select("query_id", "doc_id", value)
     tags: list[str] = []
     if kind == "run":
-        tags = raw.get_column("tag").unique(maintain_order=True).to_list()
+        tag = raw.get_column("tag")
+        # one tag throughout (a run as systems write it): a comparison, not a hash of every row
+        one = tag.len() > 0 and bool((tag == tag[0]).all())
+        tags = [tag[0]] if one else tag.unique(maintain_order=True).to_list()
     return frame, tags
 
 
