@@ -67,8 +67,14 @@ def gather_many(column: pl.Series, rows: IntArray) -> pl.Series:
     if column.n_chunks() > 1 and rows.size * _REGATHER > column.len():
         column = column.rechunk()
     if rows.size < _INDEXED_BELOW:
-        return column[rows]  # indexing gathers directly; ``gather`` plans a query first
+        # indexing gathers directly (``gather`` plans a query first); with polars' own
+        # unsigned index type it skips the checks for negative and too large positions
+        return column[rows.astype(_INDEX_TYPE)]
     return column.gather(rows)
+
+
+_INDEX_TYPE = np.uint32 if pl.get_index_type() == pl.UInt32 else np.uint64
+"""polars' row index as numpy holds it (rows passed to :func:`gather_many` are never negative)."""
 
 
 _INDEXED_BELOW = 1 << 16
@@ -294,17 +300,54 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     longer = run_bad & (run_pairs > 1)
     if longer.any():
         member = np.repeat(longer, size)
-        sub = pl.DataFrame({"g": np.repeat(np.flatnonzero(longer), size[longer]),
-                            "d": names.filter(pl.Series(member)), "i": ident[member]},
-                           ).sort(["g", "d"], descending=[False, descending],
-                                  multithreaded=total >= _INDEXED_BELOW)  # few: no hand-offs
         positions.append(where[member])
-        rows.append(sub.get_column("i").to_numpy())
+        rows.append(_runs_sorted(names, member, size[longer], ident[member], descending))
     pos = np.concatenate(positions).astype(np.int64, copy=False)
     src = np.concatenate(rows).astype(np.int64, copy=False)
     if order is not None:
         src[: 2 * swap.size] = order[src[: 2 * swap.size]]  # pairs name positions
     return pos, src
+
+
+def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntArray,
+                 rows: IntArray, descending: bool) -> IntArray:
+    """``rows`` (the rows of some runs, run after run, ``lengths`` each) sorted by
+    document id within each run; ``names[member]`` are their ids.
+
+    Short runs (few pairs in all) are ordered by counting, for each row, the
+    rows of its run whose id goes before it: one comparison of every pair
+    within a run, no sort of strings (a frame's sort plans a query, a fixed
+    cost larger than the comparisons of a few thousand pairs). Otherwise, or
+    when two rows of a run share an id (their counts would collide), one sort.
+    """
+    n_pairs = int((lengths * (lengths - 1)).sum())
+    if n_pairs <= _COUNTED_UP_TO:
+        at = np.flatnonzero(member)  # each row's place in ``names``
+        first = np.cumsum(lengths) - lengths  # each run's first row
+        run_first = np.repeat(first, lengths)
+        span = np.repeat(lengths, lengths)
+        # every (row a, row b) of one run, a != b
+        a = np.repeat(np.arange(rows.size), span)
+        b = np.repeat(run_first, span) + (np.arange(a.size) - np.repeat(np.cumsum(span) - span,
+                                                                        span))
+        other = a != b
+        a, b = a[other], b[other]
+        mine, theirs = gather_many(names, at[a]), gather_many(names, at[b])
+        ahead = ((theirs > mine) if descending else (theirs < mine)).to_numpy()
+        if int(np.count_nonzero(ahead)) * 2 == n_pairs:  # every pair ordered: distinct ids
+            out = np.empty_like(rows)
+            out[run_first + np.bincount(a[ahead], minlength=rows.size)] = rows
+            return out
+    sub = pl.DataFrame({"g": np.repeat(np.arange(lengths.size), lengths),
+                        "d": names.filter(pl.Series(member)), "i": rows},
+                       ).sort(["g", "d"], descending=[False, descending],
+                              multithreaded=rows.size >= _INDEXED_BELOW)  # few: no hand-offs
+    return sub.get_column("i").to_numpy().astype(np.int64, copy=False)
+
+
+_COUNTED_UP_TO = 1 << 14
+"""Pairs of tied rows (in all runs to sort) up to which :func:`_runs_sorted` counts
+instead of sorting."""
 
 
 def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: int) -> Ranking:
