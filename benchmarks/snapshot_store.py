@@ -13,9 +13,14 @@ with ``--store`` on a new PostgreSQL database (created and dropped through
 the URL given). Each store is created and migrated before the timed run
 (untimed: a store is made once and reused; creating one costs about 0.9 s
 on SQLite, once). Wall time from the parent, process start to exit; each
-variant's rounds are summed up as the fastest and the median wall time and
-the median CPU time (user + system of the command). Printed: each with its
-ratio to the no-store run's (target: at most 1.3).
+variant's rounds are summed up as the fastest and the median wall time, the
+median CPU time (user + system of the command and of the processes it
+waited for: its recording process) and the median *own* CPU time of the
+command's process alone (what shares a core with its requests; read at its
+exit). Printed: each with its ratio to the no-store run's (target: at most
+1.3 for the wall time). On a loaded machine the wall times are noise and the
+own CPU is the figure to read: the no-store process is CPU-bound, so its
+wall time grows with every CPU second the store adds to it.
 
 The store's contents are checked after each run: every query answered, its
 hits (rank, document id, score, title) equal to what the engine sent (the
@@ -105,11 +110,27 @@ def drop_pg(admin: str, name: str) -> None:
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def snapshot(src: str | None, work: Path, store: str | None, run: Path) -> tuple[float, float]:
+OWN_CPU = textwrap.dedent('''
+    import atexit, os, resource, runpy, sys
+    def own():  # this process alone: not the processes it started and waited for
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        with open(os.environ["RS_BENCH_OWN_CPU"], "w") as out:
+            out.write(str(r.ru_utime + r.ru_stime))
+    atexit.register(own)
+    sys.argv = ["rankscope"] + sys.argv[1:]
+    runpy.run_module("rankscope", run_name="__main__", alter_sys=True)
+''')
+
+
+def snapshot(src: str | None, work: Path, store: str | None,
+             run: Path) -> tuple[float, float, float]:
+    """Wall time, CPU time (the command and every process it waited for) and the
+    command's own CPU time (without them: what shares a core with its requests)."""
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
-    cmd = [sys.executable, "-m", "rankscope", "snapshot", str(work / "endpoint.toml"),
+    env["RS_BENCH_OWN_CPU"] = str(work / "own-cpu.txt")
+    cmd = [sys.executable, "-c", OWN_CPU, "snapshot", str(work / "endpoint.toml"),
            str(work / "queries.tsv"), "-o", str(run), "--concurrency", "16", "--quiet"]
     if store:
         cmd += ["--store", store]
@@ -121,7 +142,7 @@ def snapshot(src: str | None, work: Path, store: str | None, run: Path) -> tuple
     if done.returncode != 0:
         raise SystemExit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return took, cpu
+    return took, cpu, float((work / "own-cpu.txt").read_text())
 
 
 def create_store(store: str, src: str | None) -> None:
@@ -177,7 +198,7 @@ def main() -> int:
     versions: dict[str, str | None] = {"this": None}
     if args.previous:
         versions["previous"] = args.previous
-    results: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    results: dict[str, dict[str, list[tuple[float, float, float]]]] = {}
     contents: dict[str, list[Any]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="rs-bench-snap-") as tmp:
@@ -202,7 +223,7 @@ def main() -> int:
                         if store is not None:
                             create_store(store, src)  # untimed: a store is made once, reused
                         try:
-                            took, cpu = snapshot(src, work, store, run)
+                            took, cpu, own = snapshot(src, work, store, run)
                             if store is not None:
                                 hits = stored_hits(store, src)
                                 contents[f"{version}/{kind}"] = hits
@@ -215,7 +236,7 @@ def main() -> int:
                             if pg_name and args.pg:
                                 drop_pg(args.pg, pg_name)
                         results.setdefault(version, {}).setdefault(kind, []).append(
-                            (took, cpu))
+                            (took, cpu, own))
     finally:
         engine.terminate()
         engine.wait(10)
@@ -228,18 +249,20 @@ def main() -> int:
           f"{args.rounds} rounds ({socket.gethostname()}, {os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.1f} at the end)")
     print(f"{'code':<10} {'store':<11} {'best s':>7} {'x':>5} {'median s':>9} {'x':>5} "
-          f"{'CPU s':>6} {'x':>5}")
+          f"{'CPU s':>6} {'x':>5} {'own CPU s':>9} {'x':>5}")
 
-    def summary(runs: list[tuple[float, float]]) -> tuple[float, float, float]:
-        walls = sorted(w for w, _ in runs)
-        return walls[0], statistics.median(walls), statistics.median(c for _, c in runs)
+    def summary(runs: list[tuple[float, float, float]]) -> tuple[float, float, float, float]:
+        walls = sorted(w for w, _, _ in runs)
+        return (walls[0], statistics.median(walls), statistics.median(c for _, c, _ in runs),
+                statistics.median(o for _, _, o in runs))
 
     for version, kinds in results.items():
         base = summary(kinds["none"])
         for kind, runs in kinds.items():
-            best, median, cpu = summary(runs)
+            best, median, cpu, own = summary(runs)
             print(f"{version:<10} {kind:<11} {best:7.2f} {best / base[0]:5.2f} {median:9.2f} "
-                  f"{median / base[1]:5.2f} {cpu:6.2f} {cpu / base[2]:5.2f}")
+                  f"{median / base[1]:5.2f} {cpu:6.2f} {cpu / base[2]:5.2f} {own:9.2f} "
+                  f"{own / base[3]:5.2f}")
     if args.previous:
         for kind in results["this"]:
             if kind != "none":

@@ -27,6 +27,13 @@ evaluate`` over the 17 runs (and ``rankscope compare`` and ``rankscope
 report`` on them), and pytrec_eval, ranx and ir_measures each evaluating the
 17 runs in one process (reading the qrels once); every tool's means are
 checked against the binary's, run by run. See benchmarks/README.md.
+
+The Python commands run with their bytecode compiled once and kept (in
+``data/pycache``, by an untimed warm-up run of each), as an installed package
+has it: where ``PYTHONDONTWRITEBYTECODE`` is set (this sandbox sets it) an
+editable checkout would otherwise compile every rankscope module again in
+every run, 0.1-0.15 s of CPU a command that no installed copy spends.
+``--bytecode environment`` measures as the environment has it.
 """
 
 from __future__ import annotations
@@ -290,7 +297,7 @@ def means_of(variant: str, stdout: str, runs: list[Path]) -> dict[str, dict[str,
     """Every run's means (keyed by file) from a variant's output; None where none are printed."""
     if variant == "trec_eval loop":
         return _trec_means(stdout, runs)
-    if variant in ("rankscope evaluate", "rankscope compare"):
+    if variant.removesuffix(" (before)") in ("rankscope evaluate", "rankscope compare"):
         got = json.loads(stdout)["runs"]
         names = list(got)  # in the order of the files
         return {str(p): got[n]["mean"] for p, n in zip(runs, names, strict=True)}
@@ -316,6 +323,19 @@ def agreement(reference: dict[str, dict[str, float]],
     return "same" if worst <= TOLERANCE else f"differs by {worst:.4f} ({where})"
 
 
+def _bytecode(choice: str) -> str:
+    """Set how the measured Python commands find their bytecode; returns what to print."""
+    if choice == "environment":
+        off = os.environ.get("PYTHONDONTWRITEBYTECODE")
+        return ("compiled again in every run (PYTHONDONTWRITEBYTECODE set)" if off else
+                "as the environment has it")
+    # a cache of its own under data/ (never written into the source tree): compiled once by
+    # the warm-up run, then read, as from an installed package's __pycache__
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(HERE / "data" / "pycache")
+    return "cached (compiled by an untimed warm-up run, as an installed package has it)"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
@@ -327,6 +347,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="comma-separated variants (default: all)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--json", type=Path, default=HERE / "data" / "track.json")
+    p.add_argument("--bytecode", choices=("cached", "environment"), default="cached",
+                   help="cached (default): the Python commands run with their bytecode "
+                        "compiled once and kept, as an installed package has it (pip "
+                        "compiles it at install), even where PYTHONDONTWRITEBYTECODE is set; "
+                        "environment: as this environment says (with that variable set, "
+                        "every rankscope module is compiled again in every run)")
+    p.add_argument("--before", metavar="SRC",
+                   help="also run each rankscope variant on the code in SRC (a src/ "
+                        "directory, e.g. `git archive main src | tar -x -C /tmp/base`: "
+                        "PYTHONPATH=SRC), in the same rounds, as '<variant> (before)'")
     args = p.parse_args(argv)
     if args.worker:
         _worker(args.worker[0], args.worker[1], args.worker[2:])
@@ -340,9 +370,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         keep = {v.strip() for v in args.only.split(",")} | {"trec_eval loop"}
         variants = {k: v for k, v in variants.items() if k in keep}
+    if args.before:
+        src = str(Path(args.before).resolve())
+        paired: dict[str, list[str]] = {}
+        for k, v in variants.items():  # each beside its own "before", in every round
+            paired[k] = v
+            if k.startswith("rankscope"):
+                paired[f"{k} (before)"] = ["env", f"PYTHONPATH={src}", *v]
+        variants = paired
+    bytecode = _bytecode(args.bytecode)
+    if args.bytecode == "cached":  # untimed: compile and cache every module the commands use
+        for name, cmd in variants.items():
+            if name != "trec_eval loop":
+                run_timed(cmd, timeout=1800)
     load_start = os.getloadavg()
     print(f"track: {len(runs)} runs, {lines:,} lines, {len(TOPICS)} topics; "
-          f"load {load_start[0]:.2f}", flush=True)
+          f"load {load_start[0]:.2f}; bytecode: {bytecode}", flush=True)
     timings: dict[str, list[dict[str, Any]]] = {k: [] for k in variants}
     means: dict[str, dict[str, dict[str, float]] | None] = {}
     for r in range(args.repeat):
@@ -382,7 +425,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['numbers']} |")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"lines": lines, "runs": len(runs),
-                                     "load": [load_start, load_end], "rows": rows}, indent=1))
+                                     "load": [load_start, load_end], "bytecode": bytecode,
+                                     "rows": rows}, indent=1))
     return 0
 
 

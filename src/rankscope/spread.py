@@ -46,14 +46,18 @@ class ResampleCache:
 
     A comparison resamples the same queries with the same seed once per
     metric: the counts are the same every time, and drawing them is about
-    half of an interval's cost at a few hundred queries. Kept only for a
+    half of an interval's cost at a few hundred queries (threads may share
+    the cache: each set is drawn once). Kept only for a
     seed (None means fresh randomness each time) and when they fit in one
     batch (at most ``2**23`` counts, 64 MB); otherwise drawn each time. The
     intervals are the same to the last bit either way.
     """
 
     def __init__(self) -> None:
+        import threading
+
         self._kept: dict[tuple[int, int, int], list[tuple[int, FloatArray]]] = {}
+        self._lock = threading.Lock()  # threads sharing the cache draw each key once
 
     def batches(self, n: int, n_resamples: int, seed: int | None) -> Iterable[
             tuple[int, FloatArray]]:
@@ -61,11 +65,12 @@ class ResampleCache:
         if seed is None or n * n_resamples > _BATCH_CELLS:
             return _resample_counts(n, n_resamples, seed)
         key = (n, n_resamples, seed)
-        if key not in self._kept:
-            # the generator reuses one buffer: each batch is copied to be kept
-            self._kept[key] = [(start, counts.copy())
-                               for start, counts in _resample_counts(n, n_resamples, seed)]
-        return self._kept[key]
+        with self._lock:
+            if key not in self._kept:
+                # the generator reuses one buffer: each batch is copied to be kept
+                self._kept[key] = [(start, counts.copy())
+                                   for start, counts in _resample_counts(n, n_resamples, seed)]
+            return self._kept[key]
 
 
 def bootstrap_intervals(

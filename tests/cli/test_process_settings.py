@@ -123,23 +123,60 @@ def test_memory_is_kept_for_large_inputs_only(tmp_path: Path,
 
 
 def _collector_after(words: list[str]) -> str:
+    """The exit status, whether the cycle collector is on at the end, and whether the
+    command left through ``_leave`` (no interpreter teardown; stubbed here to return)."""
     code = textwrap.dedent(f"""
         import gc, sys
         sys.argv = ["rankscope", *{words!r}]
-        from rankscope.cli.main import main
-        status = main()
-        print(status, gc.isenabled())
+        import rankscope.cli.main as cli
+        left = []
+        cli._leave = left.append
+        status = cli.main()
+        print(status, gc.isenabled(), left == [status])
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     return out.stdout.split("\n")[-2]
 
 
-def test_one_shot_commands_run_without_the_cycle_collector(tmp_path: Path) -> None:
-    qrels, run = tmp_path / "qrels", tmp_path / "run"
+def _small_track(tmp_path: Path) -> tuple[Path, Path, Path]:
+    qrels, a, b = tmp_path / "qrels", tmp_path / "a", tmp_path / "b"
     qrels.write_text("1 0 a 1\n1 0 b 0\n")
-    run.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    a.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    b.write_text("1 Q0 b 1 2.0 s\n1 Q0 a 2 1.0 s\n")
+    return qrels, a, b
+
+
+def test_one_shot_commands_run_without_the_cycle_collector(tmp_path: Path) -> None:
+    qrels, run, other = _small_track(tmp_path)
     assert _collector_after(["evaluate", str(qrels), str(run), "-m", "P@1", "-f", "json",
-                             "--quiet"]) == "0 False"
-    # any other command keeps it (`serve` runs for days)
-    assert _collector_after(["metrics"]) == "0 True"
+                             "--quiet"]) == "0 False True"
+    assert _collector_after(["compare", str(qrels), str(run), str(other), "-m", "P@1", "-f",
+                             "json"]) == "0 False True"
+    # any other command keeps it (`serve` runs for days), and ends as usual
+    assert _collector_after(["metrics"]) == "0 True False"
+    # another engine may hold a session (Spark's) that its own exit handlers stop
+    assert _collector_after(["evaluate", str(qrels), str(run), "-m", "P@1", "-f", "json",
+                             "--quiet", "--engine", "streaming"]) == "0 False False"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_a_one_shot_command_leaving_early_writes_all_its_output(tmp_path: Path,
+                                                                command: str) -> None:
+    """Without the interpreter's teardown, stdout, stderr and an -o file are still whole."""
+    qrels, run, other = _small_track(tmp_path)
+    words = [command, str(qrels), str(run), str(other), "-m", "P@1", "-m", "P@2"]
+    to_stdout = subprocess.run([sys.executable, "-m", "rankscope", *words, "-f", "json"],
+                               capture_output=True, text=True, timeout=120)
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    data = json.loads(to_stdout.stdout)  # whole: the JSON parses
+    # P@1: run a ranks the relevant a first (1), run b ranks b first (0)
+    assert [data["runs"][n]["mean"]["P@1"] for n in ("r", "s")] == [1.0, 0.0]
+    if command == "compare":  # one query: the warning of too few paired queries reaches stderr
+        assert "warning: too few paired queries" in to_stdout.stderr
+    out = tmp_path / "out.csv"
+    to_file = subprocess.run([sys.executable, "-m", "rankscope", *words, "-f", "csv", "-o",
+                              str(out)], capture_output=True, text=True, timeout=120)
+    assert to_file.returncode == 0, to_file.stderr
+    assert to_stdout.stdout and out.read_text().endswith("\n")
+    assert len(out.read_text().splitlines()) > 2  # a header and a row per run at least

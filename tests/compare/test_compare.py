@@ -239,3 +239,63 @@ def test_progress_only_where_bars_are_enabled(capsys: pytest.CaptureFixture[str]
         assert capsys.readouterr().err == ""
     finally:
         progress.set_enabled(None)
+
+
+def test_intervals_drawn_on_two_threads_are_those_drawn_one_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare draws the metrics' intervals two at a time (beside the tests) unless one
+    metric's resampled means are large; the numbers are the same to the last bit."""
+    import threading
+
+    import rankscope.compare.comparison as comparison
+
+    names: set[str] = set()
+    original = comparison.bootstrap_intervals
+
+    def recorded(*args: object, **kwargs: object) -> object:
+        names.add(threading.current_thread().name)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(comparison, "bootstrap_intervals", recorded)
+    two = compare(QRELS, RUNS, METRICS, all_pairs=True)
+    assert {n.rsplit("_", 1)[0] for n in names} == {"rankscope-intervals"}
+    monkeypatch.setattr(comparison, "_TWO_AT_ONCE_BYTES", 0)  # as for --rounds 10000000
+    one = compare(QRELS, RUNS, METRICS, all_pairs=True)
+    assert two.intervals == one.intervals
+    assert [c.to_dict() for c in two.comparisons] == [c.to_dict() for c in one.comparisons]
+    assert [t for t in threading.enumerate() if t.name.startswith("rankscope-intervals")] == []
+
+
+def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resample counts are drawn as soon as the first run is measured, for as many
+    queries as it has values; intervals over another number of paired queries draw their
+    own. Either way each interval is the one worked out alone."""
+    from types import SimpleNamespace
+
+    import rankscope.spread as spread
+    from rankscope.compare.comparison import _Intervals
+    from rankscope.spread import bootstrap_intervals
+
+    draws: list[int] = []
+    original = spread._resample_counts
+
+    def counted(n: int, n_resamples: int, seed: int | None) -> object:
+        draws.append(n)
+        return original(n, n_resamples, seed)
+
+    monkeypatch.setattr(spread, "_resample_counts", counted)
+    rng = np.random.default_rng(11)
+    first = SimpleNamespace(values=rng.random((30, 2)))  # 30 queries with values
+    for n in (30, 20):  # paired queries: as the first run's, or fewer
+        draws.clear()
+        pairs_of = [rng.random((3, n)), rng.random((3, n))]
+        with _Intervals(500, 4) as intervals_of:
+            intervals_of.predraw(first)  # type: ignore[arg-type]
+            intervals_of.start(pairs_of, [(1, 0), (2, 0)], 0.9)
+            got = [intervals_of(m) for m in range(2)]
+        assert sorted(draws) == ([30] if n == 30 else [20, 30])
+        for paired, (low, high) in zip(pairs_of, got, strict=True):
+            rows = np.vstack([paired, paired[1] - paired[0], paired[2] - paired[0]])
+            alone = bootstrap_intervals(rows, confidence=0.9, n_resamples=500, seed=4)
+            assert np.array_equal(low, alone[0]) and np.array_equal(high, alone[1])

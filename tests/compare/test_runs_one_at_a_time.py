@@ -164,10 +164,182 @@ def test_cli_report_without_plots_reads_one_ahead(files: list[str], log: list[st
     assert all(name in page for name in EXPECTED)
 
 
-def test_report_with_plots_still_reads_every_run(files: list[str]) -> None:
-    pytest.importorskip("matplotlib")
+def test_report_with_plots_reads_one_ahead_twice(files: list[str], log: list[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curves read the files again after the comparison, one ahead too: two runs in
+    memory at any time, not all five (each run's points are computed as it is read)."""
+    import rankscope.compare.curves as curves
     from rankscope.render.html_report import report
 
+    original = curves.evaluate
+    last: list[Any] = [None]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        # a run's @k points and its precision-recall points are two evaluations of the
+        # same table: one "eval" a run
+        if args[1] is not last[0]:
+            log.append("eval")
+            last[0] = args[1]
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(curves, "evaluate", counted)
     page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
                   names=[f"s{i}" for i in range(len(files))])
-    assert "s4" in page and "<img" in page
+    assert "s4" in page and page.count("<svg ") == 2 + 1 + 4
+    # the comparison's pass, then the curves' pass: each evaluates every run once
+    split = [i for i, event in enumerate(log) if event == "eval"][len(RUNS) - 1] + 1
+    _at_most_one_ahead(log[:split])
+    _at_most_one_ahead(log[split:])
+    # the curves' numbers are the runs' own: P@1 of the five runs (worked out above)
+    for name, p1 in zip([f"s{i}" for i in range(len(files))], EXPECTED.values(), strict=True):
+        assert f"{name}: P@1 = {p1:.4f}" in page
+
+
+def test_report_with_plots_reads_a_run_on_stdin_once(files: list[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run on stdin can be read once: the comparison and the curves share that reading."""
+    import io
+
+    stdin = io.TextIOWrapper(io.BytesIO(Path(files[1]).read_bytes()))
+    monkeypatch.setattr("sys.stdin", stdin)
+    code = main(["report", "qrels.txt", files[0], "-", "-m", "P@1", "-o", "r.html",
+                 "--max-k", "1"])
+    assert code == 0
+    page = Path("r.html").read_text()
+    # run 2 (r2) by hand: P@1 = 0.5, in the table and on its curve
+    assert "<title>r2: P@1 = 0.5000</title>" in page and "<title>r1: P@1 = 1.0000</title>" in page
+
+
+def _first_run_read_while_qrels_are(monkeypatch: pytest.MonkeyPatch, module: Any,
+                                    name: str) -> dict[str, bool]:
+    """Make ``module.name`` (the command's qrels reader) wait for a run file's reading to
+    begin (10 s at most) and say whether it began meanwhile."""
+    begun = threading.Event()
+    seen: dict[str, bool] = {}
+    original_read = Run.read.__func__  # type: ignore[attr-defined]
+
+    def read(cls: type[Run], *args: Any, **kwargs: Any) -> Run:
+        begun.set()
+        return original_read(cls, *args, **kwargs)
+
+    original_qrels = getattr(module, name)
+
+    def read_qrels(*args: Any, **kwargs: Any) -> Any:
+        seen["run read beside the qrels"] = begun.wait(timeout=10)
+        return original_qrels(*args, **kwargs)
+
+    monkeypatch.setattr(Run, "read", classmethod(read))
+    monkeypatch.setattr(module, name, read_qrels)
+    return seen
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_cli_reads_the_first_run_while_it_reads_the_qrels(
+        files: list[str], monkeypatch: pytest.MonkeyPatch, command: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import rankscope.cli.compare as cli_compare
+    import rankscope.cli.evaluate as cli_evaluate
+
+    module, name = ((cli_evaluate, "_read_qrels") if command == "evaluate"
+                    else (cli_compare, "read_qrels"))
+    seen = _first_run_read_while_qrels_are(monkeypatch, module, name)
+    code = main([command, "qrels.txt", *files, "-m", "P@1", "-f", "json", "--ci", "never"]
+                if command == "evaluate" else
+                [command, "qrels.txt", *files, "-m", "P@1", "-f", "json"])
+    assert code == 0
+    assert seen == {"run read beside the qrels": True}
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert {name: runs[name]["mean"]["P@1"] for name in runs} == EXPECTED
+
+
+def test_cli_compare_a_bad_qrels_file_stops_the_reading_begun(
+        files: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    Path("qrels.txt").write_text("q1 0 a high\n")
+    code = main(["compare", "qrels.txt", *files, "-m", "P@1", "-f", "json"])
+    assert code == 2
+    assert "qrels.txt" in capsys.readouterr().err
+    assert [t for t in threading.enumerate() if t.name.startswith("rankscope-read")] == []
+
+
+def test_compare_takes_run_inputs_already_reading(files: list[str], log: list[str]) -> None:
+    from rankscope.data.runs import RunInputs
+
+    named = [f"s{i}" for i in range(len(files))]
+    with RunInputs(files, names=named, defer_duplicates=True).start() as inputs:
+        result = compare("qrels.txt", inputs, ["P@1"], baseline="s1")
+    _at_most_one_ahead(log)
+    assert {name: result.means[f"s{i}"]["P@1"] for i, name in enumerate(EXPECTED)} == EXPECTED
+    assert result.baseline == "s1"
+    with pytest.raises(OptionError, match="belong to the RunInputs"):
+        compare("qrels.txt", RunInputs(files), ["P@1"], names=named)
+
+
+def test_run_inputs_started_then_closed_leave_no_thread(files: list[str]) -> None:
+    from rankscope.data.runs import RunInputs
+
+    inputs = RunInputs(files).start()
+    inputs.close()
+    assert [t for t in threading.enumerate() if t.name.startswith("rankscope-read")] == []
+    # closed before use: iterating reads them afresh
+    with inputs.tables() as tables:
+        assert [t.name for t in tables] == list(EXPECTED)
+
+
+def test_compare_imports_its_tests_module_before_evaluating(
+        files: list[str], log: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """scipy's import overlaps the reading: it is begun before the first run is measured."""
+    started: list[str] = []
+
+    def preload(test: str) -> None:
+        log.append(f"preload {test}")
+        started.append(test)
+
+    monkeypatch.setattr(comparison, "preload_test", preload)
+    compare("qrels.txt", files, ["P@1"], test="wilcoxon")
+    assert started == ["wilcoxon"]
+    assert log.index("preload wilcoxon") < log.index("eval")
+
+
+@pytest.mark.parametrize(("test", "loaded"), [("t", "True False"), ("wilcoxon", "True True")])
+def test_preload_test_imports_on_a_thread(test: str, loaded: str) -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import sys, threading
+        from rankscope.compare.significance import preload_test
+        preload_test({test!r})
+        for thread in threading.enumerate():
+            if thread.name == "rankscope-preload":
+                thread.join(timeout=60)
+        print("scipy.special" in sys.modules, "scipy.stats" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == loaded
+
+
+def test_preload_without_scipy_leaves_the_message_to_the_test() -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import sys, threading
+        sys.modules["scipy"] = None  # not installed
+        from rankscope.compare.significance import preload_test, require_t_distribution
+        from rankscope.errors import DependencyError
+        preload_test("t")
+        for thread in threading.enumerate():
+            if thread.name == "rankscope-preload":
+                thread.join(timeout=60)
+        try:
+            require_t_distribution("significance tests")
+        except DependencyError as exc:
+            print("DependencyError", "scipy" in str(exc))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "DependencyError True"
+    assert out.stderr == ""

@@ -97,6 +97,31 @@ def test_the_one_ordering_is_the_definition(ties: str, seed: int) -> None:
     assert top.height == sum(min(3, n) for n in seen.values())
 
 
+@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
+@pytest.mark.parametrize("shape", ["short runs", "one long run", "a repeated id"])
+def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape: str) -> None:
+    # Runs of tied rows are put in id order by comparing every pair of a run when the
+    # pairs are few, by a sort otherwise (a run of 300 ties: 89,700 pairs), and by the
+    # sort again when one run holds an id twice; each way must give the definition's order.
+    rng = random.Random(len(shape) + len(ties))
+    rows: list[tuple[str, str, float]] = []
+    if shape == "short runs":
+        for q in ("q1", "q2", "q3"):
+            ids = rng.sample([f"d{n}" for n in range(500)] + ["é", "Z", "z10", "z9"], 60)
+            for i, d in enumerate(ids):
+                rows.append((q, d, float(60 - i // rng.randint(2, 6))))
+    elif shape == "one long run":
+        rows = [("q", f"doc{n}", 1.0) for n in rng.sample(range(10_000), 300)]
+    else:
+        rows = [("q", d, 1.0) for d in ["b", "a", "c", "a", "d"]] + [("q", "e", 0.5)]
+    rng.shuffle(rows)
+    frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
+                                       "score": pl.Float64}, orient="row")
+    want = [rows[i][:2] for i in _reference(rows, ties)]
+    got = ranked(frame, ties)  # type: ignore[arg-type]
+    assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == want
+
+
 def test_a_tie_rule_is_checked_in_one_place() -> None:
     assert TIE_CHOICES == TIE_RULES  # the command line offers exactly the library's rules
     for call in (lambda: ranked(RUN.frame, "random"),  # type: ignore[arg-type]

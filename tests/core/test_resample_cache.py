@@ -54,3 +54,39 @@ def test_no_seed_or_too_many_counts_are_drawn_each_time(draws: list[Any],
     b = bootstrap_intervals(rows, n_resamples=500, seed=2, cache=cache)
     assert len(draws) == 4
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def test_threads_sharing_a_cache_draw_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare draws its metrics' intervals on two threads sharing one cache: a second
+    thread asking for the same counts while the first draws them waits for them."""
+    import threading
+
+    entered: list[int] = []
+    second = threading.Event()
+    original = spread._resample_counts
+
+    def slow(n: int, n_resamples: int, seed: int | None) -> Any:
+        entered.append(n)
+        if len(entered) == 1:
+            second.wait(timeout=2)  # a second drawer, if it may enter, enters meanwhile
+        else:
+            second.set()
+        return original(n, n_resamples, seed)
+
+    monkeypatch.setattr(spread, "_resample_counts", slow)
+    rows = np.random.default_rng(5).random((3, 30))
+    cache = ResampleCache()
+    got: list[Any] = [None, None]
+
+    def one(i: int) -> None:
+        got[i] = bootstrap_intervals(rows, n_resamples=300, seed=1, cache=cache)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert entered == [30]
+    alone = bootstrap_intervals(rows, n_resamples=300, seed=1)
+    for low, high in got:
+        assert np.array_equal(low, alone[0]) and np.array_equal(high, alone[1])

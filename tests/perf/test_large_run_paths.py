@@ -219,3 +219,63 @@ def test_the_proof_of_distinct_rows_block_by_block_is_a_search_for_repeats(
     monkeypatch.setattr(ranking_match, "_PROVED_BLOCK", block)
     proved = ranking_match.proof_of_distinct_rows(flat, lengths, lambda: pl.Series([0]))
     assert proved is (not repeats)
+
+
+@pytest.mark.parametrize("repeat", [None, (2, 9), (0, 24), (11, 12)])
+@pytest.mark.parametrize("block", [1, 5, 1 << 22])
+def test_the_proof_for_a_shuffled_run_sorts_pair_hashes_asked_for_block_by_block(
+        repeat: tuple[int, int] | None, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.data.tables import pair_hashes
+    from rankscope.engine import ranking_match
+
+    # a run whose queries are not together (no segment lengths): 25 rows, pairs distinct
+    # by construction unless row j repeats row i's (query, document); the proof must find
+    # the repeat whichever blocks i and j fall in, and ask for hashes a block at a time
+    queries = [f"q{i % 4}" for i in range(25)]
+    docs = [f"d{i}" for i in range(25)]
+    if repeat is not None:
+        i, j = repeat
+        queries[j], docs[j] = queries[i], docs[i]
+    frame = pl.DataFrame({"query_id": queries, "doc_id": docs})
+    asked: list[tuple[int, int]] = []
+
+    def pairs(start: int, length: int) -> pl.Series:
+        asked.append((start, length))
+        return pair_hashes(frame.slice(start, length))
+
+    monkeypatch.setattr(ranking_match, "_PROVED_BLOCK", block)
+    proved = ranking_match.proof_of_distinct_rows(frame.get_column("doc_id"), None, pairs)
+    assert proved is (repeat is None)
+    # every row asked for once, in pieces of at most a block
+    assert [s for s, _ in asked] == list(range(0, 25, block))
+    assert sum(n for _, n in asked) == 25 and max(n for _, n in asked) <= block
+
+
+@pytest.mark.parametrize("layout", [
+    [0, 0, 1, 1, 2, 2],          # ranked, one block a query
+    [2, 2, 0, 0, 1, 1],          # ranked, blocks out of query order
+    [0, 1, 0, 1, 2, 2],          # 4 blocks for 3 queries: split, sorted
+    [0, 0, 1, 0, 2, 2],          # 4 blocks for 3 queries: one query split once
+    [0, 1, 2, 0, 1, 2],          # 6 blocks (shuffled)
+    [0, 0, -1, 1, 1, -1, 0],     # unevaluated rows between blocks, query 0 split
+    [0, 0, -1, 0, 1, 1],         # one query around an unevaluated row
+    [1, 1, 3, 3],                # fewer blocks than queries (0 and 2 absent)
+])
+@pytest.mark.parametrize("rising", [False, True])
+def test_base_order_of_split_and_whole_query_blocks_is_the_stable_sort(
+        layout: list[int], rising: bool) -> None:
+    # the definition: every evaluated row (index >= 0) by query index, then score
+    # descending, ties in file order; a file whose queries are split (more blocks than
+    # queries) is sorted without looking at its blocks, one in rank order is not sorted
+    qidx = np.array(layout, dtype=np.int64)
+    score = np.arange(qidx.size, 0, -1, dtype=np.float64)  # falling: each block ranked
+    if rising:
+        score[-1] = score[-2] + 1.0  # the last query's block no longer in rank order
+    n = 4
+    rows = np.arange(qidx.size)
+    kept = rows[qidx >= 0]
+    expected = kept[np.lexsort((kept, -score[kept], qidx[kept]))]
+    for defer in (False, True):
+        base = base_order(qidx, score, n, stable=True, defer_blocks=defer)
+        np.testing.assert_array_equal(base.rows(), expected)
+        np.testing.assert_array_equal(base.counts, np.bincount(qidx[kept], minlength=n))

@@ -58,3 +58,35 @@ def test_evaluate_with_trec_qrels_skips_the_judgments_package(tmp_path: Path) ->
         f"main(['evaluate', {str(qrels)!r}, {str(run)!r}, '-m', 'P@1', '-f', 'json'])")
     assert json.loads(printed)["mean"]["P@1"] == 1.0  # d1 is relevant and ranked first
     assert not [m for m in modules if m.startswith("rankscope.judgments")]
+
+
+def test_evaluate_and_compare_read_the_first_run_while_their_engine_loads(
+        tmp_path: Path) -> None:
+    """The first run file's reading begins before the modules that measure and compare
+    are imported (they load beside it); which comes first is exact, not timed: a module
+    finder notes, when each is looked for, whether the reading thread exists."""
+    qrels, a, b = tmp_path / "qrels", tmp_path / "a", tmp_path / "b"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n")
+    a.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    b.write_text("1 Q0 b 1 2.0 s\n1 Q0 a 2 1.0 s\n")
+    for command, module in (("evaluate", "rankscope.engine.evaluate"),
+                            ("compare", "rankscope.compare.comparison")):
+        code = (
+            "import importlib.abc, threading, warnings\n"
+            "warnings.simplefilter('ignore')\n"
+            "seen = []\n"
+            "class Finder(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            f"        if name == {module!r}:\n"
+            "            seen.append(any(t.name.startswith('rankscope-read')\n"
+            "                            for t in threading.enumerate()))\n"
+            "sys.meta_path.insert(0, Finder())\n"
+            "from rankscope.cli.main import main\n"
+            f"status = main([{command!r}, {str(qrels)!r}, {str(a)!r}, {str(b)!r}, '-m', 'P@1',"
+            " '-f', 'json'])\n"
+            "sys.stderr.write(f'{status} {seen}')\n"
+        )
+        probe = f"import sys\n{code}"
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=False, timeout=60)
+        assert done.stderr.splitlines()[-1] == "0 [True]", (command, done.stderr)

@@ -157,6 +157,37 @@ def test_file_reader_matches_bytes_reader_at_any_chunk_size(
         assert fields[2].decode() == frame.row(row)[1]
 
 
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_values_of_many_chunks_are_one_column_even_past_the_first_chunks_estimate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    # the first chunk's lines are long (few rows per byte), the rest short: the one
+    # array of values sized from the first chunk is too small and must grow; every
+    # value still matches the line-by-line reference, in one column chunk (the
+    # ranking's to_numpy of it then copies nothing)
+    pad = "x" * 300
+    lines = []
+    for i in range(4000):
+        doc = f"d{i}{pad}" if i < 20 else f"d{i}"
+        value = f"{(i * 37) % 101}.5"
+        lines.append(f"q{i // 100} Q0 {doc} {i % 100 + 1} {value} t{i // 2000}\n"
+                     if kind == "run" else f"q{i // 100} 0 {doc} {value}\n")
+    content = "".join(lines).encode()
+    path = tmp_path / "file.txt"
+    path.write_bytes(content)
+    expected = reference(content, kind)
+    monkeypatch.setattr(trec, "CHUNK_BYTES", 2048)
+    found = trec.read_trec_file(path, kind)  # type: ignore[arg-type]
+    assert found is not None
+    frame, tags = found[0], found[1]
+    assert ([tuple(r) for r in frame.iter_rows()], tags) == expected
+    assert frame.columns == ["query_id", "doc_id", "score" if kind == "run" else "grade"]
+    assert frame.get_column(frame.columns[2]).n_chunks() == 1
+    from_bytes, _ = trec.parse_trec(content, "f", kind)  # type: ignore[arg-type]
+    assert from_bytes.get_column(frame.columns[2]).n_chunks() == 1
+    assert parsed(content, kind) == expected
+
+
 def test_error_line_is_exact_in_a_late_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -203,3 +234,14 @@ def test_empty_and_comment_only_files(tmp_path: Path) -> None:
         assert frame.schema == pl.Schema(
             {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
         )
+
+
+@pytest.mark.parametrize(("lines", "tags"), [
+    ([b"q1 Q0 d1 1 2.0 a", b"q1 Q0 d2 2 1.0 a"], ["a"]),
+    ([b"q1 Q0 d1 1 2.0 b", b"q1 Q0 d2 2 1.0 a", b"q2 Q0 d1 1 1.0 b"], ["b", "a"]),
+    ([b"q1 Q0 d1 1 2.0 a", b"q1 Q0 d2 2 1.0 a", b"q2 Q0 d1 1 1.0 c"], ["a", "c"]),
+])
+def test_the_fast_reader_lists_each_tag_once_in_order_of_first_appearance(
+        lines: list[bytes], tags: list[str]) -> None:
+    frame, got = trec.parse_trec(b"\n".join(lines) + b"\n", "f", "run")
+    assert got == tags and frame.height == len(lines)

@@ -111,7 +111,11 @@ def test_store_records_every_query_and_a_rerun_is_a_new_snapshot(demo):
         store.close()
 
 
-def test_a_failing_query_ends_the_snapshot_as_failed_keeping_what_came_before(tmp_path):
+@pytest.mark.parametrize("recorder", ["thread", "process"])
+def test_a_failing_query_ends_the_snapshot_as_failed_keeping_what_came_before(tmp_path,
+                                                                              recorder):
+    """The same with an open store (a writer thread) and with its path (a recording
+    process of its own: the failure and the end are sent to it, in order)."""
     from rankscope.store.db import open_store
     from rankscope.store.snapshots import find_snapshot, snapshot_queries
 
@@ -123,9 +127,11 @@ def test_a_failing_query_ends_the_snapshot_as_failed_keeping_what_came_before(tm
         config = endpoint_from_dict({"kind": "elasticsearch", "url": server.url,
                                      "index": "products", "name": "shop"})
         queries = [QueryItem(f"q{i}", f"query {i}") for i in range(1, 5)]
-        store = open_store(tmp_path / "s.sqlite")
+        path = tmp_path / "s.sqlite"
+        given = open_store(path) if recorder == "thread" else path
         with pytest.raises(SearchRequestError) as caught:
-            snap(config, queries, store=store, concurrency=1)
+            snap(config, queries, store=given, concurrency=1)
+        store = given if recorder == "thread" else open_store(path)
         assert str(caught.value).startswith("query q3: HTTP 400 from POST")
         assert "; snapshot #1 kept as failed with 2 of 4 queries (rankscope snapshot ... " \
             "--resume 1 asks the rest)" in str(caught.value)
@@ -203,3 +209,34 @@ def test_an_interrupted_snapshot_is_recorded_incomplete(tmp_path):
         snapshot = session.get(Snapshot, 1)
         assert (snapshot.status, snapshot.n_done) == ("incomplete", 2)  # stored, not inferred
     store.close()
+
+
+def test_a_store_given_by_its_path_is_recorded_by_a_process_and_read_back(tmp_path):
+    """take_snapshot(store=PATH): the outcome's counts are the store's, read back by the
+    recording process, and equal those of the answers themselves; a resume needs the
+    store opened (the recording process only starts new snapshots)."""
+    from rankscope.errors import StoreError
+    from rankscope.services.snapshots import AnswerCounts
+    from rankscope.store.db import open_store
+    from rankscope.store.snapshots import find_snapshot
+
+    server = EngineServer()
+    try:
+        server.route("POST", "/products/_search", Reply("es8_search.json"))
+        config = endpoint_from_dict({"kind": "elasticsearch", "url": server.url,
+                                     "index": "products", "name": "shop"})
+        queries = [QueryItem(f"q{i}", f"query {i}") for i in range(1, 6)]
+        path = tmp_path / "s.sqlite"
+        outcome = snap(config, queries, store=path, concurrency=2)
+        with pytest.raises(StoreError, match="needs its store opened"):
+            snap(config, queries, store=path, resume="1")
+    finally:
+        server.close()
+    assert outcome.status == "complete" and outcome.snapshot_id == 1
+    assert outcome.recorder["answers"] == 5
+    assert outcome.stored == AnswerCounts.of(outcome.responses)
+    assert outcome.stored is not None and outcome.stored.hits == 5 * len(
+        outcome.responses[0].hits) > 0
+    with open_store(path) as store:
+        info = find_snapshot(store, "shop")
+        assert (info.status, info.n_done, info.n_hits) == ("complete", 5, outcome.stored.hits)

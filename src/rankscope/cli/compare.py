@@ -131,21 +131,28 @@ def read_qrels(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Compare and print; returns the exit code."""
     from rankscope.cli.parsing import refuse_double_stdin, write_text
-    from rankscope.compare.comparison import compare
+    from rankscope.data.runs import RunInputs
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics
-    from rankscope.render.comparison import render_comparison
 
     # the names are read once (a bad name fails before any file is read)
     names = plan_seed_metrics(args.metrics, args.conventions)
     if len(args.runs) < 2:
         raise OptionError("compare needs at least two runs")
     refuse_double_stdin(args.qrels, *args.runs)
-    qrels = read_qrels(args)
-    # the files themselves: compare reads them one at a time (the next one ahead)
-    result = compare(qrels, args.runs, names, run_format=args.run_format,
-                     on_duplicate=args.on_duplicate, **compare_kwargs(args),
-                     **judgments_kwargs(args, qrels))
+    # the files themselves: compare reads them one at a time (the next one ahead), the
+    # first while the qrels are read (a document ranked twice is found beside the measures)
+    kwargs = compare_kwargs(args)
+    inputs = RunInputs(args.runs, names=kwargs.pop("names"), on_duplicate=args.on_duplicate,
+                       run_format=args.run_format, defer_duplicates=True)
+    with inputs.start():
+        # the comparison's modules load while the first run is read
+        from rankscope.compare.comparison import compare
+
+        qrels = read_qrels(args)
+        result = compare(qrels, inputs, names, **kwargs, **judgments_kwargs(args, qrels))
+    from rankscope.render.comparison import render_comparison
+
     write_text(args.output, render_comparison(result, args.format, digits=args.digits,
                                               describe=False) + "\n")
     if args.format == "table":  # which queries were evaluated: for people, beside the numbers

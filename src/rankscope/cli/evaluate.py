@@ -71,9 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.cli.qrels_argument import evaluate_with_judgments, may_hold_judgments
     from rankscope.data.read_ahead import ReadAhead
     from rankscope.data.tables import Run
-    from rankscope.engine.evaluate import evaluate, plan_metrics
+    from rankscope.engine.conventions import plan_metrics
     from rankscope.engine.options import EvalOptions
-    from rankscope.render.tabular import render_evaluations
 
     refuse_double_stdin(args.qrels, *args.runs)
     if args.quiet:
@@ -113,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
         # are worked on: the first beside the qrels (a judgments file reads its runs itself)
         ahead = None if asked is not None else ReadAhead(args.runs, read_run)
         try:
+            # the engine's modules load while the first run is read (0.05-0.1 s)
+            from rankscope.engine.evaluate import evaluate
+
             qrels: Any = _read_qrels(args, metrics)
         except BaseException:
             if ahead is not None:
@@ -136,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
                                  allow_no_overlap=args.allow_no_overlap, **fields)
                     )
                     del run_t  # one run in memory, and the next being read
+    from rankscope.render.tabular import render_evaluations
+
     names = run_names(results, args.runs)
     for result in results:
         result.show_interval = args.ci

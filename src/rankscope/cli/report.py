@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 __all__ = ["MAX_CURVE_K", "register"]
@@ -21,7 +20,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         name,
         help=help_text,
         description="Compare runs and write one self-contained HTML page (tables and plots "
-        "inline, readable offline). Plots need the plot extra (matplotlib).",
+        "inline as SVG, readable offline; hover a bar or a point for its query or cut-off). "
+        "--figures needs the plot extra (matplotlib).",
         examples=["rankscope report rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
                   "rankscope-sample/run_b.txt -o report.html",
                   "rankscope report rankscope-sample/qrels.txt rankscope-sample/run_a.txt "
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics
-    from rankscope.render.html_report import DEFAULT_METRICS, plots_available, report
+    from rankscope.render.html_report import DEFAULT_METRICS, report
 
     # the names are read once (a bad name fails before any file is read)
     metrics = plan_seed_metrics(args.metrics or list(DEFAULT_METRICS), args.conventions)
@@ -70,12 +70,10 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--figures writes the plots that --no-plots leaves out: give one")
     refuse_double_stdin(args.qrels, *args.runs)
     qrels = read_qrels(args)
-    plots = False if args.no_plots else None
-    # the files themselves: without plots, compare reads them one at a time
-    report(qrels, args.runs, metrics, output=args.output, title=args.title, plots=plots,
+    # the files themselves: compare reads them one at a time, the curves read them again
+    report(qrels, args.runs, metrics, output=args.output, title=args.title,
+           plots=not args.no_plots,
            ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
            run_format=args.run_format, on_duplicate=args.on_duplicate,
            **compare_kwargs(args), **judgments_kwargs(args, qrels))
-    if plots is None and not plots_available():
-        sys.stderr.write("rankscope report: plots left out; install rankscope[plot]\n")
     return 0

@@ -91,21 +91,28 @@ def _taken(args: argparse.Namespace, job: Any, store: Any) -> Any:
 
     What was answered before stays in the store (the snapshot is ``failed`` or
     ``incomplete``, and ``--resume`` completes it); no run file is written.
+    ``store``: the open store of a resumed snapshot; else a new snapshot is
+    recorded by a process of its own into ``--store`` (this process never
+    imports the store: its requests keep their core).
     """
     from rankscope.errors import IncompleteError, SearchRequestError
     from rankscope.services.snapshot_take import take
 
     try:
-        return take(job, store=store, name=args.name, depth=args.depth, client=_client(args),
-                    resume=args.resume)
+        return take(job, store=store if store is not None else args.store, name=args.name,
+                    depth=args.depth, client=_client(args), resume=args.resume)
     except SearchRequestError as exc:
         raise IncompleteError(str(exc)) from None
     except KeyboardInterrupt:
         where = ""
-        if store is not None:
-            from rankscope.services.snapshot_store import interrupted_note
+        if args.store:
+            from rankscope.services.snapshot_store import interrupted_note, open_snapshot_store
 
-            where = interrupted_note(store)
+            if store is not None:
+                where = interrupted_note(store)
+            else:
+                with open_snapshot_store(args.store) as opened:
+                    where = interrupted_note(opened)
         raise IncompleteError("interrupted" + where) from None
 
 
@@ -133,10 +140,10 @@ def run(args: argparse.Namespace) -> int:
         write_text(args.output or "-", json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
         return 0
     store = None
-    if args.store:
+    if args.resume:
         from rankscope.services.snapshot_store import open_snapshot_store
 
-        store = open_snapshot_store(args.store, create=not args.resume)
+        store = open_snapshot_store(args.store)
     try:
         if args.resume and store is not None:
             from rankscope.services.snapshot_store import check_resume
@@ -152,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
                                       args.run_scores)
                      if args.output and outcome.resumed else None)
         else:
-            counts = outcome.counts()
+            counts = outcome.stored or outcome.counts()
             lines = None
     finally:
         if store is not None:

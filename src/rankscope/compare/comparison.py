@@ -18,6 +18,7 @@ from rankscope.compare.significance import (
     check_test,
     effect_size,
     paired_test,
+    preload_test,
     tukey_hsd,
     win_tie_loss,
 )
@@ -91,8 +92,11 @@ def compare(
         ``strategy`` or ``transforms`` given): these are transformed and
         aggregated per metric as :func:`rankscope.judgments.evaluate_judgments`
         does, once for all runs.
-    runs : sequence of runs, or mapping name -> run
-        Two or more runs (:class:`~rankscope.Run`, paths, DataFrames, dicts).
+    runs : sequence of runs, mapping name -> run, or RunInputs
+        Two or more runs (:class:`~rankscope.Run`, paths, DataFrames, dicts);
+        or a :class:`~rankscope.data.runs.RunInputs` made with
+        ``defer_duplicates=True`` (its own names, duplicate rule and format;
+        maybe already reading: :meth:`~rankscope.data.runs.RunInputs.start`).
     metrics : str, Metric, a sequence of them, MetricPlan or SeedPlan
         Any spelling :func:`rankscope.parse_metrics` accepts (with judgments,
         also the judging platform's ``nDCG(d)@k`` and ``ERR-0.18@k``); names
@@ -190,9 +194,15 @@ def compare(
     else:
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
     labels = [label for label, _ in pairs]
-    # every run is evaluated first: a document ranked twice is found beside the measures
-    inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format,
-                       defer_duplicates=True)
+    if isinstance(runs, RunInputs):  # made (and maybe started) by the caller
+        if names is not None or on_duplicate != "error" or run_format is not None:
+            raise OptionError("names, on_duplicate and run_format belong to the RunInputs "
+                              "given as runs")
+        inputs = runs
+    else:
+        # every run is evaluated first: a document ranked twice is found beside the measures
+        inputs = RunInputs(runs, names=names, on_duplicate=on_duplicate, run_format=run_format,
+                           defer_duplicates=True)
     if len(inputs) < 2:
         raise OptionError(f"compare needs at least two runs, got {len(inputs)}")
     if all_pairs and baseline is not None:
@@ -200,63 +210,69 @@ def compare(
     known = inputs.known_names
     if baseline is not None and known is not None and baseline not in known:
         raise OptionError(f"no run named {baseline!r}; runs: {', '.join(known)}")
+    inputs.start()  # the first file is read from here on (if not already)
+    preload_test(test)  # the test's imports overlap the reading
 
     # One run at a time (files read one ahead): per-query values are all a comparison
-    # keeps of a run, so memory holds two runs whatever their number.
-    results = []
-    candidates: list[list[str]] = []
-    with step_bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
-            inputs.tables() as tables:
-        for i, table in enumerate(tables):
-            # a name known beforehand names the run in messages; else the run's own
-            name = None if known is None else known[i]
-            if judged is None:
-                results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
-                                        allow_no_overlap=allow_no_overlap))
-            else:
-                results.append(judged.evaluate(table, options=opts, run_name=name,
-                                               allow_no_overlap=allow_no_overlap))
-            candidates.append(name_candidates(table))
-            del table
-            advance(1)
-    run_names = inputs.names(candidates)
-    if baseline is not None and baseline not in run_names:
-        raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
-    base = None if all_pairs else (baseline or run_names[0])
-    query_ids, values = align(results)
+    # keeps of a run, so memory holds two runs whatever their number. The intervals'
+    # counts are drawn, and their products worked out, on threads meanwhile.
+    with _Intervals(n_resamples, seed) as intervals_of:
+        results = []
+        candidates: list[list[str]] = []
+        with step_bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
+                inputs.tables() as tables:
+            for i, table in enumerate(tables):
+                # a name known beforehand names the run in messages; else the run's own
+                name = None if known is None else known[i]
+                if judged is None:
+                    results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
+                                            allow_no_overlap=allow_no_overlap))
+                else:
+                    results.append(judged.evaluate(table, options=opts, run_name=name,
+                                                   allow_no_overlap=allow_no_overlap))
+                candidates.append(name_candidates(table))
+                del table
+                if i == 0:
+                    intervals_of.predraw(results[0])
+                advance(1)
+        run_names = inputs.names(candidates)
+        if baseline is not None and baseline not in run_names:
+            raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
+        base = None if all_pairs else (baseline or run_names[0])
+        query_ids, values = align(results)
 
-    k = len(run_names)
-    if base is None:
-        order = [(j, i) for i in range(k) for j in range(i + 1, k)]
-    else:
-        b = run_names.index(base)
-        order = [(j, b) for j in range(k) if j != b]
+        k = len(run_names)
+        if base is None:
+            order = [(j, i) for i in range(k) for j in range(i + 1, k)]
+        else:
+            b = run_names.index(base)
+            order = [(j, b) for j in range(k) if j != b]
 
-    means: dict[str, dict[str, float | None]] = {name: {} for name in run_names}
-    intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
-    n_queries: dict[str, int] = {}
-    comparisons: list[Comparison] = []
-    resamples = ResampleCache()  # the same queries and seed for every metric: drawn once
-    with step_bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
+        means: dict[str, dict[str, float | None]] = {name: {} for name in run_names}
+        intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in run_names}
+        n_queries: dict[str, int] = {}
+        comparisons: list[Comparison] = []
+        pairs_of = []
         for m, label in enumerate(labels):
             block = values[:, :, m]
-            paired = block[:, ~np.isnan(block).any(axis=0)]
-            n_queries[label] = paired.shape[1]
-            # Every run's mean and every compared difference, from the same resamples.
-            rows = np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
-            low, high = bootstrap_intervals(rows, confidence=level, n_resamples=n_resamples,
-                                            seed=seed, cache=resamples)
-            for r, name in enumerate(run_names):
-                x = paired[r]
-                means[name][label] = float(x.mean()) if x.size else None
-                intervals[name][label] = (float(low[r]), float(high[r]))
-            k_runs = len(run_names)
-            comparisons += _compare_metric(
-                label, paired, run_names, order, test=test, correction=correction, alpha=alpha,
-                confidence=level, n_resamples=n_resamples, seed=seed, tolerance=tie_tolerance,
-                advance=advance, delta_intervals=list(zip(low[k_runs:], high[k_runs:],
-                                                          strict=True)),
-            )
+            pairs_of.append(block[:, ~np.isnan(block).any(axis=0)])
+            n_queries[label] = pairs_of[-1].shape[1]
+        intervals_of.start(pairs_of, order, level)
+        with step_bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
+            for m, label in enumerate(labels):
+                paired = pairs_of[m]
+                low, high = intervals_of(m)
+                for r, name in enumerate(run_names):
+                    x = paired[r]
+                    means[name][label] = float(x.mean()) if x.size else None
+                    intervals[name][label] = (float(low[r]), float(high[r]))
+                k_runs = len(run_names)
+                comparisons += _compare_metric(
+                    label, paired, run_names, order, test=test, correction=correction, alpha=alpha,
+                    confidence=level, n_resamples=n_resamples, seed=seed, tolerance=tie_tolerance,
+                    advance=advance, delta_intervals=list(zip(low[k_runs:], high[k_runs:],
+                                                              strict=True)),
+                )
     _warn_few_queries(n_queries)
     return CompareResult(
         labels=labels,
@@ -277,6 +293,76 @@ def compare(
         seed=seed,
         infos=[r.info for r in results],
     )
+
+
+_TWO_AT_ONCE_BYTES = 64 << 20
+"""Resampled means of one metric up to which two metrics' intervals are drawn at once."""
+
+
+class _Intervals:
+    """Every metric's bootstrap intervals (each run's mean and each compared difference,
+    from the same resamples), worked out on two threads while the tests run.
+
+    The resample counts are drawn on a thread as soon as the first run is
+    measured (:meth:`predraw`: for as many queries as that run has values, the
+    paired queries unless runs differ in which queries they have values for),
+    while the other runs are read. The matrix products and quantiles release
+    the interpreter, so on two cores the intervals of the next metrics are
+    worked out while the current one is tested. Each metric's numbers are
+    those of working them out alone (the same counts, the same products).
+    """
+
+    def __init__(self, n_resamples: int, seed: int | None) -> None:
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        self._n_resamples, self._seed = n_resamples, seed
+        self._cache = ResampleCache()  # the same queries and seed for every metric: drawn once
+        self._pool = ThreadPoolExecutor(2, thread_name_prefix="rankscope-intervals")
+        self._futures: list[Future[Any]] = []
+        self._later: list[FloatArray] = []
+        self._level = 0.0
+
+    def predraw(self, first: EvaluationResult) -> None:
+        """Draw the counts for the number of queries ``first`` has values for, on a thread."""
+        if self._seed is None:  # fresh randomness: nothing is kept
+            return
+        for n in sorted({int(c) for c in np.count_nonzero(~np.isnan(first.values), axis=0)}):
+            if n >= 2:  # (a count too large to keep is not drawn here: batches is lazy then)
+                self._futures.append(self._pool.submit(self._cache.batches, n,
+                                                       self._n_resamples, self._seed))
+
+    def start(self, pairs_of: list[FloatArray], order: list[tuple[int, int]],
+              level: float) -> None:
+        """Begin every metric's intervals (``pairs_of``: each metric's runs x paired queries)."""
+        rows = [np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
+                for paired in pairs_of]
+        self._futures, self._level = [], level
+        # each interval holds its resampled means (resamples x rows): on the threads only
+        # while that stays small (--rounds goes up to 10 million), else one at a time, here
+        largest = max((r.shape[0] for r in rows), default=0) * self._n_resamples * 8
+        if largest > _TWO_AT_ONCE_BYTES:
+            self._later = rows
+            return
+        self._futures = [self._pool.submit(bootstrap_intervals, r, confidence=level,
+                                           n_resamples=self._n_resamples, seed=self._seed,
+                                           cache=self._cache)
+                         for r in rows]
+
+    def __call__(self, m: int) -> tuple[FloatArray, FloatArray]:
+        if self._later:
+            return bootstrap_intervals(self._later[m], confidence=self._level,
+                                       n_resamples=self._n_resamples, seed=self._seed,
+                                       cache=self._cache)
+        low, high = self._futures[m].result()
+        return low, high
+
+    def __enter__(self) -> _Intervals:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for future in self._futures:
+            future.cancel()
+        self._pool.shutdown(wait=True)
 
 
 MIN_TEST_QUERIES = 10

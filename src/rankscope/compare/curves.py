@@ -9,11 +9,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.data.overlap import check_overlap
 from rankscope.data.runs import load_runs
-from rankscope.data.tables import as_qrels, input_name
+from rankscope.data.tables import as_qrels
 from rankscope.engine.evaluate import evaluate
-from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged, rank
+from rankscope.engine.ranking import QueryPolicy, Ties, Unjudged
 from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric, make_metric
 from rankscope.metrics.parser import parse_metric
@@ -78,10 +77,14 @@ def interpolated_precision(
 ) -> FloatArray:
     r"""Mean interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval ``iprec_at_recall``).
 
-    Per query, with :math:`P_i` and :math:`R_i` precision and recall after
-    rank i, the interpolated precision at recall level r is
-    :math:`\max \{P_i : R_i \ge r\}` (0 when no rank reaches r, and for
-    queries without relevant documents); the curve is its mean over queries.
+    Each point is the mean over queries of the ``iprec_at_recall`` measure at that
+    level, the one implementation (:func:`rankscope.metrics.iprec_at_recall`):
+    per query, with R relevant documents and :math:`c = \operatorname{lround}(r R)`,
+    the highest precision :math:`P_k` over the ranks k at or after the c-th
+    relevant document retrieved (0 when fewer than c are retrieved). This is
+    trec_eval's rule: it reads the level as a count of relevant documents, so
+    at r = 0.1 and R = 51 the point is set by the 5th relevant document (recall
+    0.098), not the 6th.
     A run sharing no query with the qrels is refused unless ``allow_no_overlap``
     (see :func:`rankscope.evaluate`).
 
@@ -90,48 +93,13 @@ def interpolated_precision(
     ndarray, shape (11,)
     """
     (table,), _ = load_runs([run])
-    qrels_t = as_qrels(qrels)
-    lists = rank(qrels_t, table, ties=ties, unjudged=unjudged, queries=queries)
-    check_overlap(input_name(table), lists.n_run_queries, lists.run_only_queries,
-                  input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
-                  allow=allow_no_overlap)
-    n_q = lists.n_queries
-    if n_q == 0:
+    metrics = [make_metric("iprec_at_recall", p=float(level), rel=rel)
+               for level in RECALL_LEVELS]
+    result = evaluate(as_qrels(qrels), table, metrics, ties=ties, unjudged=unjudged,
+                      queries=queries, allow_no_overlap=allow_no_overlap)
+    if not result.per_query:
         return np.zeros(RECALL_LEVELS.size)
-    offsets = lists.offsets
-    lengths = np.diff(offsets)
-    qidx = np.repeat(np.arange(n_q), lengths)
-    with np.errstate(invalid="ignore"):
-        relevant = (lists.grades >= rel).astype(np.float64)
-    judged = np.diff(lists.judged_offsets)
-    judged_q = np.repeat(np.arange(n_q), judged)
-    n_rel = np.bincount(judged_q[lists.judged_grades >= rel], minlength=n_q).astype(np.float64)
-    running = np.cumsum(relevant)
-    found = running - np.concatenate(([0.0], running))[offsets[:-1]][qidx]
-    position = np.arange(qidx.size) - offsets[:-1][qidx] + 1
-    precision = found / position
-    with np.errstate(divide="ignore", invalid="ignore"):
-        recall = np.where(n_rel[qidx] > 0, found / n_rel[qidx], 0.0)
-    # Best precision at this rank or any later one, within each query.
-    best_after = (
-        pl.DataFrame({"q": qidx, "p": precision})
-        .select(pl.col("p").cum_max(reverse=True).over("q"))
-        .to_series()
-        .to_numpy()
-    )
-    out = np.zeros(RECALL_LEVELS.size)
-    if qidx.size == 0:
-        return out
-    has_rel = (n_rel > 0)[qidx]
-    for i, level in enumerate(RECALL_LEVELS):
-        # The first row of each query reaching the level: best_after there interpolates.
-        rows = np.flatnonzero((recall >= level) & has_rel)
-        q_of = qidx[rows]
-        first = np.concatenate(([True], q_of[1:] != q_of[:-1])) if rows.size else rows > 0
-        values = np.zeros(n_q)
-        values[q_of[first]] = best_after[rows[first]]
-        out[i] = float(values.mean())
-    return out
+    return np.array([result.means[m.name] for m in metrics], dtype=np.float64)
 
 
 def precision_recall(

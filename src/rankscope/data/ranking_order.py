@@ -41,6 +41,7 @@ __all__ = [
 IntArray = npt.NDArray[np.int64]
 _Item = TypeVar("_Item", bound=np.generic)
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 TieRule = Literal["trec", "input", "docid_asc"]
 """How rows of equal score are ordered: document id descending in byte order
@@ -66,8 +67,14 @@ def gather_many(column: pl.Series, rows: IntArray) -> pl.Series:
     if column.n_chunks() > 1 and rows.size * _REGATHER > column.len():
         column = column.rechunk()
     if rows.size < _INDEXED_BELOW:
-        return column[rows]  # indexing gathers directly; ``gather`` plans a query first
+        # indexing gathers directly (``gather`` plans a query first); with polars' own
+        # unsigned index type it skips the checks for negative and too large positions
+        return column[rows.astype(_INDEX_TYPE)]
     return column.gather(rows)
+
+
+_INDEX_TYPE = np.uint32 if pl.get_index_type() == pl.UInt32 else np.uint64
+"""polars' row index as numpy holds it (rows passed to :func:`gather_many` are never negative)."""
 
 
 _INDEXED_BELOW = 1 << 16
@@ -104,10 +111,12 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray,
     width = int(counts[present[0]])
     if np.all(counts[present] == width):  # every ranking equally long: no padding
         grouped = by_query.reshape(present.size, width)
-        negated = -score[grouped]
+        negated = score[grouped]
+        np.negative(negated, out=negated)  # no second array of every score
         ranked = np.argsort(negated, axis=1, kind=kind)
-        return (np.take_along_axis(grouped, ranked, axis=1).ravel(),
-                np.take_along_axis(negated, ranked, axis=1).ravel())
+        order = np.take_along_axis(grouped, ranked, axis=1).ravel()
+        del grouped, by_query  # the grouping is in ``order`` now: freed before the scores'
+        return order, np.take_along_axis(negated, ranked, axis=1).ravel()
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     order = np.empty_like(by_query)
     sorted_scores = np.empty(by_query.size, dtype=np.float64)
@@ -291,17 +300,54 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     longer = run_bad & (run_pairs > 1)
     if longer.any():
         member = np.repeat(longer, size)
-        sub = pl.DataFrame({"g": np.repeat(np.flatnonzero(longer), size[longer]),
-                            "d": names.filter(pl.Series(member)), "i": ident[member]},
-                           ).sort(["g", "d"], descending=[False, descending],
-                                  multithreaded=total >= _INDEXED_BELOW)  # few: no hand-offs
         positions.append(where[member])
-        rows.append(sub.get_column("i").to_numpy())
+        rows.append(_runs_sorted(names, member, size[longer], ident[member], descending))
     pos = np.concatenate(positions).astype(np.int64, copy=False)
     src = np.concatenate(rows).astype(np.int64, copy=False)
     if order is not None:
         src[: 2 * swap.size] = order[src[: 2 * swap.size]]  # pairs name positions
     return pos, src
+
+
+def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntArray,
+                 rows: IntArray, descending: bool) -> IntArray:
+    """``rows`` (the rows of some runs, run after run, ``lengths`` each) sorted by
+    document id within each run; ``names[member]`` are their ids.
+
+    Short runs (few pairs in all) are ordered by counting, for each row, the
+    rows of its run whose id goes before it: one comparison of every pair
+    within a run, no sort of strings (a frame's sort plans a query, a fixed
+    cost larger than the comparisons of a few thousand pairs). Otherwise, or
+    when two rows of a run share an id (their counts would collide), one sort.
+    """
+    n_pairs = int((lengths * (lengths - 1)).sum())
+    if n_pairs <= _COUNTED_UP_TO:
+        at = np.flatnonzero(member)  # each row's place in ``names``
+        first = np.cumsum(lengths) - lengths  # each run's first row
+        run_first = np.repeat(first, lengths)
+        span = np.repeat(lengths, lengths)
+        # every (row a, row b) of one run, a != b
+        a = np.repeat(np.arange(rows.size), span)
+        b = np.repeat(run_first, span) + (np.arange(a.size) - np.repeat(np.cumsum(span) - span,
+                                                                        span))
+        other = a != b
+        a, b = a[other], b[other]
+        mine, theirs = gather_many(names, at[a]), gather_many(names, at[b])
+        ahead = ((theirs > mine) if descending else (theirs < mine)).to_numpy()
+        if int(np.count_nonzero(ahead)) * 2 == n_pairs:  # every pair ordered: distinct ids
+            out = np.empty_like(rows)
+            out[run_first + np.bincount(a[ahead], minlength=rows.size)] = rows
+            return out
+    sub = pl.DataFrame({"g": np.repeat(np.arange(lengths.size), lengths),
+                        "d": names.filter(pl.Series(member)), "i": rows},
+                       ).sort(["g", "d"], descending=[False, descending],
+                              multithreaded=rows.size >= _INDEXED_BELOW)  # few: no hand-offs
+    return sub.get_column("i").to_numpy().astype(np.int64, copy=False)
+
+
+_COUNTED_UP_TO = 1 << 14
+"""Pairs of tied rows (in all runs to sort) up to which :func:`_runs_sorted` counts
+instead of sorting."""
 
 
 def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: int) -> Ranking:
@@ -365,6 +411,30 @@ def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> 
     return Blocks(starts[which], (ends - starts)[which])
 
 
+def _ranked_in_file(qidx: IntArray, score: FloatArray, change: BoolArray, every: bool,
+                    n_queries: int, counts: IntArray, defer_blocks: bool) -> Ranking | None:
+    """The ranking of a file already in rank order (its query blocks in any order).
+
+    None when it is not: a query in several blocks, or a score rising within
+    one. ``change`` marks the rows whose query differs from the row before.
+    """
+    starts = np.flatnonzero(np.concatenate(([True], change)))
+    block_q = qidx[starts]
+    real = block_q[block_q >= 0]
+    # more query blocks than queries: some query is split (no sort of the blocks needed)
+    if real.size > n_queries:
+        return None
+    rise = ~change & (score[1:] > score[:-1])
+    if not every:
+        rise &= qidx[1:] >= 0
+    if rise.any() or np.unique(real).size != real.size:
+        return None
+    blocks = _blocks_in_query_order(starts, block_q, qidx.size)
+    if defer_blocks:
+        return Ranking(None, None, counts, blocks)
+    return Ranking(None if blocks is None else blocks.index(), None, counts)
+
+
 def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
                stable: bool = False, defer_blocks: bool = False) -> Ranking:
     """Rows ranked by query index, then score descending; ties not yet ordered.
@@ -384,18 +454,15 @@ def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
     if n == 0:
         return Ranking(None, None, counts)
     change = qidx[1:] != qidx[:-1]
-    starts = np.flatnonzero(np.concatenate(([True], change)))
-    block_q = qidx[starts]
-    real = block_q[block_q >= 0]
-    rise = ~change & (score[1:] > score[:-1])
-    if not every:
-        rise &= qidx[1:] >= 0
-    # more query blocks than queries: some query is split (no sort of the blocks needed)
-    if real.size <= n_queries and not rise.any() and np.unique(real).size == real.size:
-        blocks = _blocks_in_query_order(starts, block_q, n)
-        if defer_blocks:
-            return Ranking(None, None, counts, blocks)
-        return Ranking(None if blocks is None else blocks.index(), None, counts)
+    # more query blocks than queries, every row kept: some query is split, so the file is
+    # not in rank order, and its block arrays (three of 80 MB for a shuffled file of 10^7
+    # lines, alive through the sort below) are not made
+    split = every and int(np.count_nonzero(change)) >= n_queries
+    in_file = None if split else _ranked_in_file(qidx, score, change, every, n_queries,
+                                                 counts, defer_blocks)
+    del change
+    if in_file is not None:
+        return in_file
     if every:
         order, negated = _sort_within_queries(qidx, score, stable)
         return Ranking(order, None, counts, negated_scores=negated)

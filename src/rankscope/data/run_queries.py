@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +51,8 @@ LISTED_UP_TO = 1 << 12
 def _listed_index(ids: list[str], evaluated: list[str]) -> IntArray:
     """Position of each of a few ids in ``evaluated`` (-1 when absent)."""
     where = {q: i for i, q in enumerate(evaluated)}
-    return np.fromiter((where.get(q, -1) for q in ids), dtype=np.int64, count=len(ids))
+    # the dict's own lookups, mapped: no Python frame per id
+    return np.fromiter(map(where.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
 
 
 def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
@@ -62,6 +64,9 @@ def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
     start would cost more than indexing the rows directly.
     """
     n_rows = query_ids.len()
+    if n_rows <= _SLICE and query_ids.n_chunks() > 1:
+        # compared with itself one row on: chunks that do not line up cost more than a copy
+        query_ids = query_ids.rechunk()
     parts = [np.zeros(min(n_rows, 1), dtype=np.int64)]
     for start in range(0, n_rows - 1, _SLICE):
         # row i + 1 starts a run when its id differs from row i's (compared as strings)

@@ -77,6 +77,13 @@ class RunInputs:
         to the ranking step, which runs it beside the measures and raises the
         reader's error: only for runs that are evaluated before anything else
         reads them.
+
+    Notes
+    -----
+    :meth:`start` begins reading the first file at once, so that work done
+    before the runs are needed (reading the qrels, say) overlaps it; close
+    the inputs (:meth:`close`, or a ``with`` block) when they may end up
+    not being iterated.
     """
 
     def __init__(self, runs: Any, *, names: Sequence[str] | None = None,
@@ -107,13 +114,33 @@ class RunInputs:
             self.known_names = chosen
         elif keyed:
             self.known_names = keyed
+        self._started: ReadAhead[tuple[Any, str | None], Run] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
 
+    def start(self) -> RunInputs:
+        """Begin reading the first file now (returns the inputs)."""
+        if self._started is None:
+            self._started = ReadAhead(self._items, self._table)
+        return self
+
     def tables(self) -> ReadAhead[tuple[Any, str | None], Run]:
         """Each run as a table, in order, files read one ahead (iterate once)."""
-        return ReadAhead(self._items, self._table)
+        started, self._started = self._started, None
+        return started if started is not None else ReadAhead(self._items, self._table)
+
+    def close(self) -> None:
+        """Stop a reading begun by :meth:`start` and not iterated (its result is dropped)."""
+        started, self._started = self._started, None
+        if started is not None:
+            started.close()
+
+    def __enter__(self) -> RunInputs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _table(self, item: tuple[Any, str | None]) -> Run:
         run, name = item

@@ -34,6 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, BinaryIO
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from rankscope.data._io import Kind, RowLocator, check_text_head
@@ -97,7 +99,10 @@ def _finish(raw: pl.DataFrame, kind: Kind) -> Parsed | None:
     frame = raw.select("query_id", "doc_id", value)
     tags: list[str] = []
     if kind == "run":
-        tags = raw.get_column("tag").unique(maintain_order=True).to_list()
+        tag = raw.get_column("tag")
+        # one tag throughout (a run as systems write it): a comparison, not a hash of every row
+        one = tag.len() > 0 and bool((tag == tag[0]).all())
+        tags = [tag[0]] if one else tag.unique(maintain_order=True).to_list()
     return frame, tags
 
 
@@ -200,7 +205,47 @@ def _cut(data: bytes, size: int) -> Iterator[bytes]:
         start = end
 
 
-def _merge(parts: list[Parsed], kind: Kind) -> Parsed:
+class _Values:
+    """The value column of every chunk, copied into one array as the chunks arrive.
+
+    Polars leaves a file read in chunks with one column chunk per piece, and
+    every later ``to_numpy`` of it copies the whole column (80 MB at 10^7
+    lines, alive beside the ranking). Here each chunk's values go into one
+    array as soon as it is parsed, and its own column is dropped: the frame
+    gets one zero-copy column at the end, with no second copy of the whole.
+    The array is sized from the first chunk's rows per byte; its untouched
+    tail is never resident, and it grows (one copy) if the estimate is short.
+    """
+
+    def __init__(self, total_bytes: int) -> None:
+        self._total = total_bytes
+        self._array: npt.NDArray[np.float64] | None = None
+        self.rows = 0
+
+    def take(self, frame: pl.DataFrame, name: str, n_bytes: int) -> pl.DataFrame:
+        """Copy ``frame``'s column ``name`` in; return the frame without it."""
+        values = frame.get_column(name).to_numpy()
+        end = self.rows + values.size
+        if self._array is None or end > self._array.size:
+            expected = int(self._total * values.size / max(n_bytes, 1) * 1.25) + 1024
+            capacity = max(end, expected, 0 if self._array is None else 2 * self._array.size)
+            grown = np.empty(capacity, dtype=np.float64)
+            if self._array is not None:
+                grown[: self.rows] = self._array[: self.rows]
+            self._array = grown
+        self._array[self.rows:end] = values
+        self.rows = end
+        return frame.drop(name)
+
+    def column(self, name: str) -> pl.Series:
+        """The values taken so far, as one polars column (no copy)."""
+        if self._array is None:
+            return pl.Series(name, [], dtype=pl.Float64)
+        return pl.Series(name, self._array[: self.rows])
+
+
+def _merge(parts: list[Parsed], kind: Kind, values: _Values | None = None) -> Parsed:
+    """One frame of the parsed chunks (``values``: their value column, taken apart)."""
     frames = [f for f, _ in parts if f.height]
     tags: dict[str, None] = {}
     for _, chunk_tags in parts:
@@ -208,6 +253,8 @@ def _merge(parts: list[Parsed], kind: Kind) -> Parsed:
     if not frames:
         return _empty(kind), list(tags)
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
+    if values is not None:
+        frame = frame.with_columns(values.column(_value_name(kind)))
     return frame, list(tags)
 
 
@@ -221,19 +268,24 @@ def _parse_all(
     source: str,
     on_chunk: Callable[[int], None] | None,
     lines_before: Callable[[int], int],
+    total_bytes: int,
 ) -> Parsed:
     """Parse chunks two at a time; the slow path runs on a chunk no bulk reader took.
 
     ``lines_before(offset)`` counts the lines before a byte offset; it is
     only called for such a chunk (counting lines costs a pass over the data).
+    ``total_bytes`` (the input's size) sizes the one array of values.
     """
     parts: list[Parsed] = []
     offset = 0
+    values: _Values | None = None
 
     def consume(chunk: bytes, parsed: Parsed | None) -> None:
         nonlocal offset
         if parsed is None:
             parsed = _read_slow(chunk, kind, source, lines_before(offset) + 1)
+        if values is not None:
+            parsed = (values.take(parsed[0], _value_name(kind), len(chunk)), parsed[1])
         parts.append(parsed)
         offset += len(chunk)
         if on_chunk is not None:
@@ -246,6 +298,7 @@ def _parse_all(
     if second is None:  # small input: no thread pool
         consume(first, _parse_chunk(first, kind))
         return _merge(parts, kind)
+    values = _Values(total_bytes)  # several chunks: their values gathered in one array
     with ThreadPoolExecutor(_workers()) as pool:
         pending = [(c, pool.submit(_parse_chunk, c, kind)) for c in (first, second)]
         for chunk in chunks:
@@ -254,7 +307,7 @@ def _parse_all(
             consume(done_chunk, future.result())
         for done_chunk, future in pending:
             consume(done_chunk, future.result())
-    return _merge(parts, kind)
+    return _merge(parts, kind, values)
 
 
 def _file_lines_before(path: PathLike) -> Callable[[int], int]:
@@ -299,7 +352,7 @@ def parse_trec(data: bytes, source: str, kind: Kind) -> tuple[pl.DataFrame, list
     """
     data = data.removeprefix(_BOM)
     return _parse_all(_cut(data, CHUNK_BYTES), kind, source, None,
-                      lambda offset: _lines_in(data[:offset]))
+                      lambda offset: _lines_in(data[:offset]), len(data))
 
 
 # -- reading from a path without holding the whole file ---------------------------------------
@@ -422,7 +475,7 @@ def read_trec_file(
 
         with byte_bar(size, f"reading {os.path.basename(name)}") as advance:
             frame, tags = _parse_all(_file_chunks(handle, CHUNK_BYTES), kind, name, advance,
-                                     _file_lines_before(path))
+                                     _file_lines_before(path), size)
     finally:
         handle.close()
     return frame, tags, name, _locator_for(path)

@@ -46,7 +46,7 @@ from rankscope.data.ranking_order import (
     fix_ties,
     gather_many,
 )
-from rankscope.data.run_queries import RunQueries, run_queries
+from rankscope.data.run_queries import run_queries
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
 from rankscope.engine.qrels_index import qrels_index
@@ -181,21 +181,24 @@ def rank(
     run_frame = run.frame
     evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
-    qidx = rq.qidx
+    # what is kept of the run's queries: ``qidx`` (8 bytes a row) is dropped as soon as
+    # nothing reads it again, so no other reference to it is kept
+    qidx, run_names, grouped_lengths = rq.qidx, rq.names, rq.grouped_lengths
+    counts = rq.counts(n)
+    del rq
     docs = run_frame.get_column("doc_id").cast(pl.String)
     score = run_frame.get_column("score").to_numpy()
     report = run.deferred_duplicates == "report"
     small = qidx.size < _THREADED_FROM
     if small and docs.n_chunks() > 1:
         docs = docs.rechunk()  # gathered from twice or more: one small copy makes each cheap
-    pending_check = _check_beside(run, docs, rq, small) if run.deferred_duplicates == "error" \
-        else None
+    pending_check = _check_beside(run, docs, grouped_lengths, small) \
+        if run.deferred_duplicates == "error" else None
 
     def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
         """The keyed judgments and each query's judged lists."""
         return index.judged(evaluated), index.judged_lists(evaluated, levels=levels)
 
-    counts = rq.counts(n)
     condensed = unjudged == "condensed"
     limit = max_ret
     if depth is not None and not condensed:
@@ -227,11 +230,11 @@ def rank(
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
                 found = find_ties(base, qidx, score) if by_doc else None
                 (judged, judged_lists), values = matching.result()
-            if keys is not None and base.blocks is not None and rq.grouped_lengths is not None \
+            if keys is not None and base.blocks is not None and grouped_lengths is not None \
                     and not truncating and (max_ret is None or max_ret > 0):
                 # the keys are known: the proof that no query repeats one starts now, on a
                 # thread of its own, not after the ranking (it outlasted the measures)
-                lengths = rq.grouped_lengths
+                lengths = grouped_lengths
                 early_proof = beside(lambda: distinct_within(keys, lengths))
         # the grades in the sorted order serve the tie fixes and the result: gathered once
         ordered = None if base.order is None else values[base.order]
@@ -242,11 +245,11 @@ def rank(
         grades = ranking.apply(values, in_place=True, ordered=ordered)
         ranked_keys = None
         if keys is not None:
-            if ranking.blocks is not None and rq.grouped_lengths is not None and \
+            if ranking.blocks is not None and grouped_lengths is not None and \
                     not truncating and (max_ret is None or max_ret > 0):
                 # each query's rows form one block of the file: its keys are looked
                 # at there, gathered in rank order only if some block repeats one
-                file_keys = (keys, rq.grouped_lengths, early_proof)
+                file_keys = (keys, grouped_lengths, early_proof)
             else:
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
@@ -263,6 +266,8 @@ def rank(
         pos = prefix_positions(counts, max(limit or 0, 0), score_at)
         picked = file_row(pos)
         sub_q, sub_score = qidx[picked], score[picked]
+        if not report:  # nothing reads every row's query index again: freed before matching
+            del qidx
         sub_docs = gather_many(docs, picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
         values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
@@ -287,7 +292,7 @@ def rank(
     if depth is not None and not condensed:
         keep, counts = within(counts, depth)
         rows, grades = rows.then(_kept(keep)), grades[keep]
-    in_run = np.array([q in rq.names for q in evaluated], dtype=bool)
+    in_run = np.array([q in run_names for q in evaluated], dtype=bool)
     if stand_in and levels and not condensed and (max_ret is None or max_ret > 0):
         rows, grades, counts = _with_stand_ins(rows, grades, counts, in_run)
     if condensed:
@@ -314,13 +319,13 @@ def rank(
         judged_grades=judged_grades,
         max_grade=max(max_grade, 0.0),
         n_qrels_queries=len(qrels_ids),
-        n_run_queries=len(rq.names),
+        n_run_queries=len(run_names),
         row_source=rows,
         run_docs=docs,
         run_scores=run_frame.get_column("score"),
         depth=depth,
-        run_only_queries=sorted(rq.names - qrels_set),
-        missing_queries=sorted(qrels_set - rq.names),  # whatever the policy did with them
+        run_only_queries=sorted(run_names - qrels_set),
+        missing_queries=sorted(qrels_set - run_names),  # whatever the policy did with them
         levels=levels,
         qrels_duplicates=judged.duplicates if qrels.deferred_duplicates == "report" else None,
         pending_duplicates=pending,
@@ -374,11 +379,18 @@ def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntAr
     return beside(search, inline=inline)  # type: ignore[return-value]
 
 
-def _check_beside(run: Run, docs: pl.Series, rq: RunQueries, inline: bool) -> Future[object]:
-    """The run's duplicate check, deferred by its reader, on a thread of its own."""
+def _check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
+                  inline: bool) -> Future[object]:
+    """The run's duplicate check, deferred by its reader, on a thread of its own.
+
+    ``grouped_lengths``: the run's query blocks, when each query's rows are together.
+    """
+
+    def pairs(start: int, length: int) -> pl.Series:
+        return pair_hashes(run.frame.slice(start, length))
 
     def check() -> object:
-        if proof_of_distinct_rows(docs, rq.grouped_lengths, lambda: pair_hashes(run.frame)):
+        if proof_of_distinct_rows(docs, grouped_lengths, pairs):
             return None
         try:
             run.refuse_duplicates()

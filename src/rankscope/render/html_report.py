@@ -1,33 +1,50 @@
 """One self-contained HTML page: comparison tables and plots, readable offline.
 
 Everything is inline: the style sheet in a ``<style>`` element, every plot
-as a base64 PNG ``data:`` URI and the few lines of script that sort the
-per-query table, so the file can be mailed or archived alone. The page names
-the queries each run got worse on; the plots can also be written as PDF or
-SVG files for papers (``figures_dir``).
+as SVG written by :mod:`rankscope.render.svg` (a bar or a point names its
+query or cut-off on hover; no matplotlib, no script needed to see them) and
+the few lines of script that sort the per-query table, so the file can be
+mailed or archived alone. The page names the queries each run got worse on;
+the plots can also be written as PDF, SVG or PNG files for papers
+(``figures_dir``, matplotlib's figures: the ``plot`` extra).
+
+The curves need the runs again after the comparison: files are read a
+second time one ahead (two runs in memory), each run's points computed as
+it is read, so memory grows with the largest run, not with their sum.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import os
 import re
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rankscope._version import __version__
 from rankscope.compare.comparison import compare
+from rankscope.compare.curves import RECALL_LEVELS, interpolated_precision, metric_at_k
 from rankscope.compare.result import CompareResult
-from rankscope.data.tables import as_qrels
+from rankscope.data.runs import RunInputs
+from rankscope.data.tables import Run, as_qrels
 from rankscope.engine.evaluate import MetricsArg
 from rankscope.engine.options import EvalOptions
 from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.render.comparison import comparison_html
-from rankscope.render.report_tables import SORT_SCRIPT, per_query_table_html, worse_queries_html
+from rankscope.render.report_tables import (
+    SORT_SCRIPT,
+    TABLE_STYLE,
+    per_query_table_html,
+    worse_queries_html,
+)
+from rankscope.render.svg import Series, differences_svg, distribution_svg, lines_svg
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from rankscope.judgments.evaluation import SeedPlan
 
 __all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report", "save_figures"]
@@ -46,15 +63,25 @@ table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; }
 th { background: #f4f4f4; text-align: left; }
-figure { display: inline-block; margin: 0.5em; vertical-align: top; }
-figure img { max-width: 100%; border: 1px solid #eee; }
+figure { display: inline-block; margin: 0.5em; vertical-align: top; max-width: 100%;
+         overflow-x: auto; }
+figure svg { display: block; width: 40em; max-width: 100%; min-width: 30em; height: auto; }
 figcaption { font-size: 0.85em; color: #555; }
 .note { color: #555; font-size: 0.9em; }
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; }
+  body { background: #121212; color: #e4e4e4; }
+  th { background: #262626; } th, td { border-bottom-color: #333; }
+  h2 { border-bottom-color: #444; } figcaption, .note { color: #aaa; }
+}
 """
 
 
 def plots_available() -> bool:
-    """Whether matplotlib (the ``plot`` extra) is installed."""
+    """Whether matplotlib (the ``plot`` extra, for figure files) is installed.
+
+    The page's own plots are SVG written without it; ``figures_dir`` needs it.
+    """
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -62,17 +89,15 @@ def plots_available() -> bool:
     return True
 
 
+Figure = tuple[str, str, str]
+"""A figure of the report: file stem, the inline SVG, its caption."""
+
 Shown = tuple[str, Any, str]
-"""A figure of the report: file stem, the figure, its caption."""
+"""A figure file of the report: file stem, the matplotlib figure, its caption."""
 
 
-def _img(fig: Any, caption: str) -> str:
-    from rankscope.render.plots import figure_bytes
-
-    data = base64.b64encode(figure_bytes(fig, "png")).decode("ascii")
-    text = html.escape(caption)
-    return (f"<figure><img alt='{text}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{text}</figcaption></figure>")
+def _svg(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>"
 
 
 def _curve_family(result: CompareResult) -> str | None:
@@ -96,26 +121,131 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9@._-]+", "_", text).strip("_") or "figure"
 
 
-def _figures(result: CompareResult, qrels: Any, runs: Any, ks: Iterable[int],
-             options: dict[str, Any], judged: dict[str, Any] | None = None,
-             ) -> list[tuple[str, list[Shown]]]:
+def _curves(result: CompareResult, qrels: Any, inputs: RunInputs, ks: list[int],
+            options: dict[str, Any], judged: dict[str, Any] | None,
+            ) -> tuple[str | None, pl.DataFrame | None, pl.DataFrame]:
+    """The metric@k and precision-recall curves' numbers, each run's computed as it is read.
+
+    Files are read one ahead (two runs in memory at most); a run is
+    dropped once its points are known. Returns the @k curve's family (None
+    when no metric of the comparison takes a cut-off), its numbers (run, k,
+    value) and the precision-recall numbers (run, recall, precision), as
+    :func:`~rankscope.compare.curves.metric_at_k` and
+    :func:`~rankscope.compare.curves.precision_recall` give them.
+    """
+    import polars as pl
+
+    family = _curve_family(result)
+    at_k_qrels = None if family is None else _curve_qrels(qrels, f"{family}@1", judged)
+    pr_qrels = _curve_qrels(qrels, "P@1", judged)
+    at_k: list[pl.DataFrame] = []
+    pr: list[pl.DataFrame] = []
+    with inputs.tables() as tables:
+        for table, name in zip(tables, result.run_names, strict=True):
+            if family is not None:
+                at_k.append(metric_at_k(at_k_qrels, {name: table}, family, ks=ks, **options))
+            curve = interpolated_precision(pr_qrels, table, **options)
+            pr.append(pl.DataFrame({"run": [name] * curve.size, "recall": RECALL_LEVELS,
+                                    "precision": curve}))
+            del table
+    return family, pl.concat(at_k) if at_k else None, pl.concat(pr)
+
+
+@contextmanager
+def _each_warning_once(said: set[tuple[type[Warning], str]]) -> Iterator[None]:
+    """Pass on the warnings given inside, once each: none already in ``said`` (the
+    curves evaluate the runs the comparison evaluated, and would repeat its warnings about
+    them: the queries a run shares with the qrels, twice more a run)."""
+    manager = warnings.catch_warnings(record=True)
+    caught = manager.__enter__()
+    warnings.simplefilter("always")
+    try:
+        yield
+    finally:
+        manager.__exit__(None, None, None)
+        for w in caught or ():
+            key = (w.category, str(w.message))
+            if key not in said:
+                said.add(key)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                       source=w.source)
+
+
+def _twice_readable(runs: Any, *, on_duplicate: Any, run_format: str | None) -> Any:
+    """The runs as they can be read twice: an iterator as a list, a run on stdin (``-``)
+    read here once (anything else, even a mistake, is left to the comparison to judge)."""
+    if isinstance(runs, str | os.PathLike | Run) or not isinstance(runs, Iterable):
+        return runs
+
+    def once(run: Any) -> Any:
+        if isinstance(run, str | os.PathLike) and os.fspath(run) == "-":
+            from rankscope.data.runs import load_runs
+
+            (table,), _ = load_runs([run], on_duplicate=on_duplicate, run_format=run_format)
+            return table
+        return run
+
+    if isinstance(runs, Mapping):
+        return {key: once(value) for key, value in runs.items()}
+    return [once(run) for run in runs]
+
+
+def _series(data: pl.DataFrame, x: str, y: str) -> list[Series]:
+    return [Series(str(name), tuple(part.get_column(x).to_list()),
+                   tuple(part.get_column(y).to_list()))
+            for (name,), part in data.group_by("run", maintain_order=True)]
+
+
+def _figures(result: CompareResult, family: str | None, at_k: pl.DataFrame | None,
+             pr: pl.DataFrame, ks: list[int]) -> list[tuple[str, list[Figure]]]:
+    """Every figure of the page as inline SVG, by section."""
+    sections: list[tuple[str, list[Figure]]] = []
+    curves: list[Figure] = []
+    if family is not None and at_k is not None:
+        caption = f"mean {family}@k for k = 1..{max(ks)}"
+        curves.append((f"{family}_at_k", lines_svg(
+            _series(at_k, "k", "value"), title=f"{family}@k", x_label="cut-off k",
+            y_label=f"mean {family}@k", integer_x=True,
+            point=family.replace("{", "{{").replace("}", "}}") + "@{x:g} = {y:.4f}",
+            caption=caption), caption))
+    caption = "11-point interpolated precision-recall"
+    curves.append(("precision_recall", lines_svg(
+        _series(pr, "recall", "precision"), title=caption, x_label="recall",
+        y_label="interpolated precision", point="recall {x:.1f}: precision {y:.4f}",
+        x_range=(0.0, 1.0), y_range=(0.0, 1.02), caption=caption), caption))
+    sections.append(("Curves", curves))
+    for label, base, others in _pairs(result):
+        caption = f"per-query {label}, every run"
+        shown: list[Figure] = [(f"distribution_{label}",
+                                distribution_svg(result, label, caption=caption), caption)]
+        for name in others:
+            caption = f"{label}: {name} - {base}, per query, sorted"
+            shown.append((f"differences_{label}_{name}_vs_{base}",
+                          differences_svg(result, label, run=name, caption=caption), caption))
+        sections.append((f"Per-query {label}", shown))
+    return sections
+
+
+def _pairs(result: CompareResult) -> list[tuple[str, str, list[str]]]:
+    """Per metric: the baseline and the runs drawn against it (at most MAX_DIFFERENCE_PLOTS)."""
+    base = result.baseline or result.run_names[0]
+    others = [n for n in result.run_names if n != base][:MAX_DIFFERENCE_PLOTS]
+    return [(label, base, others) for label in result.labels]
+
+
+def _figure_files(result: CompareResult, family: str | None, at_k: pl.DataFrame | None,
+                  pr: pl.DataFrame, ks: list[int]) -> list[tuple[str, list[Shown]]]:
+    """The same figures as matplotlib figures, for files (``figures_dir``)."""
     from rankscope.render import plots
 
-    sections: list[tuple[str, list[Shown]]] = []
     curves: list[Shown] = []
-    family = _curve_family(result)
-    names = result.run_names
-    if family is not None:
-        fig = plots.plot_metric_at_k(_curve_qrels(qrels, f"{family}@1", judged), runs, family,
-                                     ks=ks, names=names, **options)
-        curves.append((f"{family}_at_k", fig, f"mean {family}@k for k = 1..{max(ks)}"))
-    fig = plots.plot_precision_recall(_curve_qrels(qrels, "P@1", judged), runs, names=names,
-                                      **options)
-    curves.append(("precision_recall", fig, "11-point interpolated precision-recall"))
-    sections.append(("Curves", curves))
-    base = result.baseline or names[0]
-    others = [n for n in names if n != base][:MAX_DIFFERENCE_PLOTS]
-    for label in result.labels:
+    if family is not None and at_k is not None:
+        curves.append((f"{family}_at_k", plots.draw_metric_at_k(at_k, family),
+                       f"mean {family}@k for k = 1..{max(ks)}"))
+    curves.append(("precision_recall", plots.draw_precision_recall(pr),
+                   "11-point interpolated precision-recall"))
+    sections: list[tuple[str, list[Shown]]] = [("Curves", curves)]
+    for label, base, others in _pairs(result):
         shown: list[Shown] = [(f"distribution_{label}", plots.plot_distribution(result, label),
                                f"per-query {label}, every run")]
         shown += [(f"differences_{label}_{name}_vs_{base}",
@@ -153,7 +283,7 @@ def render_report(
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title>",
-        f"<style>{_STYLE}</style></head><body>",
+        f"<style>{_STYLE}{TABLE_STYLE}\n</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p class='note'>Runs: {html.escape(', '.join(result.run_names))}. "
         f"Metrics: {html.escape(', '.join(result.labels))}. rankscope {__version__}.</p>",
@@ -207,13 +337,14 @@ def report(
     title : str, default "rankscope report"
         The page title.
     plots : bool, optional
-        Include plots (needs the ``plot`` extra). Default: when matplotlib is
-        installed; without it the page says that plots were left out.
+        Include plots (inline SVG; default True). ``False`` writes the
+        tables alone and never reads the runs a second time.
     ks : iterable of int, default 1..20
         Cut-offs of the metric@k curve.
     figures_dir : path, optional
         Also write every plot there, once per format of ``figure_formats``
-        (``pdf``, ``svg``, ``png``), for papers; needs plots.
+        (``pdf``, ``svg``, ``png``), for papers: matplotlib's figures (the
+        ``plot`` extra); needs plots.
     ties, unjudged, queries, conventions
         As in :func:`rankscope.evaluate` (default: rankscope's conventions,
         or the profile's).
@@ -226,7 +357,6 @@ def report(
     str
         The HTML page.
     """
-    from rankscope.data.runs import load_runs
     from rankscope.judgments.table import Judgments
 
     judged: dict[str, Any] | None = {
@@ -240,13 +370,15 @@ def report(
     else:
         judged = None
         qrels_t = as_qrels(qrels)
-    include = plots_available() if plots is None else plots
-    if include and not plots_available():
-        raise DependencyError("matplotlib", "plot", "plots in reports")
-    if figures_dir is not None and not include:
+    include = True if plots is None else plots
+    if figures_dir is not None:
+        if not include:
+            raise OptionError("figures_dir needs the plots (plots=False was given)")
         if not plots_available():
             raise DependencyError("matplotlib", "plot", "figure files")
-        raise OptionError("figures_dir needs the plots (plots=False was given)")
+    k_list = sorted({int(k) for k in ks})
+    if include and (not k_list or k_list[0] < 1):
+        raise OptionError("ks must be whole numbers >= 1")
     names = compare_options.pop("names", None)
     on_duplicate = compare_options.pop("on_duplicate", "error")
     run_format = compare_options.pop("run_format", None)
@@ -255,30 +387,29 @@ def report(
                                       ("queries", queries), ("conventions", conventions))
         if value is not None}
     opts = EvalOptions.merged(None, given)  # type: ignore[arg-type]
-    named: Any
-    if include:  # the curves evaluate every run again: all of them are kept
-        tables, run_names = load_runs(runs, names=names, on_duplicate=on_duplicate,
-                                      run_format=run_format)
-        named = dict(zip(run_names, tables, strict=True))
-        result = compare(qrels_t, named, metrics, **given, **compare_options)
-    else:  # compare alone reads run files one at a time (two in memory)
+    if include:  # read twice: by the comparison, then for the curves
+        runs = _twice_readable(runs, on_duplicate=on_duplicate, run_format=run_format)
+    said: set[tuple[type[Warning], str]] = set()
+    with _each_warning_once(said):  # compare reads run files one at a time (two in memory)
         result = compare(qrels_t, runs, metrics, names=names, on_duplicate=on_duplicate,
                          run_format=run_format, **given, **compare_options)
     figures: list[tuple[str, list[str]]] = []
-    note = ""
     if include:
-        shown = _figures(result, qrels_t, named, list(ks),
-                         {"ties": opts.ties, "unjudged": opts.unjudged,
-                          "queries": opts.ranked_queries,
-                          "allow_no_overlap": compare_options.get("allow_no_overlap", False)},
-                         judged)
+        # the same runs under the comparison's names, read again one ahead for the curves;
+        # the comparison has checked them (a document ranked twice is left to the ranking)
+        inputs = RunInputs(runs, names=result.run_names, on_duplicate=on_duplicate,
+                           run_format=run_format, defer_duplicates=True)
+        with _each_warning_once(said):  # the comparison has said what these runs lack
+            family, at_k, pr = _curves(
+                result, qrels_t, inputs, k_list,
+                {"ties": opts.ties, "unjudged": opts.unjudged, "queries": opts.ranked_queries,
+                 "allow_no_overlap": compare_options.get("allow_no_overlap", False)}, judged)
         if figures_dir is not None:
-            save_figures(shown, figures_dir, figure_formats)
-        figures = [(heading, [_img(fig, caption) for _, fig, caption in items])
-                   for heading, items in shown]
-    elif plots is None:
-        note = "Plots left out: install rankscope[plot] (matplotlib) to include them."
-    page = render_report(result, title=title, figures=figures, note=note)
+            save_figures(_figure_files(result, family, at_k, pr, k_list), figures_dir,
+                         figure_formats)
+        figures = [(heading, [_svg(svg, caption) for _, svg, caption in items])
+                   for heading, items in _figures(result, family, at_k, pr, k_list)]
+    page = render_report(result, title=title, figures=figures)
     if output is not None:
         from rankscope.data._io import write_bytes
 

@@ -17,14 +17,18 @@ import numpy as np
 
 from rankscope.compare.curves import metric_at_k, precision_recall
 from rankscope.errors import DependencyError, OptionError
+from rankscope.render.svg import sorted_differences
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+    import polars as pl
     from matplotlib.figure import Figure
 
     from rankscope.compare.result import CompareResult
 
 __all__ = [
+    "draw_metric_at_k",
+    "draw_precision_recall",
     "figure_bytes",
     "plot_differences",
     "plot_distribution",
@@ -53,7 +57,11 @@ def plot_metric_at_k(
     **options: Any,
 ) -> Figure:
     """Mean ``metric``@k against k, one line per run (options as :func:`metric_at_k`)."""
-    data = metric_at_k(qrels, runs, metric, ks=ks, **options)
+    return draw_metric_at_k(metric_at_k(qrels, runs, metric, ks=ks, **options), metric)
+
+
+def draw_metric_at_k(data: pl.DataFrame, metric: str) -> Figure:
+    """:func:`plot_metric_at_k` of the numbers already computed (columns run, k, value)."""
     fig = _figure()
     ax = fig.subplots()
     for name in data.get_column("run").unique(maintain_order=True).to_list():
@@ -73,7 +81,11 @@ def plot_metric_at_k(
 
 def plot_precision_recall(qrels: Any, runs: Any, **options: Any) -> Figure:
     """11-point interpolated precision-recall curves, one per run."""
-    data = precision_recall(qrels, runs, **options)
+    return draw_precision_recall(precision_recall(qrels, runs, **options))
+
+
+def draw_precision_recall(data: pl.DataFrame) -> Figure:
+    """:func:`plot_precision_recall` of the numbers already computed (run, recall, precision)."""
     fig = _figure()
     ax = fig.subplots()
     for name in data.get_column("run").unique(maintain_order=True).to_list():
@@ -90,29 +102,14 @@ def plot_precision_recall(qrels: Any, runs: Any, **options: Any) -> Figure:
     return fig
 
 
-def _pick_pair(result: CompareResult, metric: str, run: str | None) -> tuple[str, str]:
-    base = result.baseline or result.run_names[0]
-    if run is None:
-        run = next(name for name in result.run_names if name != base)
-    if run == base:
-        raise OptionError(f"{run!r} is the baseline; pick another run")
-    result.column(run, metric)  # checks both names
-    return run, base
-
-
 def plot_differences(result: CompareResult, metric: str, *, run: str | None = None) -> Figure:
     """Per-query difference run - baseline on ``metric``, sorted, one bar per query.
 
     ``run`` defaults to the first run that is not the baseline (in an
     all-pairs comparison the first run plays the baseline).
     """
-    run, base = _pick_pair(result, metric, run)
-    diff = result.column(run, metric) - result.column(base, metric)
-    present = ~np.isnan(diff)
-    ids = np.array(result.query_ids, dtype=object)[present]
-    diff = diff[present]
-    order = np.argsort(-diff, kind="stable")
-    diff, ids = diff[order], ids[order]
+    run, base, queries, diff = sorted_differences(result, metric, run)
+    ids = np.array(queries, dtype=object)
     fig = _figure()
     ax = fig.subplots()
     _bars(ax, diff)

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rankscope.render.tabular import format_value
 
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
-__all__ = ["SORT_SCRIPT", "per_query_table_html", "worse_queries_html"]
+__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "per_query_table_html", "worse_queries_html"]
+
+TABLE_STYLE = "table.sortable td + td, table.rankscope-worse td + td " \
+              "{ text-align: right; }"
+"""The tables' style: every column after the query's holds numbers, right-aligned."""
 
 SORT_SCRIPT = """
 document.querySelectorAll("table.sortable").forEach(function (table) {
@@ -39,8 +43,9 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 """Click a header: sort by that column, descending first; numbers as numbers, '-' lowest."""
 
 
-def _cell(value: float) -> str:
-    return "-" if math.isnan(value) else format_value(value)
+def _cells(values: Any) -> list[str]:
+    """A column's values as :func:`format_value` writes them ('-' for a missing one)."""
+    return ["-" if math.isnan(v) else format_value(v) for v in values.tolist()]
 
 
 def per_query_table_html(result: CompareResult) -> str:
@@ -56,13 +61,14 @@ def per_query_table_html(result: CompareResult) -> str:
         for name in others:
             header.append(f"{label} {name} - {base}")
             columns.append(result.column(name, label) - result.column(base, label))
+    # numbers right-aligned by the page's style sheet (TABLE_STYLE), not cell by cell:
+    # 17 runs x 7 metrics x 250 queries are 58,000 cells
     parts = ["<table class='sortable rankscope-per-query'><thead><tr>"]
     parts += [f"<th>{html.escape(h)}</th>" for h in header]
     parts.append("</tr></thead><tbody>")
-    for i, q in enumerate(result.query_ids):
-        cells = "".join(f"<td style='text-align:right'>{_cell(float(c[i]))}</td>"
-                        for c in columns)
-        parts.append(f"<tr><td>{html.escape(q)}</td>{cells}</tr>")
+    texts = [_cells(c) for c in columns]
+    for q, row in zip(result.query_ids, zip(*texts, strict=True), strict=True):
+        parts.append(f"<tr><td>{html.escape(q)}</td><td>{'</td><td>'.join(row)}</td></tr>")
     parts.append("</tbody></table>")
     return "".join(parts)
 
@@ -84,9 +90,7 @@ def worse_queries_html(result: CompareResult, *, limit: int = 20) -> str:
                          f"</caption><thead><tr><th>query</th><th>{html.escape(name)}</th>"
                          f"<th>{html.escape(base)}</th><th>difference</th></tr></thead><tbody>")
             for q, x, y, d in shown:
-                parts.append(f"<tr><td>{html.escape(q)}</td><td style='text-align:right'>"
-                             f"{format_value(x)}</td><td style='text-align:right'>"
-                             f"{format_value(y)}</td><td style='text-align:right'>{d:+.4f}</td>"
-                             "</tr>")
+                parts.append(f"<tr><td>{html.escape(q)}</td><td>{format_value(x)}</td>"
+                             f"<td>{format_value(y)}</td><td>{d:+.4f}</td></tr>")
             parts.append("</tbody></table>")
     return "".join(parts)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import (
     Integer,
@@ -41,6 +41,7 @@ from sqlalchemy import (
     delete,
     exists,
     func,
+    insert,
     literal,
     or_,
     select,
@@ -52,7 +53,7 @@ from sqlalchemy.orm import aliased
 
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.campaigns import evaluation_row
+from rankscope.services.campaigns import evaluation_access
 from rankscope.services.task_views import (
     TaskView,
     own_grade,
@@ -74,8 +75,9 @@ from rankscope.store.models_app import (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from datetime import datetime
 
-    from sqlalchemy import ColumnElement, Select
+    from sqlalchemy import ColumnElement, Insert, Select, Table
     from sqlalchemy.orm import Session
 
     from rankscope.services.accounts import Actor
@@ -214,22 +216,45 @@ class _Start:
     """The rater's live leases."""
     mark: tuple[int, int, int, bool] | None
     """Where a skip walks on from: that task's place in the order, and put off or not."""
+    expired: list[int]
+    """The rater's leases that expired (their tasks, any evaluation's)."""
 
 
 def _start(session: Session, ev: Evaluation, rater_id: int, after: int | None) -> _Start:
-    own = list(session.scalars(select(Lease.task_id).where(
-        Lease.rater_id == rater_id, Lease.expires_at > utcnow())))
+    now = utcnow()
+    leases = session.execute(select(Lease.task_id, Lease.expires_at).where(
+        Lease.rater_id == rater_id)).all()
+    own = [task_id for task_id, until in leases if until > now]
+    expired = [task_id for task_id, until in leases if until <= now]
     mark = None if after is None else session.execute(
         select(*ORDER, exists().where(Deferral.task_id == Task.id,
                                       Deferral.rater_id == rater_id))
         .where(Task.id == after, Task.evaluation_id == ev.id)).first()
-    return _Start(own, None if mark is None else (mark[0], mark[1], mark[2], bool(mark[3])))
+    return _Start(own, None if mark is None else (mark[0], mark[1], mark[2], bool(mark[3])),
+                  expired)
+
+
+@functools.cache
+def _lease_statement(part: str, beyond: bool = False) -> Insert:
+    """:func:`_pick_statement` leasing what it picks (until ``until``), in one statement:
+    the picked tasks' ids, in the order picked (their leases' ids follow it)."""
+    picked = _pick_statement(part, beyond).subquery("picked")
+    # Core (the table, not the class): the parameters bind the statement, not rows to insert
+    leases = cast("Table", Lease.__table__)
+    return (insert(leases).from_select(
+        ["task_id", "rater_id", "expires_at", "created_at"],
+        select(picked.c.id, bindparam("rater", type_=Integer),
+               bindparam("until", type_=leases.c.expires_at.type),
+               bindparam("since", type_=leases.c.created_at.type)))
+        .returning(leases.c.task_id, leases.c.id))
 
 
 def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
          exclude: Sequence[int] = (), after: int | None = None,
-         start: _Start | None = None) -> list[int]:
-    """Up to ``n`` tasks for the rater, best first (nothing leased here).
+         start: _Start | None = None, lease_until: datetime | None = None) -> list[int]:
+    """Up to ``n`` tasks for the rater, best first (nothing leased here unless
+    ``lease_until``: then the tasks not already theirs are leased to them until then by
+    the statement that picks them; their own leases are not renewed here).
 
     Their own live leases come first (a reload shows the same result), then
     the order of the module's docstring. ``after`` (a skip): the tasks after
@@ -243,9 +268,15 @@ def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
                               "now": utcnow()}
 
     def take(part: str, beyond: bool = False, **more: Any) -> None:
-        if len(chosen) < n:
-            chosen.extend(session.scalars(_pick_statement(part, beyond), {
-                **values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}))
+        if len(chosen) >= n:
+            return
+        given = {**values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}
+        if lease_until is None or part == "own":
+            chosen.extend(session.scalars(_pick_statement(part, beyond), given))
+            return
+        leased = session.execute(_lease_statement(part, beyond), {
+            **given, "until": lease_until, "since": lease_until - LEASE}).all()
+        chosen.extend(task_id for task_id, _ in sorted(leased, key=lambda row: row[1]))
 
     if start.own:  # their live leases first
         take("own", own=start.own)
@@ -319,21 +350,21 @@ def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
     project wait for each other a few statements, not a page.
     """
     require_ready(ev)
-    session.execute(delete(Lease).where(Lease.rater_id == rater.id,
-                                        Lease.expires_at <= utcnow()))
     start = _start(session, ev, rater.id, after)
+    if start.expired:  # their expired leases end here (rare: no statement when none)
+        session.execute(delete(Lease).where(Lease.rater_id == rater.id,
+                                            Lease.task_id.in_(start.expired)))
     ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after, start=start)
     views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
     lock_pool(session, ev)
-    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after, start=start)
     until = utcnow() + LEASE
+    # chosen again, final, and leased by the same statements (one round trip under the lock)
+    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after, start=start,
+                  lease_until=until)
     renew = [t for t in chosen if t in start.own]
     if renew:
         session.execute(update(Lease).where(Lease.rater_id == rater.id,
                                             Lease.task_id.in_(renew)).values(expires_at=until))
-    session.add_all([Lease(task_id=t, rater_id=rater.id, expires_at=until, created_at=until
-                           - LEASE) for t in chosen if t not in start.own])
-    session.flush()
     missing = [t for t in chosen if t not in views]
     views.update((v.task_id, v) for v in task_views(session, ev, missing, rater.id))
     return [replace(views[t], lease_until=until.isoformat()) for t in chosen] + [
@@ -350,8 +381,8 @@ def next_tasks(store: Store, actor: Actor, evaluation_id: int, n: int = 1,
         raise OptionError(f"ask for 1 to {MAX_BATCH} tasks, not {n}")
 
     def work(session: Session) -> list[TaskView]:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        return take_tasks(session, ev, rater_for(session, actor), n, exclude=exclude,
+        ev, _, rater = evaluation_access(session, actor, evaluation_id, "judge")
+        return take_tasks(session, ev, rater or rater_for(session, actor), n, exclude=exclude,
                           after=after)
 
     return store.write(work)

@@ -31,12 +31,13 @@ from rankscope.services.limits import (
 )
 from rankscope.store.models import Endpoint, QuerySet
 from rankscope.store.models import utcnow as _now
-from rankscope.store.models_app import Evaluation, EvaluationSnapshot, Item, Task
+from rankscope.store.models_app import Evaluation, EvaluationSnapshot, Item, Membership, Rater, Task
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from datetime import datetime
 
+    from sqlalchemy import Select
     from sqlalchemy.orm import Session
 
     from rankscope.services.accounts import Actor
@@ -50,6 +51,7 @@ __all__ = [
     "check_explains",
     "create_evaluation",
     "ensure_items",
+    "evaluation_access",
     "evaluation_row",
     "evaluation_view",
     "get_evaluation",
@@ -306,13 +308,33 @@ def evaluation_view(session: Session, ev: Evaluation,
 def evaluation_row(session: Session, actor: Actor, evaluation_id: int,
                    at_least: str = "judge") -> Evaluation:
     """The evaluation, when the actor may see it (404) and act as ``at_least`` (403)."""
-    from rankscope.services.projects import require_project
+    return _access(session, actor, evaluation_id, at_least, with_rater=False)[0]
 
-    ev = session.get(Evaluation, evaluation_id)
-    if ev is None:
+
+def evaluation_access(session: Session, actor: Actor, evaluation_id: int,
+                      at_least: str = "judge") -> tuple[Evaluation, str, Rater | None]:
+    """:func:`evaluation_row` with the actor's role in its project and their rater row
+    (None: they have none yet), read in the same one statement (a grader's every request
+    needs the three)."""
+    return _access(session, actor, evaluation_id, at_least, with_rater=True)
+
+
+def _access(session: Session, actor: Actor, evaluation_id: int, at_least: str, *,
+            with_rater: bool) -> tuple[Evaluation, str, Rater | None]:
+    from rankscope.services.projects import effective_role, require_role
+
+    query: Select[Any] = select(Evaluation, Membership.role).outerjoin(  # type: ignore[assignment]
+        Membership, (Membership.project_id == Evaluation.project_id)
+        & (Membership.user_id == actor.user_id))
+    if with_rater:  # their rater row (unique by user), or nulls
+        query = query.add_columns(Rater).outerjoin(Rater, Rater.user_id == actor.user_id)
+    row = session.execute(query.where(Evaluation.id == evaluation_id)).first()
+    if row is None:
         raise NotFoundError(f"no evaluation #{evaluation_id}")
-    require_project(session, actor, ev.project_id, at_least)
-    return ev
+    ev: Evaluation = row[0]
+    role = effective_role(actor, ev.project_id, row[1])
+    require_role(role, at_least)
+    return ev, role, row[2] if with_rater else None
 
 
 def latest_snapshot_id(session: Session, evaluation_id: int, *,

@@ -29,7 +29,7 @@ from sqlalchemy import delete, exists, func, select
 from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
 from rankscope.services.assignment import MAX_BATCH, lease, require_ready
-from rankscope.services.campaigns import evaluation_row
+from rankscope.services.campaigns import evaluation_access, evaluation_row
 from rankscope.services.limits import (
     MAX_EXPLANATION,
     MAX_NAME,
@@ -138,26 +138,33 @@ def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given
     """Record one grade inside the caller's transaction (the limit checked under a lock)."""
     check_spec(given)
     _check_value(scale_of(ev), given.value, given.reason)
-    # the grader's own lease and deferral of the task end here (theirs: no lock needed)
-    session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
-    session.execute(delete(Deferral).where(Deferral.task_id == task.id,
-                                           Deferral.rater_id == rater.id))
     # Lock the item: concurrent submits of the same result wait here (PostgreSQL; SQLite
     # has one writer anyway); what is read next (its own statement, so read after the
-    # wait) is the state at commit. Little is done while the lock is held.
+    # wait) is the state at commit. Nothing is written before the grade is known to be
+    # accepted, so a refused one leaves no trace without a savepoint around it.
     session.execute(select(Item.id).where(Item.id == task.item_id).with_for_update())
-    settled, own_id, n = session.execute(select(
+    settled, own_id, n, leased, deferred = session.execute(select(
         exists().where(Adjudication.item_id == task.item_id, Adjudication.scale == ev.scale),
         select(Grade.id).where(Grade.item_id == task.item_id, Grade.rater_id == rater.id,
                                Grade.active, Grade.scale == ev.scale).scalar_subquery(),
         select(func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
         .where(Grade.item_id == task.item_id, Grade.active, Grade.scale == ev.scale,
-               Rater.counts).scalar_subquery())).one()
+               Rater.counts).scalar_subquery(),
+        exists().where(Lease.task_id == task.id, Lease.rater_id == rater.id),
+        exists().where(Deferral.task_id == task.id, Deferral.rater_id == rater.id))).one()
     if settled:
         raise ConflictError(f"task #{task.id}: a curator settled this result's grade")
     if own_id is None and rater.counts and n >= task.grades_wanted:
         raise ConflictError(f"task #{task.id}: this result has the {task.grades_wanted} "
                             f"grade(s) it wants")
+    # the grader's own lease and deferral of the task end here (theirs: only they add or
+    # remove them, so what was just read holds; no statement for what is not there)
+    if leased:
+        session.execute(delete(Lease).where(Lease.task_id == task.id,
+                                            Lease.rater_id == rater.id))
+    if deferred:
+        session.execute(delete(Deferral).where(Deferral.task_id == task.id,
+                                               Deferral.rater_id == rater.id))
     now = utcnow()
     value = None if given.value is None else float(given.value)
     reason = (given.reason or "").strip() or None if value is None else None
@@ -210,11 +217,12 @@ def grade_task(session: Session, rater: Rater, task: Task, ev: Evaluation, given
 
 
 def _batch_rater(session: Session, actor: Actor, ev: Evaluation, source: str,
-                 as_rater: int | None) -> Rater:
+                 as_rater: int | None, own: Rater | None) -> Rater:
+    """Who grades: the actor (``own``: their rater row, if read already), or an LLM judge."""
     if as_rater is None:
         if source == "llm":
             raise OptionError("grades from an LLM judge name its rater (as_rater)")
-        return rater_for(session, actor)
+        return own or rater_for(session, actor)
     if source != "llm":
         raise OptionError("only an LLM judge's grades are sent for another rater")
     evaluation_row(session, actor, ev.id, "curator")  # a curator runs the judge
@@ -258,8 +266,8 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
         raise OptionError("a batch needs an id (the client's, for retries)")
 
     def work(session: Session) -> dict[str, Any]:
-        ev = evaluation_row(session, actor, evaluation_id, "judge")
-        rater = _batch_rater(session, actor, ev, source, as_rater)
+        ev, _, own = evaluation_access(session, actor, evaluation_id, "judge")
+        rater = _batch_rater(session, actor, ev, source, as_rater, own)
         # lock the (rater, batch) pair's row if it exists: a retry racing the first try waits
         seen = session.scalar(select(GradeBatch).where(GradeBatch.rater_id == rater.id,
                                                        GradeBatch.batch_key == batch_id)
@@ -276,9 +284,8 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                 results.append({"task_id": given.task_id, "ok": False,
                                 "error": "no such task in this evaluation"})
                 continue
-            try:
-                with session.begin_nested():
-                    grade = _submit_in(session, rater, task, ev, given, source).grade
+            try:  # a refused grade wrote nothing (_submit_in checks before it writes)
+                grade = _submit_in(session, rater, task, ev, given, source).grade
                 results.append({"task_id": task.id, "ok": True, "grade_id": grade.id})
             except (ConflictError, OptionError) as exc:
                 results.append({"task_id": given.task_id, "ok": False, "error": str(exc)})

@@ -31,11 +31,13 @@ __all__ = [
     "ProjectView",
     "add_member",
     "create_project",
+    "effective_role",
     "list_members",
     "list_projects",
     "project_role",
     "remove_member",
     "require_project",
+    "require_role",
 ]
 
 RANK = {"judge": 1, "curator": 2, "admin": 3}
@@ -52,27 +54,42 @@ class ProjectView:
 
 
 def project_role(session: Session, actor: Actor, project_id: int) -> tuple[Project, str]:
-    """The project and the actor's role in it (NotFoundError when they are not a member)."""
-    project = session.get(Project, project_id)
-    if project is None:
+    """The project and the actor's role in it (NotFoundError when they are not a member).
+
+    One statement: the project with the actor's membership.
+    """
+    row = session.execute(select(Project, Membership.role).outerjoin(
+        Membership, (Membership.project_id == Project.id)
+        & (Membership.user_id == actor.user_id)).where(Project.id == project_id)).first()
+    if row is None:
         raise NotFoundError(f"no project #{project_id}")
+    return row[0], effective_role(actor, project_id, row[1])
+
+
+def effective_role(actor: Actor, project_id: int, membership: str | None) -> str:
+    """The actor's role in a project from their membership's role (None: not a member).
+
+    A member never has more rights in a project than their account's role; an
+    admin is one in every project. NotFoundError when they are not a member.
+    """
     if actor.is_admin:
-        return project, "admin"
-    role = session.scalar(select(Membership.role).where(
-        Membership.project_id == project_id, Membership.user_id == actor.user_id))
-    if role is None:
+        return "admin"
+    if membership is None:
         raise NotFoundError(f"no project #{project_id}")
-    # a member never has more rights in a project than their account's role
-    effective = min(role, actor.role, key=lambda r: RANK[r])
-    return project, effective
+    return min(membership, actor.role, key=lambda r: RANK[r])
+
+
+def require_role(role: str, at_least: str) -> None:
+    """ForbiddenError when ``role`` is less than ``at_least``."""
+    if RANK[role] < RANK[at_least]:
+        raise ForbiddenError(f"a {role} may not do this (it needs a {at_least})")
 
 
 def require_project(session: Session, actor: Actor, project_id: int,
                     at_least: str = "judge") -> Project:
     """The project, when the actor's role in it is ``at_least`` (403) and they see it (404)."""
     project, role = project_role(session, actor, project_id)
-    if RANK[role] < RANK[at_least]:
-        raise ForbiddenError(f"a {role} may not do this (it needs a {at_least})")
+    require_role(role, at_least)
     return project
 
 

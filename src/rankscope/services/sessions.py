@@ -105,7 +105,7 @@ def resolve_session(store: Store, token: str | None) -> Actor:
     """The user a session cookie signs in (AuthError when none, expired or inactive)."""
     if not token:
         raise AuthError("not signed in")
-    with store.read() as session:
+    with store.read(single=True) as session:
         row = session.execute(
             select(User, UserSession.expires_at).join(UserSession, UserSession.user_id == User.id)
             .where(UserSession.token_sha256 == hash_token(token))).first()
@@ -152,7 +152,7 @@ def resolve_token(store: Store, token: str | None, *, touch: bool = True) -> Act
     if not token:
         raise AuthError("no API token (send Authorization: Bearer TOKEN)")
     digest = hash_token(token)
-    with store.read() as session:
+    with store.read(single=True) as session:
         row = session.execute(select(User, ApiToken).join(ApiToken, ApiToken.user_id == User.id)
                               .where(ApiToken.token_sha256 == digest)).first()
         if row is None or row[1].revoked_at is not None or not row[0].active:

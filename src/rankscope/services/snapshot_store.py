@@ -8,6 +8,7 @@ file that does not exist or a database without rankscope's tables.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -169,8 +170,4 @@ def stored_counts(store: Store, snapshot_id: int) -> AnswerCounts:
     from rankscope.store.snapshots import answer_counts
 
     info = find(store, str(snapshot_id))
-    counted = answer_counts(store, snapshot_id)
-    return AnswerCounts(queries=counted["answered"], empty=counted["empty"], hits=info.n_hits,
-                        partial=info.n_partial, short=info.n_short,
-                        duplicates=info.n_duplicates, retries=info.n_retries,
-                        retry_reasons=counted["retry_reasons"])
+    return AnswerCounts.stored(dataclasses.asdict(info), answer_counts(store, snapshot_id))

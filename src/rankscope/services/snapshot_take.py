@@ -80,10 +80,13 @@ def preview(job: SnapshotJob, *, depth: int | None = None,
     return asyncio.run(run())
 
 
-def take(job: SnapshotJob, *, store: Store | None, name: str | None = None,
+def take(job: SnapshotJob, *, store: Store | str | None, name: str | None = None,
          depth: int | None = None, client: ClientOptions | None = None,
          resume: str | None = None) -> SnapshotOutcome:
     """Ask every query (``resume``: only those the snapshot has no answer for); the outcome.
+
+    ``store``: an open store, or a store's path or URL (then opened and written by
+    a process of its own, see :func:`~rankscope.services.snapshots.take_snapshot`).
 
     Raises what :func:`~rankscope.services.snapshots.take_snapshot` raises: a
     :class:`~rankscope.errors.SearchRequestError` names the query that failed

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import ConfigError, SearchRequestError, StoreError
@@ -82,6 +83,15 @@ class AnswerCounts:
     retries: int = 0
     """Requests retried."""
     retry_reasons: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def stored(cls, info: Mapping[str, Any], counted: Mapping[str, Any]) -> AnswerCounts:
+        """The counts of a stored snapshot: its row's fields (``n_hits``, ``n_partial``,
+        ...) and :func:`~rankscope.store.snapshots.answer_counts` of its answers."""
+        return cls(queries=counted["answered"], empty=counted["empty"], hits=info["n_hits"],
+                   partial=info["n_partial"], short=info["n_short"],
+                   duplicates=info["n_duplicates"], retries=info["n_retries"],
+                   retry_reasons=dict(counted["retry_reasons"]))
 
     @classmethod
     def of(cls, responses: Sequence[SearchResponse]) -> AnswerCounts:
@@ -145,6 +155,9 @@ class SnapshotOutcome:
     """Answers a resumed snapshot had already (not asked again)."""
     recorder: dict[str, int] = field(default_factory=dict)
     """With a store: ``answers`` committed and the ``transactions`` they took."""
+    stored: AnswerCounts | None = None
+    """With a store given by its path or URL: the counts of every answer of the snapshot
+    as the store holds them, read back by the recording process once it was finished."""
 
     @property
     def n_hits(self) -> int:
@@ -169,18 +182,6 @@ def check_params(endpoint: Endpoint, queries: Sequence[QueryItem]) -> None:
                 "endpoint's [variables])", source=endpoint.config.source)
 
 
-def _answer(query_row_id: int, response: SearchResponse, keep_raw: bool) -> Answer:
-    from rankscope.store.snapshots import Answer
-
-    return Answer(
-        query_row_id=query_row_id, request=response.request, latency_ms=response.latency_ms,
-        raw_sha256=response.raw_sha256, raw=response.raw if keep_raw else None,
-        total_hits=response.total_hits,
-        hits=response.hits,
-        partial=response.partial, short=response.short, duplicates=response.duplicates,
-        pages=response.pages, retried=response.retried)
-
-
 def _starter(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], rows: dict[str, int],
              *, name: str, depth: int, version: str | None, keep_raw: bool,
              query_set_name: str, query_set_source: str | None,
@@ -190,16 +191,71 @@ def _starter(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], row
     def start() -> int:
         from rankscope.store.snapshot_writes import start_snapshot
 
-        snapshot_id, found = start_snapshot(
-            store, name=name, endpoint_name=endpoint.config.name, kind=endpoint.config.kind,
-            config=endpoint.config.settings, config_hash=endpoint.config.config_hash,
+        snapshot_id, found = start_snapshot(store, **_snapshot_row(
+            endpoint, queries, name=name, depth=depth, version=version, keep_raw=keep_raw,
             query_set_name=query_set_name, query_set_source=query_set_source,
-            queries=queries, depth=depth, engine_version=version, keep_raw=keep_raw,
-            **({"project": project} if project is not None else {}))
+            project=project))
         rows.update(found)
         return snapshot_id
 
     return start
+
+
+def _snapshot_row(endpoint: Endpoint, queries: Sequence[QueryItem], *, name: str, depth: int,
+                  version: str | None, keep_raw: bool, query_set_name: str,
+                  query_set_source: str | None, project: str | None) -> dict[str, Any]:
+    """What :func:`~rankscope.store.snapshot_writes.start_snapshot` records of a new one."""
+    return {"name": name, "endpoint_name": endpoint.config.name, "kind": endpoint.config.kind,
+            "config": endpoint.config.settings, "config_hash": endpoint.config.config_hash,
+            "query_set_name": query_set_name, "query_set_source": query_set_source,
+            "queries": list(queries), "depth": depth, "engine_version": version,
+            "keep_raw": keep_raw, **({"project": project} if project is not None else {})}
+
+
+class _InProcess:
+    """Recording with an open store: a writer thread of this process
+    (:class:`~rankscope.store.recorder.AnswerRecorder`), what the web app does."""
+
+    def __init__(self, store: Store, recorder: Any, rows: dict[str, int]) -> None:
+        self.store = store
+        self.recorder = recorder
+        self.rows = rows
+        self.answered: set[str] = set()
+        """Query ids a resumed snapshot had answered already."""
+        self.name = ""
+        self.depth = 0
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.recorder.snapshot_id  # type: ignore[no-any-return]
+
+    @property
+    def recorded(self) -> int:
+        return self.recorder.recorded  # type: ignore[no-any-return]
+
+    @property
+    def transactions(self) -> int:
+        return self.recorder.transactions  # type: ignore[no-any-return]
+
+    def put(self, item: tuple[str, SearchResponse]) -> None:
+        self.recorder.put(item)
+
+    def close(self) -> None:
+        self.recorder.close()
+
+    def fail(self, query_id: str, error: str) -> None:
+        query_row = self.rows.get(query_id)
+        if self.snapshot_id is not None and query_row is not None:
+            from rankscope.store.snapshot_writes import record_failure
+
+            record_failure(self.store, self.snapshot_id, query_row, error)
+
+    def finish(self, status: str, error: str | None) -> None:
+        """Close the snapshot (nothing read back: the caller has the store)."""
+        if self.snapshot_id is not None:
+            from rankscope.store.snapshot_writes import finish_snapshot
+
+            finish_snapshot(self.store, self.snapshot_id, status, error)
 
 
 def _resume(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], resume: str,
@@ -219,7 +275,7 @@ async def take_snapshot(
     *,
     depth: int = DEFAULT_DEPTH,
     name: str | None = None,
-    store: Store | None = None,
+    store: Store | str | Path | None = None,
     query_set_name: str = "queries",
     query_set_source: str | None = None,
     keep_raw: bool = False,
@@ -240,8 +296,13 @@ async def take_snapshot(
         Hits kept per query (a resumed snapshot keeps its own).
     name : str, optional
         The snapshot's name (default: the endpoint's name).
-    store : Store, optional
-        Record the snapshot there, off the event loop, in batched transactions.
+    store : Store, str or Path, optional
+        Record the snapshot there, off the event loop, in batched transactions:
+        an open :class:`~rankscope.store.db.Store` is written by a thread of
+        this process; a store's path or URL is opened and written by a process
+        of its own (:class:`~rankscope.store.recorder_process.ProcessRecorder`:
+        none of the store's work shares the requests' core; the outcome's
+        ``stored`` holds the counts read back).
     query_set_name, query_set_source : str
         How the store names the query set and where it came from.
     keep_raw : bool, default False
@@ -253,9 +314,9 @@ async def take_snapshot(
     project : str, optional
         The store's project to record it in (default: the command line's, ``default``).
     resume : str, optional
-        The id or name of an unfinished snapshot of ``store`` to complete: only
-        the queries it has no answer for are asked (same endpoint
-        configuration and query set required).
+        The id or name of an unfinished snapshot of ``store`` (an open one) to
+        complete: only the queries it has no answer for are asked (same
+        endpoint configuration and query set required).
 
     Returns
     -------
@@ -274,29 +335,36 @@ async def take_snapshot(
         raise ConfigError(f"depth must be a whole number >= 1, not {depth!r}")
     if resume is not None and store is None:
         raise StoreError("resuming a snapshot needs its store")
+    if resume is not None and isinstance(store, str | Path):
+        raise StoreError("resuming a snapshot needs its store opened (open_store)")
     check_params(endpoint, queries)
     name = name or endpoint.config.name
     started = datetime.now(UTC)
-    version = await endpoint.version()
-    snapshot_id: int | None = None
-    rows: dict[str, int] = {}
+    recording: Any = None
+    if isinstance(store, str | Path):  # started first: the child opens the store meanwhile
+        from rankscope.store.recorder_process import ProcessRecorder
+
+        recording = ProcessRecorder(store)
+    try:
+        version = await endpoint.version()
+    except BaseException:
+        if recording is not None:
+            recording.stop()
+        raise
     answered: set[str] = set()
-    recorder = None
-    if store is not None:
-        from rankscope.store.recorder import AnswerRecorder
-
-        def prepare(item: tuple[str, SearchResponse]) -> Answer:
-            return _answer(rows[item[0]], item[1], keep_raw)
-
-        if resume is not None:
-            snapshot_id, rows, answered, name, depth = _resume(store, endpoint, queries, resume,
-                                                               project)
-            recorder = AnswerRecorder(store, snapshot_id, prepare=prepare)
-        else:  # started on the recorder's thread, while the first requests are under way
-            recorder = AnswerRecorder(store, start=_starter(
-                store, endpoint, queries, rows, name=name, depth=depth, version=version,
-                keep_raw=keep_raw, query_set_name=query_set_name,
-                query_set_source=query_set_source, project=project), prepare=prepare)
+    if recording is not None:
+        recording.start(**_snapshot_row(
+            endpoint, queries, name=name, depth=depth, version=version, keep_raw=keep_raw,
+            query_set_name=query_set_name, query_set_source=query_set_source,
+            project=project))
+    elif store is not None and not isinstance(store, str | Path):
+        recording = _open_recording(store, endpoint, queries, name=name, depth=depth,
+                                    version=version, keep_raw=keep_raw,
+                                    query_set_name=query_set_name,
+                                    query_set_source=query_set_source, project=project,
+                                    resume=resume)
+        answered = recording.answered
+        name, depth = recording.name, recording.depth
     todo = [i for i, q in enumerate(queries) if q.query_id not in answered]
     results: list[SearchResponse | None] = [None] * len(queries)
     pending: asyncio.Queue[int] = asyncio.Queue()
@@ -311,13 +379,14 @@ async def take_snapshot(
                 return
             response = await endpoint.search(queries[i], depth)
             results[i] = response
-            if recorder is not None:
-                recorder.put((queries[i].query_id, response))
+            if recording is not None:
+                recording.put((queries[i].query_id, response))
             if advance is not None:
                 advance(1)
 
     status = "incomplete"
     error: str | None = None
+    stored = None
     try:
         workers = [asyncio.ensure_future(worker())
                    for _ in range(max(1, min(concurrency, len(todo))))]
@@ -329,42 +398,67 @@ async def take_snapshot(
             with contextlib.suppress(BaseException):
                 await asyncio.gather(*workers, return_exceptions=True)
             raise
-        if recorder is not None:
-            recorder.close()  # every answer committed before the snapshot is called complete
+        if recording is not None:
+            recording.close()  # every answer committed before the snapshot is called complete
         status = "complete"
     except SearchRequestError as exc:
         status, error = "failed", str(exc)
-        if recorder is not None:
+        if recording is not None:
             with contextlib.suppress(StoreError):
-                recorder.close()
-            snapshot_id = recorder.snapshot_id
-        if store is not None and snapshot_id is not None and recorder is not None:
-            from rankscope.store.snapshot_writes import record_failure
-
-            query_row = rows.get(exc.query_id)
-            if query_row is not None:
-                record_failure(store, snapshot_id, query_row, str(exc))
-            kept = len(answered) + recorder.recorded
-            exc.args = (f"{exc}; snapshot #{snapshot_id} kept as failed with {kept} of "
-                        f"{len(queries)} queries (rankscope snapshot ... --resume "
-                        f"{snapshot_id} asks the rest)",)
+                recording.close()
+            recording.fail(exc.query_id, str(exc))
+            if recording.snapshot_id is not None:
+                kept = len(answered) + recording.recorded
+                exc.args = (f"{exc}; snapshot #{recording.snapshot_id} kept as failed with "
+                            f"{kept} of {len(queries)} queries (rankscope snapshot ... "
+                            f"--resume {recording.snapshot_id} asks the rest)",)
         raise
     except Exception as exc:
         status, error = "failed", str(exc)
         raise
     finally:
-        if recorder is not None:
-            with contextlib.suppress(StoreError):
-                recorder.close()  # an interruption too: what arrived is committed first
-            snapshot_id = recorder.snapshot_id
-        if store is not None and snapshot_id is not None:
-            from rankscope.store.snapshot_writes import finish_snapshot
-
-            finish_snapshot(store, snapshot_id, status, error)
+        if recording is not None:
+            try:
+                with contextlib.suppress(StoreError):
+                    recording.close()  # an interruption too: what arrived is committed first
+            finally:  # even interrupted again: a recording process is ended, never left
+                stored = recording.finish(status, error)
     done = [r for r in results if r is not None]
     return SnapshotOutcome(
         name=name, depth=depth, engine_version=version, responses=done,
-        snapshot_id=snapshot_id, status=status, started_at=started,
-        finished_at=datetime.now(UTC), resumed=len(answered),
-        recorder={} if recorder is None else {"answers": recorder.recorded,
-                                              "transactions": recorder.transactions})
+        snapshot_id=None if recording is None else recording.snapshot_id, status=status,
+        started_at=started, finished_at=datetime.now(UTC), resumed=len(answered),
+        recorder={} if recording is None else {"answers": recording.recorded,
+                                               "transactions": recording.transactions},
+        stored=None if stored is None else AnswerCounts.stored(stored.info, stored.counted))
+
+
+def _open_recording(store: Store, endpoint: Endpoint, queries: Sequence[QueryItem], *,
+                    name: str, depth: int, version: str | None, keep_raw: bool,
+                    query_set_name: str, query_set_source: str | None, project: str | None,
+                    resume: str | None) -> _InProcess:
+    """Recording into an open store: a new snapshot (started on the recorder's thread,
+    while the first requests are under way) or the one to resume."""
+    from rankscope.store.recorder import AnswerRecorder
+    from rankscope.store.snapshots import Answer
+
+    rows: dict[str, int] = {}
+    raw = keep_raw
+
+    def prepare(item: tuple[str, SearchResponse]) -> Answer:
+        return Answer.of(rows[item[0]], item[1], keep_raw=raw)
+
+    answered: set[str] = set()
+    if resume is not None:
+        snapshot_id, found, answered, name, depth = _resume(store, endpoint, queries, resume,
+                                                            project)
+        rows.update(found)
+        recorder = AnswerRecorder(store, snapshot_id, prepare=prepare)
+    else:
+        recorder = AnswerRecorder(store, start=_starter(
+            store, endpoint, queries, rows, name=name, depth=depth, version=version,
+            keep_raw=keep_raw, query_set_name=query_set_name,
+            query_set_source=query_set_source, project=project), prepare=prepare)
+    recording = _InProcess(store, recorder, rows)
+    recording.answered, recording.name, recording.depth = answered, name, depth
+    return recording

@@ -3,8 +3,9 @@
 :func:`task_views` builds the views of any number of tasks in one statement
 (the tasks with their items and queries, the snapshot's hits, the grader's
 own grades and deferrals): a page of one task, an API batch of 500 and a
-query's result list (:func:`query_results`) cost the same. A grader never sees
-another grader's grade.
+query's result list cost the same. A grader never sees another grader's grade.
+:func:`query_results` and :func:`query_ids` are the list mode's: one query's
+tasks, and the queries that have tasks.
 """
 
 from __future__ import annotations
@@ -186,6 +187,8 @@ def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_
 def query_results(store: Store, actor: Actor, evaluation_id: int,
                   query_id: str) -> list[TaskView]:
     """Every task of one query, by position, with the actor's own grades (the list mode)."""
+    from rankscope.errors import NotFoundError
+
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, "judge")
         rater_id = session.scalar(select(Rater.id).where(Rater.user_id == actor.user_id))
@@ -204,3 +207,4 @@ def query_ids(store: Store, actor: Actor, evaluation_id: int) -> list[str]:
         return list(dict.fromkeys(session.scalars(
             select(Query.query_id).join(Task, Task.query_row_id == Query.id)
             .where(Task.evaluation_id == ev.id).order_by(Query.position))))
+

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rankscope.errors import DependencyError, StoreError
+from rankscope.store.connections import WRITING
+from rankscope.store.connections import make_engine as _engine
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -48,19 +50,22 @@ __all__ = [
     "Store",
     "ThreadWriter",
     "Writer",
+    "check_target",
     "downgrade",
     "open_store",
     "refuse_unstorable",
+    "require",
     "serialize",
     "store_url",
     "upgrade",
 ]
 
 T = TypeVar("T")
-BUSY_TIMEOUT_MS = 30_000
 
 
-def _require() -> None:
+
+def require() -> None:
+    """Raise :class:`DependencyError` when the ``store`` extra is missing (nothing imported)."""
     from importlib.util import find_spec
 
     for name in ("sqlalchemy", "alembic"):  # alembic is imported only to migrate
@@ -209,25 +214,8 @@ class _Write:
             return self.work(session)
 
 
-WRITING = "rankscope_writing"
-"""Execution option of the connections that write (SQLite: ``BEGIN IMMEDIATE``)."""
 MIGRATION_LOCK = 0x72616E6B73636F70
 """PostgreSQL advisory lock key held while migrating (``rankscop`` in ASCII)."""
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: WAL may wait for a lock
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.close()
-    dbapi_connection.isolation_level = None  # no implicit BEGIN/COMMIT: see _sqlite_begin
-
-
-def _sqlite_begin(connection: Any) -> None:
-    writing = connection.get_execution_options().get(WRITING, False)
-    connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
 
 class Store:
@@ -245,6 +233,9 @@ class Store:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._writing = engine.execution_options(**{WRITING: True})
         self._write_sessions = sessionmaker(self._writing, expire_on_commit=False)
+        # one statement needs no transaction: PostgreSQL's autocommit saves BEGIN and ROLLBACK
+        self._single_sessions = self._sessions if url.startswith("sqlite") else sessionmaker(
+            engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -252,9 +243,14 @@ class Store:
         return str(self.engine.dialect.name)
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[Session]:
-        """A session for reading (closed on exit; nothing is committed)."""
-        session = self._sessions()
+    def read(self, *, single: bool = False) -> Iterator[Session]:
+        """A session for reading (closed on exit; nothing is committed).
+
+        ``single``: for one statement (an API token's user), read outside a
+        transaction on PostgreSQL (two round trips fewer: no BEGIN, no
+        ROLLBACK); several statements read this way may see different commits.
+        """
+        session = (self._single_sessions if single else self._sessions)()
         try:
             yield session
         finally:
@@ -317,20 +313,6 @@ def serialize(session: Session, what: str) -> None:
         from sqlalchemy import text
 
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:what))"), {"what": what})
-
-
-def _engine(url: str) -> Engine:
-    from sqlalchemy import create_engine, event
-
-    if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-        event.listen(engine, "connect", _sqlite_pragmas)
-        # pysqlite opens transactions itself, only before a write: a SAVEPOINT coming
-        # first would open it and its RELEASE commit it, half a unit of work. The
-        # transactions are ours (SQLAlchemy's recipe for SQLite savepoints).
-        event.listen(engine, "begin", _sqlite_begin)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
 
 
 def _alembic_config(connection: Any) -> Any:
@@ -460,6 +442,25 @@ def refuse_unstorable(engine: Engine) -> None:
     event.listen(engine, "before_cursor_execute", _refuse_unstorable)
 
 
+def check_target(target: str | Path, *, create: bool = True) -> str:
+    """The store's URL, once what can be said of a SQLite file without opening it is checked.
+
+    Raises
+    ------
+    StoreError
+        No such file (``create`` False), or no directory to create it in.
+    """
+    url = store_url(target)
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        path = Path(url[len("sqlite:///"):])
+        if not create and not path.is_file():
+            raise StoreError(f"no store at {target}: no such file")
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot create the store {target}: {path.parent} is not a "
+                             "directory")
+    return url
+
+
 def open_store(
     target: str | Path, *, writer: Writer | None = None, migrate: bool = True,
     create: bool = True,
@@ -487,17 +488,10 @@ def open_store(
         The database cannot be reached, or its schema is newer than this
         rankscope knows.
     """
-    _require()
+    require()
     from sqlalchemy.exc import SQLAlchemyError
 
-    url = store_url(target)
-    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
-        path = Path(url[len("sqlite:///"):])
-        if not create and not path.is_file():
-            raise StoreError(f"no store at {target}: no such file")
-        if not path.parent.is_dir():
-            raise StoreError(f"cannot create the store {target}: {path.parent} is not a "
-                             "directory")
+    url = check_target(target, create=create)
     try:
         engine = _engine(url)
         if not create and _current_revision(engine) is None:

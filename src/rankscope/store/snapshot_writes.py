@@ -120,8 +120,13 @@ def start_snapshot(
     engine_version: str | None,
     keep_raw: bool = False,
     project: str = DEFAULT_PROJECT,
+    owner: str | None = None,
 ) -> tuple[int, dict[str, int]]:
-    """Record a new ``running`` snapshot; its id and the store's row id of each query id."""
+    """Record a new ``running`` snapshot; its id and the store's row id of each query id.
+
+    ``owner`` is the process taking it (default: this one, :func:`owner_tag`);
+    while that process lives the snapshot is ``running``, after it ``incomplete``.
+    """
 
     def work(session: Session) -> tuple[int, dict[str, int]]:
         serialize(session, "rankscope.start_snapshot")  # creates what it does not find
@@ -132,7 +137,8 @@ def start_snapshot(
         snapshot = Snapshot(
             endpoint_id=endpoint.id, query_set_id=query_set.id, name=name, status="running",
             depth=depth, engine_version=engine_version, config=dict(config),
-            config_hash=config_hash, keep_raw=keep_raw, owner=owner_tag(), started_at=now,
+            config_hash=config_hash, keep_raw=keep_raw, owner=owner or owner_tag(),
+            started_at=now,
             heartbeat_at=now, n_queries=len(queries), n_done=0, n_failed=0, n_hits=0)
         session.add(snapshot)
         session.flush()

@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import case, func, select
 
 from rankscope.errors import StoreError
-from rankscope.search.types import Hit
+from rankscope.search.types import Hit, SearchResponse
 from rankscope.store.db import Store
 from rankscope.store.models import (
     Endpoint,
@@ -84,6 +84,17 @@ class Answer:
     pages: int = 1
     retried: Sequence[str] = ()
     """Why each retried request was retried."""
+
+    @classmethod
+    def of(cls, query_row_id: int, response: SearchResponse, *, keep_raw: bool) -> Answer:
+        """The answer to record of one search's response (its raw body only with
+        ``keep_raw``), for the query of row ``query_row_id``."""
+        return cls(
+            query_row_id=query_row_id, request=response.request,
+            latency_ms=response.latency_ms, raw_sha256=response.raw_sha256,
+            raw=response.raw if keep_raw else None, total_hits=response.total_hits,
+            hits=response.hits, partial=response.partial, short=response.short,
+            duplicates=response.duplicates, pages=response.pages, retried=response.retried)
 
     def retry_reasons(self) -> dict[str, int] | None:
         """``{reason: count}`` (None: nothing was retried)."""
@@ -161,9 +172,9 @@ class QueryRecord:
     retry_reasons: Mapping[str, int] | None = None
 
 
-def owner_tag() -> str:
-    """``host:pid`` of this process."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+def owner_tag(pid: int | None = None) -> str:
+    """``host:pid`` of this process (or of the process ``pid`` of this host)."""
+    return f"{socket.gethostname()}:{os.getpid() if pid is None else pid}"
 
 
 def _pid_alive(pid: int) -> bool:

@@ -1,0 +1,191 @@
+"""The report's inline SVG figures show the numbers they claim, escape every name, and parse.
+
+The values are worked out by hand on a tiny example (reciprocal rank of one
+relevant document a query), not read back from the program.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankscope.compare.comparison import compare
+from rankscope.render.html_report import report
+from rankscope.render.svg import (
+    BETTER,
+    WORSE,
+    box_stats,
+    differences_svg,
+    distribution_svg,
+    nice_ticks,
+)
+
+pytest.importorskip("scipy")
+pytestmark = pytest.mark.filterwarnings("ignore:too few paired queries")
+
+NS = "{http://www.w3.org/2000/svg}"
+
+# one relevant document a query; RR is 1 / its rank (0 when absent)
+QRELS = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+BASE = {"q1": {"a": 4, "x": 3, "y": 2, "z": 1},   # rank 1: RR 1
+        "q2": {"x": 4, "b": 3, "y": 2, "z": 1},   # rank 2: 0.5
+        "q3": {"x": 4, "y": 3, "z": 2, "c": 1},   # rank 4: 0.25
+        "q4": {"x": 4, "y": 3, "z": 2, "w": 1}}   # absent: 0
+NEW = {"q1": {"x": 4, "a": 3, "y": 2, "z": 1},    # rank 2: 0.5
+       "q2": {"b": 4, "x": 3, "y": 2, "z": 1},    # rank 1: 1
+       "q3": {"c": 4, "x": 3, "y": 2, "z": 1},    # rank 1: 1
+       "q4": {"x": 4, "y": 3, "z": 2, "d": 1}}    # rank 4: 0.25
+# new - base: q1 -0.5, q2 +0.5, q3 +0.75, q4 +0.25; largest first: q3, q2, q4, q1
+SORTED = [("q3", 1.0, 0.25, 0.75), ("q2", 1.0, 0.5, 0.5), ("q4", 0.25, 0.0, 0.25),
+          ("q1", 0.5, 1.0, -0.5)]
+
+
+def _svg(text: str) -> ET.Element:
+    root = ET.fromstring(text)  # well-formed XML or this raises
+    assert root.tag == f"{NS}svg" and root.get("role") == "img" and root.get("aria-label")
+    assert root.find(f"{NS}title") is not None
+    return root
+
+
+def _bars(root: ET.Element) -> list[tuple[float, float, str, str]]:
+    group = next(g for g in root.iter(f"{NS}g") if g.get("class") == "bars")
+    out = []
+    for rect in group.iter(f"{NS}rect"):
+        title = rect.find(f"{NS}title")
+        assert title is not None and title.text is not None
+        out.append((float(rect.get("y", "nan")), float(rect.get("height", "nan")),
+                    rect.get("fill", ""), title.text))
+    return out
+
+
+def test_difference_bars_are_the_hand_worked_differences() -> None:
+    result = compare(QRELS, {"base": BASE, "new": NEW}, ["RR"])
+    root = _svg(differences_svg(result, "RR", run="new"))
+    bars = _bars(root)
+    assert len(bars) == 4
+    zero_line = next(e for e in root.iter(f"{NS}line") if e.get("class") == "zero")
+    zero = float(zero_line.get("y1", "nan"))
+    unit = bars[0][1] / 0.75  # pixels per unit of RR, from the largest bar
+    for (y, height, fill, title), (query, new, base, diff) in zip(bars, SORTED, strict=True):
+        # the query and both values on hover: "q3: new 1.0000 − base 0.2500 = +0.7500"
+        assert title == (f"{query}: new {new:.4f} \u2212 base {base:.4f} = "
+                         f"{diff:+.4f}".replace("=-", "=\u2212").replace("= -", "= \u2212"))
+        assert height == pytest.approx(abs(diff) * unit, abs=0.02)
+        if diff > 0:  # above the zero line, green: new is better
+            assert fill == BETTER and y + height == pytest.approx(zero, abs=0.02)
+        else:  # below it, red: base is better
+            assert fill == WORSE and y == pytest.approx(zero, abs=0.02)
+    texts = " ".join("".join(t.itertext()) for t in root.iter(f"{NS}text"))
+    assert "RR: new \u2212 base per query (3 better, 1 worse)" in texts
+    assert "new better" in texts and "base better" in texts  # which colour is which run
+    assert "difference in RR" in texts and "queries, sorted by difference" in texts
+    # four queries: each is named under its bar, in the sorted order
+    named = [t.text for t in root.iter(f"{NS}text") if t.text in QRELS]
+    assert named == [q for q, *_ in SORTED]
+
+
+def test_a_tie_is_a_sliver_at_zero_still_named() -> None:
+    same = {**NEW, "q4": BASE["q4"]}  # q4: 0 on both sides
+    result = compare(QRELS, {"base": BASE, "same": same}, ["RR"])
+    bars = _bars(_svg(differences_svg(result, "RR")))
+    tied = [b for b in bars if b[3].startswith("q4:")]
+    assert len(tied) == 1 and tied[0][1] == pytest.approx(1.0) and tied[0][3].endswith("+0.0000")
+
+
+def test_box_stats_by_hand_and_as_matplotlib_computes_them() -> None:
+    x = np.array([1.0, 2.0, 3.0, 4.0, 100.0, np.nan])
+    s = box_stats(x)
+    # quartiles of 1..4, 100 (linear): 2, 3, 4; IQR 2, so the whiskers reach 2 - 3 and 4 + 3:
+    # 1 and 4 are the furthest values inside, 100 is beyond; mean (1+2+3+4+100) / 5 = 22
+    assert s is not None
+    assert (s.low_whisker, s.q1, s.median, s.q3, s.high_whisker) == (1.0, 2.0, 3.0, 4.0, 4.0)
+    assert s.outliers == (100.0,) and s.mean == 22.0 and s.n == 5
+    assert box_stats(np.array([np.nan])) is None
+    cbook = pytest.importorskip("matplotlib.cbook")
+    rng = np.random.default_rng(7)
+    for data in (rng.random(250), rng.exponential(size=97), np.r_[np.zeros(50), rng.random(9)]):
+        (ref,) = cbook.boxplot_stats(data)
+        got = box_stats(data)
+        assert got is not None
+        assert (got.low_whisker, got.q1, got.median, got.q3, got.high_whisker) == pytest.approx(
+            (ref["whislo"], ref["q1"], ref["med"], ref["q3"], ref["whishi"]))
+        assert sorted(got.outliers) == pytest.approx(sorted(ref["fliers"]))
+        assert got.mean == pytest.approx(ref["mean"])
+
+
+def test_distribution_names_each_runs_median_and_mean() -> None:
+    result = compare(QRELS, {"base": BASE, "new": NEW}, ["RR"])
+    root = _svg(distribution_svg(result, "RR"))
+    label = root.get("aria-label", "")
+    # base 1, .5, .25, 0: median .375, mean .4375; new .5, 1, 1, .25: median .75, mean .6875
+    assert "base median 0.3750, mean 0.4375" in label
+    assert "new median 0.7500, mean 0.6875" in label
+    boxes = [g for g in root.iter(f"{NS}g") if g.get("class") == "box"]
+    assert len(boxes) == 2
+
+
+def test_curves_points_are_the_means_at_each_cut_off() -> None:
+    page = report(QRELS, {"base": BASE, "new": NEW}, ["P@2", "RR"], ks=range(1, 5))
+    # P@k by hand: base finds its relevant document at ranks 1, 2, 4, - ; new at 2, 1, 1, 4
+    expected = {"base": [1 / 4, (1 + 1) / 2 / 4, (1 + 1) / 3 / 4, (1 + 1 + 1) / 4 / 4],
+                "new": [2 / 4, 3 / 2 / 4, 3 / 3 / 4, 4 / 4 / 4]}
+    for run, values in expected.items():
+        for k, value in enumerate(values, start=1):
+            assert f"<title>{run}: P@{k} = {value:.4f}</title>" in page
+    # the 11-point curve: one titled point a recall level and run
+    assert len(re.findall(r"<title>(base|new): recall \d\.\d: precision", page)) == 2 * 11
+
+
+@pytest.mark.parametrize("bad", ["<script>alert(1)</script>", "\"&'", "a\x01b"])
+def test_names_are_escaped_and_the_figures_stay_well_formed(bad: str) -> None:
+    qrels = {f"{bad}{q}" if q == "q1" else q: docs for q, docs in QRELS.items()}
+    base = {f"{bad}{q}" if q == "q1" else q: docs for q, docs in BASE.items()}
+    new = {f"{bad}{q}" if q == "q1" else q: docs for q, docs in NEW.items()}
+    page = report(qrels, {bad: base, "new": new}, ["RR", "P@2"], ks=range(1, 3))
+    svgs = re.findall(r"<svg .*?</svg>", page, flags=re.S)
+    assert len(svgs) == 2 + 2 * 2
+    shown: list[str] = []
+    for text in svgs:
+        root = _svg(text)
+        shown += ["".join(e.itertext()) for e in root.iter()]
+        shown.append(root.get("aria-label", ""))
+    readable = bad.replace("\x01", "\ufffd")  # XML 1.0 cannot hold a control character
+    assert any(readable in s for s in shown)  # the run's name and the query's, as written
+    # no markup of the names survives: the one script of the page is the table sorter
+    assert page.count("<script") == 1 and "alert(1)</script>" not in page.replace(
+        "&lt;/script&gt;", "")
+
+
+def test_nice_ticks_by_hand() -> None:
+    # range 1.38 over ~5 ticks: 0.276 a tick, rounded up to 0.5
+    assert nice_ticks(-0.55, 0.83) == [-0.5, 0.0, 0.5]
+    assert nice_ticks(0.0, 1.02) == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
+    # 19 over ~8 ticks: 2.375 a tick, rounded up to 2.5 (the k axis keeps the whole ones)
+    assert nice_ticks(1, 20, count=8) == [2.5 * i for i in range(1, 9)]
+
+
+def test_the_page_needs_no_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The figures are written without matplotlib; only figure files need it."""
+    import sys
+
+    from rankscope.errors import DependencyError
+
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # importing it raises ImportError
+    page = report(QRELS, {"base": BASE, "new": NEW}, ["P@2"], ks=range(1, 3))
+    assert page.count("<svg ") == 2 + 2
+    with pytest.raises(DependencyError, match="matplotlib"):
+        report(QRELS, {"base": BASE, "new": NEW}, ["P@2"], figures_dir=tmp_path / "figs")
+    assert not (tmp_path / "figs").exists()
+
+
+def test_runs_given_as_an_iterator_are_read_for_both_passes() -> None:
+    page = report(QRELS, iter([BASE, NEW]), ["P@2"], ks=range(1, 2), names=["base", "new"])
+    # P@1 by hand (see the curves' test): base 1/4, new 2/4
+    assert "<title>base: P@1 = 0.2500</title>" in page
+    assert "<title>new: P@1 = 0.5000</title>" in page
