@@ -88,6 +88,9 @@ def test_report_cli_reads_raters_grades(rev: str, tmp_path: Path,
     assert code == 0, err
     html = page.read_text()
     assert "0.6667" in html  # P@5 of both runs
+    # interpolated precision has no definition with unjudged documents null: the curve is
+    # drawn with them non-relevant, and its caption says so
+    assert "unjudged documents count as non-relevant on this curve" in html
 
 
 def test_coverage_null_rule_counts_tied_votes_as_ungraded(

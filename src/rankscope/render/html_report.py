@@ -144,7 +144,7 @@ def _curves(result: CompareResult, qrels: Any, inputs: RunInputs, ks: list[int],
         for table, name in zip(tables, result.run_names, strict=True):
             if family is not None:
                 at_k.append(metric_at_k(at_k_qrels, {name: table}, family, ks=ks, **options))
-            curve = interpolated_precision(pr_qrels, table, **options)
+            curve = interpolated_precision(pr_qrels, table, **_pr_options(options))
             pr.append(pl.DataFrame({"run": [name] * curve.size, "recall": RECALL_LEVELS,
                                     "precision": curve}))
             del table
@@ -190,6 +190,23 @@ def _twice_readable(runs: Any, *, on_duplicate: Any, run_format: str | None) -> 
     return [once(run) for run in runs]
 
 
+def _pr_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The precision-recall curve's options: interpolated precision is defined with
+    unjudged documents non-relevant (as trec_eval has it), not as null; the caption says so
+    (:func:`_pr_caption`)."""
+    if options.get("unjudged") == "null":
+        return {**options, "unjudged": "nonrelevant"}
+    return options
+
+
+def _pr_caption(unjudged: str) -> str:
+    caption = "11-point interpolated precision-recall"
+    if unjudged == "null":
+        caption += (" (unjudged documents count as non-relevant on this curve: interpolated"
+                    " precision has no definition with unjudged documents null)")
+    return caption
+
+
 def _series(data: pl.DataFrame, x: str, y: str) -> list[Series]:
     return [Series(str(name), tuple(part.get_column(x).to_list()),
                    tuple(part.get_column(y).to_list()))
@@ -197,7 +214,8 @@ def _series(data: pl.DataFrame, x: str, y: str) -> list[Series]:
 
 
 def _figures(result: CompareResult, family: str | None, at_k: pl.DataFrame | None,
-             pr: pl.DataFrame, ks: list[int]) -> list[tuple[str, list[Figure]]]:
+             pr: pl.DataFrame, ks: list[int], pr_caption: str,
+             ) -> list[tuple[str, list[Figure]]]:
     """Every figure of the page as inline SVG, by section."""
     sections: list[tuple[str, list[Figure]]] = []
     curves: list[Figure] = []
@@ -208,9 +226,10 @@ def _figures(result: CompareResult, family: str | None, at_k: pl.DataFrame | Non
             y_label=f"mean {family}@k", integer_x=True,
             point=family.replace("{", "{{").replace("}", "}}") + "@{x:g} = {y:.4f}",
             caption=caption), caption))
-    caption = "11-point interpolated precision-recall"
+    caption = pr_caption
     curves.append(("precision_recall", lines_svg(
-        _series(pr, "recall", "precision"), title=caption, x_label="recall",
+        _series(pr, "recall", "precision"), title="11-point interpolated precision-recall",
+        x_label="recall",
         y_label="interpolated precision", point="recall {x:.1f}: precision {y:.4f}",
         x_range=(0.0, 1.0), y_range=(0.0, 1.02), caption=caption), caption))
     sections.append(("Curves", curves))
@@ -234,7 +253,8 @@ def _pairs(result: CompareResult) -> list[tuple[str, str, list[str]]]:
 
 
 def _figure_files(result: CompareResult, family: str | None, at_k: pl.DataFrame | None,
-                  pr: pl.DataFrame, ks: list[int]) -> list[tuple[str, list[Shown]]]:
+                  pr: pl.DataFrame, ks: list[int], pr_caption: str,
+                  ) -> list[tuple[str, list[Shown]]]:
     """The same figures as matplotlib figures, for files (``figures_dir``)."""
     from rankscope.render import plots
 
@@ -242,8 +262,7 @@ def _figure_files(result: CompareResult, family: str | None, at_k: pl.DataFrame 
     if family is not None and at_k is not None:
         curves.append((f"{family}_at_k", plots.draw_metric_at_k(at_k, family),
                        f"mean {family}@k for k = 1..{max(ks)}"))
-    curves.append(("precision_recall", plots.draw_precision_recall(pr),
-                   "11-point interpolated precision-recall"))
+    curves.append(("precision_recall", plots.draw_precision_recall(pr), pr_caption))
     sections: list[tuple[str, list[Shown]]] = [("Curves", curves)]
     for label, base, others in _pairs(result):
         shown: list[Shown] = [(f"distribution_{label}", plots.plot_distribution(result, label),
@@ -405,10 +424,12 @@ def report(
                 {"ties": opts.ties, "unjudged": opts.unjudged, "queries": opts.ranked_queries,
                  "allow_no_overlap": compare_options.get("allow_no_overlap", False)}, judged)
         if figures_dir is not None:
-            save_figures(_figure_files(result, family, at_k, pr, k_list), figures_dir,
+            save_figures(_figure_files(result, family, at_k, pr, k_list,
+                                       _pr_caption(opts.unjudged)), figures_dir,
                          figure_formats)
         figures = [(heading, [_svg(svg, caption) for _, svg, caption in items])
-                   for heading, items in _figures(result, family, at_k, pr, k_list)]
+                   for heading, items in _figures(result, family, at_k, pr, k_list,
+                                                  _pr_caption(opts.unjudged))]
     page = render_report(result, title=title, figures=figures)
     if output is not None:
         from rankscope.data._io import write_bytes
