@@ -16,9 +16,9 @@ APP_TABLES = {"users", "user_sessions", "api_tokens", "memberships", "raters", "
 def alembic_head(connection):
     from alembic.script import ScriptDirectory
 
-    from rankscope.store.db import _alembic_config
+    from rankscope.store.schema_revisions import alembic_config
 
-    return ScriptDirectory.from_config(_alembic_config(connection)).get_current_head()
+    return ScriptDirectory.from_config(alembic_config(connection)).get_current_head()
 
 
 def test_a_snapshot_store_of_revision_0001_is_upgraded_in_place(db_url):

@@ -371,11 +371,12 @@ def test_the_head_read_from_the_files_is_alembics(tmp_path):
 
     from alembic.script import ScriptDirectory
 
-    from rankscope.store.db import _alembic_config, head_revision, open_store
+    from rankscope.store.db import head_revision, open_store
+    from rankscope.store.schema_revisions import alembic_config
 
     with open_store(tmp_path / "s.sqlite") as store, store.engine.connect() as connection:
         assert head_revision() == ScriptDirectory.from_config(
-            _alembic_config(connection)).get_current_head()
+            alembic_config(connection)).get_current_head()
     code = ("import sys; from rankscope.store.db import open_store; "
             "open_store(sys.argv[1]).close(); print('alembic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.sqlite")],

@@ -24,12 +24,13 @@ command.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.rankings import Blocks, Ranking
 from rankscope.data.run_queries import run_queries
 from rankscope.errors import OptionError
 
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 IntArray = npt.NDArray[np.int64]
-_Item = TypeVar("_Item", bound=np.generic)
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -142,70 +142,6 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray,
             order[src] = by_query[offsets[chunk][rows] + at]
             sorted_scores[src] = grid[rows, at]
     return order, sorted_scores
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """How the file's rows become rankings, queries in index order.
-
-    ``order`` lists the rows in rank order (None: the file order itself, every
-    row kept), after which ``moves`` = (positions, rows) puts ``rows`` at
-    ``positions`` (tie fixes). Query ``q``'s ranking is the next ``counts[q]``
-    positions; rows of no evaluated query are left out.
-
-    ``blocks`` (only with ``order`` None) defers putting a ranked file's query
-    blocks in query order: ties are then found and fixed on the file order
-    (``moves`` name file positions, each within its query's block) and the
-    block order, the file positions in rank order, is gathered once, last.
-
-    ``negated_scores`` (with ``order``, when the sort left them at hand): the
-    negated score at each position of ``order``, for :func:`find_ties`.
-    """
-
-    order: IntArray | None
-    moves: tuple[IntArray, IntArray] | None
-    counts: IntArray
-    blocks: Blocks | None = None
-    negated_scores: FloatArray | None = None
-
-    @property
-    def size(self) -> int:
-        """How many rows the rankings hold."""
-        return int(self.counts.sum())
-
-    def apply(self, per_row: npt.NDArray[_Item], *, in_place: bool = False,
-              ordered: npt.NDArray[_Item] | None = None) -> npt.NDArray[_Item]:
-        """A per-row array of the file, in rank order (``in_place``: may overwrite it).
-
-        ``ordered``: ``per_row[order]`` when the caller already gathered it
-        (it is then overwritten with the result).
-        """
-        out = per_row if self.order is None else (
-            per_row[self.order] if ordered is None else ordered)
-        if self.moves is not None:
-            if out is per_row and not in_place:
-                out = out.copy()
-            # the right side is gathered before anything is written: safe in place
-            out[self.moves[0]] = per_row[self.moves[1]]
-        return out if self.blocks is None else self.blocks.gather(out)
-
-    def rows(self) -> IntArray:
-        """The file row at each rank-order position."""
-        if self.blocks is not None:
-            if self.moves is None:
-                return self.blocks.index()
-            # file positions up to the last one named (moves may lie past the last block)
-            last = max(self.blocks.last(), int(self.moves[0].max(initial=-1)),
-                       int(self.moves[1].max(initial=-1)))
-            return self.apply(np.arange(last + 1, dtype=np.int64), in_place=True)
-        if self.order is None and self.moves is None:
-            return np.arange(self.size, dtype=np.int64)
-        if self.order is None:
-            return self.apply(np.arange(self.size, dtype=np.int64), in_place=True)
-        out = self.order.copy()
-        if self.moves is not None:
-            out[self.moves[0]] = self.moves[1]
-        return out
 
 
 @dataclass(frozen=True)
@@ -354,50 +290,6 @@ def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: in
     """Rows ranked by query, then score descending, then document id descending (bytes)."""
     base = base_order(qidx, score, n_queries)
     return fix_ties(base, find_ties(base, qidx, score), docs)
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """A ranked file's query blocks in query order: block i is the file rows
-    ``first[i]`` .. ``first[i] + take[i] - 1``."""
-
-    first: IntArray
-    take: IntArray
-
-    def last(self) -> int:
-        """The last file row of any block (-1: none)."""
-        return int((self.first + self.take - 1).max(initial=-1))
-
-    def index(self) -> IntArray:
-        """The file rows of the blocks, in order."""
-        first, take = self.first, self.take
-        # consecutive positions within a block: steps of 1, and at each block's
-        # first position the jump from the previous block's last row (one cumsum)
-        step = np.ones(int(take.sum()), dtype=np.int64)
-        heads = np.cumsum(take) - take
-        step[heads[1:]] = first[1:] - (first[:-1] + take[:-1] - 1)
-        if step.size:
-            step[0] = first[0]
-        return np.cumsum(step, out=step)
-
-    def at(self, positions: IntArray) -> IntArray:
-        """The file rows at ``positions`` of :meth:`index` (sorted or not), without it."""
-        heads = np.cumsum(self.take) - self.take
-        block = np.searchsorted(heads, positions, side="right") - 1
-        return self.first[block] + (positions - heads[block])
-
-    def gather(self, per_row: npt.NDArray[_Item]) -> npt.NDArray[_Item]:
-        """``per_row`` (one value per file row) at the blocks' rows, in order."""
-        if self.take.size == 0 or self.take.size * _SLICED_BLOCK > int(self.take.sum()):
-            return per_row[self.index()]
-        # long blocks: copied as slices, without a whole-length index (its pages
-        # cost more than the copy)
-        ends = self.first + self.take
-        return np.concatenate([per_row[a:b] for a, b in
-                               zip(self.first.tolist(), ends.tolist(), strict=True)])
-
-
-_SLICED_BLOCK = 64  # mean block length from which Blocks.gather copies slices
 
 
 def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> Blocks | None:

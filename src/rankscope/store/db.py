@@ -1,4 +1,4 @@
-"""Opening the store, migrating it, and the one way to write to it.
+"""Opening the store (migrated by :mod:`rankscope.store.schema_revisions`), writing to it.
 
 ``open_store("snapshots.sqlite")`` (a file path) or ``open_store(URL)``
 (``sqlite:///...``, ``postgresql+psycopg://user@host/db``; a plain
@@ -28,9 +28,7 @@ share one commit, each in its savepoint). Code written against
 from __future__ import annotations
 
 import contextlib
-import functools
 import queue
-import re
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -40,6 +38,14 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 from rankscope.errors import DependencyError, StoreError
 from rankscope.store.connections import WRITING
 from rankscope.store.connections import make_engine as _engine
+from rankscope.store.schema_revisions import (
+    alembic_config,
+    current_and_head,
+    current_revision,
+    downgrade,
+    head_revision,
+    upgrade,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -214,10 +220,6 @@ class _Write:
             return self.work(session)
 
 
-MIGRATION_LOCK = 0x72616E6B73636F70
-"""PostgreSQL advisory lock key held while migrating (``rankscop`` in ASCII)."""
-
-
 class Store:
     """An open store (the database): an engine, a session factory and a writer.
 
@@ -315,91 +317,6 @@ def serialize(session: Session, what: str) -> None:
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:what))"), {"what": what})
 
 
-def _alembic_config(connection: Any) -> Any:
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", "rankscope.store:migrations")
-    config.attributes["connection"] = connection
-    return config
-
-
-_REVISION = re.compile(r"""^revision\s*=\s*["']([^"']+)["']""", re.MULTILINE)
-_DOWN_REVISION = re.compile(r"""^down_revision\s*=\s*(?:["']([^"']+)["']|None)\s*$""",
-                            re.MULTILINE)
-
-
-@functools.cache
-def head_revision() -> str | None:
-    """The newest schema revision, read from the migration files' text.
-
-    Opening an up-to-date store then needs neither alembic (a slow import)
-    nor its script directory. None when the files are not one plain chain
-    (a merge of branches): alembic decides then.
-    """
-    versions = Path(__file__).parent / "migrations" / "versions"
-    revisions: set[str] = set()
-    parents: set[str] = set()
-    for file in versions.glob("*.py"):
-        text = file.read_text(encoding="utf-8")
-        found = _REVISION.search(text)
-        if found is None:
-            continue
-        down = _DOWN_REVISION.search(text)
-        if down is None:
-            return None
-        revisions.add(found.group(1))
-        if down.group(1):
-            parents.add(down.group(1))
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 else None
-
-
-def _current_revision(engine: Engine) -> str | None:
-    from sqlalchemy import inspect, text
-
-    with engine.connect() as connection:
-        if not inspect(connection).has_table("alembic_version"):
-            return None
-        value = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
-        return None if value is None else str(value)
-
-
-def _current_and_head(engine: Engine) -> tuple[str | None, str]:
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-
-    with engine.connect() as connection:
-        current = MigrationContext.configure(connection).get_current_revision()
-        head = ScriptDirectory.from_config(_alembic_config(connection)).get_current_head()
-    return current, str(head)
-
-
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Migrate the schema up to ``revision`` (alembic, in one transaction).
-
-    The transaction holds the write lock (SQLite) or an advisory lock
-    (PostgreSQL) from its start, so processes migrating at once take turns
-    and the later ones find the schema up to date.
-    """
-    from alembic import command
-    from sqlalchemy import text
-
-    with engine.execution_options(**{WRITING: True}).begin() as connection:
-        if connection.dialect.name == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
-                               {"key": MIGRATION_LOCK})
-        command.upgrade(_alembic_config(connection), revision)
-
-
-def downgrade(engine: Engine, revision: str = "base") -> None:
-    """Migrate the schema down to ``revision`` (``base``: drop every table)."""
-    from alembic import command
-
-    with engine.begin() as connection:
-        command.downgrade(_alembic_config(connection), revision)
-
-
 _INT64 = 2**63
 
 
@@ -494,19 +411,19 @@ def open_store(
     url = check_target(target, create=create)
     try:
         engine = _engine(url)
-        if not create and _current_revision(engine) is None:
+        if not create and current_revision(engine) is None:
             engine.dispose()
             raise StoreError(f"no store at {target}: the database has no rankscope tables")
         if migrate:
             known_head = head_revision()
-            up_to_date = known_head is not None and _current_revision(engine) == known_head
-            current, head = (known_head, known_head) if up_to_date else _current_and_head(engine)
+            up_to_date = known_head is not None and current_revision(engine) == known_head
+            current, head = (known_head, known_head) if up_to_date else current_and_head(engine)
             if current != head:
                 from alembic.script import ScriptDirectory
 
                 with engine.connect() as connection:
                     known = {s.revision for s in ScriptDirectory.from_config(
-                        _alembic_config(connection)).walk_revisions()}
+                        alembic_config(connection)).walk_revisions()}
                 if current is not None and current not in known:
                     raise StoreError(f"the store {target} has schema revision {current}, newer "
                                      "than this rankscope knows: upgrade rankscope")
