@@ -382,3 +382,28 @@ def test_the_head_read_from_the_files_is_alembics(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.sqlite")],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def _refused_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then closed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_store_password_never_appears_in_its_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    """A PostgreSQL URL's password is a secret: error lines (CI logs, bug reports) name the
+    store with it replaced by ***, from the library and from the command line."""
+    pytest.importorskip("psycopg")
+    from rankscope.cli.main import main
+
+    url = f"postgresql://ann:s3cret-pw@127.0.0.1:{_refused_port()}/ratings"
+    with pytest.raises(StoreError) as info:
+        open_store(url)
+    assert "s3cret-pw" not in str(info.value)
+    assert "ann:***@127.0.0.1:" in str(info.value)
+    code = main(["snapshots", "list", "--store", url])
+    err = capsys.readouterr().err
+    assert code == 2 and "s3cret-pw" not in err and "ann:***@" in err, err

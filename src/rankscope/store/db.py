@@ -62,6 +62,7 @@ __all__ = [
     "refuse_unstorable",
     "require",
     "serialize",
+    "shown_url",
     "store_url",
     "upgrade",
 ]
@@ -77,6 +78,31 @@ def require() -> None:
     for name in ("sqlalchemy", "alembic"):  # alembic is imported only to migrate
         if find_spec(name) is None:
             raise DependencyError(name, "store", "the database (store)")
+
+
+def shown_url(target: str | Path) -> str:
+    """A store's file path or URL as messages print it: a password in it replaced by ``***``.
+
+    Error lines end up in CI logs and bug reports; the URL's user, host and
+    database say which store was meant without its secret.
+
+    Examples
+    --------
+    >>> shown_url("postgresql://ann:s3cret@db.example/ratings")
+    'postgresql://ann:***@db.example/ratings'
+    >>> shown_url("runs/snapshots.sqlite")
+    'runs/snapshots.sqlite'
+    """
+    text = str(target)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not at or ":" not in userinfo:
+        return text
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}{slash}{path}"
 
 
 def store_url(target: str | Path) -> str:
@@ -371,9 +397,9 @@ def check_target(target: str | Path, *, create: bool = True) -> str:
     if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
         path = Path(url[len("sqlite:///"):])
         if not create and not path.is_file():
-            raise StoreError(f"no store at {target}: no such file")
+            raise StoreError(f"no store at {shown_url(target)}: no such file")
         if not path.parent.is_dir():
-            raise StoreError(f"cannot create the store {target}: {path.parent} is not a "
+            raise StoreError(f"cannot create the store {shown_url(target)}: {path.parent} is not a "
                              "directory")
     return url
 
@@ -413,7 +439,8 @@ def open_store(
         engine = _engine(url)
         if not create and current_revision(engine) is None:
             engine.dispose()
-            raise StoreError(f"no store at {target}: the database has no rankscope tables")
+            raise StoreError(f"no store at {shown_url(target)}: "
+                             "the database has no rankscope tables")
         if migrate:
             known_head = head_revision()
             up_to_date = known_head is not None and current_revision(engine) == known_head
@@ -425,11 +452,13 @@ def open_store(
                     known = {s.revision for s in ScriptDirectory.from_config(
                         alembic_config(connection)).walk_revisions()}
                 if current is not None and current not in known:
-                    raise StoreError(f"the store {target} has schema revision {current}, newer "
-                                     "than this rankscope knows: upgrade rankscope")
+                    raise StoreError(f"the store {shown_url(target)} has schema revision "
+                                     f"{current}, newer than this rankscope knows: "
+                                     "upgrade rankscope")
                 upgrade(engine)
     except SQLAlchemyError as exc:
         orig = getattr(exc, "orig", None)
         reason = str(orig) if orig is not None else str(exc)
-        raise StoreError(f"cannot open the store {target}: {reason.splitlines()[0]}") from None
+        raise StoreError(f"cannot open the store {shown_url(target)}: "
+                         f"{reason.splitlines()[0]}") from None
     return Store(url, engine, writer or InlineWriter())

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import StoreError
+from rankscope.store.db import shown_url
 
 if TYPE_CHECKING:
     from rankscope.store.db import Store
@@ -123,7 +124,8 @@ class AnswerRecorder:
         reason = str(orig if orig is not None else error).splitlines()[0]
         which = f"snapshot #{self.snapshot_id}" if self.snapshot_id is not None else \
             "the snapshot"
-        return StoreError(f"cannot record the answers of {which} in {self.store.url}: {reason}")
+        return StoreError(f"cannot record the answers of {which} in {shown_url(self.store.url)}: "
+                          f"{reason}")
 
     def _run(self) -> None:
         try:

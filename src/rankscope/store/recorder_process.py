@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from rankscope.errors import StoreError
+from rankscope.store.db import shown_url
 
 if TYPE_CHECKING:
     from rankscope.search.types import SearchResponse
@@ -197,7 +198,7 @@ class ProcessRecorder:
         self._stderr.seek(0)
         said = self._stderr.read()
         last = said.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
-        return StoreError(f"the process recording into the store {self.target} ended "
+        return StoreError(f"the process recording into the store {shown_url(self.target)} ended "
                           f"(exit code {code}: {last[0]}) before the snapshot was finished")
 
     # what the snapshot calls --------------------------------------------------------------
@@ -230,13 +231,14 @@ class ProcessRecorder:
             try:
                 message = self._replies.get(timeout=_CLOSE_TIMEOUT)
             except queue.Empty:
-                self._error = StoreError(f"the process recording into the store {self.target} "
-                                         f"did not answer in {_CLOSE_TIMEOUT:g} s")
+                self._error = StoreError(f"the process recording into the store "
+                                         f"{shown_url(self.target)} did not answer in "
+                                         f"{_CLOSE_TIMEOUT:g} s")
                 self._child.kill()
                 raise self._error from None
             if message is None or message[0] == "error":
                 raise self._error or StoreError(f"the process recording into the store "
-                                                f"{self.target} ended")
+                                                f"{shown_url(self.target)} ended")
             if message[0] == kind:
                 return message
 

@@ -29,7 +29,7 @@ from sqlalchemy import case, func, select
 
 from rankscope.errors import StoreError
 from rankscope.search.types import Hit, SearchResponse
-from rankscope.store.db import Store
+from rankscope.store.db import Store, shown_url
 from rankscope.store.models import (
     Endpoint,
     Project,
@@ -253,8 +253,8 @@ def find_snapshot(store: Store, ref: str, *, project: str = DEFAULT_PROJECT) -> 
         if row is None:
             names = session.scalars(select(Snapshot.name).distinct().limit(20)).all()
             known = ", ".join(sorted(names)) or "none yet"
-            raise StoreError(f"no snapshot {ref!r} in {store.url} (by id or name; names: "
-                             f"{known})")
+            raise StoreError(f"no snapshot {ref!r} in {shown_url(store.url)} (by id or name; "
+                             f"names: {known})")
         return _info(*row)
 
 
