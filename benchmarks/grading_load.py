@@ -435,7 +435,8 @@ def _ms(values: list[float], q: float) -> float:
 def _without(values: list[float], some: list[float]) -> list[float]:
     left = list(values)
     for v in some:
-        left.remove(v)
+        if v in left:  # (the idle phase's first one is popped as the cold round)
+            left.remove(v)
     return left
 
 
