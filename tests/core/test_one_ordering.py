@@ -18,6 +18,8 @@ import rankscope
 from rankscope.cli.main import main
 from rankscope.cli.parsing import TIE_CHOICES
 from rankscope.compare.rank_similarity import pair_rankings
+from rankscope.data import ranking_order
+from rankscope.data.id_codes import byte_order_codes
 from rankscope.data.ranking_order import TIE_RULES, ranked
 from rankscope.data.tables import Run
 from rankscope.data.trec_writer import format_trec_run
@@ -97,29 +99,82 @@ def test_the_one_ordering_is_the_definition(ties: str, seed: int) -> None:
     assert top.height == sum(min(3, n) for n in seen.values())
 
 
-@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
-@pytest.mark.parametrize("shape", ["short runs", "one long run", "a repeated id"])
-def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape: str) -> None:
-    # Runs of tied rows are put in id order by comparing every pair of a run when the
-    # pairs are few, by a sort otherwise (a run of 300 ties: 89,700 pairs), and by the
-    # sort again when one run holds an id twice; each way must give the definition's order.
-    rng = random.Random(len(shape) + len(ties))
-    rows: list[tuple[str, str, float]] = []
-    if shape == "short runs":
+TIED_SHAPES = {
+    # ids ordered by their integer codes (byte_order_codes: at most 8 varying bytes)
+    "short runs": True, "one long run": True, "a repeated id": True,
+    "prefixes of each other": True, "long ids, one long run": True,
+    # ids compared as strings (no code: too many varying bytes, a NUL byte)
+    "long ids": False, "ids differing in many places": False, "a NUL in an id": False,
+    "misaligned long ids, one long run": False,
+}
+
+
+def _tied_rows(shape: str, rng: random.Random) -> list[tuple[str, str, float]]:
+    """A run of many tied rows whose ids have the shape named (see TIED_SHAPES)."""
+    if shape in ("short runs", "long ids", "ids differing in many places", "a NUL in an id"):
+        pool = {"short runs": [f"d{n}" for n in range(500)] + ["é", "Z", "z10", "z9"],
+                "long ids": [f"https://www.example.org/wiki/section-{n % 17}/page-{n:08d}.html"
+                             for n in range(500)] + ["https://www.example.org/wiki/é"],
+                "ids differing in many places": [
+                    "".join(rng.choice("abcXYZ019é") for _ in range(rng.randint(9, 16)))
+                    for _ in range(500)],
+                "a NUL in an id": [f"d{n}" for n in range(500)] + ["d1\x00", "d1\x00\x00", "d"],
+                }[shape]
+        rows = []
         for q in ("q1", "q2", "q3"):
-            ids = rng.sample([f"d{n}" for n in range(500)] + ["é", "Z", "z10", "z9"], 60)
+            ids = rng.sample(sorted(set(pool)), 57) + pool[-3:]  # the odd ids in every query
+            rng.shuffle(ids)
             for i, d in enumerate(ids):
                 rows.append((q, d, float(60 - i // rng.randint(2, 6))))
-    elif shape == "one long run":
-        rows = [("q", f"doc{n}", 1.0) for n in rng.sample(range(10_000), 300)]
-    else:
-        rows = [("q", d, 1.0) for d in ["b", "a", "c", "a", "d"]] + [("q", "e", 0.5)]
+        return rows
+    if shape == "one long run":
+        return [("q", f"doc{n}", 1.0) for n in rng.sample(range(10_000), 300)]
+    if shape == "long ids, one long run":  # 9 to 14 varying bytes: the codes' second form
+        return [("q", f"clueweb09-en{n % 97:04d}-{n % 13:02d}-{n:05d}", 1.0)
+                for n in rng.sample(range(100_000), 300)]
+    if shape == "misaligned long ids, one long run":
+        return [("q", f"https://example.org/{n % 97}/{n}/index-{n}.html", 1.0)
+                for n in rng.sample(range(100_000), 300)]
+    if shape == "prefixes of each other":  # a prefix goes first; "" and one-byte ids
+        ids = ["", "a", "ab", "abc", "a\x01", "b", "\x01", "ab\x7f", "abé", "\x7f"]
+        return [("q", d, 1.0) for d in ids] + [("q2", d, 2.0) for d in reversed(ids)]
+    return [("q", d, 1.0) for d in ["b", "a", "c", "a", "d"]] + [("q", "e", 0.5)]
+
+
+@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
+@pytest.mark.parametrize("shape", list(TIED_SHAPES))
+def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape: str) -> None:
+    # Runs of tied rows are put in id order by integer codes of the ids when they fit in
+    # 64 bits, otherwise by comparing every pair of a run when the pairs are few, by a
+    # sort when they are many (a run of 300 ties: 89,700 pairs), and by the sort again
+    # when one run holds an id twice; each way must give the definition's order.
+    rng = random.Random(len(shape) + len(ties))
+    rows = _tied_rows(shape, rng)
     rng.shuffle(rows)
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
                                        "score": pl.Float64}, orient="row")
     want = [rows[i][:2] for i in _reference(rows, ties)]
     got = ranked(frame, ties)  # type: ignore[arg-type]
     assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == want
+
+
+@pytest.mark.parametrize("shape", list(TIED_SHAPES))
+def test_each_tied_shape_takes_the_path_it_names(shape: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # the test above covers both ways of ordering only if each shape takes the way named
+    coded: list[bool] = []
+
+    def spy(ids: pl.Series) -> object:
+        found = byte_order_codes(ids)
+        coded.append(found is not None)
+        return found
+
+    monkeypatch.setattr(ranking_order, "byte_order_codes", spy)
+    rows = _tied_rows(shape, random.Random(len(shape) + len("trec")))
+    frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
+                                       "score": pl.Float64}, orient="row")
+    ranked(frame, "trec")
+    assert coded == [TIED_SHAPES[shape]]
 
 
 def test_a_tie_rule_is_checked_in_one_place() -> None:

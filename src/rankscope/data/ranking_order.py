@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.id_codes import CODED_UP_TO, byte_order_codes
 from rankscope.data.rankings import Blocks, Ranking
 from rankscope.data.run_queries import run_queries
 from rankscope.errors import OptionError
@@ -222,8 +223,15 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     where = np.repeat(run_start - (ends - size), size) + np.arange(total)
     ident = where if order is None else order[where]
     names = gather_many(docs, ident)
-    left, right = names.slice(0, total - 1), names.slice(1)
-    wrong = ((left <= right) if descending else (left >= right)).to_numpy()
+    # few ids: integer codes in their byte order (None when they do not fit 64 bits),
+    # compared and sorted in place of the strings; the rule's order is the codes' rising
+    codes = byte_order_codes(names) if total <= CODED_UP_TO else None
+    if codes is not None:
+        key = ~codes if descending else codes
+        wrong = key[:-1] >= key[1:]
+    else:
+        left, right = names.slice(0, total - 1), names.slice(1)
+        wrong = ((left <= right) if descending else (left >= right)).to_numpy()
     inside = np.ones(total - 1, dtype=bool)  # neighbours within one run: the pairs, in order
     inside[ends[:-1] - 1] = False
     bad = wrong[inside]
@@ -237,12 +245,35 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     if longer.any():
         member = np.repeat(longer, size)
         positions.append(where[member])
-        rows.append(_runs_sorted(names, member, size[longer], ident[member], descending))
+        if codes is not None:
+            rows.append(_runs_sorted_by_code(key[member], size[longer], ident[member]))
+        else:
+            rows.append(_runs_sorted(names, member, size[longer], ident[member], descending))
     pos = np.concatenate(positions).astype(np.int64, copy=False)
     src = np.concatenate(rows).astype(np.int64, copy=False)
     if order is not None:
         src[: 2 * swap.size] = order[src[: 2 * swap.size]]  # pairs name positions
     return pos, src
+
+
+def _runs_sorted_by_code(key: npt.NDArray[np.uint64], lengths: IntArray,
+                         rows: IntArray) -> IntArray:
+    """``rows`` (the rows of some runs, run after run, ``lengths`` each) in the rising
+    order of their ``key`` within each run (:func:`byte_order_codes`, the rule applied).
+
+    One sort of the codes, then a stable sort of the run numbers (16-bit: numpy's
+    radix sort); a run holding an id twice takes stable sorts, so its equal ids
+    keep their order.
+    """
+    run = np.repeat(np.arange(lengths.size, dtype=np.uint16 if lengths.size <= 1 << 16
+                              else np.int64), lengths)
+    order = np.argsort(key)
+    order = order[np.argsort(run[order], kind="stable")]
+    ranked, runs = key[order], run[order]
+    if np.any((ranked[1:] == ranked[:-1]) & (runs[1:] == runs[:-1])):
+        order = np.argsort(key, kind="stable")
+        order = order[np.argsort(run[order], kind="stable")]
+    return rows[order]
 
 
 def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntArray,
