@@ -181,12 +181,9 @@ def test_blocks_find_the_file_rows_of_any_positions(seed: int) -> None:
     assert blocks.at(positions.astype(np.int64)).tolist() == [listed[p] for p in positions]
 
 
-@pytest.mark.parametrize("here_below", [0, 1 << 16])  # hashed by polars' threads, or not
 @pytest.mark.parametrize("rows", [1, 5, 33])
 def test_keys_hashed_block_by_block_are_the_whole_columns_keys(
-        rows: int, here_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # a small call's run hashes its documents on the calling thread, the judgments it is
-    # matched with may have been hashed on polars' threads: the keys must be the same
+        rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from rankscope.engine import ranking_match
 
     docs = pl.Series([f"d{i % 7}" for i in range(70)])
@@ -196,7 +193,6 @@ def test_keys_hashed_block_by_block_are_the_whole_columns_keys(
     with np.errstate(over="ignore"):
         expected = hashed ^ (qidx.astype(np.uint64) * np.uint64(ranking_match.MIX))
     monkeypatch.setattr(ranking_match, "_KEYED_BLOCK", rows)
-    monkeypatch.setattr(ranking_match, "_HASHED_HERE_BELOW", here_below)
     np.testing.assert_array_equal(ranking_match.doc_keys(qidx, docs), expected)
 
 

@@ -52,13 +52,9 @@ def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> U
     with np.errstate(over="ignore"):
         for lo in range(0, qidx.size, step):
             hi = min(lo + step, qidx.size)
-            block = docs.slice(lo, hi - lo)
-            # the same hashes either way: a column's hash runs on the calling thread; a
-            # frame's row hash hands the rows to polars' threads, which pays at 10^6 rows
-            # and, for a few thousand, costs a wait for a thread (on a busy machine longer
-            # than the hashing)
-            hashed = (block.hash(seed=_SEED) if hi - lo < _HASHED_HERE_BELOW else
-                      block.to_frame().hash_rows(seed=_SEED)).to_numpy()
+            # a frame's row hash is a direct call; a column's hash plans a query (and hands
+            # it to polars' threads: on a busy machine the wait outlasts the hashing)
+            hashed = docs.slice(lo, hi - lo).to_frame().hash_rows(seed=0x5EED).to_numpy()
             mixed = qidx[lo:hi].astype(np.uint64)
             np.multiply(mixed, _MIX, out=mixed)
             np.bitwise_xor(hashed, mixed, out=out[lo:hi])
@@ -67,9 +63,6 @@ def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> U
 
 _KEYED_BLOCK = 1 << 20
 """Rows hashed at a time by :func:`doc_keys` (8 MB of temporary hashes)."""
-_HASHED_HERE_BELOW = 1 << 16
-"""Rows up to which :func:`doc_keys` hashes a block on the calling thread."""
-_SEED = 0x5EED
 
 
 def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,
