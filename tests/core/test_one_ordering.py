@@ -100,54 +100,54 @@ def test_the_one_ordering_is_the_definition(ties: str, seed: int) -> None:
 
 
 TIED_SHAPES = {
-    # ids ordered by their integer codes (byte_order_codes: at most 8 varying bytes)
-    "short runs": True, "one long run": True, "a repeated id": True,
-    "prefixes of each other": True, "ids of 9 to 16 bytes, one long run": True,
-    # ids compared as strings (no code: longer than 16 bytes, too many varying bytes, a
-    # NUL byte)
-    "long ids": False, "ids differing in many places": False, "a NUL in an id": False,
-    "long ids, one long run": False,
+    # few pairs of tied rows: ordered by counting (every pair compared once)
+    "short runs": "counted", "prefixes of each other": "counted",
+    # many pairs: sorted, as integer codes of the ids (byte_order_codes) when they fit
+    "one long run": "coded", "a repeated id": "coded",
+    "prefixes of each other, one long run": "coded", "ids of 9 to 16 bytes": "coded",
+    # or as strings: longer than 16 bytes, more than 14 varying bytes, a NUL byte
+    "long ids": "strings", "ids differing in many places": "strings",
+    "a NUL in an id": "strings",
 }
+PREFIXES = ["", "a", "ab", "abc", "a\x01", "b", "\x01", "ab\x7f", "abé", "\x7f"]
 
 
 def _tied_rows(shape: str, rng: random.Random) -> list[tuple[str, str, float]]:
-    """A run of many tied rows whose ids have the shape named (see TIED_SHAPES)."""
-    if shape in ("short runs", "long ids", "ids differing in many places", "a NUL in an id"):
-        pool = {"short runs": [f"d{n}" for n in range(500)] + ["é", "Z", "z10", "z9"],
-                "long ids": [f"https://www.example.org/wiki/section-{n % 17}/page-{n:08d}.html"
-                             for n in range(500)] + ["https://www.example.org/wiki/é"],
-                "ids differing in many places": [
-                    "".join(rng.choice("abcXYZ019é") for _ in range(rng.randint(9, 16)))
-                    for _ in range(500)],
-                "a NUL in an id": [f"d{n}" for n in range(500)] + ["d1\x00", "d1\x00\x00", "d"],
-                }[shape]
+    """A run of tied rows whose ids have the shape named (see TIED_SHAPES)."""
+    if shape == "short runs":
         rows = []
         for q in ("q1", "q2", "q3"):
-            ids = rng.sample(sorted(set(pool)), 57) + pool[-3:]  # the odd ids in every query
-            rng.shuffle(ids)
+            ids = rng.sample([f"d{n}" for n in range(500)] + ["é", "Z", "z10", "z9"], 60)
             for i, d in enumerate(ids):
                 rows.append((q, d, float(60 - i // rng.randint(2, 6))))
         return rows
-    if shape == "one long run":
-        return [("q", f"doc{n}", 1.0) for n in rng.sample(range(10_000), 300)]
-    if shape == "ids of 9 to 16 bytes, one long run":  # 10 varying bytes: the second form
-        return [("q", f"en{n % 97:02d}-{n:08d}", 1.0) for n in rng.sample(range(10 ** 8), 300)]
-    if shape == "long ids, one long run":
-        return [("q", f"clueweb09-en{n % 97:04d}-{n % 13:02d}-{n:05d}", 1.0)
-                for n in rng.sample(range(100_000), 300)]
     if shape == "prefixes of each other":  # a prefix goes first; "" and one-byte ids
-        ids = ["", "a", "ab", "abc", "a\x01", "b", "\x01", "ab\x7f", "abé", "\x7f"]
-        return [("q", d, 1.0) for d in ids] + [("q2", d, 2.0) for d in reversed(ids)]
-    return [("q", d, 1.0) for d in ["b", "a", "c", "a", "d"]] + [("q", "e", 0.5)]
+        return [("q", d, 1.0) for d in PREFIXES] + [("q2", d, 2.0) for d in reversed(PREFIXES)]
+    if shape == "a repeated id":
+        return [("q", d, 1.0) for d in ["b", "a", "c", "a", "d"]] + [("q", "e", 0.5)]
+    # one run of 300 tied rows (89,700 pairs), then an untied row
+    pool = {
+        "one long run": lambda n: f"doc{n}",
+        "prefixes of each other, one long run": lambda n: f"ab{n}",
+        "ids of 9 to 16 bytes": lambda n: f"en{n % 97:02d}-{n * 997:08d}",  # 10 varying
+        "long ids": lambda n: f"https://www.example.org/wiki/section-{n % 17}/page-{n:08d}.html",
+        "ids differing in many places": lambda n: "".join(
+            rng.choice("abcXYZ019é") for _ in range(rng.randint(9, 16))),
+        "a NUL in an id": lambda n: f"d{n}" + "\x00" * (n % 3),
+    }[shape]
+    ids = [pool(n) for n in rng.sample(range(100_000), 300)]
+    if shape == "prefixes of each other, one long run":
+        ids += PREFIXES
+    return [("q", d, 1.0) for d in ids] + [("q", "last", 0.5)]
 
 
 @pytest.mark.parametrize("ties", ["trec", "docid_asc"])
 @pytest.mark.parametrize("shape", list(TIED_SHAPES))
 def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape: str) -> None:
-    # Runs of tied rows are put in id order by integer codes of the ids when they fit in
-    # 64 bits, otherwise by comparing every pair of a run when the pairs are few, by a
-    # sort when they are many (a run of 300 ties: 89,700 pairs), and by the sort again
-    # when one run holds an id twice; each way must give the definition's order.
+    # Runs of tied rows are put in id order by comparing every pair of a run when the
+    # pairs are few; by a sort when they are many (a run of 300 ties: 89,700 pairs) or
+    # when one run holds an id twice, of integer codes of the ids when they fit in 64
+    # bits, else of the strings; each way must give the definition's order.
     rng = random.Random(len(shape) + len(ties))
     rows = _tied_rows(shape, rng)
     rng.shuffle(rows)
@@ -161,7 +161,7 @@ def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape:
 @pytest.mark.parametrize("shape", list(TIED_SHAPES))
 def test_each_tied_shape_takes_the_path_it_names(shape: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    # the test above covers both ways of ordering only if each shape takes the way named
+    # the test above covers every way of ordering only if each shape takes the way named
     coded: list[bool] = []
 
     def spy(ids: pl.Series) -> object:
@@ -174,7 +174,7 @@ def test_each_tied_shape_takes_the_path_it_names(shape: str,
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
                                        "score": pl.Float64}, orient="row")
     ranked(frame, "trec")
-    assert coded == [TIED_SHAPES[shape]]
+    assert coded == {"counted": [], "coded": [True], "strings": [False]}[TIED_SHAPES[shape]]
 
 
 def test_a_tie_rule_is_checked_in_one_place() -> None:
