@@ -223,8 +223,16 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     where = np.repeat(run_start - (ends - size), size) + np.arange(total)
     ident = where if order is None else order[where]
     names = gather_many(docs, ident)
-    left, right = names.slice(0, total - 1), names.slice(1)
-    wrong = ((left <= right) if descending else (left >= right)).to_numpy()
+    # runs too long to order by counting are sorted: then integer codes of the ids (when
+    # they fit 64 bits) serve both the comparison of neighbours and the sort
+    tried = total <= CODED_UP_TO and int((size * run_pairs).sum()) > _COUNTED_UP_TO
+    codes = byte_order_codes(names) if tried else None
+    if codes is not None:
+        key = ~codes if descending else codes  # the rule's order: the keys' rising order
+        wrong = key[:-1] >= key[1:]
+    else:
+        left, right = names.slice(0, total - 1), names.slice(1)
+        wrong = ((left <= right) if descending else (left >= right)).to_numpy()
     inside = np.ones(total - 1, dtype=bool)  # neighbours within one run: the pairs, in order
     inside[ends[:-1] - 1] = False
     bad = wrong[inside]
@@ -238,7 +246,10 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     if longer.any():
         member = np.repeat(longer, size)
         positions.append(where[member])
-        rows.append(_runs_sorted(names, member, size[longer], ident[member], descending))
+        rows.append(
+            _runs_sorted_by_code(key[member], size[longer], ident[member]) if codes is not None
+            else _runs_sorted(names, member, size[longer], ident[member], descending,
+                              coded=not tried))
     pos = np.concatenate(positions).astype(np.int64, copy=False)
     src = np.concatenate(rows).astype(np.int64, copy=False)
     if order is not None:
@@ -267,9 +278,10 @@ def _runs_sorted_by_code(key: npt.NDArray[np.uint64], lengths: IntArray,
 
 
 def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntArray,
-                 rows: IntArray, descending: bool) -> IntArray:
+                 rows: IntArray, descending: bool, *, coded: bool = True) -> IntArray:
     """``rows`` (the rows of some runs, run after run, ``lengths`` each) sorted by
-    document id within each run; ``names[member]`` are their ids.
+    document id within each run; ``names[member]`` are their ids (``coded``: try
+    their integer codes before sorting strings; False when they are known not to fit).
 
     Short runs (few pairs in all) are ordered by counting, for each row, the
     rows of its run whose id goes before it: one comparison of every pair
@@ -299,7 +311,7 @@ def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntAr
             out[run_first + np.bincount(a[ahead], minlength=rows.size)] = rows
             return out
     ids = names.filter(pl.Series(member))
-    codes = byte_order_codes(ids) if rows.size <= CODED_UP_TO else None
+    codes = byte_order_codes(ids) if coded and rows.size <= CODED_UP_TO else None
     if codes is not None:
         return _runs_sorted_by_code(~codes if descending else codes, lengths, rows)
     sub = pl.DataFrame({"g": np.repeat(np.arange(lengths.size), lengths), "d": ids, "i": rows},
