@@ -299,3 +299,33 @@ def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again
             rows = np.vstack([paired, paired[1] - paired[0], paired[2] - paired[0]])
             alone = bootstrap_intervals(rows, confidence=0.9, n_resamples=500, seed=4)
             assert np.array_equal(low, alone[0]) and np.array_equal(high, alone[1])
+
+
+def test_also_metrics_are_measured_in_the_pass_and_not_compared() -> None:
+    """``also``: each run's mean of further metrics, measured beside the comparison, equal to
+    evaluating the run with those metrics alone; the comparison itself is unchanged (nDCG@10
+    is both compared and asked again: one column serves)."""
+    from rankscope.metrics.base import make_metric
+
+    also = [make_metric("nDCG", k=10), make_metric("P", k=3),
+            make_metric("iprec_at_recall", p=0.3, rel=1)]
+    plain = compare(QRELS, RUNS, ["nDCG@10", "AP"], test="t")
+    got = compare(QRELS, RUNS, ["nDCG@10", "AP"], test="t", also=also)
+    assert got.labels == plain.labels == ["nDCG@10", "AP"]
+    assert np.array_equal(got.values, plain.values, equal_nan=True)
+    assert got.comparisons == plain.comparisons and plain.also_means == {}
+    for name, run in RUNS.items():
+        alone = evaluate(QRELS, run, also)
+        assert got.also_means[name] == {m.name: alone.means[m.name] for m in also}
+    with pytest.raises(OptionError, match="also takes Metric objects"):
+        compare(QRELS, RUNS, ["AP"], also=["P@3"])  # type: ignore[list-item]
+
+
+def test_also_is_refused_over_raters_judgments() -> None:
+    from rankscope.metrics.base import make_metric
+
+    raters = pl.DataFrame({"query_id": ["q00", "q00"], "doc_id": ["d0", "d1"],
+                           "rater": ["a", "b"], "grade": [1, 0]})
+    with pytest.raises(OptionError, match="plain qrels"):
+        compare(raters, RUNS, ["P@1"], strategy="mean",
+                also=[make_metric("P", k=1)])

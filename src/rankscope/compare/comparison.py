@@ -72,6 +72,7 @@ def compare(
     transforms: Mapping[Any, Any] | None = None,
     allow_no_overlap: bool = False,
     conventions: str | None = None,
+    also: Sequence[Metric] = (),
 ) -> CompareResult:
     """Compare runs on several metrics with paired significance tests.
 
@@ -145,6 +146,11 @@ def compare(
         A tool's conventions profile, as in :func:`rankscope.evaluate`
         (``"ir_measures"``, ``"ranx"``...): names, tie rules and query policy
         as that tool has them.
+    also : sequence of Metric, optional
+        Further metrics measured in the same pass over each run (with the
+        comparison's options, plain qrels only) and not compared: only each
+        run's mean of each is kept (``CompareResult.also_means``), so a
+        caller drawing curves beside the comparison reads no run twice.
 
     Returns
     -------
@@ -191,9 +197,14 @@ def compare(
         plan = asked.for_qrels(opts) if isinstance(asked, SeedPlan) else plan_metrics(asked, opts)
         pairs = list(zip(plan.labels, plan.metrics, strict=True))
         qrels_t = as_qrels(qrels)
+        plan, also_columns = _with_also(plan, also)
     else:
+        if also:
+            raise OptionError("also takes plain qrels, not raters' judgments")
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
+        also_columns = []
     labels = [label for label, _ in pairs]
+    also_means: list[list[float | None]] = []
     if isinstance(runs, RunInputs):  # made (and maybe started) by the caller
         if names is not None or on_duplicate != "error" or run_format is not None:
             raise OptionError("names, on_duplicate and run_format belong to the RunInputs "
@@ -225,8 +236,12 @@ def compare(
                 # a name known beforehand names the run in messages; else the run's own
                 name = None if known is None else known[i]
                 if judged is None:
-                    results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
-                                            allow_no_overlap=allow_no_overlap))
+                    measured = evaluate(qrels_t, table, plan, options=opts, run_name=name,
+                                        allow_no_overlap=allow_no_overlap)
+                    if also_columns:  # kept apart: the comparison sees its own metrics only
+                        measured, kept = _split_also(measured, len(labels), also_columns)
+                        also_means.append(kept)
+                    results.append(measured)
                 else:
                     results.append(judged.evaluate(table, options=opts, run_name=name,
                                                    allow_no_overlap=allow_no_overlap))
@@ -236,6 +251,8 @@ def compare(
                     intervals_of.predraw(results[0])
                 advance(1)
         run_names = inputs.names(candidates)
+        also_of = {name: dict(zip([m.name for m in also], row, strict=True))
+                   for name, row in zip(run_names, also_means, strict=False)}
         if baseline is not None and baseline not in run_names:
             raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
         base = None if all_pairs else (baseline or run_names[0])
@@ -292,7 +309,50 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         infos=[r.info for r in results],
+        also_means=also_of,
     )
+
+
+def _with_also(plan: MetricPlan, also: Sequence[Metric]) -> tuple[MetricPlan, list[int]]:
+    """The plan with the ``also`` metrics it lacks appended; each one's column in it."""
+    if not also:
+        return plan, []
+    from dataclasses import replace
+
+    from rankscope.metrics.conventions import Resolved
+
+    resolved = list(plan.resolved)
+    columns = []
+    for metric in also:
+        if not isinstance(metric, Metric):
+            raise OptionError(f"also takes Metric objects, not {type(metric).__name__}")
+        mine = Resolved(metric.name, metric)
+        same = [j for j, found in enumerate(resolved)
+                if found.metric == metric and found.reading == mine.reading]
+        if same:  # asked for already: its column serves
+            columns.append(same[0])
+            continue
+        taken = {found.label for found in resolved}
+        while mine.label in taken:  # a label of the comparison's spelt alike: kept apart
+            mine = replace(mine, label=mine.label + "'")
+        columns.append(len(resolved))
+        resolved.append(mine)
+    return replace(plan, resolved=tuple(resolved)), columns
+
+
+def _split_also(result: EvaluationResult, n: int, columns: list[int],
+                ) -> tuple[EvaluationResult, list[float | None]]:
+    """The result of the comparison's ``n`` metrics, and the means of the ``also`` columns
+    (aggregated as the engine aggregates every mean)."""
+    from dataclasses import replace
+
+    from rankscope.engine.assemble import aggregate
+
+    means = [aggregate(result.values[:, j], result.metrics[j].spec.aggregate) for j in columns]
+    own = replace(result, labels=result.labels[:n], metrics=result.metrics[:n],
+                  values=result.values[:, :n],
+                  means={label: result.means[label] for label in result.labels[:n]})
+    return own, means
 
 
 _TWO_AT_ONCE_BYTES = 64 << 20

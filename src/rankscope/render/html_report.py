@@ -8,9 +8,13 @@ mailed or archived alone. The page names the queries each run got worse on;
 the plots can also be written as PDF, SVG or PNG files for papers
 (``figures_dir``, matplotlib's figures: the ``plot`` extra).
 
-The curves need the runs again after the comparison: files are read a
-second time one ahead (two runs in memory), each run's points computed as
-it is read, so memory grows with the largest run, not with their sum.
+The curves' numbers are measured in the comparison's own pass over the runs
+(their metrics added to the comparison's, not shown as compared metrics), so
+each run is read once, one ahead: memory grows with the largest run, not with
+their sum. Where the curves are measured otherwise than the comparison
+(raters' grades aggregated per scale, a conventions profile, unjudged
+documents null, ``queries="zero"``, a relevance threshold), the files are
+read a second time for them, one ahead too.
 """
 
 from __future__ import annotations
@@ -25,11 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from rankscope._version import __version__
 from rankscope.compare.comparison import compare
-from rankscope.compare.curves import RECALL_LEVELS, interpolated_precision, metric_at_k
+from rankscope.compare.curves import (
+    RECALL_LEVELS,
+    at_k_metrics,
+    curve_points,
+    interpolated_precision,
+    metric_at_k,
+    precision_recall_metrics,
+)
 from rankscope.compare.result import CompareResult
 from rankscope.data.runs import RunInputs
 from rankscope.data.tables import Run, as_qrels
-from rankscope.engine.evaluate import MetricsArg
+from rankscope.engine.evaluate import MetricPlan, MetricsArg, plan_metrics
 from rankscope.engine.options import EvalOptions
 from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
@@ -100,9 +111,9 @@ def _svg(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>"
 
 
-def _curve_family(result: CompareResult) -> str | None:
+def _curve_family(metrics: Sequence[Metric]) -> str | None:
     """The first metric that takes a cut-off, as a name without it (for the @k curve)."""
-    for metric in result.metrics:
+    for metric in metrics:
         if metric.spec.cutoff != "none" and metric.spec.group in ("binary", "graded"):
             return Metric(metric.family, metric.params, None).name
     return None
@@ -135,7 +146,7 @@ def _curves(result: CompareResult, qrels: Any, inputs: RunInputs, ks: list[int],
     """
     import polars as pl
 
-    family = _curve_family(result)
+    family = _curve_family(result.metrics)
     at_k_qrels = None if family is None else _curve_qrels(qrels, f"{family}@1", judged)
     pr_qrels = _curve_qrels(qrels, "P@1", judged)
     at_k: list[pl.DataFrame] = []
@@ -149,6 +160,29 @@ def _curves(result: CompareResult, qrels: Any, inputs: RunInputs, ks: list[int],
                                     "precision": curve}))
             del table
     return family, pl.concat(at_k) if at_k else None, pl.concat(pr)
+
+
+def _measured_curves(result: CompareResult, family: str | None, ks: list[int],
+                     ) -> tuple[pl.DataFrame | None, pl.DataFrame]:
+    """The curves' numbers from the means measured in the comparison's pass (``also``),
+    as :func:`_curves` gives them."""
+    import polars as pl
+
+    at_k_names = [] if family is None else [m.name for m in at_k_metrics(family, ks)]
+    ks = ks if family is not None else []
+    pr_names = [m.name for m in precision_recall_metrics()]
+    at_k: list[dict[str, Any]] = []
+    pr: list[pl.DataFrame] = []
+    for name, info in zip(result.run_names, result.infos, strict=True):
+        means = result.also_means[name]
+        at_k += [{"run": name, "k": k, "value": means[m]}
+                 for k, m in zip(ks, at_k_names, strict=True)]
+        curve = curve_points([means[m] for m in pr_names], info.n_evaluated)
+        pr.append(pl.DataFrame({"run": [name] * curve.size, "recall": RECALL_LEVELS,
+                                "precision": curve}))
+    frame = None if family is None else pl.DataFrame(
+        at_k, schema={"run": pl.String, "k": pl.Int64, "value": pl.Float64})
+    return frame, pl.concat(pr)
 
 
 @contextmanager
@@ -406,23 +440,51 @@ def report(
                                       ("queries", queries), ("conventions", conventions))
         if value is not None}
     opts = EvalOptions.merged(None, given)  # type: ignore[arg-type]
-    if include:  # read twice: by the comparison, then for the curves
+    curve_options = {"ties": opts.ties, "unjudged": opts.unjudged,
+                     "queries": opts.ranked_queries}
+    # the curves measured in the comparison's pass when they are measured as it measures
+    one_pass = include and judged is None and all(
+        EvalOptions.merged(None, o) == opts  # type: ignore[arg-type]
+        for o in (curve_options, _pr_options(curve_options)))
+    also: list[Metric] = []
+    family = None
+    if one_pass:
+        from rankscope.judgments.evaluation import SeedPlan
+
+        plan: MetricPlan = (metrics.for_qrels(opts) if isinstance(metrics, SeedPlan)
+                            else plan_metrics(metrics, opts))  # read once, here
+        metrics = plan
+        family = _curve_family(plan.metrics)
+        also = [*([] if family is None else at_k_metrics(family, k_list)),
+                *precision_recall_metrics()]
+    elif include:  # read twice: by the comparison, then for the curves
         runs = _twice_readable(runs, on_duplicate=on_duplicate, run_format=run_format)
+    if isinstance(runs, RunInputs):  # made (and maybe started) by the caller
+        if names is not None or on_duplicate != "error" or run_format is not None:
+            raise OptionError("names, on_duplicate and run_format belong to the RunInputs "
+                              "given as runs")
+        given_inputs: RunInputs | None = runs
+    else:
+        given_inputs = None
+        compare_options.update(names=names, on_duplicate=on_duplicate, run_format=run_format)
     said: set[tuple[type[Warning], str]] = set()
     with _each_warning_once(said):  # compare reads run files one at a time (two in memory)
-        result = compare(qrels_t, runs, metrics, names=names, on_duplicate=on_duplicate,
-                         run_format=run_format, **given, **compare_options)
+        result = compare(qrels_t, runs, metrics, **given, **compare_options, also=also)
     figures: list[tuple[str, list[str]]] = []
-    if include:
+    if one_pass:
+        at_k, pr = _measured_curves(result, family, k_list)
+    elif include:
         # the same runs under the comparison's names, read again one ahead for the curves;
         # the comparison has checked them (a document ranked twice is left to the ranking)
-        inputs = RunInputs(runs, names=result.run_names, on_duplicate=on_duplicate,
-                           run_format=run_format, defer_duplicates=True)
+        inputs = given_inputs if given_inputs is not None else RunInputs(
+            runs, names=result.run_names, on_duplicate=on_duplicate, run_format=run_format,
+            defer_duplicates=True)
         with _each_warning_once(said):  # the comparison has said what these runs lack
             family, at_k, pr = _curves(
                 result, qrels_t, inputs, k_list,
-                {"ties": opts.ties, "unjudged": opts.unjudged, "queries": opts.ranked_queries,
+                {**curve_options,
                  "allow_no_overlap": compare_options.get("allow_no_overlap", False)}, judged)
+    if include:
         if figures_dir is not None:
             save_figures(_figure_files(result, family, at_k, pr, k_list,
                                        _pr_caption(opts.unjudged)), figures_dir,
