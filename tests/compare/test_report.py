@@ -91,17 +91,17 @@ def test_report_curves_are_each_runs_own_evaluation(
     """Measured in the comparison's pass or not, the curves' points are exactly those of
     metric_at_k and precision_recall, which evaluate each run alone with the curves'
     metrics only (issue 30 section 3: the report reads each run once)."""
-    import rankscope.render.html_report as html_report
+    import rankscope.render.report_curves as report_curves
     from rankscope.compare.curves import metric_at_k, precision_recall
 
     drawn: dict[str, list[Any]] = {}
-    original = html_report.lines_svg
+    original = report_curves.lines_svg
 
     def capture(series: Any, **kwargs: Any) -> str:
         drawn[kwargs["x_label"]] = list(series)
         return original(series, **kwargs)
 
-    monkeypatch.setattr(html_report, "lines_svg", capture)
+    monkeypatch.setattr(report_curves, "lines_svg", capture)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report(QRELS, CURVE_RUNS, metrics, ks=range(1, 13), **options)  # type: ignore[arg-type]
@@ -122,3 +122,29 @@ def test_report_curves_are_each_runs_own_evaluation(
     assert set(got) == set(CURVE_RUNS)
     for (name,), part in at_k.group_by("run", maintain_order=True):
         assert got[str(name)] == (tuple(part["k"]), tuple(part["value"])), name
+
+
+def test_report_draws_the_per_query_figures_and_tables_before_the_tests(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures and tables of the per-query values are written while the comparison
+    works out its intervals (before its tests), and the page is the one written after."""
+    import rankscope.compare.comparison as comparison
+    import rankscope.render.html_report as html_report
+
+    events: list[str] = []
+
+    def recorded(name: str, original: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            events.append(name)
+            return original(*args, **kwargs)
+        return wrapped
+
+    for module, name in ((comparison, "paired_test"), (html_report, "_metric_figures"),
+                         (html_report, "per_query_table_html")):
+        monkeypatch.setattr(module, name, recorded(name, getattr(module, name)))
+    page = report(QRELS, RUNS, ["nDCG@10", "AP"])
+    first_test = events.index("paired_test")
+    assert events.index("_metric_figures") < first_test
+    assert events.index("per_query_table_html") < first_test
+    assert events.count("_metric_figures") == events.count("per_query_table_html") == 1
+    assert page.count("<table class='sortable rankscope-per-query'>") == 1
