@@ -151,8 +151,9 @@ def _hold_free(session: Session, task_ids: Sequence[int], k: int) -> list[int]:
 @functools.cache
 def _lease_among() -> Insert:
     """Lease to ``rater`` until ``until`` those of the tasks ``among`` that are in their
-    pool now (:func:`_pool_where`: a slot free counting grades and the other graders'
-    live leases) and not leased to them already; the tasks leased."""
+    pool now (:func:`~rankscope.services.task_pool.pool_where`: a slot free counting
+    grades and the other graders' live leases) and not leased to them already; the tasks
+    leased."""
     # Core (the table, not the class): the parameters bind the statement, not rows to insert
     leases = cast("Table", Lease.__table__)
     mine = exists().where(Lease.task_id == Task.id, Lease.rater_id == bindparam("rater"))
