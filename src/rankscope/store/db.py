@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -52,10 +52,12 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 __all__ = [
+    "UNSTORABLE",
     "InlineWriter",
     "Store",
     "ThreadWriter",
     "Writer",
+    "check_storable",
     "check_target",
     "downgrade",
     "open_store",
@@ -354,6 +356,10 @@ def _storable(value: Any) -> bool:
     return True
 
 
+UNSTORABLE = "a text holding a NUL character, or a whole number outside 64 bits, cannot be stored"
+"""What :func:`refuse_unstorable` and :func:`check_storable` say of a value no backend takes."""
+
+
 def _refuse_unstorable(conn: Any, cursor: Any, statement: str, parameters: Any,
                        context: Any, executemany: bool) -> None:
     if isinstance(parameters, dict):
@@ -367,8 +373,39 @@ def _refuse_unstorable(conn: Any, cursor: Any, statement: str, parameters: Any,
         if not all(_storable(v) for v in values):
             from rankscope.errors import InputError
 
-            raise InputError("a text holding a NUL character, or a whole number outside "
-                             "64 bits, cannot be stored")
+            raise InputError(UNSTORABLE)
+
+
+def _storable_json(value: Any) -> bool:
+    """No NUL character in any text of a JSON value, keys included (PostgreSQL's ``jsonb``
+    refuses ``\\u0000``; its whole numbers may be of any size, as in SQLite's JSON text)."""
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, Mapping):
+        return all(_storable_json(k) and _storable_json(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_storable_json(v) for v in value)
+    return True
+
+
+def check_storable(values: Sequence[Any], json_columns: Sequence[int] = ()) -> int | None:
+    """The position of the first value of a row that neither backend can store, or None.
+
+    The check :func:`refuse_unstorable` makes of each statement, for rows
+    written without one (PostgreSQL's ``COPY``) or checked before the first
+    is written: a text with a NUL character, a whole number outside 64
+    bits; and, at the positions ``json_columns`` (values written as JSON), a
+    NUL character in any text of the value. The caller raises
+    :class:`~rankscope.errors.InputError` with :data:`UNSTORABLE`, saying
+    where.
+    """
+    for i, value in enumerate(values):
+        if not _storable(value):
+            return i
+    for i in json_columns:
+        if not _storable_json(values[i]):
+            return i
+    return None
 
 
 def refuse_unstorable(engine: Engine) -> None:
