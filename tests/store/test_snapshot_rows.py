@@ -20,7 +20,14 @@ sa = pytest.importorskip("sqlalchemy")
 from rankscope.errors import InputError  # noqa: E402
 from rankscope.search.types import Hit, QueryItem  # noqa: E402
 from rankscope.store.db import open_store  # noqa: E402
-from rankscope.store.models import Snapshot, SnapshotHit, SnapshotQuery, utcnow  # noqa: E402
+from rankscope.store.models import (  # noqa: E402
+    Query,
+    QuerySet,
+    Snapshot,
+    SnapshotHit,
+    SnapshotQuery,
+    utcnow,
+)
 from rankscope.store.snapshot_writes import record_answers, start_snapshot  # noqa: E402
 from rankscope.store.snapshots import Answer, find_snapshot  # noqa: E402
 
@@ -181,5 +188,28 @@ def test_unstorable_values_are_refused_alike_and_nothing_is_written(db_url, hit,
         # the store is still writable: the good answer alone goes in
         record_answers(store, sid, [good])
         assert find_snapshot(store, str(sid)).n_hits == 1
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("query", "where"), [
+    (QueryItem("q\x00", "text"), "query 'q\\x00', query_id"),
+    (QueryItem("q", "te\x00xt"), "query 'q', text"),
+    (QueryItem("q", "text", {"brand": "a\x00"}), "query 'q', params"),
+    (QueryItem("q", "text", need="\x00"), "query 'q', need"),
+], ids=["query_id", "text", "params", "need"])
+def test_a_query_set_with_unstorable_values_is_refused_alike(db_url, query, where):
+    store = open_store(db_url)
+    try:
+        with pytest.raises(InputError) as caught:
+            start_snapshot(store, name="s", endpoint_name="ep", kind="embedded", config={},
+                           config_hash="a" * 64, query_set_name="qs", query_set_source=None,
+                           queries=[QueryItem("fine", "x"), query], depth=10,
+                           engine_version=None)
+        assert str(caught.value) == f"{UNSTORABLE} ({where})"
+        with store.read() as session:  # nothing of it: no query set, no snapshot
+            assert session.scalar(sa.select(sa.func.count()).select_from(Snapshot)) == 0
+            assert session.scalar(sa.select(sa.func.count()).select_from(QuerySet)) == 0
+            assert session.scalar(sa.select(sa.func.count()).select_from(Query)) == 0
     finally:
         store.close()

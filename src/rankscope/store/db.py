@@ -57,9 +57,9 @@ __all__ = [
     "Store",
     "ThreadWriter",
     "Writer",
-    "check_storable",
     "check_target",
     "downgrade",
+    "first_unstorable",
     "open_store",
     "refuse_unstorable",
     "require",
@@ -357,7 +357,7 @@ def _storable(value: Any) -> bool:
 
 
 UNSTORABLE = "a text holding a NUL character, or a whole number outside 64 bits, cannot be stored"
-"""What :func:`refuse_unstorable` and :func:`check_storable` say of a value no backend takes."""
+"""What :func:`refuse_unstorable` and :func:`first_unstorable` say of a value no backend takes."""
 
 
 def _refuse_unstorable(conn: Any, cursor: Any, statement: str, parameters: Any,
@@ -388,24 +388,39 @@ def _storable_json(value: Any) -> bool:
     return True
 
 
-def check_storable(values: Sequence[Any], json_columns: Sequence[int] = ()) -> int | None:
-    """The position of the first value of a row that neither backend can store, or None.
+def first_unstorable(rows: Sequence[Sequence[Any]], json_columns: Sequence[int] = (), *,
+                     dumped: bool = False) -> tuple[int, int] | None:
+    """Where the first value neither backend can store is, ``(row, column)``; None: nowhere.
 
     The check :func:`refuse_unstorable` makes of each statement, for rows
-    written without one (PostgreSQL's ``COPY``) or checked before the first
-    is written: a text with a NUL character, a whole number outside 64
-    bits; and, at the positions ``json_columns`` (values written as JSON), a
-    NUL character in any text of the value. The caller raises
-    :class:`~rankscope.errors.InputError` with :data:`UNSTORABLE`, saying
-    where.
+    written without one (PostgreSQL's ``COPY``), made before the first is
+    written: a text with a NUL character, a whole number outside 64 bits;
+    and in the columns ``json_columns`` (values written as JSON: objects, or
+    with ``dumped`` their JSON text) a NUL character in any text. The caller
+    raises :class:`~rankscope.errors.InputError` with :data:`UNSTORABLE`,
+    saying where. The whole batch is screened at once (one scan of its texts
+    and whole numbers); the row and column are looked for only when the
+    screen finds something.
     """
-    for i, value in enumerate(values):
-        if not _storable(value):
-            return i
-    for i in json_columns:
-        if not _storable_json(values[i]):
-            return i
-    return None
+    texts = "".join([v for row in rows for v in row if isinstance(v, str)])
+    suspect = "\x00" in texts or (dumped and "\\u0000" in texts)
+    if not suspect:
+        ints = [v for row in rows for v in row if isinstance(v, int)]
+        suspect = bool(ints) and not (min(ints) >= -_INT64 and max(ints) < _INT64)
+    if not suspect and json_columns and not dumped:
+        suspect = not all(_storable_json(row[i]) for row in rows for i in json_columns)
+    if not suspect:
+        return None
+    import json
+
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            if not _storable(value):
+                return r, c
+            if c in json_columns and not _storable_json(
+                    json.loads(value) if dumped and isinstance(value, str) else value):
+                return r, c
+    return None  # a text "\\u0000" (a backslash, then u0000) in JSON text: storable
 
 
 def refuse_unstorable(engine: Engine) -> None:
