@@ -19,6 +19,7 @@ sa = pytest.importorskip("sqlalchemy")
 
 from rankscope.errors import InputError  # noqa: E402
 from rankscope.search.types import Hit, QueryItem  # noqa: E402
+from rankscope.store import snapshot_writes  # noqa: E402
 from rankscope.store.db import open_store  # noqa: E402
 from rankscope.store.models import (  # noqa: E402
     Query,
@@ -118,7 +119,10 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def test_hostile_answers_are_stored_as_the_orm_stores_them(db_url):
+@pytest.mark.parametrize("driver_copies", [True, False], ids=["copy", "insert"])
+def test_hostile_answers_are_stored_as_the_orm_stores_them(db_url, driver_copies, monkeypatch):
+    if not driver_copies:  # PostgreSQL through another driver than psycopg 3: the insert
+        monkeypatch.setattr(snapshot_writes, "_copies", lambda connection: False)
     store = open_store(db_url)
     try:
         sid, rows = _start(store, "written")

@@ -65,12 +65,18 @@ def _refuse(session: Session, answer: Answer, column: str, rank: int | None = No
     return InputError(f"{UNSTORABLE} ({where}, {column})")
 
 
+def _copies(connection: Connection) -> bool:
+    """Whether rows are written with ``COPY``: PostgreSQL through psycopg 3 (the store's
+    driver; another one given in the URL gets the many-row insert)."""
+    return bool(connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg")
+
+
 def _write_rows(connection: Connection, table: Table, columns: Sequence[str],
                 rows: list[tuple[Any, ...]]) -> None:
     """Insert ``rows`` (values in the order of ``columns``) into ``table``, in the caller's
     transaction: PostgreSQL's ``COPY`` (one statement for them all; JSON columns given as
     their text), SQLite's many-row insert (JSON columns given as objects)."""
-    if connection.dialect.name != "postgresql":
+    if not _copies(connection):
         connection.execute(insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
         return
     driver = connection.connection.driver_connection  # psycopg's, in this transaction
@@ -110,11 +116,11 @@ def _query_set(session: Session, project: Project, name: str, source: str | None
     session.flush()
     if queries:  # COPY or many rows a statement (ORM objects for thousands are slow)
         connection = session.connection()
-        dump: Any = json.dumps if connection.dialect.name == "postgresql" else \
-            (lambda value: value)
+        copy = _copies(connection)
+        dump: Any = json.dumps if copy else (lambda value: value)
         rows = [(query_set.id, i, q.query_id, q.text, dump(dict(q.params)), q.need)
                 for i, q in enumerate(queries, start=1)]
-        bad = first_unstorable(rows, (4,), dumped=connection.dialect.name == "postgresql")
+        bad = first_unstorable(rows, (4,), dumped=copy)
         if bad is not None:
             raise InputError(f"{UNSTORABLE} (query {rows[bad[0]][2]!r}, "
                              f"{_QUERY_SET_COLUMNS[bad[1]]})")
@@ -208,7 +214,7 @@ def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) ->
         # or many rows a statement on SQLite; never ORM objects (thousands of hits)
         now = utcnow()
         connection = session.connection()  # the tables, not the ORM's bulk path: less CPU
-        copy = connection.dialect.name == "postgresql"
+        copy = _copies(connection)
         # JSON: its text for COPY, as SQLAlchemy's JSON type writes it (json.dumps; None as
         # JSON null, not SQL NULL); objects for the insert, which dumps them so
         dump: Any = json.dumps if copy else (lambda value: value)
@@ -226,7 +232,7 @@ def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) ->
             bad = first_unstorable(rows, _HIT_JSON, dumped=copy)
             if bad is not None:
                 raise _refuse(session, answer, _HIT_COLUMNS[bad[1] + 1], bad[0] + 1)
-        if copy:
+        if connection.dialect.name == "postgresql":
             # Answers are acknowledged when the snapshot is finished, whose commit waits for
             # the log to reach disk (and with it every commit before); a crash before that
             # leaves the database whole and loses only answers a resume asks again.
