@@ -17,8 +17,9 @@ variant's rounds are summed up as the fastest and the median wall time, the
 median CPU time (user + system of the command and of the processes it
 waited for: its recording process) and the median *own* CPU time of the
 command's process alone (what shares a core with its requests; read at its
-exit). Printed: each with its ratio to the no-store run's (target: at most
-1.3 for the wall time). On a loaded machine the wall times are noise and the
+exit), and the median CPU of the recording process (the difference of the
+two). Printed: each with its ratio to the no-store run's (target: at most
+1.3 for the wall time, best and median). On a loaded machine the wall times are noise and the
 own CPU is the figure to read: the no-store process is CPU-bound, so its
 wall time grows with every CPU second the store adds to it.
 
@@ -26,7 +27,8 @@ The store's contents are checked after each run: every query answered, its
 hits (rank, document id, score, title) equal to what the engine sent (the
 no-store run file holds the same ranking). With ``--previous SRC`` the same
 variants also run on another checkout's ``src`` directory (the code before
-the change), with the store's hits compared between the two.
+the change), the two in turn within each round (both see the same load),
+with the store's hits compared between the two.
 """
 
 from __future__ import annotations
@@ -194,6 +196,7 @@ def main() -> int:
     parser.add_argument("--previous", metavar="SRC",
                         help="also run another checkout's src directory (the code before)")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     engine, url = start_engine(args.delay)
     versions: dict[str, str | None] = {"this": None}
     if args.previous:
@@ -208,8 +211,8 @@ def main() -> int:
             (work / "queries.tsv").write_text(
                 "".join(f"q{i:05d}\tquery number {i}\n" for i in range(args.queries)))
             stores = ["none", "sqlite"] + (["postgresql"] if args.pg else [])
-            for version, src in versions.items():
-                for _ in range(args.rounds):
+            for _ in range(args.rounds):  # the versions in turn in each round: same load
+                for version, src in versions.items():
                     for kind in stores:
                         run = work / f"{version}-{kind}.txt"
                         pg_name = None
@@ -246,29 +249,34 @@ def main() -> int:
             if a is not None and b is not None and a != b:
                 raise SystemExit(f"{kind}: the store holds other hits than before the change")
     print(f"{args.queries} queries, engine {args.delay * 1000:g} ms per answer, concurrency 16, "
-          f"{args.rounds} rounds ({socket.gethostname()}, {os.cpu_count()} CPUs, load "
-          f"{os.getloadavg()[0]:.1f} at the end)")
+          f"{args.rounds} rounds, versions and stores in turn in each round "
+          f"({socket.gethostname()}, {os.cpu_count()} CPUs, load {load_before:.1f} at the "
+          f"start, {os.getloadavg()[0]:.1f} at the end)")
     print(f"{'code':<10} {'store':<11} {'best s':>7} {'x':>5} {'median s':>9} {'x':>5} "
-          f"{'CPU s':>6} {'x':>5} {'own CPU s':>9} {'x':>5}")
+          f"{'CPU s':>6} {'x':>5} {'own CPU s':>9} {'x':>5} {'rec CPU s':>9}")
 
-    def summary(runs: list[tuple[float, float, float]]) -> tuple[float, float, float, float]:
+    def summary(runs: list[tuple[float, float, float]]) -> tuple[float, ...]:
         walls = sorted(w for w, _, _ in runs)
         return (walls[0], statistics.median(walls), statistics.median(c for _, c, _ in runs),
-                statistics.median(o for _, _, o in runs))
+                statistics.median(o for _, _, o in runs),
+                statistics.median(c - o for _, c, o in runs))
 
     for version, kinds in results.items():
         base = summary(kinds["none"])
         for kind, runs in kinds.items():
-            best, median, cpu, own = summary(runs)
+            best, median, cpu, own, rec = summary(runs)
             print(f"{version:<10} {kind:<11} {best:7.2f} {best / base[0]:5.2f} {median:9.2f} "
                   f"{median / base[1]:5.2f} {cpu:6.2f} {cpu / base[2]:5.2f} {own:9.2f} "
-                  f"{own / base[3]:5.2f}")
+                  f"{own / base[3]:5.2f} {rec:9.2f}")
+    print("x: against the no-store run of the same code; rec CPU: CPU - own CPU, the "
+          "recording process (target: best and median wall time at most 1.3 x)")
     if args.previous:
         for kind in results["this"]:
             if kind != "none":
                 ours, theirs = summary(results["this"][kind]), summary(results["previous"][kind])
                 print(f"{kind}: this / previous = {ours[0] / theirs[0]:.2f} (best), "
-                      f"{ours[1] / theirs[1]:.2f} (median)")
+                      f"{ours[1] / theirs[1]:.2f} (median), recording CPU {ours[4]:.2f} s "
+                      f"against {theirs[4]:.2f} s")
     print("store contents: every query answered, hits equal to the engine's answers"
           + (", and equal before and after the change" if args.previous else ""))
     return 0

@@ -168,3 +168,21 @@ def test_dry_run_prints_the_rendered_request(tmp_path, capsys):
     assert json.loads(out) == {"method": "POST", "url": "http://127.0.0.1:9/products/_search",
                                "body": {"query": {"match": {"title": 'boots "waterproof"'}},
                                         "size": 3}}
+
+
+def test_an_answer_no_store_can_hold_fails_the_snapshot_naming_it(tmp_path, capsys):
+    # an engine's title holding a NUL character: SQLite stored it, PostgreSQL failed with its
+    # driver's message; both now refuse it before writing, naming the query, hit and column
+    (tmp_path / "corpus.jsonl").write_text(
+        json.dumps({"id": "d1", "title": "cat\u0000s", "text": "cats are pets"}) + "\n"
+        + json.dumps({"id": "d2", "title": "dogs", "text": "dogs are pets too"}) + "\n")
+    (tmp_path / "e.toml").write_text(
+        'kind = "embedded"\nname = "pets"\ncorpus = "corpus.jsonl"\nindex = "pets.sqlite"\n'
+        'fields = ["title", "text"]\ntitle_field = "title"\n')
+    (tmp_path / "q.tsv").write_text("query_id\ttext\nq1\tcats\n")
+    store = tmp_path / "s.sqlite"
+    err = run_fails(["snapshot", tmp_path / "e.toml", tmp_path / "q.tsv", "--store", store,
+                     "-o", tmp_path / "run.txt", "--quiet"], capsys)
+    assert err.startswith("rankscope snapshot: error: cannot record the answers of snapshot #1")
+    assert err.rstrip().endswith(": a text holding a NUL character, or a whole number outside "
+                                 "64 bits, cannot be stored (query 'q1', hit 1, title)")

@@ -317,7 +317,13 @@ def _child_inbox(stream: IO[bytes]) -> queue.SimpleQueue[Any]:
 def _record(inbox: queue.SimpleQueue[Any], send: Callable[..., None]) -> None:
     """Open the store, then do what the parent asks, in order (see the module)."""
     import dataclasses
+    import gc
 
+    # importing SQLAlchemy, the models and the driver makes objects by the hundred thousand,
+    # none of them garbage: the collector's passes over them cost about 0.05 s of CPU here
+    # (with the command, the engine and the database on two cores); off until the store is
+    # open, then what exists is set aside (never scanned again) and it is on again
+    gc.disable()
     from rankscope.store.db import open_store
     from rankscope.store.recorder import AnswerRecorder
     from rankscope.store.snapshot_writes import (
@@ -330,7 +336,11 @@ def _record(inbox: queue.SimpleQueue[Any], send: Callable[..., None]) -> None:
     opening = inbox.get()
     if opening is None:
         return
-    store = open_store(opening[1])
+    try:
+        store = open_store(opening[1])
+    finally:
+        gc.freeze()
+        gc.enable()
     recorder: AnswerRecorder | None = None
     rows: dict[str, int] = {}
     try:

@@ -12,12 +12,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import Connection, Table, insert, select, update
 from sqlalchemy.orm import Session
 
-from rankscope.errors import StoreError
+from rankscope.errors import InputError, StoreError
 from rankscope.search.types import Hit, QueryItem
-from rankscope.store.db import Store, serialize
+from rankscope.store.db import UNSTORABLE, Store, first_unstorable, serialize
 from rankscope.store.models import (
     Endpoint,
     Project,
@@ -48,6 +48,45 @@ __all__ = [
 ]
 
 
+_QUERY_SET_COLUMNS = ("query_set_id", "position", "query_id", "text", "params", "need")
+_QUERY_COLUMNS = ("snapshot_id", "query_row_id", "status", "request", "latency_ms",
+                  "raw_sha256", "raw", "total_hits", "n_hits", "error", "created_at", "partial",
+                  "short", "duplicates", "pages", "retries", "retry_reasons")
+_QUERY_JSON = (3, 16)  # request, retry_reasons
+_HIT_COLUMNS = ("snapshot_query_id", "rank", "doc_id", "score", "title", "snippet", "url",
+                "image", "fields", "explanation")
+_HIT_JSON = (7, 8)  # fields, explanation, in a hit's row before its query's id is known
+
+
+def _refuse(session: Session, answer: Answer, column: str, rank: int | None = None) -> InputError:
+    """The error of a value neither backend stores, naming the query (and hit) it came in."""
+    query_id = session.scalar(select(Query.query_id).where(Query.id == answer.query_row_id))
+    where = f"query {query_id!r}" + (f", hit {rank}" if rank is not None else "")
+    return InputError(f"{UNSTORABLE} ({where}, {column})")
+
+
+def _copies(connection: Connection) -> bool:
+    """Whether rows are written with ``COPY``: PostgreSQL through psycopg 3 (the store's
+    driver; another one given in the URL gets the many-row insert)."""
+    return bool(connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg")
+
+
+def _write_rows(connection: Connection, table: Table, columns: Sequence[str],
+                rows: list[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` (values in the order of ``columns``) into ``table``, in the caller's
+    transaction: PostgreSQL's ``COPY`` (one statement for them all; JSON columns given as
+    their text), SQLite's many-row insert (JSON columns given as objects)."""
+    if not _copies(connection):
+        connection.execute(insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
+        return
+    driver = connection.connection.driver_connection  # psycopg's, in this transaction
+    names = ", ".join(columns)
+    with driver.cursor() as cursor, cursor.copy(  # type: ignore[union-attr]
+            f"COPY {table.name} ({names}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
 def _query_set_hash(queries: Sequence[QueryItem]) -> str:
     text = json.dumps([[q.query_id, q.text, dict(q.params), q.need] for q in queries],
                       sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -75,11 +114,18 @@ def _query_set(session: Session, project: Project, name: str, source: str | None
                          content_sha256=digest, created_at=utcnow())
     session.add(query_set)
     session.flush()
-    if queries:  # many rows a statement (ORM objects for thousands of queries are slow)
-        session.execute(insert(Query), [
-            {"query_set_id": query_set.id, "position": i, "query_id": q.query_id,
-             "text": q.text, "params": dict(q.params), "need": q.need}
-            for i, q in enumerate(queries, start=1)])
+    if queries:  # COPY or many rows a statement (ORM objects for thousands are slow)
+        connection = session.connection()
+        copy = _copies(connection)
+        dump: Any = json.dumps if copy else (lambda value: value)
+        rows = [(query_set.id, i, q.query_id, q.text, dump(dict(q.params)), q.need)
+                for i, q in enumerate(queries, start=1)]
+        bad = first_unstorable(rows, (4,), dumped=copy)
+        if bad is not None:
+            raise InputError(f"{UNSTORABLE} (query {rows[bad[0]][2]!r}, "
+                             f"{_QUERY_SET_COLUMNS[bad[1]]})")
+        _write_rows(connection, Query.__table__, _QUERY_SET_COLUMNS,  # type: ignore[arg-type]
+                    rows)
     return query_set
 
 
@@ -150,15 +196,42 @@ def start_snapshot(
 
 
 def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) -> None:
-    """Record answers and their hits in one transaction (all of them, or none)."""
+    """Record answers and their hits in one transaction (all of them, or none).
+
+    Raises
+    ------
+    InputError
+        A text holding a NUL character, or a whole number outside 64 bits
+        (:data:`~rankscope.store.db.UNSTORABLE`), in an answer: nothing of
+        the batch is written, on SQLite as on PostgreSQL.
+    """
     if not answers:
         return
 
     def work(session: Session) -> None:
-        # Core inserts, many rows a statement: ORM objects for thousands of hits cost
-        # more CPU than the requests they record (and share the process with them)
+        # Rows as tuples, screened here, then one COPY a table on PostgreSQL (an INSERT a
+        # row through psycopg cost about as much CPU as everything else of the recording)
+        # or many rows a statement on SQLite; never ORM objects (thousands of hits)
         now = utcnow()
         connection = session.connection()  # the tables, not the ORM's bulk path: less CPU
+        copy = _copies(connection)
+        # JSON: its text for COPY, as SQLAlchemy's JSON type writes it (json.dumps; None as
+        # JSON null, not SQL NULL); objects for the insert, which dumps them so
+        dump: Any = json.dumps if copy else (lambda value: value)
+        query_rows = [
+            (snapshot_id, a.query_row_id, "ok", dump(dict(a.request)), a.latency_ms,
+             a.raw_sha256, a.raw, a.total_hits, len(a.hits), None, now, a.partial, a.short,
+             a.duplicates, a.pages, len(a.retried), dump(a.retry_reasons())) for a in answers]
+        hit_rows = [[(rank, h.doc_id, h.score, h.title, h.snippet, h.url, h.image,
+                      dump(dict(h.fields)), dump(h.explanation))
+                     for rank, h in enumerate(a.hits, start=1)] for a in answers]
+        bad = first_unstorable(query_rows, _QUERY_JSON, dumped=copy)
+        if bad is not None:
+            raise _refuse(session, answers[bad[0]], _QUERY_COLUMNS[bad[1]])
+        for answer, rows in zip(answers, hit_rows, strict=True):
+            bad = first_unstorable(rows, _HIT_JSON, dumped=copy)
+            if bad is not None:
+                raise _refuse(session, answer, _HIT_COLUMNS[bad[1] + 1], bad[0] + 1)
         if connection.dialect.name == "postgresql":
             # Answers are acknowledged when the snapshot is finished, whose commit waits for
             # the log to reach disk (and with it every commit before); a crash before that
@@ -166,28 +239,17 @@ def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) ->
             connection.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
         queries: Table = SnapshotQuery.__table__  # type: ignore[assignment]
         hit_table: Table = SnapshotHit.__table__  # type: ignore[assignment]
-        connection.execute(insert(queries), [
-            {"snapshot_id": snapshot_id, "query_row_id": a.query_row_id, "status": "ok",
-             "request": dict(a.request), "latency_ms": a.latency_ms,
-             "raw_sha256": a.raw_sha256, "raw": a.raw, "total_hits": a.total_hits,
-             "n_hits": len(a.hits), "error": None, "created_at": now,
-             "partial": a.partial, "short": a.short, "duplicates": a.duplicates,
-             "pages": a.pages, "retries": len(a.retried),
-             "retry_reasons": a.retry_reasons()} for a in answers])
+        _write_rows(connection, queries, _QUERY_COLUMNS, query_rows)
         # Their ids by (snapshot, query): one SELECT (RETURNING in input order would make
-        # SQLite insert them one statement each)
+        # SQLite insert them one statement each; COPY returns nothing)
         row_of = dict(connection.execute(
             select(queries.c.query_row_id, queries.c.id).where(
                 queries.c.snapshot_id == snapshot_id,
                 queries.c.query_row_id.in_([a.query_row_id for a in answers]))).all())
-        ids = [row_of[a.query_row_id] for a in answers]
-        hits = [{"snapshot_query_id": row_id, "rank": rank, "doc_id": h.doc_id,
-                 "score": h.score, "title": h.title, "snippet": h.snippet, "url": h.url,
-                 "image": h.image, "fields": dict(h.fields), "explanation": h.explanation}
-                for row_id, a in zip(ids, answers, strict=True)
-                for rank, h in enumerate(a.hits, start=1)]
+        hits = [(row_id, *row) for a, rows in zip(answers, hit_rows, strict=True)
+                for row_id in (row_of[a.query_row_id],) for row in rows]
         if hits:
-            connection.execute(insert(hit_table), hits)
+            _write_rows(connection, hit_table, _HIT_COLUMNS, hits)
         session.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(
             n_done=Snapshot.n_done + len(answers),
             n_hits=Snapshot.n_hits + sum(len(a.hits) for a in answers),
