@@ -178,7 +178,7 @@ def rank(
             list(qrels_ids)
         return chosen if only_query is None else [q for q in chosen if q == only_query]
 
-    run_frame = run.frame
+    run_frame = run.held  # query ids as read (a TREC file's: codes), compared by run_queries
     evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
     # what is kept of the run's queries: ``qidx`` (8 bytes a row) is dropped as soon as
@@ -387,7 +387,7 @@ def _check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
     """
 
     def pairs(start: int, length: int) -> pl.Series:
-        return pair_hashes(run.frame.slice(start, length))
+        return pair_hashes(run.held.slice(start, length))
 
     def check() -> object:
         if proof_of_distinct_rows(docs, grouped_lengths, pairs):
