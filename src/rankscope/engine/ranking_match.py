@@ -186,19 +186,19 @@ def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
     With ``levels`` the grades are trec_eval's levels (:func:`as_levels`),
     converted on the judgments, not on every row.
     """
-    out = np.full(qidx.size, NONPOOL if levels else np.nan)
     if qidx.size == 0 or judged.keys.size == 0:
         if keys_out is not None and qidx.size:
             doc_keys(qidx, docs, out=keys_out)
-        return out
-    keys = np.empty(qidx.size, dtype=np.uint64) if keys_out is None else keys_out
+        return np.full(qidx.size, NONPOOL if levels else np.nan)
     half = qidx.size // 2
     parts = [(0, half), (half, qidx.size)] if pool is not None and half >= 1 << 16 else \
         [(0, qidx.size)]
 
     def probe(lo: int, hi: int) -> tuple[IntArray, IntArray]:
         part_q, part_docs = qidx[lo:hi], docs.slice(lo, hi - lo)
-        part_keys = doc_keys(part_q, part_docs, out=keys[lo:hi])
+        # keys of this part only, freed after the lookup unless the caller keeps them
+        part_keys = doc_keys(part_q, part_docs,
+                             out=None if keys_out is None else keys_out[lo:hi])
         hit, line = lookup(part_keys, part_q, part_docs, judged)
         return hit + lo, line
 
@@ -206,6 +206,9 @@ def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
         found = [probe(lo, hi) for lo, hi in parts]
     else:
         found = [f.result() for f in [pool.submit(probe, lo, hi) for lo, hi in parts]]
+    # every row's grades (8 bytes a row) made once the lookups' keys and joins are gone:
+    # not alive beside them (80 MB less at the peak at 10^7 rows)
+    out = np.full(qidx.size, NONPOOL if levels else np.nan)
     source = as_levels(judged.grades) if levels else judged.grades
     for hit, line in found:
         out[hit] = source[line]
