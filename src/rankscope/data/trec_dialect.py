@@ -86,13 +86,13 @@ class QrelsTable:
 class RunTable:
     """Results in file order (``query_id``, ``doc_id``, ``score``) and the last run tag.
 
-    ``qidx``, when set, is each row's position in the sorted query list the
-    file was read against (``query_id`` is then an Enum of that list).
+    A file read against a sorted query list holds ``query_id`` as an Enum of
+    that list: its codes are each row's position in it (the ranking reads
+    them; no array of them is kept here, 80 MB at 10^7 lines).
     """
 
     frame: pl.DataFrame
     run_id: str
-    qidx: npt.NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True)
@@ -437,11 +437,7 @@ def _atof_column(raw: pl.Series) -> pl.Series:
 
 def _run_table(qcol: pl.Series, docs: pl.Series, scores: npt.NDArray[np.float64],
                run_id: str) -> RunTable:
-    frame = pl.DataFrame({"query_id": qcol, "doc_id": docs, "score": scores})
-    qidx = None
-    if qcol.dtype == pl.Enum:
-        qidx = qcol.to_physical().to_numpy().astype(np.int64)
-    return RunTable(frame, run_id, qidx)
+    return RunTable(pl.DataFrame({"query_id": qcol, "doc_id": docs, "score": scores}), run_id)
 
 
 def _empty_run() -> pl.DataFrame:
