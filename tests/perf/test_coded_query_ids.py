@@ -17,6 +17,7 @@ import pytest
 
 from rankscope.data import run_queries
 from rankscope.data.tables import Qrels, Run
+from rankscope.engine import ranking_match
 from rankscope.engine.ranking import rank
 
 from .conftest import make_case
@@ -93,13 +94,16 @@ def test_an_empty_coded_column() -> None:
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 @pytest.mark.parametrize("order", ["grouped", "shuffled", "split"])
 @pytest.mark.parametrize("ties", ["trec", "input", "docid_asc"])
+@pytest.mark.parametrize("halved", [False, True])
 def test_a_read_run_ranks_as_the_reference_without_making_strings(
-        seed: int, order: str, ties: str, tmp_path: Path,
+        seed: int, order: str, ties: str, halved: bool, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     qrels, run = make_case(seed)
     run = _orders(run, seed)[order]
     monkeypatch.setattr(run_queries, "_SLICE", 64)
     monkeypatch.setattr(run_queries, "_DIRECT_FROM", 0)
+    if halved:  # the rows joined in two halves, one after the other, as from 4 M rows
+        monkeypatch.setattr(ranking_match, "_HALVED_FROM", 2)
     read = Run.read(_write_run(tmp_path / "run.txt", run), _defer_duplicates="error")
     for depth in (None, 3):
         lists = rank(Qrels(qrels), read, ties=ties, depth=depth)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ How it stays fast on tens of millions of rows (:mod:`~rankscope.data.ranking_ord
 query ids become integer indices once per run of equal ids (per line in a
 shuffled file); a run written in rank order is recognised and not sorted;
 only runs of tied rows whose grades differ are ordered by document id;
-judgments are matched by 64-bit keys on two threads, beside the ordering;
+judgments are matched by 64-bit keys on a thread beside the ordering;
 duplicates are proved absent beside the measures. With ``depth`` (the deepest
 cut-off any asked-for metric reads, see :func:`required_depth`) only the top
 of each ranking is matched and laid out.
@@ -213,20 +213,18 @@ def rank(
     early_proof: Future[object] | None = None
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
-        def judge_and_match(pool: ThreadPoolExecutor | None,
-                            ) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
+        def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
             judging = judge()
-            return judging, match_rows(qidx, docs, judging[0], pool=pool, keys_out=keys,
-                                       levels=levels)
+            return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
 
         if small:  # starting threads would cost more than they save
-            (judged, judged_lists), values = judge_and_match(None)
+            (judged, judged_lists), values = judge_and_match()
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
         else:
-            # the judgments are keyed and matched on the pool while the main thread orders
-            with ThreadPoolExecutor(max_workers=3) as pool:
-                matching = pool.submit(judge_and_match, pool)
+            # the judgments are keyed and matched on a thread while the main thread orders
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                matching = pool.submit(judge_and_match)
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
                 found = find_ties(base, qidx, score) if by_doc else None
                 (judged, judged_lists), values = matching.result()
