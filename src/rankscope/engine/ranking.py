@@ -181,6 +181,11 @@ def rank(
     run_frame = run.held  # query ids as read (a TREC file's: codes), compared by run_queries
     evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
+
+    def query_index() -> IntArray:
+        """Every row's query index again: trec_eval's duplicate report, on a duplicate."""
+        return run_queries(run_frame.get_column("query_id"), select)[1].qidx
+
     # what is kept of the run's queries: ``qidx`` (8 bytes a row) is dropped as soon as
     # nothing reads it again, so no other reference to it is kept
     qidx, run_names, grouped_lengths = rq.qidx, rq.names, rq.grouped_lengths
@@ -240,8 +245,9 @@ def rank(
             base, found, docs, None if exact else values, descending=ties == "trec",
             ranked_values=ordered)
         rows = LazyRows(ranking.rows)  # most evaluations never read them
-        if not report:  # nothing reads every row's query index again: not alive beside
-            del qidx    # the grades gathered in rank order (80 MB each at 10^7 rows)
+        # nothing reads every row's query index again (the duplicate report makes it anew
+        # if it finds a duplicate): not alive beside the grades in rank order (80 MB each)
+        del qidx
         grades = ranking.apply(values, in_place=True, ordered=ordered)
         del values, ordered
         ranked_keys = None
@@ -267,8 +273,7 @@ def rank(
         pos = prefix_positions(counts, max(limit or 0, 0), score_at)
         picked = file_row(pos)
         sub_q, sub_score = qidx[picked], score[picked]
-        if not report:  # nothing reads every row's query index again: freed before matching
-            del qidx
+        del qidx  # nothing reads every row's query index again: freed before matching
         sub_docs = gather_many(docs, picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
         values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
@@ -288,7 +293,7 @@ def rank(
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
     if report and (ranked_keys is not None or file_keys is not None):
-        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys,
+        pending = _duplicates_beside(query_index, docs, rows, ranked_keys, counts, n, file_keys,
                                      inline=small)
     if depth is not None and not condensed:
         keep, counts = within(counts, depth)
@@ -352,7 +357,8 @@ def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
             counts)
 
 
-def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntArray],
+def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
+                       rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
                        file_keys: tuple[npt.NDArray[np.uint64], IntArray,
                                         Future[object] | None] | None = None,

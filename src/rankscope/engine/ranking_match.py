@@ -220,17 +220,19 @@ _HALVED_FROM = 1 << 22
 """Rows from which :func:`match_rows` joins them in two halves (one after the other)."""
 
 
-def run_duplicates(qidx: IntArray, docs: pl.Series, rows: IntArray, keys: UIntArray,
-                   counts: IntArray, n: int) -> list[str | None]:
+def run_duplicates(qidx: Callable[[], IntArray], docs: pl.Series, rows: IntArray,
+                   keys: UIntArray, counts: IntArray, n: int) -> list[str | None]:
     """Per query, the smallest document its ranking lists twice.
 
     ``rows`` are the ranked file rows, query by query (``counts`` each), and
     ``keys`` their keys: when no query repeats a key there is no duplicate,
     proved by a cheap sort; otherwise the documents are compared exactly.
+    ``qidx`` gives every file row's query index, asked for only then (the
+    ranking does not keep it, 8 bytes a row, for a case this rare).
     """
     if distinct_within(keys, counts):
         return [None] * n
-    return first_duplicates(qidx, docs, keys, n, rows)
+    return first_duplicates(qidx(), docs, keys, n, rows)
 
 
 def proof_of_distinct_rows(docs: pl.Series, segment_lengths: IntArray | None,
