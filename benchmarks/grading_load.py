@@ -21,9 +21,13 @@ figures are then "first task" and "grade + next task".
 
 Prints p50 / p95 / max of each, grades/s, and the checks: every acknowledged
 grade is in the database (``lost`` counts those missing), no result has more
-counted grades than wanted, no grader graded a result twice, and ``errors``
-(an answer other than 2xx, a timeout, a refused grade). Everything is bounded
-in time (server start 120 s, each request 60 s, the load ``--seconds``).
+counted grades than wanted (``over_limit``) nor more grades plus leases live at
+the end (``over_leased``), no grader graded a result twice, none was given a
+result twice (``shown_twice``), and ``errors`` (an answer other than 2xx, a
+timeout, a refused grade); then the server process's CPU during the load, per
+request (a figure the machine's other load does not change, unlike the
+latencies). Everything is bounded in time (server start 120 s, each request
+60 s, the load ``--seconds``).
 
 Run (figures and the machine's load in benchmarks/README.md, "Graders at once")::
 
@@ -176,8 +180,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(url: str, data: Path, log: Path) -> Iterator[str]:
-    """``rankscope serve`` on 127.0.0.1 (started within 120 s, stopped on exit)."""
+def server(url: str, data: Path, log: Path) -> Iterator[tuple[str, int]]:
+    """``rankscope serve`` on 127.0.0.1 (started within 120 s, stopped on exit): its base
+    URL and process id."""
     port = free_port()
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(
@@ -195,7 +200,7 @@ def server(url: str, data: Path, log: Path) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise SystemExit("the server did not start within 120 s") from None
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", process.pid
     finally:
         process.terminate()
         try:
@@ -213,9 +218,11 @@ class Tally:
     """What graders saw: latencies (seconds) and outcomes."""
 
     next_s: list[float] = field(default_factory=list)
+    first_next_s: list[float] = field(default_factory=list)  # each grader's first (a herd)
     grade_s: list[float] = field(default_factory=list)
     acknowledged: dict[str, list[int]] = field(default_factory=dict)  # grader -> grade ids
     saved: dict[str, int] = field(default_factory=dict)  # grader -> acknowledged grades
+    shown: dict[str, list[int]] = field(default_factory=dict)  # grader -> tasks given them
     errors: list[str] = field(default_factory=list)
     refused: int = 0
     graders_done: int = 0
@@ -234,6 +241,7 @@ class Grader:
         self.task: int | None = None
         tally.acknowledged.setdefault(name, [])
         tally.saved.setdefault(name, 0)
+        tally.shown.setdefault(name, [])
 
     async def sign_in(self) -> None:
         if self.path == "html":
@@ -263,7 +271,9 @@ class Grader:
                                        f"/api/v1/evaluations/{self.evaluation}/tasks/next")
             if answer is None or not answer.json():
                 return None
-            return int(answer.json()[0]["task_id"])
+            task = int(answer.json()[0]["task_id"])
+            self.tally.shown[self.name].append(task)
+            return task
         answer = await self._timed(self.tally.next_s, "GET",
                                    f"/evaluations/{self.evaluation}/grade",
                                    headers={"HX-Request": "true"})
@@ -273,7 +283,10 @@ class Grader:
         if answer is None:
             return None
         found = TASK.search(answer.text)
-        return int(found[1]) if found else None
+        if not found:
+            return None
+        self.tally.shown[self.name].append(int(found[1]))
+        return int(found[1])
 
     async def grade(self, task_id: int) -> int | None:
         """Grade a task; the next task (html) or None (api: ask for it next)."""
@@ -315,7 +328,10 @@ class Grader:
         pace = random.Random(self.name)
         while time.monotonic() < until and (rounds is None or done < rounds):
             if task is None:
+                asked = len(self.tally.next_s)
                 task = await self.next_task()
+                if not done and len(self.tally.next_s) > asked:  # no await since: it is ours
+                    self.tally.first_next_s.append(self.tally.next_s[-1])
                 if task is None:
                     break
             if think:
@@ -347,11 +363,13 @@ async def drive(base: str, prep: Prepared, path: str, graders: int, seconds: flo
 
 
 def check(url: str, prep: Prepared, tallies: list[Tally], wanted: int) -> dict[str, int]:
-    """Lost acknowledged grades, results over the limit, double grades by one grader."""
+    """Lost acknowledged grades, results over the limit (grades, and grades plus the
+    leases live at the end), double grades by one grader, a result given twice to one."""
     from sqlalchemy import func, select
 
     from rankscope.app.server import open_app_store
-    from rankscope.store.models_app import Grade, Rater, Task
+    from rankscope.store.models import utcnow
+    from rankscope.store.models_app import Grade, Lease, Rater, Task
 
     store = open_app_store(url)
     try:
@@ -375,14 +393,36 @@ def check(url: str, prep: Prepared, tallies: list[Tally], wanted: int) -> dict[s
                                  .where(Task.evaluation_id == prep.evaluation_id, Grade.active)
                                  .group_by(Grade.item_id)).all()
             over = sum(1 for _, n in per_item if n > wanted)
+            leased = dict(s.execute(
+                select(Task.item_id, func.count(Lease.id)).join(Lease, Lease.task_id == Task.id)
+                .where(Task.evaluation_id == prep.evaluation_id, Lease.expires_at > utcnow())
+                .group_by(Task.item_id)).all())
+            graded = {item: int(n) for item, n in per_item}
+            over_leased = sum(1 for item, n in leased.items()
+                              if graded.get(item, 0) + int(n) > wanted)
+            # the graders of one phase are distinct users: count repeats within a grader
+            shown_twice = sum(len(tasks) - len(set(tasks))
+                              for t in tallies for tasks in t.shown.values())
             twice = int(s.scalar(select(func.count()).select_from(
                 select(Grade.item_id, Grade.rater_id).where(Grade.active)
-                .group_by(Grade.item_id, Grade.rater_id).having(func.count() > 1).subquery())))
+                .group_by(Grade.item_id, Grade.rater_id).having(func.count() > 1).subquery()))
+                or 0)
         return {"lost": max(lost, lost_by_count), "unacknowledged_rows": extra,
-                "over_limit": over, "graded_twice": twice,
+                "over_limit": over, "over_leased": over_leased, "graded_twice": twice,
+                "shown_twice": shown_twice,
                 "grades_in_db": sum(int(n) for n in per_rater.values())}
     finally:
         store.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux ``/proc``; NaN elsewhere): the
+    server's CPU per request does not depend on what else loads the machine."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _ms(values: list[float], q: float) -> float:
@@ -392,10 +432,22 @@ def _ms(values: list[float], q: float) -> float:
     return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _without(values: list[float], some: list[float]) -> list[float]:
+    left = list(values)
+    for v in some:
+        if v in left:  # (the idle phase's first one is popped as the cold round)
+            left.remove(v)
+    return left
+
+
 def summary(tally: Tally, seconds: float) -> dict[str, Any]:
     grades = sum(tally.saved.values())
     return {"next_p50_ms": _ms(tally.next_s, 0.5), "next_p95_ms": _ms(tally.next_s, 0.95),
             "next_max_ms": _ms(tally.next_s, 1.0), "next_n": len(tally.next_s),
+            # without each grader's first next task (all graders start at the same instant)
+            "next_p95_after_first_ms": _ms(_without(tally.next_s, tally.first_next_s), 0.95),
+            "first_next_p50_ms": _ms(tally.first_next_s, 0.5),
+            "first_next_max_ms": _ms(tally.first_next_s, 1.0),
             "grade_p50_ms": _ms(tally.grade_s, 0.5), "grade_p95_ms": _ms(tally.grade_s, 0.95),
             "grade_max_ms": _ms(tally.grade_s, 1.0), "grades": grades,
             "seconds": round(seconds, 2), "grades_per_s": grades / seconds if seconds else 0.0,
@@ -430,19 +482,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"prepared evaluation #{prep.evaluation_id}: {prep.tasks} results x "
                   f"{args.wanted} grades wanted, {args.graders} graders "
                   f"({time.monotonic() - t0:.0f} s); load average {os.getloadavg()[0]:.2f}")
-            with server(url, data, work / "server.log") as base:
+            with server(url, data, work / "server.log") as (base, pid):
                 idle, idle_s = asyncio.run(drive(base, prep, args.path, 1, 600, args.idle + 1))
                 # the first round after the start (caches cold) is reported apart
                 cold = {"next_ms": 1000 * idle.next_s.pop(0),
                         "grade_ms": 1000 * idle.grade_s.pop(0)}
+                cpu_before = cpu_seconds(pid)
                 load, load_s = asyncio.run(drive(base, prep, args.path, args.graders,
                                                  args.seconds, think=args.think))
+                server_cpu = cpu_seconds(pid) - cpu_before
             checks = check(url, prep, [idle, load], args.wanted)
         figures = {"db": args.db, "path": args.path, "graders": args.graders,
                    "think": args.think, "results": prep.tasks, "wanted": args.wanted,
                    "cold": cold,
                    "load_average": os.getloadavg()[0], "idle": summary(idle, idle_s),
-                   "load": summary(load, load_s), "checks": checks}
+                   "load": summary(load, load_s), "checks": checks,
+                   "server_cpu_s": server_cpu,
+                   "server_cpu_ms_per_request": 1000 * server_cpu / max(
+                       1, len(load.next_s) + len(load.grade_s))}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     first, then = ("first task", "grade+next") if args.path == "html" else ("next task", "grade")
@@ -457,11 +514,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {line}")
     print(f"first round after the start: {first} {cold['next_ms']:.1f} ms, {then} "
           f"{cold['grade_ms']:.1f} ms (not in idle)")
+    f = figures["load"]
+    print(f"load without each grader's first next task (all start at once): next task p95 "
+          f"{f['next_p95_after_first_ms']:.1f} ms; those first ones p50 "
+          f"{f['first_next_p50_ms']:.1f} / max {f['first_next_max_ms']:.1f} ms")
+    print(f"server CPU during the load: {figures['server_cpu_s']:.2f} s, "
+          f"{figures['server_cpu_ms_per_request']:.1f} ms per request "
+          f"({figures['load']['next_n']} next + {len(load.grade_s)} grade requests)")
     print("checks: " + ", ".join(f"{k} {v}" for k, v in checks.items())
           + f"; load average after {figures['load_average']:.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
-    bad = checks["lost"] or checks["over_limit"] or checks["graded_twice"]
+    bad = (checks["lost"] or checks["over_limit"] or checks["over_leased"]
+           or checks["graded_twice"] or checks["shown_twice"])
     return 1 if bad else 0
 
 

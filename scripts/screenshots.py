@@ -66,7 +66,8 @@ def _sign_in(page, name: str, password: str) -> None:  # type: ignore[no-untyped
 
 
 def _settle(page) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_function("!document.body.hasAttribute('aria-busy')")
+    # a selector, not a JavaScript string: the app's Content-Security-Policy forbids eval
+    page.wait_for_selector("body:not([aria-busy])", state="attached")
 
 
 def main() -> int:

@@ -68,6 +68,31 @@ def test_an_embedded_corpus_from_a_collection_only_where_allowed(store, world, c
     assert view.kind == "embedded"
 
 
+def test_a_corpus_not_in_the_cache_is_refused_when_saved_not_at_the_first_run(
+        store, world, tmp_path):
+    """An allowed collection whose documents are a download not in ir_datasets' cache: saving
+    the endpoint says which file is missing (it saved, and the first run failed, before);
+    nothing is saved and nothing is fetched."""
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TsvDocs
+    from ir_datasets.util import Download, RequestsDownload
+
+    from rankscope.errors import FileAccessError
+
+    name = f"rankscope-app-{uuid.uuid4().hex[:8]}/remote"
+    cache = tmp_path / "home" / "docs.tsv"
+    irds.registry.register(name, Dataset(TsvDocs(Download(
+        [RequestsDownload("https://example.invalid/docs.tsv")], cache_path=str(cache)))))
+    toml = f'kind = "embedded"\nname = "far"\ncorpus = "irds:{name}"\nfields = ["text"]\n'
+    allowed = dataclasses.replace(world.boundary, irds=(name,))
+    with pytest.raises(FileAccessError, match="docs are not in ir_datasets' cache") as info:
+        catalog.save_endpoint(store, world.curator, world.project.id, toml, boundary=allowed)
+    assert "https://example.invalid/docs.tsv" in str(info.value) and str(cache) in str(info.value)
+    assert all(e.name != "far" for e in catalog.list_endpoints(store, world.curator,
+                                                                world.project.id))
+    assert not cache.exists()
+
+
 def test_an_evaluation_runs_on_a_collection_while_the_operator_allows_it(store, world,
                                                                         collection_name):
     """The corpus is read from the collection (not taken for a file of the files directory),

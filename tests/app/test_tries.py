@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
+import time
 
 import pytest
 
 from rankscope.errors import ConfigError, ConflictError, NotFoundError, OptionError
+from search.engine_server import Reply
 
 
 def _by_hand(world, tmp_name: str, title: float, query_ids: list[str]) -> dict[str, list[str]]:
@@ -229,3 +232,55 @@ def test_a_try_a_stopped_server_left_running_is_marked_failed(store, world):
     [kept] = tries.list_tries(store, world.curator, world.evaluation.id)
     assert kept.status == "failed" and "server stopped" in kept.error
     assert tries.recover_interrupted_tries(store) == []
+
+
+def _release_at(engine, in_flight: int, seconds: float = 10.0) -> threading.Thread:
+    """Hold the engine's answers until ``in_flight`` requests wait at once (or ``seconds``
+    pass), so the most in flight is what the sender allows, not how fast the server is."""
+    gate = threading.Event()
+    engine.route("POST", "/products/_search", Reply("es8_search.json", hold=gate))
+
+    def watch() -> None:
+        deadline = time.monotonic() + seconds
+        while engine.in_flight < in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        gate.set()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    return watcher
+
+
+@pytest.mark.parametrize(("asked", "cap", "expected"), [(5, 16, 5), (8, 6, 6)])
+def test_the_app_sends_as_many_queries_at_once_as_the_file_says_within_the_servers_cap(
+        store, world, engine, asked, cap, expected):
+    """An evaluation's run and a whole set's try send ``concurrency`` queries at once (the
+    file's), at most the server's ``max_in_flight``: 8 queries, so 5 of ``concurrency = 5``
+    and 6 of ``concurrency = 8`` under a cap of 6 (both were 4, whatever the file said)."""
+    import dataclasses
+
+    from rankscope.services import campaign_runs, campaigns, catalog, tries
+
+    from .conftest import boundary_for
+    from .trust import es_toml
+
+    engine.route("GET", "/", Reply("es8_root.json"))
+    boundary = dataclasses.replace(boundary_for(world.data, hosts=["127.0.0.1"]),
+                                   max_in_flight=cap)
+    ep = catalog.save_endpoint(store, world.curator, world.project.id,
+                               es_toml(engine.url, name="shop", concurrency=str(asked)),
+                               boundary=boundary)
+    ev = campaigns.create_evaluation(store, world.curator, world.project.id,
+                                     campaigns.EvaluationSpec(
+                                         name="es", query_set_id=world.query_set.id,
+                                         endpoint_id=ep.id, depth=3))
+    watcher = _release_at(engine, expected)
+    campaign_runs.run_evaluation(store, world.curator, ev.id, boundary=boundary)
+    watcher.join()
+    assert engine.max_in_flight == expected
+    engine.max_in_flight = 0
+    watcher = _release_at(engine, expected)
+    made = tries.run_try(store, world.curator, ev.id, ["timeout=9"], boundary=boundary)
+    watcher.join()
+    assert made.status == "done", made.error
+    assert engine.max_in_flight == expected

@@ -107,3 +107,39 @@ def test_two_undos_walk_back_two_regrades_and_a_regrade_after_an_undo_replaces_i
         (g0, 0.0, "superseded"), (g2, 2.0, "retracted"), (g3, 3.0, "retracted"),
         (g1, 1.0, "counted")]
     assert [_history(store, ev, t, task.doc_id) for t in moments] == before
+
+
+SUCCESSOR = list(GRADE_COLUMNS).index("superseded_by")
+
+
+def _links(store, ev_id: int, as_of: datetime | None, doc_id: str) -> dict[int, tuple]:
+    """grade id -> (status, superseded_by) of one result's grades as of ``as_of``."""
+    with store.read() as session:
+        ev = session.get(Evaluation, ev_id)
+        data = dataclasses.replace(load_data(session, ev), as_of=as_of)
+        return {r[ID]: (r[STATUS], r[SUCCESSOR]) for r in grade_records(session, ev, data)
+                if r[1] == doc_id and r[0] == "q01"}
+
+
+def test_a_grade_superseded_then_brought_back_names_its_successor_as_of_before_the_undo(
+        store, world):
+    # Three grades g0, g2, g3 of one result by one grader, hours apart, then two undos
+    # (g3, then g2): g0 is current again and its link is cleared. As of T0+3h g0 had been
+    # replaced by g2 (the rater's next grade), as of T0+5h g2 by g3 and g0 still by g2:
+    # every "superseded" row names the grade that replaced it then, never an empty link.
+    ev = world.evaluation.id
+    task = task_views.query_results(store, world.curator, ev, "q01")[0]
+    for value in (0, 2, 3):
+        grading.submit_grade(store, world.judge, GradeInput(task.task_id, value))
+    g0, g2, g3 = _grades(store, world.judge.name)
+    _given_at(store, {g0: T0, g2: T0 + 2 * HOUR, g3: T0 + 4 * HOUR})
+    grading.undo_last(store, world.judge, ev)
+    grading.undo_last(store, world.judge, ev)
+
+    assert _links(store, ev, T0 + 3 * HOUR, task.doc_id) == {
+        g0: ("superseded", g2), g2: ("counted", None), g3: ("after freeze", None)}
+    assert _links(store, ev, T0 + 5 * HOUR, task.doc_id) == {
+        g0: ("superseded", g2), g2: ("superseded", g3), g3: ("counted", None)}
+    # now: g0 counts, the two undone grades are retracted, nothing superseded
+    now = _links(store, ev, None, task.doc_id)
+    assert now == {g0: ("counted", None), g2: ("retracted", None), g3: ("retracted", None)}

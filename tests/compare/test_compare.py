@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -247,19 +248,19 @@ def test_intervals_drawn_on_two_threads_are_those_drawn_one_at_a_time(
     metric's resampled means are large; the numbers are the same to the last bit."""
     import threading
 
-    import rankscope.compare.comparison as comparison
+    import rankscope.compare.intervals as intervals
 
     names: set[str] = set()
-    original = comparison.bootstrap_intervals
+    original = intervals.bootstrap_intervals
 
     def recorded(*args: object, **kwargs: object) -> object:
         names.add(threading.current_thread().name)
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(comparison, "bootstrap_intervals", recorded)
+    monkeypatch.setattr(intervals, "bootstrap_intervals", recorded)
     two = compare(QRELS, RUNS, METRICS, all_pairs=True)
     assert {n.rsplit("_", 1)[0] for n in names} == {"rankscope-intervals"}
-    monkeypatch.setattr(comparison, "_TWO_AT_ONCE_BYTES", 0)  # as for --rounds 10000000
+    monkeypatch.setattr(intervals, "_TWO_AT_ONCE_BYTES", 0)  # as for --rounds 10000000
     one = compare(QRELS, RUNS, METRICS, all_pairs=True)
     assert two.intervals == one.intervals
     assert [c.to_dict() for c in two.comparisons] == [c.to_dict() for c in one.comparisons]
@@ -274,7 +275,7 @@ def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again
     from types import SimpleNamespace
 
     import rankscope.spread as spread
-    from rankscope.compare.comparison import _Intervals
+    from rankscope.compare.intervals import ThreadedIntervals
     from rankscope.spread import bootstrap_intervals
 
     draws: list[int] = []
@@ -290,7 +291,7 @@ def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again
     for n in (30, 20):  # paired queries: as the first run's, or fewer
         draws.clear()
         pairs_of = [rng.random((3, n)), rng.random((3, n))]
-        with _Intervals(500, 4) as intervals_of:
+        with ThreadedIntervals(500, 4) as intervals_of:
             intervals_of.predraw(first)  # type: ignore[arg-type]
             intervals_of.start(pairs_of, [(1, 0), (2, 0)], 0.9)
             got = [intervals_of(m) for m in range(2)]
@@ -299,3 +300,62 @@ def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again
             rows = np.vstack([paired, paired[1] - paired[0], paired[2] - paired[0]])
             alone = bootstrap_intervals(rows, confidence=0.9, n_resamples=500, seed=4)
             assert np.array_equal(low, alone[0]) and np.array_equal(high, alone[1])
+
+
+def test_also_metrics_are_measured_in_the_pass_and_not_compared() -> None:
+    """``also``: each run's mean of further metrics, measured beside the comparison, equal to
+    evaluating the run with those metrics alone; the comparison itself is unchanged (nDCG@10
+    is both compared and asked again: one column serves)."""
+    from rankscope.metrics.base import make_metric
+
+    also = [make_metric("nDCG", k=10), make_metric("P", k=3),
+            make_metric("iprec_at_recall", p=0.3, rel=1)]
+    plain = compare(QRELS, RUNS, ["nDCG@10", "AP"], test="t")
+    got = compare(QRELS, RUNS, ["nDCG@10", "AP"], test="t", also=also)
+    assert got.labels == plain.labels == ["nDCG@10", "AP"]
+    assert np.array_equal(got.values, plain.values, equal_nan=True)
+    assert got.comparisons == plain.comparisons and plain.also_means == {}
+    for name, run in RUNS.items():
+        alone = evaluate(QRELS, run, also)
+        assert got.also_means[name] == {m.name: alone.means[m.name] for m in also}
+    with pytest.raises(OptionError, match="also takes Metric objects"):
+        compare(QRELS, RUNS, ["AP"], also=["P@3"])  # type: ignore[list-item]
+
+
+def test_also_is_refused_over_raters_judgments() -> None:
+    from rankscope.metrics.base import make_metric
+
+    raters = pl.DataFrame({"query_id": ["q00", "q00"], "doc_id": ["d0", "d1"],
+                           "rater": ["a", "b"], "grade": [1, 0]})
+    with pytest.raises(OptionError, match="plain qrels"):
+        compare(raters, RUNS, ["P@1"], strategy="mean",
+                also=[make_metric("P", k=1)])
+
+
+def test_on_measured_gets_the_values_before_the_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``on_measured`` is called once, after every run is measured and before any pair is
+    tested, with the per-query values, names and baseline of the final result (a report
+    draws its figures then, while the intervals are worked out)."""
+    import rankscope.compare.comparison as comparison
+
+    events: list[str] = []
+    seen: list[Any] = []
+    original = comparison.paired_test
+
+    def tested(*args: Any, **kwargs: Any) -> Any:
+        events.append("test")
+        return original(*args, **kwargs)
+
+    def measured(result: Any) -> None:
+        events.append("measured")
+        seen.append(result)
+
+    monkeypatch.setattr(comparison, "paired_test", tested)
+    got = compare(QRELS, RUNS, METRICS, on_measured=measured)
+    assert events[0] == "measured" and events.count("measured") == 1
+    assert events.count("test") == len(METRICS) * 2
+    early = seen[0]
+    assert (early.run_names, early.baseline, early.labels, early.query_ids) == (
+        got.run_names, got.baseline, got.labels, got.query_ids)
+    assert np.array_equal(early.values, got.values, equal_nan=True)
+    assert early.comparisons == [] and early.means == {} and early.intervals == {}

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +67,84 @@ def test_report_says_each_warning_once(tmp_path: Path, capsys: pytest.CaptureFix
         err = capsys.readouterr().err
         assert err.count("queries of r1.txt are in qrels.txt") == 1, err
         assert err.count("queries of r2.txt are in qrels.txt") == 1, err
+
+
+# a run that lacks two queries and ranks few documents in another: the query policies differ
+_SHORT = {q: docs for q, docs in make_run(QRELS, 4, 0.5).items() if q not in ("q01", "q05")}
+_SHORT["q03"] = dict(list(_SHORT["q03"].items())[:2])
+CURVE_RUNS = {**RUNS, "short": _SHORT}
+
+
+@pytest.mark.parametrize(("metrics", "family", "options"), [
+    (["nDCG@10", "AP"], "nDCG", {}),  # nDCG@10 is compared and a point of the @k curve
+    (["P@5", "AP", "RR"], "P", {"ties": "docid_asc"}),
+    (["nDCG@10"], "nDCG", {"unjudged": "condensed"}),
+    (["nDCG@10"], "nDCG", {"queries": "intersection"}),
+    (["nDCG@10"], "nDCG", {"queries": "nonnull"}),
+    (["nDCG@10"], "nDCG", {"queries": "zero"}),  # the curves read the runs again
+    (["nDCG@10"], "nDCG", {"unjudged": "null"}),  # the same
+    (["Rprec", "bpref"], None, {}),  # no metric with a cut-off: the precision-recall curve alone
+])
+def test_report_curves_are_each_runs_own_evaluation(
+        monkeypatch: pytest.MonkeyPatch, metrics: list[str], family: str | None,
+        options: dict[str, str]) -> None:
+    """Measured in the comparison's pass or not, the curves' points are exactly those of
+    metric_at_k and precision_recall, which evaluate each run alone with the curves'
+    metrics only (issue 30 section 3: the report reads each run once)."""
+    import rankscope.render.report_curves as report_curves
+    from rankscope.compare.curves import metric_at_k, precision_recall
+
+    drawn: dict[str, list[Any]] = {}
+    original = report_curves.lines_svg
+
+    def capture(series: Any, **kwargs: Any) -> str:
+        drawn[kwargs["x_label"]] = list(series)
+        return original(series, **kwargs)
+
+    monkeypatch.setattr(report_curves, "lines_svg", capture)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report(QRELS, CURVE_RUNS, metrics, ks=range(1, 13), **options)  # type: ignore[arg-type]
+        ranked = {**options, "queries": "qrels"} if options.get("queries") == "zero" else options
+        pr = precision_recall(QRELS, CURVE_RUNS, **{  # type: ignore[arg-type]
+            **ranked, "unjudged": "nonrelevant" if options.get("unjudged") == "null"
+            else ranked.get("unjudged", "nonrelevant")})
+        at_k = (None if family is None else
+                metric_at_k(QRELS, CURVE_RUNS, family, ks=range(1, 13), **ranked))  # type: ignore[arg-type]
+    got_pr = {s.name: (s.x, s.y) for s in drawn["recall"]}
+    for (name,), part in pr.group_by("run", maintain_order=True):
+        assert got_pr[str(name)] == (tuple(part["recall"]), tuple(part["precision"]))
+    if family is None:
+        assert "cut-off k" not in drawn
+        return
+    assert at_k is not None
+    got = {s.name: (s.x, s.y) for s in drawn["cut-off k"]}
+    assert set(got) == set(CURVE_RUNS)
+    for (name,), part in at_k.group_by("run", maintain_order=True):
+        assert got[str(name)] == (tuple(part["k"]), tuple(part["value"])), name
+
+
+def test_report_draws_the_per_query_figures_and_tables_before_the_tests(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures and tables of the per-query values are written while the comparison
+    works out its intervals (before its tests), and the page is the one written after."""
+    import rankscope.compare.comparison as comparison
+    import rankscope.render.html_report as html_report
+
+    events: list[str] = []
+
+    def recorded(name: str, original: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            events.append(name)
+            return original(*args, **kwargs)
+        return wrapped
+
+    for module, name in ((comparison, "paired_test"), (html_report, "_metric_figures"),
+                         (html_report, "per_query_table_html")):
+        monkeypatch.setattr(module, name, recorded(name, getattr(module, name)))
+    page = report(QRELS, RUNS, ["nDCG@10", "AP"])
+    first_test = events.index("paired_test")
+    assert events.index("_metric_figures") < first_test
+    assert events.index("per_query_table_html") < first_test
+    assert events.count("_metric_figures") == events.count("per_query_table_html") == 1
+    assert page.count("<table class='sortable rankscope-per-query'>") == 1

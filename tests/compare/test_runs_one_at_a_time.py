@@ -164,35 +164,39 @@ def test_cli_report_without_plots_reads_one_ahead(files: list[str], log: list[st
     assert all(name in page for name in EXPECTED)
 
 
-def test_report_with_plots_reads_one_ahead_twice(files: list[str], log: list[str],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """The curves read the files again after the comparison, one ahead too: two runs in
-    memory at any time, not all five (each run's points are computed as it is read)."""
+def test_report_with_plots_reads_each_run_once(files: list[str], log: list[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curves are measured in the comparison's pass (issue 30 section 3): each run file
+    is read once and evaluated once, one ahead (two runs in memory, not all five), and the
+    curves' numbers are the runs' own."""
     import rankscope.compare.curves as curves
     from rankscope.render.html_report import report
 
-    original = curves.evaluate
-    last: list[Any] = [None]
+    def second_pass(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the curves evaluated a run again")
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        # a run's @k points and its precision-recall points are two evaluations of the
-        # same table: one "eval" a run
-        if args[1] is not last[0]:
-            log.append("eval")
-            last[0] = args[1]
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(curves, "evaluate", counted)
+    monkeypatch.setattr(curves, "evaluate", second_pass)
     page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
                   names=[f"s{i}" for i in range(len(files))])
     assert "s4" in page and page.count("<svg ") == 2 + 1 + 4
-    # the comparison's pass, then the curves' pass: each evaluates every run once
-    split = [i for i, event in enumerate(log) if event == "eval"][len(RUNS) - 1] + 1
-    _at_most_one_ahead(log[:split])
-    _at_most_one_ahead(log[split:])
+    _at_most_one_ahead(log)
     # the curves' numbers are the runs' own: P@1 of the five runs (worked out above)
     for name, p1 in zip([f"s{i}" for i in range(len(files))], EXPECTED.values(), strict=True):
         assert f"{name}: P@1 = {p1:.4f}" in page
+
+
+def test_report_with_curves_measured_otherwise_reads_twice(files: list[str], log: list[str],
+                                                           ) -> None:
+    """Unjudged documents null: the precision-recall curve takes them non-relevant, unlike
+    the comparison, so the curves read the files again after it, one ahead too."""
+    from rankscope.render.html_report import report
+
+    page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
+                  unjudged="null")
+    split = [i for i, event in enumerate(log) if event == "eval"][len(RUNS) - 1] + 1
+    _at_most_one_ahead(log[:split])
+    assert log[split:].count("read") == len(RUNS)
+    assert "r5: P@1 = 1.0000" in page
 
 
 def test_report_with_plots_reads_a_run_on_stdin_once(files: list[str],
@@ -233,7 +237,7 @@ def _first_run_read_while_qrels_are(monkeypatch: pytest.MonkeyPatch, module: Any
     return seen
 
 
-@pytest.mark.parametrize("command", ["evaluate", "compare"])
+@pytest.mark.parametrize("command", ["evaluate", "compare", "report"])
 def test_cli_reads_the_first_run_while_it_reads_the_qrels(
         files: list[str], monkeypatch: pytest.MonkeyPatch, command: str,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -245,9 +249,16 @@ def test_cli_reads_the_first_run_while_it_reads_the_qrels(
     seen = _first_run_read_while_qrels_are(monkeypatch, module, name)
     code = main([command, "qrels.txt", *files, "-m", "P@1", "-f", "json", "--ci", "never"]
                 if command == "evaluate" else
-                [command, "qrels.txt", *files, "-m", "P@1", "-f", "json"])
+                [command, "qrels.txt", *files, "-m", "P@1", "-f", "json"]
+                if command == "compare" else
+                [command, "qrels.txt", *files, "-m", "P@1", "--max-k", "1", "-o", "r.html"])
     assert code == 0
     assert seen == {"run read beside the qrels": True}
+    if command == "report":
+        page = Path("r.html").read_text()
+        assert all(f"<title>{name}: P@1 = {p1:.4f}</title>" in page
+                   for name, p1 in EXPECTED.items())
+        return
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert {name: runs[name]["mean"]["P@1"] for name in runs} == EXPECTED
 

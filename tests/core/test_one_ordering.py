@@ -18,6 +18,8 @@ import rankscope
 from rankscope.cli.main import main
 from rankscope.cli.parsing import TIE_CHOICES
 from rankscope.compare.rank_similarity import pair_rankings
+from rankscope.data import ranking_order
+from rankscope.data.id_codes import byte_order_codes
 from rankscope.data.ranking_order import TIE_RULES, ranked
 from rankscope.data.tables import Run
 from rankscope.data.trec_writer import format_trec_run
@@ -97,29 +99,82 @@ def test_the_one_ordering_is_the_definition(ties: str, seed: int) -> None:
     assert top.height == sum(min(3, n) for n in seen.values())
 
 
-@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
-@pytest.mark.parametrize("shape", ["short runs", "one long run", "a repeated id"])
-def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape: str) -> None:
-    # Runs of tied rows are put in id order by comparing every pair of a run when the
-    # pairs are few, by a sort otherwise (a run of 300 ties: 89,700 pairs), and by the
-    # sort again when one run holds an id twice; each way must give the definition's order.
-    rng = random.Random(len(shape) + len(ties))
-    rows: list[tuple[str, str, float]] = []
+TIED_SHAPES = {
+    # few pairs of tied rows: ordered by counting (every pair compared once)
+    "short runs": "counted", "prefixes of each other": "counted",
+    # many pairs: sorted, as integer codes of the ids (byte_order_codes) when they fit
+    "one long run": "coded", "a repeated id": "coded",
+    "prefixes of each other, one long run": "coded", "ids of 9 to 16 bytes": "coded",
+    # or as strings: longer than 16 bytes, more than 14 varying bytes, a NUL byte
+    "long ids": "strings", "ids differing in many places": "strings",
+    "a NUL in an id": "strings",
+}
+PREFIXES = ["", "a", "ab", "abc", "a\x01", "b", "\x01", "ab\x7f", "abé", "\x7f"]
+
+
+def _tied_rows(shape: str, rng: random.Random) -> list[tuple[str, str, float]]:
+    """A run of tied rows whose ids have the shape named (see TIED_SHAPES)."""
     if shape == "short runs":
+        rows = []
         for q in ("q1", "q2", "q3"):
             ids = rng.sample([f"d{n}" for n in range(500)] + ["é", "Z", "z10", "z9"], 60)
             for i, d in enumerate(ids):
                 rows.append((q, d, float(60 - i // rng.randint(2, 6))))
-    elif shape == "one long run":
-        rows = [("q", f"doc{n}", 1.0) for n in rng.sample(range(10_000), 300)]
-    else:
-        rows = [("q", d, 1.0) for d in ["b", "a", "c", "a", "d"]] + [("q", "e", 0.5)]
+        return rows
+    if shape == "prefixes of each other":  # a prefix goes first; "" and one-byte ids
+        return [("q", d, 1.0) for d in PREFIXES] + [("q2", d, 2.0) for d in reversed(PREFIXES)]
+    if shape == "a repeated id":
+        return [("q", d, 1.0) for d in ["b", "a", "c", "a", "d"]] + [("q", "e", 0.5)]
+    # one run of 300 tied rows (89,700 pairs), then an untied row
+    pool = {
+        "one long run": lambda n: f"doc{n}",
+        "prefixes of each other, one long run": lambda n: f"ab{n}",
+        "ids of 9 to 16 bytes": lambda n: f"en{n % 97:02d}-{n * 997:08d}",  # 10 varying
+        "long ids": lambda n: f"https://www.example.org/wiki/section-{n % 17}/page-{n:08d}.html",
+        "ids differing in many places": lambda n: "".join(
+            rng.choice("abcXYZ019é") for _ in range(rng.randint(9, 16))),
+        "a NUL in an id": lambda n: f"d{n}" + "\x00" * (n % 3),
+    }[shape]
+    ids = [pool(n) for n in rng.sample(range(100_000), 300)]
+    if shape == "prefixes of each other, one long run":
+        ids += PREFIXES
+    return [("q", d, 1.0) for d in ids] + [("q", "last", 0.5)]
+
+
+@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
+@pytest.mark.parametrize("shape", list(TIED_SHAPES))
+def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape: str) -> None:
+    # Runs of tied rows are put in id order by comparing every pair of a run when the
+    # pairs are few; by a sort when they are many (a run of 300 ties: 89,700 pairs) or
+    # when one run holds an id twice, of integer codes of the ids when they fit in 64
+    # bits, else of the strings; each way must give the definition's order.
+    rng = random.Random(len(shape) + len(ties))
+    rows = _tied_rows(shape, rng)
     rng.shuffle(rows)
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
                                        "score": pl.Float64}, orient="row")
     want = [rows[i][:2] for i in _reference(rows, ties)]
     got = ranked(frame, ties)  # type: ignore[arg-type]
     assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == want
+
+
+@pytest.mark.parametrize("shape", list(TIED_SHAPES))
+def test_each_tied_shape_takes_the_path_it_names(shape: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # the test above covers every way of ordering only if each shape takes the way named
+    coded: list[bool] = []
+
+    def spy(ids: pl.Series) -> object:
+        found = byte_order_codes(ids)
+        coded.append(found is not None)
+        return found
+
+    monkeypatch.setattr(ranking_order, "byte_order_codes", spy)
+    rows = _tied_rows(shape, random.Random(len(shape) + len("trec")))
+    frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
+                                       "score": pl.Float64}, orient="row")
+    ranked(frame, "trec")
+    assert coded == {"counted": [], "coded": [True], "strings": [False]}[TIED_SHAPES[shape]]
 
 
 def test_a_tie_rule_is_checked_in_one_place() -> None:

@@ -39,6 +39,7 @@ def judges_page(request: Request, actor: PageActor, evaluation_id: Id) -> Respon
                                         "can_curate": True, "providers": sorted(PROVIDERS),
                                         "parse_modes": PARSE_MODES,
                                         "prompts": BUILTIN_TEMPLATES,
+                                        "max_few_shot": llm_judges.MAX_FEW_SHOT,
                                         "boundary": settings_of(request).boundary}, actor=actor)
 
 
@@ -51,13 +52,17 @@ def judge_attach(request: Request, actor: PageActor, evaluation_id: Id,
                  name: Annotated[str, Form()] = "",
                  provider: Annotated[str, Form()] = "openai",
                  parse: Annotated[str, Form()] = "strict",
-                 prompt: Annotated[str, Form()] = "") -> Response:
-    try:
-        calls = int(max_calls)
-    except ValueError:
-        raise OptionError(f"max calls is a whole number, not {max_calls!r}") from None
+                 prompt: Annotated[str, Form()] = "",
+                 few_shot: Annotated[str, Form()] = "0") -> Response:
+    whole = {}
+    for label, value in (("max calls", max_calls), ("few-shot examples", few_shot or "0")):
+        try:
+            whole[label] = int(value)
+        except ValueError:
+            raise OptionError(f"{label} is a whole number, not {value!r}") from None
     spec = llm_judges.JudgeSpec(endpoint=endpoint, model=model,
-                                api_key_env=api_key_env.strip() or None, max_calls=calls,
+                                api_key_env=api_key_env.strip() or None,
+                                max_calls=whole["max calls"], few_shot=whole["few-shot examples"],
                                 counts=bool(counts), name=name.strip() or None,
                                 provider=provider.strip(), parse=parse.strip(),
                                 prompt=prompt.strip() or None)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rankscope.data.runs import RunInputs
 
 __all__ = [
     "add_compare_options", "add_evaluation_options", "compare_kwargs", "judgments_kwargs",
-    "read_qrels", "read_runs", "register",
+    "read_qrels", "read_runs", "reading_runs", "register",
 ]
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "tsv", "json")
@@ -128,10 +133,33 @@ def read_qrels(args: argparse.Namespace) -> Any:
     return read_qrels_argument(args)
 
 
+@contextmanager
+def reading_runs(args: argparse.Namespace, names: list[str] | None,
+                 load: Callable[[], object] = lambda: None,
+                 ) -> Iterator[tuple[RunInputs, Any]]:
+    """The run files of ``args`` read one at a time from now (the next one ahead), the
+    first while ``load`` runs (the modules the caller needs) and the qrels are read;
+    yields the inputs and the qrels. The reading is stopped on leaving, if unfinished.
+
+    A document ranked twice is found beside the measures (``defer_duplicates``): the
+    inputs are for a command that evaluates every run before anything else reads it.
+    """
+    from rankscope.data.runs import RunInputs
+
+    inputs = RunInputs(args.runs, names=names, on_duplicate=args.on_duplicate,
+                       run_format=args.run_format, defer_duplicates=True)
+    with inputs.start():
+        load()
+        yield inputs, read_qrels(args)
+
+
+def _load_compare() -> None:
+    import rankscope.compare.comparison  # noqa: F401
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare and print; returns the exit code."""
     from rankscope.cli.parsing import refuse_double_stdin, write_text
-    from rankscope.data.runs import RunInputs
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics
 
@@ -143,13 +171,10 @@ def run(args: argparse.Namespace) -> int:
     # the files themselves: compare reads them one at a time (the next one ahead), the
     # first while the qrels are read (a document ranked twice is found beside the measures)
     kwargs = compare_kwargs(args)
-    inputs = RunInputs(args.runs, names=kwargs.pop("names"), on_duplicate=args.on_duplicate,
-                       run_format=args.run_format, defer_duplicates=True)
-    with inputs.start():
-        # the comparison's modules load while the first run is read
+    # the comparison's modules load while the first run is read
+    with reading_runs(args, kwargs.pop("names"), _load_compare) as (inputs, qrels):
         from rankscope.compare.comparison import compare
 
-        qrels = read_qrels(args)
         result = compare(qrels, inputs, names, **kwargs, **judgments_kwargs(args, qrels))
     from rankscope.render.comparison import render_comparison
 

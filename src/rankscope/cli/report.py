@@ -51,14 +51,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
-    from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels
+    from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, reading_runs
     from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics
-    from rankscope.render.html_report import DEFAULT_METRICS, report
 
     # the names are read once (a bad name fails before any file is read)
-    metrics = plan_seed_metrics(args.metrics or list(DEFAULT_METRICS), args.conventions)
+    metrics = plan_seed_metrics(args.metrics or list(_default_metrics()), args.conventions)
     if len(args.runs) < 2:
         raise OptionError("report needs at least two runs")
     formats = [f.strip().lower() for f in args.figure_formats.split(",") if f.strip()]
@@ -69,11 +68,32 @@ def run(args: argparse.Namespace) -> int:
     if args.figures and args.no_plots:
         raise OptionError("--figures writes the plots that --no-plots leaves out: give one")
     refuse_double_stdin(args.qrels, *args.runs)
-    qrels = read_qrels(args)
-    # the files themselves: compare reads them one at a time, the curves read them again
-    report(qrels, args.runs, metrics, output=args.output, title=args.title,
-           plots=not args.no_plots,
-           ks=range(1, args.max_k + 1), figures_dir=args.figures, figure_formats=formats,
-           run_format=args.run_format, on_duplicate=args.on_duplicate,
-           **compare_kwargs(args), **judgments_kwargs(args, qrels))
+    options = {"output": args.output, "title": args.title, "plots": not args.no_plots,
+               "ks": range(1, args.max_k + 1), "figures_dir": args.figures,
+               "figure_formats": formats, **compare_kwargs(args)}
+    if "-" in args.runs and not args.no_plots:
+        # a run on stdin, read once for the comparison and for curves that might read
+        # the runs again: the report reads the runs itself
+        from rankscope.render.html_report import report
+
+        qrels = read_qrels(args)
+        report(qrels, args.runs, metrics, run_format=args.run_format,
+               on_duplicate=args.on_duplicate, **options, **judgments_kwargs(args, qrels))
+        return 0
+    # the files one at a time (the next one ahead), the first while the report's modules
+    # load and the qrels are read, as compare does
+    with reading_runs(args, options.pop("names"), _load_report) as (inputs, qrels):
+        from rankscope.render.html_report import report
+
+        report(qrels, inputs, metrics, **options, **judgments_kwargs(args, qrels))
     return 0
+
+
+def _default_metrics() -> tuple[str, ...]:
+    from rankscope.render.html_report import DEFAULT_METRICS
+
+    return DEFAULT_METRICS
+
+
+def _load_report() -> None:
+    import rankscope.render.html_report  # noqa: F401

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
         store = open_store(args.store)
     depth = args.depth or 10
-    concurrency = args.concurrency or int(config.settings.get("concurrency", 4))
+    concurrency = args.concurrency or config.concurrency
     try:
         with progress.step_bar(len(found) * len(queries), f"sweep {config.name}",
                                unit="query", lines=True) as advance:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from rankscope.compare.intervals import ThreadedIntervals
 from rankscope.compare.result import CompareResult, Comparison
 from rankscope.compare.significance import (
     adjust,
-    bootstrap_intervals,
     check_correction,
     check_test,
     effect_size,
@@ -30,7 +30,6 @@ from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
 from rankscope.progress import step_bar
 from rankscope.result import EvaluationResult
-from rankscope.spread import ResampleCache
 
 if TYPE_CHECKING:
     from rankscope.judgments.evaluation import JudgmentPlan, SeedPlan
@@ -72,6 +71,8 @@ def compare(
     transforms: Mapping[Any, Any] | None = None,
     allow_no_overlap: bool = False,
     conventions: str | None = None,
+    also: Sequence[Metric] = (),
+    on_measured: Callable[[CompareResult], object] | None = None,
 ) -> CompareResult:
     """Compare runs on several metrics with paired significance tests.
 
@@ -145,6 +146,18 @@ def compare(
         A tool's conventions profile, as in :func:`rankscope.evaluate`
         (``"ir_measures"``, ``"ranx"``...): names, tie rules and query policy
         as that tool has them.
+    also : sequence of Metric, optional
+        Further metrics measured in the same pass over each run (with the
+        comparison's options, plain qrels only) and not compared: only each
+        run's mean of each is kept (``CompareResult.also_means``), so a
+        caller drawing curves beside the comparison reads no run twice.
+    on_measured : callable, optional
+        Called once every run is measured, before the tests, with the
+        comparison so far: per-query values, names, baseline, query counts and
+        ``also_means`` (``means``, ``intervals`` and ``comparisons`` still
+        empty). It runs while the intervals are worked out on threads, so a
+        caller's own work on the per-query values (a report's figures and
+        tables) overlaps them.
 
     Returns
     -------
@@ -191,9 +204,14 @@ def compare(
         plan = asked.for_qrels(opts) if isinstance(asked, SeedPlan) else plan_metrics(asked, opts)
         pairs = list(zip(plan.labels, plan.metrics, strict=True))
         qrels_t = as_qrels(qrels)
+        plan, also_columns = _with_also(plan, also)
     else:
+        if also:
+            raise OptionError("also takes plain qrels, not raters' judgments")
         pairs = list(zip(judged.labels, judged.metrics, strict=True))
+        also_columns = []
     labels = [label for label, _ in pairs]
+    also_means: list[list[float | None]] = []
     if isinstance(runs, RunInputs):  # made (and maybe started) by the caller
         if names is not None or on_duplicate != "error" or run_format is not None:
             raise OptionError("names, on_duplicate and run_format belong to the RunInputs "
@@ -216,7 +234,7 @@ def compare(
     # One run at a time (files read one ahead): per-query values are all a comparison
     # keeps of a run, so memory holds two runs whatever their number. The intervals'
     # counts are drawn, and their products worked out, on threads meanwhile.
-    with _Intervals(n_resamples, seed) as intervals_of:
+    with ThreadedIntervals(n_resamples, seed) as intervals_of:
         results = []
         candidates: list[list[str]] = []
         with step_bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
@@ -225,8 +243,12 @@ def compare(
                 # a name known beforehand names the run in messages; else the run's own
                 name = None if known is None else known[i]
                 if judged is None:
-                    results.append(evaluate(qrels_t, table, plan, options=opts, run_name=name,
-                                            allow_no_overlap=allow_no_overlap))
+                    measured = evaluate(qrels_t, table, plan, options=opts, run_name=name,
+                                        allow_no_overlap=allow_no_overlap)
+                    if also_columns:  # kept apart: the comparison sees its own metrics only
+                        measured, kept = _split_also(measured, len(labels), also_columns)
+                        also_means.append(kept)
+                    results.append(measured)
                 else:
                     results.append(judged.evaluate(table, options=opts, run_name=name,
                                                    allow_no_overlap=allow_no_overlap))
@@ -236,6 +258,8 @@ def compare(
                     intervals_of.predraw(results[0])
                 advance(1)
         run_names = inputs.names(candidates)
+        also_of = {name: dict(zip([m.name for m in also], row, strict=True))
+                   for name, row in zip(run_names, also_means, strict=False)}
         if baseline is not None and baseline not in run_names:
             raise OptionError(f"no run named {baseline!r}; runs: {', '.join(run_names)}")
         base = None if all_pairs else (baseline or run_names[0])
@@ -258,6 +282,13 @@ def compare(
             pairs_of.append(block[:, ~np.isnan(block).any(axis=0)])
             n_queries[label] = pairs_of[-1].shape[1]
         intervals_of.start(pairs_of, order, level)
+        if on_measured is not None:  # the caller's work on the values, beside the intervals
+            on_measured(CompareResult(
+                labels=labels, metrics=[metric for _, metric in pairs], run_names=run_names,
+                baseline=base, query_ids=query_ids, values=values, n_queries=n_queries,
+                means={}, intervals={}, comparisons=[], test=test, correction=correction,
+                alpha=alpha, confidence=level, n_resamples=n_resamples, seed=seed,
+                infos=[r.info for r in results], also_means=also_of))
         with step_bar(len(labels) * len(order), "testing", unit="pair", show=progress) as advance:
             for m, label in enumerate(labels):
                 paired = pairs_of[m]
@@ -292,77 +323,50 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         infos=[r.info for r in results],
+        also_means=also_of,
     )
 
 
-_TWO_AT_ONCE_BYTES = 64 << 20
-"""Resampled means of one metric up to which two metrics' intervals are drawn at once."""
+def _with_also(plan: MetricPlan, also: Sequence[Metric]) -> tuple[MetricPlan, list[int]]:
+    """The plan with the ``also`` metrics it lacks appended; each one's column in it."""
+    if not also:
+        return plan, []
+    from dataclasses import replace
+
+    from rankscope.metrics.conventions import Resolved
+
+    resolved = list(plan.resolved)
+    columns = []
+    for metric in also:
+        if not isinstance(metric, Metric):
+            raise OptionError(f"also takes Metric objects, not {type(metric).__name__}")
+        mine = Resolved(metric.name, metric)
+        same = [j for j, found in enumerate(resolved)
+                if found.metric == metric and found.reading == mine.reading]
+        if same:  # asked for already: its column serves
+            columns.append(same[0])
+            continue
+        taken = {found.label for found in resolved}
+        while mine.label in taken:  # a label of the comparison's spelt alike: kept apart
+            mine = replace(mine, label=mine.label + "'")
+        columns.append(len(resolved))
+        resolved.append(mine)
+    return replace(plan, resolved=tuple(resolved)), columns
 
 
-class _Intervals:
-    """Every metric's bootstrap intervals (each run's mean and each compared difference,
-    from the same resamples), worked out on two threads while the tests run.
+def _split_also(result: EvaluationResult, n: int, columns: list[int],
+                ) -> tuple[EvaluationResult, list[float | None]]:
+    """The result of the comparison's ``n`` metrics, and the means of the ``also`` columns
+    (aggregated as the engine aggregates every mean)."""
+    from dataclasses import replace
 
-    The resample counts are drawn on a thread as soon as the first run is
-    measured (:meth:`predraw`: for as many queries as that run has values, the
-    paired queries unless runs differ in which queries they have values for),
-    while the other runs are read. The matrix products and quantiles release
-    the interpreter, so on two cores the intervals of the next metrics are
-    worked out while the current one is tested. Each metric's numbers are
-    those of working them out alone (the same counts, the same products).
-    """
+    from rankscope.engine.assemble import aggregate
 
-    def __init__(self, n_resamples: int, seed: int | None) -> None:
-        from concurrent.futures import Future, ThreadPoolExecutor
-
-        self._n_resamples, self._seed = n_resamples, seed
-        self._cache = ResampleCache()  # the same queries and seed for every metric: drawn once
-        self._pool = ThreadPoolExecutor(2, thread_name_prefix="rankscope-intervals")
-        self._futures: list[Future[Any]] = []
-        self._later: list[FloatArray] = []
-        self._level = 0.0
-
-    def predraw(self, first: EvaluationResult) -> None:
-        """Draw the counts for the number of queries ``first`` has values for, on a thread."""
-        if self._seed is None:  # fresh randomness: nothing is kept
-            return
-        for n in sorted({int(c) for c in np.count_nonzero(~np.isnan(first.values), axis=0)}):
-            if n >= 2:  # (a count too large to keep is not drawn here: batches is lazy then)
-                self._futures.append(self._pool.submit(self._cache.batches, n,
-                                                       self._n_resamples, self._seed))
-
-    def start(self, pairs_of: list[FloatArray], order: list[tuple[int, int]],
-              level: float) -> None:
-        """Begin every metric's intervals (``pairs_of``: each metric's runs x paired queries)."""
-        rows = [np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
-                for paired in pairs_of]
-        self._futures, self._level = [], level
-        # each interval holds its resampled means (resamples x rows): on the threads only
-        # while that stays small (--rounds goes up to 10 million), else one at a time, here
-        largest = max((r.shape[0] for r in rows), default=0) * self._n_resamples * 8
-        if largest > _TWO_AT_ONCE_BYTES:
-            self._later = rows
-            return
-        self._futures = [self._pool.submit(bootstrap_intervals, r, confidence=level,
-                                           n_resamples=self._n_resamples, seed=self._seed,
-                                           cache=self._cache)
-                         for r in rows]
-
-    def __call__(self, m: int) -> tuple[FloatArray, FloatArray]:
-        if self._later:
-            return bootstrap_intervals(self._later[m], confidence=self._level,
-                                       n_resamples=self._n_resamples, seed=self._seed,
-                                       cache=self._cache)
-        low, high = self._futures[m].result()
-        return low, high
-
-    def __enter__(self) -> _Intervals:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for future in self._futures:
-            future.cancel()
-        self._pool.shutdown(wait=True)
+    means = [aggregate(result.values[:, j], result.metrics[j].spec.aggregate) for j in columns]
+    own = replace(result, labels=result.labels[:n], metrics=result.metrics[:n],
+                  values=result.values[:, :n],
+                  means={label: result.means[label] for label in result.labels[:n]})
+    return own, means
 
 
 MIN_TEST_QUERIES = 10

@@ -17,7 +17,8 @@ from rankscope.errors import MetricError, OptionError
 from rankscope.metrics.base import Metric, make_metric
 from rankscope.metrics.parser import parse_metric
 
-__all__ = ["RECALL_LEVELS", "interpolated_precision", "metric_at_k", "precision_recall"]
+__all__ = ["RECALL_LEVELS", "at_k_metrics", "curve_points", "interpolated_precision",
+           "metric_at_k", "precision_recall", "precision_recall_metrics"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -25,7 +26,8 @@ RECALL_LEVELS = np.arange(11) / 10.0
 """0.0, 0.1, ..., 1.0 (each i / 10 exactly as trec_eval computes it)."""
 
 
-def _family_at(metric: str | Metric, ks: list[int]) -> list[Metric]:
+def at_k_metrics(metric: str | Metric, ks: list[int]) -> list[Metric]:
+    """The metrics of a metric@k curve: ``metric``'s family and parameters at each k."""
     base = parse_metric(metric)
     if base.spec.cutoff == "none":
         raise MetricError(f"{base.name} takes no cut-off; pick a metric with @k")
@@ -53,7 +55,7 @@ def metric_at_k(
     k_list = sorted({int(k) for k in ks})
     if not k_list or k_list[0] < 1:
         raise OptionError("ks must be whole numbers >= 1")
-    metrics = _family_at(metric, k_list)
+    metrics = at_k_metrics(metric, k_list)
     qrels_t = as_qrels(qrels)
     tables, run_names = load_runs(runs, names=names)
     rows: list[dict[str, Any]] = []
@@ -93,13 +95,23 @@ def interpolated_precision(
     ndarray, shape (11,)
     """
     (table,), _ = load_runs([run])
-    metrics = [make_metric("iprec_at_recall", p=float(level), rel=rel)
-               for level in RECALL_LEVELS]
+    metrics = precision_recall_metrics(rel)
     result = evaluate(as_qrels(qrels), table, metrics, ties=ties, unjudged=unjudged,
                       queries=queries, allow_no_overlap=allow_no_overlap)
-    if not result.per_query:
+    return curve_points([result.means[m.name] for m in metrics], len(result.query_ids))
+
+
+def precision_recall_metrics(rel: float = 1) -> list[Metric]:
+    """The 11 ``iprec_at_recall`` metrics of the curve, recall 0.0 to 1.0."""
+    return [make_metric("iprec_at_recall", p=float(level), rel=rel) for level in RECALL_LEVELS]
+
+
+def curve_points(means: list[float | None], n_evaluated: int) -> FloatArray:
+    """The 11-point curve from the means of :func:`precision_recall_metrics` over a run's
+    ``n_evaluated`` queries (all 0 when no query was evaluated)."""
+    if not n_evaluated:
         return np.zeros(RECALL_LEVELS.size)
-    return np.array([result.means[m.name] for m in metrics], dtype=np.float64)
+    return np.array(means, dtype=np.float64)
 
 
 def precision_recall(

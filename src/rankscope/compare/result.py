@@ -106,6 +106,9 @@ class CompareResult:
         Significance level; level of the intervals.
     infos : list of EvaluationInfo
         Per run: query policy and counts.
+    also_means : dict
+        Run -> metric name -> mean over the run's evaluated queries, of the
+        metrics measured beside the comparison (``also``); empty without them.
     """
 
     labels: list[str]
@@ -125,6 +128,7 @@ class CompareResult:
     n_resamples: int
     seed: int | None
     infos: list[EvaluationInfo] = field(default_factory=list)
+    also_means: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     # ---- lookups ---------------------------------------------------------
 

@@ -54,6 +54,7 @@ __all__ = [
     "PREFIX",
     "IrdsQuery",
     "check_allowed",
+    "check_cached",
     "irds_documents",
     "irds_name",
     "irds_qrels",
@@ -313,6 +314,24 @@ def _not_cached(source: str, entity: str, needed: list[NeededFile]) -> FileAcces
         f"rankscope never downloads: ir_datasets needs {listing}. Fetch them on a machine with "
         f"network access (ir_datasets export {source[len(PREFIX):]} {entity} > /dev/null) "
         "and copy them to the paths named", source=source)
+
+
+def check_cached(path: str, entity: str) -> None:
+    """Refuse ``irds:NAME`` when its ``entity`` (``docs``, ``queries``, ``qrels``) is not all
+    in ir_datasets' cache, reading nothing: what saving an endpoint checks, so a missing
+    file is said when the curator names the collection, not at the first run.
+
+    Raises
+    ------
+    InputError
+        No such collection, or it has no ``entity``.
+    FileAccessError
+        A file of it is not in the cache (names each one and where it goes).
+    """
+    dataset, source = _load(path, entity)
+    needed = missing_files(getattr(dataset, f"{entity}_handler")())
+    if needed:
+        raise _not_cached(source, entity, needed)
 
 
 @contextlib.contextmanager

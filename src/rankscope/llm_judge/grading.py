@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rankscope.errors import InputError
@@ -288,6 +288,23 @@ def _grade(pair: Pair, row: Mapping[str, str] | None) -> LLMGrade:
     )
 
 
+def _with_examples(spec: Any, items: Sequence[GradeItem],
+                   examples: Sequence[tuple[GradeItem, float]]) -> Any:
+    """The run's spec showing ``examples`` (graded results) before every item."""
+    from rankscope.llm_judge.examples import Example
+
+    graded = {(i.query_id, i.doc_id) for i in items}
+    shown = []
+    for n, (item, grade) in enumerate(examples, start=1):
+        where = f"few-shot example {n} ({item.query_id}, {item.doc_id})"
+        if (item.query_id, item.doc_id) in graded:
+            raise InputError(f"{where} is also a result to grade: an example is never one")
+        if not spec.scale.contains(float(grade)):
+            raise InputError(f"{where}: grade {grade} is not on the scale")
+        shown.append(Example(item.query_id, item.doc_id, float(grade)))
+    return replace(spec, examples=tuple(shown))
+
+
 async def grade_items_async(
     items: Sequence[GradeItem],
     judge: JudgeConfig,
@@ -297,10 +314,13 @@ async def grade_items_async(
     max_tokens: int | None = None,
     retry_unrateable: bool = False,
     sleep: Sleep | None = None,
+    examples: Sequence[tuple[GradeItem, float]] = (),
 ) -> GradingResult:
     """The coroutine behind :func:`grade_items` (same parameters), for code in a loop."""
     spec = judge.spec()
-    texts = _ItemTexts(items)
+    if examples:
+        spec = _with_examples(spec, items, examples)
+    texts = _ItemTexts([*items, *(item for item, _ in examples)])
     pairs = list(dict.fromkeys(Pair(i.query_id, i.doc_id) for i in items))
     results = ResultsFile(None)
     answers = AnswerCache(cache) if isinstance(cache, str | os.PathLike) else cache
@@ -336,6 +356,7 @@ def grade_items(
     max_tokens: int | None = None,
     retry_unrateable: bool = False,
     sleep: Sleep | None = None,
+    examples: Sequence[tuple[GradeItem, float]] = (),
 ) -> GradingResult:
     """Grade results with an LLM judge; one grade (or the reason for none) per item.
 
@@ -356,6 +377,10 @@ def grade_items(
         asked afresh and the new answer replaces it (a "re-ask").
     sleep : callable, optional
         An ``asyncio.sleep`` stand-in (tests).
+    examples : sequence of (GradeItem, grade)
+        Few-shot examples: results graded already, shown with their grade (in the
+        prompt's answer form) before every item, in this order; part of every cache
+        key. Never one of ``items``.
 
     Returns
     -------
@@ -366,7 +391,8 @@ def grade_items(
     Raises
     ------
     InputError
-        One query id with two texts, or one result with two sets of fields.
+        One query id with two texts, or one result with two sets of fields; an
+        example that is an item, or whose grade is off the scale.
     OptionError, JudgeError, FileAccessError
         A bad configuration or template; an endpoint that refuses every
         request (401, 403, 404) or cannot be used at all (the first request got
@@ -384,4 +410,5 @@ def grade_items(
     """
     return run_blocking(grade_items_async(items, judge, cache=cache, max_calls=max_calls,
                                           max_tokens=max_tokens,
-                                          retry_unrateable=retry_unrateable, sleep=sleep))
+                                          retry_unrateable=retry_unrateable, sleep=sleep,
+                                          examples=examples))

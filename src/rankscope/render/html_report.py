@@ -8,9 +8,13 @@ mailed or archived alone. The page names the queries each run got worse on;
 the plots can also be written as PDF, SVG or PNG files for papers
 (``figures_dir``, matplotlib's figures: the ``plot`` extra).
 
-The curves need the runs again after the comparison: files are read a
-second time one ahead (two runs in memory), each run's points computed as
-it is read, so memory grows with the largest run, not with their sum.
+The curves' numbers are measured in the comparison's own pass over the runs
+(their metrics added to the comparison's, not shown as compared metrics), so
+each run is read once, one ahead: memory grows with the largest run, not with
+their sum. Where the curves are measured otherwise than the comparison
+(raters' grades aggregated per scale, a conventions profile, unjudged
+documents null, ``queries="zero"``, a relevance threshold), the files are
+read a second time for them, one ahead too.
 """
 
 from __future__ import annotations
@@ -25,22 +29,31 @@ from typing import TYPE_CHECKING, Any
 
 from rankscope._version import __version__
 from rankscope.compare.comparison import compare
-from rankscope.compare.curves import RECALL_LEVELS, interpolated_precision, metric_at_k
+from rankscope.compare.curves import at_k_metrics, precision_recall_metrics
 from rankscope.compare.result import CompareResult
 from rankscope.data.runs import RunInputs
 from rankscope.data.tables import Run, as_qrels
-from rankscope.engine.evaluate import MetricsArg
+from rankscope.engine.evaluate import MetricPlan, MetricsArg, plan_metrics
 from rankscope.engine.options import EvalOptions
 from rankscope.errors import DependencyError, OptionError
 from rankscope.metrics.base import Metric
 from rankscope.render.comparison import comparison_html
+from rankscope.render.report_curves import (
+    Figure,
+    curve_family,
+    curve_figures,
+    measured_curves,
+    pr_caption,
+    pr_options,
+    read_curves,
+)
 from rankscope.render.report_tables import (
     SORT_SCRIPT,
     TABLE_STYLE,
     per_query_table_html,
     worse_queries_html,
 )
-from rankscope.render.svg import Series, differences_svg, distribution_svg, lines_svg
+from rankscope.render.svg import differences_svg, distribution_svg
 
 if TYPE_CHECKING:
     import polars as pl
@@ -89,9 +102,6 @@ def plots_available() -> bool:
     return True
 
 
-Figure = tuple[str, str, str]
-"""A figure of the report: file stem, the inline SVG, its caption."""
-
 Shown = tuple[str, Any, str]
 """A figure file of the report: file stem, the matplotlib figure, its caption."""
 
@@ -100,55 +110,8 @@ def _svg(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>"
 
 
-def _curve_family(result: CompareResult) -> str | None:
-    """The first metric that takes a cut-off, as a name without it (for the @k curve)."""
-    for metric in result.metrics:
-        if metric.spec.cutoff != "none" and metric.spec.group in ("binary", "graded"):
-            return Metric(metric.family, metric.params, None).name
-    return None
-
-
-def _curve_qrels(qrels: Any, metric: str, judged: dict[str, Any] | None) -> Any:
-    """The qrels a curve is drawn on: raters' grades aggregated on the metric's scale."""
-    if judged is None:
-        return qrels
-    from rankscope.judgments.evaluation import plan_evaluation
-
-    return plan_evaluation(qrels, [metric], **judged).qrels()
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9@._-]+", "_", text).strip("_") or "figure"
-
-
-def _curves(result: CompareResult, qrels: Any, inputs: RunInputs, ks: list[int],
-            options: dict[str, Any], judged: dict[str, Any] | None,
-            ) -> tuple[str | None, pl.DataFrame | None, pl.DataFrame]:
-    """The metric@k and precision-recall curves' numbers, each run's computed as it is read.
-
-    Files are read one ahead (two runs in memory at most); a run is
-    dropped once its points are known. Returns the @k curve's family (None
-    when no metric of the comparison takes a cut-off), its numbers (run, k,
-    value) and the precision-recall numbers (run, recall, precision), as
-    :func:`~rankscope.compare.curves.metric_at_k` and
-    :func:`~rankscope.compare.curves.precision_recall` give them.
-    """
-    import polars as pl
-
-    family = _curve_family(result)
-    at_k_qrels = None if family is None else _curve_qrels(qrels, f"{family}@1", judged)
-    pr_qrels = _curve_qrels(qrels, "P@1", judged)
-    at_k: list[pl.DataFrame] = []
-    pr: list[pl.DataFrame] = []
-    with inputs.tables() as tables:
-        for table, name in zip(tables, result.run_names, strict=True):
-            if family is not None:
-                at_k.append(metric_at_k(at_k_qrels, {name: table}, family, ks=ks, **options))
-            curve = interpolated_precision(pr_qrels, table, **_pr_options(options))
-            pr.append(pl.DataFrame({"run": [name] * curve.size, "recall": RECALL_LEVELS,
-                                    "precision": curve}))
-            del table
-    return family, pl.concat(at_k) if at_k else None, pl.concat(pr)
 
 
 @contextmanager
@@ -190,49 +153,10 @@ def _twice_readable(runs: Any, *, on_duplicate: Any, run_format: str | None) -> 
     return [once(run) for run in runs]
 
 
-def _pr_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The precision-recall curve's options: interpolated precision is defined with
-    unjudged documents non-relevant (as trec_eval has it), not as null; the caption says so
-    (:func:`_pr_caption`)."""
-    if options.get("unjudged") == "null":
-        return {**options, "unjudged": "nonrelevant"}
-    return options
-
-
-def _pr_caption(unjudged: str) -> str:
-    caption = "11-point interpolated precision-recall"
-    if unjudged == "null":
-        caption += (" (unjudged documents count as non-relevant on this curve: interpolated"
-                    " precision has no definition with unjudged documents null)")
-    return caption
-
-
-def _series(data: pl.DataFrame, x: str, y: str) -> list[Series]:
-    return [Series(str(name), tuple(part.get_column(x).to_list()),
-                   tuple(part.get_column(y).to_list()))
-            for (name,), part in data.group_by("run", maintain_order=True)]
-
-
-def _figures(result: CompareResult, family: str | None, at_k: pl.DataFrame | None,
-             pr: pl.DataFrame, ks: list[int], pr_caption: str,
-             ) -> list[tuple[str, list[Figure]]]:
-    """Every figure of the page as inline SVG, by section."""
+def _metric_figures(result: CompareResult) -> list[tuple[str, list[Figure]]]:
+    """Per metric: the distribution of every run and the differences to the baseline (from
+    the per-query values alone: drawn while the comparison works out its intervals)."""
     sections: list[tuple[str, list[Figure]]] = []
-    curves: list[Figure] = []
-    if family is not None and at_k is not None:
-        caption = f"mean {family}@k for k = 1..{max(ks)}"
-        curves.append((f"{family}_at_k", lines_svg(
-            _series(at_k, "k", "value"), title=f"{family}@k", x_label="cut-off k",
-            y_label=f"mean {family}@k", integer_x=True,
-            point=family.replace("{", "{{").replace("}", "}}") + "@{x:g} = {y:.4f}",
-            caption=caption), caption))
-    caption = pr_caption
-    curves.append(("precision_recall", lines_svg(
-        _series(pr, "recall", "precision"), title="11-point interpolated precision-recall",
-        x_label="recall",
-        y_label="interpolated precision", point="recall {x:.1f}: precision {y:.4f}",
-        x_range=(0.0, 1.0), y_range=(0.0, 1.02), caption=caption), caption))
-    sections.append(("Curves", curves))
     for label, base, others in _pairs(result):
         caption = f"per-query {label}, every run"
         shown: list[Figure] = [(f"distribution_{label}",
@@ -296,8 +220,17 @@ def render_report(
     title: str = "rankscope report",
     figures: Sequence[tuple[str, list[str]]] = (),
     note: str = "",
+    tables: tuple[str, str] | None = None,
 ) -> str:
-    """The HTML page of a comparison with already-rendered figure sections."""
+    """The HTML page of a comparison with already-rendered figure sections.
+
+    ``tables``: the queries that got worse and the per-query values as
+    :func:`~rankscope.render.report_tables.worse_queries_html` and
+    :func:`~rankscope.render.report_tables.per_query_table_html` write them for
+    ``result``, when already written (default: written here).
+    """
+    worse, per_query = tables if tables is not None else (
+        worse_queries_html(result), per_query_table_html(result))
     parts = [
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'>",
@@ -311,13 +244,13 @@ def render_report(
     ]
     if note:
         parts.append(f"<p class='note'>{html.escape(note)}</p>")
-    parts += ["<h2>Queries that got worse</h2>", worse_queries_html(result)]
+    parts += ["<h2>Queries that got worse</h2>", worse]
     for heading, images in figures:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         parts += images
     parts += ["<h2>Per-query values</h2>",
               "<p class='note'>Click a column header to sort by it.</p>",
-              per_query_table_html(result), f"<script>{SORT_SCRIPT}</script>"]
+              per_query, f"<script>{SORT_SCRIPT}</script>"]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -406,31 +339,71 @@ def report(
                                       ("queries", queries), ("conventions", conventions))
         if value is not None}
     opts = EvalOptions.merged(None, given)  # type: ignore[arg-type]
-    if include:  # read twice: by the comparison, then for the curves
+    curve_options = {"ties": opts.ties, "unjudged": opts.unjudged,
+                     "queries": opts.ranked_queries}
+    # the curves measured in the comparison's pass when they are measured as it measures
+    one_pass = include and judged is None and all(
+        EvalOptions.merged(None, o) == opts  # type: ignore[arg-type]
+        for o in (curve_options, pr_options(curve_options)))
+    also: list[Metric] = []
+    family = None
+    if one_pass:
+        from rankscope.judgments.evaluation import SeedPlan
+
+        plan: MetricPlan = (metrics.for_qrels(opts) if isinstance(metrics, SeedPlan)
+                            else plan_metrics(metrics, opts))  # read once, here
+        metrics = plan
+        family = curve_family(plan.metrics)
+        also = [*([] if family is None else at_k_metrics(family, k_list)),
+                *precision_recall_metrics()]
+    elif include:  # read twice: by the comparison, then for the curves
         runs = _twice_readable(runs, on_duplicate=on_duplicate, run_format=run_format)
+    if isinstance(runs, RunInputs):  # made (and maybe started) by the caller
+        if names is not None or on_duplicate != "error" or run_format is not None:
+            raise OptionError("names, on_duplicate and run_format belong to the RunInputs "
+                              "given as runs")
+        given_inputs: RunInputs | None = runs
+    else:
+        given_inputs = None
+        compare_options.update(names=names, on_duplicate=on_duplicate, run_format=run_format)
+    drawn: dict[str, Any] = {}
+
+    def draw(measured: CompareResult) -> None:
+        # the tables and figures of the per-query values, while the intervals are worked out
+        drawn["tables"] = (worse_queries_html(measured), per_query_table_html(measured))
+        if include:
+            drawn["metrics"] = _metric_figures(measured)
+        if one_pass:
+            drawn["curves"] = measured_curves(measured, family, k_list)
+
     said: set[tuple[type[Warning], str]] = set()
     with _each_warning_once(said):  # compare reads run files one at a time (two in memory)
-        result = compare(qrels_t, runs, metrics, names=names, on_duplicate=on_duplicate,
-                         run_format=run_format, **given, **compare_options)
+        result = compare(qrels_t, runs, metrics, **given, **compare_options, also=also,
+                         on_measured=draw)
     figures: list[tuple[str, list[str]]] = []
-    if include:
+    if one_pass:
+        at_k, pr = drawn["curves"]
+    elif include:
         # the same runs under the comparison's names, read again one ahead for the curves;
         # the comparison has checked them (a document ranked twice is left to the ranking)
-        inputs = RunInputs(runs, names=result.run_names, on_duplicate=on_duplicate,
-                           run_format=run_format, defer_duplicates=True)
+        inputs = given_inputs if given_inputs is not None else RunInputs(
+            runs, names=result.run_names, on_duplicate=on_duplicate, run_format=run_format,
+            defer_duplicates=True)
         with _each_warning_once(said):  # the comparison has said what these runs lack
-            family, at_k, pr = _curves(
+            family, at_k, pr = read_curves(
                 result, qrels_t, inputs, k_list,
-                {"ties": opts.ties, "unjudged": opts.unjudged, "queries": opts.ranked_queries,
+                {**curve_options,
                  "allow_no_overlap": compare_options.get("allow_no_overlap", False)}, judged)
+    if include:
         if figures_dir is not None:
             save_figures(_figure_files(result, family, at_k, pr, k_list,
-                                       _pr_caption(opts.unjudged)), figures_dir,
+                                       pr_caption(opts.unjudged)), figures_dir,
                          figure_formats)
+        sections = [curve_figures(family, at_k, pr, k_list, pr_caption(opts.unjudged)),
+                    *drawn["metrics"]]
         figures = [(heading, [_svg(svg, caption) for _, svg, caption in items])
-                   for heading, items in _figures(result, family, at_k, pr, k_list,
-                                                  _pr_caption(opts.unjudged))]
-    page = render_report(result, title=title, figures=figures)
+                   for heading, items in sections]
+    page = render_report(result, title=title, figures=figures, tables=drawn["tables"])
     if output is not None:
         from rankscope.data._io import write_bytes
 

@@ -47,7 +47,7 @@ from rankscope.retry import (
     retrying,
 )
 from rankscope.search.credentials import resolve_auth, resolve_params
-from rankscope.search.types import EndpointConfig
+from rankscope.search.types import DEFAULT_CONCURRENCY, EndpointConfig
 
 __all__ = ["HttpRequest", "Reply", "SearchClient", "server_message"]
 
@@ -228,7 +228,7 @@ class SearchClient:
 
         return cls(
             timeout=float(pick("timeout", 10.0)),
-            concurrency=int(pick("concurrency", 4)),
+            concurrency=int(pick("concurrency", DEFAULT_CONCURRENCY)),
             rps=pick("rps", None),
             max_retries=int(pick("max_retries", 4)),
             backoff=float(pick("backoff", 0.5)),

@@ -17,7 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from rankscope.search.files import FileScope
 
-__all__ = ["Endpoint", "EndpointConfig", "Hit", "QueryItem", "SearchResponse"]
+__all__ = ["DEFAULT_CONCURRENCY", "Endpoint", "EndpointConfig", "Hit", "QueryItem",
+           "SearchResponse"]
+
+DEFAULT_CONCURRENCY = 4
+"""Requests in flight to an endpoint whose file does not say (``concurrency``)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,13 @@ class EndpointConfig:
     """The directory relative paths in ``settings`` are resolved against (the TOML's)."""
     files: FileScope | None = None
     """Where the files it names must be (a web user's endpoint); None: anywhere."""
+
+    @property
+    def concurrency(self) -> int:
+        """Requests in flight at most: the file's ``concurrency``, else
+        :data:`DEFAULT_CONCURRENCY`; every snapshot of the endpoint sends that many queries
+        at once (a command's option may lower or raise it)."""
+        return int(self.settings.get("concurrency", DEFAULT_CONCURRENCY))
 
 
 @runtime_checkable

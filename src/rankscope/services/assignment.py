@@ -1,39 +1,41 @@
-"""Who grades what next: the open tasks, leases, what a grader sees, and how much is left.
+"""Who grades what next: leases, what a grader sees, and how much is left.
 
-Assignment (:func:`next_tasks`): a grader gets a result of the evaluation
-they have not graded, that still wants grades (its item's counted grades on
-the evaluation's scale plus the other graders' live leases are fewer than
-the grades wanted), results with the fewest grades first, then the highest
-positions (rank 1 first); results they put off ("judge later") come after
-every other. Taking a task leases it for :data:`LEASE` so two graders do
-not fill the last slot twice; a lease that expires returns the task to the
-pool. A grader never sees another's grade.
+Assignment (:func:`next_tasks`): a grader gets the first result of their
+pool (:mod:`rankscope.services.task_pool`: what they may take, in the order
+it is handed out). Taking a task leases it for :data:`LEASE` so two graders
+do not fill the last slot twice; a lease that expires returns the task to
+the pool. A grader never sees another's grade.
 
 A grade *counts* when its rater's ``counts`` is true (people, imports, an
 LLM judge the curator let count): only counted grades fill the slots of
 the grades wanted. How much is left for a grader and for the evaluation is
 :mod:`rankscope.services.grading_progress`.
 
-How it stays fast: the database keeps each task's counted grades
-(``tasks.grades_counted``, kept by triggers whoever writes grades) and an
-index in the order above, so the next task is the first open row of an
-index range (a handful of rows read, whatever the evaluation's size), and
-what a request needs is read in a few statements, never by loading every
-task. Taking tasks is serialised per project (a row lock on the project on
-PostgreSQL; SQLite has one writer): a lease is taken on what was counted,
-so two graders never take the last slot twice.
+How two graders never take the last slot twice: every path that creates a
+lease (:func:`take_tasks`, :func:`show_task`, an undo) holds the row lock of
+the item first (the lock a grade of it takes) and leases in a statement
+begun after the lock was granted, so it counts every lease and grade
+committed by whoever held the item before; a lease is created only while
+the item's counted grades plus the other graders' live leases are fewer than
+wanted (:func:`lease_held`, the one implementation). On PostgreSQL the next
+task locks its candidates with ``FOR UPDATE SKIP LOCKED``: graders taking
+tasks at once take different results instead of queueing behind one lock
+(the project's row, before). SQLite has one writer: no lock is taken there.
+A lease that expires holds nothing: its task is back in the pool (its
+grader may still grade it while a slot is free; a grade is always checked
+against the grades wanted under the item's lock).
 
 ``j`` (skip) walks forward: :func:`next_tasks` with ``after`` gives the
-tasks that come after that one in the order above, then wraps around to
+tasks that come after that one in the pool's order, then wraps around to
 the beginning, so skipping again and again visits the whole pool.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from sqlalchemy import (
     Integer,
@@ -42,18 +44,14 @@ from sqlalchemy import (
     exists,
     func,
     insert,
-    literal,
-    or_,
     select,
-    tuple_,
-    union_all,
     update,
 )
-from sqlalchemy.orm import aliased
 
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services.accounts import rater_for
 from rankscope.services.campaigns import evaluation_access
+from rankscope.services.task_pool import Start, open_tasks, pick, pool_size, pool_where, start_of
 from rankscope.services.task_views import (
     TaskView,
     own_grade,
@@ -62,12 +60,10 @@ from rankscope.services.task_views import (
     task_row,
     task_views,
 )
-from rankscope.store.models import Project, utcnow
+from rankscope.store.models import utcnow
 from rankscope.store.models_app import (
-    Adjudication,
-    Deferral,
     Evaluation,
-    Grade,
+    Item,
     Lease,
     Rater,
     Task,
@@ -77,7 +73,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from sqlalchemy import ColumnElement, Insert, Select, Table
+    from sqlalchemy import Insert, Select, Table
     from sqlalchemy.orm import Session
 
     from rankscope.services.accounts import Actor
@@ -87,7 +83,9 @@ __all__ = [
     "LEASE",
     "MAX_BATCH",
     "TaskView",
-    "lock_pool",
+    "hold_items",
+    "lease_held",
+    "lease_task",
     "next_task",
     "next_tasks",
     "open_tasks",
@@ -105,226 +103,104 @@ __all__ = [
 
 LEASE = timedelta(minutes=10)
 MAX_BATCH = 500
-ORDER = (Task.grades_counted, Task.position, Task.id)
-"""The order results are handed out in (after the deferred split): ``ix_tasks_assignment``."""
 
 
-# The statements of the pool are built once, with bound parameters (``ev``, ``scale``,
-# ``rater``, ``now``, ``skip``: ids left out, ``n``): a request only binds its values.
 
 
-@dataclass(frozen=True)
-class _Barred:
-    """What keeps the rater from an open task: their grades, adjudications, others' leases."""
 
-    mine: Select[int]
-    settled: Select[int]
-    held_items: Select[int]
-    held: ColumnElement[int]
+def _row_locks(session: Session) -> bool:
+    """Whether leasing takes the items' row locks: PostgreSQL (SQLite has one writer)."""
+    return session.get_bind().dialect.name == "postgresql"
 
 
-@functools.cache
-def _barred() -> _Barred:
-    """The pieces of :func:`_pool_where`. The leases are few: the items they hold are read
-    once, and only those items' tasks count them (``held``, correlated to ``Task``)."""
-    leased = aliased(Task, name="leased")
-    others = (Lease.expires_at > bindparam("now"), Lease.rater_id != bindparam("rater"))
-    return _Barred(
-        mine=select(Grade.item_id).where(Grade.rater_id == bindparam("rater"),
-                                         Grade.scale == bindparam("scale"), Grade.active),
-        settled=select(Adjudication.item_id).where(Adjudication.scale == bindparam("scale")),
-        held_items=select(leased.item_id).join(Lease, Lease.task_id == leased.id).where(*others),
-        held=(select(func.count(Lease.id)).join(leased, leased.id == Lease.task_id)
-              .where(leased.item_id == Task.item_id, *others).scalar_subquery()))
+def hold_items(session: Session, item_ids: Sequence[int]) -> None:
+    """Hold the items' rows until the transaction ends, waiting for whoever holds them.
 
-
-@functools.cache
-def _pool_where() -> tuple[ColumnElement[bool], ...]:
-    """The tasks of evaluation ``ev`` (on ``scale``) that ``rater`` may take at ``now``.
-
-    Open (fewer counted grades than wanted), not graded by them, not
-    adjudicated, and not filled by the *other* graders' live leases (a lease
-    on any evaluation's task of the item holds a slot); not in ``skip``.
+    The lock a grade, an adjudication and every lease of an item take
+    (PostgreSQL ``SELECT ... FOR UPDATE``, in the items' id order: two
+    holders of several items wait in the same order); on SQLite the one
+    writer is the lock, no statement is run.
     """
-    b = _barred()
-    return (Task.evaluation_id == bindparam("ev"), Task.grades_counted < Task.grades_wanted,
-            Task.item_id.not_in(b.mine), Task.item_id.not_in(b.settled),
-            or_(Task.item_id.not_in(b.held_items), Task.grades_counted + b.held
-                < Task.grades_wanted),
-            Task.id.not_in(bindparam("skip", expanding=True)))
+    if item_ids and _row_locks(session):
+        session.execute(select(Item.id).where(Item.id.in_(sorted(set(item_ids))))
+                        .order_by(Item.id).with_for_update())
 
 
 @functools.cache
-def _pick_statement(part: str, beyond: bool = False) -> Select[int]:
-    """``n`` tasks of the pool, best first: ``own`` (of the ids ``own``), ``first``
-    (not put off), ``later`` (put off), ``self`` (task ``after`` only); ``beyond``: only
-    those after (``c``, ``p``, ``i``) in the order."""
-    deferred = select(Deferral.task_id).where(Deferral.rater_id == bindparam("rater"))
-    part_of = {
-        "own": Task.id.in_(bindparam("own", expanding=True)),
-        "first": Task.id.not_in(deferred), "later": Task.id.in_(deferred),
-        "self": Task.id == bindparam("after", type_=Integer)}
-    where = [*_pool_where(), part_of[part]]
-    if beyond:
-        where.append(tuple_(*ORDER) > tuple_(*(bindparam(k, type_=Integer) for k in "cpi")))
-    return (select(Task.id).where(*where).order_by(*ORDER)
-            .limit(bindparam("n", type_=Integer)))
+def _free_statement() -> Select[int]:
+    """Of the tasks ``ids``, the first ``k`` (in the order of ``ids``) whose item no other
+    transaction holds, their items now held (``FOR UPDATE SKIP LOCKED``: never waits)."""
+    from sqlalchemy import any_
+    from sqlalchemy.dialects.postgresql import ARRAY
+
+    ids = bindparam("ids", type_=ARRAY(Integer))
+    return (select(Task.id).join(Item, Item.id == Task.item_id).where(Task.id == any_(ids))
+            .order_by(func.array_position(ids, Task.id)).limit(bindparam("k", type_=Integer))
+            .with_for_update(of=Item, skip_locked=True))
+
+
+def _hold_free(session: Session, task_ids: Sequence[int], k: int) -> list[int]:
+    """The first ``k`` of the tasks whose items this transaction could hold at once, held
+    (in their order); SQLite: the first ``k`` (its one writer holds everything)."""
+    if not _row_locks(session):
+        return list(task_ids[:k])
+    got = set(session.scalars(_free_statement(), {"ids": list(task_ids), "k": k}))
+    return [t for t in task_ids if t in got]
 
 
 @functools.cache
-def _barred_count() -> Select[int]:
-    """How many open tasks of ``ev`` the rater may not take: read from the few items that
-    bar them (their grades, adjudications, leased items), not from every task."""
-    b = _barred()
-    # (item, 1): barred whatever its count; (item, 0): leased, barred when the leases fill it
-    items = union_all(
-        b.mine.add_columns(literal(1).label("hard")),
-        b.settled.add_columns(literal(1).label("hard")),
-        b.held_items.add_columns(literal(0).label("hard"))).subquery("barring")
-    return (select(func.count(func.distinct(Task.id))).select_from(Task)
-            .join(items, items.c.item_id == Task.item_id)
-            .where(Task.evaluation_id == bindparam("ev"),
-                   Task.grades_counted < Task.grades_wanted,
-                   or_(items.c.hard == 1, Task.grades_counted + b.held >= Task.grades_wanted)))
-
-
-@functools.cache
-def _open_count() -> Select[int]:
-    return select(func.count()).where(Task.evaluation_id == bindparam("ev"),
-                                      Task.grades_counted < Task.grades_wanted)
-
-
-def pool_size(session: Session, ev: Evaluation, rater_id: int,
-              unfilled: int | None = None) -> int:
-    """How many tasks the rater may take now (what :func:`pick` chooses from).
-
-    ``unfilled``: the evaluation's tasks with fewer counted grades than
-    wanted, when the caller has counted them already.
-    """
-    if unfilled is None:
-        unfilled = int(session.scalar(_open_count(), {"ev": ev.id}) or 0)
-    barred = session.scalar(_barred_count(), {"ev": ev.id, "scale": ev.scale,
-                                              "rater": rater_id, "now": utcnow()})
-    return unfilled - int(barred or 0)
-
-
-@dataclass(frozen=True)
-class _Start:
-    """What :func:`pick` reads that no other grader changes: read before the lock."""
-
-    own: list[int]
-    """The rater's live leases."""
-    mark: tuple[int, int, int, bool] | None
-    """Where a skip walks on from: that task's place in the order, and put off or not."""
-    expired: list[int]
-    """The rater's leases that expired (their tasks, any evaluation's)."""
-
-
-def _start(session: Session, ev: Evaluation, rater_id: int, after: int | None) -> _Start:
-    now = utcnow()
-    leases = session.execute(select(Lease.task_id, Lease.expires_at).where(
-        Lease.rater_id == rater_id)).all()
-    own = [task_id for task_id, until in leases if until > now]
-    expired = [task_id for task_id, until in leases if until <= now]
-    mark = None if after is None else session.execute(
-        select(*ORDER, exists().where(Deferral.task_id == Task.id,
-                                      Deferral.rater_id == rater_id))
-        .where(Task.id == after, Task.evaluation_id == ev.id)).first()
-    return _Start(own, None if mark is None else (mark[0], mark[1], mark[2], bool(mark[3])),
-                  expired)
-
-
-@functools.cache
-def _lease_statement(part: str, beyond: bool = False) -> Insert:
-    """:func:`_pick_statement` leasing what it picks (until ``until``), in one statement:
-    the picked tasks' ids, in the order picked (their leases' ids follow it)."""
-    picked = _pick_statement(part, beyond).subquery("picked")
+def _lease_among() -> Insert:
+    """Lease to ``rater`` until ``until`` those of the tasks ``among`` that are in their
+    pool now (:func:`~rankscope.services.task_pool.pool_where`: a slot free counting
+    grades and the other graders' live leases) and not leased to them already; the tasks
+    leased."""
     # Core (the table, not the class): the parameters bind the statement, not rows to insert
     leases = cast("Table", Lease.__table__)
+    mine = exists().where(Lease.task_id == Task.id, Lease.rater_id == bindparam("rater"))
     return (insert(leases).from_select(
         ["task_id", "rater_id", "expires_at", "created_at"],
-        select(picked.c.id, bindparam("rater", type_=Integer),
+        select(Task.id, bindparam("rater", type_=Integer),
                bindparam("until", type_=leases.c.expires_at.type),
-               bindparam("since", type_=leases.c.created_at.type)))
-        .returning(leases.c.task_id, leases.c.id))
+               bindparam("since", type_=leases.c.created_at.type))
+        .where(*pool_where(), Task.id.in_(bindparam("among", expanding=True)), ~mine))
+        .returning(leases.c.task_id))
 
 
-def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
-         exclude: Sequence[int] = (), after: int | None = None,
-         start: _Start | None = None, lease_until: datetime | None = None) -> list[int]:
-    """Up to ``n`` tasks for the rater, best first (nothing leased here unless
-    ``lease_until``: then the tasks not already theirs are leased to them until then by
-    the statement that picks them; their own leases are not renewed here).
+def lease_held(session: Session, ev: Evaluation, rater_id: int, task_ids: Sequence[int],
+               until: datetime) -> list[int]:
+    """Lease to the rater, until ``until``, those of the tasks that have a slot for them;
+    the tasks leased, in the order given.
 
-    Their own live leases come first (a reload shows the same result), then
-    the order of the module's docstring. ``after`` (a skip): the tasks after
-    that one in the order, then from the beginning again, that one last.
+    The one way a lease is created. The caller holds the tasks' items
+    (:func:`hold_items`, or the next task's ``SKIP LOCKED``): this statement
+    begins after the locks were granted, so under PostgreSQL's read
+    committed it sees every lease and grade committed by the item's earlier
+    holders, and no one else leases the item before this transaction ends.
     """
-    start = start or _start(session, ev, rater_id, after)
-    mark = start.mark
-    skip = [*exclude, *([after] if mark is not None else [])]
-    chosen: list[int] = []
-    values: dict[str, Any] = {"ev": ev.id, "scale": ev.scale, "rater": rater_id,
-                              "now": utcnow()}
-
-    def take(part: str, beyond: bool = False, **more: Any) -> None:
-        if len(chosen) >= n:
-            return
-        given = {**values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}
-        if lease_until is None or part == "own":
-            chosen.extend(session.scalars(_pick_statement(part, beyond), given))
-            return
-        leased = session.execute(_lease_statement(part, beyond), {
-            **given, "until": lease_until, "since": lease_until - LEASE}).all()
-        chosen.extend(task_id for task_id, _ in sorted(leased, key=lambda row: row[1]))
-
-    if start.own:  # their live leases first
-        take("own", own=start.own)
-    if mark is None:
-        take("first")
-        take("later")
-        return chosen
-    key = dict(zip("cpi", mark[:3], strict=True))
-    for part, beyond in ([("later", True), ("first", False), ("later", False)] if mark[3]
-                         else [("first", True), ("later", False), ("first", False)]):
-        take(part, beyond, **key)
-    if after not in exclude:  # nothing else: the skipped one is still the one to grade
-        skip.remove(after)
-        take("self", after=after)
-    return chosen
-
-
-def lease(session: Session, task: Task, rater: Rater) -> Lease:
-    """Hold ``task`` for ``rater`` for :data:`LEASE` from now (renewed when held)."""
-    return _lease(session, [task.id], rater.id)[task.id]
-
-
-def _lease(session: Session, task_ids: Sequence[int], rater_id: int) -> dict[int, Lease]:
-    """Lease the tasks to the rater (a held lease is renewed); the rows by task."""
     if not task_ids:
-        return {}
-    rows = {r.task_id: r for r in session.scalars(select(Lease).where(
-        Lease.rater_id == rater_id, Lease.task_id.in_(list(task_ids))))}
-    now = utcnow()
-    for task_id in task_ids:
-        if task_id in rows:
-            rows[task_id].expires_at = now + LEASE
-        else:
-            rows[task_id] = Lease(task_id=task_id, rater_id=rater_id, expires_at=now + LEASE,
-                                  created_at=now)
-            session.add(rows[task_id])
-    session.flush()
-    return rows
+        return []
+    got = set(session.scalars(_lease_among(), {
+        "ev": ev.id, "scale": ev.scale, "rater": rater_id, "now": utcnow(), "skip": [],
+        "among": list(task_ids), "until": until, "since": until - LEASE}))
+    return [t for t in task_ids if t in got]
 
 
-def lock_pool(session: Session, ev: Evaluation) -> None:
-    """Serialise taking tasks in the evaluation's project (items are the project's).
-
-    PostgreSQL: ``FOR NO KEY UPDATE`` on the project's row (new rows that
-    point to the project are not held up); SQLite has one writer already.
-    """
-    session.execute(select(Project.id).where(Project.id == ev.project_id)
-                    .with_for_update(key_share=True))
+def lease_task(session: Session, task: Task, ev: Evaluation, rater_id: int) -> datetime | None:
+    """Hold ``task`` for the rater for :data:`LEASE` from now: their live lease renewed, or
+    a new one when the result has a slot for them (its item held first); when they
+    expire (None: not leased, the result is full or theirs no more)."""
+    until = utcnow() + LEASE
+    mine = session.scalar(select(Lease.expires_at).where(Lease.task_id == task.id,
+                                                         Lease.rater_id == rater_id))
+    if mine is not None and mine > utcnow():  # theirs: renewing takes no slot
+        session.execute(update(Lease).where(Lease.task_id == task.id,
+                                            Lease.rater_id == rater_id).values(expires_at=until))
+        return until
+    if mine is not None:  # expired: it held nothing; a new lease follows the rule
+        session.execute(delete(Lease).where(Lease.task_id == task.id,
+                                            Lease.rater_id == rater_id))
+    hold_items(session, [task.item_id])
+    return until if lease_held(session, ev, rater_id, [task.id], until) else None
 
 
 def require_ready(ev: Evaluation) -> None:
@@ -335,7 +211,72 @@ def require_ready(ev: Evaluation) -> None:
 
 SPARE = 8
 """How many tasks past the ``n`` wanted :func:`take_tasks` reads ahead (graders taking
-tasks at the same time take the first ones while this one waits for the lock)."""
+tasks at the same time hold the first ones: this one takes the next)."""
+REREADS = 3
+"""How many times :func:`take_tasks` reads the pool again when every task it read was held
+by others or filled meanwhile, before waiting for the held ones."""
+WAIT_MS = 500
+"""How long :func:`take_tasks` waits at most for an item held by another transaction when
+nothing else is left (PostgreSQL's ``lock_timeout``, under its 1 s ``deadlock_timeout``:
+two graders each holding what the other waits for give up, neither fails)."""
+
+
+def _wait_for(session: Session, ev: Evaluation, rater_id: int, busy: Sequence[int], k: int,
+              until: datetime) -> list[int]:
+    """Wait (at most :data:`WAIT_MS`) for the items of the first ``k`` tasks ``busy`` held by
+    other transactions, then lease those with a slot; nothing when the wait runs out."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+
+    tasks = busy[:k]
+    items = list(session.scalars(select(Task.item_id).where(Task.id.in_(tasks))))
+    try:
+        with session.begin_nested():  # a lock refused rolls back to here, nothing else
+            old = session.scalar(text("SELECT current_setting('lock_timeout')"))
+            session.execute(text("SELECT set_config('lock_timeout', :t, true)"),
+                            {"t": f"{WAIT_MS}ms"})
+            hold_items(session, items)
+    except OperationalError as exc:
+        if getattr(exc.orig, "sqlstate", None) not in ("55P03", "40P01"):  # timeout, deadlock
+            raise
+        return []
+    session.execute(text("SELECT set_config('lock_timeout', :t, true)"), {"t": old})
+    return lease_held(session, ev, rater_id, tasks, until)
+
+
+def _take(session: Session, ev: Evaluation, rater_id: int, n: int, ahead: list[int],
+          start: Start, exclude: Sequence[int], after: int | None,
+          until: datetime) -> list[int]:
+    """Up to ``n`` tasks for the rater, leased (their live leases renewed by the caller),
+    from the tasks read ahead (best first), each item held while it is leased."""
+    chosen = [t for t in ahead if t in start.own][:n]  # theirs: no slot taken
+    seen, asked = list(ahead), n + SPARE
+    candidates = [t for t in ahead if t not in start.own]
+    busy: list[int] = []  # held by another transaction when tried
+    rereads = 0
+    while len(chosen) < n:
+        if not candidates:  # every one read held, or filled since: read the pool again
+            if rereads >= REREADS or len(seen) < asked:
+                break
+            rereads += 1
+            ahead = pick(session, ev, rater_id, n - len(chosen) + SPARE,
+                         exclude=[*exclude, *seen, *busy], after=after, start=start)
+            seen, asked = [*seen, *ahead], len(seen) + n - len(chosen) + SPARE
+            candidates = ahead
+            continue
+        k = n - len(chosen)
+        held = _hold_free(session, candidates, k)
+        if len(held) < k:  # every candidate was tried
+            busy += [t for t in candidates if t not in held]
+            candidates = []
+        else:  # tried up to the last one held
+            last = candidates.index(held[-1])
+            busy += [t for t in candidates[:last] if t not in held]
+            candidates = candidates[last + 1:]
+        chosen += lease_held(session, ev, rater_id, held, until)
+    if len(chosen) < n and busy:  # nothing else left: wait a little for the held ones
+        chosen += _wait_for(session, ev, rater_id, busy, n - len(chosen), until)
+    return chosen
 
 
 def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
@@ -344,23 +285,21 @@ def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
     """Lease up to ``n`` tasks to the rater, inside the caller's transaction; their views
     (then the views of the tasks ``also``, read with them).
 
-    Everything that can be is read before the lock (the rater's own leases,
-    the first tasks of the pool and their views): under the lock the choice
-    is made again, now final, and the leases written, so the graders of a
-    project wait for each other a few statements, not a page.
+    The first tasks of the pool and their views are read before any lock;
+    then each candidate's item is held in turn (on PostgreSQL, skipping those
+    another grader holds at that moment) and leased when it still has a slot
+    (:func:`lease_held`), so graders asking at once take different results
+    and wait for nobody.
     """
     require_ready(ev)
-    start = _start(session, ev, rater.id, after)
+    start = start_of(session, ev, rater.id, after)
     if start.expired:  # their expired leases end here (rare: no statement when none)
         session.execute(delete(Lease).where(Lease.rater_id == rater.id,
                                             Lease.task_id.in_(start.expired)))
     ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after, start=start)
     views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
-    lock_pool(session, ev)
     until = utcnow() + LEASE
-    # chosen again, final, and leased by the same statements (one round trip under the lock)
-    chosen = pick(session, ev, rater.id, n, exclude=exclude, after=after, start=start,
-                  lease_until=until)
+    chosen = _take(session, ev, rater.id, n, ahead, start, exclude, after, until)
     renew = [t for t in chosen if t in start.own]
     if renew:
         session.execute(update(Lease).where(Lease.rater_id == rater.id,
@@ -397,11 +336,13 @@ def next_task(store: Store, actor: Actor, evaluation_id: int,
 
 def show_task(session: Session, task: Task, ev: Evaluation, rater: Rater, *,
               hold: bool = True) -> TaskView:
-    """One task as the rater sees it, leased to them when it still wants their grade."""
+    """One task as the rater sees it, leased to them when it still has a slot for them
+    (:func:`lease_task`)."""
     held = None
     if hold and ev.status == "ready" and own_grade(
             session, task.item_id, rater.id, ev.scale) is None:
-        held = {task.id: _lease(session, [task.id], rater.id)[task.id].expires_at}
+        until = lease_task(session, task, ev, rater.id)
+        held = {task.id: until} if until is not None else None
     return task_views(session, ev, [task.id], rater.id, held)[0]
 
 
@@ -431,11 +372,3 @@ def release(store: Store, actor: Actor, task_id: int) -> None:
         session.execute(delete(Lease).where(Lease.task_id == task.id, Lease.rater_id == rater.id))
 
     store.write(work)
-
-
-def open_tasks(session: Session, ev: Evaluation, rater: Rater) -> list[Task]:
-    """The tasks ``rater`` could still grade (no lease taken), best first."""
-    deferred = exists().where(Deferral.task_id == Task.id, Deferral.rater_id == rater.id)
-    return list(session.scalars(
-        select(Task).where(*_pool_where()).order_by(deferred, *ORDER),
-        {"ev": ev.id, "scale": ev.scale, "rater": rater.id, "now": utcnow(), "skip": []}))

@@ -78,6 +78,9 @@ class Boundary:
     irds : tuple of str
         Name patterns of the ir_datasets collections curators may name
         (``beir/*``); none by default.
+    max_in_flight : int
+        The most queries the server sends to one endpoint at once, whatever its file's
+        ``concurrency`` asks for (a web user's file cannot make it flood a host).
     """
 
     files_dir: Path
@@ -85,6 +88,7 @@ class Boundary:
     allowed_env: frozenset[str] = frozenset()
     hosts: HostPolicy = field(default_factory=HostPolicy)
     irds: tuple[str, ...] = ()
+    max_in_flight: int = 16
 
     @classmethod
     def for_server(cls, store: Store | None, data_dir: str | Path, *,
@@ -119,6 +123,11 @@ class Boundary:
         from rankscope.search.files import FileScope
 
         return FileScope(self.files_dir, self.reserved, self.irds)
+
+    def in_flight(self, config: EndpointConfig) -> int:
+        """Queries sent at once to the endpoint: its file's ``concurrency`` (4 when it does
+        not say), at most :attr:`max_in_flight`."""
+        return min(config.concurrency, self.max_in_flight)
 
     def open_options(self) -> dict[str, Any]:
         """What :func:`rankscope.search.config.open_endpoint` needs to keep the boundary."""

@@ -184,7 +184,7 @@ def run_evaluation(store: Store, actor: Actor, evaluation_id: int, *,
             return await take_snapshot(endpoint, queries, depth=depth, store=store,
                                        name=config.name, query_set_name=qs_name,
                                        query_set_source=qs_source, project=project_name,
-                                       advance=advance)
+                                       concurrency=boundary.in_flight(config), advance=advance)
         finally:
             await endpoint.aclose()
 

@@ -255,6 +255,8 @@ def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
         A host the operator does not allow.
     ForbiddenError
         An embedded corpus ``irds:NAME`` the operator does not allow.
+    FileAccessError
+        An allowed ``irds:NAME`` corpus whose documents are not in ir_datasets' cache.
     """
     from rankscope.services.projects import require_project
 
@@ -262,6 +264,12 @@ def save_endpoint(store: Store, actor: Actor, project_id: int, text: str, *,
     check_spec(EndpointSpec(text, name))
     base = str(Path(base_dir if base_dir is not None else boundary.files_dir).resolve())
     _, config = _parse_endpoint(text, name, base, boundary)
+    corpus = config.settings.get("corpus") if config.kind == "embedded" else None
+    if corpus is not None:
+        from rankscope.data.irds import check_cached, is_irds
+
+        if is_irds(corpus):  # allowed by the boundary; said now if not in the cache
+            check_cached(str(corpus), "docs")
 
     def work(session: Session) -> EndpointView:
         require_project(session, actor, project_id, "curator")

@@ -62,6 +62,15 @@ def grade_records(session: Session, ev: Evaluation, data: EvaluationData) -> lis
         .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
         .outerjoin(Adjudication, Adjudication.grade_id == Grade.id)
         .where(*scope).order_by(Item.id, Grade.created_at, Grade.id)).all()
+    # an undo clears the link of the grade it brings back; as of a moment between the
+    # regrade and its undo, that grade was superseded by the rater's next grade of the result
+    next_of: dict[int, int] = {}
+    last_of: dict[tuple[int, int], int] = {}
+    for *_, g, _note in rows:
+        before = last_of.get((g.item_id, g.rater_id))
+        if before is not None:
+            next_of[before] = g.id
+        last_of[(g.item_id, g.rater_id)] = g.id
     out: list[tuple[Any, ...]] = []
     apart_then = set(ev.frozen_apart or ()) if data.as_of is not None else None
     for key, doc, rater, kind, counts, g, note in rows:
@@ -75,9 +84,12 @@ def grade_records(session: Session, ev: Evaluation, data: EvaluationData) -> lis
             status = "retracted"
         else:
             status = "superseded"
+        successor = g.superseded_by
+        if status == "superseded" and successor is None:
+            successor = next_of.get(g.id)
         out.extend((qid, doc, rater, g.value, status, g.reason, g.explanation,
                     g.created_at.isoformat(), kind, g.source, g.evaluation_id, g.id,
-                    g.superseded_by,
+                    successor,
                     None if g.retracted_at is None else g.retracted_at.isoformat(), note)
                    for qid in ids_of[key])
     return out

@@ -28,7 +28,7 @@ from sqlalchemy import delete, exists, func, select
 
 from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.assignment import MAX_BATCH, lease, require_ready
+from rankscope.services.assignment import MAX_BATCH, hold_items, lease_task, require_ready
 from rankscope.services.campaigns import evaluation_access, evaluation_row
 from rankscope.services.limits import (
     MAX_EXPLANATION,
@@ -45,7 +45,6 @@ from rankscope.store.models_app import (
     Evaluation,
     Grade,
     GradeBatch,
-    Item,
     Lease,
     LLMJudge,
     Rater,
@@ -142,7 +141,7 @@ def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given
     # has one writer anyway); what is read next (its own statement, so read after the
     # wait) is the state at commit. Nothing is written before the grade is known to be
     # accepted, so a refused one leaves no trace without a savepoint around it.
-    session.execute(select(Item.id).where(Item.id == task.item_id).with_for_update())
+    hold_items(session, [task.item_id])
     settled, own_id, n, leased, deferred = session.execute(select(
         exists().where(Adjudication.item_id == task.item_id, Adjudication.scale == ev.scale),
         select(Grade.id).where(Grade.item_id == task.item_id, Grade.rater_id == rater.id,
@@ -348,7 +347,7 @@ def undo_outcome_in(session: Session, actor: Actor, evaluation_id: int) -> Undon
         Grade.source.in_(("app", "api"))).order_by(Grade.id.desc()).limit(1))
     if grade is None:
         return None
-    session.execute(select(Item.id).where(Item.id == grade.item_id).with_for_update())
+    hold_items(session, [grade.item_id])
     grade.active = False
     grade.retracted_at = utcnow()
     session.flush()
@@ -357,8 +356,8 @@ def undo_outcome_in(session: Session, actor: Actor, evaluation_id: int) -> Undon
         previous.active, previous.superseded_by = True, None
     task = session.scalar(select(Task).where(Task.evaluation_id == ev.id,
                                              Task.item_id == grade.item_id))
-    if task is not None and previous is None:
-        lease(session, task, rater)
+    if task is not None and previous is None:  # theirs again, when it has a slot for them
+        lease_task(session, task, ev, rater.id)
     return Undone(task.id if task is not None else None, grade.value, grade.reason,
                   previous is not None,
                   previous.value if previous is not None else None,

@@ -16,6 +16,14 @@ cached like ``rankscope judge --cache``), and records the grades with
 :func:`rankscope.services.grading.submit_batch` (``source="llm"``), in one
 transaction, idempotently.
 
+With ``few_shot`` examples the model is shown, before every result, that many
+results of the evaluation the people graded already, each with its grade: the
+counted grades of people (never an LLM's), one per result by their majority (a
+tied vote is no example), never a result the run grades, chosen in a fixed order
+that takes the grades in turn (as ``rankscope judge --few-shot`` does; see
+:mod:`rankscope.llm_judge.examples`). A run without enough such results fails,
+saying how many it found.
+
 When the judge does not count (the default) its grades fill no slot of the
 grades wanted and are left out of the aggregated grades, the metrics and
 the exports; they are shown beside the people's and compared with them on
@@ -39,10 +47,12 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
 from sqlalchemy import select
 
 from rankscope.errors import (
     ConflictError,
+    InputError,
     JudgeError,
     NotFoundError,
     OptionError,
@@ -67,6 +77,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_CALLS",
+    "MAX_FEW_SHOT",
     "JudgeSpec",
     "attach_judge",
     "get_judge",
@@ -77,6 +88,8 @@ __all__ = [
 ]
 
 MAX_CALLS = 100_000
+MAX_FEW_SHOT = 10
+"""Few-shot examples a judge of the app shows at most (each one is in every request)."""
 BATCH = MAX_BATCH
 """Grades sent to the grading service at once (its batch limit)."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -114,6 +127,9 @@ class JudgeSpec:
         None, doc="A built-in prompt: graded, binary, detail, generic or assessor (the TREC "
         "assessor prompt); none: the evaluation's scale's own.", limit=MAX_NAME,
         label="the prompt")
+    few_shot: int = spec_field(
+        0, doc=f"Results of the evaluation graded by people shown to the model as examples, "
+        f"with their grade, before every result (0 to {MAX_FEW_SHOT}; 0: none).")
 
 
 def _check(spec: JudgeSpec, boundary: Boundary) -> None:
@@ -135,6 +151,10 @@ def _check(spec: JudgeSpec, boundary: Boundary) -> None:
     if isinstance(spec.max_calls, bool) or not isinstance(spec.max_calls, int) or not (
             1 <= spec.max_calls <= MAX_CALLS):
         raise OptionError(f"max calls must be 1 to {MAX_CALLS}, not {spec.max_calls!r}")
+    if isinstance(spec.few_shot, bool) or not isinstance(spec.few_shot, int) or not (
+            0 <= spec.few_shot <= MAX_FEW_SHOT):
+        raise OptionError(f"few-shot examples must be 0 to {MAX_FEW_SHOT}, "
+                          f"not {spec.few_shot!r}")
     _check_options(spec.provider, spec.parse, spec.prompt)
 
 
@@ -183,7 +203,8 @@ def _view(session: Session, judge: LLMJudge) -> dict[str, Any]:
             "counts": bool(rater.counts) if rater else False, "endpoint": judge.endpoint,
             "model": judge.model, "api_key_env": judge.api_key_env,
             "max_calls": judge.max_calls, "provider": judge.provider, "parse": judge.parse,
-            "prompt": judge.prompt, "status": judge.status, "error": judge.error,
+            "prompt": judge.prompt, "few_shot": judge.few_shot, "status": judge.status,
+            "error": judge.error,
             "outcome": _outcome(judge.status, last),
             "unrateable": len((last or {}).get("unrateable_tasks") or []),
             "last_run": last, "created_at": judge.created_at.isoformat()}
@@ -221,7 +242,8 @@ def attach_judge(store: Store, actor: Actor, evaluation_id: int, spec: JudgeSpec
         judge = LLMJudge(evaluation_id=ev.id, rater_id=rater.id, endpoint=spec.endpoint.strip(),
                          model=spec.model.strip(), api_key_env=spec.api_key_env or None,
                          max_calls=spec.max_calls, provider=spec.provider, parse=spec.parse,
-                         prompt=spec.prompt, status="idle", created_by=actor.user_id,
+                         prompt=spec.prompt, few_shot=spec.few_shot, status="idle",
+                         created_by=actor.user_id,
                          created_at=utcnow())
         session.add(judge)
         session.flush()
@@ -296,6 +318,34 @@ def _fields(view: Any) -> dict[str, str]:
     return {k: str(v) for k, v in shown.items() if v not in (None, "")}
 
 
+def _examples(session: Session, ev: Any, n: int, grading: set[int]
+              ) -> list[tuple[Any, float]]:
+    """``n`` results of ``ev`` people graded, with their grade, none of the tasks ``grading``
+    (see the module's docstring)."""
+    from rankscope.llm_judge.examples import example_order, pick_examples
+    from rankscope.llm_judge.grading import GradeItem
+    from rankscope.services.assignment import scale_of
+    from rankscope.services.task_views import task_views
+    from rankscope.store.models_app import Grade, Task
+
+    rows = session.execute(
+        select(Task.id, Rater.name, Grade.value)
+        .join(Grade, Grade.item_id == Task.item_id).join(Rater, Grade.rater_id == Rater.id)
+        .where(Task.evaluation_id == ev.id, Grade.scale == ev.scale, Grade.active.is_(True),
+               Grade.value.is_not(None), Rater.kind != "llm", Rater.counts.is_(True))).all()
+    # a task is one result of the evaluation: its id stands for the pair while choosing
+    judged = pl.DataFrame([(str(t), "-", r, float(v)) for t, r, v in rows
+                           if t not in grading and v is not None],
+                          schema={"query_id": pl.String, "doc_id": pl.String,
+                                  "rater": pl.String, "grade": pl.Float64}, orient="row")
+    order = example_order(judged, scale_of(ev))
+    wanted = [int(e.query_id) for e in order[:20 * n]]
+    shown = {str(v.task_id): v for v in task_views(session, ev, wanted, None)}
+    chosen = pick_examples(order, n, lambda pair: pair.query_id in shown)
+    return [(GradeItem(v.query_id, v.doc_id, v.query_text, _fields(v), need=v.need), e.grade)
+            for e in chosen for v in [shown[e.query_id]]]
+
+
 def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
               cache: str | Path | None = None, sleep: Sleep | None = None,
               retry_unrateable: bool = False) -> dict[str, Any]:
@@ -343,18 +393,25 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
         if retry_unrateable:
             again = set((judge.last_run or {}).get("unrateable_tasks") or [])
             tasks = [t for t in tasks if t.id in again]
-        for task in tasks[:judge.max_calls]:
+        tasks = tasks[:judge.max_calls]
+        for task in tasks:
             shown = view(session, ev, task, rater, None)
             items.append((task.id, GradeItem(shown.query_id, shown.doc_id, shown.query_text,
                                              _fields(shown), need=shown.need)))
+        examples = _examples(session, ev, judge.few_shot, {t.id for t in tasks}) \
+            if judge.few_shot else []
         settings = {"endpoint": judge.endpoint, "model": judge.model, "rater": rater.name,
                     "key_env": judge.api_key_env, "max_calls": judge.max_calls,
                     "evaluation_id": ev.id, "rater_id": rater.id, "provider": judge.provider,
-                    "parse": judge.parse, "prompt": judge.prompt}
+                    "parse": judge.parse, "prompt": judge.prompt, "examples": examples}
         judge.status, judge.error = "running", None
         return settings, items, scale_of(ev), ev.guidelines
 
-    settings, items, scale, guidelines = store.write(start)
+    try:
+        settings, items, scale, guidelines = store.write(start)
+    except InputError as exc:  # too few graded results for its examples: the run fails
+        _set_status(store, judge_id, "failed", str(exc))
+        raise
     started = utcnow()
     try:
         boundary.check_url(settings["endpoint"], "the endpoint")
@@ -371,7 +428,7 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
                              parse=settings["parse"], prompt=settings["prompt"])
         result = grade_items([i for _, i in items], config, cache=cache,
                              max_calls=settings["max_calls"], sleep=sleep,
-                             retry_unrateable=retry_unrateable)
+                             retry_unrateable=retry_unrateable, examples=settings["examples"])
         task_of = {(i.query_id, i.doc_id): t for t, i in items}
         given = [GradeInput(task_of[(g.query_id, g.doc_id)], g.grade)
                  for g in result.grades if g.status == "graded" and g.grade is not None]
@@ -401,7 +458,9 @@ def run_judge(store: Store, actor: Actor, judge_id: int, *, boundary: Boundary,
                    "stopped": usage.stopped, "template": result.template_name,
                    "template_sha256": result.template_sha256, "model": result.model,
                    "endpoint": result.endpoint, "provider": settings["provider"],
-                   "parse": settings["parse"], "started_at": started.isoformat(),
+                   "parse": settings["parse"],
+                   "examples": [[i.query_id, i.doc_id, g] for i, g in settings["examples"]],
+                   "started_at": started.isoformat(),
                    "finished_at": utcnow().isoformat()}
     except Exception as exc:
         message = str(exc) if isinstance(exc, RankscopeError) else \

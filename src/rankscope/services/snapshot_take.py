@@ -107,8 +107,7 @@ def take(job: SnapshotJob, *, store: Store | str | None, name: str | None = None
                     endpoint, job.queries, depth=depth or DEFAULT_DEPTH, name=title,
                     store=store, query_set_name=job.query_set_name,
                     query_set_source=job.source, keep_raw=client.keep_raw,
-                    concurrency=client.concurrency or int(
-                        job.config.settings.get("concurrency", 4)),
+                    concurrency=client.concurrency or job.config.concurrency,
                     advance=advance, resume=resume)
         finally:
             await endpoint.aclose()

@@ -285,7 +285,8 @@ def complete_try(store: Store, actor: Actor, started: Started, *,
             return await take_snapshot(endpoint, queries, depth=depth,
                                        store=store if scope == "all" else None,
                                        name=config.name, query_set_name=qs_name,
-                                       query_set_source=qs_source, concurrency=4,
+                                       query_set_source=qs_source,
+                                       concurrency=boundary.in_flight(config),
                                        project=project_name or None)
         finally:
             await endpoint.aclose()

@@ -393,6 +393,8 @@ class LLMJudge(Base):
     parse: Mapped[str] = mapped_column(String(16), default="strict",
                                        server_default=text("'strict'"))
     prompt: Mapped[str | None] = mapped_column(String(64))
+    few_shot: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """Graded results of the evaluation shown to the model as examples (0: none)."""
     status: Mapped[str] = mapped_column(String(16), default="idle")
     error: Mapped[str | None] = mapped_column(Text)
     last_run: Mapped[dict[str, Any] | None] = mapped_column(JSONType)

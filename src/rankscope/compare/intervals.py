@@ -1,0 +1,84 @@
+"""Every metric's bootstrap intervals in a comparison, worked out on threads beside the tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rankscope.result import EvaluationResult
+from rankscope.spread import ResampleCache, bootstrap_intervals
+
+__all__ = ["ThreadedIntervals"]
+
+FloatArray = npt.NDArray[np.float64]
+
+_TWO_AT_ONCE_BYTES = 64 << 20
+"""Resampled means of one metric up to which two metrics' intervals are drawn at once."""
+
+
+class ThreadedIntervals:
+    """Every metric's bootstrap intervals (each run's mean and each compared difference,
+    from the same resamples), worked out on two threads while the tests run.
+
+    The resample counts are drawn on a thread as soon as the first run is
+    measured (:meth:`predraw`: for as many queries as that run has values, the
+    paired queries unless runs differ in which queries they have values for),
+    while the other runs are read. The matrix products and quantiles release
+    the interpreter, so on two cores the intervals of the next metrics are
+    worked out while the current one is tested. Each metric's numbers are
+    those of working them out alone (the same counts, the same products).
+    """
+
+    def __init__(self, n_resamples: int, seed: int | None) -> None:
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        self._n_resamples, self._seed = n_resamples, seed
+        self._cache = ResampleCache()  # the same queries and seed for every metric: drawn once
+        self._pool = ThreadPoolExecutor(2, thread_name_prefix="rankscope-intervals")
+        self._futures: list[Future[Any]] = []
+        self._later: list[FloatArray] = []
+        self._level = 0.0
+
+    def predraw(self, first: EvaluationResult) -> None:
+        """Draw the counts for the number of queries ``first`` has values for, on a thread."""
+        if self._seed is None:  # fresh randomness: nothing is kept
+            return
+        for n in sorted({int(c) for c in np.count_nonzero(~np.isnan(first.values), axis=0)}):
+            if n >= 2:  # (a count too large to keep is not drawn here: batches is lazy then)
+                self._futures.append(self._pool.submit(self._cache.batches, n,
+                                                       self._n_resamples, self._seed))
+
+    def start(self, pairs_of: list[FloatArray], order: list[tuple[int, int]],
+              level: float) -> None:
+        """Begin every metric's intervals (``pairs_of``: each metric's runs x paired queries)."""
+        rows = [np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
+                for paired in pairs_of]
+        self._futures, self._level = [], level
+        # each interval holds its resampled means (resamples x rows): on the threads only
+        # while that stays small (--rounds goes up to 10 million), else one at a time, here
+        largest = max((r.shape[0] for r in rows), default=0) * self._n_resamples * 8
+        if largest > _TWO_AT_ONCE_BYTES:
+            self._later = rows
+            return
+        self._futures = [self._pool.submit(bootstrap_intervals, r, confidence=level,
+                                           n_resamples=self._n_resamples, seed=self._seed,
+                                           cache=self._cache)
+                         for r in rows]
+
+    def __call__(self, m: int) -> tuple[FloatArray, FloatArray]:
+        if self._later:
+            return bootstrap_intervals(self._later[m], confidence=self._level,
+                                       n_resamples=self._n_resamples, seed=self._seed,
+                                       cache=self._cache)
+        low, high = self._futures[m].result()
+        return low, high
+
+    def __enter__(self) -> ThreadedIntervals:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for future in self._futures:
+            future.cancel()
+        self._pool.shutdown(wait=True)
