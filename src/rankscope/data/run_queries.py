@@ -106,6 +106,8 @@ def run_queries(run_q: pl.Series,
                  select: Callable[[set[str]], list[str]]) -> tuple[list[str], RunQueries]:
     """The evaluated queries (``select`` of the run's query ids) and each row's index."""
     n_rows = run_q.len()
+    if run_q.dtype == pl.Categorical:  # a TREC file's run: its ids compared by their codes
+        return _coded(run_q, select)
     if run_q.dtype == pl.Enum:  # read against a known query list: the codes are the index
         categories = pl.Series(run_q.dtype.categories)  # type: ignore[attr-defined]
         codes = run_q.to_physical().to_numpy().astype(np.int64)
@@ -140,6 +142,39 @@ def run_queries(run_q: pl.Series,
         seg_index = _listed_index(listed, evaluated) if few and \
             len(evaluated) <= 4 * LISTED_UP_TO else index_of(seg_names, evaluated)
         qidx = np.repeat(seg_index, np.diff(np.append(starts, n_rows)))
+    lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
+    grouped = starts.size == len(names)
+    return evaluated, RunQueries(qidx, names, lengths if grouped else None, starts, lengths)
+
+
+def _coded(run_q: pl.Series,
+           select: Callable[[set[str]], list[str]]) -> tuple[list[str], RunQueries]:
+    """:func:`run_queries` of a Categorical column: runs and lookups on its integer codes.
+
+    Each distinct id is turned into its index once (through a table indexed
+    by code); rows are grouped into runs of equal codes by comparing
+    neighbours, without touching a string.
+    """
+    n_rows = run_q.len()
+    distinct = run_q.unique()
+    names_list = distinct.cast(pl.String).to_list()
+    names = set(names_list)
+    evaluated = select(names)
+    if n_rows == 0:
+        return evaluated, RunQueries(np.zeros(0, np.int64), names, None, None, None)
+    distinct_codes = distinct.to_physical().to_numpy()
+    codes = run_q.to_physical().to_numpy()
+    table = np.full(int(distinct_codes.max()) + 1, -1, dtype=np.int64)
+    table[distinct_codes] = _listed_index(names_list, evaluated) if \
+        len(names_list) <= LISTED_UP_TO and len(evaluated) <= 4 * LISTED_UP_TO else \
+        index_of(pl.Series(names_list, dtype=pl.String), evaluated)
+    qidx = table[codes]
+    change = codes[1:] != codes[:-1]
+    if n_rows >= _DIRECT_FROM and \
+            int(np.count_nonzero(change[:_SLICE])) * _SCATTERED > min(_SLICE, n_rows - 1) + 1:
+        return evaluated, RunQueries(qidx, names, None, None, None)  # shuffled: no runs listed
+    starts = np.concatenate((np.zeros(1, np.int64), np.flatnonzero(change) + 1))
+    del change
     lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)
     grouped = starts.size == len(names)
     return evaluated, RunQueries(qidx, names, lengths if grouped else None, starts, lengths)

@@ -53,7 +53,21 @@ class _Table:
 
     @property
     def frame(self) -> pl.DataFrame:
-        """The underlying polars DataFrame (``query_id``, ``doc_id``, value)."""
+        """The underlying polars DataFrame (``query_id``, ``doc_id``, value; strings)."""
+        frame = self._frame
+        if frame.schema["query_id"] != pl.String:  # held compact (see ``held``): strings now
+            frame = self._frame = frame.with_columns(pl.col("query_id").cast(pl.String))
+        return frame
+
+    @property
+    def held(self) -> pl.DataFrame:
+        """The frame as held, for readers that never need the ids as strings.
+
+        A run read from a TREC file holds its ``query_id`` as a polars
+        Categorical (4 bytes a row; each id repeats once per ranked
+        document); :attr:`frame` gives strings, and keeps them from then on.
+        The evaluation reads this one, and compares query ids by their codes.
+        """
         return self._frame
 
     def __len__(self) -> int:
@@ -62,7 +76,8 @@ class _Table:
     @property
     def query_ids(self) -> list[str]:
         """The distinct query ids, sorted in byte order."""
-        ids: list[str] = self._frame.get_column("query_id").unique().sort().to_list()
+        ids: list[str] = (self._frame.get_column("query_id").unique().cast(pl.String)
+                          .sort().to_list())
         return ids
 
     @property
@@ -72,12 +87,12 @@ class _Table:
 
     def to_polars(self) -> pl.DataFrame:
         """Return the table as a polars DataFrame (a cheap copy)."""
-        return self._frame.clone()
+        return self.frame.clone()
 
     def to_pandas(self) -> Any:
         """Return the table as a pandas DataFrame (needs the ``pandas`` extra)."""
         require_pandas("converting to pandas")
-        return self._frame.to_pandas()
+        return self.frame.to_pandas()
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Return ``{query_id: {doc_id: value}}`` (the format pytrec_eval and ranx use)."""
@@ -231,7 +246,7 @@ class Run(_Table):
 
     def write(self, path: PathLike, *, format: str | None = None) -> None:
         """Write the run in the format named (or implied by the file name)."""
-        write_table(self._frame, path, "run", format, tag=self.name)
+        write_table(self.frame, path, "run", format, tag=self.name)
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {self.n_queries} queries, {len(self)} rows)"

@@ -69,6 +69,7 @@ __all__ = [
 _WS_TO_SPACE = bytes.maketrans(b"\t\r\v\f", b"    ")
 _ODD_WS = (b"\t", b"\r", b"\v", b"\f")
 _CHUNK = 1 << 20
+_WINDOW = 1 << 24  # bytes of a memory-mapped input passed over before its pages are let go
 _QRELS_NAMES = ("query_id", "iteration", "doc_id", "rel")
 _RUN_NAMES = ("query_id", "q0", "doc_id", "rank", "score", "tag")
 _LEAN = ["column_1", "column_3", "column_5", "column_7"]
@@ -86,13 +87,13 @@ class QrelsTable:
 class RunTable:
     """Results in file order (``query_id``, ``doc_id``, ``score``) and the last run tag.
 
-    ``qidx``, when set, is each row's position in the sorted query list the
-    file was read against (``query_id`` is then an Enum of that list).
+    A file read against a sorted query list holds ``query_id`` as an Enum of
+    that list: its codes are each row's position in it (the ranking reads
+    them; no array of them is kept here, 80 MB at 10^7 lines).
     """
 
     frame: pl.DataFrame
     run_id: str
-    qidx: npt.NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True)
@@ -132,14 +133,32 @@ class Blob:
     """An input file's content: bytes, or a memory map of the file (no copy).
 
     ``path`` is set when the content is a file the CSV reader can open itself.
+    A memory map's pages are let go as each pass over them moves on (they stay
+    in the page cache): read whole, they counted as resident memory beside
+    the CSV reader's own map of the same file (334 MB twice at 10^7 lines).
     """
 
     data: bytes | mmap.mmap
     path: str | None = None
 
+    def _release(self, start: int, end: int) -> None:
+        """Let go of a memory map's pages from ``start`` to ``end`` (bytes: nothing)."""
+        if isinstance(self.data, mmap.mmap) and end > start:
+            page = start - start % mmap.PAGESIZE
+            self.data.madvise(mmap.MADV_DONTNEED, page, end - page)
+
     def contains(self, needle: bytes) -> bool:
         """Whether the single byte ``needle`` occurs anywhere (memchr speed)."""
-        return self.data.find(needle) >= 0
+        if isinstance(self.data, bytes):
+            return self.data.find(needle) >= 0
+        size = len(self.data)
+        for start in range(0, size, _WINDOW):
+            end = min(size, start + _WINDOW)
+            found = self.data.find(needle, start, end) >= 0
+            self._release(start, end)
+            if found:
+                return True
+        return False
 
     def layout(self) -> Layout:
         """What the fast run reader must know about the bytes (see :class:`Layout`)."""
@@ -179,15 +198,25 @@ class Blob:
             newlines += int(np.count_nonzero(np.equal(chunk[:own], 10, out=after[:own])))
             follows = np.logical_and(is_low[1:], is_space[:-1], out=after[:count - 1])
             found = found or bool(follows.any())
+            if start % _WINDOW == _WINDOW - _CHUNK:  # the last chunk of a window read
+                self._release(start + _CHUNK - _WINDOW, start + _CHUNK)
         if size and self.data[size - 1] == 32:
             found = not double_only
+        self._release(size - size % _WINDOW, size)
         return found, spaces, low != spaces + newlines
 
     def is_ascii(self) -> bool:
         """Whether every byte is below 128."""
         if isinstance(self.data, bytes):
             return self.data.isascii()
-        return int(np.frombuffer(self.data, dtype=np.uint8).max()) < 128
+        size = len(self.data)
+        for start in range(0, size, _WINDOW):
+            count = min(_WINDOW, size - start)
+            high = int(np.frombuffer(self.data, dtype=np.uint8, count=count, offset=start).max())
+            self._release(start, start + count)
+            if high >= 128:
+                return False
+        return True
 
     def as_bytes(self) -> bytes:
         """The content as bytes (copies a memory map)."""
@@ -437,11 +466,7 @@ def _atof_column(raw: pl.Series) -> pl.Series:
 
 def _run_table(qcol: pl.Series, docs: pl.Series, scores: npt.NDArray[np.float64],
                run_id: str) -> RunTable:
-    frame = pl.DataFrame({"query_id": qcol, "doc_id": docs, "score": scores})
-    qidx = None
-    if qcol.dtype == pl.Enum:
-        qidx = qcol.to_physical().to_numpy().astype(np.int64)
-    return RunTable(frame, run_id, qidx)
+    return RunTable(pl.DataFrame({"query_id": qcol, "doc_id": docs, "score": scores}), run_id)
 
 
 def _empty_run() -> pl.DataFrame:

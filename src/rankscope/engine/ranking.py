@@ -23,7 +23,7 @@ How it stays fast on tens of millions of rows (:mod:`~rankscope.data.ranking_ord
 query ids become integer indices once per run of equal ids (per line in a
 shuffled file); a run written in rank order is recognised and not sorted;
 only runs of tied rows whose grades differ are ordered by document id;
-judgments are matched by 64-bit keys on two threads, beside the ordering;
+judgments are matched by 64-bit keys on a thread beside the ordering;
 duplicates are proved absent beside the measures. With ``depth`` (the deepest
 cut-off any asked-for metric reads, see :func:`required_depth`) only the top
 of each ranking is matched and laid out.
@@ -178,9 +178,14 @@ def rank(
             list(qrels_ids)
         return chosen if only_query is None else [q for q in chosen if q == only_query]
 
-    run_frame = run.frame
+    run_frame = run.held  # query ids as read (a TREC file's: codes), compared by run_queries
     evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
+
+    def query_index() -> IntArray:
+        """Every row's query index again: trec_eval's duplicate report, on a duplicate."""
+        return run_queries(run_frame.get_column("query_id"), select)[1].qidx
+
     # what is kept of the run's queries: ``qidx`` (8 bytes a row) is dropped as soon as
     # nothing reads it again, so no other reference to it is kept
     qidx, run_names, grouped_lengths = rq.qidx, rq.names, rq.grouped_lengths
@@ -213,20 +218,18 @@ def rank(
     early_proof: Future[object] | None = None
     if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report else None
-        def judge_and_match(pool: ThreadPoolExecutor | None,
-                            ) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
+        def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
             judging = judge()
-            return judging, match_rows(qidx, docs, judging[0], pool=pool, keys_out=keys,
-                                       levels=levels)
+            return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
 
         if small:  # starting threads would cost more than they save
-            (judged, judged_lists), values = judge_and_match(None)
+            (judged, judged_lists), values = judge_and_match()
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
         else:
-            # the judgments are keyed and matched on the pool while the main thread orders
-            with ThreadPoolExecutor(max_workers=3) as pool:
-                matching = pool.submit(judge_and_match, pool)
+            # the judgments are keyed and matched on a thread while the main thread orders
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                matching = pool.submit(judge_and_match)
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
                 found = find_ties(base, qidx, score) if by_doc else None
                 (judged, judged_lists), values = matching.result()
@@ -242,7 +245,11 @@ def rank(
             base, found, docs, None if exact else values, descending=ties == "trec",
             ranked_values=ordered)
         rows = LazyRows(ranking.rows)  # most evaluations never read them
+        # nothing reads every row's query index again (the duplicate report makes it anew
+        # if it finds a duplicate): not alive beside the grades in rank order (80 MB each)
+        del qidx
         grades = ranking.apply(values, in_place=True, ordered=ordered)
+        del values, ordered
         ranked_keys = None
         if keys is not None:
             if ranking.blocks is not None and grouped_lengths is not None and \
@@ -266,8 +273,7 @@ def rank(
         pos = prefix_positions(counts, max(limit or 0, 0), score_at)
         picked = file_row(pos)
         sub_q, sub_score = qidx[picked], score[picked]
-        if not report:  # nothing reads every row's query index again: freed before matching
-            del qidx
+        del qidx  # nothing reads every row's query index again: freed before matching
         sub_docs = gather_many(docs, picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
         values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
@@ -287,7 +293,7 @@ def rank(
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
     if report and (ranked_keys is not None or file_keys is not None):
-        pending = _duplicates_beside(qidx, docs, rows, ranked_keys, counts, n, file_keys,
+        pending = _duplicates_beside(query_index, docs, rows, ranked_keys, counts, n, file_keys,
                                      inline=small)
     if depth is not None and not condensed:
         keep, counts = within(counts, depth)
@@ -351,7 +357,8 @@ def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
             counts)
 
 
-def _duplicates_beside(qidx: IntArray, docs: pl.Series, rows: Callable[[], IntArray],
+def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
+                       rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
                        file_keys: tuple[npt.NDArray[np.uint64], IntArray,
                                         Future[object] | None] | None = None,
@@ -387,7 +394,7 @@ def _check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
     """
 
     def pairs(start: int, length: int) -> pl.Series:
-        return pair_hashes(run.frame.slice(start, length))
+        return pair_hashes(run.held.slice(start, length))
 
     def check() -> object:
         if proof_of_distinct_rows(docs, grouped_lengths, pairs):

@@ -1,10 +1,10 @@
 """Matching a run's rows to their judgments, and proving no document is ranked twice.
 
 Run rows are found in the qrels by a 64-bit key per (query index, document)
-(:func:`doc_keys`), looked up in halves on two
-threads (polars' lookup uses one core), every hash match confirmed on the
-strings. The duplicate search runs beside the measures, which do not need
-it: when no query repeats a key there is no duplicate, the common case,
+(:func:`doc_keys`), looked up in halves one after the other (on a thread
+beside the ordering), every hash match confirmed on the strings. The
+duplicate search runs beside the measures, which do not need it: when no
+query repeats a key there is no duplicate, the common case,
 proved by sorting each query's keys; only otherwise are documents compared
 exactly.
 """
@@ -44,7 +44,7 @@ def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> U
 
     The documents are hashed block by block into ``out``: the only temporary
     is one block's hashes, not a second array as long as the run (80 MB at
-    10^7 rows, on each of :func:`match_rows`' two threads at once).
+    10^7 rows).
     """
     if out is None:
         out = np.empty(qidx.size, dtype=np.uint64)
@@ -177,52 +177,62 @@ class Judged:
 
 
 def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
-               pool: ThreadPoolExecutor | None = None,
                keys_out: UIntArray | None = None, levels: bool = False) -> FloatArray:
     """The grade of each row (NaN when not judged), rows given by query index and document.
 
-    With ``pool`` the rows are keyed and looked up in two halves on two of its
-    threads; ``keys_out`` receives each row's key (for the duplicate search).
-    With ``levels`` the grades are trec_eval's levels (:func:`as_levels`),
+    ``keys_out`` receives each row's key (for the duplicate search). With
+    ``levels`` the grades are trec_eval's levels (:func:`as_levels`),
     converted on the judgments, not on every row.
+
+    From :data:`_HALVED_FROM` rows the rows are keyed and joined in two halves,
+    one after the other: the join's own memory (about 100 MB a half at 10^7
+    rows, in polars' allocator, which keeps it a while after it is freed) is
+    reused by the second half instead of both being alive at once on two
+    threads; on a machine whose cores are shared it was not slower (the
+    caller orders the rows on another thread meanwhile).
     """
-    out = np.full(qidx.size, NONPOOL if levels else np.nan)
     if qidx.size == 0 or judged.keys.size == 0:
         if keys_out is not None and qidx.size:
             doc_keys(qidx, docs, out=keys_out)
-        return out
-    keys = np.empty(qidx.size, dtype=np.uint64) if keys_out is None else keys_out
+        return np.full(qidx.size, NONPOOL if levels else np.nan)
     half = qidx.size // 2
-    parts = [(0, half), (half, qidx.size)] if pool is not None and half >= 1 << 16 else \
-        [(0, qidx.size)]
+    parts = [(0, half), (half, qidx.size)] if qidx.size >= _HALVED_FROM else [(0, qidx.size)]
 
     def probe(lo: int, hi: int) -> tuple[IntArray, IntArray]:
         part_q, part_docs = qidx[lo:hi], docs.slice(lo, hi - lo)
-        part_keys = doc_keys(part_q, part_docs, out=keys[lo:hi])
+        # keys of this part only, freed after the lookup unless the caller keeps them
+        part_keys = doc_keys(part_q, part_docs,
+                             out=None if keys_out is None else keys_out[lo:hi])
         hit, line = lookup(part_keys, part_q, part_docs, judged)
         return hit + lo, line
 
-    if len(parts) == 1 or pool is None:
-        found = [probe(lo, hi) for lo, hi in parts]
-    else:
-        found = [f.result() for f in [pool.submit(probe, lo, hi) for lo, hi in parts]]
+    found = [probe(lo, hi) for lo, hi in parts]
+    # every row's grades (8 bytes a row) made once the lookups' keys and joins are gone:
+    # not alive beside them (80 MB less at the peak at 10^7 rows)
+    out = np.full(qidx.size, NONPOOL if levels else np.nan)
     source = as_levels(judged.grades) if levels else judged.grades
     for hit, line in found:
         out[hit] = source[line]
     return out
 
 
-def run_duplicates(qidx: IntArray, docs: pl.Series, rows: IntArray, keys: UIntArray,
-                   counts: IntArray, n: int) -> list[str | None]:
+_HALVED_FROM = 1 << 22
+"""Rows from which :func:`match_rows` joins them in two halves (one after the other)."""
+
+
+def run_duplicates(qidx: Callable[[], IntArray], docs: pl.Series, rows: IntArray,
+                   keys: UIntArray, counts: IntArray, n: int) -> list[str | None]:
     """Per query, the smallest document its ranking lists twice.
 
     ``rows`` are the ranked file rows, query by query (``counts`` each), and
     ``keys`` their keys: when no query repeats a key there is no duplicate,
     proved by a cheap sort; otherwise the documents are compared exactly.
+    ``qidx`` gives every file row's query index, asked for only then (the
+    ranking does not keep it, 8 bytes a row, for a case this rare).
     """
     if distinct_within(keys, counts):
         return [None] * n
-    return first_duplicates(qidx, docs, keys, n, rows)
+    return first_duplicates(qidx(), docs, keys, n, rows)
 
 
 def proof_of_distinct_rows(docs: pl.Series, segment_lengths: IntArray | None,
