@@ -26,6 +26,14 @@ from .test_fast_ranking import layout, slow_rank
 pytestmark = pytest.mark.usefixtures("both_ranking_paths")
 
 
+@pytest.fixture(autouse=True)
+def _every_run_compact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files here are small: held as codes as a run of COMPACT_FROM bytes is."""
+    from rankscope.data import trec
+
+    monkeypatch.setattr(trec, "COMPACT_FROM", 0)
+
+
 def _write_run(path: Path, run: pl.DataFrame) -> Path:
     lines = [f"{q} Q0 {d} {i + 1} {s!r} tag" for i, (q, d, s) in enumerate(run.iter_rows())]
     path.write_text("\n".join(lines) + "\n")

@@ -227,14 +227,33 @@ def test_gzip_and_stdin_are_left_to_the_bytes_reader(tmp_path: Path) -> None:
     assert trec.read_trec_file("-", "run") is None
 
 
-def test_empty_and_comment_only_files(tmp_path: Path) -> None:
-    for content in (b"", b"# only\n", b"\n\n  \n"):
-        frame, tags = trec.parse_trec(content, "f", "run")
-        assert frame.height == 0 and tags == []
-        # a run's query ids are held as codes (rankscope.data.trec._parse_all), even when empty
-        assert frame.schema == pl.Schema(
-            {"query_id": pl.Categorical(), "doc_id": pl.String, "score": pl.Float64}
-        )
+def test_empty_and_comment_only_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for compact_from, held in ((trec.COMPACT_FROM, pl.String()), (0, pl.Categorical())):
+        # a large run's query ids are held as codes (rankscope.data.trec._parse_all), even
+        # when it has no line; a small one's as strings
+        monkeypatch.setattr(trec, "COMPACT_FROM", compact_from)
+        for content in (b"", b"# only\n", b"\n\n  \n"):
+            frame, tags = trec.parse_trec(content, "f", "run")
+            assert frame.height == 0 and tags == []
+            assert frame.schema == pl.Schema(
+                {"query_id": held, "doc_id": pl.String, "score": pl.Float64})
+
+
+def test_a_run_below_compact_from_holds_strings_above_it_codes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same file either side of the threshold: the same rows, strings or codes held."""
+    from rankscope.data.tables import Run
+
+    path = tmp_path / "run.txt"
+    path.write_text("q2 Q0 a 1 2.5 t\nq2 Q0 b 2 1.5 t\nq10 Q0 a 1 3.0 t\n")
+    monkeypatch.setattr(trec, "COMPACT_FROM", path.stat().st_size + 1)
+    small = Run.read(path)
+    monkeypatch.setattr(trec, "COMPACT_FROM", path.stat().st_size)
+    large = Run.read(path)
+    assert small.held.schema["query_id"] == pl.String
+    assert large.held.schema["query_id"] == pl.Categorical
+    expected = [("q2", "a", 2.5), ("q2", "b", 1.5), ("q10", "a", 3.0)]
+    assert small.frame.rows() == large.frame.rows() == expected
 
 
 @pytest.mark.parametrize(("lines", "tags"), [

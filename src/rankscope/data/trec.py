@@ -80,6 +80,13 @@ def _value_name(kind: Kind) -> str:
     return "grade" if kind == "qrels" else "score"
 
 
+COMPACT_FROM = 64 << 20
+"""Bytes of a run from which its query ids are held as codes: where the 12 bytes a row
+saved matter (10^7 lines: about 120 MB). Below, strings: a small run evaluated again and
+again (a validation set after every epoch) is compared faster as strings than through
+its codes (0.3-0.4 ms of a 2.5 ms call at 10^4 lines)."""
+
+
 def _query_type(compact: bool) -> type[pl.DataType]:
     """The query column's type: a Categorical when the run is held compact (see _parse_all)."""
     return pl.Categorical if compact else pl.String
@@ -292,13 +299,14 @@ def _parse_all(
     only called for such a chunk (counting lines costs a pass over the data).
     ``total_bytes`` (the input's size) sizes the one array of values.
 
-    A run's query ids are read as a polars Categorical (global categories): a
-    query id repeats once per ranked document, and a string view takes 16
-    bytes a row where a code takes 4 (at 10^7 lines, 40 MB instead of 160).
-    :class:`~rankscope.data.tables.Run` holds them so and gives strings to
-    whoever reads :attr:`~rankscope.data.tables.Run.frame`.
+    A run of :data:`COMPACT_FROM` bytes or more has its query ids read as a
+    polars Categorical (global categories): a query id repeats once per ranked
+    document, and a string view takes 16 bytes a row where a code takes 4 (at
+    10^7 lines, 40 MB instead of 160). :class:`~rankscope.data.tables.Run`
+    holds them so and gives strings to whoever reads
+    :attr:`~rankscope.data.tables.Run.frame`.
     """
-    compact = kind == "run"
+    compact = kind == "run" and total_bytes >= COMPACT_FROM
     parts: list[Parsed] = []
     offset = 0
     values: _Values | None = None
