@@ -8,20 +8,16 @@ an LLM's grade. The scripted server is on 127.0.0.1, which these tests' boundary
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from tests.llm_judge.conftest import Reply, ScriptedServer
 
 from rankscope.errors import InputError, OptionError
-from rankscope.outbound.hosts import HostPolicy
 from rankscope.services import assignment, grading, llm_judges
-from rankscope.services.boundary import Boundary
 from rankscope.services.grading import GradeInput
 
 from .conftest import PASSWORD, boundary_for
-
-LOCAL = Boundary(files_dir=Path.cwd(), hosts=HostPolicy.parse(["127.0.0.1"]))
+from .test_llm_judge import LOCAL
 
 
 @pytest.fixture
