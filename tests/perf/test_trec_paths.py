@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rankscope.data import trec
+from rankscope.data import trec, trec_chunks
 from rankscope.data.tables import Run
 from rankscope.errors import ParseError
 
@@ -108,7 +108,7 @@ def test_bulk_and_slow_paths_agree(kind: str, data: st.DataObject) -> None:
 def test_each_bulk_reader_is_exact_when_it_accepts(kind: str, data: st.DataObject) -> None:
     content = data.draw(trec_files(kind))
     expected = reference(content, kind)
-    for reader in (trec._read_regular, trec._read_irregular):
+    for reader in (trec_chunks._read_regular, trec_chunks._read_irregular):
         got = reader(content, kind)  # type: ignore[arg-type]
         if got is None:
             continue  # refusing is always allowed; the next reader decides

@@ -74,15 +74,15 @@ def open_app_store(db: str) -> Store:
     """The store for the app: SQLite through one writer thread, PostgreSQL inline.
 
     Text with a NUL and integers past 64 bits are refused (a 400) the same on
-    both backends (:func:`rankscope.store.db.refuse_unstorable`).
+    both backends (:func:`rankscope.store.unstorable.refuse_unstorable`).
     """
     from rankscope.store.db import (
         InlineWriter,
         ThreadWriter,
         open_store,
-        refuse_unstorable,
         store_url,
     )
+    from rankscope.store.unstorable import refuse_unstorable
 
     url = store_url(db)
     writer = ThreadWriter() if url.startswith("sqlite") else InlineWriter()

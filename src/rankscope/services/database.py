@@ -19,7 +19,8 @@ __all__ = ["open_database"]
 
 def open_database(target: str | Path, *, create: bool = True) -> Store:
     """The database at a path or URL (``create``: a new one where there is none)."""
-    from rankscope.store.db import open_store, refuse_unstorable
+    from rankscope.store.db import open_store
+    from rankscope.store.unstorable import refuse_unstorable
 
     store = open_store(target, create=create)
     refuse_unstorable(store.engine)

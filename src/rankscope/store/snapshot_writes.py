@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from rankscope.errors import InputError, StoreError
 from rankscope.search.types import Hit, QueryItem
-from rankscope.store.db import UNSTORABLE, Store, first_unstorable, serialize
+from rankscope.store.db import Store, serialize
 from rankscope.store.models import (
     Endpoint,
     Project,
@@ -36,6 +36,7 @@ from rankscope.store.snapshots import (
     find_snapshot,
     owner_tag,
 )
+from rankscope.store.unstorable import UNSTORABLE, first_unstorable
 
 __all__ = [
     "finish_snapshot",
@@ -202,7 +203,7 @@ def record_answers(store: Store, snapshot_id: int, answers: Sequence[Answer]) ->
     ------
     InputError
         A text holding a NUL character, or a whole number outside 64 bits
-        (:data:`~rankscope.store.db.UNSTORABLE`), in an answer: nothing of
+        (:data:`~rankscope.store.unstorable.UNSTORABLE`), in an answer: nothing of
         the batch is written, on SQLite as on PostgreSQL.
     """
     if not answers:
