@@ -47,7 +47,10 @@ def browser_page(base_url: str) -> Iterator[Any]:
 def sign_in(page: Any, name: str, password: str) -> None:
     """Sign in through the form, with the keyboard only."""
     page.goto("/login")
-    page.keyboard.type(name)  # the name field has autofocus
+    # the name field has autofocus, which a loaded machine may apply after "load": typing
+    # before it lands typed the name nowhere (CI saw the sign-in fail once)
+    page.wait_for_selector("input[name=name]:focus", state="attached")
+    page.keyboard.type(name)
     page.keyboard.press("Tab")
     page.keyboard.type(password)
     page.keyboard.press("Enter")
