@@ -45,7 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import grading_load  # noqa: E402  (the synthetic collection and the evaluation it runs)
+import grading_load
 
 PAGES = ("project", "metrics", "metrics_frozen", "load")
 
@@ -102,10 +102,11 @@ def measure(url: str, ids: dict[str, int], rounds: int) -> dict[str, list[float]
     """Seconds of each view, first view first."""
     import tempfile as tf
 
+    from fastapi.testclient import TestClient
+
     from rankscope.app.factory import create_app
     from rankscope.app.server import open_app_store
     from rankscope.services import accounts, dashboards
-    from fastapi.testclient import TestClient
 
     store = open_app_store(url)
     out: dict[str, list[float]] = {page: [] for page in PAGES}
@@ -211,7 +212,8 @@ def main() -> int:
                                                   for p in PAGES})
                 for page in PAGES:
                     a, b = both["after"][page + "+"], both["before"][page + "+"]
-                    print(f"  after/before {page:15} median {rows['after'][page] / rows['before'][page]:.3f} x"
+                    ratio = rows["after"][page] / rows["before"][page]
+                    print(f"  after/before {page:15} median {ratio:.3f} x"
                           f"  fastest {min(a) / min(b):.3f} x")
             print(_uptime())
     return 0
