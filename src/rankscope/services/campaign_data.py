@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-from sqlalchemy import select
+from sqlalchemy import case, func, select
 
 from rankscope.data.tables import Run
 from rankscope.services.campaigns import latest_snapshot_id, query_key
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EvaluationData",
+    "data_stamp",
     "evaluate_command",
     "grade_details",
     "holes_frame",
@@ -84,7 +85,8 @@ class EvaluationData:
     rater_kinds: dict[str, str]
     """Rater name -> ``person``, ``import`` or ``llm``, for every rater in either table."""
     run: Run
-    run_lines: list[str]
+    """The snapshot's run as its TREC export holds it (:attr:`run_lines`), read from the store
+    as columns (:func:`rankscope.services.snapshot_runs.engine_run_frame`)."""
     queries: list[dict[str, Any]]
     """``query_id, text, need`` of every query of the set, in order."""
     hits: pl.DataFrame
@@ -99,6 +101,15 @@ class EvaluationData:
     """The moment the grades are read as of (a frozen evaluation's), None for today's."""
     n_grades: int = 0
     """Counted grades (values and "can't tell") of the items read, each once."""
+    run_tag: str = "rankscope"
+    """The tag of the run's TREC lines (the evaluation's name)."""
+
+    @property
+    def run_lines(self) -> list[str]:
+        """The run's TREC lines, as ``rankscope snapshot -o`` writes the snapshot."""
+        from rankscope.services.snapshot_runs import frame_lines
+
+        return frame_lines(self.run.frame, self.run_tag)
 
     @property
     def has_grades(self) -> bool:
@@ -121,27 +132,35 @@ class EvaluationData:
                                     unjudged=self.unjudged)  # type: ignore[arg-type]
 
 
-def run_lines_of(session: Session, snapshot_id: int, tag: str) -> tuple[list[str], pl.DataFrame]:
-    """The snapshot's TREC run lines (as ``rankscope snapshot -o`` writes them) and its hits."""
-    from rankscope.services.snapshots import trec_lines
+_HITS_SCHEMA = {"query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String,
+                "score": pl.Float64, "title": pl.String, "snippet": pl.String, "url": pl.String}
 
-    snapshot = session.get(Snapshot, snapshot_id)
-    depth = snapshot.depth if snapshot is not None else 10
-    rows = session.execute(
+
+def _snapshot_hits(session: Session, snapshot_id: int) -> tuple[pl.DataFrame, int]:
+    """The snapshot's hits (queries in the set's order, each in rank order) and its depth.
+
+    Read as plain columns (a Core select on the session's connection: no ORM
+    rows), straight into a frame.
+    """
+    connection = session.connection()
+    depth = connection.execute(select(Snapshot.depth).where(Snapshot.id == snapshot_id)).scalar()
+    rows = connection.execute(
         select(Query.query_id, SnapshotHit.rank, SnapshotHit.doc_id, SnapshotHit.score,
                SnapshotHit.title, SnapshotHit.snippet, SnapshotHit.url)
         .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
         .join(Query, SnapshotQuery.query_row_id == Query.id)
         .where(SnapshotQuery.snapshot_id == snapshot_id)
         .order_by(Query.position, SnapshotHit.rank)).all()
-    ranked: dict[str, list[tuple[str, float | None]]] = {}
-    for qid, _, doc, score, *_ in rows:
-        ranked.setdefault(qid, []).append((doc, score))
-    lines = trec_lines(ranked.items(), depth, tag)
-    hits = pl.DataFrame([tuple(r) for r in rows], orient="row", schema={
-        "query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String, "score": pl.Float64,
-        "title": pl.String, "snippet": pl.String, "url": pl.String})
-    return lines, hits
+    hits = pl.DataFrame(rows, schema=_HITS_SCHEMA, orient="row")
+    return hits, depth if depth is not None else 10
+
+
+def run_lines_of(session: Session, snapshot_id: int, tag: str) -> tuple[list[str], pl.DataFrame]:
+    """The snapshot's TREC run lines (as ``rankscope snapshot -o`` writes them) and its hits."""
+    from rankscope.services.snapshot_runs import engine_run_frame, frame_lines
+
+    hits, depth = _snapshot_hits(session, snapshot_id)
+    return frame_lines(engine_run_frame(hits, depth), tag), hits
 
 
 def _run_from_lines(lines: list[str], name: str) -> Run:
@@ -160,7 +179,7 @@ def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
     ids_of: dict[str, list[str]] = {}
     for q in queries:
         ids_of.setdefault(query_key(q["text"], q["params"]), []).append(q["query_id"])
-    rows = latest_per_rater(session.execute(
+    rows = latest_per_rater(session.connection().execute(
         select(Item.query_key, Item.doc_id, Rater.name, Grade.value, Rater.counts, Rater.kind,
                Grade.item_id, Grade.rater_id, Grade.created_at, Grade.id)
         .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
@@ -222,26 +241,57 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False) -> Evalu
     as of ``frozen_at``) unless ``today`` asks for today's grades and latest
     snapshot.
     """
+    from rankscope.services.snapshot_runs import engine_run_frame
+
     as_of = None if today else ev.frozen_at
-    queries = [{"query_id": q.query_id, "text": q.text, "need": q.need, "params": q.params}
-               for q in session.scalars(select(Query).where(Query.query_set_id == ev.query_set_id)
-                                        .order_by(Query.position))]
+    queries = [{"query_id": qid, "text": text, "need": need, "params": params}
+               for qid, text, need, params in session.connection().execute(
+                   select(Query.query_id, Query.text, Query.need, Query.params)
+                   .where(Query.query_set_id == ev.query_set_id).order_by(Query.position))]
     snapshot_id = latest_snapshot_id(session, ev.id, as_of=as_of)
-    tag = ev.name
     if snapshot_id is not None:
-        lines, hits = run_lines_of(session, snapshot_id, tag)
+        hits, depth = _snapshot_hits(session, snapshot_id)
     else:
-        lines, hits = [], pl.DataFrame(schema={
-            "query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String, "score": pl.Float64,
-            "title": pl.String, "snippet": pl.String, "url": pl.String})
+        hits, depth = pl.DataFrame(schema=_HITS_SCHEMA), ev.depth
+    tag = ev.name
+    name = "_".join(tag.split()) or "rankscope"
+    run = Run(engine_run_frame(hits, depth), name=name, source=name)
     judgments, advisory, kinds, n_grades = _judgments(session, ev, queries, as_of)
     return EvaluationData(
         evaluation_id=ev.id, snapshot_id=snapshot_id, judgments=judgments, advisory=advisory,
-        rater_kinds=kinds,
-        run=_run_from_lines(lines, "_".join(tag.split()) or "rankscope"), run_lines=lines,
-        queries=queries, hits=hits, scale=ev.scale, strategy=strategy_map(ev),
-        transforms=dict(ev.transforms), metrics=list(ev.metrics), unjudged=unjudged_of(ev),
-        depth=ev.depth, as_of=as_of, n_grades=n_grades)
+        rater_kinds=kinds, run=run, queries=queries, hits=hits, scale=ev.scale,
+        strategy=strategy_map(ev), transforms=dict(ev.transforms), metrics=list(ev.metrics),
+        unjudged=unjudged_of(ev), depth=ev.depth, as_of=as_of, n_grades=n_grades, run_tag=tag)
+
+
+def data_stamp(session: Session, ev: Evaluation) -> tuple[Any, ...]:
+    """What :func:`load_data` (today's, or as frozen) would read for ``ev``, summed up small:
+    equal stamps, equal data (read the stamp before the data it stands for).
+
+    A frozen evaluation's data never change: its freeze (moment, raters kept
+    apart) and settings. A provisional one's move with every grade given,
+    undone, replaced (a regrade, an adjudication, an import) or removed in its
+    project (grades are rows superseded, retracted or deleted, never edited:
+    their count, newest id, retracted count and active count), a rater let
+    count or kept apart, a new run (its latest snapshot), a query of its set,
+    and its settings. Three small aggregate reads.
+    """
+    settings = (ev.id, ev.project_id, ev.query_set_id, ev.name, ev.scale, ev.strategy,
+                tuple(ev.metrics), tuple(sorted(ev.transforms.items())), ev.null_rules,
+                ev.depth)
+    if ev.frozen_at is not None:
+        return ("frozen", ev.frozen_at, tuple(ev.frozen_apart or ()), *settings)
+    connection = session.connection()
+    grades = connection.execute(
+        select(func.count(Grade.id), func.max(Grade.id), func.count(Grade.retracted_at),
+               func.sum(case((Grade.active.is_(True), 1), else_=0)))
+        .join(Item, Grade.item_id == Item.id).where(Item.project_id == ev.project_id)).one()
+    apart = tuple(connection.execute(select(Rater.id).where(Rater.counts.is_(False))
+                                     .order_by(Rater.id)).scalars())
+    queries = connection.execute(select(func.count(Query.id), func.max(Query.id))
+                                 .where(Query.query_set_id == ev.query_set_id)).one()
+    return ("today", latest_snapshot_id(session, ev.id), tuple(grades), apart, tuple(queries),
+            *settings)
 
 
 def evaluate_command(ev: Evaluation, grades: str = "grades.csv", run: str = "run.txt") -> str:
