@@ -124,8 +124,9 @@ def _dashboard(request: Request, actor: Actor, evaluation_id: Id, name: str, tab
 def metrics_page(request: Request, actor: PageActor, evaluation_id: Id,
                  today: bool = False) -> Response:
     store = settings_of(request).store
-    report = dashboards.metrics_report(store, actor, evaluation_id)
-    coverage = dashboards.coverage_report(store, actor, evaluation_id)
+    loaded = dashboards.Loaded()  # the page's views of the evaluation share one read of it
+    report = dashboards.metrics_report(store, actor, evaluation_id, loaded=loaded)
+    coverage = dashboards.coverage_report(store, actor, evaluation_id, loaded=loaded)
     return _dashboard(request, actor, evaluation_id, "metrics.html", "metrics", report=report,
                       coverage=coverage, show_today=today)
 

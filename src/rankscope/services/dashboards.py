@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from rankscope.store.models_app import Evaluation
 
 __all__ = [
+    "Loaded",
     "clean",
     "coverage_report",
     "drill_down",
@@ -68,13 +69,17 @@ def clean(value: Any) -> float | None:
 
 
 def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curator", *,
-         today: bool = False) -> tuple[Evaluation, EvaluationData]:
+         today: bool = False, loaded: Loaded | None = None) -> tuple[Evaluation, EvaluationData]:
     """The evaluation (detached, readable) and its data, when the actor may see them.
 
     A ready evaluation whose grading is complete is frozen first
     (:func:`rankscope.services.freezing.auto_freeze`); a frozen one's data are
-    its grades as of the freeze unless ``today``.
+    its grades as of the freeze unless ``today``. With ``loaded`` (one
+    request's :class:`Loaded`), data read before in the request are handed
+    back instead of read again.
     """
+    if loaded is not None:
+        return loaded.get(store, actor, evaluation_id, at_least, today=today)
     from rankscope.services.freezing import auto_freeze
 
     auto_freeze(store, evaluation_id)
@@ -83,6 +88,32 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
         data = load_data(session, ev, today=today)
         session.expunge(ev)  # keep its loaded columns readable after the session ends
         return ev, data
+
+
+class Loaded:
+    """The evaluations' data one request (one page, one API call) has read: each read once.
+
+    A page showing several views of an evaluation (its metrics, today's beside
+    the frozen ones, its coverage and holes, a baseline's drift) asks
+    :func:`load` for the same data several times; given the same
+    :class:`Loaded`, the second ask gets the first answer. A provisional
+    evaluation's data are the same today or not (read once for both). Made
+    per request and dropped with it: never a number from an earlier request.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, str, bool], tuple[Evaluation, EvaluationData]] = {}
+
+    def get(self, store: Store, actor: Actor, evaluation_id: int, at_least: str = "curator",
+            *, today: bool = False) -> tuple[Evaluation, EvaluationData]:
+        """:func:`load`'s answer, read at most once per evaluation, rights and day."""
+        key = (evaluation_id, at_least, today)
+        if key not in self._seen:
+            ev, data = load(store, actor, evaluation_id, at_least, today=today)
+            self._seen[key] = ev, data
+            if ev.frozen_at is None:  # provisional: today's grades either way
+                self._seen[(evaluation_id, at_least, not today)] = ev, data
+        return self._seen[key]
 
 
 def evaluation_metrics(data: EvaluationData) -> dict[str, Any]:
@@ -113,7 +144,8 @@ def _drift(ev_id: int, name: str, role: str, frozen: dict[str, Any],
 
 
 def drift(store: Store, actor: Actor, ev: Evaluation, frozen_mean: dict[str, Any],
-          today_mean: dict[str, Any] | None) -> list[dict[str, Any]]:
+          today_mean: dict[str, Any] | None, *,
+          loaded: Loaded | None = None) -> list[dict[str, Any]]:
     """How far today's grades would move the evaluation's and its baseline's frozen means.
 
     Each entry: ``evaluation_id, name, role`` (``this`` or ``baseline``),
@@ -122,18 +154,18 @@ def drift(store: Store, actor: Actor, ev: Evaluation, frozen_mean: dict[str, Any
     out = [] if today_mean is None else _drift(ev.id, ev.name, "this", frozen_mean, today_mean)
     if ev.baseline_id is not None:
         try:
-            base, base_data = load(store, actor, ev.baseline_id)
+            base, base_data = load(store, actor, ev.baseline_id, loaded=loaded)
         except NotFoundError:  # a baseline deleted meanwhile
             return out
         if base.frozen_at is not None:
-            _, base_today = load(store, actor, base.id, today=True)
+            _, base_today = load(store, actor, base.id, today=True, loaded=loaded)
             out += _drift(base.id, base.name, "baseline", evaluation_metrics(base_data)["mean"],
                           evaluation_metrics(base_today)["mean"])
     return out
 
 
 def metrics_report(store: Store, actor: Actor, evaluation_id: int, *,
-                   today: bool = False) -> dict[str, Any]:
+                   today: bool = False, loaded: Loaded | None = None) -> dict[str, Any]:
     """Every metric's mean and per-query value, with the query texts.
 
     ``{"mean": {metric: value}, "per_query": {qid: {metric: value}},
@@ -147,12 +179,14 @@ def metrics_report(store: Store, actor: Actor, evaluation_id: int, *,
     counted grades) and ``today`` holds the same numbers on today's grades
     (``mean, per_query, n_grades``) with ``drift``, the metrics today's grades
     move, here and in a frozen baseline. ``today=True`` puts today's numbers
-    first. ``over`` is :func:`metric_coverage`.
+    first. ``over`` is :func:`metric_coverage`. ``loaded``: the request's
+    :class:`Loaded` (each evaluation's data read once; a new one by default).
     """
     from rankscope.services.campaign_data import evaluate_command
     from rankscope.services.freezing import freeze_state
 
-    ev, data = load(store, actor, evaluation_id, today=today)
+    loaded = loaded if loaded is not None else Loaded()
+    ev, data = load(store, actor, evaluation_id, today=today, loaded=loaded)
     out = evaluation_metrics(data)
     out.update(queries=data.queries, unjudged=data.unjudged, scale=data.scale,
                strategy=ev.strategy, snapshot_id=data.snapshot_id,
@@ -161,7 +195,7 @@ def metrics_report(store: Store, actor: Actor, evaluation_id: int, *,
                as_of=None if data.as_of is None else data.as_of.isoformat(),
                today=None, drift=[], over=metric_coverage(data))
     if ev.frozen_at is not None:
-        other = load(store, actor, evaluation_id, today=not today)[1]
+        other = load(store, actor, evaluation_id, today=not today, loaded=loaded)[1]
         numbers = evaluation_metrics(other)
         frozen_mean, today_mean = ((numbers["mean"], out["mean"]) if today
                                    else (out["mean"], numbers["mean"]))
@@ -171,9 +205,9 @@ def metrics_report(store: Store, actor: Actor, evaluation_id: int, *,
         else:
             out["today"] = {"mean": out["mean"], "per_query": out["per_query"],
                             "n_grades": data.n_grades}
-        out["drift"] = drift(store, actor, ev, frozen_mean, today_mean)
+        out["drift"] = drift(store, actor, ev, frozen_mean, today_mean, loaded=loaded)
     else:
-        out["drift"] = drift(store, actor, ev, {}, None)
+        out["drift"] = drift(store, actor, ev, {}, None, loaded=loaded)
     return out
 
 
@@ -220,17 +254,19 @@ def metric_coverage(data: EvaluationData) -> dict[str, Any]:
     return out
 
 
-def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str, Any]:
+def coverage_report(store: Store, actor: Actor, evaluation_id: int, *,
+                    loaded: Loaded | None = None) -> dict[str, Any]:
     """Coverage of the top ``depth``: graded share per query and overall, and the holes.
 
     ``holes`` lists every hole (next batch first); ``by_query`` groups them
     by query (the query set's order), each with its coverage. A frozen
     evaluation's coverage is as frozen (what its numbers rest on); its holes
-    are today's (what to grade next).
+    are today's (what to grade next). ``loaded``: as :func:`metrics_report`'s.
     """
     from rankscope.judgments.coverage import coverage
 
-    ev, data = load(store, actor, evaluation_id)
+    loaded = loaded if loaded is not None else Loaded()
+    ev, data = load(store, actor, evaluation_id, loaded=loaded)
     if data.run.frame.height == 0:
         return {"k": ev.depth, "coverage": None, "complete": None, "per_query": {},
                 "holes": [], "by_query": [], "positions": 0, "graded": 0}
@@ -243,8 +279,7 @@ def coverage_report(store: Store, actor: Actor, evaluation_id: int) -> dict[str,
     per_query = {q: {"positions": p, "graded": g, "coverage": c, "complete": full.get(q, 0)}
                  for q, p, g, c in graded.per_query.iter_rows()}
     # the holes are what to grade next: today's, also when the numbers are frozen
-    holes = holes_frame(ev, load(store, actor, evaluation_id, today=True)[1]
-                        if data.as_of is not None else data)
+    holes = holes_frame(ev, load(store, actor, evaluation_id, today=True, loaded=loaded)[1])
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in holes.sort(["query_id", "rank"]).iter_rows(named=True):
         grouped.setdefault(row["query_id"], []).append(row)

@@ -6,12 +6,23 @@ grades given over grades wanted); the headline metric is the evaluation's first
 metric, its mean as the metrics page computes it
 (:func:`rankscope.services.dashboards.evaluation_metrics`), shown to curators
 only (judges do not see metrics).
+
+A headline is computed once per state of its evaluation's data and kept in
+this process (:data:`KEEP` of them per store, the least recently shown
+dropped first) under :func:`rankscope.services.campaign_data.data_stamp`:
+a frozen evaluation's for good, a provisional one's until a grade, an undo,
+a regrade, an adjudication, a rater let count, a run or a freeze changes its
+stamp, read on every view (three small reads) before the data it stands
+for: never a number from a state that has passed.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rankscope.services import (
     campaigns,
@@ -20,12 +31,23 @@ from rankscope.services import (
     grading_progress,
     projects,
 )
+from rankscope.services.campaign_data import data_stamp
+from rankscope.store.models_app import Evaluation
 
 if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
-    from rankscope.store.db import Store
 
-__all__ = ["EvaluationSummary", "project_overview"]
+from rankscope.store.db import Store
+
+__all__ = ["KEEP", "EvaluationSummary", "project_overview"]
+
+KEEP = 512
+"""Headlines kept per store (each a few dozen bytes)."""
+
+_Headline = tuple[str | None, float | None]
+_KEPT: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[Any, ...], _Headline]] = (
+    weakref.WeakKeyDictionary())
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -60,9 +82,30 @@ def project_overview(store: Store, actor: Actor, project_id: int) -> list[Evalua
             done = grading_progress.progress(store, actor, ev.id)
             filled, slots = done["filled"], done["slots"]
             if curator and ev.metrics:
-                _, data = dashboards.load(store, actor, ev.id)
-                means = dashboards.evaluation_metrics(data)["mean"]
-                headline = ev.metrics[0] if ev.metrics[0] in means else next(iter(means), None)
-                value = means.get(headline) if headline is not None else None
+                headline, value = _headline(store, actor, ev.id)
         out.append(EvaluationSummary(ev, filled, slots, headline, value, ev.frozen_at))
     return out
+
+
+def _headline(store: Store, actor: Actor, evaluation_id: int) -> _Headline:
+    """The first metric and its mean, as the metrics page computes them (a curator's),
+    once per :func:`~rankscope.services.campaign_data.data_stamp` of the evaluation."""
+    with store.read() as session:
+        ev = session.get(Evaluation, evaluation_id)
+        stamp = None if ev is None else data_stamp(session, ev)
+    with _LOCK:
+        kept = _KEPT.setdefault(store, OrderedDict())
+        if stamp is not None and stamp in kept:
+            kept.move_to_end(stamp)
+            return kept[stamp]
+    _, data = dashboards.load(store, actor, evaluation_id)
+    means = dashboards.evaluation_metrics(data)["mean"]
+    name = (data.metrics[0] if data.metrics and data.metrics[0] in means
+            else next(iter(means), None))
+    answer = name, (means.get(name) if name is not None else None)
+    if stamp is not None:
+        with _LOCK:
+            kept[stamp] = answer
+            while len(kept) > KEEP:
+                kept.popitem(last=False)
+    return answer

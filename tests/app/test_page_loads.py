@@ -1,0 +1,210 @@
+"""What the project page and the metrics page read per view (speed where a person waits):
+each evaluation's data once per page view, a headline computed once per state of its
+data and never shown for a state that has passed, and the numbers unchanged (the page's
+means are what ``rankscope evaluate`` prints on the evaluation's exports)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from rankscope.cli.main import main
+from rankscope.services import (
+    adjudication,
+    assignment,
+    campaign_data,
+    campaign_runs,
+    campaigns,
+    dashboards,
+    exchange,
+    freezing,
+    grading,
+    overview,
+)
+from rankscope.services.grading import GradeInput
+
+from .conftest import make_world, signed_in
+
+METRICS = ("nDCG@5", "P@5", "RR@5")
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """Every read of an evaluation's data (:func:`campaign_data.load_data`), by
+    (evaluation, frozen numbers or today's), counted as the pages' services call it."""
+    seen: Counter[tuple[int, bool]] = Counter()
+    real = campaign_data.load_data
+
+    def counted(session, ev, *, today=False):
+        seen[(ev.id, today or ev.frozen_at is None)] += 1
+        return real(session, ev, today=today)
+
+    monkeypatch.setattr(dashboards, "load_data", counted)
+    return seen
+
+
+def _grade_all(store, judge, evaluation_id, value_of):
+    tasks = assignment.next_tasks(store, judge, evaluation_id, n=500)
+    for t in tasks:
+        grading.submit_grade(store, judge, GradeInput(t.task_id, value_of(t)))
+    return tasks
+
+
+def _app(store, w, tmp_path):
+    from rankscope.app.factory import create_app
+
+    return signed_in(create_app(store, tmp_path / "appdata", boundary=w.boundary), "cora")
+
+
+def test_the_metrics_page_reads_a_provisional_evaluation_once(store, collection, tmp_path,
+                                                              loads):
+    # before: its metrics and its coverage each read it (2 reads per view)
+    w = make_world(store, collection)
+    _grade_all(store, w.judge, w.evaluation.id, lambda t: 3 if t.position <= 2 else 1)
+    cora = _app(store, w, tmp_path)
+    loads.clear()
+    assert cora.get(f"/evaluations/{w.evaluation.id}/metrics").status_code == 200
+    assert dict(loads) == {(w.evaluation.id, True): 1}
+
+
+def test_the_metrics_page_of_a_frozen_evaluation_reads_each_set_of_numbers_once(
+        store, collection, tmp_path, loads):
+    # before: the frozen numbers and today's were each read twice (4 reads per view), and a
+    # frozen baseline's twice more; now the frozen grades once and today's once, per
+    # evaluation shown
+    w = make_world(store, collection, grades_wanted=1)
+    first = w.evaluation
+    _grade_all(store, w.judge, first.id, lambda t: 3 if t.position <= 2 else 1)
+    spec = campaigns.EvaluationSpec(name="tuned", query_set_id=w.query_set.id,
+                                    endpoint_id=w.tuned.id, grades_wanted=1, depth=5,
+                                    metrics=list(METRICS), baseline_id=first.id)
+    second = campaigns.create_evaluation(store, w.curator, w.project.id, spec)
+    campaign_runs.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+    _grade_all(store, w.judge, second.id, lambda t: 2)
+    freezing.freeze_evaluation(store, w.curator, first.id)  # complete: frozen already
+    freezing.freeze_evaluation(store, w.curator, second.id)
+    cora = _app(store, w, tmp_path)
+    loads.clear()
+    assert cora.get(f"/evaluations/{first.id}/metrics").status_code == 200
+    assert dict(loads) == {(first.id, False): 1, (first.id, True): 1}
+    loads.clear()
+    page = cora.get(f"/evaluations/{second.id}/metrics")
+    assert page.status_code == 200
+    assert dict(loads) == {(second.id, False): 1, (second.id, True): 1,
+                           (first.id, False): 1, (first.id, True): 1}
+    # a second view reads again (nothing is kept from one request to the next)
+    loads.clear()
+    assert cora.get(f"/evaluations/{second.id}/metrics").status_code == 200
+    assert sum(loads.values()) == 4
+
+
+def test_the_pages_means_are_rankscope_evaluate_on_the_exports(store, collection, tmp_path,
+                                                               capsys):
+    """The metrics page's means (and the project page's headline) against ``rankscope
+    evaluate`` run on the evaluation's exported grades and run: an independent path (the
+    TREC text written, read back by the CLI's readers, the library's evaluation)."""
+    w = make_world(store, collection, metrics=METRICS)
+    values = {1: 3, 2: 0, 3: 2, 4: 1, 5: 3}
+    _grade_all(store, w.judge, w.evaluation.id, lambda t: values[t.position])
+    _grade_all(store, w.judge2, w.evaluation.id, lambda t: (values[t.position] + 1) % 4)
+    report = dashboards.metrics_report(store, w.curator, w.evaluation.id)
+    grades, run = tmp_path / "grades.csv", tmp_path / "run.txt"
+    grades.write_bytes(exchange.export(store, w.curator, w.evaluation.id, "grades.csv")[0])
+    run.write_bytes(exchange.export(store, w.curator, w.evaluation.id, "run.txt")[0])
+    argv = ["evaluate", str(grades), str(run), "--format", "json", "-q", "--scale", "graded",
+            "--strategy", "graded=mean", "--unjudged", "null"]
+    for metric in METRICS:
+        argv += ["-m", metric]
+    capsys.readouterr()
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)["mean"]
+    assert set(printed) == set(METRICS)
+    for metric, value in printed.items():
+        assert report["mean"][metric] == pytest.approx(value, abs=1e-12)
+    row = next(r for r in overview.project_overview(store, w.curator, w.project.id)
+               if r.evaluation.id == w.evaluation.id)
+    assert row.headline == "nDCG@5"
+    assert row.headline_value == pytest.approx(printed["nDCG@5"], abs=1e-12)
+
+
+def test_the_headline_follows_every_change_and_is_computed_once_per_state(store, collection,
+                                                                         loads):
+    """Each change kind (a grade, an undo, a regrade, an adjudication, a run, a freeze)
+    shows on the project page's next view, equal to the metrics page's number (computed
+    apart); with no change, the headline is not computed again (before: once per view)."""
+    w = make_world(store, collection, grades_wanted=2, metrics=METRICS)
+    ev = w.evaluation.id
+    tasks = _grade_all(store, w.judge, ev, lambda t: 3 if t.position == 3 else 1)
+    top = next(t for t in tasks if t.position == 1)
+
+    def view():
+        loads.clear()
+        row = next(r for r in overview.project_overview(store, w.curator, w.project.id)
+                   if r.evaluation.id == ev)
+        computed = sum(loads.values())
+        truth = dashboards.metrics_report(store, w.curator, ev)["mean"]["nDCG@5"]
+        assert row.headline == "nDCG@5"
+        assert row.headline_value == truth, "the project page shows the metrics page's number"
+        return row.headline_value, computed
+
+    first, computed = view()
+    assert computed == 1
+    assert view() == (first, 0), "nothing changed: the headline kept, not computed again"
+
+    # a grade (a second judge's 0 on a top result): the mean moves
+    grading.submit_grade(store, w.judge2, GradeInput(top.task_id, 0))
+    graded, computed = view()
+    assert computed == 1 and graded != first
+    # an undo of it: back
+    assert grading.undo_last(store, w.judge2, ev) == top.task_id
+    undone, computed = view()
+    assert computed == 1 and undone == first
+    # a regrade (the first judge changes a top grade from 1 to 0)
+    grading.submit_grade(store, w.judge, GradeInput(top.task_id, 0))
+    regraded, computed = view()
+    assert computed == 1 and regraded != undone
+    # an adjudication (the curator settles it at 3)
+    adjudication.adjudicate(store, w.curator, ev, top.query_id, top.doc_id, 3)
+    settled, computed = view()
+    assert computed == 1 and settled != regraded
+    assert view() == (settled, 0)
+    # a run again: a new snapshot (the same engine answers the same: the same number,
+    # computed again on it)
+    campaign_runs.run_evaluation(store, w.curator, ev, boundary=w.boundary)
+    rerun, computed = view()
+    assert computed == 1 and rerun == settled
+    # a freeze: computed once more, as frozen; then later grades do not move it nor make it
+    # be computed again, though today's numbers move
+    freezing.freeze_evaluation(store, w.curator, ev)
+    frozen, computed = view()
+    assert computed == 1 and frozen == rerun
+    other = next(t for t in tasks if t.position == 2)
+    grading.submit_grade(store, w.judge2, GradeInput(other.task_id, 3))
+    assert view() == (frozen, 0)
+    today = dashboards.metrics_report(store, w.curator, ev, today=True)["mean"]["nDCG@5"]
+    assert today != frozen
+
+
+def test_a_rater_let_count_or_kept_apart_changes_the_stamp(store, collection):
+    """The stamp stands for the data: a rater kept apart (an LLM judge's switch) changes
+    what is counted, so it changes the stamp; reading it changes nothing."""
+    from rankscope.store.models_app import Evaluation, Rater
+
+    w = make_world(store, collection)
+    _grade_all(store, w.judge, w.evaluation.id, lambda t: 2)
+
+    def stamp():
+        with store.read() as session:
+            return campaign_data.data_stamp(session, session.get(Evaluation, w.evaluation.id))
+
+    before = stamp()
+    assert stamp() == before
+
+    def apart(session):
+        rater = session.query(Rater).filter(Rater.name == "jay").one()
+        rater.counts = False
+
+    store.write(apart)
+    assert stamp() != before
