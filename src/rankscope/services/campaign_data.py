@@ -25,9 +25,12 @@ others, never aggregated.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import polars as pl
 from sqlalchemy import case, func, select
@@ -39,14 +42,18 @@ from rankscope.store.models import Query, Snapshot, SnapshotHit, SnapshotQuery
 from rankscope.store.models_app import Evaluation, Grade, Item, Rater
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sqlalchemy.orm import Session
 
     from rankscope.judgments.evaluation import JudgmentPlan
     from rankscope.judgments.table import Judgments
     from rankscope.result import EvaluationResult
+    from rankscope.store.db import Store
 
 __all__ = [
     "EvaluationData",
+    "KeptByStamp",
     "data_stamp",
     "evaluate_command",
     "grade_details",
@@ -57,6 +64,8 @@ __all__ = [
     "strategy_map",
     "unjudged_of",
 ]
+
+T = TypeVar("T")
 
 _JUDGMENT_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "rater": pl.String,
                     "grade": pl.Float64}
@@ -179,13 +188,19 @@ def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
     ids_of: dict[str, list[str]] = {}
     for q in queries:
         ids_of.setdefault(query_key(q["text"], q["params"]), []).append(q["query_id"])
-    rows = latest_per_rater(session.connection().execute(
-        select(Item.query_key, Item.doc_id, Rater.name, Grade.value, Rater.counts, Rater.kind,
-               Grade.item_id, Grade.rater_id, Grade.created_at, Grade.id)
+    columns: list[Any] = [Item.query_key, Item.doc_id, Rater.name, Grade.value, Rater.counts,
+                          Rater.kind, Grade.item_id, Grade.rater_id]
+    if as_of is not None:  # several grades of one rater may have counted then: the last one
+        columns += [Grade.created_at, Grade.id]
+    found: Sequence[Any] = session.connection().execute(
+        select(*columns)
         .join(Grade, Grade.item_id == Item.id).join(Rater, Grade.rater_id == Rater.id)
         .where(Item.project_id == ev.project_id, counting_at(as_of), Grade.scale == ev.scale,
                Item.query_key.in_(list(ids_of)) if ids_of else Item.id < 0)
-        .order_by(Item.id, Rater.name)).all(), item=6, rater=7, created=8, grade_id=9)
+        .order_by(Item.id, Rater.name)).all()
+    # today's: one active grade per item, rater and scale (the unique ix_grades_active_rater)
+    rows = (found if as_of is None
+            else latest_per_rater(found, item=6, rater=7, created=8, grade_id=9))
     counted: list[tuple[str, str, str, float | None]] = []
     apart: list[tuple[str, str, str, float | None]] = []
     kinds: dict[str, str] = {}
@@ -292,6 +307,38 @@ def data_stamp(session: Session, ev: Evaluation) -> tuple[Any, ...]:
                                  .where(Query.query_set_id == ev.query_set_id)).one()
     return ("today", latest_snapshot_id(session, ev.id), tuple(grades), apart, tuple(queries),
             *settings)
+
+
+class KeptByStamp(Generic[T]):
+    """What was computed on an evaluation's data, kept in this process under its
+    :func:`data_stamp`, per store, the ``keep`` last used (the oldest dropped first).
+
+    A value is put under the stamp read *before* the data it was computed on:
+    then no later view can find it under a stamp that has passed.
+    """
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self._kept: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[Any, ...], T]] = (
+            weakref.WeakKeyDictionary())
+        self._lock = threading.Lock()
+
+    def get(self, store: Store, stamp: tuple[Any, ...]) -> T | None:
+        """The value kept under ``stamp``, or None."""
+        with self._lock:
+            kept = self._kept.get(store)
+            if kept is None or stamp not in kept:
+                return None
+            kept.move_to_end(stamp)
+            return kept[stamp]
+
+    def put(self, store: Store, stamp: tuple[Any, ...], value: T) -> None:
+        """Keep ``value`` under ``stamp`` (dropping the least recently used past ``keep``)."""
+        with self._lock:
+            kept = self._kept.setdefault(store, OrderedDict())
+            kept[stamp] = value
+            while len(kept) > self.keep:
+                kept.popitem(last=False)
 
 
 def evaluate_command(ev: Evaluation, grades: str = "grades.csv", run: str = "run.txt") -> str:

@@ -35,6 +35,8 @@ import polars as pl
 from rankscope.errors import NotFoundError
 from rankscope.services.campaign_data import (
     EvaluationData,
+    KeptByStamp,
+    data_stamp,
     grade_details,
     holes_frame,
     load_data,
@@ -47,7 +49,14 @@ if TYPE_CHECKING:
     from rankscope.store.db import Store
     from rankscope.store.models_app import Evaluation
 
+KEEP_FROZEN = 8
+"""Frozen evaluations' data kept per store in this process (the least recently read dropped
+first): numbers that never change are read once, not on every view."""
+
+_FROZEN: KeptByStamp[EvaluationData] = KeptByStamp(KEEP_FROZEN)
+
 __all__ = [
+    "KEEP_FROZEN",
     "Loaded",
     "clean",
     "coverage_report",
@@ -74,7 +83,9 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
 
     A ready evaluation whose grading is complete is frozen first
     (:func:`rankscope.services.freezing.auto_freeze`); a frozen one's data are
-    its grades as of the freeze unless ``today``. With ``loaded`` (one
+    its grades as of the freeze unless ``today``, read once per process
+    (:data:`KEEP_FROZEN` kept, under
+    :func:`~rankscope.services.campaign_data.data_stamp`). With ``loaded`` (one
     request's :class:`Loaded`), data read before in the request are handed
     back instead of read again.
     """
@@ -85,7 +96,14 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     auto_freeze(store, evaluation_id)
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, at_least)
-        data = load_data(session, ev, today=today)
+        if ev.frozen_at is None or today:
+            data = load_data(session, ev, today=today)
+        else:  # a frozen evaluation's data never change: read once per process
+            stamp = data_stamp(session, ev)
+            kept = _FROZEN.get(store, stamp)
+            data = kept if kept is not None else load_data(session, ev)
+            if kept is None:
+                _FROZEN.put(store, stamp, data)
         session.expunge(ev)  # keep its loaded columns readable after the session ends
         return ev, data
 

@@ -18,11 +18,8 @@ for: never a number from a state that has passed.
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rankscope.services import (
     campaigns,
@@ -31,13 +28,12 @@ from rankscope.services import (
     grading_progress,
     projects,
 )
-from rankscope.services.campaign_data import data_stamp
+from rankscope.services.campaign_data import KeptByStamp, data_stamp
 from rankscope.store.models_app import Evaluation
 
 if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
-
-from rankscope.store.db import Store
+    from rankscope.store.db import Store
 
 __all__ = ["KEEP", "EvaluationSummary", "project_overview"]
 
@@ -45,9 +41,7 @@ KEEP = 512
 """Headlines kept per store (each a few dozen bytes)."""
 
 _Headline = tuple[str | None, float | None]
-_KEPT: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[Any, ...], _Headline]] = (
-    weakref.WeakKeyDictionary())
-_LOCK = threading.Lock()
+_KEPT: KeptByStamp[_Headline] = KeptByStamp(KEEP)
 
 
 @dataclass(frozen=True)
@@ -93,19 +87,14 @@ def _headline(store: Store, actor: Actor, evaluation_id: int) -> _Headline:
     with store.read() as session:
         ev = session.get(Evaluation, evaluation_id)
         stamp = None if ev is None else data_stamp(session, ev)
-    with _LOCK:
-        kept = _KEPT.setdefault(store, OrderedDict())
-        if stamp is not None and stamp in kept:
-            kept.move_to_end(stamp)
-            return kept[stamp]
+    kept = None if stamp is None else _KEPT.get(store, stamp)
+    if kept is not None:
+        return kept
     _, data = dashboards.load(store, actor, evaluation_id)
     means = dashboards.evaluation_metrics(data)["mean"]
     name = (data.metrics[0] if data.metrics and data.metrics[0] in means
             else next(iter(means), None))
     answer = name, (means.get(name) if name is not None else None)
     if stamp is not None:
-        with _LOCK:
-            kept[stamp] = answer
-            while len(kept) > KEEP:
-                kept.popitem(last=False)
+        _KEPT.put(store, stamp, answer)
     return answer
