@@ -37,9 +37,9 @@ def loads(monkeypatch):
     seen: Counter[tuple[int, bool]] = Counter()
     real = campaign_data.load_data
 
-    def counted(session, ev, *, today=False):
+    def counted(session, ev, *, today=False, **rest):
         seen[(ev.id, today or ev.frozen_at is None)] += 1
-        return real(session, ev, today=today)
+        return real(session, ev, today=today, **rest)
 
     monkeypatch.setattr(dashboards, "load_data", counted)
     return seen
@@ -211,3 +211,41 @@ def test_a_rater_let_count_or_kept_apart_changes_the_stamp(store, collection):
 
     store.write(apart)
     assert stamp() != before
+
+
+def test_evaluations_of_one_query_set_read_its_grades_once_per_view(store, collection,
+                                                                    monkeypatch):
+    """The project page (cold) and a metrics page with a baseline of the same query set read
+    the grades once for both; each still gets its own numbers (the metrics page's)."""
+    w = make_world(store, collection, metrics=METRICS)
+    spec = campaigns.EvaluationSpec(name="tuned", query_set_id=w.query_set.id,
+                                    endpoint_id=w.tuned.id, grades_wanted=2, depth=5,
+                                    metrics=list(METRICS), baseline_id=w.evaluation.id)
+    second = campaigns.create_evaluation(store, w.curator, w.project.id, spec)
+    campaign_runs.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+    _grade_all(store, w.judge, w.evaluation.id, lambda t: 3 if t.position <= 2 else 0)
+    _grade_all(store, w.judge, second.id, lambda t: 1)
+    reads = Counter()
+    real = campaign_data._read_judgments
+
+    def counted(session, ev, *args):
+        reads[ev.id] += 1
+        return real(session, ev, *args)
+
+    monkeypatch.setattr(campaign_data, "_read_judgments", counted)
+    rows = {r.evaluation.id: r for r in overview.project_overview(store, w.curator,
+                                                                   w.project.id)}
+    assert sum(reads.values()) == 1
+    for ev in (w.evaluation.id, second.id):
+        reads.clear()
+        alone = dashboards.metrics_report(store, w.curator, ev)["mean"]["nDCG@5"]
+        assert rows[ev].headline_value == alone
+    assert rows[w.evaluation.id].headline_value != rows[second.id].headline_value
+    reads.clear()
+    dashboards.metrics_report(store, w.curator, second.id)  # with its baseline's drift
+    assert sum(reads.values()) == 1
+    # the data handed to each name their own evaluation
+    loaded = dashboards.Loaded()
+    for ev in (w.evaluation.id, second.id):
+        data = dashboards.load(store, w.curator, ev, loaded=loaded)[1]
+        assert data.judgments.source == f"evaluation #{ev}"

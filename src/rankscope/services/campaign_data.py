@@ -182,9 +182,29 @@ def _run_from_lines(lines: list[str], name: str) -> Run:
 
 
 def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
-               as_of: datetime | None) -> tuple[Judgments, Judgments, dict[str, str], int]:
+               as_of: datetime | None, shared: dict[tuple[Any, ...], Any] | None,
+               ) -> tuple[Judgments, Judgments, dict[str, str], int]:
     from rankscope.judgments.table import Judgments
 
+    # the grades read depend on the project, the query set, the scale and the moment only:
+    # evaluations sharing them (engines compared on one query set) share one read
+    key = ("judgments", ev.project_id, ev.query_set_id, ev.scale, as_of,
+           tuple(ev.frozen_apart or ()) if as_of is not None else None)
+    if shared is None or key not in shared:
+        read = _read_judgments(session, ev, queries, as_of)
+        if shared is not None:
+            shared[key] = read
+    else:
+        read = shared[key]
+    counted, apart, kinds, n_counted = read
+    source = f"evaluation #{ev.id}"
+    return (Judgments(counted, source=source, scale=ev.scale),
+            Judgments(apart, source=source, scale=ev.scale), dict(kinds), n_counted)
+
+
+def _read_judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
+                    as_of: datetime | None,
+                    ) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, str], int]:
     ids_of: dict[str, list[str]] = {}
     for q in queries:
         ids_of.setdefault(query_key(q["text"], q["params"]), []).append(q["query_id"])
@@ -213,12 +233,8 @@ def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
         n_counted += int(bool(counts))
         target = counted if counts else apart
         target.extend((qid, doc, rater, value) for qid in ids_of.get(key, []))
-    source = f"evaluation #{ev.id}"
-    return (Judgments(pl.DataFrame(counted, schema=_JUDGMENT_SCHEMA, orient="row"),
-                      source=source, scale=ev.scale),
-            Judgments(pl.DataFrame(apart, schema=_JUDGMENT_SCHEMA, orient="row"),
-                      source=source, scale=ev.scale),
-            kinds, n_counted)
+    return (pl.DataFrame(counted, schema=_JUDGMENT_SCHEMA, orient="row"),
+            pl.DataFrame(apart, schema=_JUDGMENT_SCHEMA, orient="row"), kinds, n_counted)
 
 
 def grade_details(session: Session, ev: Evaluation, keys: list[str],
@@ -249,20 +265,28 @@ def grade_details(session: Session, ev: Evaluation, keys: list[str],
     return out
 
 
-def load_data(session: Session, ev: Evaluation, *, today: bool = False) -> EvaluationData:
+def load_data(session: Session, ev: Evaluation, *, today: bool = False,
+              shared: dict[tuple[Any, ...], Any] | None = None) -> EvaluationData:
     """Everything the dashboards and exports of ``ev`` need, read in one session.
 
     A frozen evaluation's data are those of its freeze (grades and snapshot
     as of ``frozen_at``) unless ``today`` asks for today's grades and latest
-    snapshot.
+    snapshot. ``shared``: reads one request made already (a dict it fills),
+    so that evaluations of one query set read its queries and grades once.
     """
     from rankscope.services.snapshot_runs import engine_run_frame
 
     as_of = None if today else ev.frozen_at
-    queries = [{"query_id": qid, "text": text, "need": need, "params": params}
-               for qid, text, need, params in session.connection().execute(
-                   select(Query.query_id, Query.text, Query.need, Query.params)
-                   .where(Query.query_set_id == ev.query_set_id).order_by(Query.position))]
+    queries_key = ("queries", ev.query_set_id)
+    if shared is not None and queries_key in shared:
+        queries = [dict(q) for q in shared[queries_key]]
+    else:
+        queries = [{"query_id": qid, "text": text, "need": need, "params": params}
+                   for qid, text, need, params in session.connection().execute(
+                       select(Query.query_id, Query.text, Query.need, Query.params)
+                       .where(Query.query_set_id == ev.query_set_id).order_by(Query.position))]
+        if shared is not None:
+            shared[queries_key] = [dict(q) for q in queries]
     snapshot_id = latest_snapshot_id(session, ev.id, as_of=as_of)
     if snapshot_id is not None:
         hits, depth = _snapshot_hits(session, snapshot_id)
@@ -271,7 +295,7 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False) -> Evalu
     tag = ev.name
     name = "_".join(tag.split()) or "rankscope"
     run = Run(engine_run_frame(hits, depth), name=name, source=name)
-    judgments, advisory, kinds, n_grades = _judgments(session, ev, queries, as_of)
+    judgments, advisory, kinds, n_grades = _judgments(session, ev, queries, as_of, shared)
     return EvaluationData(
         evaluation_id=ev.id, snapshot_id=snapshot_id, judgments=judgments, advisory=advisory,
         rater_kinds=kinds, run=run, queries=queries, hits=hits, scale=ev.scale,

@@ -91,17 +91,22 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     """
     if loaded is not None:
         return loaded.get(store, actor, evaluation_id, at_least, today=today)
+    return _read(store, actor, evaluation_id, at_least, today, None)
+
+
+def _read(store: Store, actor: Actor, evaluation_id: int, at_least: str, today: bool,
+          shared: dict[tuple[Any, ...], Any] | None) -> tuple[Evaluation, EvaluationData]:
     from rankscope.services.freezing import auto_freeze
 
     auto_freeze(store, evaluation_id)
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, at_least)
         if ev.frozen_at is None or today:
-            data = load_data(session, ev, today=today)
+            data = load_data(session, ev, today=today, shared=shared)
         else:  # a frozen evaluation's data never change: read once per process
             stamp = data_stamp(session, ev)
             kept = _FROZEN.get(store, stamp)
-            data = kept if kept is not None else load_data(session, ev)
+            data = kept if kept is not None else load_data(session, ev, shared=shared)
             if kept is None:
                 _FROZEN.put(store, stamp, data)
         session.expunge(ev)  # keep its loaded columns readable after the session ends
@@ -117,17 +122,20 @@ class Loaded:
     :class:`Loaded`, the second ask gets the first answer. A provisional
     evaluation's data are the same today or not (read once for both). Made
     per request and dropped with it: never a number from an earlier request.
+    Evaluations of one query set read within it share its queries and grades
+    (:func:`~rankscope.services.campaign_data.load_data`'s ``shared``).
     """
 
     def __init__(self) -> None:
         self._seen: dict[tuple[int, str, bool], tuple[Evaluation, EvaluationData]] = {}
+        self._shared: dict[tuple[Any, ...], Any] = {}  # reads evaluations share (load_data)
 
     def get(self, store: Store, actor: Actor, evaluation_id: int, at_least: str = "curator",
             *, today: bool = False) -> tuple[Evaluation, EvaluationData]:
         """:func:`load`'s answer, read at most once per evaluation, rights and day."""
         key = (evaluation_id, at_least, today)
         if key not in self._seen:
-            ev, data = load(store, actor, evaluation_id, at_least, today=today)
+            ev, data = _read(store, actor, evaluation_id, at_least, today, self._shared)
             self._seen[key] = ev, data
             if ev.frozen_at is None:  # provisional: today's grades either way
                 self._seen[(evaluation_id, at_least, not today)] = ev, data

@@ -19,7 +19,7 @@ for: never a number from a state that has passed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rankscope.services import (
     campaigns,
@@ -65,36 +65,44 @@ def project_overview(store: Store, actor: Actor, project_id: int) -> list[Evalua
     """Every evaluation of the project, newest first, with its progress and headline."""
     project = projects.get_project(store, actor, project_id)
     curator = projects.RANK[project.role] >= projects.RANK["curator"]
-    out = []
+    rows = []
     for ev in campaigns.list_evaluations(store, actor, project_id):
         filled = slots = 0
-        headline = value = None
         if ev.status == "ready" and ev.frozen_at is None and freezing.auto_freeze(store, ev.id):
             # complete grading freezes an evaluation: the page says so the moment it is
             ev = campaigns.get_evaluation(store, actor, ev.id)
         if ev.status == "ready":
             done = grading_progress.progress(store, actor, ev.id)
             filled, slots = done["filled"], done["slots"]
-            if curator and ev.metrics:
-                headline, value = _headline(store, actor, ev.id)
+        rows.append((ev, filled, slots))
+    wanted = [ev.id for ev, *_ in rows if curator and ev.status == "ready" and ev.metrics]
+    # every stamp before any data: evaluations of one query set share one read of its grades
+    # (a Loaded), and a headline is kept under a stamp read before the data it stands for
+    with store.read() as session:
+        found = [session.get(Evaluation, i) for i in wanted]
+        stamps = {row.id: data_stamp(session, row) for row in found if row is not None}
+    loaded = dashboards.Loaded()
+    out = []
+    for ev, filled, slots in rows:
+        headline = value = None
+        if ev.id in stamps:
+            headline, value = _headline(store, actor, ev.id, stamps[ev.id], loaded)
         out.append(EvaluationSummary(ev, filled, slots, headline, value, ev.frozen_at))
     return out
 
 
-def _headline(store: Store, actor: Actor, evaluation_id: int) -> _Headline:
+def _headline(store: Store, actor: Actor, evaluation_id: int, stamp: tuple[Any, ...],
+              loaded: dashboards.Loaded) -> _Headline:
     """The first metric and its mean, as the metrics page computes them (a curator's),
-    once per :func:`~rankscope.services.campaign_data.data_stamp` of the evaluation."""
-    with store.read() as session:
-        ev = session.get(Evaluation, evaluation_id)
-        stamp = None if ev is None else data_stamp(session, ev)
-    kept = None if stamp is None else _KEPT.get(store, stamp)
+    once per :func:`~rankscope.services.campaign_data.data_stamp` of the evaluation
+    (``stamp``, read before the data)."""
+    kept = _KEPT.get(store, stamp)
     if kept is not None:
         return kept
-    _, data = dashboards.load(store, actor, evaluation_id)
+    _, data = dashboards.load(store, actor, evaluation_id, loaded=loaded)
     means = dashboards.evaluation_metrics(data)["mean"]
     name = (data.metrics[0] if data.metrics and data.metrics[0] in means
             else next(iter(means), None))
     answer = name, (means.get(name) if name is not None else None)
-    if stamp is not None:
-        _KEPT.put(store, stamp, answer)
+    _KEPT.put(store, stamp, answer)
     return answer
