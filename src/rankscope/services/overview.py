@@ -18,7 +18,7 @@ for: never a number from a state that has passed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from rankscope.services import (
@@ -100,7 +100,8 @@ def _headline(store: Store, actor: Actor, evaluation_id: int, stamp: tuple[Any, 
     if kept is not None:
         return kept
     _, data = dashboards.load(store, actor, evaluation_id, loaded=loaded)
-    means = dashboards.evaluation_metrics(data)["mean"]
+    # the first metric alone: a metric's mean does not depend on the others computed with it
+    means = dashboards.evaluation_metrics(replace(data, metrics=data.metrics[:1]))["mean"]
     name = (data.metrics[0] if data.metrics and data.metrics[0] in means
             else next(iter(means), None))
     answer = name, (means.get(name) if name is not None else None)
