@@ -9,6 +9,9 @@ frozen and a few hundred more results graded, so its metrics page shows frozen a
 today's numbers side by side (the heaviest page). Then times, in the same process:
 
 * ``project``: ``GET /projects/ID`` (every evaluation's progress and headline metric);
+* ``project_after_grade``: the same page right after one more grade (given untimed through
+  :func:`rankscope.services.grading.submit_batch`): what a curator waits for while graders
+  work (every provisional headline's data changed);
 * ``metrics``: ``GET /evaluations/ID/metrics`` of a provisional evaluation;
 * ``metrics_frozen``: the same page of the frozen one;
 * ``load``: :func:`rankscope.services.dashboards.load` of one evaluation (its data);
@@ -47,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import grading_load
 
-PAGES = ("project", "metrics", "metrics_frozen", "load")
+PAGES = ("project", "project_after_grade", "metrics", "metrics_frozen", "load")
 
 
 def build(url: str, work: Path, n_evaluations: int, results: int) -> dict[str, int]:
@@ -86,7 +89,7 @@ def build(url: str, work: Path, n_evaluations: int, results: int) -> dict[str, i
 
         def grade(n: int, label: str) -> None:
             for b in range(-(-n // 500)):
-                tasks = assignment.next_tasks(store, grader, ids[0], n=500)
+                tasks = assignment.next_tasks(store, grader, ids[0], n=min(500, n - 500 * b))
                 grading.submit_batch(store, grader, ids[0], f"{label}{b}", [
                     GradeInput(t.task_id, rng.randint(0, 3)) for t in tasks])
 
@@ -106,7 +109,8 @@ def measure(url: str, ids: dict[str, int], rounds: int) -> dict[str, list[float]
 
     from rankscope.app.factory import create_app
     from rankscope.app.server import open_app_store
-    from rankscope.services import accounts, dashboards
+    from rankscope.services import accounts, assignment, dashboards, grading
+    from rankscope.services.grading import GradeInput
 
     store = open_app_store(url)
     out: dict[str, list[float]] = {page: [] for page in PAGES}
@@ -118,6 +122,7 @@ def measure(url: str, ids: dict[str, int], rounds: int) -> dict[str, list[float]
         if signed.status_code != 303:
             raise SystemExit(f"sign-in failed: {signed.status_code}")
         curator = accounts.get_user(store, "curator")
+        grader = accounts.get_user(store, "g00")
         paths = {"project": f"/projects/{ids['project']}",
                  "metrics": f"/evaluations/{ids['provisional']}/metrics",
                  "metrics_frozen": f"/evaluations/{ids['frozen']}/metrics"}
@@ -128,6 +133,14 @@ def measure(url: str, ids: dict[str, int], rounds: int) -> dict[str, list[float]
                 out[page].append(time.perf_counter() - t)
                 if answer.status_code != 200:
                     raise SystemExit(f"{path}: {answer.status_code}")
+            task = assignment.next_tasks(store, grader, ids["provisional"], n=1)
+            if not task:
+                raise SystemExit("no result left to grade: fewer --rounds or more --results")
+            grading.submit_batch(store, grader, ids["provisional"], f"b{time.time_ns()}",
+                                 [GradeInput(task[0].task_id, 2)])
+            t = time.perf_counter()
+            answer = client.get(paths["project"])
+            out["project_after_grade"].append(time.perf_counter() - t)
             t = time.perf_counter()
             dashboards.load(store, curator, ids["provisional"])
             out["load"].append(time.perf_counter() - t)
@@ -158,14 +171,17 @@ def _child(src: Path | None, url: str, ids: dict[str, int], rounds: int) -> dict
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def _report(label: str, times: dict[str, list[float]]) -> dict[str, float]:
+def _report(label: str, rest: dict[str, list[float]],
+            first: dict[str, list[float]]) -> dict[str, float]:
+    """Print the median and fastest of the views after the first, and of the first views
+    (one per process: nothing kept in it yet)."""
     medians = {}
     for page in PAGES:
-        first, rest = times[page][0], times[page][1:]
-        medians[page] = statistics.median(rest)
-        print(f"  {label:7} {page:15} median {medians[page] * 1000:8.1f} ms  fastest "
-              f"{min(rest) * 1000:8.1f} ms  first view {first * 1000:8.1f} ms  "
-              f"({len(rest)} views)")
+        medians[page] = statistics.median(rest[page])
+        print(f"  {label:7} {page:20} median {medians[page] * 1000:7.1f} ms  fastest "
+              f"{min(rest[page]) * 1000:7.1f} ms  ({len(rest[page])} views);  first view "
+              f"median {statistics.median(first[page]) * 1000:7.1f} ms  fastest "
+              f"{min(first[page]) * 1000:7.1f} ms ({len(first[page])})")
     return medians
 
 
@@ -197,7 +213,9 @@ def main() -> int:
                   f"({'PostgreSQL' if args.pg else 'SQLite'}) in {time.perf_counter() - t:.0f} s")
             print(_uptime())
             if args.before is None:
-                _report("this", measure(url, ids, args.rounds))
+                times = measure(url, ids, args.rounds)
+                _report("this", {p: v[1:] for p, v in times.items()},
+                        {p: v[:1] for p, v in times.items()})
             else:
                 both: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
                 for _ in range(args.alternations):
@@ -208,12 +226,12 @@ def main() -> int:
                             both[label].setdefault(page + "+", []).extend(times[page][1:])
                 rows = {}
                 for label in ("before", "after"):
-                    rows[label] = _report(label, {p: [both[label][p][0], *both[label][p + "+"]]
-                                                  for p in PAGES})
+                    rows[label] = _report(label, {p: both[label][p + "+"] for p in PAGES},
+                                          {p: both[label][p] for p in PAGES})
                 for page in PAGES:
                     a, b = both["after"][page + "+"], both["before"][page + "+"]
                     ratio = rows["after"][page] / rows["before"][page]
-                    print(f"  after/before {page:15} median {ratio:.3f} x"
+                    print(f"  after/before {page:20} median {ratio:.3f} x"
                           f"  fastest {min(a) / min(b):.3f} x")
             print(_uptime())
     return 0
