@@ -50,11 +50,12 @@ class QrelsIndex:
     """
 
     def __init__(self, qrels: Qrels) -> None:
-        frame = qrels.frame
+        frame = qrels.held  # query ids as read (a large TREC file's: codes, looked up by code)
         grade = frame.get_column("grade")
         self.graded = frame.filter(pl.col("grade").is_not_null()) if grade.null_count() \
             else frame
-        self.query_ids: list[str] = sorted(self.graded.get_column("query_id").unique().to_list())
+        self.query_ids: list[str] = sorted(
+            self.graded.get_column("query_id").unique().cast(pl.String).to_list())
         grades = self.graded.get_column("grade")
         self.max_grade = float(grades.max()) if grades.len() else 0.0  # type: ignore[arg-type]
         self.query_set = frozenset(self.query_ids)
