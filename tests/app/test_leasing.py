@@ -148,6 +148,17 @@ def _waits_on(store, holder: int) -> int:
             "AND :holder = ANY(pg_blocking_pids(pid))"), {"holder": holder}).scalar())
 
 
+def _wait_until_it_waits_on(store, holder: int, thread: threading.Thread) -> None:
+    """Until ``thread`` waits for ``holder``'s lock (30 s at most; failing if it ended)."""
+    waiting = 0
+    for _ in range(600):
+        waiting = _waits_on(store, holder)
+        if waiting or not thread.is_alive():
+            break
+        time.sleep(0.05)
+    assert waiting == 1 and thread.is_alive()
+
+
 @pg_only
 def test_the_last_result_held_by_another_is_waited_for(store, collection, monkeypatch):
     """When every result left is held by another transaction, the next task waits for it
@@ -161,13 +172,7 @@ def test_the_last_result_held_by_another_is_waited_for(store, collection, monkey
         thread = threading.Thread(target=lambda: got.update(
             task=assignment.next_task(store, w.judge, w.evaluation.id)))
         thread.start()
-        waiting = 0
-        for _ in range(600):
-            waiting = _waits_on(store, holder)
-            if waiting or not thread.is_alive():
-                break
-            time.sleep(0.05)
-        assert waiting == 1 and thread.is_alive()
+        _wait_until_it_waits_on(store, holder, thread)
         session.commit()
     finally:
         session.close()
@@ -228,13 +233,7 @@ def test_a_batch_takes_its_items_in_one_order(store, collection):
         thread = threading.Thread(target=lambda: got.update(answer=grading.submit_batch(
             store, w.judge, ev_id, "opposite", [GradeInput(high, 1), GradeInput(low, 0)])))
         thread.start()
-        waiting = 0
-        for _ in range(600):
-            waiting = _waits_on(store, holder)
-            if waiting or not thread.is_alive():
-                break
-            time.sleep(0.05)
-        assert waiting == 1 and thread.is_alive()
+        _wait_until_it_waits_on(store, holder, thread)
         # NOWAIT: fails at once if the waiting batch holds the higher item
         session.execute(select(Item.id).where(Item.id == item_of[high])
                         .with_for_update(nowait=True))
