@@ -11,7 +11,9 @@ run it, with timers around four of its steps, and prints its phases:
 * ``measuring the runs``: ranking and the seven measures of the 17 runs on
   the main thread (beside the reader);
 * ``after the last run``: aligning the values, the bootstrap intervals (on
-  two threads), the tests, the output.
+  two threads), the tests, the output;
+* how many cores the process kept busy while reading and measuring, and after
+  (its CPU time over the wall time of the phase: 2 is both cores all along).
 
 Each round is a fresh process (imports included). The figures say where the
 time goes, not how fast: the timers wrap functions the command calls (no
@@ -58,7 +60,9 @@ def _child(command: list[str], argv: list[str]) -> None:
             def timed() -> Iterator[Any]:
                 while True:
                     asked = time.perf_counter()
-                    marks.setdefault("first asked", asked - start)
+                    if "first asked" not in marks:
+                        marks["first asked"] = asked - start
+                        marks["cpu at first asked"] = time.process_time()
                     try:
                         table = next(items)
                     except StopIteration:
@@ -69,6 +73,7 @@ def _child(command: list[str], argv: list[str]) -> None:
                     marks["measuring"] += time.perf_counter() - got
                     marks["runs"] += 1
                     marks["last measured"] = time.perf_counter() - start
+                    marks["cpu at last measured"] = time.process_time()
 
             yield timed()
 
@@ -120,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
         "waiting for the reader (17 runs)": [r["waiting"] for r in rows],
         "measuring the runs (main thread)": [r["measuring"] for r in rows],
         "after the last run": [r["end"] - r["last measured"] for r in rows],
+        "cores busy while the runs are read and measured (CPU / wall)": [
+            (r["cpu at last measured"] - r["cpu at first asked"])
+            / (r["last measured"] - r["first asked"]) for r in rows],
+        "cores busy after the last run (CPU / wall)": [
+            (r["cpu"] - r["cpu at last measured"]) / (r["end"] - r["last measured"])
+            for r in rows],
         "total wall": [r["end"] for r in rows],
         "total CPU (all threads)": [r["cpu"] for r in rows],
     }
