@@ -148,6 +148,17 @@ def _waits_on(store, holder: int) -> int:
             "AND :holder = ANY(pg_blocking_pids(pid))"), {"holder": holder}).scalar())
 
 
+def _wait_until_it_waits_on(store, holder: int, thread: threading.Thread) -> None:
+    """Until ``thread`` waits for ``holder``'s lock (30 s at most; failing if it ended)."""
+    waiting = 0
+    for _ in range(600):
+        waiting = _waits_on(store, holder)
+        if waiting or not thread.is_alive():
+            break
+        time.sleep(0.05)
+    assert waiting == 1 and thread.is_alive()
+
+
 @pg_only
 def test_the_last_result_held_by_another_is_waited_for(store, collection, monkeypatch):
     """When every result left is held by another transaction, the next task waits for it
@@ -161,13 +172,7 @@ def test_the_last_result_held_by_another_is_waited_for(store, collection, monkey
         thread = threading.Thread(target=lambda: got.update(
             task=assignment.next_task(store, w.judge, w.evaluation.id)))
         thread.start()
-        waiting = 0
-        for _ in range(600):
-            waiting = _waits_on(store, holder)
-            if waiting or not thread.is_alive():
-                break
-            time.sleep(0.05)
-        assert waiting == 1 and thread.is_alive()
+        _wait_until_it_waits_on(store, holder, thread)
         session.commit()
     finally:
         session.close()
@@ -204,3 +209,38 @@ def test_a_wait_that_runs_out_answers_nothing_left_without_an_error(store, colle
         assert s.scalar(select(Lease.id).where(Lease.task_id == last)) is None
     # free again: it is given
     assert assignment.next_task(store, w.judge, w.evaluation.id).task_id == last
+
+
+@pg_only
+def test_a_batch_takes_its_items_in_one_order(store, collection):
+    """Two batches grading the same results in opposite orders could each hold one result
+    and wait for the other (a deadlock: PostgreSQL aborts one of them). A batch takes its
+    items in id order before grading any: here a transaction holds the lower item, the
+    batch (higher first, as its client sent it) waits for it holding nothing else, so the
+    holder can still take the higher item; once it ends, both grades are accepted."""
+    from rankscope.store.models_app import Item
+
+    w = make_world(store, collection, grades_wanted=1)
+    ev_id = w.evaluation.id
+    two = assignment.next_tasks(store, w.judge, ev_id, n=2)
+    with store.read() as s:
+        item_of = {t.task_id: s.get(Task, t.task_id).item_id for t in two}
+    low, high = sorted(item_of, key=item_of.__getitem__)
+    assert item_of[low] < item_of[high]
+    session, holder = _hold_item_of(store, low)
+    got: dict[str, object] = {}
+    try:
+        thread = threading.Thread(target=lambda: got.update(answer=grading.submit_batch(
+            store, w.judge, ev_id, "opposite", [GradeInput(high, 1), GradeInput(low, 0)])))
+        thread.start()
+        _wait_until_it_waits_on(store, holder, thread)
+        # NOWAIT: fails at once if the waiting batch holds the higher item
+        session.execute(select(Item.id).where(Item.id == item_of[high])
+                        .with_for_update(nowait=True))
+        session.commit()
+    finally:
+        session.close()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    answer = got["answer"]
+    assert answer["accepted"] == 2, answer  # type: ignore[index]

@@ -177,6 +177,35 @@ def test_each_tied_shape_takes_the_path_it_names(shape: str,
     assert coded == {"counted": [], "coded": [True], "strings": [False]}[TIED_SHAPES[shape]]
 
 
+@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
+@pytest.mark.parametrize("way", ["strings", "coded", "too many to code"])
+def test_many_runs_some_in_order_some_swapped_some_sorted(
+        ties: str, way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Several queries, each with runs of 2 tied rows (swapped or already in order) and
+    # longer runs (sorted, or already in order), beside untied rows: only some tied rows
+    # are moved, so the ids of the runs to sort are a part of those gathered. With more
+    # tied rows than are coded (CODED_UP_TO), the strings are sorted without trying codes.
+    if way == "too many to code":
+        monkeypatch.setattr(ranking_order, "CODED_UP_TO", 64)
+    rng = random.Random(len(way) + len(ties))
+    name = (lambda n: f"https://example.org/{n:07d}/page") if way == "strings" else \
+        (lambda n: f"d{n}")
+    rows = []
+    for q in ("q2", "q10", "q1"):
+        score = 1000.0
+        for _ in range(40):
+            score -= 1.0
+            ids = [name(n) for n in rng.sample(range(10**6), rng.choice([1, 1, 2, 2, 3, 9, 40]))]
+            if rng.random() < 0.3:  # already in the rule's order: nothing to move
+                ids.sort(reverse=ties == "trec")
+            rows += [(q, d, score) for d in ids]
+    frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
+                                       "score": pl.Float64}, orient="row")
+    want = [rows[i][:2] for i in _reference(rows, ties)]
+    got = ranked(frame, ties)  # type: ignore[arg-type]
+    assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == want
+
+
 def test_a_tie_rule_is_checked_in_one_place() -> None:
     assert TIE_CHOICES == TIE_RULES  # the command line offers exactly the library's rules
     for call in (lambda: ranked(RUN.frame, "random"),  # type: ignore[arg-type]

@@ -47,6 +47,25 @@ def _running_sum_definition(weights: np.ndarray, offsets: np.ndarray) -> np.ndar
     return out
 
 
+@pytest.mark.parametrize("at_once", [1, 5, 37])
+@pytest.mark.parametrize("seed", range(6))
+def test_running_sums_laid_out_a_few_elements_at_a_time_match_their_definition(
+        seed: int, at_once: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # at 10^7 judgments each size class is laid out in pieces of _SUMMED_AT_ONCE elements
+    # (a segment longer than that alone): the sums must not depend on the pieces
+    from rankscope.engine import rowsets
+
+    monkeypatch.setattr(rowsets, "_SUMMED_AT_ONCE", at_once)
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 60, int(rng.integers(2, 40)))
+    lengths[0] = 1  # never every segment of one length (the reshaped path)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    size = int(offsets[-1])
+    weights = rng.random(size) * 10.0 ** rng.uniform(-6, 6, size)
+    expected = _running_sum_definition(weights, offsets)
+    assert running_sum(weights, offsets).tobytes() == expected.tobytes()
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_running_sums_and_cut_sums_match_their_definition(seed: int) -> None:
     rng = np.random.default_rng(seed)

@@ -228,14 +228,17 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     tried = total <= CODED_UP_TO and int((size * run_pairs).sum()) > _COUNTED_UP_TO
     codes = byte_order_codes(names) if tried else None
     if codes is not None:
-        key = ~codes if descending else codes  # the rule's order: the keys' rising order
+        del names  # the codes stand for the ids from here on
+        key = np.invert(codes, out=codes) if descending else codes  # the rule's order: rising
         wrong = key[:-1] >= key[1:]
     else:
         left, right = names.slice(0, total - 1), names.slice(1)
         wrong = ((left <= right) if descending else (left >= right)).to_numpy()
+        del left, right
     inside = np.ones(total - 1, dtype=bool)  # neighbours within one run: the pairs, in order
     inside[ends[:-1] - 1] = False
     bad = wrong[inside]
+    del wrong, inside
     if not bad.any():
         return None  # already in order
     run_bad = np.logical_or.reduceat(bad, starts)
@@ -246,10 +249,18 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     if longer.any():
         member = np.repeat(longer, size)
         positions.append(where[member])
-        rows.append(
-            _runs_sorted_by_code(key[member], size[longer], ident[member]) if codes is not None
-            else _runs_sorted(names, member, size[longer], ident[member], descending,
-                              coded=not tried))
+        moved = ident[member]
+        # with 90 % ties nearly every row is in a run to sort: what the sort does not read
+        # (every tied row's position, row and gathered id: 8 + 8 + 16 bytes a row) is let
+        # go before it, not kept beside it
+        del where, ident
+        if codes is not None:
+            key = key[member]
+            rows.append(_runs_sorted_by_code(key, size[longer], moved))
+        else:
+            ids = names if member.all() else names.filter(pl.Series(member))
+            del names
+            rows.append(_runs_sorted(ids, size[longer], moved, descending, coded=not tried))
     pos = np.concatenate(positions).astype(np.int64, copy=False)
     src = np.concatenate(rows).astype(np.int64, copy=False)
     if order is not None:
@@ -277,11 +288,11 @@ def _runs_sorted_by_code(key: npt.NDArray[np.uint64], lengths: IntArray,
     return rows[order]
 
 
-def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntArray,
-                 rows: IntArray, descending: bool, *, coded: bool = True) -> IntArray:
+def _runs_sorted(ids: pl.Series, lengths: IntArray, rows: IntArray, descending: bool, *,
+                 coded: bool = True) -> IntArray:
     """``rows`` (the rows of some runs, run after run, ``lengths`` each) sorted by
-    document id within each run; ``names[member]`` are their ids (``coded``: try
-    their integer codes before sorting strings; False when they are known not to fit).
+    document id within each run; ``ids`` are their ids (``coded``: try their
+    integer codes before sorting strings; False when they are known not to fit).
 
     Short runs (few pairs in all) are ordered by counting, for each row, the
     rows of its run whose id goes before it: one comparison of every pair
@@ -294,7 +305,6 @@ def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntAr
     """
     n_pairs = int((lengths * (lengths - 1)).sum())
     if n_pairs <= _COUNTED_UP_TO:
-        at = np.flatnonzero(member)  # each row's place in ``names``
         first = np.cumsum(lengths) - lengths  # each run's first row
         run_first = np.repeat(first, lengths)
         span = np.repeat(lengths, lengths)
@@ -304,20 +314,25 @@ def _runs_sorted(names: pl.Series, member: npt.NDArray[np.bool_], lengths: IntAr
                                                                         span))
         other = a != b
         a, b = a[other], b[other]
-        mine, theirs = gather_many(names, at[a]), gather_many(names, at[b])
+        mine, theirs = gather_many(ids, a), gather_many(ids, b)
         ahead = ((theirs > mine) if descending else (theirs < mine)).to_numpy()
         if int(np.count_nonzero(ahead)) * 2 == n_pairs:  # every pair ordered: distinct ids
             out = np.empty_like(rows)
             out[run_first + np.bincount(a[ahead], minlength=rows.size)] = rows
             return out
-    ids = names.filter(pl.Series(member))
     codes = byte_order_codes(ids) if coded and rows.size <= CODED_UP_TO else None
     if codes is not None:
         return _runs_sorted_by_code(~codes if descending else codes, lengths, rows)
-    sub = pl.DataFrame({"g": np.repeat(np.arange(lengths.size), lengths), "d": ids, "i": rows},
-                       ).sort(["g", "d"], descending=[False, descending],
-                              multithreaded=rows.size >= _INDEXED_BELOW)  # few: no hand-offs
-    return sub.get_column("i").to_numpy().astype(np.int64, copy=False)
+    # the sort's order alone (4 bytes a row), not the sorted frame: its run numbers and ids
+    # (4 + 16 bytes a row) would be one more copy beside those sorted
+    run = np.repeat(np.arange(lengths.size, dtype=np.int32 if lengths.size < 1 << 31
+                              else np.int64), lengths)
+    order = pl.DataFrame({"g": run, "d": ids}).select(
+        pl.arg_sort_by(["g", "d"], descending=[False, descending],
+                       multithreaded=rows.size >= _INDEXED_BELOW)  # few: no hand-offs
+    ).to_series().to_numpy()
+    ordered: IntArray = rows[order]
+    return ordered
 
 
 _COUNTED_UP_TO = 1 << 14

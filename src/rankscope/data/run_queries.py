@@ -36,6 +36,8 @@ def index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
     """
     if not evaluated:
         return np.full(ids.len(), -1, dtype=np.int64)
+    if ids.dtype == pl.Categorical and ids.len() > LISTED_UP_TO and not ids.null_count():
+        return _by_code(ids, evaluated)
     if ids.len() <= LISTED_UP_TO and len(evaluated) <= 4 * LISTED_UP_TO:
         return _listed_index(ids.cast(pl.String).to_list(), evaluated)
     found = ids.cast(pl.String).replace_strict(
@@ -46,6 +48,26 @@ def index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
 
 LISTED_UP_TO = 1 << 12
 """Ids up to which :func:`index_of` looks them up one by one in a dict."""
+
+
+def _code_table(distinct: pl.Series, names: list[str], evaluated: list[str]) -> IntArray:
+    """Query index by code: ``distinct`` (a Categorical's distinct values, named ``names``)
+    each looked up once in ``evaluated``, the rest of the table -1."""
+    codes = distinct.to_physical().to_numpy()
+    table = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+    table[codes] = _listed_index(names, evaluated) if \
+        len(names) <= LISTED_UP_TO and len(evaluated) <= 4 * LISTED_UP_TO else \
+        index_of(pl.Series(names, dtype=pl.String), evaluated)
+    return table
+
+
+def _by_code(ids: pl.Series, evaluated: list[str]) -> IntArray:
+    """:func:`index_of` of a Categorical column: each distinct id looked up once, every row
+    through its code (no string column of every row is made)."""
+    distinct = ids.unique()
+    table = _code_table(distinct, distinct.cast(pl.String).to_list(), evaluated)
+    found: IntArray = table[ids.to_physical().to_numpy()]
+    return found
 
 
 def _listed_index(ids: list[str], evaluated: list[str]) -> IntArray:
@@ -162,13 +184,8 @@ def _coded(run_q: pl.Series,
     evaluated = select(names)
     if n_rows == 0:
         return evaluated, RunQueries(np.zeros(0, np.int64), names, None, None, None)
-    distinct_codes = distinct.to_physical().to_numpy()
     codes = run_q.to_physical().to_numpy()
-    table = np.full(int(distinct_codes.max()) + 1, -1, dtype=np.int64)
-    table[distinct_codes] = _listed_index(names_list, evaluated) if \
-        len(names_list) <= LISTED_UP_TO and len(evaluated) <= 4 * LISTED_UP_TO else \
-        index_of(pl.Series(names_list, dtype=pl.String), evaluated)
-    qidx = table[codes]
+    qidx = _code_table(distinct, names_list, evaluated)[codes]
     change = codes[1:] != codes[:-1]
     if n_rows >= _DIRECT_FROM and \
             int(np.count_nonzero(change[:_SLICE])) * _SCATTERED > min(_SLICE, n_rows - 1) + 1:

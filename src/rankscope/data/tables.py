@@ -63,10 +63,12 @@ class _Table:
     def held(self) -> pl.DataFrame:
         """The frame as held, for readers that never need the ids as strings.
 
-        A run read from a TREC file holds its ``query_id`` as a polars
-        Categorical (4 bytes a row; each id repeats once per ranked
-        document); :attr:`frame` gives strings, and keeps them from then on.
-        The evaluation reads this one, and compares query ids by their codes.
+        A run or qrels read from a large TREC file
+        (:data:`rankscope.data.trec.COMPACT_FROM`) holds its ``query_id`` as a
+        polars Categorical (4 bytes a row; each id repeats once per ranked or
+        judged document); :attr:`frame` gives strings, and keeps them from
+        then on. The evaluation reads this one, and compares query ids by
+        their codes.
         """
         return self._frame
 
@@ -153,11 +155,14 @@ class Qrels(_Table):
     def read(cls, path: PathLike, *, format: str | None = None) -> Qrels:
         """Read qrels from a file (TREC, JSON, JSONL, CSV, TSV, Parquet; ``-`` = stdin)."""
         frame, _, source, locate = read_table(path, "qrels", format)
-        return cls(frame, source=source, _locate=locate)
+        # the TREC reader checks every value itself: the columns are already canonical
+        # (the query ids of a large file held as codes, see ``held``)
+        trusted = (format or guess_format(path)) == "trec"
+        return cls(frame, source=source, _locate=locate, _trusted=trusted)
 
     def write(self, path: PathLike, *, format: str | None = None) -> None:
         """Write the qrels in the format named (or implied by the file name)."""
-        write_table(self._frame, path, "qrels", format, tag="")
+        write_table(self.frame, path, "qrels", format, tag="")
 
     def __repr__(self) -> str:
         return f"Qrels({self.n_queries} queries, {len(self)} judgments, source={self.source!r})"

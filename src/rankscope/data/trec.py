@@ -66,10 +66,10 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 COMPACT_FROM = 64 << 20
-"""Bytes of a run from which its query ids are held as codes: where the 12 bytes a row
-saved matter (10^7 lines: about 120 MB). Below, strings: a small run evaluated again and
-again (a validation set after every epoch) is compared faster as strings than through
-its codes (0.3-0.4 ms of a 2.5 ms call at 10^4 lines)."""
+"""Bytes of a run or qrels file from which its query ids are held as codes: where the 12
+bytes a row saved matter (10^7 lines: about 120 MB). Below, strings: a small run evaluated
+again and again (a validation set after every epoch) is compared faster as strings than
+through its codes (0.3-0.4 ms of a 2.5 ms call at 10^4 lines)."""
 
 
 # -- splitting and combining ------------------------------------------------------------------
@@ -164,14 +164,14 @@ def _parse_all(
     only called for such a chunk (counting lines costs a pass over the data).
     ``total_bytes`` (the input's size) sizes the one array of values.
 
-    A run of :data:`COMPACT_FROM` bytes or more has its query ids read as a
-    polars Categorical (global categories): a query id repeats once per ranked
-    document, and a string view takes 16 bytes a row where a code takes 4 (at
-    10^7 lines, 40 MB instead of 160). :class:`~rankscope.data.tables.Run`
-    holds them so and gives strings to whoever reads
-    :attr:`~rankscope.data.tables.Run.frame`.
+    A run or qrels of :data:`COMPACT_FROM` bytes or more has its query ids read
+    as a polars Categorical (global categories): a query id repeats once per
+    ranked or judged document, and a string view takes 16 bytes a row where a
+    code takes 4 (at 10^7 lines, 40 MB instead of 160).
+    :class:`~rankscope.data.tables.Run` and :class:`~rankscope.data.tables.Qrels`
+    hold them so and give strings to whoever reads their ``frame``.
     """
-    compact = kind == "run" and total_bytes >= COMPACT_FROM
+    compact = total_bytes >= COMPACT_FROM
     parts: list[Parsed] = []
     offset = 0
     values: _Values | None = None
@@ -234,8 +234,8 @@ def parse_trec(data: bytes, source: str, kind: Kind) -> tuple[pl.DataFrame, list
     Returns
     -------
     frame : polars.DataFrame
-        Columns ``query_id``, ``doc_id`` (strings; a run's ``query_id`` a
-        polars Categorical) and ``grade`` (qrels) or ``score`` (run), both
+        Columns ``query_id``, ``doc_id`` (strings; ``query_id`` a polars
+        Categorical from :data:`COMPACT_FROM` bytes) and ``grade`` (qrels) or ``score`` (run), both
         float64, in file order.
     tags : list of str
         The distinct run tags in order of first appearance (empty for qrels).

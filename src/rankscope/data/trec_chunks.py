@@ -4,7 +4,7 @@
 :func:`_parse_chunk` (the bulk readers: polars' CSV reader on single
 separators, whole lines split for any other layout), then to
 :func:`_read_slow` when neither takes it (line by line, naming the first bad
-line). Each gives ``(frame, tags)``; ``compact`` holds a run's query ids as a
+line). Each gives ``(frame, tags)``; ``compact`` holds the query ids as a
 polars Categorical (see :data:`rankscope.data.trec.COMPACT_FROM`).
 """
 
@@ -42,7 +42,7 @@ def _value_name(kind: Kind) -> str:
 
 
 def _query_type(compact: bool) -> type[pl.DataType]:
-    """The query column's type: a Categorical when the run is held compact (COMPACT_FROM)."""
+    """The query column's type: a Categorical when the file is held compact (COMPACT_FROM)."""
     return pl.Categorical if compact else pl.String
 
 

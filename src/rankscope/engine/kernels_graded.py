@@ -12,7 +12,7 @@ import numpy as np
 
 from rankscope.engine.context import Context, log2_ranks
 from rankscope.engine.kernel_math import divide_or_zero
-from rankscope.engine.ranking import FloatArray
+from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.engine.rowsets import CutSums, RowSet
 from rankscope.engine.trec_gains import gain_info, parse_gain_pairs
 from rankscope.errors import MetricParameterError
@@ -68,19 +68,27 @@ def dcg(ctx: Context, m: Metric) -> FloatArray:
     return sums.above(m.k)  # type: ignore[no-any-return]
 
 
+def _trec_ideal(view: Context, table: str) -> tuple[FloatArray, IntArray, IntArray, IntArray,
+                                                    FloatArray]:
+    """trec_eval's ideal ranking of a gain table on the levels ``view``: its discounted
+    gains, their query and position, the CSR offsets, and each query's ideal DCG."""
+    info = gain_info(view, _table_pairs(table))
+    pos, q = info.ideal_pos, info.ideal_query
+    terms = info.ideal_gain / view.discount(pos)
+    total = np.asarray(np.bincount(q, weights=terms, minlength=view.n), dtype=np.float64)
+    return terms, q, pos, info.ideal_offsets, total
+
+
 def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     table = m.get("gain_table")
     if table is not None:  # trec_eval's ideal: its table walked from the top gain down
         view = ctx.levels_view()
-        info = gain_info(view, _table_pairs(str(table)))
-        pos = info.ideal_pos
-        terms = view.cached(("trec_ideal_terms", str(table)),
-                            lambda: info.ideal_gain / view.discount(pos))
-        q = info.ideal_query
+        # the ideal ranking depends on the judged levels alone: kept for every run
         if m.k is None:
-            return np.asarray(np.bincount(q, weights=terms, minlength=view.n), dtype=np.float64)
-        sums = view.cached(("trec_ideal_sums", str(table)),
-                           lambda: CutSums.of(terms, q, pos, info.ideal_offsets))
+            return view.qrels_cached(  # type: ignore[no-any-return]
+                ("trec_ideal_dcg", str(table)), lambda: _trec_ideal(view, str(table))[4])
+        sums = view.qrels_cached(("trec_ideal_sums", str(table)),
+                                 lambda: CutSums.of(*_trec_ideal(view, str(table))[:4]))
         return sums.above(m.k)  # type: ignore[no-any-return]
     flavor = m.get("ideal")
     if flavor == "global":
@@ -94,12 +102,14 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
                 gains = gains[np.lexsort((-gains, ctx.judged_query))]
             return gains / log2_ranks(ctx.judged_pos)
 
-        # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...)
+        # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...) and, as
+        # it depends on the judged lists alone, by every run ranked against these qrels
         key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
-        terms = ctx.cached(key, make)
+        terms = ctx.qrels_cached(key, make)
         if m.k is None:
-            return ctx.judged_sum(terms)
-        sums = ctx.cached(("cut_sums", *key), lambda: CutSums.of(
+            return ctx.qrels_cached(("ideal_dcg", *key[1:]),  # type: ignore[no-any-return]
+                                    lambda: ctx.judged_sum(terms))
+        sums = ctx.qrels_cached(("cut_sums", *key), lambda: CutSums.of(
             terms, ctx.judged_query, ctx.judged_pos, ctx.lists.judged_offsets))
         return sums.above(m.k)  # type: ignore[no-any-return]
     if flavor == "max":

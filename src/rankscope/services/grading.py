@@ -276,9 +276,16 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                 raise ConflictError(f"batch {batch_id!r} was sent for another evaluation")
             return {**seen.response, "replayed": True}
         require_ready(ev)
+        tasks = {t.id: t for t in session.scalars(select(Task).where(
+            Task.id.in_({g.task_id for g in grades}), Task.evaluation_id == ev.id))}
+        # every item of the batch held first, in one order: two batches grading the same
+        # results in opposite orders would otherwise each hold one and wait for the other
+        # (one item: _submit_in holds it)
+        if len({t.item_id for t in tasks.values()}) > 1:
+            hold_items(session, [t.item_id for t in tasks.values()])
         results: list[dict[str, Any]] = []
         for given in grades:
-            task = session.get(Task, given.task_id)
+            task = tasks.get(given.task_id)
             if task is None or task.evaluation_id != ev.id:
                 results.append({"task_id": given.task_id, "ok": False,
                                 "error": "no such task in this evaluation"})
