@@ -51,8 +51,18 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, 
         rows = judged.sub(gaining)
         return gains[gaining] / ctx.discount(rows.pos), rows
 
-    discounted, rows = ctx.cached(key, make)
+    # kept for the cut-offs of the same gain rule still ahead (ndcg_cut.5, .10, ...)
+    if ctx.is_cached(key) or ctx.wanted_later(lambda o: o.family in ("DCG", "nDCG")
+                                              and _rule(o) == _rule(m)):
+        discounted, rows = ctx.cached(key, make)
+    else:
+        discounted, rows = make()
     return discounted, ctx, rows, key
+
+
+def _rule(m: Metric) -> tuple[object, ...]:
+    """What the (ideal) discounted gains of a metric depend on."""
+    return m.get("gain"), m.get("gains"), m.get("rel"), m.get("gain_table")
 
 
 def _table_pairs(text: str) -> tuple[tuple[str, float], ...]:
@@ -84,24 +94,7 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         return sums.above(m.k)  # type: ignore[no-any-return]
     flavor = m.get("ideal")
     if flavor == "global":
-        def make() -> FloatArray:
-            gains = ctx.gain_of(ctx.lists.judged_grades, m)
-            # Gains may be non-monotone in grade (custom maps): sort gains, not grades;
-            # unless they already are best first, as the grades are (a stable sort
-            # would then keep every row in place)
-            same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
-            if np.any(same_query & (gains[1:] > gains[:-1])):
-                gains = gains[np.lexsort((-gains, ctx.judged_query))]
-            return gains / log2_ranks(ctx.judged_pos)
-
-        # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...)
-        key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
-        terms = ctx.cached(key, make)
-        if m.k is None:
-            return ctx.judged_sum(terms)
-        sums = ctx.cached(("cut_sums", *key), lambda: CutSums.of(
-            terms, ctx.judged_query, ctx.judged_pos, ctx.lists.judged_offsets))
-        return sums.above(m.k)  # type: ignore[no-any-return]
+        return _global_ideal_dcg(ctx, m)
     if flavor == "max":
         top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
         depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)
@@ -117,6 +110,53 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     best = gains[order]
     contrib = np.where(np.isfinite(best), best / ctx.log2_rank, 0.0)
     return ctx.seg_sum(contrib)
+
+
+def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
+    """The DCG of each query's judged documents in their best order (``ideal="global"``).
+
+    The per-judgment terms are shared by every cut-off of one gain rule
+    (ndcg, ndcg_cut.5, .10, ...); they are kept only while a metric still
+    ahead reads them (8 bytes a judgment, as are the cut-offs' running sums).
+    """
+    key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
+
+    def make() -> FloatArray:
+        gains = ctx.gain_of(ctx.lists.judged_grades, m)
+        # Gains may be non-monotone in grade (custom maps): sort gains, not grades;
+        # unless they already are best first, as the grades are (a stable sort
+        # would then keep every row in place)
+        same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
+        if np.any(same_query & (gains[1:] > gains[:-1])):
+            gains = gains[np.lexsort((-gains, ctx.judged_query))]
+        return gains / log2_ranks(ctx.judged_pos)
+
+    def reads(other: Metric, cut: bool | None = None) -> bool:
+        return (other.family == m.family and other.get("ideal") == "global"
+                and _rule(other) == _rule(m) and (cut is None or (other.k is not None) == cut))
+
+    if m.k is None:
+        if ctx.is_cached(key) or ctx.wanted_later(lambda o: reads(o, cut=True)):
+            total = ctx.judged_sum(ctx.cached(key, make))  # one sort per gain rule
+            if not ctx.wanted_later(reads):
+                ctx.forget(key)
+            return total
+        return ctx.judged_sum(make())
+    sums_key = ("cut_sums", *key)
+    if ctx.is_cached(sums_key):
+        sums: CutSums = ctx.cached(sums_key, lambda: None)
+    else:
+        keep = ctx.wanted_later(lambda o: reads(o, cut=False))
+        terms = ctx.cached(key, make) if keep or ctx.is_cached(key) else make()
+        sums = CutSums.of(terms, ctx.judged_query, ctx.judged_pos, ctx.lists.judged_offsets)
+        del terms
+        if not keep:
+            ctx.forget(key)
+        if ctx.wanted_later(lambda o: reads(o, cut=True)):
+            ctx.cached(sums_key, lambda: sums)
+    if not ctx.wanted_later(lambda o: reads(o, cut=True)):
+        ctx.forget(sums_key)
+    return sums.above(m.k)
 
 
 def ndcg(ctx: Context, m: Metric) -> FloatArray:
