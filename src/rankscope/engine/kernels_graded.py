@@ -120,6 +120,10 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     ahead reads them (8 bytes a judgment, as are the cut-offs' running sums).
     """
     key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
+    sums_key = ("cut_sums", *key)
+    # made on each read (see Context.judged_pos): here once, for the terms and the sums
+    made = ctx.is_cached(key) or (m.k is not None and ctx.is_cached(sums_key))
+    pos = None if made else ctx.judged_pos
 
     def make() -> FloatArray:
         gains = ctx.gain_of(ctx.lists.judged_grades, m)
@@ -129,7 +133,7 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
         if np.any(same_query & (gains[1:] > gains[:-1])):
             gains = gains[np.lexsort((-gains, ctx.judged_query))]
-        return gains / log2_ranks(ctx.judged_pos)
+        return gains / log2_ranks(ctx.judged_pos if pos is None else pos)
 
     def reads(other: Metric, cut: bool | None = None) -> bool:
         return (other.family == m.family and other.get("ideal") == "global"
@@ -142,13 +146,13 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
                 ctx.forget(key)
             return total
         return ctx.judged_sum(make())
-    sums_key = ("cut_sums", *key)
     if ctx.is_cached(sums_key):
         sums: CutSums = ctx.cached(sums_key, lambda: None)
     else:
         keep = ctx.wanted_later(lambda o: reads(o, cut=False))
         terms = ctx.cached(key, make) if keep or ctx.is_cached(key) else make()
-        sums = CutSums.of(terms, ctx.judged_query, ctx.judged_pos, ctx.lists.judged_offsets)
+        sums = CutSums.of(terms, ctx.judged_query, ctx.judged_pos if pos is None else pos,
+                          ctx.lists.judged_offsets)
         del terms
         if not keep:
             ctx.forget(key)
