@@ -153,6 +153,9 @@ def test_one_shot_commands_run_without_the_cycle_collector(tmp_path: Path) -> No
                              "--quiet"]) == "0 False True"
     assert _collector_after(["compare", str(qrels), str(run), str(other), "-m", "P@1", "-f",
                              "json"]) == "0 False True"
+    # the report too: its page (and figure files) written and closed before it returns
+    assert _collector_after(["report", str(qrels), str(run), str(other), "-m", "P@1",
+                             "--no-plots", "-o", str(tmp_path / "r.html")]) == "0 False True"
     # any other command keeps it (`serve` runs for days), and ends as usual
     assert _collector_after(["metrics"]) == "0 True False"
     # another engine may hold a session (Spark's) that its own exit handlers stop
@@ -180,3 +183,26 @@ def test_a_one_shot_command_leaving_early_writes_all_its_output(tmp_path: Path,
     assert to_file.returncode == 0, to_file.stderr
     assert to_stdout.stdout and out.read_text().endswith("\n")
     assert len(out.read_text().splitlines()) > 2  # a header and a row per run at least
+
+
+def test_a_report_leaving_early_writes_its_page_and_figures_whole(tmp_path: Path) -> None:
+    """``report`` ends without the interpreter's teardown too: the page on stdout or in a
+    file, and the figure files of --figures, are whole."""
+    qrels, run, other = _small_track(tmp_path)
+    words = ["report", str(qrels), str(run), str(other), "-m", "P@1", "-m", "P@2"]
+    to_stdout = subprocess.run([sys.executable, "-m", "rankscope", *words, "--no-plots",
+                                "-o", "-"], capture_output=True, text=True, timeout=120)
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    assert to_stdout.stdout.startswith("<!DOCTYPE html>")
+    assert to_stdout.stdout.endswith("</body></html>\n")
+    page, figures = tmp_path / "r.html", tmp_path / "figures"
+    command = [sys.executable, "-m", "rankscope", *words, "-o", str(page)]
+    pytest.importorskip("matplotlib")
+    command += ["--figures", str(figures), "--figure-formats", "pdf,svg"]
+    to_file = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert to_file.returncode == 0, to_file.stderr
+    assert page.read_text(encoding="utf-8").endswith("</body></html>\n")
+    pdfs, svgs = sorted(figures.glob("*.pdf")), sorted(figures.glob("*.svg"))
+    assert pdfs and len(pdfs) == len(svgs)
+    assert all(p.read_bytes().rstrip().endswith(b"%%EOF") for p in pdfs)
+    assert all(p.read_text(encoding="utf-8").rstrip().endswith("</svg>") for p in svgs)

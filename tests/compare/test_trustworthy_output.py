@@ -206,3 +206,20 @@ def test_a_fresh_kernel_displays_plots_and_tables() -> None:
     assert "text/html" in outputs[3][0]["data"]  # the comparison table
     assert "<table>" in outputs[4][0]["data"]["text/html"]  # the judgments
     assert json.dumps(outputs).count("Traceback") == 0
+
+
+@pytest.mark.filterwarnings("ignore:too few paired queries")
+def test_worse_queries_worst_first_then_by_query_id() -> None:
+    """Equal differences are ordered by query id (its text: 'q10' before 'q2'), NaN and
+    ties with the baseline left out; the values are each run's own."""
+    qrels = {q: {"r": 1, "s": 1, "n": 0} for q in ("q1", "q2", "q10", "q3", "q4")}
+    # P@2 of base: 1 everywhere (r and s on top); of new: q1, q2, q10 drop to 0.5 (n then r),
+    # q3 to 0 (n alone), q4 keeps 1
+    base = {q: {"r": 2.0, "s": 1.0} for q in qrels}
+    new = {"q1": {"n": 2.0, "r": 1.0}, "q2": {"n": 2.0, "s": 1.0}, "q10": {"n": 2.0, "r": 1.0},
+           "q3": {"n": 1.0}, "q4": {"s": 2.0, "r": 1.0}}
+    result = rankscope.compare(qrels, {"base": base, "new": new}, ["P@2"])
+    assert result.worse_queries("P@2", "new") == [
+        ("q3", 0.0, 1.0, -1.0), ("q1", 0.5, 1.0, -0.5), ("q10", 0.5, 1.0, -0.5),
+        ("q2", 0.5, 1.0, -0.5)]
+    assert result.worse_queries("P@2", "base", "new") == []

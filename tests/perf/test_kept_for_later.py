@@ -96,14 +96,16 @@ class _Kept(Context):
 
 
 def _holds(ctx: Context, key: tuple[object, ...]) -> bool:
-    return key in ctx._cache
+    """Whether the context keeps ``key`` for this run, or with the qrels for every run."""
+    shared = ctx.lists.qrels_shared or {}
+    return key in ctx._cache or ("qrels", *key) in ctx._cache or key in shared
 
 
 def _held_after(monkeypatch: pytest.MonkeyPatch, names: list[str]) -> Context:
     qrels, run = _case(3)
     _Kept.made.clear()
     monkeypatch.setattr(kernel_values, "Context", _Kept)
-    rankscope.evaluate(qrels, run, names)
+    rankscope.evaluate(qrels, run, names)  # a fresh qrels object each time
     (ctx,) = _Kept.made
     return ctx
 
@@ -118,26 +120,27 @@ def test_nothing_ahead_reads_the_terms_so_none_are_kept(monkeypatch: pytest.Monk
     ideal, gained = _keys("ndcg")
     ctx = _held_after(monkeypatch, ["map", "ndcg", "bpref"])
     assert not _holds(ctx, ideal) and not _holds(ctx, gained)
-    assert not _holds(ctx, ("cut_sums", *ideal))
-    ctx = _held_after(monkeypatch, ["ndcg@10", "ndcg@5", "bpref"])  # the last cut-off lets go
-    assert not _holds(ctx, ideal) and not _holds(ctx, ("cut_sums", *ideal))
+    assert _holds(ctx, ("ideal_dcg", *ideal[1:]))  # the sums, one per query, are kept
+    ctx = _held_after(monkeypatch, ["ndcg@10", "ndcg@5", "bpref"])  # the cut-offs read the sums
+    assert not _holds(ctx, ideal) and _holds(ctx, ("cut_sums", *ideal))
 
 
-def test_terms_a_later_metric_reads_are_kept_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    ideal, gained = _keys("ndcg")
-    made: list[tuple[object, ...]] = []
-    real = Context.cached
+def test_terms_a_later_metric_reads_are_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    ideal, _ = _keys("ndcg")
+    made: list[str] = []
+    real = Context.gain_of
 
-    def counting(self: Context, key: tuple[object, ...], make: object) -> object:
-        if not _holds(self, key):
-            made.append(key)
-        return real(self, key, make)
+    def counting(self: Context, grades: np.ndarray, metric: object) -> np.ndarray:
+        made.append("judged" if grades is self.lists.judged_grades else "ranked")
+        return real(self, grades, metric)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Context, "cached", counting)
-    ctx = _held_after(monkeypatch, ["ndcg", "ndcg@5", "ndcg@10"])
-    # made once, shared by the three, and let go after the last reader
-    assert made.count(ideal) == 1 and made.count(gained) == 1
-    assert not _holds(ctx, ideal)
+    monkeypatch.setattr(Context, "gain_of", counting)
+    for order in (["ndcg", "ndcg@5", "ndcg@10"], ["ndcg@5", "ndcg", "ndcg@10"]):
+        made.clear()
+        ctx = _held_after(monkeypatch, order)
+        # the ideal's gains made once for the three, the run's gained rows once
+        assert made.count("judged") == 1 and made.count("ranked") == 1, order
+        assert _holds(ctx, ideal)  # kept with the qrels once made for two sums
 
 
 def test_without_a_plan_a_context_keeps_everything(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,10 +22,12 @@ from typing import NoReturn
 
 __all__ = ["COMMANDS", "ONE_SHOT", "main"]
 
-ONE_SHOT = frozenset({"trec_eval", "evaluate", "compare"})
+ONE_SHOT = frozenset({"trec_eval", "evaluate", "compare", "report"})
 """Commands that evaluate once and end: their process runs without the cycle collector,
 and, run from the real command line, exits without the interpreter's teardown once its
-output is written (:func:`_leave`)."""
+output is written (:func:`_leave`). ``report`` among them: its page and figure files are
+written and closed before it returns (the collector's passes and the teardown were 0.15 s
+of the 1.1 s of CPU of a report on 17 TREC runs)."""
 
 # subcommand -> (module, one-line help). Add a line here to add a command.
 COMMANDS: dict[str, tuple[str, str]] = {

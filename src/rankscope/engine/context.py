@@ -13,6 +13,12 @@ levels, one judged with a level >= 0. The measures defined by trec_eval read
 its view of the grades (:meth:`Context.levels_view`): the lists' own context
 when they already hold levels, else a context over the levels of the same
 rankings, built once.
+
+What depends on the judged lists alone (:meth:`Context.qrels_cached`: each
+judged row's query and position, R and N per query, the judged levels, the
+ideal DCG) is the same for every run ranked against one qrels: it is kept
+with the qrels (:meth:`~rankscope.engine.qrels_index.QrelsIndex.shared`) and
+worked out for the first run only. Those arrays are read-only.
 """
 
 from __future__ import annotations
@@ -32,6 +38,17 @@ from rankscope.engine.rowsets import RowSet
 from rankscope.metrics.base import Metric
 
 __all__ = ["Context", "log2_ranks"]
+
+
+_MISSING = object()
+
+
+def _read_only(value: Any) -> Any:
+    """``value`` with its arrays (it, or those of a tuple) made read-only: shared by runs."""
+    for item in value if isinstance(value, tuple) else (value,):
+        if isinstance(item, np.ndarray):
+            item.setflags(write=False)
+    return value
 
 
 def log2_ranks(pos: IntArray) -> FloatArray:
@@ -70,6 +87,23 @@ class Context:
         (True when that is not known): what none reads need not be kept."""
         return self.ahead is None or any(reads(m) for m in self.ahead)
 
+    def is_qrels_cached(self, key: tuple[object, ...]) -> bool:
+        """Whether ``key`` is kept with the qrels (see :meth:`qrels_cached`)."""
+        shared = self.lists.qrels_shared
+        return ("qrels", *key) in self._cache if shared is None else key in shared
+
+    def qrels_cached(self, key: tuple[object, ...], make: Any) -> Any:
+        """``make()`` of what depends only on the judged lists (``judged_offsets``,
+        ``judged_grades``) and ``key``: computed once for every run ranked against the
+        same qrels (see the module docstring), its arrays made read-only."""
+        shared = self.lists.qrels_shared
+        if shared is None:
+            return self.cached(("qrels", *key), lambda: _read_only(make()))
+        found = shared.get(key, _MISSING)
+        if found is _MISSING:  # threads ranking runs at once may both make it: one is kept
+            found = shared.setdefault(key, _read_only(make()))
+        return found
+
     # -- layout ---------------------------------------------------------------
     @cached_property
     def lengths(self) -> IntArray:
@@ -107,24 +141,29 @@ class Context:
     @cached_property
     def judged_lengths(self) -> IntArray:
         """Number of judged documents per query."""
-        return np.diff(self.lists.judged_offsets)
+        return self.qrels_cached(  # type: ignore[no-any-return]
+            ("judged_lengths",), lambda: np.diff(self.lists.judged_offsets))
 
     @cached_property
     def judged_query(self) -> IntArray:
         """The query index of every judged row."""
-        return np.repeat(np.arange(self.n, dtype=np.int64), self.judged_lengths)
+        return self.qrels_cached(  # type: ignore[no-any-return]
+            ("judged_query",),
+            lambda: np.repeat(np.arange(self.n, dtype=np.int64), self.judged_lengths))
 
     @property
     def judged_pos(self) -> IntArray:
         """The 0-based position of every judged row in its best-first order.
 
         Made on each read (an arange and a repeat), not kept: one array of 8
-        bytes a judgment for the whole evaluation (80 MB at 10^7), read by the
-        ideal DCG once per gain rule.
+        bytes a judgment for the whole evaluation (80 MB at 10^7), read only to
+        make the ideal DCG of a gain rule, which is kept with the qrels (see
+        :meth:`qrels_cached`). Read-only, as the statistics kept with the qrels.
         """
         starts = self.lists.judged_offsets[:-1]
         size = self.lists.judged_grades.size
-        return np.arange(size, dtype=np.int64) - np.repeat(starts, self.judged_lengths)
+        pos = np.arange(size, dtype=np.int64) - np.repeat(starts, self.judged_lengths)
+        return _read_only(pos)  # type: ignore[no-any-return]
 
     # -- reductions -----------------------------------------------------------
     def seg_sum(self, values: FloatArray | BoolArray, mask: BoolArray | None = None) -> FloatArray:
@@ -255,13 +294,17 @@ class Context:
             mask = self.lists.judged_grades >= rel
             return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
 
-        return self.cached(("R", rel), make)  # type: ignore[no-any-return]
+        return self.qrels_cached(("R", rel), make)  # type: ignore[no-any-return]
 
     def n_judged_nonrelevant(self, rel: float) -> FloatArray:
         """N: the number of judged documents with 0 <= grade < rel, per query."""
-        grades = self.lists.judged_grades
-        mask = (grades >= 0) & (grades < rel)
-        return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
+
+        def make() -> FloatArray:
+            grades = self.lists.judged_grades
+            mask = (grades >= 0) & (grades < rel)
+            return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
+
+        return self.qrels_cached(("N", rel), make)  # type: ignore[no-any-return]
 
     def hits(self, rel: float, k: int | None) -> FloatArray:
         """Relevant documents within the first ``k`` per query (all with ``k`` None)."""
@@ -305,10 +348,14 @@ class Context:
         """
         if self.lists.levels:
             return self
-        return self.cached(("levels",), lambda: Context(_levels_of(self.lists)))  # type: ignore
+        return self.cached(("levels",), lambda: Context(_levels_of(  # type: ignore
+            self.lists, self.qrels_cached(("levels view",), lambda: _judged_levels(self.lists)))))
 
     @cached_property
     def _level_table(self) -> tuple[IntArray, IntArray, IntArray]:
+        return self.qrels_cached(("level_table",), self._make_level_table)  # type: ignore
+
+    def _make_level_table(self) -> tuple[IntArray, IntArray, IntArray]:
         q, g = self.judged_query, self.lists.judged_grades.astype(np.int64)
         if q.size == 0:
             empty = np.zeros(0, np.int64)
@@ -348,11 +395,15 @@ class Context:
     @cached_property
     def num_rel_levels(self) -> IntArray:
         """Highest judged level + 1 per query (0 without judgments)."""
-        out = np.zeros(self.n, dtype=np.int64)
-        has = self.judged_lengths > 0
-        out[has] = self.lists.judged_grades[self.lists.judged_offsets[:-1][has]].astype(
-            np.int64) + 1
-        return out
+
+        def make() -> IntArray:
+            out = np.zeros(self.n, dtype=np.int64)
+            has = self.judged_lengths > 0
+            out[has] = self.lists.judged_grades[self.lists.judged_offsets[:-1][has]].astype(
+                np.int64) + 1
+            return out
+
+        return self.qrels_cached(("num_rel_levels",), make)  # type: ignore[no-any-return]
 
     def discount(self, pos: IntArray) -> FloatArray:
         """``log2(rank + 1)`` for 0-based ranks ``pos`` (the DCG discount)."""
@@ -391,8 +442,23 @@ class Context:
         return float(value) if value is not None else self.lists.max_grade
 
 
-def _levels_of(lists: RankedLists) -> RankedLists:
-    """trec_eval's view of grade rankings (see :meth:`Context.levels_view`)."""
+def _judged_levels(lists: RankedLists) -> tuple[IntArray, FloatArray, dict[
+        tuple[object, ...], object]]:
+    """The judged lists of trec_eval's view (levels >= 0: offsets, levels), and what the
+    kernels keep of them (see :meth:`Context.qrels_cached`)."""
+    judged = np.trunc(lists.judged_grades)
+    keep = judged >= 0
+    jq = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(lists.judged_offsets))
+    counts = np.bincount(jq[keep], minlength=lists.n_queries) if jq.size else \
+        np.zeros(lists.n_queries, np.int64)
+    judged_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return judged_offsets, judged[keep], {}
+
+
+def _levels_of(lists: RankedLists, judged_levels: tuple[IntArray, FloatArray, dict[
+        tuple[object, ...], object]]) -> RankedLists:
+    """trec_eval's view of grade rankings (see :meth:`Context.levels_view`), its judged
+    lists ``judged_levels`` (:func:`_judged_levels`)."""
     values = as_levels(lists.grades)
     lengths = np.diff(lists.offsets)
     rows: IntArray | Callable[[], IntArray] = lists.row_source  # read only if asked for
@@ -406,11 +472,7 @@ def _levels_of(lists: RankedLists) -> RankedLists:
         lengths = lengths.copy()
         lengths[missing] = 1
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    judged = np.trunc(lists.judged_grades)
-    keep = judged >= 0
-    jq = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(lists.judged_offsets))
-    counts = np.bincount(jq[keep], minlength=lists.n_queries) if jq.size else \
-        np.zeros(lists.n_queries, np.int64)
-    judged_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    judged_offsets, judged_grades, shared = judged_levels
     return replace(lists, offsets=offsets, grades=values, row_source=rows,
-                   judged_offsets=judged_offsets, judged_grades=judged[keep], levels=True)
+                   judged_offsets=judged_offsets, judged_grades=judged_grades, levels=True,
+                   qrels_shared=shared if lists.qrels_shared is not None else None)

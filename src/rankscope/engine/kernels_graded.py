@@ -12,7 +12,7 @@ import numpy as np
 
 from rankscope.engine.context import Context, log2_ranks
 from rankscope.engine.kernel_math import divide_or_zero
-from rankscope.engine.ranking import FloatArray
+from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.engine.rowsets import CutSums, RowSet
 from rankscope.engine.trec_gains import gain_info, parse_gain_pairs
 from rankscope.errors import MetricParameterError
@@ -78,19 +78,27 @@ def dcg(ctx: Context, m: Metric) -> FloatArray:
     return sums.above(m.k)  # type: ignore[no-any-return]
 
 
+def _trec_ideal(view: Context, table: str) -> tuple[FloatArray, IntArray, IntArray, IntArray,
+                                                    FloatArray]:
+    """trec_eval's ideal ranking of a gain table on the levels ``view``: its discounted
+    gains, their query and position, the CSR offsets, and each query's ideal DCG."""
+    info = gain_info(view, _table_pairs(table))
+    pos, q = info.ideal_pos, info.ideal_query
+    terms = info.ideal_gain / view.discount(pos)
+    total = np.asarray(np.bincount(q, weights=terms, minlength=view.n), dtype=np.float64)
+    return terms, q, pos, info.ideal_offsets, total
+
+
 def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     table = m.get("gain_table")
     if table is not None:  # trec_eval's ideal: its table walked from the top gain down
         view = ctx.levels_view()
-        info = gain_info(view, _table_pairs(str(table)))
-        pos = info.ideal_pos
-        terms = view.cached(("trec_ideal_terms", str(table)),
-                            lambda: info.ideal_gain / view.discount(pos))
-        q = info.ideal_query
+        # the ideal ranking depends on the judged levels alone: kept for every run
         if m.k is None:
-            return np.asarray(np.bincount(q, weights=terms, minlength=view.n), dtype=np.float64)
-        sums = view.cached(("trec_ideal_sums", str(table)),
-                           lambda: CutSums.of(terms, q, pos, info.ideal_offsets))
+            return view.qrels_cached(  # type: ignore[no-any-return]
+                ("trec_ideal_dcg", str(table)), lambda: _trec_ideal(view, str(table))[4])
+        sums = view.qrels_cached(("trec_ideal_sums", str(table)),
+                                 lambda: CutSums.of(*_trec_ideal(view, str(table))[:4]))
         return sums.above(m.k)  # type: ignore[no-any-return]
     flavor = m.get("ideal")
     if flavor == "global":
@@ -115,15 +123,21 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
 def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     """The DCG of each query's judged documents in their best order (``ideal="global"``).
 
-    The per-judgment terms are shared by every cut-off of one gain rule
-    (ndcg, ndcg_cut.5, .10, ...); they are kept only while a metric still
-    ahead reads them (8 bytes a judgment, as are the cut-offs' running sums).
+    It depends on the judged lists alone, so its per-query sums (no cut-off)
+    and its cut-offs' running sums are kept with the qrels for every run
+    ranked against them. The per-judgment terms both are made of (8 bytes a
+    judgment: 80 MB at 10^7) are kept too only while a metric still ahead of
+    the plan needs them for a sum not kept yet (ndcg, then ndcg_cut.10 of the
+    same gain rule: one sort for both).
     """
     key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
-    sums_key = ("cut_sums", *key)
-    # made on each read (see Context.judged_pos): here once, for the terms and the sums
-    made = ctx.is_cached(key) or (m.k is not None and ctx.is_cached(sums_key))
-    pos = None if made else ctx.judged_pos
+    total_key, sums_key = ("ideal_dcg", *key[1:]), ("cut_sums", *key)
+    positions: list[IntArray] = []  # made on each read (Context.judged_pos): here once
+
+    def pos() -> IntArray:
+        if not positions:
+            positions.append(ctx.judged_pos)
+        return positions[0]
 
     def make() -> FloatArray:
         gains = ctx.gain_of(ctx.lists.judged_grades, m)
@@ -133,34 +147,27 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
         if np.any(same_query & (gains[1:] > gains[:-1])):
             gains = gains[np.lexsort((-gains, ctx.judged_query))]
-        return gains / log2_ranks(ctx.judged_pos if pos is None else pos)
+        return gains / log2_ranks(pos())
 
-    def reads(other: Metric, cut: bool | None = None) -> bool:
-        return (other.family == m.family and other.get("ideal") == "global"
-                and _rule(other) == _rule(m) and (cut is None or (other.k is not None) == cut))
+    def terms(making: tuple[object, ...]) -> FloatArray:
+        """The terms, kept if a metric ahead reads them for a sum other than ``making``
+        that is not kept yet."""
+        def needs(other: Metric) -> bool:
+            wants = total_key if other.k is None else sums_key
+            return (other.family == m.family and other.get("ideal") == "global"
+                    and _rule(other) == _rule(m) and wants != making
+                    and not ctx.is_qrels_cached(wants))
+
+        if ctx.is_qrels_cached(key) or ctx.wanted_later(needs):
+            return ctx.qrels_cached(key, make)  # type: ignore[no-any-return]
+        return make()
 
     if m.k is None:
-        if ctx.is_cached(key) or ctx.wanted_later(lambda o: reads(o, cut=True)):
-            total = ctx.judged_sum(ctx.cached(key, make))  # one sort per gain rule
-            if not ctx.wanted_later(reads):
-                ctx.forget(key)
-            return total
-        return ctx.judged_sum(make())
-    if ctx.is_cached(sums_key):
-        sums: CutSums = ctx.cached(sums_key, lambda: None)
-    else:
-        keep = ctx.wanted_later(lambda o: reads(o, cut=False))
-        terms = ctx.cached(key, make) if keep or ctx.is_cached(key) else make()
-        sums = CutSums.of(terms, ctx.judged_query, ctx.judged_pos if pos is None else pos,
-                          ctx.lists.judged_offsets)
-        del terms
-        if not keep:
-            ctx.forget(key)
-        if ctx.wanted_later(lambda o: reads(o, cut=True)):
-            ctx.cached(sums_key, lambda: sums)
-    if not ctx.wanted_later(lambda o: reads(o, cut=True)):
-        ctx.forget(sums_key)
-    return sums.above(m.k)
+        return ctx.qrels_cached(total_key,  # type: ignore[no-any-return]
+                                lambda: ctx.judged_sum(terms(total_key)))
+    sums = ctx.qrels_cached(sums_key, lambda: CutSums.of(
+        terms(sums_key), ctx.judged_query, pos(), ctx.lists.judged_offsets))
+    return sums.above(m.k)  # type: ignore[no-any-return]
 
 
 def ndcg(ctx: Context, m: Metric) -> FloatArray:

@@ -6,10 +6,12 @@ RUN17``), the runs of a comparison. The graded rows, their query ids and
 highest grade, the judgments keyed for the lookup
 (:class:`~rankscope.engine.ranking_match.Judged`) and each query's judged
 grades best first depend only on the qrels and on which queries are
-evaluated, so :func:`qrels_index` keeps them with the Qrels object (in a weak
-mapping: they go when the object goes) and the ranking step
-(:func:`~rankscope.engine.ranking.rank`) reads them from there instead of
-working them out again for every run.
+evaluated, and so do the kernels' statistics of the judged lists (each judged
+row's query and best-first position, R per query, the ideal DCG's terms and
+their sums at every cut-off: :meth:`QrelsIndex.shared`), so :func:`qrels_index`
+keeps them with the Qrels object (in a weak mapping: they go when the object
+goes) and the ranking step (:func:`~rankscope.engine.ranking.rank`) and the
+kernels read them from there instead of working them out again for every run.
 
 A :class:`~rankscope.data.tables.Qrels` is immutable (its frame is never
 changed in place), so nothing kept here can go stale.
@@ -75,7 +77,7 @@ class QrelsIndex:
                 return self._kept[key]  # type: ignore[return-value]
             made = make()
             self._kept[key] = made
-            while len(self._kept) > 2 * _KEPT:
+            while len(self._kept) > 3 * _KEPT:
                 self._kept.popitem(last=False)
             return made
 
@@ -100,6 +102,11 @@ class QrelsIndex:
         return self._kept_or_made(
             ("lists", self._key(evaluated), levels),
             lambda: judged_lists(self.judged(evaluated), len(evaluated), levels))
+
+    def shared(self, evaluated: list[str], *, levels: bool) -> dict[tuple[object, ...], object]:
+        """The kernels' statistics of :meth:`judged_lists` ``(evaluated, levels=levels)``,
+        filled as the kernels ask (:meth:`~rankscope.engine.context.Context.qrels_cached`)."""
+        return self._kept_or_made(("shared", self._key(evaluated), levels), dict)
 
 
 _INDEXES: WeakKeyDictionary[Qrels, QrelsIndex] = WeakKeyDictionary()

@@ -75,6 +75,13 @@ class RankedLists:
         "qrels" policy, left out with "intersection", null with "nonnull".
     levels : bool
         Whether ``grades`` hold trec_eval's levels.
+    qrels_shared : dict, optional
+        What the kernels derive from the judged lists alone (their query of
+        each judged row, R per query, the ideal DCG terms...), kept with the
+        qrels for every run ranked against them
+        (:meth:`~rankscope.engine.qrels_index.QrelsIndex.shared`; read through
+        :meth:`~rankscope.engine.context.Context.qrels_cached`). None: kept with
+        these lists only.
     """
 
     query_ids: list[str]
@@ -96,6 +103,8 @@ class RankedLists:
     qrels_duplicates: list[str | None] | None = field(default=None, repr=False)
     pending_duplicates: Future[list[str | None]] | None = field(default=None, repr=False)
     pending_check: Future[object] | None = field(default=None, repr=False)
+    qrels_shared: dict[tuple[object, ...], object] | None = field(
+        default=None, repr=False, compare=False)
 
     @property
     def n_queries(self) -> int:

@@ -336,6 +336,7 @@ def rank(
         qrels_duplicates=judged.duplicates if qrels.deferred_duplicates == "report" else None,
         pending_duplicates=pending,
         pending_check=pending_check,
+        qrels_shared=index.shared(evaluated, levels=levels),
     )
 
 

@@ -114,26 +114,40 @@ class GainInfo:
         nrl = st.num_rel_levels
         self.top = np.zeros(st.n, dtype=np.float64)
         self.tables: dict[int, list[Entry]] = {}
-        ideal_q: list[IntArray] = []
-        ideal_g: list[FloatArray] = []
         for group in np.unique(nrl).tolist():
             table = gain_table(pairs, group)
             if transform is not None:
                 table = transform(table)
             self.tables[group] = table
-            queries = np.flatnonzero(nrl == group)
             if table:
-                self.top[queries] = table[-1][1]
+                self.top[nrl == group] = table[-1][1]
+        self.rows, self.gain = self._ranked_gains(st, nrl)
+
+    @cached_property  # the judged levels' alone: a kernel keeping what it makes of it
+    def _ideal_layout(self) -> tuple[FloatArray, IntArray]:  # for every run reads it once
+        st, nrl = self.st, self.st.num_rel_levels
+        ideal_q: list[IntArray] = []
+        ideal_g: list[FloatArray] = []
+        for group, table in self.tables.items():
+            queries = np.flatnonzero(nrl == group)
             q, g = _ideal(table, queries, _level_matrix(st, queries, group))
             ideal_q.append(q)
             ideal_g.append(g)
-        self.rows, self.gain = self._ranked_gains(st, nrl)
         iq = np.concatenate(ideal_q) if ideal_q else np.zeros(0, np.int64)
         ig = np.concatenate(ideal_g) if ideal_g else np.zeros(0)
         order = np.argsort(iq, kind="stable")
-        self.ideal_gain = ig[order]
         counts = np.bincount(iq, minlength=st.n) if iq.size else np.zeros(st.n, np.int64)
-        self.ideal_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        return ig[order], np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    @property
+    def ideal_gain(self) -> FloatArray:
+        """The gains of each query's ideal ranking, in CSR layout (:attr:`ideal_offsets`)."""
+        return self._ideal_layout[0]
+
+    @property
+    def ideal_offsets(self) -> IntArray:
+        """CSR offsets of the ideal rankings (positive gains only)."""
+        return self._ideal_layout[1]
 
     def _ranked_gains(self, st: Context, nrl: IntArray) -> tuple[RowSet, FloatArray]:
         """The rows with a non-zero gain (few: judged documents, mostly) and their gains."""

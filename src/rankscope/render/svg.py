@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,7 +69,14 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 def _text(value: object) -> str:
     """Text safe inside an SVG element or a quoted attribute (escaped, XML characters only)."""
-    return html.escape(_NOT_XML.sub("\ufffd", str(value)), quote=True)
+    return _escaped(str(value))
+
+
+@lru_cache(maxsize=1 << 14)
+def _escaped(text: str) -> str:
+    """:func:`_text` of a string, kept: a report's 56 difference plots name each query in
+    each bar's title, and the run names in each (14,000 escapes of 250 query ids)."""
+    return html.escape(_NOT_XML.sub("\ufffd", text), quote=True)
 
 
 def _num(x: float) -> str:
@@ -261,8 +269,8 @@ def differences_svg(result: CompareResult, metric: str, run: str | None = None, 
                                                    colors, values_run, values_base,
                                                    diff.tolist(), strict=True):
         parts.append(f'<rect x="{x:.2f}" y="{top:.2f}" width="{width}" height="{size:.2f}" '
-                     f'fill="{color}"><title>{_text(query)}: {run_t} {_value(a)} \u2212 '
-                     f'{base_t} {_value(b)} = {_signed(d)}</title></rect>')
+                     f'fill="{color}"><title>{_text(query)}: {run_t} {a:.4f} \u2212 '
+                     f'{base_t} {b:.4f} = {_signed(d)}</title></rect>')  # _value's, inline
     parts.append("</g>")
     parts.append(f'<line class="zero" x1="{_num(frame.left)}" '
                  f'x2="{_num(frame.left + frame.width)}" y1="{_num(zero)}" y2="{_num(zero)}" '
