@@ -78,10 +78,6 @@ class Context:
         """Whether ``key`` was computed and kept (see :meth:`cached`)."""
         return key in self._cache
 
-    def forget(self, key: tuple[object, ...]) -> None:
-        """Let go of what :meth:`cached` kept under ``key`` (made again if asked for)."""
-        self._cache.pop(key, None)
-
     def wanted_later(self, reads: Callable[[Metric], bool]) -> bool:
         """Whether a metric still ahead (see :attr:`ahead`) ``reads`` something
         (True when that is not known): what none reads need not be kept."""
