@@ -63,12 +63,30 @@ class Context:
         self.lists = lists
         self.n = lists.n_queries
         self._cache: dict[tuple[object, ...], Any] = {}
+        self.ahead: tuple[Metric, ...] | None = None
+        """The metrics still to be computed on this context after the current one
+        (set by :func:`~rankscope.engine.kernel_values.compute`; None: not known,
+        so everything computed is kept)."""
 
     def cached(self, key: tuple[object, ...], make: Any) -> Any:
         """``make()``, computed once per ``key`` for this context."""
         if key not in self._cache:
             self._cache[key] = make()
         return self._cache[key]
+
+    def is_cached(self, key: tuple[object, ...]) -> bool:
+        """Whether ``key`` was computed and kept (see :meth:`cached`)."""
+        return key in self._cache
+
+    def wanted_later(self, reads: Callable[[Metric], bool]) -> bool:
+        """Whether a metric still ahead (see :attr:`ahead`) ``reads`` something
+        (True when that is not known): what none reads need not be kept."""
+        return self.ahead is None or any(reads(m) for m in self.ahead)
+
+    def is_qrels_cached(self, key: tuple[object, ...]) -> bool:
+        """Whether ``key`` is kept with the qrels (see :meth:`qrels_cached`)."""
+        shared = self.lists.qrels_shared
+        return ("qrels", *key) in self._cache if shared is None else key in shared
 
     def qrels_cached(self, key: tuple[object, ...], make: Any) -> Any:
         """``make()`` of what depends only on the judged lists (``judged_offsets``,
@@ -129,16 +147,19 @@ class Context:
             ("judged_query",),
             lambda: np.repeat(np.arange(self.n, dtype=np.int64), self.judged_lengths))
 
-    @cached_property
+    @property
     def judged_pos(self) -> IntArray:
-        """The 0-based position of every judged row in its best-first order."""
+        """The 0-based position of every judged row in its best-first order.
 
-        def make() -> IntArray:
-            starts = self.lists.judged_offsets[:-1]
-            size = self.lists.judged_grades.size
-            return np.arange(size, dtype=np.int64) - np.repeat(starts, self.judged_lengths)
-
-        return self.qrels_cached(("judged_pos",), make)  # type: ignore[no-any-return]
+        Made on each read (an arange and a repeat), not kept: one array of 8
+        bytes a judgment for the whole evaluation (80 MB at 10^7), read only to
+        make the ideal DCG of a gain rule, which is kept with the qrels (see
+        :meth:`qrels_cached`). Read-only, as the statistics kept with the qrels.
+        """
+        starts = self.lists.judged_offsets[:-1]
+        size = self.lists.judged_grades.size
+        pos = np.arange(size, dtype=np.int64) - np.repeat(starts, self.judged_lengths)
+        return _read_only(pos)  # type: ignore[no-any-return]
 
     # -- reductions -----------------------------------------------------------
     def seg_sum(self, values: FloatArray | BoolArray, mask: BoolArray | None = None) -> FloatArray:

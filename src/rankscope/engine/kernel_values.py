@@ -48,11 +48,13 @@ def compute(lists: RankedLists, metrics: Sequence[Metric], *, unjudged: Unjudged
     computed: dict[Metric, FloatArray] = {}
     for j, metric in enumerate(metrics):
         if metric not in computed:
+            ctx.ahead = tuple(metrics[j + 1:])  # what a kernel may keep for later metrics
             if is_judged_only(metric):
                 if lists.depth is not None:  # a driver cut the rankings: judged rows are lost
                     raise OptionError(f"{metric.name} reads past the cut-off, so it needs whole "
                                       "rankings (rankscope.evaluate, the local engine)")
                 condensed = condensed or context(condense(lists))
+                condensed.ahead = ctx.ahead
                 plain = without_judged_only(metric)
                 computed[metric] = _kernel(plain, unjudged)(condensed, plain)
             else:

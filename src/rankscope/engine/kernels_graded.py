@@ -51,8 +51,18 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, 
         rows = judged.sub(gaining)
         return gains[gaining] / ctx.discount(rows.pos), rows
 
-    discounted, rows = ctx.cached(key, make)
+    # kept for the cut-offs of the same gain rule still ahead (ndcg_cut.5, .10, ...)
+    if ctx.is_cached(key) or ctx.wanted_later(lambda o: o.family in ("DCG", "nDCG")
+                                              and _rule(o) == _rule(m)):
+        discounted, rows = ctx.cached(key, make)
+    else:
+        discounted, rows = make()
     return discounted, ctx, rows, key
+
+
+def _rule(m: Metric) -> tuple[object, ...]:
+    """What the (ideal) discounted gains of a metric depend on."""
+    return m.get("gain"), m.get("gains"), m.get("rel"), m.get("gain_table")
 
 
 def _table_pairs(text: str) -> tuple[tuple[str, float], ...]:
@@ -92,26 +102,7 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         return sums.above(m.k)  # type: ignore[no-any-return]
     flavor = m.get("ideal")
     if flavor == "global":
-        def make() -> FloatArray:
-            gains = ctx.gain_of(ctx.lists.judged_grades, m)
-            # Gains may be non-monotone in grade (custom maps): sort gains, not grades;
-            # unless they already are best first, as the grades are (a stable sort
-            # would then keep every row in place)
-            same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
-            if np.any(same_query & (gains[1:] > gains[:-1])):
-                gains = gains[np.lexsort((-gains, ctx.judged_query))]
-            return gains / log2_ranks(ctx.judged_pos)
-
-        # one sort per gain rule, shared by every cut-off (ndcg_cut.5, .10, ...) and, as
-        # it depends on the judged lists alone, by every run ranked against these qrels
-        key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
-        terms = ctx.qrels_cached(key, make)
-        if m.k is None:
-            return ctx.qrels_cached(("ideal_dcg", *key[1:]),  # type: ignore[no-any-return]
-                                    lambda: ctx.judged_sum(terms))
-        sums = ctx.qrels_cached(("cut_sums", *key), lambda: CutSums.of(
-            terms, ctx.judged_query, ctx.judged_pos, ctx.lists.judged_offsets))
-        return sums.above(m.k)  # type: ignore[no-any-return]
+        return _global_ideal_dcg(ctx, m)
     if flavor == "max":
         top_gain = float(ctx.gain_of(np.array([ctx.metric_max_grade(m)]), m)[0])
         depth = ctx.depth(None) if m.k is None else np.full(ctx.n, m.k, dtype=np.int64)
@@ -127,6 +118,56 @@ def _ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     best = gains[order]
     contrib = np.where(np.isfinite(best), best / ctx.log2_rank, 0.0)
     return ctx.seg_sum(contrib)
+
+
+def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
+    """The DCG of each query's judged documents in their best order (``ideal="global"``).
+
+    It depends on the judged lists alone, so its per-query sums (no cut-off)
+    and its cut-offs' running sums are kept with the qrels for every run
+    ranked against them. The per-judgment terms both are made of (8 bytes a
+    judgment: 80 MB at 10^7) are kept too only while a metric still ahead of
+    the plan needs them for a sum not kept yet (ndcg, then ndcg_cut.10 of the
+    same gain rule: one sort for both).
+    """
+    key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
+    total_key, sums_key = ("ideal_dcg", *key[1:]), ("cut_sums", *key)
+    positions: list[IntArray] = []  # made on each read (Context.judged_pos): here once
+
+    def pos() -> IntArray:
+        if not positions:
+            positions.append(ctx.judged_pos)
+        return positions[0]
+
+    def make() -> FloatArray:
+        gains = ctx.gain_of(ctx.lists.judged_grades, m)
+        # Gains may be non-monotone in grade (custom maps): sort gains, not grades;
+        # unless they already are best first, as the grades are (a stable sort
+        # would then keep every row in place)
+        same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
+        if np.any(same_query & (gains[1:] > gains[:-1])):
+            gains = gains[np.lexsort((-gains, ctx.judged_query))]
+        return gains / log2_ranks(pos())
+
+    def terms(making: tuple[object, ...]) -> FloatArray:
+        """The terms, kept if a metric ahead reads them for a sum other than ``making``
+        that is not kept yet."""
+        def needs(other: Metric) -> bool:
+            wants = total_key if other.k is None else sums_key
+            return (other.family == m.family and other.get("ideal") == "global"
+                    and _rule(other) == _rule(m) and wants != making
+                    and not ctx.is_qrels_cached(wants))
+
+        if ctx.is_qrels_cached(key) or ctx.wanted_later(needs):
+            return ctx.qrels_cached(key, make)  # type: ignore[no-any-return]
+        return make()
+
+    if m.k is None:
+        return ctx.qrels_cached(total_key,  # type: ignore[no-any-return]
+                                lambda: ctx.judged_sum(terms(total_key)))
+    sums = ctx.qrels_cached(sums_key, lambda: CutSums.of(
+        terms(sums_key), ctx.judged_query, pos(), ctx.lists.judged_offsets))
+    return sums.above(m.k)  # type: ignore[no-any-return]
 
 
 def ndcg(ctx: Context, m: Metric) -> FloatArray:

@@ -109,7 +109,10 @@ class RowSet:
         """Per row, how many earlier rows of its query (in this set) have ``flags``."""
         total = np.cumsum(flags, dtype=np.int64)
         start = np.concatenate(([0], total))[self.offsets[:-1]]
-        return np.asarray(total - flags - start[self.q], dtype=np.int64)
+        # in place: one array of the set's size besides the result, not three
+        np.subtract(total, flags, out=total)
+        np.subtract(total, np.repeat(start, self.count), out=total)
+        return total
 
     def sub(self, mask: BoolArray) -> RowSet:
         """The rows where ``mask`` holds."""

@@ -1,0 +1,154 @@
+"""What the kernels keep is what the metrics still ahead read (issue 30 section 5).
+
+The ideal DCG's per-judgment terms and the DCG's gained rows are shared by
+every cut-off of one gain rule (ndcg, ndcg_cut.5, .10, ...): at 10^7
+judgments each is 80 MB or more, and with no such metric ahead they were
+still held through bpref, the peak of a 10^7 ``nocut`` evaluation. Here:
+whatever the order of a plan, every value is nDCG's or DCG's definition
+(written out below, over the same grades), and what is held after a kernel
+follows what is still ahead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+import rankscope
+from rankscope.engine import kernel_values
+from rankscope.engine.context import Context
+from rankscope.engine.kernels_graded import _ideal_dcg, dcg
+
+_NAMES = ["ndcg", "ndcg@5", "ndcg@10", "dcg", "dcg@3", "bpref"]
+
+
+def _case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Qrels and a run without tied scores (so the ranking is the score order)."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(12):
+        docs = [f"d{i}" for i in range(40)]
+        judged = rng.choice(40, size=int(rng.integers(1, 25)), replace=False)
+        qrels[f"q{q}"] = {docs[int(j)]: int(rng.choice([0, 0, 1, 2, 3])) for j in judged}
+        ranked = rng.permutation(40)[: int(rng.integers(1, 30))]
+        run[f"q{q}"] = {docs[int(j)]: float(100 - r) for r, j in enumerate(ranked)}
+    return qrels, run
+
+
+def _dcg(gains: list[float], k: int | None) -> float:
+    """sum of gain / log2(rank + 1) over ranks 1..k, added in rank order."""
+    total = 0.0
+    for i, gain in enumerate(gains[:k] if k is not None else gains):
+        total += gain / math.log2(i + 2)
+    return total
+
+
+def _definition(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+                name: str) -> dict[str, float]:
+    """nDCG / DCG per query: linear gains, ideal = every judgment best first (trec_eval's)."""
+    k = int(name.split("@")[1]) if "@" in name else None
+    out = {}
+    for q, judged in qrels.items():
+        ranked = sorted(run.get(q, {}), key=lambda d: -run[q][d])
+        gained = _dcg([float(judged.get(d, 0)) for d in ranked], k)
+        if name.startswith("dcg"):
+            out[q] = gained
+            continue
+        ideal = _dcg(sorted((float(g) for g in judged.values()), reverse=True), k)
+        out[q] = gained / ideal if ideal > 0 else 0.0
+    return out
+
+
+def _orders(n: int) -> list[tuple[str, ...]]:
+    """Plans of nDCG and DCG with and without cut-offs (one twice), in ``n`` orders."""
+    plans = list(itertools.permutations(["ndcg", "ndcg@5", "ndcg@10", "dcg", "dcg@3", "ndcg"]))
+    rng = np.random.default_rng(0)
+    picked = [plans[int(i)] for i in rng.choice(len(plans), size=n, replace=False)]
+    # the orders the kept arrays depend on most: no cut-off first, last, alone
+    return [*picked, ("ndcg", "ndcg@5", "dcg", "dcg@3"), ("ndcg@5", "dcg@3", "ndcg", "dcg"),
+            ("ndcg", "bpref"), ("ndcg@10", "bpref", "ndcg")]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_order_of_a_plan_gives_the_definition(seed: int) -> None:
+    qrels, run = _case(seed)
+    for order in _orders(30):
+        per_query = rankscope.evaluate(qrels, run, list(order)).per_query
+        for name in set(order) - {"bpref"}:
+            for q, value in _definition(qrels, run, name).items():
+                assert per_query[q][name] == pytest.approx(value, rel=1e-12, abs=1e-15), \
+                    (order, name, q)
+
+
+class _Kept(Context):
+    """A context that remembers itself, to look at what it holds after the kernels."""
+
+    made: ClassVar[list[Context]] = []
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        _Kept.made.append(self)
+
+
+def _holds(ctx: Context, key: tuple[object, ...]) -> bool:
+    """Whether the context keeps ``key`` for this run, or with the qrels for every run."""
+    shared = ctx.lists.qrels_shared or {}
+    return key in ctx._cache or ("qrels", *key) in ctx._cache or key in shared
+
+
+def _held_after(monkeypatch: pytest.MonkeyPatch, names: list[str]) -> Context:
+    qrels, run = _case(3)
+    _Kept.made.clear()
+    monkeypatch.setattr(kernel_values, "Context", _Kept)
+    rankscope.evaluate(qrels, run, names)  # a fresh qrels object each time
+    (ctx,) = _Kept.made
+    return ctx
+
+
+def _keys(metric: str) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    ((_, m),) = rankscope.parse_metrics(metric)
+    rule = (m.get("gain"), m.get("gains"), m.get("rel"))
+    return ("ideal", *rule), ("gained", *rule)
+
+
+def test_nothing_ahead_reads_the_terms_so_none_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    ideal, gained = _keys("ndcg")
+    ctx = _held_after(monkeypatch, ["map", "ndcg", "bpref"])
+    assert not _holds(ctx, ideal) and not _holds(ctx, gained)
+    assert _holds(ctx, ("ideal_dcg", *ideal[1:]))  # the sums, one per query, are kept
+    ctx = _held_after(monkeypatch, ["ndcg@10", "ndcg@5", "bpref"])  # the cut-offs read the sums
+    assert not _holds(ctx, ideal) and _holds(ctx, ("cut_sums", *ideal))
+
+
+def test_terms_a_later_metric_reads_are_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    ideal, _ = _keys("ndcg")
+    made: list[str] = []
+    real = Context.gain_of
+
+    def counting(self: Context, grades: np.ndarray, metric: object) -> np.ndarray:
+        made.append("judged" if grades is self.lists.judged_grades else "ranked")
+        return real(self, grades, metric)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Context, "gain_of", counting)
+    for order in (["ndcg", "ndcg@5", "ndcg@10"], ["ndcg@5", "ndcg", "ndcg@10"]):
+        made.clear()
+        ctx = _held_after(monkeypatch, order)
+        # the ideal's gains made once for the three, the run's gained rows once
+        assert made.count("judged") == 1 and made.count("ranked") == 1, order
+        assert _holds(ctx, ideal)  # kept with the qrels once made for two sums
+
+
+def test_without_a_plan_a_context_keeps_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    ideal, gained = _keys("ndcg")
+    ctx = _held_after(monkeypatch, ["bpref"])
+    ctx.ahead = None  # a context used outside compute's loop: nothing known ahead
+    ((_, m),) = rankscope.parse_metrics("ndcg")
+    first = dcg(ctx, m), _ideal_dcg(ctx, m)
+    assert _holds(ctx, ideal) and _holds(ctx, gained)
+    again = dcg(ctx, m), _ideal_dcg(ctx, m)  # from what is kept: the same values
+    assert all(np.array_equal(x, y) for x, y in zip(first, again, strict=True))
