@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -24,9 +25,10 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from .test_http import ROUTES, Route, Site, _id, _unwrap, site  # noqa: F401  (the fixture)
+from .test_http import ROUTES, TOML, Route, Site, _id, _unwrap, site  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.slow
+ROUTES_BY = {(r.method, r.path): r for r in ROUTES}
 
 MB = "x" * (1024 * 1024)
 PATH_IDS = ["0", "-1", str(2**63), str(2**64), "x", "1e3", "%20{}"]
@@ -63,6 +65,19 @@ UPLOADS: list[tuple[str, bytes]] = [
 """Hostile uploaded grades files."""
 
 
+NUMBERS = ["nan", "inf", "-inf", "1e309", str(10**30), "-" + str(2**63)]
+"""What a number inside a text is replaced with (nDCG@5 -> nDCG@nan, weights.title=3 -> ...)."""
+
+
+def _numbers_in(text: str) -> Iterator[tuple[str, str]]:
+    """``text`` with its first number replaced by each of :data:`NUMBERS` (if it has one)."""
+    found = re.search(r"\d+(\.\d+)?", text)
+    if found:
+        for number in NUMBERS:
+            yield (f"number in text {number[:8]}",
+                   text[:found.start()] + number + text[found.end():])
+
+
 def _values(value: Any) -> Iterator[tuple[str, Any]]:
     """Hostile JSON values of a field whose good value is ``value``."""
     yield "null", None
@@ -84,12 +99,16 @@ def _values(value: Any) -> Iterator[tuple[str, Any]]:
         yield "NUL", "a\x00b"
         yield "lone surrogate", "\ud800"
         yield "1 MB", MB
+        yield from _numbers_in(value)
     elif isinstance(value, list):
         yield "object for list", {"a": 1}
         yield "string for list", "abc"
         yield "list of null", [None]
         yield "list of NUL", ["a\x00b"]
         yield "huge list", [value[0] if value else 1] * 100_000
+        if value and isinstance(value[0], str):
+            for name, text in _numbers_in(value[0]):
+                yield name, [text, *value[1:]]
     elif isinstance(value, dict):
         yield "list for object", [value]
     yield "NaN", float("nan")
@@ -122,6 +141,8 @@ def _form_variants(data: dict[str, Any], declared: set[str]) -> Iterator[tuple[s
     for key in sorted(set(data) | declared):
         for text in TEXTS:
             yield f"form {key}={text[:12]!r}", {**data, key: text}
+        for name, text in _numbers_in(str(data.get(key, ""))):
+            yield f"form {key}: {name}", {**data, key: text}
         if key in data:
             yield f"form {key} missing", {k: v for k, v in data.items() if k != key}
     yield "form unknown field", {**data, "zz_unknown": "a\x00"}
@@ -291,3 +312,53 @@ def test_hostile_input_is_never_a_500(site, route):  # noqa: F811  (the imported
                 failures.append(f"{what}: {answer.status_code} without a JSON error: "
                                 f"{answer.text[:200]!r}")
     assert not failures, "\n".join(failures)
+
+
+# What the sweep found: each a 500 before its fix (a 4xx naming the field and value after).
+
+@pytest.mark.parametrize("cutoff", ["nan", "inf", "-inf", "1e309"])
+def test_a_metric_cut_off_that_is_no_number_is_refused(site, cutoff):  # noqa: F811
+    """nDCG@nan: the cut-off parser called int(nan) (ValueError, a 500 on both forms)."""
+    api = _client(site, ROUTES_BY[("POST", "/api/v1/projects/{project_id}/evaluations")])
+    answer = api.post(f"/api/v1/projects/{site.w.project.id}/evaluations", json={
+        "name": "nan", "query_set_id": site.w.query_set.id, "endpoint_id": site.w.endpoint.id,
+        "metrics": [f"nDCG@{cutoff}"]})
+    assert answer.status_code == 400, answer.text
+    assert f"nDCG@{cutoff}" in answer.json()["error"] and "whole number" in answer.json()["error"]
+    page = _client(site, ROUTES_BY[("POST", "/projects/{project_id}/evaluations")])
+    answer = page.post(f"/projects/{site.w.project.id}/evaluations", data={
+        "name": "nan", "query_set_id": str(site.w.query_set.id),
+        "endpoint_id": str(site.w.endpoint.id), "metrics": f"nDCG@{cutoff}"})
+    assert answer.status_code == 400 and "whole number" in answer.text
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e309", "[1.0, nan]"])
+def test_a_try_changing_a_setting_to_no_number_is_refused(site, value):  # noqa: F811
+    """weights.title=nan: TOML reads nan / inf; the try was kept with a JSON null (a failed
+    try saying float(None) on SQLite, a 500 on PostgreSQL, which keeps no NaN in JSON)."""
+    api = _client(site, ROUTES_BY[("POST", "/api/v1/evaluations/{evaluation_id}/tries")])
+    url = f"/api/v1/evaluations/{site.w.evaluation.id}/tries"
+    answer = api.post(url, json={"changes": [f"weights.title={value}"], "query_id": "q01"})
+    assert answer.status_code == 400, answer.text
+    assert "weights.title" in answer.json()["error"] and "finite" in answer.json()["error"]
+    page = _client(site, ROUTES_BY[("POST", "/evaluations/{evaluation_id}/tries")])
+    answer = page.post(f"/evaluations/{site.w.evaluation.id}/tries",
+                       data={"changes": f"weights.title={value}", "query_id": "q01"})
+    assert answer.status_code == 400 and "finite" in answer.text
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e309"])
+def test_an_endpoint_file_with_a_number_that_is_none_is_refused(site, value):  # noqa: F811
+    """weights = { title = nan }: the weight check (value < 0) let NaN through; PostgreSQL
+    refused the JSON (a 500), SQLite kept an endpoint whose every run fails."""
+    api = _client(site, ROUTES_BY[("POST", "/api/v1/projects/{project_id}/endpoints")])
+    toml = TOML.replace('name = "again"', f'name = "w{value}"').replace("title = 4.0",
+                                                                        f"title = {value}")
+    answer = api.post(f"/api/v1/projects/{site.w.project.id}/endpoints", json={"toml": toml})
+    assert answer.status_code == 400, answer.text
+    assert "weights.title" in answer.json()["error"]
+    # a key no engine reads is refused all the same: no number the store cannot keep
+    other = TOML.replace('name = "again"', f'name = "t{value}"') + f"\ntimeout = {value}\n"
+    answer = api.post(f"/api/v1/projects/{site.w.project.id}/endpoints", json={"toml": other})
+    assert answer.status_code == 400, answer.text
+    assert "timeout" in answer.json()["error"]
