@@ -91,6 +91,10 @@ def test_rbp_spellings_keep_each_tools_gain():
         ("P@0", MetricParameterError, "cut-off must be >= 1"),
         ("P@-3", MetricParameterError, "cut-off must be >= 1"),
         ("P@2.5", MetricParameterError, "whole number"),
+        # float("nan") and float("inf") read, then int() raised ValueError / OverflowError
+        ("nDCG@nan", MetricParameterError, "whole number"),
+        ("P@inf", MetricParameterError, "whole number"),
+        ("P@1e309", MetricParameterError, "whole number"),
         ("ndcg_cut_0", MetricParameterError, ">= 1"),
         ("RBP(p=1.5)", MetricParameterError, "(0, 1)"),
         ("RBP(p=0)", MetricParameterError, "(0, 1)"),

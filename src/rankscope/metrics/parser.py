@@ -19,6 +19,7 @@ ever evaluated. Unknown names get a "did you mean".
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -207,7 +208,7 @@ def _cutoff(token: str, text: str) -> int:
         raise MetricParameterError(
             f"{text}: cut-off must be a whole number, not {token!r}"
         ) from None
-    if value != int(value):
+    if not math.isfinite(value) or value != int(value):  # nan, inf, 1e309: no whole number
         raise MetricParameterError(f"{text}: cut-off must be a whole number, not {token!r}")
     if value <= 0:
         raise MetricParameterError(f"{text}: cut-off must be >= 1, not {token}")
