@@ -265,6 +265,9 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     if builder is None:
         raise UnknownMetricError(raw, _suggest(m.group("name")))
     positional, params = _parse_args(m.group("args") or "", raw)
+    for clash in sorted({"k", "family_name"} & params.keys()):  # make_metric's own arguments
+        raise MetricParameterError(f"{raw}: no parameter {clash!r} (a cut-off is written "
+                                   f"{m.group('name')}@k or cutoff=k)")
     if positional:
         if len(positional) > 1:
             raise UnknownMetricError(raw, detail="name parameters: RBO(p=0.9)")
