@@ -316,20 +316,23 @@ def test_hostile_input_is_never_a_500(site, route):  # noqa: F811  (the imported
 
 # What the sweep found: each a 500 before its fix (a 4xx naming the field and value after).
 
-@pytest.mark.parametrize("cutoff", ["nan", "inf", "-inf", "1e309"])
+@pytest.mark.parametrize("cutoff", ["nan", "inf", "-inf", "1e309", "(k=nan)", "(k=5)"])
 def test_a_metric_cut_off_that_is_no_number_is_refused(site, cutoff):  # noqa: F811
-    """nDCG@nan: the cut-off parser called int(nan) (ValueError, a 500 on both forms)."""
+    """nDCG@nan: the cut-off parser called int(nan) (ValueError); nDCG(k=5): make_metric got
+    k twice (TypeError): each a 500 on both forms."""
     api = _client(site, ROUTES_BY[("POST", "/api/v1/projects/{project_id}/evaluations")])
+    name = f"nDCG{cutoff}" if cutoff.startswith("(") else f"nDCG@{cutoff}"
     answer = api.post(f"/api/v1/projects/{site.w.project.id}/evaluations", json={
         "name": "nan", "query_set_id": site.w.query_set.id, "endpoint_id": site.w.endpoint.id,
-        "metrics": [f"nDCG@{cutoff}"]})
+        "metrics": [name]})
     assert answer.status_code == 400, answer.text
-    assert f"nDCG@{cutoff}" in answer.json()["error"] and "whole number" in answer.json()["error"]
+    said = "no parameter 'k'" if cutoff.startswith("(") else "whole number"
+    assert name in answer.json()["error"] and said in answer.json()["error"]
     page = _client(site, ROUTES_BY[("POST", "/projects/{project_id}/evaluations")])
     answer = page.post(f"/projects/{site.w.project.id}/evaluations", data={
         "name": "nan", "query_set_id": str(site.w.query_set.id),
-        "endpoint_id": str(site.w.endpoint.id), "metrics": f"nDCG@{cutoff}"})
-    assert answer.status_code == 400 and "whole number" in answer.text
+        "endpoint_id": str(site.w.endpoint.id), "metrics": name})
+    assert answer.status_code == 400 and said.split("'")[0] in answer.text
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e309", "[1.0, nan]"])
@@ -362,3 +365,16 @@ def test_an_endpoint_file_with_a_number_that_is_none_is_refused(site, value):  #
     answer = api.post(f"/api/v1/projects/{site.w.project.id}/endpoints", json={"toml": other})
     assert answer.status_code == 400, answer.text
     assert "timeout" in answer.json()["error"]
+
+
+@pytest.mark.parametrize("key", ["tokenizer", "title_field", "template", "extra"])
+def test_an_endpoint_file_with_a_nul_escape_is_refused(site, key):  # noqa: F811
+    """tokenizer = "x\\u0000": TOML's escape makes a NUL no text field lets through; on
+    PostgreSQL saving it was a 500."""
+    api = _client(site, ROUTES_BY[("POST", "/api/v1/projects/{project_id}/endpoints")])
+    lines = [line for line in TOML.replace('name = "again"', f'name = "nul-{key}"')
+             .splitlines() if not line.startswith(f"{key} ")]
+    toml = "\n".join([*lines, f'{key} = "porter\\u0000"']) + "\n"
+    answer = api.post(f"/api/v1/projects/{site.w.project.id}/endpoints", json={"toml": toml})
+    assert answer.status_code == 400, answer.text
+    assert key in answer.json()["error"] and "NUL" in answer.json()["error"]
