@@ -236,6 +236,10 @@ def _requests(s: Site, route: Route) -> Iterator[tuple[str, str, dict[str, Any]]
             for bad in PATH_IDS:
                 path = "/".join([*segments[:i], bad.format(segments[i]), *segments[i + 1:]])
                 yield f"path {part}={bad}", at(path), request
+            if not segments[i].isdigit():  # a name (q01, qrels-3.txt): its number hostile
+                for name, text in _numbers_in(segments[i]):
+                    path = "/".join([*segments[:i], text, *segments[i + 1:]])
+                    yield f"path {part}: {name}", at(path), request
     for key in sorted(set(query) | queries):
         for text in QUERY_TEXTS:
             yield f"query {key}={text[:12]!r}", at(params={**query, key: text}), request
