@@ -83,6 +83,14 @@ def test_rbp_spellings_keep_each_tools_gain():
     assert parse_metric("RBP(p=0.95)").get("gain") == "binary"
 
 
+@pytest.mark.parametrize("k", [float("nan"), float("inf")])
+def test_a_cut_off_that_is_no_number_is_refused_in_python_too(k):
+    from rankscope.metrics.base import make_metric
+
+    with pytest.raises(MetricParameterError, match="whole number"):
+        make_metric("P", k)
+
+
 @pytest.mark.parametrize(
     ("text", "error", "fragment"),
     [
@@ -91,6 +99,14 @@ def test_rbp_spellings_keep_each_tools_gain():
         ("P@0", MetricParameterError, "cut-off must be >= 1"),
         ("P@-3", MetricParameterError, "cut-off must be >= 1"),
         ("P@2.5", MetricParameterError, "whole number"),
+        # float("nan") and float("inf") read, then int() raised ValueError / OverflowError
+        ("nDCG@nan", MetricParameterError, "whole number"),
+        ("P@inf", MetricParameterError, "whole number"),
+        ("P@1e309", MetricParameterError, "whole number"),
+        # a parameter named as make_metric's own argument: a TypeError (a 500 in the app)
+        ("nDCG(dcg=exp-log2, k=nan)", MetricParameterError, "no parameter 'k'"),
+        ("P(k=5)", MetricParameterError, "written P@k"),
+        ("P(family_name=1)@5", MetricParameterError, "no parameter 'family_name'"),
         ("ndcg_cut_0", MetricParameterError, ">= 1"),
         ("RBP(p=1.5)", MetricParameterError, "(0, 1)"),
         ("RBP(p=0)", MetricParameterError, "(0, 1)"),

@@ -130,6 +130,13 @@ def test_k1_and_b_out_of_range_are_refused(corpus_dir, key, value, said):
         _search(embedded(**{key: value}), "tree", base_dir=corpus_dir)
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, "2"])
+def test_a_weight_that_is_no_finite_number_at_least_0_is_refused(corpus_dir, value):
+    # NaN passed the old check (value < 0 is false for NaN)
+    with pytest.raises(ConfigError, match=r"weights\.title must be a number >= 0"):
+        _search(embedded(weights={"title": value}), "tree", base_dir=corpus_dir)
+
+
 def test_tantivy_says_its_k1_and_b_are_built_in(corpus_dir):
     pytest.importorskip("tantivy")
     with pytest.raises(ConfigError, match=r"tantivy engine's BM25 has k1 = 1\.2"):

@@ -455,7 +455,8 @@ def make_metric(family_name: str, k: int | None = None, **params: Any) -> Metric
     spec = family(family_name)
     label = spec.name
     if k is not None:
-        if isinstance(k, bool) or not isinstance(k, int | float) or float(k) != int(k):
+        if (isinstance(k, bool) or not isinstance(k, int | float) or not math.isfinite(k)
+                or float(k) != int(k)):
             raise MetricParameterError(f"{label}: cut-off must be a whole number, not {k!r}")
         k = int(k)
         if k <= 0:

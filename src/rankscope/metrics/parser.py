@@ -19,6 +19,7 @@ ever evaluated. Unknown names get a "did you mean".
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -207,7 +208,7 @@ def _cutoff(token: str, text: str) -> int:
         raise MetricParameterError(
             f"{text}: cut-off must be a whole number, not {token!r}"
         ) from None
-    if value != int(value):
+    if not math.isfinite(value) or value != int(value):  # nan, inf, 1e309: no whole number
         raise MetricParameterError(f"{text}: cut-off must be a whole number, not {token!r}")
     if value <= 0:
         raise MetricParameterError(f"{text}: cut-off must be >= 1, not {token}")
@@ -264,6 +265,9 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     if builder is None:
         raise UnknownMetricError(raw, _suggest(m.group("name")))
     positional, params = _parse_args(m.group("args") or "", raw)
+    for clash in sorted({"k", "family_name"} & params.keys()):  # make_metric's own arguments
+        raise MetricParameterError(f"{raw}: no parameter {clash!r} (a cut-off is written "
+                                   f"{m.group('name')}@k or cutoff=k)")
     if positional:
         if len(positional) > 1:
             raise UnknownMetricError(raw, detail="name parameters: RBO(p=0.9)")

@@ -135,7 +135,8 @@ class EmbeddedSettings:
         self.weights: list[float] = []
         for name in self.fields:
             value = weights.get(name, 1.0)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            if (isinstance(value, bool) or not isinstance(value, int | float)
+                    or not 0 <= value < float("inf")):  # NaN and infinity too
                 raise ConfigError(f"weights.{name} must be a number >= 0", source=source,
                                   value=str(value))
             self.weights.append(float(value))

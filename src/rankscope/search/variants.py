@@ -92,8 +92,22 @@ def parse_scalar(text: str) -> Any:
     except (tomllib.TOMLDecodeError, ValueError):
         return stripped
     if isinstance(value, bool | int | float | str):
-        return value
+        return _finite(value, stripped)
     return stripped
+
+
+def _finite(value: Any, text: str) -> Any:
+    """``value``, unless a number TOML reads as nan or infinite (``nan``, ``inf``, ``1e309``):
+    no setting means it, and a store keeps no such number in JSON.
+
+    Raises
+    ------
+    OptionError
+        A number that is not finite.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OptionError(f"{text!r} is not a finite number (TOML reads it as {value})")
+    return value
 
 
 def parse_values(text: str) -> list[Any]:
@@ -117,7 +131,7 @@ def parse_values(text: str) -> list[Any]:
         if not all(isinstance(v, bool | int | float | str) for v in values):
             raise OptionError("the values of a TOML array must be numbers, booleans or "
                               f"strings, not {stripped!r}")
-        return list(values)
+        return [_finite(v, stripped) for v in values]
     parts = [part.strip() for part in stripped.split(",")]
     if not stripped or any(not part for part in parts):
         raise OptionError(f"an empty value in {text!r} (give V1,V2,...; a value holding a "
@@ -160,7 +174,11 @@ def parse_assignment(text: str) -> tuple[tuple[str, ...], list[Any]]:
     key, sep, values = text.partition("=")
     if not sep or not key.strip():
         raise OptionError(f"give KEY=V1,V2,... (e.g. weights.title=1,2,4), not {text!r}")
-    return parse_key(key), parse_values(values)
+    path = parse_key(key)
+    try:
+        return path, parse_values(values)
+    except OptionError as exc:  # said with its key
+        raise OptionError(f"{key.strip()}: {exc}") from None
 
 
 def _placeholders(config: EndpointConfig) -> set[str]:

@@ -12,6 +12,7 @@ only the variables and hosts its operator allows).
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,6 +220,25 @@ def query_set_queries(store: Store, actor: Actor, query_set_id: int) -> list[dic
                                          .order_by(Query.position))]
 
 
+def _check_storable(node: Any, source: str, key: str = "") -> None:
+    """Refuse, at any key, a number TOML reads as nan or infinite (``nan``, ``inf``,
+    ``1e309``) and a text holding NUL (``"\\u0000"``): no setting means them, and
+    PostgreSQL keeps neither in JSON."""
+    if isinstance(node, float) and not math.isfinite(node):
+        raise ConfigError(f"{key or 'a value'} must be a finite number", source=source,
+                          value=str(node))
+    if isinstance(node, str) and "\x00" in node:
+        raise ConfigError(f"{key or 'a value'} may not hold a NUL character", source=source)
+    items = node.items() if isinstance(node, dict) else (
+        enumerate(node) if isinstance(node, list) else ())
+    for k, v in items:
+        if isinstance(k, str) and "\x00" in k:
+            raise ConfigError(f"a key under {key or 'the top'} may not hold a NUL character",
+                              source=source)
+        _check_storable(v, source, f"{key}[{k}]" if isinstance(k, int) else
+                        (f"{key}.{k}" if key else str(k)))
+
+
 def _parse_endpoint(text: str, name: str | None, base_dir: str,
                     boundary: Boundary) -> tuple[dict[str, Any], EndpointConfig]:
     from rankscope.search.config import endpoint_from_dict
@@ -229,6 +249,7 @@ def _parse_endpoint(text: str, name: str | None, base_dir: str,
         raise ConfigError(f"not valid TOML: {exc}", source=name or "endpoint") from None
     if name:
         data["name"] = name
+    _check_storable(data, name or str(data.get("name", "endpoint")).replace("\x00", ""))
     config = endpoint_from_dict(data, source=f"endpoint {data.get('name', '')}".strip(),
                                 base_dir=base_dir, files=boundary.files)
     boundary.check_endpoint(config)
