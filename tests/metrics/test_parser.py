@@ -141,3 +141,18 @@ def test_every_family_is_documented_with_formula_and_citation():
         assert fam.summary, fam.name
         assert fam.doc_section("Notes"), f"{fam.name} has no formula (Notes)"
         assert fam.doc_section("References"), f"{fam.name} has no citation (References)"
+
+
+@pytest.mark.parametrize(("name", "k"), [("ndcg_score(k=3, ignore_ties=True)", 3),
+                                         ("dcg_score(k=7)", 7), ("ndcg_score(k=3)@3", 3)])
+def test_scikit_learns_k_parameter_is_its_cut_off(name: str, k: int) -> None:
+    """scikit-learn spells the cut-off ``k=``: read as the cut-off there (refused elsewhere)."""
+    (metric,) = [m for _, m in parse_metrics(name)]
+    assert metric.k == k
+
+
+@pytest.mark.parametrize("name", ["ndcg_score(k=nan)", "dcg_score(k=inf)",
+                                  "ndcg_score(k=1e309)", "ndcg_score(k=3)@5"])
+def test_scikit_learns_k_that_is_no_cut_off_is_refused(name: str) -> None:
+    with pytest.raises((MetricParameterError, UnknownMetricError)):
+        parse_metrics(name)

@@ -81,6 +81,7 @@ def _sklearn(family: str) -> Any:
             raise MetricParameterError(f"{family}: two cut-offs, @{k} and k={given}")
         return make_metric(family, k=k if k is not None else given, **params)
 
+    build.reads_k = True  # type: ignore[attr-defined]  # the parser checks k= as a cut-off
     return build
 
 

@@ -265,7 +265,10 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     if builder is None:
         raise UnknownMetricError(raw, _suggest(m.group("name")))
     positional, params = _parse_args(m.group("args") or "", raw)
-    for clash in sorted({"k", "family_name"} & params.keys()):  # make_metric's own arguments
+    if "k" in params and getattr(builder, "reads_k", False):  # scikit-learn's ndcg_score(k=3)
+        params["k"] = _cutoff(str(params["k"]), raw)
+    for clash in sorted({"k", "family_name"} & params.keys()  # make_metric's own arguments
+                        - ({"k"} if getattr(builder, "reads_k", False) else set())):
         raise MetricParameterError(f"{raw}: no parameter {clash!r} (a cut-off is written "
                                    f"{m.group('name')}@k or cutoff=k)")
     if positional:
