@@ -249,3 +249,74 @@ def test_evaluations_of_one_query_set_read_its_grades_once_per_view(store, colle
     for ev in (w.evaluation.id, second.id):
         data = dashboards.load(store, w.curator, ev, loaded=loaded)[1]
         assert data.judgments.source == f"evaluation #{ev}"
+
+
+@pytest.fixture
+def statements(store):
+    """Every SQL statement the store runs, as sent (cleared by the test)."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        seen.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(store.engine, "before_cursor_execute", record)
+
+
+def _reads_of_hits(seen):
+    return [s for s in seen if "FROM snapshot_hits" in s]
+
+
+def test_a_headline_reads_its_hits_without_their_texts(store, collection, statements):
+    """A headline is a number: the project page reads each hit's query, document, position
+    and score, never its title, snippet or URL (most of the bytes); the metrics page
+    still shows them, and the numbers are the metrics page's."""
+    w = make_world(store, collection, metrics=METRICS)
+    ev = w.evaluation.id
+    _grade_all(store, w.judge, ev, lambda t: 3 if t.position <= 2 else 0)
+    statements.clear()
+    row = next(r for r in overview.project_overview(store, w.curator, w.project.id)
+               if r.evaluation.id == ev)
+    reads = _reads_of_hits(statements)
+    assert len(reads) == 1, reads
+    for text in ("snapshot_hits.title", "snapshot_hits.snippet", "snapshot_hits.url"):
+        assert text not in reads[0], reads[0]
+    assert "snapshot_hits.doc_id" in reads[0] and "snapshot_hits.score" in reads[0]
+    assert row.headline_value == dashboards.metrics_report(store, w.curator, ev)["mean"]["nDCG@5"]
+    # one request asking the numbers, then the texts: the texts are read for the second ask
+    loaded = dashboards.Loaded()
+    bare = dashboards.load(store, w.curator, ev, loaded=loaded, texts=False)[1]
+    whole = dashboards.load(store, w.curator, ev, loaded=loaded)[1]
+    assert "title" not in bare.hits.columns
+    assert {"title", "snippet", "url"} <= set(whole.hits.columns)
+    assert whole.hits.drop("title", "snippet", "url").equals(bare.hits)
+    assert dashboards.load(store, w.curator, ev, loaded=loaded, texts=False)[1] is whole
+    assert bare.run.frame.equals(whole.run.frame)
+
+
+def test_evaluations_served_one_snapshot_read_its_hits_once_per_view(store, collection,
+                                                                      statements):
+    """Two evaluations of one query set served one snapshot (a second evaluation attached
+    to the first's run, with its own metrics): the project page reads the snapshot's hits
+    once for both, and each headline is still its own metrics page's mean."""
+    w = make_world(store, collection, metrics=METRICS)
+    spec = campaigns.EvaluationSpec(name="shallow", query_set_id=w.query_set.id,
+                                    endpoint_id=w.endpoint.id, grades_wanted=2, depth=5,
+                                    metrics=["P@2", "nDCG@5"])
+    second = campaigns.create_evaluation(store, w.curator, w.project.id, spec)
+    campaign_runs.attach_snapshot(store, second.id, w.run["snapshot_id"])
+    _grade_all(store, w.judge, w.evaluation.id, lambda t: 3 if t.position == 2 else 1)
+    statements.clear()
+    rows = {r.evaluation.id: r for r in overview.project_overview(store, w.curator,
+                                                                   w.project.id)}
+    assert len(_reads_of_hits(statements)) == 1
+    first = dashboards.metrics_report(store, w.curator, w.evaluation.id)["mean"]["nDCG@5"]
+    shallow = dashboards.metrics_report(store, w.curator, second.id)["mean"]["P@2"]
+    assert (rows[w.evaluation.id].headline, rows[w.evaluation.id].headline_value) == (
+        "nDCG@5", first)
+    assert (rows[second.id].headline, rows[second.id].headline_value) == ("P@2", shallow)
+    data = dashboards.load(store, w.curator, second.id)[1]
+    assert data.run.name == "shallow" and data.judgments.source == f"evaluation #{second.id}"

@@ -99,7 +99,8 @@ class EvaluationData:
     queries: list[dict[str, Any]]
     """``query_id, text, need`` of every query of the set, in order."""
     hits: pl.DataFrame
-    """``query_id, rank, doc_id, title, snippet, url`` of the snapshot."""
+    """``query_id, rank, doc_id, score, title, snippet, url`` of the snapshot (without the
+    last three when read without texts: :func:`load_data`'s ``texts``)."""
     scale: str
     strategy: dict[str, str]
     transforms: dict[str, str]
@@ -141,27 +142,55 @@ class EvaluationData:
                                     unjudged=self.unjudged)  # type: ignore[arg-type]
 
 
-_HITS_SCHEMA = {"query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String,
-                "score": pl.Float64, "title": pl.String, "snippet": pl.String, "url": pl.String}
+_RANKED_SCHEMA = {"query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String,
+                  "score": pl.Float64}
+"""What a number needs of a hit: where it is and what it is (:func:`_snapshot_hits` without
+its texts)."""
+_HITS_SCHEMA = {**_RANKED_SCHEMA, "title": pl.String, "snippet": pl.String, "url": pl.String}
 
 
-def _snapshot_hits(session: Session, snapshot_id: int) -> tuple[pl.DataFrame, int]:
+def _snapshot_hits(session: Session, snapshot_id: int, *,
+                   texts: bool = True) -> tuple[pl.DataFrame, int]:
     """The snapshot's hits (queries in the set's order, each in rank order) and its depth.
 
     Read as plain columns (a Core select on the session's connection: no ORM
-    rows), straight into a frame.
+    rows), straight into a frame: ``query_id, rank, doc_id, score`` and, with
+    ``texts``, each hit's ``title, snippet, url`` (most of the bytes read: a
+    number needs none of them).
     """
     connection = session.connection()
     depth = connection.execute(select(Snapshot.depth).where(Snapshot.id == snapshot_id)).scalar()
+    columns: list[Any] = [Query.query_id, SnapshotHit.rank, SnapshotHit.doc_id, SnapshotHit.score]
+    if texts:
+        columns += [SnapshotHit.title, SnapshotHit.snippet, SnapshotHit.url]
     rows = connection.execute(
-        select(Query.query_id, SnapshotHit.rank, SnapshotHit.doc_id, SnapshotHit.score,
-               SnapshotHit.title, SnapshotHit.snippet, SnapshotHit.url)
+        select(*columns)
         .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
         .join(Query, SnapshotQuery.query_row_id == Query.id)
         .where(SnapshotQuery.snapshot_id == snapshot_id)
         .order_by(Query.position, SnapshotHit.rank)).all()
-    hits = pl.DataFrame(rows, schema=_HITS_SCHEMA, orient="row")
+    hits = pl.DataFrame(rows, schema=_HITS_SCHEMA if texts else _RANKED_SCHEMA, orient="row")
     return hits, depth if depth is not None else 10
+
+
+def _snapshot_run(session: Session, snapshot_id: int, texts: bool,
+                  shared: dict[tuple[Any, ...], Any] | None,
+                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The snapshot's hits and run frame (:func:`engine_run_frame` at the snapshot's depth),
+    read once per request for every evaluation served this snapshot (``shared``,
+    :func:`load_data`'s): a read with the texts serves one without them."""
+    from rankscope.services.snapshot_runs import engine_run_frame
+
+    # a frame is never changed once made: one request's evaluations may hold the same one
+    for key in (("hits", snapshot_id, True), ("hits", snapshot_id, texts)):
+        if shared is not None and key in shared:
+            hits, frame = shared[key]
+            return (hits if texts else hits.select(list(_RANKED_SCHEMA))), frame
+    hits, depth = _snapshot_hits(session, snapshot_id, texts=texts)
+    frame = engine_run_frame(hits, depth)
+    if shared is not None:
+        shared[("hits", snapshot_id, texts)] = hits, frame
+    return hits, frame
 
 
 def run_lines_of(session: Session, snapshot_id: int, tag: str) -> tuple[list[str], pl.DataFrame]:
@@ -266,13 +295,17 @@ def grade_details(session: Session, ev: Evaluation, keys: list[str],
 
 
 def load_data(session: Session, ev: Evaluation, *, today: bool = False,
-              shared: dict[tuple[Any, ...], Any] | None = None) -> EvaluationData:
+              shared: dict[tuple[Any, ...], Any] | None = None,
+              texts: bool = True) -> EvaluationData:
     """Everything the dashboards and exports of ``ev`` need, read in one session.
 
     A frozen evaluation's data are those of its freeze (grades and snapshot
     as of ``frozen_at``) unless ``today`` asks for today's grades and latest
     snapshot. ``shared``: reads one request made already (a dict it fills),
-    so that evaluations of one query set read its queries and grades once.
+    so that evaluations of one query set read its queries and grades once, and
+    evaluations served one snapshot its hits. ``texts=False``: the hits
+    without their title, snippet and URL (:attr:`EvaluationData.hits` has
+    ``query_id, rank, doc_id, score``), for what needs only the numbers.
     """
     from rankscope.services.snapshot_runs import engine_run_frame
 
@@ -289,12 +322,13 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False,
             shared[queries_key] = [dict(q) for q in queries]
     snapshot_id = latest_snapshot_id(session, ev.id, as_of=as_of)
     if snapshot_id is not None:
-        hits, depth = _snapshot_hits(session, snapshot_id)
+        hits, frame = _snapshot_run(session, snapshot_id, texts, shared)
     else:
-        hits, depth = pl.DataFrame(schema=_HITS_SCHEMA), ev.depth
+        hits = pl.DataFrame(schema=_HITS_SCHEMA if texts else _RANKED_SCHEMA)
+        frame = engine_run_frame(hits, ev.depth)
     tag = ev.name
     name = "_".join(tag.split()) or "rankscope"
-    run = Run(engine_run_frame(hits, depth), name=name, source=name)
+    run = Run(frame, name=name, source=name)
     judgments, advisory, kinds, n_grades = _judgments(session, ev, queries, as_of, shared)
     return EvaluationData(
         evaluation_id=ev.id, snapshot_id=snapshot_id, judgments=judgments, advisory=advisory,

@@ -78,7 +78,8 @@ def clean(value: Any) -> float | None:
 
 
 def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curator", *,
-         today: bool = False, loaded: Loaded | None = None) -> tuple[Evaluation, EvaluationData]:
+         today: bool = False, loaded: Loaded | None = None,
+         texts: bool = True) -> tuple[Evaluation, EvaluationData]:
     """The evaluation (detached, readable) and its data, when the actor may see them.
 
     A ready evaluation whose grading is complete is frozen first
@@ -87,22 +88,26 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     (:data:`KEEP_FROZEN` kept, under
     :func:`~rankscope.services.campaign_data.data_stamp`). With ``loaded`` (one
     request's :class:`Loaded`), data read before in the request are handed
-    back instead of read again.
+    back instead of read again. ``texts=False``: a provisional evaluation's
+    hits without their title, snippet and URL
+    (:func:`~rankscope.services.campaign_data.load_data`'s), for a number
+    alone; a frozen one's are read whole (and kept).
     """
     if loaded is not None:
-        return loaded.get(store, actor, evaluation_id, at_least, today=today)
-    return _read(store, actor, evaluation_id, at_least, today, None)
+        return loaded.get(store, actor, evaluation_id, at_least, today=today, texts=texts)
+    return _read(store, actor, evaluation_id, at_least, today, None, texts)
 
 
 def _read(store: Store, actor: Actor, evaluation_id: int, at_least: str, today: bool,
-          shared: dict[tuple[Any, ...], Any] | None) -> tuple[Evaluation, EvaluationData]:
+          shared: dict[tuple[Any, ...], Any] | None,
+          texts: bool = True) -> tuple[Evaluation, EvaluationData]:
     from rankscope.services.freezing import auto_freeze
 
     auto_freeze(store, evaluation_id)
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, at_least)
         if ev.frozen_at is None or today:
-            data = load_data(session, ev, today=today, shared=shared)
+            data = load_data(session, ev, today=today, shared=shared, texts=texts)
         else:  # a frozen evaluation's data never change: read once per process
             stamp = data_stamp(session, ev)
             kept = _FROZEN.get(store, stamp)
@@ -127,18 +132,26 @@ class Loaded:
     """
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[int, str, bool], tuple[Evaluation, EvaluationData]] = {}
+        # (evaluation, rights, today's, with texts): data read without texts serve only asks
+        # without them
+        self._seen: dict[tuple[int, str, bool, bool], tuple[Evaluation, EvaluationData]] = {}
         self._shared: dict[tuple[Any, ...], Any] = {}  # reads evaluations share (load_data)
 
     def get(self, store: Store, actor: Actor, evaluation_id: int, at_least: str = "curator",
-            *, today: bool = False) -> tuple[Evaluation, EvaluationData]:
-        """:func:`load`'s answer, read at most once per evaluation, rights and day."""
-        key = (evaluation_id, at_least, today)
+            *, today: bool = False, texts: bool = True) -> tuple[Evaluation, EvaluationData]:
+        """:func:`load`'s answer, read at most once per evaluation, rights, day and texts."""
+        whole = (evaluation_id, at_least, today, True)
+        if whole in self._seen:
+            return self._seen[whole]
+        key = (evaluation_id, at_least, today, texts)
         if key not in self._seen:
-            ev, data = _read(store, actor, evaluation_id, at_least, today, self._shared)
-            self._seen[key] = ev, data
+            ev, data = _read(store, actor, evaluation_id, at_least, today, self._shared, texts)
+            # a frozen evaluation's frozen data are read whole (kept per process)
+            read = texts or (ev.frozen_at is not None and not today)
+            self._seen[(evaluation_id, at_least, today, read)] = ev, data
             if ev.frozen_at is None:  # provisional: today's grades either way
-                self._seen[(evaluation_id, at_least, not today)] = ev, data
+                self._seen[(evaluation_id, at_least, not today, read)] = ev, data
+            return ev, data
         return self._seen[key]
 
 

@@ -99,7 +99,8 @@ def _headline(store: Store, actor: Actor, evaluation_id: int, stamp: tuple[Any, 
     kept = _KEPT.get(store, stamp)
     if kept is not None:
         return kept
-    _, data = dashboards.load(store, actor, evaluation_id, loaded=loaded)
+    # its number alone: the hits without their texts (title, snippet, URL)
+    _, data = dashboards.load(store, actor, evaluation_id, loaded=loaded, texts=False)
     # the first metric alone: a metric's mean does not depend on the others computed with it
     means = dashboards.evaluation_metrics(replace(data, metrics=data.metrics[:1]))["mean"]
     name = (data.metrics[0] if data.metrics and data.metrics[0] in means
