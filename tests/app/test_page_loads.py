@@ -320,3 +320,30 @@ def test_evaluations_served_one_snapshot_read_its_hits_once_per_view(store, coll
     assert (rows[second.id].headline, rows[second.id].headline_value) == ("P@2", shallow)
     data = dashboards.load(store, w.curator, second.id)[1]
     assert data.run.name == "shallow" and data.judgments.source == f"evaluation #{second.id}"
+
+
+def test_the_project_page_checks_each_evaluation_for_a_freeze_once(store, collection,
+                                                                    monkeypatch):
+    """Whether grading is complete (auto-freeze) is checked once per evaluation per view: the
+    page checks every one, and its headlines' reads do not check again; a complete one is
+    still frozen on the view that sees it complete."""
+    w = make_world(store, collection, metrics=METRICS)
+    ev = w.evaluation.id
+    checks: Counter[int] = Counter()
+    real = freezing.auto_freeze
+
+    def counted(store_, evaluation_id):
+        checks[evaluation_id] += 1
+        return real(store_, evaluation_id)
+
+    monkeypatch.setattr(freezing, "auto_freeze", counted)
+    overview.project_overview(store, w.curator, w.project.id)
+    assert checks[ev] == 1
+    # grading done (2 grades wanted per result: both judges): frozen on the next view
+    _grade_all(store, w.judge, ev, lambda t: 3 if t.position == 1 else 0)
+    _grade_all(store, w.judge2, ev, lambda t: 2)
+    checks.clear()
+    row = next(r for r in overview.project_overview(store, w.curator, w.project.id)
+               if r.evaluation.id == ev)
+    assert checks[ev] == 1 and row.frozen_at is not None
+    assert row.headline_value == dashboards.metrics_report(store, w.curator, ev)["mean"]["nDCG@5"]

@@ -99,11 +99,12 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
 
 
 def _read(store: Store, actor: Actor, evaluation_id: int, at_least: str, today: bool,
-          shared: dict[tuple[Any, ...], Any] | None,
-          texts: bool = True) -> tuple[Evaluation, EvaluationData]:
+          shared: dict[tuple[Any, ...], Any] | None, texts: bool = True,
+          freeze: bool = True) -> tuple[Evaluation, EvaluationData]:
     from rankscope.services.freezing import auto_freeze
 
-    auto_freeze(store, evaluation_id)
+    if freeze:
+        auto_freeze(store, evaluation_id)
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, at_least)
         if ev.frozen_at is None or today:
@@ -136,6 +137,13 @@ class Loaded:
         # without them
         self._seen: dict[tuple[int, str, bool, bool], tuple[Evaluation, EvaluationData]] = {}
         self._shared: dict[tuple[Any, ...], Any] = {}  # reads evaluations share (load_data)
+        self._freezing_checked: set[int] = set()
+
+    def freezing_checked(self, evaluation_id: int) -> None:
+        """Say that the request has just checked whether the evaluation's grading is complete
+        (:func:`~rankscope.services.freezing.auto_freeze`): its data are read without
+        checking again."""
+        self._freezing_checked.add(evaluation_id)
 
     def get(self, store: Store, actor: Actor, evaluation_id: int, at_least: str = "curator",
             *, today: bool = False, texts: bool = True) -> tuple[Evaluation, EvaluationData]:
@@ -145,7 +153,8 @@ class Loaded:
             return self._seen[whole]
         key = (evaluation_id, at_least, today, texts)
         if key not in self._seen:
-            ev, data = _read(store, actor, evaluation_id, at_least, today, self._shared, texts)
+            ev, data = _read(store, actor, evaluation_id, at_least, today, self._shared, texts,
+                             evaluation_id not in self._freezing_checked)
             # a frozen evaluation's frozen data are read whole (kept per process)
             read = texts or (ev.frozen_at is not None and not today)
             self._seen[(evaluation_id, at_least, today, read)] = ev, data

@@ -66,11 +66,13 @@ def project_overview(store: Store, actor: Actor, project_id: int) -> list[Evalua
     project = projects.get_project(store, actor, project_id)
     curator = projects.RANK[project.role] >= projects.RANK["curator"]
     rows = []
+    loaded = dashboards.Loaded()
     for ev in campaigns.list_evaluations(store, actor, project_id):
         filled = slots = 0
         if ev.status == "ready" and ev.frozen_at is None and freezing.auto_freeze(store, ev.id):
             # complete grading freezes an evaluation: the page says so the moment it is
             ev = campaigns.get_evaluation(store, actor, ev.id)
+        loaded.freezing_checked(ev.id)  # its headline's read need not check again
         if ev.status == "ready":
             done = grading_progress.progress(store, actor, ev.id)
             filled, slots = done["filled"], done["slots"]
@@ -81,7 +83,6 @@ def project_overview(store: Store, actor: Actor, project_id: int) -> list[Evalua
     with store.read() as session:
         found = [session.get(Evaluation, i) for i in wanted]
         stamps = {row.id: data_stamp(session, row) for row in found if row is not None}
-    loaded = dashboards.Loaded()
     out = []
     for ev, filled, slots in rows:
         headline = value = None
