@@ -20,6 +20,11 @@ over HTTP through the app's test client (the whole request: routing, services,
 templates), signed in as the curator. Prints the median and fastest of ``--rounds``
 views of each (the first view apart: caches are cold then) and ``uptime``.
 
+``--profile N`` times nothing: it profiles (cProfile, CPU) ``N`` project views right
+after one more grade each, calling the service the page calls
+(:func:`rankscope.services.overview.project_overview`), and prints the project's functions
+by cumulative time: where a view's time goes.
+
 ``--before SRC`` times a second source tree (e.g. ``git archive main | tar -x -C
 /tmp/before``) on the same database, the two alternating round by round in child
 processes, and prints after/before ratios (median and fastest): the machine's other
@@ -30,6 +35,7 @@ Run (figures in benchmarks/README.md, "App pages")::
     python benchmarks/app_pages.py                                  # SQLite
     python benchmarks/app_pages.py --pg "$RANKSCOPE_TEST_PG_URL"    # PostgreSQL
     python benchmarks/app_pages.py --before /tmp/before --rounds 5
+    python benchmarks/app_pages.py --profile 5                      # where the time goes
 """
 
 from __future__ import annotations
@@ -150,6 +156,38 @@ def measure(url: str, ids: dict[str, int], rounds: int) -> dict[str, list[float]
     return out
 
 
+def profile(url: str, ids: dict[str, int], views: int) -> None:
+    """Print where ``views`` project views right after a grade each spend their CPU."""
+    import cProfile
+    import pstats
+
+    from rankscope.app.server import open_app_store
+    from rankscope.services import accounts, assignment, grading, overview
+    from rankscope.services.grading import GradeInput
+
+    store = open_app_store(url)
+    try:
+        curator = accounts.get_user(store, "curator")
+        grader = accounts.get_user(store, "g00")
+        overview.project_overview(store, curator, ids["project"])  # frozen headlines kept
+        prof = cProfile.Profile()
+        for i in range(views):
+            task = assignment.next_tasks(store, grader, ids["provisional"], n=1)
+            if not task:
+                raise SystemExit("no result left to grade: fewer views or more --results")
+            grading.submit_batch(store, grader, ids["provisional"], f"p{i}",
+                                 [GradeInput(task[0].task_id, 2)])
+            prof.enable()
+            overview.project_overview(store, curator, ids["project"])
+            prof.disable()
+        print(f"{views} project views, each right after one more grade (cumulative seconds "
+              f"over all {views}; divide by {views} for one view):")
+        pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(
+            r"rankscope/(services|judgments/evaluation|engine/evaluate)", 40)
+    finally:
+        store.close()
+
+
 def _uptime() -> str:
     try:
         return subprocess.run(["uptime"], capture_output=True, text=True,
@@ -196,6 +234,8 @@ def main() -> int:
     parser.add_argument("--results", type=int, default=12_000)
     parser.add_argument("--alternations", type=int, default=3,
                         help="with --before: child processes of each tree, alternating")
+    parser.add_argument("--profile", type=int, metavar="N",
+                        help="profile N project views right after a grade instead of timing")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -212,7 +252,9 @@ def main() -> int:
             print(f"built {args.evaluations} evaluations x {args.results} results "
                   f"({'PostgreSQL' if args.pg else 'SQLite'}) in {time.perf_counter() - t:.0f} s")
             print(_uptime())
-            if args.before is None:
+            if args.profile:
+                profile(url, ids, args.profile)
+            elif args.before is None:
                 times = measure(url, ids, args.rounds)
                 _report("this", {p: v[1:] for p, v in times.items()},
                         {p: v[:1] for p, v in times.items()})
