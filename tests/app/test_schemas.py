@@ -226,6 +226,15 @@ def test_reading_a_tries_changes_says_their_limit_in_the_shared_words():
     assert str(read.value) == str(by_spec.value) == said
 
 
+@pytest.mark.parametrize("value", ["1", " 1", True, 1.0, 0, 2**31])
+def test_an_id_in_a_body_is_a_whole_number_not_text(value):
+    """The module's promise: a number given as text in a JSON body is a 422 (a path, a
+    query or a form carry text, and their ids are read from it)."""
+    api.GradeIn(task_id=1, value=2)
+    with pytest.raises(ValidationError):
+        api.GradeIn(task_id=value, value=2)
+
+
 @pytest.mark.parametrize("value", [True, "2", [2]])
 def test_a_grade_is_a_number_not_true_nor_text(value):
     api.GradeIn(task_id=1, value=2)

@@ -26,6 +26,7 @@ import annotated_types
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from pydantic import StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rankscope.app.security import COOKIE
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiActor",
     "AppSettings",
+    "BodyId",
     "Id",
     "LoginRequired",
     "MaybePageActor",
@@ -58,8 +60,14 @@ __all__ = [
 ]
 
 
-Id = Annotated[int, annotated_types.Interval(ge=1, le=MAX_ID)]
-"""An id in a path, a query, a form or a body: 1 to 2^31 - 1 (else 422, never a 500)."""
+_ID_RANGE = annotated_types.Interval(ge=1, le=MAX_ID)
+
+Id = Annotated[int, _ID_RANGE]
+"""An id in a path, a query or a form (text, read as a number): 1 to 2^31 - 1 (else 422,
+never a 500)."""
+
+BodyId = Annotated[StrictInt, _ID_RANGE]
+"""An id in a JSON body: a whole number (text, true or 1.0 is a 422), 1 to 2^31 - 1."""
 
 
 def form_id(text: str, what: str) -> int | None:

@@ -30,7 +30,7 @@ from pydantic import (
     create_model,
 )
 
-from rankscope.app.core import Id
+from rankscope.app.core import BodyId
 
 __all__ = ["Schema", "schema_of"]
 
@@ -55,7 +55,7 @@ def _annotation(kind: Any, meta: Mapping[str, Any], where: str) -> Any:
     if kind is bool:
         return StrictBool
     if kind is int:
-        return Id if meta.get("is_id") else StrictInt
+        return BodyId if meta.get("is_id") else StrictInt
     if kind is float:  # a number, whole or not; true is not one
         return StrictFloat | StrictInt
     if kind is str:
