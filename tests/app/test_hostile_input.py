@@ -287,15 +287,8 @@ def _requests(s: Site, route: Route) -> Iterator[tuple[str, str, dict[str, Any]]
 
 def _client(s: Site, route: Route) -> TestClient:
     api = route.path.startswith("/api/")
-    client = TestClient(s.app, base_url="http://testserver", follow_redirects=False,
-                        raise_server_exceptions=False)
     who = route.role if route.role in ("judge", "curator", "admin") else None
-    if who is not None:
-        if api:
-            client.headers["Authorization"] = f"Bearer {s.tokens[who]}"
-        else:
-            client.cookies.update(s.cookies[who])
-    return client
+    return s.client(who, api, raise_errors=False)
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=_id)

@@ -48,8 +48,11 @@ class Site:
                                        boundary=_unwrap(self.app).state.settings.boundary)
         return int(made["id"])
 
-    def client(self, who: str | None, api: bool) -> TestClient:
-        client = TestClient(self.app, base_url="http://testserver", follow_redirects=False)
+    def client(self, who: str | None, api: bool, *, raise_errors: bool = True) -> TestClient:
+        """Signed in as ``who`` (by token for the API, else by cookie); with
+        ``raise_errors=False`` a server error is an answer (a 500), not an exception."""
+        client = TestClient(self.app, base_url="http://testserver", follow_redirects=False,
+                            raise_server_exceptions=raise_errors)
         if who is not None:
             if api:
                 client.headers["Authorization"] = f"Bearer {self.tokens[who]}"
