@@ -24,6 +24,7 @@ command.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 import numpy as np
@@ -205,10 +206,14 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     """(positions, rows) putting tied rows in document id order (bytes).
 
     ``order`` is the ranking so far (None: the file order). Only runs holding
-    a pair out of order move: a pair is swapped, a longer run sorted. The ids
-    of the runs' rows are gathered once (gathering strings at random rows is
-    the slow part when most rows tie): neighbours are compared, and the runs
-    to sort are sorted, on that one gathered column.
+    a pair out of order move: a pair is swapped, a longer run sorted. The runs
+    are taken in blocks of whole runs of about :data:`_BLOCK_ROWS` rows: each
+    block's ids are gathered once (gathering strings at random rows is the slow
+    part when most rows tie), neighbours compared and its runs to sort sorted
+    on that gathered column, which is let go before the next block's: with 90 %
+    ties the ids of every tied row (16 bytes a row and their text) are never
+    held at once, and each block's ids are few enough to be coded
+    (:func:`~rankscope.data.id_codes.byte_order_codes`).
     """
     pairs = ties.pairs
     if pairs.size == 0:
@@ -219,10 +224,46 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     size = run_pairs + 1
     ends = np.cumsum(size)
     total = int(ends[-1])
+    # the blocks: runs [cut[i], cut[i + 1]), cut where a multiple of _BLOCK_ROWS rows is
+    # passed (a block holds at most _BLOCK_ROWS rows and its first run's, which may start
+    # in the block before)
+    cut = [0, run_start.size] if total <= _BLOCK_ROWS else np.unique(np.concatenate((
+        [0], np.searchsorted(ends, np.arange(_BLOCK_ROWS, total, _BLOCK_ROWS), side="right"),
+        [run_start.size]))).tolist()
+    # every moved row's position and row, written block after block (a row moves at most
+    # once: at most ``total`` of each; pages never written are never resident)
+    pos = np.empty(total, dtype=np.int64)
+    src = np.empty(total, dtype=np.int64)
+    filled = 0
+    if docs.n_chunks() > 1 and order is not None and total * _REGATHER > docs.len():
+        docs = docs.rechunk()  # gathered from at scattered rows, block after block
+    for lo, hi in pairwise(cut):
+        filled = _block_moves(order, docs, run_start[lo:hi], run_pairs[lo:hi], descending,
+                              pos, src, filled)
+    if filled == 0:
+        return None  # already in order
+    return pos[:filled], src[:filled]
+
+
+_BLOCK_ROWS = CODED_UP_TO // 2
+"""Tied rows ordered at a time by :func:`_tie_moves` (a block also holds the rest of its
+first run: at most :data:`~rankscope.data.id_codes.CODED_UP_TO` when runs are shorter
+than half of it, so its ids can be coded)."""
+
+
+def _block_moves(order: IntArray | None, docs: pl.Series, run_start: IntArray,
+                 run_pairs: IntArray, descending: bool, pos: IntArray, src: IntArray,
+                 filled: int) -> int:
+    """The moves of some tied runs (each starting at ``run_start`` with ``run_pairs``
+    pairs), written to ``pos`` and ``src`` from ``filled`` on; returns the new ``filled``
+    (see :func:`_tie_moves`)."""
+    size = run_pairs + 1
+    ends = np.cumsum(size)
+    total = int(ends[-1])
     # every row of every run, run after run: rank-order positions and file rows
     where = np.repeat(run_start - (ends - size), size) + np.arange(total)
     ident = where if order is None else order[where]
-    names = gather_many(docs, ident)
+    names = _gathered(docs, ident)
     # runs too long to order by counting are sorted: then integer codes of the ids (when
     # they fit 64 bits) serve both the comparison of neighbours and the sort
     tried = total <= CODED_UP_TO and int((size * run_pairs).sum()) > _COUNTED_UP_TO
@@ -240,32 +281,45 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     bad = wrong[inside]
     del wrong, inside
     if not bad.any():
-        return None  # already in order
-    run_bad = np.logical_or.reduceat(bad, starts)
+        return filled  # already in order
+    run_bad = np.logical_or.reduceat(bad, np.cumsum(run_pairs) - run_pairs)
     swap = run_start[run_bad & (run_pairs == 1)]
-    positions = [swap, swap + 1]
-    rows = [swap + 1, swap]
+    k = swap.size
+    pos[filled:filled + k] = swap
+    pos[filled + k:filled + 2 * k] = swap + 1
+    mates = np.concatenate((swap + 1, swap))
+    src[filled:filled + 2 * k] = mates if order is None else order[mates]  # pairs name positions
+    filled += 2 * k
     longer = run_bad & (run_pairs > 1)
     if longer.any():
         member = np.repeat(longer, size)
-        positions.append(where[member])
+        moving = where[member]
+        pos[filled:filled + moving.size] = moving
         moved = ident[member]
-        # with 90 % ties nearly every row is in a run to sort: what the sort does not read
-        # (every tied row's position, row and gathered id: 8 + 8 + 16 bytes a row) is let
-        # go before it, not kept beside it
         del where, ident
         if codes is not None:
-            key = key[member]
-            rows.append(_runs_sorted_by_code(key, size[longer], moved))
+            ordered = _runs_sorted_by_code(key[member], size[longer], moved)
         else:
             ids = names if member.all() else names.filter(pl.Series(member))
             del names
-            rows.append(_runs_sorted(ids, size[longer], moved, descending, coded=not tried))
-    pos = np.concatenate(positions).astype(np.int64, copy=False)
-    src = np.concatenate(rows).astype(np.int64, copy=False)
-    if order is not None:
-        src[: 2 * swap.size] = order[src[: 2 * swap.size]]  # pairs name positions
-    return pos, src
+            ordered = _runs_sorted(ids, size[longer], moved, descending, coded=not tried)
+        src[filled:filled + moving.size] = ordered
+        filled += moving.size
+    return filled
+
+
+def _gathered(docs: pl.Series, rows: IntArray) -> pl.Series:
+    """``docs`` at ``rows`` (one block's tied rows): from the slice of the rows' span
+    when it is short (a ranked file's runs lie together), else from the whole column."""
+    first, last = int(rows.min()), int(rows.max())
+    if docs.n_chunks() > 1 and last - first < _SPAN * rows.size:
+        return gather_many(docs.slice(first, last - first + 1).rechunk(), rows - first)
+    return gather_many(docs, rows)
+
+
+_SPAN = 4
+"""How many times as long as its rows a block's span of the file may be and still be
+gathered from a slice of it (:func:`_gathered`)."""
 
 
 def _runs_sorted_by_code(key: npt.NDArray[np.uint64], lengths: IntArray,
