@@ -192,3 +192,49 @@ def test_a_duplicate_inside_a_tied_run_is_the_same_error(
     # d2 d1 d0 | d5 d4 d3 | d8 d7 d6: d4 at 5, AP 1/5; mean 0.35
     run.write_text("\n".join(line for line in lines if line != "q1 Q0 d3 4 1.0 t") + "\n")
     assert rankscope.evaluate(str(qrels), str(run), ["map"])["map"] == pytest.approx(0.35)
+
+
+def _runs_by_definition(keys: list[tuple[int, float]]) -> list[tuple[int, int]]:
+    """(first position, rows) of each run of equal neighbouring keys, one at a time."""
+    runs: list[tuple[int, int]] = []
+    at = 0
+    while at < len(keys):
+        end = at
+        while end + 1 < len(keys) and keys[end + 1] == keys[at]:
+            end += 1
+        if end > at:
+            runs.append((at, end - at + 1))
+        at = end + 1
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tied_runs_and_the_runs_that_differ_in_value_are_the_definition(seed: int) -> None:
+    # Ties are kept as each run's first position and size (not every tied pair): the runs
+    # of equal (query, score) neighbours in rank order, sorted or in the file's order,
+    # runs at the first and the last row included; and the runs kept when only those
+    # whose values differ are ordered (NaN equal to NaN).
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 300))
+    qidx = np.sort(rng.integers(0, 4, n)) if seed % 2 else rng.integers(0, 4, n)
+    score = rng.integers(0, 3 if seed < 4 else 40, n).astype(np.float64)
+    if seed % 4 == 1:  # a file in rank order (no sort: ties found on the file order)
+        order = np.lexsort((-score, qidx))
+        qidx, score = qidx[order], score[order]
+    base = base_order(qidx, score, 4)
+    rows = base.rows()
+    keys = list(zip(qidx[rows].tolist(), score[rows].tolist(), strict=True))
+    want = _runs_by_definition(keys)
+    found = find_ties(base, qidx, score)
+    if not want:
+        assert found is None
+        return
+    assert found is not None
+    assert list(zip(found.first.tolist(), found.size.tolist(), strict=True)) == want
+    values = rng.choice([np.nan, 0.0, 1.0, 1.0, 2.0], n)
+    ranked_values = values[rows]
+    same = [all((ranked_values[f] == v) or (np.isnan(ranked_values[f]) and np.isnan(v))
+                for v in ranked_values[f:f + k]) for f, k in want]
+    kept = ranking_order._valued_runs(found, ranked_values)
+    assert list(zip(kept.first.tolist(), kept.size.tolist(), strict=True)) == \
+        [run for run, alike in zip(want, same, strict=True) if not alike]

@@ -150,21 +150,17 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray,
 class Ties:
     """Runs of tied rows of a ranking: equal query and score, next to each other.
 
-    ``pairs`` lists the rank-order positions p whose row ties with the row at
-    p + 1; ``starts`` indexes the first pair of each run (a run of k pairs is
-    k + 1 tied rows).
+    ``first`` lists the rank-order position of each run's first row and
+    ``size`` its rows (two or more): two integers a run, not one a tied row
+    (with 90 % ties nearly every row of a ranking is tied).
     """
 
-    pairs: IntArray
-    starts: IntArray
+    first: IntArray
+    size: IntArray
 
     def keep_runs(self, keep: npt.NDArray[np.bool_]) -> Ties:
         """The runs where ``keep`` (one flag per run) holds."""
-        lengths = np.diff(self.starts, append=self.pairs.size)
-        pairs = self.pairs[np.repeat(keep, lengths)]
-        kept_lengths = lengths[keep]
-        starts = np.concatenate(([0], np.cumsum(kept_lengths)[:-1])).astype(np.int64)
-        return Ties(pairs, starts if kept_lengths.size else starts[:0])
+        return Ties(self.first[keep], self.size[keep])
 
 
 def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
@@ -182,13 +178,14 @@ def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
         tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
         del qs
     del ss
-    pairs = np.flatnonzero(tie)
-    if pairs.size == 0:
+    # a run opens where a tie follows no tie and ends (its last row) where no tie
+    # follows a tie: one byte a row, not the position of every tied pair
+    edge = np.diff(tie.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    del tie
+    first = np.flatnonzero(edge == 1)
+    if first.size == 0:
         return None
-    opens = np.empty(pairs.size, dtype=bool)
-    opens[0] = True
-    np.not_equal(np.diff(pairs), 1, out=opens[1:])
-    return Ties(pairs, np.flatnonzero(opens))
+    return Ties(first, np.flatnonzero(edge == -1) - first + 1)
 
 
 def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
@@ -197,8 +194,14 @@ def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
     differs = after != before  # whole arrays: cheaper than gathers at the pairs
     if values.dtype.kind == "f":
         differs &= ~(np.isnan(after) & np.isnan(before))
-    differs = differs[ties.pairs]
-    return ties.keep_runs(np.logical_or.reduceat(differs, ties.starts))
+    # each run's pairs are differs[first:last] (last = its last row): reduced between
+    # each run's first and last, the gaps between runs reduced apart and dropped; one
+    # more element so that a run ending at the last row has an end to reduce to
+    bounds = np.empty(2 * ties.first.size, dtype=np.int64)
+    bounds[0::2] = ties.first
+    bounds[1::2] = ties.first + ties.size - 1
+    differs = np.logical_or.reduceat(np.append(differs, False), bounds)[0::2]
+    return ties.keep_runs(differs)
 
 
 def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
@@ -215,13 +218,10 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
     held at once, and each block's ids are few enough to be coded
     (:func:`~rankscope.data.id_codes.byte_order_codes`).
     """
-    pairs = ties.pairs
-    if pairs.size == 0:
+    if ties.first.size == 0:
         return None
-    starts = ties.starts
-    run_start = pairs[starts]
-    run_pairs = np.diff(starts, append=pairs.size)
-    size = run_pairs + 1
+    run_start, size = ties.first, ties.size
+    run_pairs = size - 1
     ends = np.cumsum(size)
     total = int(ends[-1])
     # the blocks: runs [cut[i], cut[i + 1]), cut where a multiple of _BLOCK_ROWS rows is
