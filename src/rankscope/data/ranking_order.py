@@ -178,14 +178,17 @@ def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
         tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
         del qs
     del ss
-    # a run opens where a tie follows no tie and ends (its last row) where no tie
-    # follows a tie: one byte a row, not the position of every tied pair
-    edge = np.diff(tie.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    del tie
-    first = np.flatnonzero(edge == 1)
-    if first.size == 0:
+    # the runs' edges, where a tie follows no tie (a run's first row) or no tie follows a
+    # tie (its last row), alternate: two positions a run, not one every tied pair
+    edges = np.flatnonzero(tie[1:] != tie[:-1]) + 1
+    if tie.size and tie[0]:
+        edges = np.concatenate(([0], edges))
+    if tie.size and tie[-1]:
+        edges = np.concatenate((edges, [tie.size]))
+    if edges.size == 0:
         return None
-    return Ties(first, np.flatnonzero(edge == -1) - first + 1)
+    first = edges[0::2]
+    return Ties(first, edges[1::2] - first + 1)
 
 
 def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
@@ -311,9 +314,10 @@ def _block_moves(order: IntArray | None, docs: pl.Series, run_start: IntArray,
 def _gathered(docs: pl.Series, rows: IntArray) -> pl.Series:
     """``docs`` at ``rows`` (one block's tied rows): from the slice of the rows' span
     when it is short (a ranked file's runs lie together), else from the whole column."""
-    first, last = int(rows.min()), int(rows.max())
-    if docs.n_chunks() > 1 and last - first < _SPAN * rows.size:
-        return gather_many(docs.slice(first, last - first + 1).rechunk(), rows - first)
+    if docs.n_chunks() > 1:
+        first, last = int(rows.min()), int(rows.max())
+        if last - first < _SPAN * rows.size:
+            return gather_many(docs.slice(first, last - first + 1).rechunk(), rows - first)
     return gather_many(docs, rows)
 
 
