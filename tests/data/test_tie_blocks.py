@@ -238,3 +238,31 @@ def test_tied_runs_and_the_runs_that_differ_in_value_are_the_definition(seed: in
     kept = ranking_order._valued_runs(found, ranked_values)
     assert list(zip(kept.first.tolist(), kept.size.tolist(), strict=True)) == \
         [run for run, alike in zip(want, same, strict=True) if not alike]
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_moves_in_32_or_64_bits_give_the_same_ranking(shuffled: bool,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # The moves are 32-bit while the run's rows fit them and cut to those made; over
+    # _INT32_ROWS (set to 0 here) they are 64-bit: the same rows in the same order.
+    rows = _runs("coded", 17, "trec")
+    if shuffled:
+        random.Random(2).shuffle(rows)
+    frame = _frame(rows)
+    qidx = np.array([{"q1": 0, "q10": 1, "q2": 2, "q3": 3}[q] for q, _, _ in rows])
+    score = frame.get_column("score").to_numpy()
+    docs = frame.get_column("doc_id")
+    want = _reference(rows, "trec")
+    moves = {}
+    for bits, limit in ((32, ranking_order._INT32_ROWS), (64, 0)):
+        monkeypatch.setattr(ranking_order, "_INT32_ROWS", limit)
+        base = base_order(qidx, score, 4)
+        fixed = fix_ties(base, find_ties(base, qidx, score), docs)
+        assert fixed.moves is not None
+        assert {m.dtype for m in fixed.moves} == {np.dtype(f"int{bits}")}
+        assert fixed.rows().tolist() == want
+        values = np.arange(len(rows), dtype=np.float64)
+        assert fixed.apply(values).tolist() == [float(i) for i in want]
+        moves[bits] = fixed.moves
+    for a, b in zip(moves[32], moves[64], strict=True):
+        assert a.tolist() == b.tolist() and a.flags.owndata  # cut in place, not a view

@@ -32,7 +32,7 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.id_codes import CODED_UP_TO, byte_order_codes
-from rankscope.data.rankings import Blocks, Ranking
+from rankscope.data.rankings import Blocks, Index, Ranking
 from rankscope.data.run_queries import run_queries
 from rankscope.errors import OptionError
 
@@ -208,7 +208,7 @@ def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
 
 
 def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
-               descending: bool) -> tuple[IntArray, IntArray] | None:
+               descending: bool) -> tuple[Index, Index] | None:
     """(positions, rows) putting tied rows in document id order (bytes).
 
     ``order`` is the ranking so far (None: the file order). Only runs holding
@@ -234,9 +234,14 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
         [0], np.searchsorted(ends, np.arange(_BLOCK_ROWS, total, _BLOCK_ROWS), side="right"),
         [run_start.size]))).tolist()
     # every moved row's position and row, written block after block (a row moves at most
-    # once: at most ``total`` of each; pages never written are never resident)
-    pos = np.empty(total, dtype=np.int64)
-    src = np.empty(total, dtype=np.int64)
+    # once: at most ``total`` of each), as 32-bit integers while the rows fit them: the
+    # moves are kept with the ranking until its rows are read (4 bytes a moved row, not 8)
+    pos: Index
+    src: Index
+    if docs.len() <= _INT32_ROWS:
+        pos, src = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int32)
+    else:
+        pos, src = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
     filled = 0
     if docs.n_chunks() > 1 and order is not None and total * _REGATHER > docs.len():
         docs = docs.rechunk()  # gathered from at scattered rows, block after block
@@ -245,8 +250,15 @@ def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
                               pos, src, filled)
     if filled == 0:
         return None  # already in order
-    return pos[:filled], src[:filled]
+    # cut to the moves made (in place: the rest of each array goes back to the allocator,
+    # not held beside the ranking)
+    pos.resize(filled, refcheck=False)
+    src.resize(filled, refcheck=False)
+    return pos, src
 
+
+_INT32_ROWS = np.iinfo(np.int32).max
+"""Rows of a run up to which :func:`_tie_moves` gives 32-bit positions and rows."""
 
 _BLOCK_ROWS = CODED_UP_TO // 2
 """Tied rows ordered at a time by :func:`_tie_moves` (a block also holds the rest of its
@@ -255,7 +267,7 @@ than half of it, so its ids can be coded)."""
 
 
 def _block_moves(order: IntArray | None, docs: pl.Series, run_start: IntArray,
-                 run_pairs: IntArray, descending: bool, pos: IntArray, src: IntArray,
+                 run_pairs: IntArray, descending: bool, pos: Index, src: Index,
                  filled: int) -> int:
     """The moves of some tied runs (each starting at ``run_start`` with ``run_pairs``
     pairs), written to ``pos`` and ``src`` from ``filled`` on; returns the new ``filled``

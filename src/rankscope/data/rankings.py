@@ -10,9 +10,11 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Blocks", "Ranking"]
+__all__ = ["Blocks", "Index", "Ranking"]
 
 IntArray = npt.NDArray[np.int64]
+Index = npt.NDArray[np.int32] | npt.NDArray[np.int64]
+"""Positions or rows: 32-bit while a run's rows fit them (tie fixes' moves), else 64."""
 FloatArray = npt.NDArray[np.float64]
 _Item = TypeVar("_Item", bound=np.generic)
 
@@ -23,8 +25,9 @@ class Ranking:
 
     ``order`` lists the rows in rank order (None: the file order itself, every
     row kept), after which ``moves`` = (positions, rows) puts ``rows`` at
-    ``positions`` (tie fixes). Query ``q``'s ranking is the next ``counts[q]``
-    positions; rows of no evaluated query are left out.
+    ``positions`` (tie fixes; 32-bit integers when the rows fit them). Query
+    ``q``'s ranking is the next ``counts[q]`` positions; rows of no evaluated
+    query are left out.
 
     ``blocks`` (only with ``order`` None) defers putting a ranked file's query
     blocks in query order: ties are then found and fixed on the file order
@@ -36,7 +39,7 @@ class Ranking:
     """
 
     order: IntArray | None
-    moves: tuple[IntArray, IntArray] | None
+    moves: tuple[Index, Index] | None
     counts: IntArray
     blocks: Blocks | None = None
     negated_scores: FloatArray | None = None
