@@ -150,61 +150,68 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray,
 class Ties:
     """Runs of tied rows of a ranking: equal query and score, next to each other.
 
-    ``first`` lists the rank-order position of each run's first row and
-    ``size`` its rows (two or more): two integers a run, not one a tied row
-    (with 90 % ties nearly every row of a ranking is tied).
+    ``bounds`` holds each run's first and last rank-order position, run after
+    run (first, last, first, last, ...): two integers a run, not one a tied
+    pair (with 90 % ties nearly every row of a ranking is tied).
     """
 
-    first: IntArray
-    size: IntArray
+    bounds: IntArray
+
+    @property
+    def first(self) -> IntArray:
+        """Each run's first position."""
+        return self.bounds[0::2]
+
+    @property
+    def size(self) -> IntArray:
+        """Each run's rows (two or more)."""
+        size: IntArray = self.bounds[1::2] - self.bounds[0::2] + 1
+        return size
 
     def keep_runs(self, keep: npt.NDArray[np.bool_]) -> Ties:
         """The runs where ``keep`` (one flag per run) holds."""
-        return Ties(self.first[keep], self.size[keep])
+        return Ties(self.bounds.reshape(-1, 2)[keep].ravel())
 
 
 def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
     """The tied runs of ``base`` (None when no two neighbouring rows tie)."""
     order = base.order
+    # ``tie`` at p + 1: the row at p ties with the one at p + 1 (False at both ends)
+    tie = np.zeros(max(0, (qidx.size if order is None else order.size) + 1), dtype=bool)
     if order is not None and base.negated_scores is not None:
         # in rank order the queries are the blocks of ``counts``: no gathers needed
         ss = base.negated_scores
-        tie = ss[1:] == ss[:-1]
+        np.equal(ss[1:], ss[:-1], out=tie[1:-1])
         ends = np.cumsum(base.counts)  # a query's last position never ties with the next
-        tie[ends[(ends > 0) & (ends < ss.size)] - 1] = False
+        tie[ends[(ends > 0) & (ends < ss.size)]] = False
     else:
         qs = qidx if order is None else qidx[order]
         ss = score if order is None else score[order]
-        tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
-        del qs
+        inner = tie[1:-1]
+        np.equal(qs[1:], qs[:-1], out=inner)
+        inner &= ss[1:] == ss[:-1]
+        del qs, inner
     del ss
-    # the runs' edges, where a tie follows no tie (a run's first row) or no tie follows a
-    # tie (its last row), alternate: two positions a run, not one every tied pair
-    edges = np.flatnonzero(tie[1:] != tie[:-1]) + 1
-    if tie.size and tie[0]:
-        edges = np.concatenate(([0], edges))
-    if tie.size and tie[-1]:
-        edges = np.concatenate((edges, [tie.size]))
-    if edges.size == 0:
+    # a run's first row is where a tie follows none, its last where none follows a tie:
+    # the positions where ``tie`` changes, first and last alternating
+    bounds = np.flatnonzero(tie[1:] != tie[:-1])
+    if bounds.size == 0:
         return None
-    first = edges[0::2]
-    return Ties(first, edges[1::2] - first + 1)
+    return Ties(bounds)
 
 
 def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
     """The runs whose rows do not all share a value (``values`` in rank order, NaN alike)."""
     after, before = values[1:], values[:-1]
-    differs = after != before  # whole arrays: cheaper than gathers at the pairs
+    # differs[p]: the rows at p and p + 1 differ (whole arrays: cheaper than gathers at
+    # the runs); one more, False, so that a run ending at the last row has an end
+    differs = np.zeros(values.size, dtype=bool)
+    np.not_equal(after, before, out=differs[:-1])
     if values.dtype.kind == "f":
-        differs &= ~(np.isnan(after) & np.isnan(before))
-    # each run's pairs are differs[first:last] (last = its last row): reduced between
-    # each run's first and last, the gaps between runs reduced apart and dropped; one
-    # more element so that a run ending at the last row has an end to reduce to
-    bounds = np.empty(2 * ties.first.size, dtype=np.int64)
-    bounds[0::2] = ties.first
-    bounds[1::2] = ties.first + ties.size - 1
-    differs = np.logical_or.reduceat(np.append(differs, False), bounds)[0::2]
-    return ties.keep_runs(differs)
+        differs[:-1] &= ~(np.isnan(after) & np.isnan(before))
+    # each run's pairs are differs[first:last]: reduced between each run's bounds (the
+    # gaps between runs reduced apart and dropped)
+    return ties.keep_runs(np.logical_or.reduceat(differs, ties.bounds)[0::2])
 
 
 def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
