@@ -20,14 +20,14 @@ def both_ranking_paths(request: pytest.FixtureRequest,
     would go untested ("inline": every run takes the small-run paths;
     "threaded": every run takes the large-run paths).
     """
-    from rankscope.data import ranking_order, run_queries
+    from rankscope.data import gather, run_queries
     from rankscope.engine import ranking, ranking_match
 
     small = request.param == "inline"
     monkeypatch.setattr(ranking, "_THREADED_FROM", 1 << 62 if small else 0)
     monkeypatch.setattr(ranking_match, "PROBED_BELOW", 1 << 62 if small else 0)
     monkeypatch.setattr(run_queries, "LISTED_UP_TO", 1 << 62 if small else 0)
-    monkeypatch.setattr(ranking_order, "_INDEXED_BELOW", 1 << 62 if small else 0)
+    monkeypatch.setattr(gather, "_INDEXED_BELOW", 1 << 62 if small else 0)
     yield request.param
 
 

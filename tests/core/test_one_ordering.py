@@ -18,7 +18,7 @@ import rankscope
 from rankscope.cli.main import main
 from rankscope.cli.parsing import TIE_CHOICES
 from rankscope.compare.rank_similarity import pair_rankings
-from rankscope.data import ranking_order
+from rankscope.data import tie_order
 from rankscope.data.id_codes import byte_order_codes
 from rankscope.data.ranking_order import TIE_RULES, ranked
 from rankscope.data.tables import Run
@@ -169,7 +169,7 @@ def test_each_tied_shape_takes_the_path_it_names(shape: str,
         coded.append(found is not None)
         return found
 
-    monkeypatch.setattr(ranking_order, "byte_order_codes", spy)
+    monkeypatch.setattr(tie_order, "byte_order_codes", spy)
     rows = _tied_rows(shape, random.Random(len(shape) + len("trec")))
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
                                        "score": pl.Float64}, orient="row")
@@ -186,7 +186,7 @@ def test_many_runs_some_in_order_some_swapped_some_sorted(
     # are moved, so the ids of the runs to sort are a part of those gathered. With more
     # tied rows than are coded (CODED_UP_TO), the strings are sorted without trying codes.
     if way == "too many to code":
-        monkeypatch.setattr(ranking_order, "CODED_UP_TO", 64)
+        monkeypatch.setattr(tie_order, "CODED_UP_TO", 64)
     rng = random.Random(len(way) + len(ties))
     name = (lambda n: f"https://example.org/{n:07d}/page") if way == "strings" else \
         (lambda n: f"d{n}")

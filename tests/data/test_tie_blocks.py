@@ -1,4 +1,4 @@
-"""Tied runs are ordered a block of runs at a time (``ranking_order._tie_moves``).
+"""Tied runs are ordered a block of runs at a time (``tie_order._tie_moves``).
 
 With 90 % ties nearly every row of a 10^7-line run is tied: the ids of all of
 them were gathered and sorted as strings at once. They are now taken in blocks
@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 
 import rankscope
-from rankscope.data import ranking_order
+from rankscope.data import tie_order
 from rankscope.data.id_codes import byte_order_codes
 from rankscope.data.ranking_order import base_order, find_ties, fix_ties, ranked
 from rankscope.errors import RankscopeError
@@ -80,7 +80,7 @@ def test_runs_in_blocks_order_as_the_definition(ties: str, way: str, shuffled: b
     # Blocks of 1 row (every run a block of its own), 7 and 64 rows (runs cut between
     # blocks, runs longer than a block), and the default (one block): the same order.
     if block is not None:
-        monkeypatch.setattr(ranking_order, "_BLOCK_ROWS", block)
+        monkeypatch.setattr(tie_order, "_BLOCK_ROWS", block)
     rows = _runs(way, 3 + len(ties), ties)
     if shuffled:  # not in rank order: ties are ordered on a sorted order, not the file's
         random.Random(5).shuffle(rows)
@@ -95,9 +95,9 @@ def test_more_tied_rows_than_are_coded_are_coded_block_by_block(
     # More tied rows than CODED_UP_TO were gathered at once and sorted as strings; each
     # block now holds at most CODED_UP_TO ids (runs shorter than half of it), and they
     # are coded, never more of them gathered at once.
-    monkeypatch.setattr(ranking_order, "CODED_UP_TO", 128)
-    monkeypatch.setattr(ranking_order, "_BLOCK_ROWS", 64)
-    monkeypatch.setattr(ranking_order, "_COUNTED_UP_TO", 4)  # sorted, not counted
+    monkeypatch.setattr(tie_order, "CODED_UP_TO", 128)
+    monkeypatch.setattr(tie_order, "_BLOCK_ROWS", 64)
+    monkeypatch.setattr(tie_order, "_COUNTED_UP_TO", 4)  # sorted, not counted
     coded: list[tuple[int, bool]] = []
     gathered: list[int] = []
 
@@ -106,14 +106,14 @@ def test_more_tied_rows_than_are_coded_are_coded_block_by_block(
         coded.append((ids.len(), found is not None))
         return found
 
-    real_gather = ranking_order.gather_many
+    real_gather = tie_order.gather_many
 
     def spy_gather(column: pl.Series, rows: np.ndarray) -> pl.Series:  # type: ignore[type-arg]
         gathered.append(rows.size)
         return real_gather(column, rows)
 
-    monkeypatch.setattr(ranking_order, "byte_order_codes", spy_codes)
-    monkeypatch.setattr(ranking_order, "gather_many", spy_gather)
+    monkeypatch.setattr(tie_order, "byte_order_codes", spy_codes)
+    monkeypatch.setattr(tie_order, "gather_many", spy_gather)
     rows = _runs("coded", 11, ties)  # runs of at most 60 rows: a block holds at most 123
     want = [rows[i][:2] for i in _reference(rows, ties)]
     got = ranked(_frame(rows), ties)  # type: ignore[arg-type]
@@ -142,8 +142,8 @@ def test_a_ranked_file_of_many_chunks_is_fixed_from_slices(
     # file's rows (span 4, 1000) or from the whole column (span 0). Every row's value, in
     # rank order, is the definition's, and so are the rows when every tie is ordered.
     if block is not None:
-        monkeypatch.setattr(ranking_order, "_BLOCK_ROWS", block)
-    monkeypatch.setattr(ranking_order, "_SPAN", span)
+        monkeypatch.setattr(tie_order, "_BLOCK_ROWS", block)
+    monkeypatch.setattr(tie_order, "_SPAN", span)
     rng = random.Random(block or 0)
     rows: list[tuple[int, float, str]] = []
     for q in (2, 0, -1, 1):  # -1: a query not evaluated
@@ -176,7 +176,7 @@ def test_a_duplicate_inside_a_tied_run_is_the_same_error(
     # A document listed twice in one query (inside a run of tied rows) is refused with
     # the same message whatever the block size: the blocks change no check.
     if block is not None:
-        monkeypatch.setattr(ranking_order, "_BLOCK_ROWS", block)
+        monkeypatch.setattr(tie_order, "_BLOCK_ROWS", block)
     lines = [f"q1 Q0 d{n} {i + 1} 1.0 t" for i, n in enumerate([5, 3, 9, 3, 7, 1])]
     lines += [f"q2 Q0 d{n} {i + 1} {2.0 - i // 3} t" for i, n in enumerate(range(9))]
     run = tmp_path / "run.txt"
@@ -235,7 +235,7 @@ def test_tied_runs_and_the_runs_that_differ_in_value_are_the_definition(seed: in
     ranked_values = values[rows]
     same = [all((ranked_values[f] == v) or (np.isnan(ranked_values[f]) and np.isnan(v))
                 for v in ranked_values[f:f + k]) for f, k in want]
-    kept = ranking_order._valued_runs(found, ranked_values)
+    kept = tie_order._valued_runs(found, ranked_values)
     assert list(zip(kept.first.tolist(), kept.size.tolist(), strict=True)) == \
         [run for run, alike in zip(want, same, strict=True) if not alike]
 
@@ -254,8 +254,8 @@ def test_moves_in_32_or_64_bits_give_the_same_ranking(shuffled: bool,
     docs = frame.get_column("doc_id")
     want = _reference(rows, "trec")
     moves = {}
-    for bits, limit in ((32, ranking_order._INT32_ROWS), (64, 0)):
-        monkeypatch.setattr(ranking_order, "_INT32_ROWS", limit)
+    for bits, limit in ((32, tie_order._INT32_ROWS), (64, 0)):
+        monkeypatch.setattr(tie_order, "_INT32_ROWS", limit)
         base = base_order(qidx, score, 4)
         fixed = fix_ties(base, find_ties(base, qidx, score), docs)
         assert fixed.moves is not None

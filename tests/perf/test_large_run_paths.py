@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from rankscope.data import ranking_order, run_queries
+from rankscope.data import gather, ranking_order, run_queries
 from rankscope.data.ranking_order import Ranking, base_order, find_ties, gather_many
 from rankscope.data.tables import Qrels, Run
 from rankscope.engine.ranking import rank
@@ -72,7 +72,7 @@ def test_ids_in_many_chunks_rank_as_in_one(seed: int, shuffle: bool, regather: i
     run, qrels = _chunked(run, 17), _chunked(qrels, 5)
     assert run.get_column("doc_id").n_chunks() > 1
     # 1 << 30: every gather rechunks first; 1: none does (gathers across the chunks)
-    monkeypatch.setattr(ranking_order, "_REGATHER", regather)
+    monkeypatch.setattr(gather, "_REGATHER", regather)
     for ties in ("trec", "docid_asc"):
         _assert_matches_reference(qrels, run, ties)
 

@@ -11,7 +11,8 @@ string keys is the slowest part of an evaluation, so it is split:
    and each query's scores sorted on its own (rows of padded matrices);
 3. only rows that tie on (query, score) are then ordered by document id, and
    only the runs of tied rows whose judgments differ (swapping two rows of
-   the same grade changes no measure), unless every tie must be exact.
+   the same grade changes no measure), unless every tie must be exact
+   (:mod:`rankscope.data.tie_order`, a block of runs at a time).
 
 Everything is done in the file's row order; a ranking is one permutation of
 it. This is the one ordering of a ranking: the evaluation's ranking step
@@ -23,17 +24,16 @@ command.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from itertools import pairwise
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.data.id_codes import CODED_UP_TO, byte_order_codes
-from rankscope.data.rankings import Blocks, Index, Ranking
+from rankscope.data.gather import gather_many
+from rankscope.data.rankings import Blocks, Ranking
 from rankscope.data.run_queries import run_queries
+from rankscope.data.tie_order import Ties, find_ties, fix_ties
 from rankscope.errors import OptionError
 
 __all__ = [
@@ -56,34 +56,6 @@ def check_tie_rule(ties: str) -> TieRule:
     if ties not in TIE_RULES:
         raise OptionError(f"ties must be one of {', '.join(TIE_RULES)}, not {ties!r}")
     return ties
-
-
-def gather_many(column: pl.Series, rows: IntArray) -> pl.Series:
-    """``column`` at ``rows``, made one chunk first when ``rows`` are many.
-
-    A file read in chunks gives columns of hundreds of chunks, and gathering
-    across chunks costs about ten times a gather from one chunk (0.8 s against
-    0.08 s for 6 million short ids): past an eighth of the column the copy into
-    one chunk is cheaper.
-    """
-    if column.n_chunks() > 1 and rows.size * _REGATHER > column.len():
-        column = column.rechunk()
-    if rows.size < _INDEXED_BELOW:
-        # indexing gathers directly (``gather`` plans a query first); with polars' own
-        # unsigned index type it skips the checks for negative and too large positions
-        return column[rows.astype(_INDEX_TYPE)]
-    return column.gather(rows)
-
-
-_INDEX_TYPE = np.uint32 if pl.get_index_type() == pl.UInt32 else np.uint64
-"""polars' row index as numpy holds it (rows passed to :func:`gather_many` are never negative)."""
-
-
-_INDEXED_BELOW = 1 << 16
-"""Rows up to which :func:`gather_many` gathers by indexing (a fixed cost less per call)."""
-
-
-_REGATHER = 8  # rows gathered, as a fraction of the column, from which it is rechunked
 
 
 def _stable_by_query(qidx: IntArray) -> IntArray:
@@ -144,277 +116,6 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray,
             order[src] = by_query[offsets[chunk][rows] + at]
             sorted_scores[src] = grid[rows, at]
     return order, sorted_scores
-
-
-@dataclass(frozen=True)
-class Ties:
-    """Runs of tied rows of a ranking: equal query and score, next to each other.
-
-    ``bounds`` holds each run's first and last rank-order position, run after
-    run (first, last, first, last, ...): two integers a run, not one a tied
-    pair (with 90 % ties nearly every row of a ranking is tied).
-    """
-
-    bounds: IntArray
-
-    @property
-    def first(self) -> IntArray:
-        """Each run's first position."""
-        return self.bounds[0::2]
-
-    @property
-    def size(self) -> IntArray:
-        """Each run's rows (two or more)."""
-        size: IntArray = self.bounds[1::2] - self.bounds[0::2] + 1
-        return size
-
-    def keep_runs(self, keep: npt.NDArray[np.bool_]) -> Ties:
-        """The runs where ``keep`` (one flag per run) holds."""
-        return Ties(self.bounds.reshape(-1, 2)[keep].ravel())
-
-
-def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
-    """The tied runs of ``base`` (None when no two neighbouring rows tie)."""
-    order = base.order
-    # ``tie`` at p + 1: the row at p ties with the one at p + 1 (False at both ends)
-    tie = np.zeros(max(0, (qidx.size if order is None else order.size) + 1), dtype=bool)
-    if order is not None and base.negated_scores is not None:
-        # in rank order the queries are the blocks of ``counts``: no gathers needed
-        ss = base.negated_scores
-        np.equal(ss[1:], ss[:-1], out=tie[1:-1])
-        ends = np.cumsum(base.counts)  # a query's last position never ties with the next
-        tie[ends[(ends > 0) & (ends < ss.size)]] = False
-    else:
-        qs = qidx if order is None else qidx[order]
-        ss = score if order is None else score[order]
-        inner = tie[1:-1]
-        np.equal(qs[1:], qs[:-1], out=inner)
-        inner &= ss[1:] == ss[:-1]
-        del qs, inner
-    del ss
-    # a run's first row is where a tie follows none, its last where none follows a tie:
-    # the positions where ``tie`` changes, first and last alternating
-    bounds = np.flatnonzero(tie[1:] != tie[:-1])
-    if bounds.size == 0:
-        return None
-    return Ties(bounds)
-
-
-def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
-    """The runs whose rows do not all share a value (``values`` in rank order, NaN alike)."""
-    after, before = values[1:], values[:-1]
-    # differs[p]: the rows at p and p + 1 differ (whole arrays: cheaper than gathers at
-    # the runs); one more, False, so that a run ending at the last row has an end
-    differs = np.zeros(values.size, dtype=bool)
-    np.not_equal(after, before, out=differs[:-1])
-    if values.dtype.kind == "f":
-        differs[:-1] &= ~(np.isnan(after) & np.isnan(before))
-    # each run's pairs are differs[first:last]: reduced between each run's bounds (the
-    # gaps between runs reduced apart and dropped)
-    return ties.keep_runs(np.logical_or.reduceat(differs, ties.bounds)[0::2])
-
-
-def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
-               descending: bool) -> tuple[Index, Index] | None:
-    """(positions, rows) putting tied rows in document id order (bytes).
-
-    ``order`` is the ranking so far (None: the file order). Only runs holding
-    a pair out of order move: a pair is swapped, a longer run sorted. The runs
-    are taken in blocks of whole runs of about :data:`_BLOCK_ROWS` rows: each
-    block's ids are gathered once (gathering strings at random rows is the slow
-    part when most rows tie), neighbours compared and its runs to sort sorted
-    on that gathered column, which is let go before the next block's: with 90 %
-    ties the ids of every tied row (16 bytes a row and their text) are never
-    held at once, and each block's ids are few enough to be coded
-    (:func:`~rankscope.data.id_codes.byte_order_codes`).
-    """
-    if ties.first.size == 0:
-        return None
-    run_start, size = ties.first, ties.size
-    run_pairs = size - 1
-    ends = np.cumsum(size)
-    total = int(ends[-1])
-    # the blocks: runs [cut[i], cut[i + 1]), cut where a multiple of _BLOCK_ROWS rows is
-    # passed (a block holds at most _BLOCK_ROWS rows and its first run's, which may start
-    # in the block before)
-    cut = [0, run_start.size] if total <= _BLOCK_ROWS else np.unique(np.concatenate((
-        [0], np.searchsorted(ends, np.arange(_BLOCK_ROWS, total, _BLOCK_ROWS), side="right"),
-        [run_start.size]))).tolist()
-    # every moved row's position and row, written block after block (a row moves at most
-    # once: at most ``total`` of each), as 32-bit integers while the rows fit them: the
-    # moves are kept with the ranking until its rows are read (4 bytes a moved row, not 8)
-    pos: Index
-    src: Index
-    if docs.len() <= _INT32_ROWS:
-        pos, src = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int32)
-    else:
-        pos, src = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
-    filled = 0
-    if docs.n_chunks() > 1 and order is not None and total * _REGATHER > docs.len():
-        docs = docs.rechunk()  # gathered from at scattered rows, block after block
-    for lo, hi in pairwise(cut):
-        filled = _block_moves(order, docs, run_start[lo:hi], run_pairs[lo:hi], descending,
-                              pos, src, filled)
-    if filled == 0:
-        return None  # already in order
-    # cut to the moves made (in place: the rest of each array goes back to the allocator,
-    # not held beside the ranking)
-    pos.resize(filled, refcheck=False)
-    src.resize(filled, refcheck=False)
-    return pos, src
-
-
-_INT32_ROWS = np.iinfo(np.int32).max
-"""Rows of a run up to which :func:`_tie_moves` gives 32-bit positions and rows."""
-
-_BLOCK_ROWS = CODED_UP_TO // 2
-"""Tied rows ordered at a time by :func:`_tie_moves` (a block also holds the rest of its
-first run: at most :data:`~rankscope.data.id_codes.CODED_UP_TO` when runs are shorter
-than half of it, so its ids can be coded)."""
-
-
-def _block_moves(order: IntArray | None, docs: pl.Series, run_start: IntArray,
-                 run_pairs: IntArray, descending: bool, pos: Index, src: Index,
-                 filled: int) -> int:
-    """The moves of some tied runs (each starting at ``run_start`` with ``run_pairs``
-    pairs), written to ``pos`` and ``src`` from ``filled`` on; returns the new ``filled``
-    (see :func:`_tie_moves`)."""
-    size = run_pairs + 1
-    ends = np.cumsum(size)
-    total = int(ends[-1])
-    # every row of every run, run after run: rank-order positions and file rows
-    where = np.repeat(run_start - (ends - size), size) + np.arange(total)
-    ident = where if order is None else order[where]
-    names = _gathered(docs, ident)
-    # runs too long to order by counting are sorted: then integer codes of the ids (when
-    # they fit 64 bits) serve both the comparison of neighbours and the sort
-    tried = total <= CODED_UP_TO and int((size * run_pairs).sum()) > _COUNTED_UP_TO
-    codes = byte_order_codes(names) if tried else None
-    if codes is not None:
-        del names  # the codes stand for the ids from here on
-        key = np.invert(codes, out=codes) if descending else codes  # the rule's order: rising
-        wrong = key[:-1] >= key[1:]
-    else:
-        left, right = names.slice(0, total - 1), names.slice(1)
-        wrong = ((left <= right) if descending else (left >= right)).to_numpy()
-        del left, right
-    inside = np.ones(total - 1, dtype=bool)  # neighbours within one run: the pairs, in order
-    inside[ends[:-1] - 1] = False
-    bad = wrong[inside]
-    del wrong, inside
-    if not bad.any():
-        return filled  # already in order
-    run_bad = np.logical_or.reduceat(bad, np.cumsum(run_pairs) - run_pairs)
-    swap = run_start[run_bad & (run_pairs == 1)]
-    k = swap.size
-    pos[filled:filled + k] = swap
-    pos[filled + k:filled + 2 * k] = swap + 1
-    mates = np.concatenate((swap + 1, swap))
-    src[filled:filled + 2 * k] = mates if order is None else order[mates]  # pairs name positions
-    filled += 2 * k
-    longer = run_bad & (run_pairs > 1)
-    if longer.any():
-        member = np.repeat(longer, size)
-        moving = where[member]
-        pos[filled:filled + moving.size] = moving
-        moved = ident[member]
-        del where, ident
-        if codes is not None:
-            ordered = _runs_sorted_by_code(key[member], size[longer], moved)
-        else:
-            ids = names if member.all() else names.filter(pl.Series(member))
-            del names
-            ordered = _runs_sorted(ids, size[longer], moved, descending, coded=not tried)
-        src[filled:filled + moving.size] = ordered
-        filled += moving.size
-    return filled
-
-
-def _gathered(docs: pl.Series, rows: IntArray) -> pl.Series:
-    """``docs`` at ``rows`` (one block's tied rows): from the slice of the rows' span
-    when it is short (a ranked file's runs lie together), else from the whole column."""
-    if docs.n_chunks() > 1:
-        first, last = int(rows.min()), int(rows.max())
-        if last - first < _SPAN * rows.size:
-            return gather_many(docs.slice(first, last - first + 1).rechunk(), rows - first)
-    return gather_many(docs, rows)
-
-
-_SPAN = 4
-"""How many times as long as its rows a block's span of the file may be and still be
-gathered from a slice of it (:func:`_gathered`)."""
-
-
-def _runs_sorted_by_code(key: npt.NDArray[np.uint64], lengths: IntArray,
-                         rows: IntArray) -> IntArray:
-    """``rows`` (the rows of some runs, run after run, ``lengths`` each) in the rising
-    order of their ``key`` within each run (:func:`byte_order_codes`, the rule applied).
-
-    One sort of the codes, then a stable sort of the run numbers (16-bit: numpy's
-    radix sort); a run holding an id twice takes stable sorts, so its equal ids
-    keep their order.
-    """
-    run = np.repeat(np.arange(lengths.size, dtype=np.uint16 if lengths.size <= 1 << 16
-                              else np.int64), lengths)
-    order = np.argsort(key)
-    order = order[np.argsort(run[order], kind="stable")]
-    ranked, runs = key[order], run[order]
-    if np.any((ranked[1:] == ranked[:-1]) & (runs[1:] == runs[:-1])):
-        order = np.argsort(key, kind="stable")
-        order = order[np.argsort(run[order], kind="stable")]
-    return rows[order]
-
-
-def _runs_sorted(ids: pl.Series, lengths: IntArray, rows: IntArray, descending: bool, *,
-                 coded: bool = True) -> IntArray:
-    """``rows`` (the rows of some runs, run after run, ``lengths`` each) sorted by
-    document id within each run; ``ids`` are their ids (``coded``: try their
-    integer codes before sorting strings; False when they are known not to fit).
-
-    Short runs (few pairs in all) are ordered by counting, for each row, the
-    rows of its run whose id goes before it: one comparison of every pair
-    within a run, no sort of strings (a frame's sort plans a query, a fixed
-    cost larger than the comparisons of a few thousand pairs). Otherwise, or
-    when two rows of a run share an id (their counts would collide), one
-    sort: of integer codes of the ids in their byte order when they fit 64
-    bits (:func:`~rankscope.data.id_codes.byte_order_codes`: 0.3 against 0.7
-    ms for 9,500 short ids), else of a frame of the strings.
-    """
-    n_pairs = int((lengths * (lengths - 1)).sum())
-    if n_pairs <= _COUNTED_UP_TO:
-        first = np.cumsum(lengths) - lengths  # each run's first row
-        run_first = np.repeat(first, lengths)
-        span = np.repeat(lengths, lengths)
-        # every (row a, row b) of one run, a != b
-        a = np.repeat(np.arange(rows.size), span)
-        b = np.repeat(run_first, span) + (np.arange(a.size) - np.repeat(np.cumsum(span) - span,
-                                                                        span))
-        other = a != b
-        a, b = a[other], b[other]
-        mine, theirs = gather_many(ids, a), gather_many(ids, b)
-        ahead = ((theirs > mine) if descending else (theirs < mine)).to_numpy()
-        if int(np.count_nonzero(ahead)) * 2 == n_pairs:  # every pair ordered: distinct ids
-            out = np.empty_like(rows)
-            out[run_first + np.bincount(a[ahead], minlength=rows.size)] = rows
-            return out
-    codes = byte_order_codes(ids) if coded and rows.size <= CODED_UP_TO else None
-    if codes is not None:
-        return _runs_sorted_by_code(~codes if descending else codes, lengths, rows)
-    # the sort's order alone (4 bytes a row), not the sorted frame: its run numbers and ids
-    # (4 + 16 bytes a row) would be one more copy beside those sorted
-    run = np.repeat(np.arange(lengths.size, dtype=np.int32 if lengths.size < 1 << 31
-                              else np.int64), lengths)
-    order = pl.DataFrame({"g": run, "d": ids}).select(
-        pl.arg_sort_by(["g", "d"], descending=[False, descending],
-                       multithreaded=rows.size >= _INDEXED_BELOW)  # few: no hand-offs
-    ).to_series().to_numpy()
-    ordered: IntArray = rows[order]
-    return ordered
-
-
-_COUNTED_UP_TO = 1 << 14
-"""Pairs of tied rows (in all runs to sort) up to which :func:`_runs_sorted` counts
-instead of sorting."""
 
 
 def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: int) -> Ranking:
@@ -492,29 +193,6 @@ def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
     rows = np.flatnonzero(kept)
     order, negated = _sort_within_queries(qidx[rows], score[rows], stable)
     return Ranking(rows[order], None, counts, negated_scores=negated)
-
-
-def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
-             values: FloatArray | None = None, *, descending: bool = True,
-             ranked_values: FloatArray | None = None) -> Ranking:
-    """``base`` with its ties (from :func:`find_ties`) ordered by document id.
-
-    Tied documents go by id, descending (trec_eval) or ascending. With
-    ``values`` (one per file row: what the measures will see), only runs
-    whose rows differ in value are put in order: swapping two rows of the
-    same value changes no measure, and most ties of a ranking are between
-    unjudged documents, so most string comparisons are saved. Without
-    ``values`` every tie is ordered. ``ranked_values``: ``values`` already
-    gathered in ``base.order``, when the caller has them.
-    """
-    if ties is None:
-        return base
-    if values is not None:
-        if ranked_values is None:
-            ranked_values = values if base.order is None else values[base.order]
-        ties = _valued_runs(ties, ranked_values)
-    return Ranking(base.order, _tie_moves(base.order, ties, docs, descending), base.counts,
-                   base.blocks, base.negated_scores)
 
 
 def ranked(frame: pl.DataFrame, ties: TieRule = "trec", *,
