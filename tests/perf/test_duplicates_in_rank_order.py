@@ -119,3 +119,25 @@ def test_a_shuffled_runs_check_in_rank_order_reports_what_the_reader_would(
     for _, error in got.values():
         assert type(error) is type(expected) and str(error) == str(expected)
         assert getattr(error, "line", None) == getattr(expected, "line", None)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("duplicates", [0, 1, 3])
+@pytest.mark.parametrize("stray", [False, True])
+def test_trec_evals_duplicate_report_of_a_shuffled_run_on_either_path(
+        seed: int, duplicates: int, stray: bool, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    frame = _shuffled_run(seed, duplicates, stray)
+    path = _written(frame, tmp_path / "run.txt")
+    qrels = Qrels(pl.DataFrame({"query_id": [f"q{q}" for q in range(6)],
+                                "doc_id": ["d1"] * 6, "grade": [1.0] * 6}))
+    # the definition: per evaluated query (q0-q5, in order), its smallest document
+    # listed twice (byte order), None without one
+    pairs = list(frame.select("query_id", "doc_id").iter_rows())
+    expected = [min((d for d in {d for qq, d in pairs if qq == f"q{q}"}
+                     if pairs.count((f"q{q}", d)) > 1), default=None) for q in range(6)]
+    assert any(d is not None for d in expected) is (duplicates > 0)
+    for threaded in (False, True):
+        monkeypatch.setattr(ranking, "_THREADED_FROM", 0 if threaded else 1 << 62)
+        lists = rank(qrels, Run.read(path, _defer_duplicates="report"))
+        assert lists.run_duplicates == expected
