@@ -91,7 +91,9 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     back instead of read again. ``texts=False``: a provisional evaluation's
     hits without their title, snippet and URL
     (:func:`~rankscope.services.campaign_data.load_data`'s), for a number
-    alone; a frozen one's are read whole (and kept).
+    alone (a finished snapshot's read once per process:
+    :data:`~rankscope.services.campaign_data.KEEP_SNAPSHOTS`); a frozen one's
+    are read whole (and kept).
     """
     if loaded is not None:
         return loaded.get(store, actor, evaluation_id, at_least, today=today, texts=texts)
@@ -108,7 +110,8 @@ def _read(store: Store, actor: Actor, evaluation_id: int, at_least: str, today: 
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, at_least)
         if ev.frozen_at is None or today:
-            data = load_data(session, ev, today=today, shared=shared, texts=texts)
+            data = load_data(session, ev, today=today, shared=shared, texts=texts,
+                             kept_in=store)
         else:  # a frozen evaluation's data never change: read once per process
             stamp = data_stamp(session, ev)
             kept = _FROZEN.get(store, stamp)
