@@ -18,6 +18,7 @@ from rankscope.services import (
     campaigns,
     dashboards,
     exchange,
+    freezing,
     grading,
     overview,
 )
@@ -49,6 +50,16 @@ def _headline(store, w) -> float | None:
     row = next(r for r in overview.project_overview(store, w.curator, w.project.id)
                if r.evaluation.id == w.evaluation.id)
     return row.headline_value
+
+
+def _stored(store, snapshot_id, *, texts=False):
+    """The snapshot's hits and run frame as the store holds them now (read by the one hits
+    reader, nothing kept)."""
+    from rankscope.services.snapshot_runs import engine_run_frame
+
+    with store.read() as session:
+        hits, depth = campaign_data._snapshot_hits(session, snapshot_id, texts=texts)
+    return hits, engine_run_frame(hits, depth)
 
 
 def _set_snapshot(store, snapshot_id, **values):
@@ -141,9 +152,8 @@ def test_a_running_or_resumed_snapshot_is_not_kept_until_finished(store, collect
         data = dashboards.load(store, w.curator, ev, texts=False)[1]
         return data, len(_reads_of_hits(statements))
 
-    whole = dashboards.load(store, w.curator, ev)[1]  # with texts: never kept
     data, reads = bare()
-    assert reads == 1 and data.hits.equals(whole.hits.drop("title", "snippet", "url"))
+    assert reads == 1 and data.hits.equals(_stored(store, sid)[0])
     assert bare()[1] == 0, "a finished snapshot's hits are read once"
     # resumed: running again, no finish time; answers recorded meanwhile
     _set_snapshot(store, sid, status="running", finished_at=None)
@@ -161,8 +171,7 @@ def test_a_running_or_resumed_snapshot_is_not_kept_until_finished(store, collect
     kept, reads = bare()
     assert reads == 0 and kept.hits.equals(running.hits)
     assert kept.run.frame.equals(again.run.frame)
-    whole = dashboards.load(store, w.curator, ev)[1]
-    assert kept.hits.equals(whole.hits.drop("title", "snippet", "url"))
+    assert kept.hits.equals(_stored(store, sid)[0])
 
 
 def test_a_snapshot_resumed_while_its_hits_are_read_is_not_kept(store, collection,
@@ -177,7 +186,7 @@ def test_a_snapshot_resumed_while_its_hits_are_read_is_not_kept(store, collectio
     ev, sid = w.evaluation.id, w.run["snapshot_id"]
     with store.read() as session:
         finished = campaign_data.snapshot_state(session, sid)
-    whole = dashboards.load(store, w.curator, ev)[1].hits.drop("title", "snippet", "url")
+    whole = _stored(store, sid)[0]
     real = campaign_data._snapshot_hits
 
     def resumed_meanwhile(session, snapshot_id, **options):
@@ -188,7 +197,7 @@ def test_a_snapshot_resumed_while_its_hits_are_read_is_not_kept(store, collectio
     monkeypatch.setattr(campaign_data, "_snapshot_hits", resumed_meanwhile)
     dashboards.load(store, w.curator, ev, texts=False)
     monkeypatch.setattr(campaign_data, "_snapshot_hits", real)
-    kept = campaign_data._KEPT_RUNS.get(store, finished)
+    kept = campaign_data._KEPT_BARE.get(store, finished)
     assert kept is None or kept[0].equals(whole), "the resumed answers kept as the finished"
     _set_snapshot(store, sid, status="complete", finished_at=utcnow())
     statements.clear()
@@ -196,30 +205,67 @@ def test_a_snapshot_resumed_while_its_hits_are_read_is_not_kept(store, collectio
     assert len(_reads_of_hits(statements)) == 1, "read again: nothing was kept"
 
 
-def test_what_is_kept_cannot_be_changed_by_a_caller(store, collection, statements):  # noqa: F811
+@pytest.mark.parametrize("texts", [False, True])
+def test_what_is_kept_cannot_be_changed_by_a_caller(store, collection, statements,  # noqa: F811
+                                                    texts):
     """Each caller gets its own frames: changing one (a cell, a column's name, a column
-    dropped) leaves what the next caller gets as read; their arrays are read-only."""
+    dropped) leaves what the next caller gets as read; their arrays are read-only. With or
+    without the hits' texts (a metrics page, a headline)."""
     w = make_world(store, collection, metrics=METRICS)
-    ev = w.evaluation.id
-    truth = dashboards.load(store, w.curator, ev)[1]  # with texts: read whole, not kept
-    first = dashboards.load(store, w.curator, ev, texts=False)[1]
+    ev, sid = w.evaluation.id, w.run["snapshot_id"]
+    hits, frame = _stored(store, sid, texts=texts)
     statements.clear()
-    second = dashboards.load(store, w.curator, ev, texts=False)[1]
-    assert _reads_of_hits(statements) == []  # the kept ones
+    first = dashboards.load(store, w.curator, ev, texts=texts)[1]
+    assert len(_reads_of_hits(statements)) == 1
+    statements.clear()
+    second = dashboards.load(store, w.curator, ev, texts=texts)[1]
+    assert _reads_of_hits(statements) == [], "the kept ones"
     for data in (first, second):
         data.hits[0, "doc_id"] = "changed"
         data.hits.drop_in_place("score")
         data.run.frame[0, "score"] = -1.0
         data.run.frame.columns = ["a", "b", "c"]
     statements.clear()
-    third = dashboards.load(store, w.curator, ev, texts=False)[1]
+    third = dashboards.load(store, w.curator, ev, texts=texts)[1]
+    bare = dashboards.load(store, w.curator, ev, texts=False)[1]
     assert _reads_of_hits(statements) == []
-    assert third.hits.equals(truth.hits.drop("title", "snippet", "url"))
-    assert third.run.frame.equals(truth.run.frame)
+    assert third.hits.equals(hits) and third.run.frame.equals(frame)
+    assert bare.hits.equals(hits.select("query_id", "rank", "doc_id", "score"))
     scores = third.run.frame.get_column("score").to_numpy()
     assert not scores.flags.writeable
     with pytest.raises(ValueError, match="read-only"):
         scores[0] = -1.0
+
+
+def test_the_metrics_pages_read_a_finished_snapshots_hits_once(store, collection, tmp_path,
+                                                              capsys,
+                                                              statements):  # noqa: F811
+    """The metrics page shows each hit's texts (holes): read once per process for a finished
+    snapshot; a new run's snapshot is read (once) on the next view; once frozen, the page
+    reads neither the frozen hits nor today's (the same snapshot) again. The page's means
+    are ``rankscope evaluate``'s on the exports all along."""
+    from .test_page_loads import _app
+
+    w = make_world(store, collection, metrics=METRICS)
+    ev = w.evaluation.id
+    _grade_all(store, w.judge, ev, lambda t: 3 if t.position == 2 else 1)
+    cora = _app(store, w, tmp_path)
+
+    def views(n):
+        reads = []
+        for _ in range(n):
+            statements.clear()
+            assert cora.get(f"/evaluations/{ev}/metrics").status_code == 200
+            reads.append(len(_reads_of_hits(statements)))
+        mean = dashboards.metrics_report(store, w.curator, ev)["mean"]["nDCG@5"]
+        assert mean == pytest.approx(_evaluate_exports(store, w, tmp_path, capsys), abs=1e-12)
+        return reads
+
+    assert views(3) == [1, 0, 0]
+    campaign_runs.run_evaluation(store, w.curator, ev, boundary=w.boundary)
+    assert views(2) == [1, 0]
+    freezing.freeze_evaluation(store, w.curator, ev)
+    assert views(2) == [0, 0]
 
 
 def test_the_project_page_right_after_a_grade_reads_no_hits(store, collection,

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEEP_SNAPSHOTS",
+    "KEEP_SNAPSHOT_TEXTS",
     "EvaluationData",
     "KeptByStamp",
     "data_stamp",
@@ -176,8 +177,11 @@ def _snapshot_hits(session: Session, snapshot_id: int, *,
 
 
 KEEP_SNAPSHOTS = 32
-"""Finished snapshots whose hits (without texts) and run frame are kept per store in this
+"""Finished snapshots whose hits without texts and run frame are kept per store in this
 process (the least recently read dropped first): a finished snapshot's hits never change."""
+KEEP_SNAPSHOT_TEXTS = 8
+"""Finished snapshots whose hits with their texts (title, snippet, URL: most of the bytes)
+are kept per store in this process, the same way."""
 
 
 def snapshot_state(session: Session, snapshot_id: int | None) -> tuple[Any, ...] | None:
@@ -210,10 +214,11 @@ def _snapshot_run(session: Session, snapshot_id: int, texts: bool,
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The snapshot's hits and run frame (:func:`engine_run_frame` at the snapshot's depth),
     read once per request for every evaluation served this snapshot (``shared``,
-    :func:`load_data`'s): a read with the texts serves one without them. Without texts and
-    with ``kept_in``, a finished snapshot's are read once per process (:data:`KEEP_SNAPSHOTS`
-    kept per store under :func:`_finished_stamp`, read before and after the hits: kept only
-    when unchanged), each caller handed its own copy."""
+    :func:`load_data`'s): a read with the texts serves one without them. With ``kept_in``,
+    a finished snapshot's are read once per process (:data:`KEEP_SNAPSHOTS` kept per store
+    without texts, :data:`KEEP_SNAPSHOT_TEXTS` with them) under :func:`_finished_stamp`,
+    read before and after the hits (kept only when unchanged); each caller gets its own
+    copy."""
     from rankscope.services.snapshot_runs import engine_run_frame
 
     # a frame is never changed once made: one request's evaluations may hold the same one
@@ -221,16 +226,22 @@ def _snapshot_run(session: Session, snapshot_id: int, texts: bool,
         if shared is not None and key in shared:
             hits, frame = shared[key]
             return (hits if texts else hits.select(list(_RANKED_SCHEMA))), frame
-    stamp = None if texts or kept_in is None else _finished_stamp(session, snapshot_id)
-    kept = None if stamp is None or kept_in is None else _KEPT_RUNS.get(kept_in, stamp)
-    if kept is not None:
-        hits, frame = kept[0].clone(), kept[1].clone()  # the kept ones stay as read
+    stamp = None if kept_in is None else _finished_stamp(session, snapshot_id)
+    kept = None
+    if stamp is not None and kept_in is not None:
+        kept = _KEPT_BARE.get(kept_in, stamp) if not texts else None
+        kept = kept if kept is not None else _KEPT_WHOLE.get(kept_in, stamp)
+    if kept is not None:  # the kept ones stay as read
+        hits, frame = kept[0].clone(), kept[1].clone()
+        hits = hits if texts else hits.select(list(_RANKED_SCHEMA))
     else:
         hits, depth = _snapshot_hits(session, snapshot_id, texts=texts)
         frame = engine_run_frame(hits, depth)
         if stamp is not None and kept_in is not None \
                 and _finished_stamp(session, snapshot_id) == stamp:
-            _KEPT_RUNS.put(kept_in, stamp, (hits.clone(), frame.clone()))
+            _KEPT_BARE.put(kept_in, stamp, (hits.select(list(_RANKED_SCHEMA)), frame.clone()))
+            if texts:
+                _KEPT_WHOLE.put(kept_in, stamp, (hits.clone(), frame.clone()))
     if shared is not None:
         shared[("hits", snapshot_id, texts)] = hits, frame
     return hits, frame
@@ -348,9 +359,9 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False,
     so that evaluations of one query set read its queries and grades once, and
     evaluations served one snapshot its hits. ``texts=False``: the hits
     without their title, snippet and URL (:attr:`EvaluationData.hits` has
-    ``query_id, rank, doc_id, score``), for what needs only the numbers;
-    with ``kept_in`` (the store read), a finished snapshot's are read once per
-    process (:data:`KEEP_SNAPSHOTS` kept).
+    ``query_id, rank, doc_id, score``), for what needs only the numbers.
+    ``kept_in`` (the store read): a finished snapshot's hits are read once per
+    process (:data:`KEEP_SNAPSHOTS`, :data:`KEEP_SNAPSHOT_TEXTS` kept).
     """
     from rankscope.services.snapshot_runs import engine_run_frame
 
@@ -524,5 +535,7 @@ def qrels_exports(data: EvaluationData) -> list[dict[str, Any]]:
     return out
 
 
-_KEPT_RUNS: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOTS)
+_KEPT_BARE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOTS)
 """Finished snapshots' hits without texts and run frames (:func:`_snapshot_run`)."""
+_KEPT_WHOLE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOT_TEXTS)
+"""Finished snapshots' hits with texts and run frames (:func:`_snapshot_run`)."""

@@ -91,9 +91,9 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     back instead of read again. ``texts=False``: a provisional evaluation's
     hits without their title, snippet and URL
     (:func:`~rankscope.services.campaign_data.load_data`'s), for a number
-    alone (a finished snapshot's read once per process:
-    :data:`~rankscope.services.campaign_data.KEEP_SNAPSHOTS`); a frozen one's
-    are read whole (and kept).
+    alone; a frozen one's are read whole (and kept). A finished snapshot's
+    hits are read once per process
+    (:data:`~rankscope.services.campaign_data.KEEP_SNAPSHOTS`).
     """
     if loaded is not None:
         return loaded.get(store, actor, evaluation_id, at_least, today=today, texts=texts)
@@ -115,7 +115,8 @@ def _read(store: Store, actor: Actor, evaluation_id: int, at_least: str, today: 
         else:  # a frozen evaluation's data never change: read once per process
             stamp = data_stamp(session, ev)
             kept = _FROZEN.get(store, stamp)
-            data = kept if kept is not None else load_data(session, ev, shared=shared)
+            data = kept if kept is not None else load_data(session, ev, shared=shared,
+                                                              kept_in=store)
             if kept is None:
                 _FROZEN.put(store, stamp, data)
         session.expunge(ev)  # keep its loaded columns readable after the session ends
