@@ -168,8 +168,11 @@ class Loaded:
         return self._seen[key]
 
 
-def evaluation_metrics(data: EvaluationData) -> dict[str, Any]:
-    """``{"mean", "per_query", "n_queries"}`` of the data's run (nulls where no value)."""
+def evaluation_metrics(data: EvaluationData, *, per_query: bool = True) -> dict[str, Any]:
+    """``{"mean", "per_query", "n_queries"}`` of the data's run (nulls where no value).
+
+    ``per_query=False``: the means alone (``per_query`` empty), for a headline.
+    """
     labels = list(data.metrics)
     if not data.has_grades or data.run.frame.height == 0:
         return {"mean": dict.fromkeys(labels), "per_query": {}, "n_queries": 0}
@@ -177,7 +180,7 @@ def evaluation_metrics(data: EvaluationData) -> dict[str, Any]:
     return {"mean": {k: clean(v) for k, v in result.means.items()},
             "per_query": {q: {label: clean(result.values[i, j])
                               for j, label in enumerate(result.labels)}
-                          for i, q in enumerate(result.query_ids)},
+                          for i, q in enumerate(result.query_ids)} if per_query else {},
             "n_queries": len(result.query_ids)}
 
 
