@@ -152,3 +152,89 @@ def test_without_a_plan_a_context_keeps_everything(monkeypatch: pytest.MonkeyPat
     assert _holds(ctx, ideal) and _holds(ctx, gained)
     again = dcg(ctx, m), _ideal_dcg(ctx, m)  # from what is kept: the same values
     assert all(np.array_equal(x, y) for x, y in zip(first, again, strict=True))
+
+
+# -- nDCG@k's ideal DCG over each query's first judgments only -------------------------------
+
+
+def _long_case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Queries with 60-100 judgments each and rankings of 50, no tied scores: nDCG@3 to
+    nDCG@20 read at most a fifth of the judgments for their ideal DCG."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(10):
+        docs = [f"d{i}" for i in range(150)]
+        judged = rng.choice(150, size=int(rng.integers(60, 101)), replace=False)
+        qrels[f"q{q}"] = {docs[int(j)]: int(rng.choice([0, 0, 0, 1, 1, 2, 3])) for j in judged}
+        ranked = rng.permutation(150)[:50]
+        run[f"q{q}"] = {docs[int(j)]: float(1000 - r) for r, j in enumerate(ranked)}
+    qrels["q10"] = {"d1": 2}  # fewer judgments than any cut-off
+    run["q10"] = {"d1": 1.0, "d2": 0.5}
+    return qrels, run
+
+
+def _top_key(metric: str, depth: int) -> tuple[object, ...]:
+    ideal, _ = _keys(metric)
+    return ("cut_sums", *ideal, "top", depth)
+
+
+@pytest.mark.parametrize("order", [("ndcg@3", "ndcg@10", "ndcg@20"),
+                                   ("ndcg@20", "map", "ndcg@3"),
+                                   ("ndcg@10", "dcg@5", "ndcg@3", "bpref")])
+def test_cut_offs_read_the_first_judgments_and_give_the_definition(
+        monkeypatch: pytest.MonkeyPatch, order: tuple[str, ...]) -> None:
+    qrels, run = _long_case(4)
+    _Kept.made.clear()
+    monkeypatch.setattr(kernel_values, "Context", _Kept)
+    per_query = rankscope.evaluate(qrels, run, list(order)).per_query
+    for name in set(order) - {"bpref", "map"}:
+        for q, value in _definition(qrels, run, name).items():
+            assert per_query[q][name] == pytest.approx(value, rel=1e-12, abs=1e-15), (name, q)
+    (ctx,) = _Kept.made
+    deepest = max(int(n.split("@")[1]) for n in order if n.startswith("ndcg@"))
+    ideal, _ = _keys("ndcg")
+    # the sums of the first `deepest` judgments only: no term of every judgment made
+    assert _holds(ctx, _top_key("ndcg", deepest))
+    assert not _holds(ctx, ("cut_sums", *ideal)) and not _holds(ctx, ideal)
+
+
+@pytest.mark.parametrize("metric", ["ndcg@5", "ndcg(gain=exp)@7", "ndcg(rel=2)@4", "ndcg@100"])
+def test_the_first_judgments_give_the_bits_of_every_judgment(
+        monkeypatch: pytest.MonkeyPatch, metric: str) -> None:
+    from rankscope.engine import kernels_graded
+
+    qrels, run = _long_case(5)
+    names = [metric, "ndcg@2"]
+    top = rankscope.evaluate(qrels, run, names).per_query
+    monkeypatch.setattr(kernels_graded, "_top_depth", lambda *args: None)  # every judgment
+    whole = rankscope.evaluate(qrels, run, names).per_query
+    for q in qrels:
+        for name in names:
+            assert top[q][name] == whole[q][name], (q, name)  # bit for bit, not approximately
+
+
+def test_one_qrels_object_asked_for_a_deeper_cut_off_later() -> None:
+    """The first judgments' sums are kept with the qrels under their depth: a later call
+    asking for a deeper cut-off makes its own, never reads the shallower ones."""
+    qrels_data, run = _long_case(6)
+    qrels = rankscope.Qrels.from_dict(qrels_data)
+    for name in ("ndcg@3", "ndcg@20", "ndcg@3", "ndcg@12"):
+        per_query = rankscope.evaluate(qrels, run, [name]).per_query
+        for q, value in _definition(qrels_data, run, name).items():
+            assert per_query[q][name] == pytest.approx(value, rel=1e-12, abs=1e-15), (name, q)
+
+
+@pytest.mark.parametrize("order", [("ndcg@5", "ndcg"), ("nDCG(gains={0:0,1:3,2:1,3:2})@5",)])
+def test_every_judgment_when_the_whole_ideal_or_a_gains_map_is_read(
+        monkeypatch: pytest.MonkeyPatch, order: tuple[str, ...]) -> None:
+    """nDCG without a cut-off ahead needs every judgment's term anyway (one sort for both);
+    a gains map may rank the judgments otherwise than their grades."""
+    qrels, run = _long_case(7)
+    _Kept.made.clear()
+    monkeypatch.setattr(kernel_values, "Context", _Kept)
+    rankscope.evaluate(qrels, run, list(order))
+    (ctx,) = _Kept.made
+    ideal, _ = _keys(order[0])
+    assert _holds(ctx, ("cut_sums", *ideal))
+    assert not any(isinstance(k, tuple) and "top" in k for k in (ctx.lists.qrels_shared or {}))

@@ -279,3 +279,36 @@ def test_base_order_of_split_and_whole_query_blocks_is_the_stable_sort(
         base = base_order(qidx, score, n, stable=True, defer_blocks=defer)
         np.testing.assert_array_equal(base.rows(), expected)
         np.testing.assert_array_equal(base.counts, np.bincount(qidx[kept], minlength=n))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("equal", [True, False])
+@pytest.mark.parametrize("piece", [1, 7, 64])
+def test_the_sort_within_queries_a_piece_at_a_time_is_the_whole_sort(
+        seed: int, equal: bool, piece: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # shuffled rows of 30 queries (all as long, or of lengths 1-40), scores with ties and
+    # a NaN; sorted a few scores at a time (pieces of 1, 7 or 64 scores, whole queries
+    # each) they must come out as the definition has them and as one piece has them
+    rng = np.random.default_rng(seed)
+    lengths = np.full(30, 12) if equal else rng.integers(1, 41, 30)
+    qidx = rng.permutation(np.repeat(np.arange(30), lengths)).astype(np.int64)
+    score = rng.integers(0, 5, qidx.size).astype(np.float64)
+    score[rng.integers(0, qidx.size)] = np.nan
+    whole = {stable: ranking_order._sort_within_queries(qidx, score, stable)
+             for stable in (True, False)}
+    monkeypatch.setattr(ranking_order, "_SORTED_AT_ONCE", piece)
+    rows = np.arange(qidx.size)
+    for stable in (True, False):
+        order, negated = ranking_order._sort_within_queries(qidx, score, stable)
+        np.testing.assert_array_equal(order, whole[stable][0])
+        np.testing.assert_array_equal(negated, whole[stable][1])
+        np.testing.assert_array_equal(negated, -score[order])
+        # the definition: by query, score descending (NaN last), ties in file order
+        key = np.where(np.isnan(score), np.inf, -score)
+        expected = rows[np.lexsort((rows, key, qidx))]
+        if stable:
+            np.testing.assert_array_equal(order, expected)
+        else:  # ties in any order: the same queries and scores in each place
+            np.testing.assert_array_equal(qidx[order], qidx[expected])
+            np.testing.assert_array_equal(key[order], key[expected])
+            np.testing.assert_array_equal(np.sort(order), rows)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -63,6 +64,8 @@ from rankscope.engine.ranking_cut import prefix_positions, within
 from rankscope.engine.ranking_match import (
     Judged,
     beside,
+    distinct_in_order,
+    doc_keys,
     match_rows,
     proof_of_distinct_rows,
     run_duplicates,
@@ -197,8 +200,8 @@ def rank(
     small = qidx.size < _THREADED_FROM
     if small and docs.n_chunks() > 1:
         docs = docs.rechunk()  # gathered from twice or more: one small copy makes each cheap
-    pending_check = _check_beside(run, docs, grouped_lengths, small) \
-        if run.deferred_duplicates == "error" else None
+    checking = run.deferred_duplicates == "error"
+    pending_check = None
 
     def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
         """The keyed judgments and each query's judged lists."""
@@ -216,8 +219,16 @@ def rank(
 
     file_keys: tuple[npt.NDArray[np.uint64], IntArray, Future[object] | None] | None = None
     early_proof: Future[object] | None = None
-    if 2 * kept_rows > int(counts.sum()):  # most rows stay: match all beside the ordering
-        keys = np.empty(qidx.size, dtype=np.uint64) if report else None
+    every_row = int(counts.sum()) == qidx.size  # each row's query is evaluated
+    matching_all = 2 * kept_rows > int(counts.sum())
+    # a shuffled run's duplicate check proves each query's keys distinct in rank order,
+    # with the matching's keys, once both are known: no hash pass of its own beside the
+    # join and the sort (the peak of a shuffled file); otherwise it starts now
+    in_order = checking and every_row and grouped_lengths is None and not small
+    if checking and not in_order:
+        pending_check = _check_beside(run, docs, grouped_lengths, small)
+    if matching_all:  # most rows stay: match all beside the ordering
+        keys = np.empty(qidx.size, dtype=np.uint64) if report or in_order else None
         def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
             judging = judge()
             return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
@@ -237,17 +248,23 @@ def rank(
                     and not truncating and (max_ret is None or max_ret > 0):
                 # the keys are known: the proof that no query repeats one starts now, on a
                 # thread of its own, not after the ranking (it outlasted the measures)
-                lengths = grouped_lengths
-                early_proof = beside(lambda: distinct_within(keys, lengths))
+                lengths, held = grouped_lengths, keys
+                early_proof = beside(lambda: distinct_within(held, lengths))
+        # nothing reads every row's query index again (the duplicate report makes it anew
+        # if it finds a duplicate), nor the sorted scores (read to find ties): let go
+        # before the grades are gathered in rank order and the ties fixed (80 MB each)
+        del qidx
+        base = replace(base, negated_scores=None)
+        if in_order:
+            pending_check = _check_in_order(run, docs, keys, base, grouped_lengths)
+            if not report:
+                keys = None  # the check holds them until it is done
         # the grades in the sorted order serve the tie fixes and the result: gathered once
         ordered = None if base.order is None else values[base.order]
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec",
             ranked_values=ordered)
         rows = LazyRows(ranking.rows)  # most evaluations never read them
-        # nothing reads every row's query index again (the duplicate report makes it anew
-        # if it finds a duplicate): not alive beside the grades in rank order (80 MB each)
-        del qidx
         grades = ranking.apply(values, in_place=True, ordered=ordered)
         del values, ordered
         ranked_keys = None
@@ -264,6 +281,9 @@ def rank(
         # a ranked file's query blocks out of query order are kept as blocks: the file
         # rows of the positions kept are found in them, no index of every row is made
         base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
+        base = replace(base, negated_scores=None)  # ties are found on the rows kept only
+        if in_order:  # the documents hashed on the check's thread, after the sort
+            pending_check = _check_in_order(run, docs, None, base, grouped_lengths)
         blocks = base.blocks
         ranked = base.order  # None (and no blocks): the file is in rank order
         file_row: Callable[[IntArray], IntArray] = (
@@ -387,6 +407,39 @@ def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
     return beside(search, inline=inline)  # type: ignore[return-value]
 
 
+def _check_in_order(run: Run, docs: pl.Series, keys: npt.NDArray[np.uint64] | None,
+                    base: Ranking, grouped_lengths: IntArray | None) -> Future[object]:
+    """The run's duplicate check, on a thread of its own, from the ranking's order.
+
+    Each query's keys distinct prove the run's pairs distinct (every row is
+    evaluated): ``keys`` are every file row's (the matching's), or None to
+    hash the documents on that thread. Otherwise the run's constructor's
+    error is found as by :func:`_check_beside`, which also serves an order the
+    sort did not make.
+    """
+    order = base.order
+    if order is None or order.size != docs.len():
+        return _check_beside(run, docs, grouped_lengths, False)
+    counts = base.counts
+
+    def proof() -> bool:
+        hashed = doc_keys(None, docs) if keys is None else keys
+        return distinct_in_order(hashed, order, counts)
+
+    return beside(lambda: _refused(run, proof))
+
+
+def _refused(run: Run, proof: Callable[[], bool]) -> object:
+    """None when ``proof`` holds, else the run's constructor's error (None if a collision)."""
+    if proof():
+        return None
+    try:
+        run.refuse_duplicates()
+    except Exception as exc:  # the constructor's exact error, raised by the caller
+        return exc
+    return None
+
+
 def _check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
                   inline: bool) -> Future[object]:
     """The run's duplicate check, deferred by its reader, on a thread of its own.
@@ -397,13 +450,5 @@ def _check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
     def pairs(start: int, length: int) -> pl.Series:
         return pair_hashes(run.held.slice(start, length))
 
-    def check() -> object:
-        if proof_of_distinct_rows(docs, grouped_lengths, pairs):
-            return None
-        try:
-            run.refuse_duplicates()
-        except Exception as exc:  # the constructor's exact error, raised by the caller
-            return exc
-        return None
-
-    return beside(check, inline=inline)
+    return beside(lambda: _refused(
+        run, lambda: proof_of_distinct_rows(docs, grouped_lengths, pairs)), inline=inline)

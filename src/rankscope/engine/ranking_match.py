@@ -11,7 +11,7 @@ exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
 
@@ -23,8 +23,9 @@ from rankscope.data.distinct import distinct_within
 from rankscope.data.ranking_order import gather_many
 from rankscope.engine.key_table import KeyTable
 
-__all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "Judged", "as_levels", "beside", "doc_keys",
-           "first_duplicates", "lookup", "match_rows", "proof_of_distinct_rows", "run_duplicates"]
+__all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "Judged", "as_levels", "beside",
+           "distinct_in_order", "doc_keys", "first_duplicates", "lookup", "match_rows",
+           "proof_of_distinct_rows", "run_duplicates"]
 
 IntArray = npt.NDArray[np.int64]
 UIntArray = npt.NDArray[np.uint64]
@@ -39,22 +40,27 @@ MIX = 0x9E3779B97F4A7C15  # mixes the query index into a document hash
 _MIX = np.uint64(MIX)
 
 
-def doc_keys(qidx: IntArray, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
+def doc_keys(qidx: IntArray | None, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
     """A 64-bit key per (query index, document id) row (written to ``out`` if given).
 
     The documents are hashed block by block into ``out``: the only temporary
     is one block's hashes, not a second array as long as the run (80 MB at
-    10^7 rows).
+    10^7 rows). With ``qidx`` None the keys are the documents' hashes alone
+    (for rows already grouped by query).
     """
+    size = docs.len()
     if out is None:
-        out = np.empty(qidx.size, dtype=np.uint64)
+        out = np.empty(size, dtype=np.uint64)
     step = _KEYED_BLOCK
     with np.errstate(over="ignore"):
-        for lo in range(0, qidx.size, step):
-            hi = min(lo + step, qidx.size)
+        for lo in range(0, size, step):
+            hi = min(lo + step, size)
             # a frame's row hash is a direct call; a column's hash plans a query (and hands
             # it to polars' threads: on a busy machine the wait outlasts the hashing)
             hashed = docs.slice(lo, hi - lo).to_frame().hash_rows(seed=0x5EED).to_numpy()
+            if qidx is None:
+                out[lo:hi] = hashed
+                continue
             mixed = qidx[lo:hi].astype(np.uint64)
             np.multiply(mixed, _MIX, out=mixed)
             np.bitwise_xor(hashed, mixed, out=out[lo:hi])
@@ -251,15 +257,10 @@ def proof_of_distinct_rows(docs: pl.Series, segment_lengths: IntArray | None,
     if segment_lengths is not None and int(segment_lengths.sum()) == docs.len():
         # hashed a few million rows at a time, whole segments each: no hash of every row
         # held at once (80 MB at 10^7 rows, alive beside the ranking)
-        ends = np.cumsum(segment_lengths)
-        lo_seg = lo_row = 0
-        while lo_seg < ends.size:
-            hi_seg = max(lo_seg + 1, int(np.searchsorted(ends, lo_row + _PROVED_BLOCK, "right")))
-            hi_row = int(ends[hi_seg - 1])
+        for lo_seg, hi_seg, lo_row, hi_row in _whole_segments(segment_lengths, _PROVED_BLOCK):
             hashed = docs.slice(lo_row, hi_row - lo_row).hash(seed=0x5EED).to_numpy()
             if not distinct_within(hashed, segment_lengths[lo_seg:hi_seg]):
                 return False
-            lo_seg, lo_row = hi_seg, hi_row
         return True
     n_rows = docs.len()
     keys = np.empty(n_rows, dtype=np.uint64)
@@ -273,6 +274,38 @@ def proof_of_distinct_rows(docs: pl.Series, segment_lengths: IntArray | None,
 _PROVED_BLOCK = 1 << 22
 """Rows (whole query segments) whose document hashes :func:`proof_of_distinct_rows`
 sorts at a time."""
+
+
+def distinct_in_order(keys: UIntArray, order: IntArray, counts: IntArray) -> bool:
+    """Whether no query repeats a key: True proves no (query, document) pair repeats.
+
+    ``keys`` are every file row's keys (:func:`doc_keys`), ``order`` the rows
+    query by query (``counts`` each, every row of the file once), as the
+    ranking has them: each query's keys are gathered and sorted a million or
+    so at a time (whole queries), so a shuffled run's proof needs no hash pass
+    of its own (the matching's keys serve) and no array of every row beside
+    them. False may be a collision: the caller compares the pairs exactly.
+    """
+    for lo_q, hi_q, lo, hi in _whole_segments(counts, _GATHERED_BLOCK):
+        if not distinct_within(keys[order[lo:hi]], counts[lo_q:hi_q]):
+            return False
+    return True
+
+
+_GATHERED_BLOCK = 1 << 20
+"""Rows (whole queries) whose keys :func:`distinct_in_order` gathers at a time (8 MB)."""
+
+
+def _whole_segments(lengths: IntArray, block: int) -> Iterator[tuple[int, int, int, int]]:
+    """Pieces of about ``block`` rows, whole segments each: (first segment, end, first
+    row, end); a segment longer than ``block`` is a piece of its own."""
+    ends = np.cumsum(lengths)
+    lo_seg = lo_row = 0
+    while lo_seg < ends.size:
+        hi_seg = max(lo_seg + 1, int(np.searchsorted(ends, lo_row + block, "right")))
+        hi_row = int(ends[hi_seg - 1])
+        yield lo_seg, hi_seg, lo_row, hi_row
+        lo_seg, lo_row = hi_seg, hi_row
 
 
 def beside(fn: Callable[[], object], *, inline: bool = False) -> Future[object]:
