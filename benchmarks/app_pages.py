@@ -23,7 +23,8 @@ views of each (the first view apart: caches are cold then) and ``uptime``.
 ``--profile N`` times nothing: it profiles (cProfile, CPU) ``N`` project views right
 after one more grade each, calling the service the page calls
 (:func:`rankscope.services.overview.project_overview`), and prints the project's functions
-by cumulative time: where a view's time goes.
+by cumulative time: where a view's time goes. ``--profile-page metrics_frozen`` profiles
+the frozen evaluation's metrics page instead (its two services, as its route calls them).
 
 ``--before SRC`` times a second source tree (e.g. ``git archive main | tar -x -C
 /tmp/before``) on the same database, the two alternating round by round in child
@@ -36,6 +37,7 @@ Run (figures in benchmarks/README.md, "App pages")::
     python benchmarks/app_pages.py --pg "$RANKSCOPE_TEST_PG_URL"    # PostgreSQL
     python benchmarks/app_pages.py --before /tmp/before --rounds 5
     python benchmarks/app_pages.py --profile 5                      # where the time goes
+    python benchmarks/app_pages.py --profile 5 --profile-page metrics_frozen
 """
 
 from __future__ import annotations
@@ -156,13 +158,15 @@ def measure(url: str, ids: dict[str, int], rounds: int) -> dict[str, list[float]
     return out
 
 
-def profile(url: str, ids: dict[str, int], views: int) -> None:
-    """Print where ``views`` project views right after a grade each spend their CPU."""
+def profile(url: str, ids: dict[str, int], views: int, page: str) -> None:
+    """Print where ``views`` views of ``page`` spend their CPU: ``project_after_grade`` (the
+    project page's service right after one more grade each) or ``metrics_frozen`` (the frozen
+    evaluation's metrics page's two services, as its route calls them)."""
     import cProfile
     import pstats
 
     from rankscope.app.server import open_app_store
-    from rankscope.services import accounts, assignment, grading, overview
+    from rankscope.services import accounts, assignment, dashboards, grading, overview
     from rankscope.services.grading import GradeInput
 
     store = open_app_store(url)
@@ -170,8 +174,16 @@ def profile(url: str, ids: dict[str, int], views: int) -> None:
         curator = accounts.get_user(store, "curator")
         grader = accounts.get_user(store, "g00")
         overview.project_overview(store, curator, ids["project"])  # frozen headlines kept
+        dashboards.metrics_report(store, curator, ids["frozen"])  # frozen data kept
         prof = cProfile.Profile()
         for i in range(views):
+            if page == "metrics_frozen":
+                prof.enable()
+                loaded = dashboards.Loaded()
+                dashboards.metrics_report(store, curator, ids["frozen"], loaded=loaded)
+                dashboards.coverage_report(store, curator, ids["frozen"], loaded=loaded)
+                prof.disable()
+                continue
             task = assignment.next_tasks(store, grader, ids["provisional"], n=1)
             if not task:
                 raise SystemExit("no result left to grade: fewer views or more --results")
@@ -180,10 +192,12 @@ def profile(url: str, ids: dict[str, int], views: int) -> None:
             prof.enable()
             overview.project_overview(store, curator, ids["project"])
             prof.disable()
-        print(f"{views} project views, each right after one more grade (cumulative seconds "
-              f"over all {views}; divide by {views} for one view):")
+        what = ("frozen metrics page views (its services)" if page == "metrics_frozen"
+                else "project views, each right after one more grade")
+        print(f"{views} {what} (cumulative seconds over all {views}; divide by {views} for "
+              "one view):")
         pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(
-            r"rankscope/(services|judgments/evaluation|engine/evaluate)", 40)
+            r"rankscope/(services|judgments|engine/evaluate)", 50)
     finally:
         store.close()
 
@@ -235,7 +249,10 @@ def main() -> int:
     parser.add_argument("--alternations", type=int, default=3,
                         help="with --before: child processes of each tree, alternating")
     parser.add_argument("--profile", type=int, metavar="N",
-                        help="profile N project views right after a grade instead of timing")
+                        help="profile N views of --profile-page instead of timing")
+    parser.add_argument("--profile-page", choices=("project_after_grade", "metrics_frozen"),
+                        default="project_after_grade",
+                        help="the page --profile profiles (default project_after_grade)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -253,7 +270,7 @@ def main() -> int:
                   f"({'PostgreSQL' if args.pg else 'SQLite'}) in {time.perf_counter() - t:.0f} s")
             print(_uptime())
             if args.profile:
-                profile(url, ids, args.profile)
+                profile(url, ids, args.profile, args.profile_page)
             elif args.before is None:
                 times = measure(url, ids, args.rounds)
                 _report("this", {p: v[1:] for p, v in times.items()},

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from rankscope.store.db import Store
 
 __all__ = [
+    "KEEP_SNAPSHOTS",
+    "KEEP_SNAPSHOT_TEXTS",
     "EvaluationData",
     "KeptByStamp",
     "data_stamp",
@@ -61,6 +63,7 @@ __all__ = [
     "load_data",
     "qrels_exports",
     "run_lines_of",
+    "snapshot_state",
     "strategy_map",
     "unjudged_of",
 ]
@@ -173,12 +176,49 @@ def _snapshot_hits(session: Session, snapshot_id: int, *,
     return hits, depth if depth is not None else 10
 
 
+KEEP_SNAPSHOTS = 32
+"""Finished snapshots whose hits without texts and run frame are kept per store in this
+process (the least recently read dropped first): a finished snapshot's hits never change."""
+KEEP_SNAPSHOT_TEXTS = 8
+"""Finished snapshots whose hits with their texts (title, snippet, URL: most of the bytes)
+are kept per store in this process, the same way."""
+
+
+def snapshot_state(session: Session, snapshot_id: int | None) -> tuple[Any, ...] | None:
+    """What tells this snapshot's hits from any other's: its id, when it was started and
+    finished, its status, depth and counts (None: no such snapshot).
+
+    A snapshot's hits change only while it runs (each recorded batch moves its counts); a
+    resume sets it running again (no finish time) and finishes it at a new time; a deleted
+    snapshot's id reused by a new one (SQLite may) comes with the new one's start.
+    """
+    if snapshot_id is None:
+        return None
+    found = session.connection().execute(
+        select(Snapshot.started_at, Snapshot.finished_at, Snapshot.status, Snapshot.depth,
+               Snapshot.n_done, Snapshot.n_failed, Snapshot.n_hits)
+        .where(Snapshot.id == snapshot_id)).one_or_none()
+    return None if found is None else ("snapshot", snapshot_id, *found)
+
+
+def _finished_stamp(session: Session, snapshot_id: int) -> tuple[Any, ...] | None:
+    """:func:`snapshot_state` of a finished snapshot (its hits will not change: they may be
+    kept); None while it runs (or was resumed: running again)."""
+    state = snapshot_state(session, snapshot_id)
+    # ("snapshot", id, started_at, finished_at, status, ...)
+    return None if state is None or state[3] is None or state[4] == "running" else state
+
+
 def _snapshot_run(session: Session, snapshot_id: int, texts: bool,
-                  shared: dict[tuple[Any, ...], Any] | None,
+                  shared: dict[tuple[Any, ...], Any] | None, kept_in: Store | None = None,
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The snapshot's hits and run frame (:func:`engine_run_frame` at the snapshot's depth),
     read once per request for every evaluation served this snapshot (``shared``,
-    :func:`load_data`'s): a read with the texts serves one without them."""
+    :func:`load_data`'s): a read with the texts serves one without them. With ``kept_in``,
+    a finished snapshot's are read once per process (:data:`KEEP_SNAPSHOTS` kept per store
+    without texts, :data:`KEEP_SNAPSHOT_TEXTS` with them) under :func:`_finished_stamp`,
+    read before and after the hits (kept only when unchanged); each caller gets its own
+    copy."""
     from rankscope.services.snapshot_runs import engine_run_frame
 
     # a frame is never changed once made: one request's evaluations may hold the same one
@@ -186,8 +226,22 @@ def _snapshot_run(session: Session, snapshot_id: int, texts: bool,
         if shared is not None and key in shared:
             hits, frame = shared[key]
             return (hits if texts else hits.select(list(_RANKED_SCHEMA))), frame
-    hits, depth = _snapshot_hits(session, snapshot_id, texts=texts)
-    frame = engine_run_frame(hits, depth)
+    stamp = None if kept_in is None else _finished_stamp(session, snapshot_id)
+    kept = None
+    if stamp is not None and kept_in is not None:
+        kept = _KEPT_BARE.get(kept_in, stamp) if not texts else None
+        kept = kept if kept is not None else _KEPT_WHOLE.get(kept_in, stamp)
+    if kept is not None:  # the kept ones stay as read
+        hits, frame = kept[0].clone(), kept[1].clone()
+        hits = hits if texts else hits.select(list(_RANKED_SCHEMA))
+    else:
+        hits, depth = _snapshot_hits(session, snapshot_id, texts=texts)
+        frame = engine_run_frame(hits, depth)
+        if stamp is not None and kept_in is not None \
+                and _finished_stamp(session, snapshot_id) == stamp:
+            _KEPT_BARE.put(kept_in, stamp, (hits.select(list(_RANKED_SCHEMA)), frame.clone()))
+            if texts:
+                _KEPT_WHOLE.put(kept_in, stamp, (hits.clone(), frame.clone()))
     if shared is not None:
         shared[("hits", snapshot_id, texts)] = hits, frame
     return hits, frame
@@ -296,7 +350,7 @@ def grade_details(session: Session, ev: Evaluation, keys: list[str],
 
 def load_data(session: Session, ev: Evaluation, *, today: bool = False,
               shared: dict[tuple[Any, ...], Any] | None = None,
-              texts: bool = True) -> EvaluationData:
+              texts: bool = True, kept_in: Store | None = None) -> EvaluationData:
     """Everything the dashboards and exports of ``ev`` need, read in one session.
 
     A frozen evaluation's data are those of its freeze (grades and snapshot
@@ -306,6 +360,8 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False,
     evaluations served one snapshot its hits. ``texts=False``: the hits
     without their title, snippet and URL (:attr:`EvaluationData.hits` has
     ``query_id, rank, doc_id, score``), for what needs only the numbers.
+    ``kept_in`` (the store read): a finished snapshot's hits are read once per
+    process (:data:`KEEP_SNAPSHOTS`, :data:`KEEP_SNAPSHOT_TEXTS` kept).
     """
     from rankscope.services.snapshot_runs import engine_run_frame
 
@@ -322,7 +378,7 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False,
             shared[queries_key] = [dict(q) for q in queries]
     snapshot_id = latest_snapshot_id(session, ev.id, as_of=as_of)
     if snapshot_id is not None:
-        hits, frame = _snapshot_run(session, snapshot_id, texts, shared)
+        hits, frame = _snapshot_run(session, snapshot_id, texts, shared, kept_in)
     else:
         hits = pl.DataFrame(schema=_HITS_SCHEMA if texts else _RANKED_SCHEMA)
         frame = engine_run_frame(hits, ev.depth)
@@ -346,8 +402,9 @@ def data_stamp(session: Session, ev: Evaluation) -> tuple[Any, ...]:
     undone, replaced (a regrade, an adjudication, an import) or removed in its
     project (grades are rows superseded, retracted or deleted, never edited:
     their count, newest id, retracted count and active count), a rater let
-    count or kept apart, a new run (its latest snapshot), a query of its set,
-    and its settings. Three small aggregate reads.
+    count or kept apart, a new run (its latest snapshot, told from a deleted
+    one whose id it reuses, and its answers while it runs: :func:`snapshot_state`),
+    a query of its set, and its settings. Four small reads.
     """
     settings = (ev.id, ev.project_id, ev.query_set_id, ev.name, ev.scale, ev.strategy,
                 tuple(ev.metrics), tuple(sorted(ev.transforms.items())), ev.null_rules,
@@ -363,8 +420,9 @@ def data_stamp(session: Session, ev: Evaluation) -> tuple[Any, ...]:
                                      .order_by(Rater.id)).scalars())
     queries = connection.execute(select(func.count(Query.id), func.max(Query.id))
                                  .where(Query.query_set_id == ev.query_set_id)).one()
-    return ("today", latest_snapshot_id(session, ev.id), tuple(grades), apart, tuple(queries),
-            *settings)
+    snapshot_id = latest_snapshot_id(session, ev.id)
+    return ("today", snapshot_id, snapshot_state(session, snapshot_id), tuple(grades), apart,
+            tuple(queries), *settings)
 
 
 class KeptByStamp(Generic[T]):
@@ -475,3 +533,9 @@ def qrels_exports(data: EvaluationData) -> list[dict[str, Any]]:
         out.append({"name": name, "scale": scale, "metrics": labels,
                     "command": " ".join(shlex.quote(p) for p in parts) if labels else None})
     return out
+
+
+_KEPT_BARE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOTS)
+"""Finished snapshots' hits without texts and run frames (:func:`_snapshot_run`)."""
+_KEPT_WHOLE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOT_TEXTS)
+"""Finished snapshots' hits with texts and run frames (:func:`_snapshot_run`)."""

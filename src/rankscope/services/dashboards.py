@@ -91,7 +91,9 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     back instead of read again. ``texts=False``: a provisional evaluation's
     hits without their title, snippet and URL
     (:func:`~rankscope.services.campaign_data.load_data`'s), for a number
-    alone; a frozen one's are read whole (and kept).
+    alone; a frozen one's are read whole (and kept). A finished snapshot's
+    hits are read once per process
+    (:data:`~rankscope.services.campaign_data.KEEP_SNAPSHOTS`).
     """
     if loaded is not None:
         return loaded.get(store, actor, evaluation_id, at_least, today=today, texts=texts)
@@ -108,11 +110,13 @@ def _read(store: Store, actor: Actor, evaluation_id: int, at_least: str, today: 
     with store.read() as session:
         ev = evaluation_row(session, actor, evaluation_id, at_least)
         if ev.frozen_at is None or today:
-            data = load_data(session, ev, today=today, shared=shared, texts=texts)
+            data = load_data(session, ev, today=today, shared=shared, texts=texts,
+                             kept_in=store)
         else:  # a frozen evaluation's data never change: read once per process
             stamp = data_stamp(session, ev)
             kept = _FROZEN.get(store, stamp)
-            data = kept if kept is not None else load_data(session, ev, shared=shared)
+            data = kept if kept is not None else load_data(session, ev, shared=shared,
+                                                              kept_in=store)
             if kept is None:
                 _FROZEN.put(store, stamp, data)
         session.expunge(ev)  # keep its loaded columns readable after the session ends
@@ -164,8 +168,11 @@ class Loaded:
         return self._seen[key]
 
 
-def evaluation_metrics(data: EvaluationData) -> dict[str, Any]:
-    """``{"mean", "per_query", "n_queries"}`` of the data's run (nulls where no value)."""
+def evaluation_metrics(data: EvaluationData, *, per_query: bool = True) -> dict[str, Any]:
+    """``{"mean", "per_query", "n_queries"}`` of the data's run (nulls where no value).
+
+    ``per_query=False``: the means alone (``per_query`` empty), for a headline.
+    """
     labels = list(data.metrics)
     if not data.has_grades or data.run.frame.height == 0:
         return {"mean": dict.fromkeys(labels), "per_query": {}, "n_queries": 0}
@@ -173,7 +180,7 @@ def evaluation_metrics(data: EvaluationData) -> dict[str, Any]:
     return {"mean": {k: clean(v) for k, v in result.means.items()},
             "per_query": {q: {label: clean(result.values[i, j])
                               for j, label in enumerate(result.labels)}
-                          for i, q in enumerate(result.query_ids)},
+                          for i, q in enumerate(result.query_ids)} if per_query else {},
             "n_queries": len(result.query_ids)}
 
 

@@ -103,7 +103,8 @@ def _headline(store: Store, actor: Actor, evaluation_id: int, stamp: tuple[Any, 
     # its number alone: the hits without their texts (title, snippet, URL)
     _, data = dashboards.load(store, actor, evaluation_id, loaded=loaded, texts=False)
     # the first metric alone: a metric's mean does not depend on the others computed with it
-    means = dashboards.evaluation_metrics(replace(data, metrics=data.metrics[:1]))["mean"]
+    means = dashboards.evaluation_metrics(replace(data, metrics=data.metrics[:1]),
+                                          per_query=False)["mean"]
     name = (data.metrics[0] if data.metrics and data.metrics[0] in means
             else next(iter(means), None))
     answer = name, (means.get(name) if name is not None else None)
