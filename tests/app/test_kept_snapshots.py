@@ -13,7 +13,6 @@ from sqlalchemy import delete, select
 
 from rankscope.cli.main import main
 from rankscope.services import (
-    campaign_data,
     campaign_runs,
     campaigns,
     dashboards,
@@ -21,6 +20,7 @@ from rankscope.services import (
     freezing,
     grading,
     overview,
+    snapshot_hits,
 )
 from rankscope.services.grading import GradeInput
 from rankscope.store.base import utcnow
@@ -58,7 +58,7 @@ def _stored(store, snapshot_id, *, texts=False):
     from rankscope.services.snapshot_runs import engine_run_frame
 
     with store.read() as session:
-        hits, depth = campaign_data._snapshot_hits(session, snapshot_id, texts=texts)
+        hits, depth = snapshot_hits.read_hits(session, snapshot_id, texts=texts)
     return hits, engine_run_frame(hits, depth)
 
 
@@ -185,19 +185,19 @@ def test_a_snapshot_resumed_while_its_hits_are_read_is_not_kept(store, collectio
     w = make_world(store, collection, metrics=METRICS)
     ev, sid = w.evaluation.id, w.run["snapshot_id"]
     with store.read() as session:
-        finished = campaign_data.snapshot_state(session, sid)
+        finished = snapshot_hits.snapshot_state(session, sid)
     whole = _stored(store, sid)[0]
-    real = campaign_data._snapshot_hits
+    real = snapshot_hits.read_hits
 
     def resumed_meanwhile(session, snapshot_id, **options):
         _set_snapshot(store, sid, status="running", finished_at=None)
         _reverse_each_query(store, sid)
         return real(session, snapshot_id, **options)
 
-    monkeypatch.setattr(campaign_data, "_snapshot_hits", resumed_meanwhile)
+    monkeypatch.setattr(snapshot_hits, "read_hits", resumed_meanwhile)
     dashboards.load(store, w.curator, ev, texts=False)
-    monkeypatch.setattr(campaign_data, "_snapshot_hits", real)
-    kept = campaign_data._KEPT_BARE.get(store, finished)
+    monkeypatch.setattr(snapshot_hits, "read_hits", real)
+    kept = snapshot_hits._KEPT_BARE.get(store, finished)
     assert kept is None or kept[0].equals(whole), "the resumed answers kept as the finished"
     _set_snapshot(store, sid, status="complete", finished_at=utcnow())
     statements.clear()

@@ -42,7 +42,7 @@ def _by_hand(world, tmp_name: str, title: float, query_ids: list[str]) -> dict[s
 
 def _snapshot_docs(store, snapshot_id: int) -> dict[str, list[str]]:
     """Each query's documents of a snapshot of the app's store, read from its rows."""
-    from rankscope.services.campaign_data import run_lines_of
+    from rankscope.services.snapshot_hits import run_lines_of
 
     with store.read() as session:
         _, hits = run_lines_of(session, snapshot_id, "x")

@@ -143,7 +143,7 @@ def test_the_apps_run_of_a_snapshot_scores_the_engine_order(world):
     """The dashboards evaluate :func:`run_lines_of` (what the app's run.txt export holds)."""
     from rankscope.search.config import load_endpoint, open_endpoint
     from rankscope.search.queries import read_queries
-    from rankscope.services.campaign_data import _run_from_lines, run_lines_of
+    from rankscope.services.snapshot_hits import run_from_lines, run_lines_of
     from rankscope.services.snapshots import take_snapshot
     from rankscope.store.db import open_store
 
@@ -162,7 +162,7 @@ def test_the_apps_run_of_a_snapshot_scores_the_engine_order(world):
             lines, _ = run_lines_of(session, outcome.snapshot_id, "base")
     finally:
         store.close()
-    run = _run_from_lines(lines, "base")
+    run = run_from_lines(lines, "base")
     qrels = {q: {"doc1": 1} for q in QUERIES}  # the engine's first: P@1 = 1 by definition
     assert rankscope.evaluate(qrels, run, "P@1")["P@1"] == 1.0
     qrels = {q: {"doc5": 1} for q in QUERIES}  # the engine's last: RR = 1/5

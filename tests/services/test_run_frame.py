@@ -11,7 +11,7 @@ import pytest
 
 from rankscope.data.tables import Run
 from rankscope.errors import DuplicateDocumentError
-from rankscope.services.campaign_data import _run_from_lines
+from rankscope.services.snapshot_hits import run_from_lines
 from rankscope.services.snapshot_runs import engine_run_frame, frame_lines, trec_lines
 
 
@@ -35,7 +35,7 @@ def test_the_columns_are_the_text_read_back(seed, depth):
     hits = pl.DataFrame([(q, d) for q, hs in ranked for d, _ in hs], orient="row",
                         schema={"query_id": pl.String, "doc_id": pl.String})
     frame = engine_run_frame(hits, depth)
-    text = _run_from_lines(lines, "my_run").frame
+    text = run_from_lines(lines, "my_run").frame
     assert frame.schema == text.schema
     assert frame.rows() == text.rows()  # same rows in the same order, scores exactly equal
     assert frame_lines(frame, "my run") == lines
@@ -56,6 +56,6 @@ def test_a_document_twice_in_a_query_is_refused_both_ways():
     ranked = [("q1", [("a", 2.0), ("b", 1.0), ("a", 0.5)])]
     hits = pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "a"]})
     with pytest.raises(DuplicateDocumentError):
-        _run_from_lines(trec_lines(ranked, 10, "r"), "r")
+        run_from_lines(trec_lines(ranked, 10, "r"), "r")
     with pytest.raises(DuplicateDocumentError):
         Run(engine_run_frame(hits, 10), name="r", source="r")

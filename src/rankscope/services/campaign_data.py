@@ -25,12 +25,9 @@ others, never aggregated.
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from sqlalchemy import case, func, select
@@ -38,7 +35,13 @@ from sqlalchemy import case, func, select
 from rankscope.data.tables import Run
 from rankscope.services.campaigns import latest_snapshot_id, query_key
 from rankscope.services.grade_history import counting_at, latest_per_rater
-from rankscope.store.models import Query, Snapshot, SnapshotHit, SnapshotQuery
+from rankscope.services.snapshot_hits import (
+    HITS_SCHEMA,
+    RANKED_SCHEMA,
+    snapshot_run,
+    snapshot_state,
+)
+from rankscope.store.models import Query
 from rankscope.store.models_app import Evaluation, Grade, Item, Rater
 
 if TYPE_CHECKING:
@@ -52,23 +55,16 @@ if TYPE_CHECKING:
     from rankscope.store.db import Store
 
 __all__ = [
-    "KEEP_SNAPSHOTS",
-    "KEEP_SNAPSHOT_TEXTS",
     "EvaluationData",
-    "KeptByStamp",
     "data_stamp",
     "evaluate_command",
     "grade_details",
     "holes_frame",
     "load_data",
     "qrels_exports",
-    "run_lines_of",
-    "snapshot_state",
     "strategy_map",
     "unjudged_of",
 ]
-
-T = TypeVar("T")
 
 _JUDGMENT_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "rater": pl.String,
                     "grade": pl.Float64}
@@ -143,125 +139,6 @@ class EvaluationData:
         return self.plan().evaluate(run if run is not None else self.run, per_query=True,
                                     allow_no_overlap=True, warn_overlap=False,
                                     unjudged=self.unjudged)  # type: ignore[arg-type]
-
-
-_RANKED_SCHEMA = {"query_id": pl.String, "rank": pl.Int64, "doc_id": pl.String,
-                  "score": pl.Float64}
-"""What a number needs of a hit: where it is and what it is (:func:`_snapshot_hits` without
-its texts)."""
-_HITS_SCHEMA = {**_RANKED_SCHEMA, "title": pl.String, "snippet": pl.String, "url": pl.String}
-
-
-def _snapshot_hits(session: Session, snapshot_id: int, *,
-                   texts: bool = True) -> tuple[pl.DataFrame, int]:
-    """The snapshot's hits (queries in the set's order, each in rank order) and its depth.
-
-    Read as plain columns (a Core select on the session's connection: no ORM
-    rows), straight into a frame: ``query_id, rank, doc_id, score`` and, with
-    ``texts``, each hit's ``title, snippet, url`` (most of the bytes read: a
-    number needs none of them).
-    """
-    connection = session.connection()
-    depth = connection.execute(select(Snapshot.depth).where(Snapshot.id == snapshot_id)).scalar()
-    columns: list[Any] = [Query.query_id, SnapshotHit.rank, SnapshotHit.doc_id, SnapshotHit.score]
-    if texts:
-        columns += [SnapshotHit.title, SnapshotHit.snippet, SnapshotHit.url]
-    rows = connection.execute(
-        select(*columns)
-        .join(SnapshotQuery, SnapshotHit.snapshot_query_id == SnapshotQuery.id)
-        .join(Query, SnapshotQuery.query_row_id == Query.id)
-        .where(SnapshotQuery.snapshot_id == snapshot_id)
-        .order_by(Query.position, SnapshotHit.rank)).all()
-    hits = pl.DataFrame(rows, schema=_HITS_SCHEMA if texts else _RANKED_SCHEMA, orient="row")
-    return hits, depth if depth is not None else 10
-
-
-KEEP_SNAPSHOTS = 32
-"""Finished snapshots whose hits without texts and run frame are kept per store in this
-process (the least recently read dropped first): a finished snapshot's hits never change."""
-KEEP_SNAPSHOT_TEXTS = 8
-"""Finished snapshots whose hits with their texts (title, snippet, URL: most of the bytes)
-are kept per store in this process, the same way."""
-
-
-def snapshot_state(session: Session, snapshot_id: int | None) -> tuple[Any, ...] | None:
-    """What tells this snapshot's hits from any other's: its id, when it was started and
-    finished, its status, depth and counts (None: no such snapshot).
-
-    A snapshot's hits change only while it runs (each recorded batch moves its counts); a
-    resume sets it running again (no finish time) and finishes it at a new time; a deleted
-    snapshot's id reused by a new one (SQLite may) comes with the new one's start.
-    """
-    if snapshot_id is None:
-        return None
-    found = session.connection().execute(
-        select(Snapshot.started_at, Snapshot.finished_at, Snapshot.status, Snapshot.depth,
-               Snapshot.n_done, Snapshot.n_failed, Snapshot.n_hits)
-        .where(Snapshot.id == snapshot_id)).one_or_none()
-    return None if found is None else ("snapshot", snapshot_id, *found)
-
-
-def _finished_stamp(session: Session, snapshot_id: int) -> tuple[Any, ...] | None:
-    """:func:`snapshot_state` of a finished snapshot (its hits will not change: they may be
-    kept); None while it runs (or was resumed: running again)."""
-    state = snapshot_state(session, snapshot_id)
-    # ("snapshot", id, started_at, finished_at, status, ...)
-    return None if state is None or state[3] is None or state[4] == "running" else state
-
-
-def _snapshot_run(session: Session, snapshot_id: int, texts: bool,
-                  shared: dict[tuple[Any, ...], Any] | None, kept_in: Store | None = None,
-                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The snapshot's hits and run frame (:func:`engine_run_frame` at the snapshot's depth),
-    read once per request for every evaluation served this snapshot (``shared``,
-    :func:`load_data`'s): a read with the texts serves one without them. With ``kept_in``,
-    a finished snapshot's are read once per process (:data:`KEEP_SNAPSHOTS` kept per store
-    without texts, :data:`KEEP_SNAPSHOT_TEXTS` with them) under :func:`_finished_stamp`,
-    read before and after the hits (kept only when unchanged); each caller gets its own
-    copy."""
-    from rankscope.services.snapshot_runs import engine_run_frame
-
-    # a frame is never changed once made: one request's evaluations may hold the same one
-    for key in (("hits", snapshot_id, True), ("hits", snapshot_id, texts)):
-        if shared is not None and key in shared:
-            hits, frame = shared[key]
-            return (hits if texts else hits.select(list(_RANKED_SCHEMA))), frame
-    stamp = None if kept_in is None else _finished_stamp(session, snapshot_id)
-    kept = None
-    if stamp is not None and kept_in is not None:
-        kept = _KEPT_BARE.get(kept_in, stamp) if not texts else None
-        kept = kept if kept is not None else _KEPT_WHOLE.get(kept_in, stamp)
-    if kept is not None:  # the kept ones stay as read
-        hits, frame = kept[0].clone(), kept[1].clone()
-        hits = hits if texts else hits.select(list(_RANKED_SCHEMA))
-    else:
-        hits, depth = _snapshot_hits(session, snapshot_id, texts=texts)
-        frame = engine_run_frame(hits, depth)
-        if stamp is not None and kept_in is not None \
-                and _finished_stamp(session, snapshot_id) == stamp:
-            _KEPT_BARE.put(kept_in, stamp, (hits.select(list(_RANKED_SCHEMA)), frame.clone()))
-            if texts:
-                _KEPT_WHOLE.put(kept_in, stamp, (hits.clone(), frame.clone()))
-    if shared is not None:
-        shared[("hits", snapshot_id, texts)] = hits, frame
-    return hits, frame
-
-
-def run_lines_of(session: Session, snapshot_id: int, tag: str) -> tuple[list[str], pl.DataFrame]:
-    """The snapshot's TREC run lines (as ``rankscope snapshot -o`` writes them) and its hits."""
-    from rankscope.services.snapshot_runs import engine_run_frame, frame_lines
-
-    hits, depth = _snapshot_hits(session, snapshot_id)
-    return frame_lines(engine_run_frame(hits, depth), tag), hits
-
-
-def _run_from_lines(lines: list[str], name: str) -> Run:
-    parts = [line.split() for line in lines]
-    frame = pl.DataFrame({"query_id": [p[0] for p in parts], "doc_id": [p[2] for p in parts],
-                          "score": [float(p[4]) for p in parts]},
-                         schema={"query_id": pl.String, "doc_id": pl.String,
-                                 "score": pl.Float64})
-    return Run(frame, name=name, source=name)
 
 
 def _judgments(session: Session, ev: Evaluation, queries: list[dict[str, Any]],
@@ -361,7 +238,8 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False,
     without their title, snippet and URL (:attr:`EvaluationData.hits` has
     ``query_id, rank, doc_id, score``), for what needs only the numbers.
     ``kept_in`` (the store read): a finished snapshot's hits are read once per
-    process (:data:`KEEP_SNAPSHOTS`, :data:`KEEP_SNAPSHOT_TEXTS` kept).
+    process (:data:`~rankscope.services.snapshot_hits.KEEP_SNAPSHOTS`,
+    :data:`~rankscope.services.snapshot_hits.KEEP_SNAPSHOT_TEXTS` kept).
     """
     from rankscope.services.snapshot_runs import engine_run_frame
 
@@ -378,9 +256,9 @@ def load_data(session: Session, ev: Evaluation, *, today: bool = False,
             shared[queries_key] = [dict(q) for q in queries]
     snapshot_id = latest_snapshot_id(session, ev.id, as_of=as_of)
     if snapshot_id is not None:
-        hits, frame = _snapshot_run(session, snapshot_id, texts, shared, kept_in)
+        hits, frame = snapshot_run(session, snapshot_id, texts, shared, kept_in)
     else:
-        hits = pl.DataFrame(schema=_HITS_SCHEMA if texts else _RANKED_SCHEMA)
+        hits = pl.DataFrame(schema=HITS_SCHEMA if texts else RANKED_SCHEMA)
         frame = engine_run_frame(hits, ev.depth)
     tag = ev.name
     name = "_".join(tag.split()) or "rankscope"
@@ -403,7 +281,8 @@ def data_stamp(session: Session, ev: Evaluation) -> tuple[Any, ...]:
     project (grades are rows superseded, retracted or deleted, never edited:
     their count, newest id, retracted count and active count), a rater let
     count or kept apart, a new run (its latest snapshot, told from a deleted
-    one whose id it reuses, and its answers while it runs: :func:`snapshot_state`),
+    one whose id it reuses, and its answers while it runs:
+    :func:`~rankscope.services.snapshot_hits.snapshot_state`),
     a query of its set, and its settings. Four small reads.
     """
     settings = (ev.id, ev.project_id, ev.query_set_id, ev.name, ev.scale, ev.strategy,
@@ -423,38 +302,6 @@ def data_stamp(session: Session, ev: Evaluation) -> tuple[Any, ...]:
     snapshot_id = latest_snapshot_id(session, ev.id)
     return ("today", snapshot_id, snapshot_state(session, snapshot_id), tuple(grades), apart,
             tuple(queries), *settings)
-
-
-class KeptByStamp(Generic[T]):
-    """What was computed on an evaluation's data, kept in this process under its
-    :func:`data_stamp`, per store, the ``keep`` last used (the oldest dropped first).
-
-    A value is put under the stamp read *before* the data it was computed on:
-    then no later view can find it under a stamp that has passed.
-    """
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self._kept: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[Any, ...], T]] = (
-            weakref.WeakKeyDictionary())
-        self._lock = threading.Lock()
-
-    def get(self, store: Store, stamp: tuple[Any, ...]) -> T | None:
-        """The value kept under ``stamp``, or None."""
-        with self._lock:
-            kept = self._kept.get(store)
-            if kept is None or stamp not in kept:
-                return None
-            kept.move_to_end(stamp)
-            return kept[stamp]
-
-    def put(self, store: Store, stamp: tuple[Any, ...], value: T) -> None:
-        """Keep ``value`` under ``stamp`` (dropping the least recently used past ``keep``)."""
-        with self._lock:
-            kept = self._kept.setdefault(store, OrderedDict())
-            kept[stamp] = value
-            while len(kept) > self.keep:
-                kept.popitem(last=False)
 
 
 def evaluate_command(ev: Evaluation, grades: str = "grades.csv", run: str = "run.txt") -> str:
@@ -533,9 +380,3 @@ def qrels_exports(data: EvaluationData) -> list[dict[str, Any]]:
         out.append({"name": name, "scale": scale, "metrics": labels,
                     "command": " ".join(shlex.quote(p) for p in parts) if labels else None})
     return out
-
-
-_KEPT_BARE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOTS)
-"""Finished snapshots' hits without texts and run frames (:func:`_snapshot_run`)."""
-_KEPT_WHOLE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOT_TEXTS)
-"""Finished snapshots' hits with texts and run frames (:func:`_snapshot_run`)."""

@@ -35,7 +35,6 @@ import polars as pl
 from rankscope.errors import NotFoundError
 from rankscope.services.campaign_data import (
     EvaluationData,
-    KeptByStamp,
     data_stamp,
     grade_details,
     holes_frame,
@@ -43,6 +42,7 @@ from rankscope.services.campaign_data import (
     qrels_exports,
 )
 from rankscope.services.campaigns import evaluation_row, query_key
+from rankscope.services.kept import KeptByStamp
 
 if TYPE_CHECKING:
     from rankscope.services.accounts import Actor
@@ -93,7 +93,7 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     (:func:`~rankscope.services.campaign_data.load_data`'s), for a number
     alone; a frozen one's are read whole (and kept). A finished snapshot's
     hits are read once per process
-    (:data:`~rankscope.services.campaign_data.KEEP_SNAPSHOTS`).
+    (:data:`~rankscope.services.snapshot_hits.KEEP_SNAPSHOTS`).
     """
     if loaded is not None:
         return loaded.get(store, actor, evaluation_id, at_least, today=today, texts=texts)

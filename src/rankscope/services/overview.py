@@ -28,7 +28,8 @@ from rankscope.services import (
     grading_progress,
     projects,
 )
-from rankscope.services.campaign_data import KeptByStamp, data_stamp
+from rankscope.services.campaign_data import data_stamp
+from rankscope.services.kept import KeptByStamp
 from rankscope.store.models_app import Evaluation
 
 if TYPE_CHECKING:

@@ -83,8 +83,8 @@ def snapshot_ranking(session: Session, snapshot_id: int, label: str, *,
     SHA-256, so :func:`rankscope.services.snapshot_diff.align` tells snapshots
     of different query sets apart.
     """
-    from rankscope.services.campaign_data import run_lines_of
     from rankscope.services.snapshot_diff import Ranking
+    from rankscope.services.snapshot_hits import run_lines_of
 
     snapshot = session.get(Snapshot, snapshot_id)
     if snapshot is None:
