@@ -26,18 +26,29 @@ from rankscope.engine.kernels_graded import _ideal_dcg, dcg
 _NAMES = ["ndcg", "ndcg@5", "ndcg@10", "dcg", "dcg@3", "bpref"]
 
 
-def _case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    """Qrels and a run without tied scores (so the ranking is the score order)."""
+def _random_case(seed: int, *, queries: int, docs: int, judged: tuple[int, int],
+                 grades: list[int], ranked: tuple[int, int] | int,
+                 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Qrels and a run without tied scores (so the ranking is the score order): each query
+    judges between ``judged`` documents of ``docs`` (grades drawn from ``grades``) and ranks
+    ``ranked`` of them (a number, or drawn between two)."""
     rng = np.random.default_rng(seed)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
-    for q in range(12):
-        docs = [f"d{i}" for i in range(40)]
-        judged = rng.choice(40, size=int(rng.integers(1, 25)), replace=False)
-        qrels[f"q{q}"] = {docs[int(j)]: int(rng.choice([0, 0, 1, 2, 3])) for j in judged}
-        ranked = rng.permutation(40)[: int(rng.integers(1, 30))]
-        run[f"q{q}"] = {docs[int(j)]: float(100 - r) for r, j in enumerate(ranked)}
+    for q in range(queries):
+        names = [f"d{i}" for i in range(docs)]
+        chosen = rng.choice(docs, size=int(rng.integers(*judged)), replace=False)
+        qrels[f"q{q}"] = {names[int(j)]: int(rng.choice(grades)) for j in chosen}
+        depth = ranked if isinstance(ranked, int) else int(rng.integers(*ranked))
+        order = rng.permutation(docs)[:depth]
+        run[f"q{q}"] = {names[int(j)]: float(10 * docs - r) for r, j in enumerate(order)}
     return qrels, run
+
+
+def _case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Twelve queries of 1-24 judgments and rankings of 1-29."""
+    return _random_case(seed, queries=12, docs=40, judged=(1, 25), grades=[0, 0, 1, 2, 3],
+                        ranked=(1, 30))
 
 
 def _dcg(gains: list[float], k: int | None) -> float:
@@ -160,15 +171,8 @@ def test_without_a_plan_a_context_keeps_everything(monkeypatch: pytest.MonkeyPat
 def _long_case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
     """Queries with 60-100 judgments each and rankings of 50, no tied scores: nDCG@3 to
     nDCG@20 read at most a fifth of the judgments for their ideal DCG."""
-    rng = np.random.default_rng(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for q in range(10):
-        docs = [f"d{i}" for i in range(150)]
-        judged = rng.choice(150, size=int(rng.integers(60, 101)), replace=False)
-        qrels[f"q{q}"] = {docs[int(j)]: int(rng.choice([0, 0, 0, 1, 1, 2, 3])) for j in judged}
-        ranked = rng.permutation(150)[:50]
-        run[f"q{q}"] = {docs[int(j)]: float(1000 - r) for r, j in enumerate(ranked)}
+    qrels, run = _random_case(seed, queries=10, docs=150, judged=(60, 101),
+                              grades=[0, 0, 0, 1, 1, 2, 3], ranked=50)
     qrels["q10"] = {"d1": 2}  # fewer judgments than any cut-off
     run["q10"] = {"d1": 1.0, "d2": 0.5}
     return qrels, run
