@@ -62,10 +62,12 @@ from rankscope.engine.ranked_lists import (
 )
 from rankscope.engine.ranking_cut import prefix_positions, within
 from rankscope.engine.ranking_match import (
+    CodeArray,
     Judged,
     beside,
     distinct_in_order,
     doc_keys,
+    match_codes,
     match_rows,
     proof_of_distinct_rows,
     run_duplicates,
@@ -229,20 +231,39 @@ def rank(
         pending_check = _check_beside(run, docs, grouped_lengths, small)
     if matching_all:  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report or in_order else None
-        def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
+        table: FloatArray | None = None  # the grades' codes' values, when they are coded
+
+        def judge_and_match(qidx: IntArray) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]],
+                                                     FloatArray | CodeArray]:
+            nonlocal table
             judging = judge()
-            return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
+            # a large run's grades as 1- or 2-byte codes while it is sorted and its ties
+            # fixed (two arrays of every row's grades are alive at a shuffled file's peak)
+            coding = None if small else judging[0].grade_codes(levels)
+            if coding is None:
+                return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
+            table = coding.table
+            return judging, match_codes(qidx, docs, judging[0], coding, keys_out=keys)
 
         if small:  # starting threads would cost more than they save
-            (judged, judged_lists), values = judge_and_match()
+            (judged, judged_lists), values = judge_and_match(qidx)
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
+            del qidx
         else:
             # the judgments are keyed and matched on a thread while the main thread orders
             with ThreadPoolExecutor(max_workers=1) as pool:
-                matching = pool.submit(judge_and_match)
+                # the matching holds its own reference to every row's query index until it
+                # is done: the main thread lets go of its own once sorted (80 MB at 10^7
+                # rows, alive at a shuffled file's peak, the tie search after the sort)
+                matching = pool.submit(judge_and_match, qidx)
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
-                found = find_ties(base, qidx, score) if by_doc else None
+                sorted_q = None if base.negated_scores is not None else qidx
+                del qidx
+                found = find_ties(base, sorted_q, score) if by_doc else None
+                del sorted_q
+                # the sorted scores are read by find_ties alone: let go before the wait
+                base = replace(base, negated_scores=None)
                 (judged, judged_lists), values = matching.result()
             if keys is not None and base.blocks is not None and grouped_lengths is not None \
                     and not truncating and (max_ret is None or max_ret > 0):
@@ -253,7 +274,6 @@ def rank(
         # nothing reads every row's query index again (the duplicate report makes it anew
         # if it finds a duplicate), nor the sorted scores (read to find ties): let go
         # before the grades are gathered in rank order and the ties fixed (80 MB each)
-        del qidx
         base = replace(base, negated_scores=None)
         if in_order:
             pending_check = _check_in_order(run, docs, keys, base, grouped_lengths)
@@ -265,8 +285,10 @@ def rank(
             base, found, docs, None if exact else values, descending=ties == "trec",
             ranked_values=ordered)
         rows = LazyRows(ranking.rows)  # most evaluations never read them
-        grades = ranking.apply(values, in_place=True, ordered=ordered)
+        in_rank = ranking.apply(values, in_place=True, ordered=ordered)
         del values, ordered
+        grades: FloatArray = in_rank if table is None else table[in_rank]  # type: ignore[assignment]
+        del in_rank
         ranked_keys = None
         if keys is not None:
             if ranking.blocks is not None and grouped_lengths is not None and \
