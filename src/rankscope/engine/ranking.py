@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -219,7 +220,7 @@ def rank(
     kept_rows = int(np.minimum(counts, max(limit, 0)).sum()) if limit is not None else \
         int(counts.sum())
 
-    file_keys: tuple[npt.NDArray[np.uint64], IntArray, Future[object] | None] | None = None
+    file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None = None
     early_proof: Future[object] | None = None
     every_row = int(counts.sum()) == qidx.size  # each row's query is evaluated
     matching_all = 2 * kept_rows > int(counts.sum())
@@ -290,12 +291,17 @@ def rank(
         grades: FloatArray = in_rank if table is None else table[in_rank]  # type: ignore[assignment]
         del in_rank
         ranked_keys = None
+        whole = not truncating and (max_ret is None or max_ret > 0)  # every row ranked
         if keys is not None:
-            if ranking.blocks is not None and grouped_lengths is not None and \
-                    not truncating and (max_ret is None or max_ret > 0):
+            if ranking.blocks is not None and grouped_lengths is not None and whole:
                 # each query's rows form one block of the file: its keys are looked
                 # at there, gathered in rank order only if some block repeats one
-                file_keys = (keys, grouped_lengths, early_proof)
+                file_keys = (keys, partial(_distinct_blocks, keys, grouped_lengths, early_proof))
+            elif ranking.order is not None and whole:
+                # a sorted run: each query's keys are gathered a million at a time in the
+                # sort's order (a query's rows, tie fixes aside), not every ranked row's
+                # key and row at once (80 MB each at 10^7 rows, beside the measures)
+                file_keys = (keys, partial(distinct_in_order, keys, ranking.order, ranking.counts))
             else:
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
@@ -400,19 +406,24 @@ def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
             counts)
 
 
+def _distinct_blocks(keys: npt.NDArray[np.uint64], lengths: IntArray,
+                     proof: Future[object] | None) -> bool:
+    """Whether no block of the file (``lengths`` each) repeats a key (``proof``: started)."""
+    return bool(proof.result()) if proof is not None else distinct_within(keys, lengths)
+
+
 def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
                        rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
-                       file_keys: tuple[npt.NDArray[np.uint64], IntArray,
-                                        Future[object] | None] | None = None,
-                       *, inline: bool = False) -> Future[list[str | None]]:
+                       file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None
+                       = None, *, inline: bool = False) -> Future[list[str | None]]:
     """trec_eval's duplicate rule, searched on a thread beside the measures.
 
     ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
-    key, the lengths of the file's query blocks, that proof if already
-    started), when each ranked query is one block of the file: no block
-    repeating a key proves there is no duplicate without putting the keys in
-    rank order.
+    key, a proof that no ranked query repeats one), when every row is ranked:
+    each query's keys looked at in its block of the file (a file in rank
+    order) or gathered in the sort's order, no key of every ranked row in rank
+    order unless the proof fails.
     """
 
     def search() -> list[str | None]:
@@ -420,8 +431,8 @@ def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
         if ranked is None:
             if file_keys is None:
                 return [None] * n
-            all_keys, lengths, proof = file_keys
-            if proof.result() if proof is not None else distinct_within(all_keys, lengths):
+            all_keys, proved = file_keys
+            if proved():
                 return [None] * n
             ranked = all_keys[rows()]
         return run_duplicates(qidx, docs, rows(), ranked, counts, n)
