@@ -54,9 +54,9 @@ def test_codes_give_the_float_grades_bit_for_bit(grades: list[float], levels: bo
 
 
 def test_grades_that_do_not_fit_or_a_negative_zero_stay_float() -> None:
-    assert GradeCodes.of(np.array([0.0, -0.0, 1.0]), np.nan) is None  # -0.0 would become 0.0
-    assert GradeCodes.of(np.arange(40_000, dtype=np.float64), np.nan) is None  # > 16 bits
-    small = GradeCodes.of(np.array([3.0, 1.0, 3.0]), np.nan)
+    assert GradeCodes.of(np.array([0.0, -0.0, 1.0])) is None  # -0.0 would become 0.0
+    assert GradeCodes.of(np.arange(40_000, dtype=np.float64)) is None  # > 16 bits
+    small = GradeCodes.of(np.array([3.0, 1.0, 3.0]))
     assert small is not None and small.table[small.missing] != small.table[small.missing]
 
 
@@ -86,3 +86,23 @@ def test_find_ties_reads_no_query_index_with_the_sorted_scores() -> None:
     with pytest.raises(ValueError, match="query index"):
         find_ties(Ranking(np.arange(6, dtype=np.int64), None, np.array([3, 3])), None,
                   -negated)
+
+
+@pytest.mark.parametrize("levels", [False, True])
+@pytest.mark.parametrize("piece", [1, 3, 1 << 20])
+def test_codes_made_a_few_judgments_at_a_time_are_the_same(
+        levels: bool, piece: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.engine import ranking_match
+
+    grades = np.array([2.0, 0.0, np.nan, -1.0, 0.5, 2.0, 3.0, 0.0, -4.0])
+    monkeypatch.setattr(ranking_match, "_CODED_AT_ONCE", piece)
+    coding = GradeCodes.of(grades, levels)
+    assert coding is not None
+    # the definition: the grades (trec_eval's levels: -2 below 0, -1 for NaN, truncated)
+    if levels:
+        want = np.array([2.0, 0.0, -1.0, -2.0, 0.0, 2.0, 3.0, 0.0, -2.0])
+    else:
+        want = grades
+    assert np.array_equal(coding.table[coding.codes], want, equal_nan=True)
+    missing = coding.table[coding.missing]
+    assert missing == NONPOOL if levels else np.isnan(missing)

@@ -191,9 +191,7 @@ class Judged:
         distinct values would make it 0.0): the caller matches float grades.
         """
         if levels not in self._codes:
-            self._codes[levels] = GradeCodes.of(
-                as_levels(self.grades) if levels else self.grades,
-                NONPOOL if levels else np.nan)
+            self._codes[levels] = GradeCodes.of(self.grades, levels)
         return self._codes[levels]
 
 
@@ -216,19 +214,42 @@ class GradeCodes:
     missing: int
 
     @classmethod
-    def of(cls, grades: FloatArray, missing: float) -> GradeCodes | None:
-        """The codes of ``grades`` and of ``missing`` (None: more than 16 bits, or -0.0)."""
-        if bool(np.any((grades == 0) & np.signbit(grades))):
-            return None
-        table, inverse = np.unique(np.append(grades, missing), return_inverse=True)
-        codes: CodeArray
-        if table.size <= np.iinfo(np.int8).max:
-            codes = inverse.astype(np.int8)
-        elif table.size <= np.iinfo(np.int16).max:
-            codes = inverse.astype(np.int16)
-        else:
-            return None
-        return cls(codes[:-1], table, int(codes[-1]))
+    def of(cls, grades: FloatArray, levels: bool = False) -> GradeCodes | None:
+        """The codes of ``grades`` (trec_eval's levels with ``levels``) and of a document
+        not judged; None: more than 16 bits, or -0.0.
+
+        Worked out a million judgments at a time (10^7 judgments: no sorted copy,
+        inverse or levels of every one at once, beside the ordering).
+        """
+        missing = NONPOOL if levels else np.nan
+        distinct = {missing}
+        for lo in range(0, grades.size, _CODED_AT_ONCE):
+            part = _piece(grades, lo, levels)
+            if bool(np.any((part == 0) & np.signbit(part))):
+                return None
+            distinct.update(pl.Series(part).unique().to_list())
+            if len(distinct) > np.iinfo(np.int16).max:
+                return None
+        table = np.unique(np.array(list(distinct), dtype=np.float64))  # one NaN, last
+        codes: CodeArray = np.empty(grades.size, dtype=np.int8) \
+            if table.size <= np.iinfo(np.int8).max else np.empty(grades.size, dtype=np.int16)
+        for lo in range(0, grades.size, _CODED_AT_ONCE):
+            part = _piece(grades, lo, levels)
+            at = np.searchsorted(table, part)
+            if not np.array_equal(table[np.minimum(at, table.size - 1)], part, equal_nan=True):
+                return None  # a value the table does not hold exactly: keep the floats
+            codes[lo:lo + part.size] = at
+        found = int(np.searchsorted(table, missing))
+        return cls(codes, table, found)
+
+
+_CODED_AT_ONCE = 1 << 20
+"""Judgments :meth:`GradeCodes.of` codes at a time."""
+
+
+def _piece(grades: FloatArray, lo: int, levels: bool) -> FloatArray:
+    part = grades[lo:lo + _CODED_AT_ONCE]
+    return as_levels(part) if levels else part
 
 
 def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
