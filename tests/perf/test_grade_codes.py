@@ -74,11 +74,13 @@ def test_a_negative_zero_grade_keeps_its_sign_through_rank(
     assert not np.signbit(grades[3])
 
 
-def test_find_ties_reads_no_query_index_with_the_sorted_scores() -> None:
-    # two queries of 3 rows in rank order; scores 5 5 1 | 2 2 2 (negated: sorted)
+def test_find_ties_reads_no_query_index_with_the_sorts_tie_flags() -> None:
+    # two queries of 3 rows in rank order; scores 5 5 1 | 2 2 2: the sort's flags (at
+    # p + 1, rows p and p + 1 tie) are F | T F F T T | F
     negated = -np.array([5.0, 5.0, 1.0, 2.0, 2.0, 2.0])
+    flags = np.array([False, True, False, False, True, True, False])
     base = Ranking(np.arange(6, dtype=np.int64), None, np.array([3, 3], dtype=np.int64),
-                   negated_scores=negated)
+                   tie_flags=flags)
     found = find_ties(base, None, -negated)
     assert found is not None
     # tied runs: positions 0-1 and 3-5 (first and last position of each)

@@ -102,9 +102,14 @@ def test_ties_from_the_sorted_scores_are_the_ties_of_the_order(seed: int) -> Non
     base = base_order(qidx, score, n)
     if base.order is None:  # nothing to sort in this draw
         return
-    assert base.negated_scores is not None
+    assert base.tie_flags is not None
     kept = base.order
-    np.testing.assert_array_equal(base.negated_scores, -score[kept])
+    # the sort's tie flags by their definition: neighbours in rank order of one query and
+    # one score (NaN ties with nothing), False at both ends
+    q_sorted, s_sorted = qidx[kept], score[kept]
+    definition = np.concatenate(([False], (q_sorted[1:] == q_sorted[:-1])
+                                 & (s_sorted[1:] == s_sorted[:-1]), [False]))
+    np.testing.assert_array_equal(base.tie_flags, definition)
     # rank order: by query, then score descending
     assert np.all(np.diff(qidx[kept]) >= 0)
     assert np.all(qidx[kept] >= 0)
@@ -299,10 +304,13 @@ def test_the_sort_within_queries_a_piece_at_a_time_is_the_whole_sort(
     monkeypatch.setattr(ranking_order, "_SORTED_AT_ONCE", piece)
     rows = np.arange(qidx.size)
     for stable in (True, False):
-        order, negated = ranking_order._sort_within_queries(qidx, score, stable)
+        order, tie = ranking_order._sort_within_queries(qidx, score, stable)
         np.testing.assert_array_equal(order, whole[stable][0])
-        np.testing.assert_array_equal(negated, whole[stable][1])
-        np.testing.assert_array_equal(negated, -score[order])
+        np.testing.assert_array_equal(tie, whole[stable][1])
+        # tie[p + 1]: rows p and p + 1 of the order share query and score (NaN: no tie)
+        q, s = qidx[order], score[order]
+        np.testing.assert_array_equal(
+            tie, np.concatenate(([False], (q[1:] == q[:-1]) & (s[1:] == s[:-1]), [False])))
         # the definition: by query, score descending (NaN last), ties in file order
         key = np.where(np.isnan(score), np.inf, -score)
         expected = rows[np.lexsort((rows, key, qidx))]

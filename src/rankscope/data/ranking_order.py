@@ -116,45 +116,49 @@ def _digit(qidx: IntArray, order: IntArray | None, shift: int) -> npt.NDArray[np
 
 
 def _sort_within_queries(qidx: IntArray, score: FloatArray,
-                         stable: bool) -> tuple[IntArray, FloatArray]:
+                         stable: bool) -> tuple[IntArray, BoolArray]:
     """Rows grouped by query, then by score descending within each query.
 
     Queries of similar length share a padded matrix whose rows numpy sorts
     independently: many short sorts instead of one long one. ``stable`` keeps
-    tied rows in file order. Returns the order and the negated scores in it
-    (the sort has them at hand; finding ties would gather them again).
+    tied rows in file order. Returns the order and its tie flags (see
+    :attr:`~rankscope.data.rankings.Ranking.tie_flags`: the sort has each
+    piece's sorted scores at hand; finding ties would gather them again).
     """
     kind: Literal["stable"] | None = "stable" if stable else None
     by_query = _stable_by_query(qidx)
     counts = np.bincount(qidx)
     present = np.flatnonzero(counts)
     width = int(counts[present[0]])
+    # tie[p + 1]: the rows at p and p + 1 share query and score (False at both ends)
+    tie = np.zeros(by_query.size + 1, dtype=bool)
     if np.all(counts[present] == width):  # every ranking equally long: no padding
-        # the grouping becomes the order in place, and the scores their sorted selves, a
-        # few million at a time: no argsort, order or sorted scores of every row beside
-        # them (three arrays of 80 MB at 10^7 rows, on the peak of a shuffled file)
+        # the grouping becomes the order in place, each piece's scores gathered, sorted
+        # and compared on their own, a million or so at a time: no argsort, order or
+        # sorted scores of every row beside them (80 MB each at 10^7 rows, on the peak
+        # of a shuffled file, the tie search right after the sort)
         grouped = by_query.reshape(present.size, width)
-        negated = score[grouped]
-        np.negative(negated, out=negated)  # no second array of every score
         step = max(1, _SORTED_AT_ONCE // width)
-        if present.size <= step:  # one piece: no copies back into place
-            ranked = np.argsort(negated, axis=1, kind=kind)
-            return (np.take_along_axis(grouped, ranked, axis=1).ravel(),
-                    np.take_along_axis(negated, ranked, axis=1).ravel())
+        flags = tie[1:].reshape(present.size, width)  # a view: row p's flag at p + 1
         for lo in range(0, present.size, step):
             part = slice(lo, lo + step)
-            ranked = np.argsort(negated[part], axis=1, kind=kind)
+            negated = score[grouped[part]]
+            np.negative(negated, out=negated)
+            ranked = np.argsort(negated, axis=1, kind=kind)
             grouped[part] = np.take_along_axis(grouped[part], ranked, axis=1)
-            negated[part] = np.take_along_axis(negated[part], ranked, axis=1)
-        return by_query, negated.ravel()
+            negated = np.take_along_axis(negated, ranked, axis=1)
+            # a query's last row ties with no row after it (flags[:, -1] stay False)
+            np.equal(negated[:, 1:], negated[:, :-1], out=flags[part, :-1])
+        return by_query, tie
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     # each piece's rows are put in order where they are (a piece reads only its own
     # queries' rows): the grouping becomes the order, no second array of every row
     order = by_query
-    sorted_scores = np.empty(by_query.size, dtype=np.float64)
     bucket = np.floor(np.log2(counts[present])).astype(np.int64)
     # the padding must sort after every score: +inf does unless a score is -inf or
-    # NaN; then NaN padding with a stable sort (a NaN score stays before it)
+    # NaN; then NaN padding with a stable sort (a NaN score stays before it). Padding
+    # equals no score (all finite below +inf; NaN equals nothing): a query's last row
+    # ties with none after it
     finite = bool(np.isfinite(score).all())
     pad, pad_kind = (np.inf, kind) if finite else (np.nan, "stable")
     for b in np.unique(bucket):
@@ -172,8 +176,11 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray,
             ranked = np.argsort(grid, axis=1, kind=pad_kind)
             at = ranked[rows, cols]
             order[src] = order[offsets[chunk][rows] + at]
-            sorted_scores[src] = grid[rows, at]
-    return order, sorted_scores
+            grid = np.take_along_axis(grid, ranked, axis=1)
+            same = np.zeros(grid.shape, dtype=bool)
+            np.equal(grid[:, 1:], grid[:, :-1], out=same[:, :-1])
+            tie[src + 1] = same[rows, cols]
+    return order, tie
 
 
 _SORTED_AT_ONCE = 1 << 20
@@ -251,11 +258,11 @@ def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
     if in_file is not None:
         return in_file
     if every:
-        order, negated = _sort_within_queries(qidx, score, stable)
-        return Ranking(order, None, counts, negated_scores=negated)
+        order, tie = _sort_within_queries(qidx, score, stable)
+        return Ranking(order, None, counts, tie_flags=tie)
     rows = np.flatnonzero(kept)
-    order, negated = _sort_within_queries(qidx[rows], score[rows], stable)
-    return Ranking(rows[order], None, counts, negated_scores=negated)
+    order, tie = _sort_within_queries(qidx[rows], score[rows], stable)
+    return Ranking(rows[order], None, counts, tie_flags=tie)
 
 
 def ranked(frame: pl.DataFrame, ties: TieRule = "trec", *,

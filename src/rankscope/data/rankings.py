@@ -16,6 +16,7 @@ IntArray = npt.NDArray[np.int64]
 Index = npt.NDArray[np.int32] | npt.NDArray[np.int64]
 """Positions or rows: 32-bit while a run's rows fit them (tie fixes' moves), else 64."""
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 _Item = TypeVar("_Item", bound=np.generic)
 
 
@@ -34,15 +35,16 @@ class Ranking:
     (``moves`` name file positions, each within its query's block) and the
     block order, the file positions in rank order, is gathered once, last.
 
-    ``negated_scores`` (with ``order``, when the sort left them at hand): the
-    negated score at each position of ``order``, for :func:`find_ties`.
+    ``tie_flags`` (with ``order``, when the sort worked them out): at
+    position ``p + 1``, whether the rows at ``p`` and ``p + 1`` of ``order``
+    share query and score (False at both ends), for :func:`find_ties`.
     """
 
     order: IntArray | None
     moves: tuple[Index, Index] | None
     counts: IntArray
     blocks: Blocks | None = None
-    negated_scores: FloatArray | None = None
+    tie_flags: BoolArray | None = None
 
     @property
     def size(self) -> int:

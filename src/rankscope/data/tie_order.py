@@ -63,28 +63,23 @@ def find_ties(base: Ranking, qidx: IntArray | None, score: FloatArray) -> Ties |
     """The tied runs of ``base`` (None when no two neighbouring rows tie).
 
     ``qidx`` (every file row's query index) is read only when ``base`` lacks
-    its sorted scores: None will do when it has them (the caller may then let
-    go of it first).
+    the sort's tie flags: None will do when it has them (the caller may then
+    let go of it first).
     """
     order = base.order
     # ``tie`` at p + 1: the row at p ties with the one at p + 1 (False at both ends)
-    tie = np.zeros(max(0, (score.size if order is None else order.size) + 1), dtype=bool)
-    if order is not None and base.negated_scores is not None:
-        # in rank order the queries are the blocks of ``counts``: no gathers needed
-        ss = base.negated_scores
-        np.equal(ss[1:], ss[:-1], out=tie[1:-1])
-        ends = np.cumsum(base.counts)  # a query's last position never ties with the next
-        tie[ends[(ends > 0) & (ends < ss.size)]] = False
+    if order is not None and base.tie_flags is not None:
+        tie = base.tie_flags  # the sort's: no gathers needed
     else:
+        tie = np.zeros(max(0, (score.size if order is None else order.size) + 1), dtype=bool)
         if qidx is None:
-            raise ValueError("find_ties needs the rows' query index without sorted scores")
+            raise ValueError("find_ties needs the rows' query index without the sort's tie flags")
         qs = qidx if order is None else qidx[order]
         ss = score if order is None else score[order]
         inner = tie[1:-1]
         np.equal(qs[1:], qs[:-1], out=inner)
         inner &= ss[1:] == ss[:-1]
-        del qs, inner
-    del ss
+        del qs, ss, inner
     # a run's first row is where a tie follows none, its last where none follows a tie:
     # the positions where ``tie`` changes, first and last alternating
     bounds = np.flatnonzero(tie[1:] != tie[:-1])
@@ -330,4 +325,4 @@ def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
             ranked_values = values if base.order is None else values[base.order]
         ties = _valued_runs(ties, ranked_values)
     return Ranking(base.order, _tie_moves(base.order, ties, docs, descending), base.counts,
-                   base.blocks, base.negated_scores)
+                   base.blocks, base.tie_flags)

@@ -259,12 +259,12 @@ def rank(
                 # rows, alive at a shuffled file's peak, the tie search after the sort)
                 matching = pool.submit(judge_and_match, qidx)
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
-                sorted_q = None if base.negated_scores is not None else qidx
+                sorted_q = None if base.tie_flags is not None else qidx
                 del qidx
                 found = find_ties(base, sorted_q, score) if by_doc else None
                 del sorted_q
-                # the sorted scores are read by find_ties alone: let go before the wait
-                base = replace(base, negated_scores=None)
+                # the sort's tie flags are read by find_ties alone: let go before the wait
+                base = replace(base, tie_flags=None)
                 (judged, judged_lists), values = matching.result()
             if keys is not None and base.blocks is not None and grouped_lengths is not None \
                     and not truncating and (max_ret is None or max_ret > 0):
@@ -273,9 +273,9 @@ def rank(
                 lengths, held = grouped_lengths, keys
                 early_proof = beside(lambda: distinct_within(held, lengths))
         # nothing reads every row's query index again (the duplicate report makes it anew
-        # if it finds a duplicate), nor the sorted scores (read to find ties): let go
-        # before the grades are gathered in rank order and the ties fixed (80 MB each)
-        base = replace(base, negated_scores=None)
+        # if it finds a duplicate), nor the sort's tie flags (read to find ties): let go
+        # before the grades are gathered in rank order and the ties fixed
+        base = replace(base, tie_flags=None)
         if in_order:
             pending_check = _check_in_order(run, docs, keys, base, grouped_lengths)
             if not report:
@@ -309,7 +309,7 @@ def rank(
         # a ranked file's query blocks out of query order are kept as blocks: the file
         # rows of the positions kept are found in them, no index of every row is made
         base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
-        base = replace(base, negated_scores=None)  # ties are found on the rows kept only
+        base = replace(base, tie_flags=None)  # ties are found on the rows kept only
         if in_order:  # the documents hashed on the check's thread, after the sort
             pending_check = _check_in_order(run, docs, None, base, grouped_lengths)
         blocks = base.blocks
