@@ -335,3 +335,49 @@ def test_the_grouping_by_query_a_piece_at_a_time_is_a_stable_sort(
     monkeypatch.setattr(ranking_order, "_GROUPED_AT_ONCE", piece)
     expected = np.argsort(qidx, kind="mergesort")
     np.testing.assert_array_equal(ranking_order._stable_by_query(qidx), expected)
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_kept_rows_hold_the_order_as_32_bit_integers_and_give_the_rows(
+        fits: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # order 4 0 3 1 2 (file rows), then the tie fixes put row 1 at position 2 and row 3
+    # at position 3: rows 4 0 1 3 2, as 64-bit integers either way
+    from rankscope.data import rankings
+
+    if not fits:
+        monkeypatch.setattr(rankings, "_INT32_ROWS", 4)  # 5 file rows do not fit
+    order = np.array([4, 0, 3, 1, 2], dtype=np.int64)
+    moves = (np.array([2, 3], dtype=np.int32), np.array([1, 3], dtype=np.int32))
+    base = Ranking(order, moves, np.array([2, 3], dtype=np.int64))
+    make, held = base.kept_rows(5)
+    assert held is not None
+    assert held.dtype == (np.int32 if fits else np.int64)
+    np.testing.assert_array_equal(held, [4, 0, 3, 1, 2])
+    rows = make()
+    assert rows.dtype == np.int64
+    np.testing.assert_array_equal(rows, [4, 0, 1, 3, 2])
+    np.testing.assert_array_equal(base.rows(), [4, 0, 1, 3, 2])
+    # no order (a file in rank order): nothing held, the rows as before
+    plain = Ranking(None, None, np.array([3], dtype=np.int64))
+    make, held = plain.kept_rows(3)
+    assert held is None
+    np.testing.assert_array_equal(make(), [0, 1, 2])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_shuffled_runs_rows_on_the_large_path_are_the_definitions(seed: int) -> None:
+    # every ranked row's file row, read after the ranking (the order then held as 32-bit
+    # integers): the definition is query by query (byte order), score descending, ties
+    # by document id descending (every tie ordered: ``exact_ties``). The fixture runs it on
+    # both paths; the sort and the held order are the large path's
+    rng = np.random.default_rng(seed)
+    n = 300
+    frame = pl.DataFrame({"query_id": [f"q{q}" for q in rng.integers(0, 7, n)],
+                          "doc_id": [f"d{i}" for i in rng.permutation(n)],
+                          "score": rng.integers(0, 4, n).astype(np.float64)})
+    qrels = Qrels(pl.DataFrame({"query_id": [f"q{q}" for q in range(7)],
+                                "doc_id": [f"d{q}" for q in range(7)], "grade": [1.0] * 7}))
+    lists = rank(qrels, Run(frame), exact_ties=True)
+    rows = frame.with_row_index("row").sort(
+        ["query_id", "score", "doc_id"], descending=[False, True, True])["row"].to_numpy()
+    np.testing.assert_array_equal(lists.run_rows, rows)

@@ -285,11 +285,16 @@ def rank(
         ranking = base if found is None else fix_ties(
             base, found, docs, None if exact else values, descending=ties == "trec",
             ranked_values=ordered)
-        rows = LazyRows(ranking.rows)  # most evaluations never read them
         in_rank = ranking.apply(values, in_place=True, ordered=ordered)
         del values, ordered
         grades: FloatArray = in_rank if table is None else table[in_rank]  # type: ignore[assignment]
         del in_rank
+        # the rows, worked out if asked for (most evaluations never read them), from the
+        # sort's order held as 32-bit integers past this step when the rows fit them
+        make_rows, kept_order = (ranking.rows, ranking.order) if small else \
+            ranking.kept_rows(docs.len())
+        rows = LazyRows(make_rows)
+        del make_rows
         ranked_keys = None
         whole = not truncating and (max_ret is None or max_ret > 0)  # every row ranked
         if keys is not None:
@@ -297,11 +302,11 @@ def rank(
                 # each query's rows form one block of the file: its keys are looked
                 # at there, gathered in rank order only if some block repeats one
                 file_keys = (keys, partial(_distinct_blocks, keys, grouped_lengths, early_proof))
-            elif ranking.order is not None and whole:
+            elif kept_order is not None and whole:
                 # a sorted run: each query's keys are gathered a million at a time in the
                 # sort's order (a query's rows, tie fixes aside), not every ranked row's
                 # key and row at once (80 MB each at 10^7 rows, beside the measures)
-                file_keys = (keys, partial(distinct_in_order, keys, ranking.order, ranking.counts))
+                file_keys = (keys, partial(distinct_in_order, keys, kept_order, ranking.counts))
             else:
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)

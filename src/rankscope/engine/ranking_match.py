@@ -22,6 +22,7 @@ import polars as pl
 
 from rankscope.data.distinct import distinct_within
 from rankscope.data.ranking_order import gather_many
+from rankscope.data.rankings import Index
 from rankscope.engine.key_table import KeyTable
 
 __all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "GradeCodes", "Judged", "as_levels", "beside",
@@ -364,7 +365,7 @@ _PROVED_BLOCK = 1 << 22
 sorts at a time."""
 
 
-def distinct_in_order(keys: UIntArray, order: IntArray, counts: IntArray) -> bool:
+def distinct_in_order(keys: UIntArray, order: Index, counts: IntArray) -> bool:
     """Whether no query repeats a key: True proves no (query, document) pair repeats.
 
     ``keys`` are every file row's keys (:func:`doc_keys`), ``order`` the rows
