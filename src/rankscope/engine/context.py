@@ -37,7 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.engine.c_math import log2_table
-from rankscope.engine.kept import BUDGET, WATCHED_FROM, Kept, kept_property
+from rankscope.engine.kept import BUDGET, WATCHED_FROM, Bounded, Kept, kept_property
+from rankscope.engine.qrels_index import OneRun
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
 from rankscope.engine.ranking_match import as_levels
 from rankscope.engine.rowsets import RowSet
@@ -62,7 +63,7 @@ def log2_ranks(pos: IntArray) -> FloatArray:
     return log2_table(int(pos.max(initial=0)) + 2)[pos + 2]
 
 
-class Context:
+class Context(Bounded):
     """Derived arrays of one :class:`RankedLists`, cached by their parameters."""
 
     def __init__(self, lists: RankedLists, kept: Kept | None = None) -> None:
@@ -99,16 +100,22 @@ class Context:
         (True when that is not known): what none reads need not be kept."""
         return self.ahead is None or any(reads(m) for m in self.ahead)
 
+    def _shared(self) -> dict[tuple[object, ...], object] | None:
+        """Where the statistics of the judged lists are kept for other runs (None: by this
+        context alone, when no other run reads them, see :class:`OneRun`)."""
+        shared = self.lists.qrels_shared
+        return None if shared is None or isinstance(shared, OneRun) else shared
+
     def is_qrels_cached(self, key: tuple[object, ...]) -> bool:
         """Whether ``key`` is kept with the qrels (see :meth:`qrels_cached`)."""
-        shared = self.lists.qrels_shared
+        shared = self._shared()
         return ("qrels", *key) in self._cache if shared is None else key in shared
 
     def qrels_cached(self, key: tuple[object, ...], make: Any) -> Any:
         """``make()`` of what depends only on the judged lists (``judged_offsets``,
         ``judged_grades``) and ``key``: computed once for every run ranked against the
         same qrels (see the module docstring), its arrays made read-only."""
-        shared = self.lists.qrels_shared
+        shared = self._shared()
         if shared is None:
             return self.cached(("qrels", *key), lambda: _read_only(make()))
         found = shared.get(key, _MISSING)

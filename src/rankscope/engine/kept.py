@@ -23,7 +23,7 @@ import numpy as np
 if TYPE_CHECKING:
     from rankscope.engine.context import Context
 
-__all__ = ["BUDGET", "WATCHED_FROM", "Kept", "held_bytes", "kept_property"]
+__all__ = ["BUDGET", "WATCHED_FROM", "Bounded", "Kept", "held_bytes", "kept_property"]
 
 _T = TypeVar("_T")
 
@@ -40,9 +40,16 @@ _HELD = 2
 """References to a kept value when only the cache and this module's own look hold it."""
 
 
+class Bounded:
+    """What keeps values under a :class:`Kept` of its own (a context): not counted as
+    held by a value that refers to it, nor let go with it."""
+
+    __slots__ = ()
+
+
 def held_bytes(value: object, depth: int = 0) -> int:
     """Bytes of the numpy arrays ``value`` holds (in a tuple, list, dict or an object's
-    attributes, a few levels deep); a context inside counts nothing (it is not let go)."""
+    attributes, a few levels deep); a context inside (a :class:`Bounded`) counts nothing."""
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
     if depth > 3 or isinstance(value, (str, bytes, int, float)):
@@ -51,9 +58,7 @@ def held_bytes(value: object, depth: int = 0) -> int:
         return sum(held_bytes(item, depth + 1) for item in value)
     if isinstance(value, dict):
         return sum(held_bytes(item, depth + 1) for item in value.values())
-    from rankscope.engine.context import Context
-
-    if isinstance(value, Context):
+    if isinstance(value, Bounded):
         return 0
     attributes = getattr(value, "__dict__", None)
     return 0 if attributes is None else held_bytes(attributes, depth + 1)
