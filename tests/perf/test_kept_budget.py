@@ -49,8 +49,10 @@ def _case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, flo
 
 
 def _bounded(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    """Every context bounded to ``limit`` bytes, each of its values counted (these are small)."""
     monkeypatch.setattr(context, "WATCHED_FROM", 0)
     monkeypatch.setattr(context, "BUDGET", limit)
+    monkeypatch.setattr(kept, "_SMALL", 10**15)
 
 
 def _context(monkeypatch: pytest.MonkeyPatch, seed: int = 5) -> Context:
@@ -136,6 +138,18 @@ def test_a_small_evaluation_is_not_bounded(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(context, "WATCHED_FROM", 20)
     bounded = _context(monkeypatch)
     assert bounded.kept is not None and bounded.kept.limit == kept.BUDGET
+
+
+def test_a_small_value_is_neither_counted_nor_let_go() -> None:
+    budget = Kept(256 * 1000)  # values under 1,000 bytes are small
+    ctx = Context.__new__(Context)
+    ctx._cache, ctx.kept = {}, budget
+    ctx.cached(("small",), lambda: np.zeros(124))  # 992 bytes
+    ctx.cached(("large",), lambda: np.zeros(125))  # 1,000
+    assert budget.total == 1000
+    budget.limit = 1
+    ctx.cached(("larger",), lambda: np.zeros(200))
+    assert ctx.is_cached(("small",)) and not ctx.is_cached(("large",))
 
 
 def test_the_bytes_held_by_a_value() -> None:

@@ -27,7 +27,7 @@ __all__ = ["BUDGET", "WATCHED_FROM", "Bounded", "Kept", "held_bytes", "kept_prop
 
 _T = TypeVar("_T")
 
-BUDGET = 256 * 2**20
+BUDGET = 384 * 2**20
 """Bytes of arrays a context and its levels view keep for later kernels at most (past
 it the least recently read go; a value larger than this alone is kept until the next)."""
 
@@ -35,6 +35,10 @@ WATCHED_FROM = 2_000_000
 """Ranked plus judged rows from which a context's kept values are bounded: below it
 everything is kept (at most a few dozen arrays of a few MB), and a small call pays
 nothing for the book-keeping."""
+
+_SMALL = 256
+"""A value under 1/_SMALL of the budget (1.5 MB of 384) is neither counted nor let go:
+one number a query, made again as often as it was let go, frees next to nothing."""
 
 _HELD = 2
 """References to a kept value when only the cache and this module's own look hold it."""
@@ -84,8 +88,8 @@ class Kept:
     def add(self, ctx: Context, key: tuple[object, ...], value: object) -> None:
         """Count ``value``, just kept by ``ctx`` under ``key``; let go of older ones."""
         size = held_bytes(value)
-        if size == 0:
-            return  # nothing to gain by letting it go (a context, numbers)
+        if size * _SMALL < self.limit:
+            return  # little to gain by letting it go (one value a query, a context)
         self._clock += 1
         self._entries[(id(ctx), key)] = [ctx, key, size, self._clock]
         self.total += size
