@@ -252,7 +252,7 @@ class Context(Bounded):
 
     def values_at(self, rows: IntArray | None) -> IntArray:
         """:attr:`values` of some ranked rows (None: all), converting only those rows."""
-        if rows is not None and self.is_cached(("values",)):
+        if rows is not None and ("values" in self.__dict__ or self.is_cached(("values",))):
             return self.values[rows]
         grades = self.lists.grades if rows is None else self.lists.grades[rows]
         if not self.lists.levels:  # levels have no NaN (-1 stands for "not in the qrels")
