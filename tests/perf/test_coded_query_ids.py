@@ -64,10 +64,13 @@ def test_a_read_run_holds_codes_and_gives_strings(tmp_path: Path) -> None:
     assert read.to_polars().schema["query_id"] == pl.String
 
 
+@pytest.mark.parametrize("kind", ["categorical", "enum"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("order", ["grouped", "shuffled", "split"])
-def test_coded_query_ids_index_as_their_strings(seed: int, order: str,
+def test_coded_query_ids_index_as_their_strings(seed: int, order: str, kind: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # a Categorical column (a TREC file's run) or an Enum (read against a known list of
+    # queries, with one more the run lacks), through the same definition
     _, run = make_case(seed)
     run = _orders(run, seed)[order]
     # the first slice decides between listing runs of equal ids and direct lookup, as at
@@ -76,12 +79,15 @@ def test_coded_query_ids_index_as_their_strings(seed: int, order: str,
     monkeypatch.setattr(run_queries, "_DIRECT_FROM", 0)
     ids = run.get_column("query_id").to_list()
     wanted = [*sorted(set(ids))[::2], "not in the run"]
+    dtype = pl.Categorical() if kind == "categorical" else \
+        pl.Enum(["zz-unused", *sorted(set(ids), reverse=True)])
     evaluated, found = run_queries.run_queries(
-        run.get_column("query_id").cast(pl.Categorical), lambda names: wanted)
+        run.get_column("query_id").cast(dtype), lambda names: wanted)
     assert evaluated == wanted
     assert found.names == set(ids)
     # the definition: each row's position in the evaluated list, -1 when not there
     assert found.qidx.tolist() == [wanted.index(q) if q in wanted else -1 for q in ids]
+    assert found.counts(len(wanted)).tolist() == [ids.count(q) for q in wanted]
     starts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]]
     if found.starts is not None:  # runs of equal ids listed: the rows where the id changes
         assert found.starts.tolist() == starts
@@ -89,6 +95,10 @@ def test_coded_query_ids_index_as_their_strings(seed: int, order: str,
         assert found.lengths.tolist() == np.diff([*starts, len(ids)]).tolist()
     else:  # direct lookup only where most rows start a new run (a shuffled file)
         assert order == "shuffled" and len(starts) * run_queries._SCATTERED > len(ids)
+    first_changes = sum(1 for at in starts if 1 <= at <= 64)  # in the first slice
+    if first_changes * run_queries._SCATTERED > min(64, len(ids) - 1) + 1:
+        # the first slice is scattered: no run start and length listed for nearly every row
+        assert found.starts is None and found.lengths is None
     together = len(starts) == len(set(ids))
     assert (found.grouped_lengths is not None) == (together and found.starts is not None)
 

@@ -312,3 +312,18 @@ def test_the_sort_within_queries_a_piece_at_a_time_is_the_whole_sort(
             np.testing.assert_array_equal(qidx[order], qidx[expected])
             np.testing.assert_array_equal(key[order], key[expected])
             np.testing.assert_array_equal(np.sort(order), rows)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("piece", [1, 5, 64, 1 << 20])
+@pytest.mark.parametrize("queries", [1, 30, 70_000])
+def test_the_grouping_by_query_a_piece_at_a_time_is_a_stable_sort(
+        seed: int, piece: int, queries: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # shuffled rows, some queries absent; grouped a few rows at a time (indices below
+    # 2^16) or by the two-digit radix sort (70,000 queries): the definition is a stable
+    # sort by query index (rows of one query in file order)
+    rng = np.random.default_rng(seed)
+    qidx = rng.integers(0, queries, 500).astype(np.int64)
+    monkeypatch.setattr(ranking_order, "_GROUPED_AT_ONCE", piece)
+    expected = np.argsort(qidx, kind="mergesort")
+    np.testing.assert_array_equal(ranking_order._stable_by_query(qidx), expected)

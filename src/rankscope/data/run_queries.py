@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -117,7 +118,10 @@ class RunQueries:
         if self.qidx.size == 0:
             return np.zeros(n, np.int64)
         if self.starts is None or self.lengths is None:
-            return np.bincount(self.qidx[self.qidx >= 0], minlength=n).astype(np.int64)
+            kept = self.qidx >= 0
+            # every row evaluated (the common case): no copy of every row's index counted
+            counted = self.qidx if kept.all() else self.qidx[kept]
+            return np.bincount(counted, minlength=n).astype(np.int64)
         run_q = self.qidx[self.starts]
         kept = run_q >= 0
         return np.bincount(run_q[kept], weights=self.lengths[kept],
@@ -133,10 +137,18 @@ def run_queries(run_q: pl.Series,
     if run_q.dtype == pl.Enum:  # read against a known query list: the codes are the index
         categories = pl.Series(run_q.dtype.categories)  # type: ignore[attr-defined]
         codes = run_q.to_physical().to_numpy().astype(np.int64)
-        change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
-        starts = np.concatenate(([0], change)).astype(np.int64) if n_rows else change
         present = np.zeros(categories.len(), dtype=bool)
-        present[codes[starts]] = True  # every run of equal codes starts somewhere
+        if _scattered(codes):
+            # a shuffled file: no runs of equal ids listed (a start and a length of nearly
+            # every row, 80 MB each at 10^7 rows, and their transients), every row's code
+            # marks its id present
+            starts = None
+            present[codes] = True
+        else:
+            change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+            starts = np.concatenate(([0], change)).astype(np.int64) if n_rows else change
+            del change
+            present[codes[starts]] = True  # every run of equal codes starts somewhere
         names = set(categories.filter(pl.Series(present)).to_list())
         evaluated = select(names)
         index = index_of(categories, evaluated)
@@ -146,6 +158,8 @@ def run_queries(run_q: pl.Series,
             qidx = codes
         else:
             qidx = index[codes]
+        if starts is None:
+            return evaluated, RunQueries(qidx, names, None, None, None)
     else:
         segments = _segments(run_q)
         if segments is None:  # a shuffled file: every row's id coded once, the codes looked up
@@ -169,6 +183,18 @@ def run_queries(run_q: pl.Series,
     return evaluated, RunQueries(qidx, names, lengths if grouped else None, starts, lengths)
 
 
+def _scattered(codes: npt.NDArray[np.integer[Any]]) -> bool:
+    """Whether the first slice of a column of :data:`_DIRECT_FROM` rows or more shows its
+    rows not grouped by query (runs of equal codes shorter than :data:`_SCATTERED` rows
+    on average): listing nearly every row as a run start would cost more than it saves."""
+    n_rows = codes.size
+    if n_rows < _DIRECT_FROM:
+        return False
+    first = codes[:_SLICE + 1]
+    return int(np.count_nonzero(first[1:] != first[:-1])) * _SCATTERED > \
+        min(_SLICE, n_rows - 1) + 1
+
+
 def _coded(run_q: pl.Series,
            select: Callable[[set[str]], list[str]]) -> tuple[list[str], RunQueries]:
     """:func:`run_queries` of a Categorical column: runs and lookups on its integer codes.
@@ -186,10 +212,9 @@ def _coded(run_q: pl.Series,
         return evaluated, RunQueries(np.zeros(0, np.int64), names, None, None, None)
     codes = run_q.to_physical().to_numpy()
     qidx = _code_table(distinct, names_list, evaluated)[codes]
-    change = codes[1:] != codes[:-1]
-    if n_rows >= _DIRECT_FROM and \
-            int(np.count_nonzero(change[:_SLICE])) * _SCATTERED > min(_SLICE, n_rows - 1) + 1:
+    if _scattered(codes):
         return evaluated, RunQueries(qidx, names, None, None, None)  # shuffled: no runs listed
+    change = codes[1:] != codes[:-1]
     starts = np.concatenate((np.zeros(1, np.int64), np.flatnonzero(change) + 1))
     del change
     lengths = np.diff(np.append(starts, n_rows)).astype(np.int64)

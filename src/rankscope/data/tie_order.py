@@ -27,6 +27,8 @@ from rankscope.data.rankings import Index, Ranking
 __all__ = ["Ties", "find_ties", "fix_ties"]
 
 IntArray = npt.NDArray[np.int64]
+Graded = npt.NDArray[np.float64] | npt.NDArray[np.int8] | npt.NDArray[np.int16]
+"""What the tie fixes compare: grades, or codes standing for them (equal codes, equal grades)."""
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -57,11 +59,16 @@ class Ties:
         return Ties(self.bounds.reshape(-1, 2)[keep].ravel())
 
 
-def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
-    """The tied runs of ``base`` (None when no two neighbouring rows tie)."""
+def find_ties(base: Ranking, qidx: IntArray | None, score: FloatArray) -> Ties | None:
+    """The tied runs of ``base`` (None when no two neighbouring rows tie).
+
+    ``qidx`` (every file row's query index) is read only when ``base`` lacks
+    its sorted scores: None will do when it has them (the caller may then let
+    go of it first).
+    """
     order = base.order
     # ``tie`` at p + 1: the row at p ties with the one at p + 1 (False at both ends)
-    tie = np.zeros(max(0, (qidx.size if order is None else order.size) + 1), dtype=bool)
+    tie = np.zeros(max(0, (score.size if order is None else order.size) + 1), dtype=bool)
     if order is not None and base.negated_scores is not None:
         # in rank order the queries are the blocks of ``counts``: no gathers needed
         ss = base.negated_scores
@@ -69,6 +76,8 @@ def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
         ends = np.cumsum(base.counts)  # a query's last position never ties with the next
         tie[ends[(ends > 0) & (ends < ss.size)]] = False
     else:
+        if qidx is None:
+            raise ValueError("find_ties needs the rows' query index without sorted scores")
         qs = qidx if order is None else qidx[order]
         ss = score if order is None else score[order]
         inner = tie[1:-1]
@@ -84,7 +93,7 @@ def find_ties(base: Ranking, qidx: IntArray, score: FloatArray) -> Ties | None:
     return Ties(bounds)
 
 
-def _valued_runs(ties: Ties, values: FloatArray) -> Ties:
+def _valued_runs(ties: Ties, values: Graded) -> Ties:
     """The runs whose rows do not all share a value (``values`` in rank order, NaN alike)."""
     after, before = values[1:], values[:-1]
     # differs[p]: the rows at p and p + 1 differ (whole arrays: cheaper than gathers at
@@ -302,8 +311,8 @@ instead of sorting."""
 
 
 def fix_ties(base: Ranking, ties: Ties | None, docs: pl.Series,
-             values: FloatArray | None = None, *, descending: bool = True,
-             ranked_values: FloatArray | None = None) -> Ranking:
+             values: Graded | None = None, *, descending: bool = True,
+             ranked_values: Graded | None = None) -> Ranking:
     """``base`` with its ties (from :func:`find_ties`) ordered by document id.
 
     Tied documents go by id, descending (trec_eval) or ascending. With

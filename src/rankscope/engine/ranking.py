@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -62,10 +63,12 @@ from rankscope.engine.ranked_lists import (
 )
 from rankscope.engine.ranking_cut import prefix_positions, within
 from rankscope.engine.ranking_match import (
+    CodeArray,
     Judged,
     beside,
     distinct_in_order,
     doc_keys,
+    match_codes,
     match_rows,
     proof_of_distinct_rows,
     run_duplicates,
@@ -217,7 +220,7 @@ def rank(
     kept_rows = int(np.minimum(counts, max(limit, 0)).sum()) if limit is not None else \
         int(counts.sum())
 
-    file_keys: tuple[npt.NDArray[np.uint64], IntArray, Future[object] | None] | None = None
+    file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None = None
     early_proof: Future[object] | None = None
     every_row = int(counts.sum()) == qidx.size  # each row's query is evaluated
     matching_all = 2 * kept_rows > int(counts.sum())
@@ -229,20 +232,39 @@ def rank(
         pending_check = _check_beside(run, docs, grouped_lengths, small)
     if matching_all:  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report or in_order else None
-        def judge_and_match() -> tuple[tuple[Judged, tuple[IntArray, FloatArray]], FloatArray]:
+        table: FloatArray | None = None  # the grades' codes' values, when they are coded
+
+        def judge_and_match(qidx: IntArray) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]],
+                                                     FloatArray | CodeArray]:
+            nonlocal table
             judging = judge()
-            return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
+            # a large run's grades as 1- or 2-byte codes while it is sorted and its ties
+            # fixed (two arrays of every row's grades are alive at a shuffled file's peak)
+            coding = None if small else judging[0].grade_codes(levels)
+            if coding is None:
+                return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
+            table = coding.table
+            return judging, match_codes(qidx, docs, judging[0], coding, keys_out=keys)
 
         if small:  # starting threads would cost more than they save
-            (judged, judged_lists), values = judge_and_match()
+            (judged, judged_lists), values = judge_and_match(qidx)
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
+            del qidx
         else:
             # the judgments are keyed and matched on a thread while the main thread orders
             with ThreadPoolExecutor(max_workers=1) as pool:
-                matching = pool.submit(judge_and_match)
+                # the matching holds its own reference to every row's query index until it
+                # is done: the main thread lets go of its own once sorted (80 MB at 10^7
+                # rows, alive at a shuffled file's peak, the tie search after the sort)
+                matching = pool.submit(judge_and_match, qidx)
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
-                found = find_ties(base, qidx, score) if by_doc else None
+                sorted_q = None if base.negated_scores is not None else qidx
+                del qidx
+                found = find_ties(base, sorted_q, score) if by_doc else None
+                del sorted_q
+                # the sorted scores are read by find_ties alone: let go before the wait
+                base = replace(base, negated_scores=None)
                 (judged, judged_lists), values = matching.result()
             if keys is not None and base.blocks is not None and grouped_lengths is not None \
                     and not truncating and (max_ret is None or max_ret > 0):
@@ -253,7 +275,6 @@ def rank(
         # nothing reads every row's query index again (the duplicate report makes it anew
         # if it finds a duplicate), nor the sorted scores (read to find ties): let go
         # before the grades are gathered in rank order and the ties fixed (80 MB each)
-        del qidx
         base = replace(base, negated_scores=None)
         if in_order:
             pending_check = _check_in_order(run, docs, keys, base, grouped_lengths)
@@ -265,15 +286,22 @@ def rank(
             base, found, docs, None if exact else values, descending=ties == "trec",
             ranked_values=ordered)
         rows = LazyRows(ranking.rows)  # most evaluations never read them
-        grades = ranking.apply(values, in_place=True, ordered=ordered)
+        in_rank = ranking.apply(values, in_place=True, ordered=ordered)
         del values, ordered
+        grades: FloatArray = in_rank if table is None else table[in_rank]  # type: ignore[assignment]
+        del in_rank
         ranked_keys = None
+        whole = not truncating and (max_ret is None or max_ret > 0)  # every row ranked
         if keys is not None:
-            if ranking.blocks is not None and grouped_lengths is not None and \
-                    not truncating and (max_ret is None or max_ret > 0):
+            if ranking.blocks is not None and grouped_lengths is not None and whole:
                 # each query's rows form one block of the file: its keys are looked
                 # at there, gathered in rank order only if some block repeats one
-                file_keys = (keys, grouped_lengths, early_proof)
+                file_keys = (keys, partial(_distinct_blocks, keys, grouped_lengths, early_proof))
+            elif ranking.order is not None and whole:
+                # a sorted run: each query's keys are gathered a million at a time in the
+                # sort's order (a query's rows, tie fixes aside), not every ranked row's
+                # key and row at once (80 MB each at 10^7 rows, beside the measures)
+                file_keys = (keys, partial(distinct_in_order, keys, ranking.order, ranking.counts))
             else:
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
@@ -378,19 +406,24 @@ def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
             counts)
 
 
+def _distinct_blocks(keys: npt.NDArray[np.uint64], lengths: IntArray,
+                     proof: Future[object] | None) -> bool:
+    """Whether no block of the file (``lengths`` each) repeats a key (``proof``: started)."""
+    return bool(proof.result()) if proof is not None else distinct_within(keys, lengths)
+
+
 def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
                        rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
-                       file_keys: tuple[npt.NDArray[np.uint64], IntArray,
-                                        Future[object] | None] | None = None,
-                       *, inline: bool = False) -> Future[list[str | None]]:
+                       file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None
+                       = None, *, inline: bool = False) -> Future[list[str | None]]:
     """trec_eval's duplicate rule, searched on a thread beside the measures.
 
     ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
-    key, the lengths of the file's query blocks, that proof if already
-    started), when each ranked query is one block of the file: no block
-    repeating a key proves there is no duplicate without putting the keys in
-    rank order.
+    key, a proof that no ranked query repeats one), when every row is ranked:
+    each query's keys looked at in its block of the file (a file in rank
+    order) or gathered in the sort's order, no key of every ranked row in rank
+    order unless the proof fails.
     """
 
     def search() -> list[str | None]:
@@ -398,8 +431,8 @@ def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
         if ranked is None:
             if file_keys is None:
                 return [None] * n
-            all_keys, lengths, proof = file_keys
-            if proof.result() if proof is not None else distinct_within(all_keys, lengths):
+            all_keys, proved = file_keys
+            if proved():
                 return [None] * n
             ranked = all_keys[rows()]
         return run_duplicates(qidx, docs, rows(), ranked, counts, n)

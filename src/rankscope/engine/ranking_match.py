@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -23,8 +24,9 @@ from rankscope.data.distinct import distinct_within
 from rankscope.data.ranking_order import gather_many
 from rankscope.engine.key_table import KeyTable
 
-__all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "Judged", "as_levels", "beside",
-           "distinct_in_order", "doc_keys", "first_duplicates", "lookup", "match_rows",
+__all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "GradeCodes", "Judged", "as_levels", "beside",
+           "distinct_in_order", "doc_keys", "first_duplicates", "lookup", "match_codes",
+           "match_rows",
            "proof_of_distinct_rows", "run_duplicates"]
 
 IntArray = npt.NDArray[np.int64]
@@ -181,6 +183,73 @@ class Judged:
         """The keys' hash table (for :func:`lookup`'s probes), built when first probed."""
         return KeyTable(self.keys)
 
+    def grade_codes(self, levels: bool) -> GradeCodes | None:
+        """The judgments' grades as small integer codes (see :class:`GradeCodes`).
+
+        None when they do not fit 16 bits, or a grade is -0.0 (a table of
+        distinct values would make it 0.0): the caller matches float grades.
+        Not kept: a byte a judgment would stay alive under the measures (10 MB
+        at 10^7 judgments), for a few milliseconds a million judgments.
+        """
+        return GradeCodes.of(self.grades, levels)
+
+
+CodeArray = npt.NDArray[np.int8] | npt.NDArray[np.int16]
+
+
+@dataclass(frozen=True)
+class GradeCodes:
+    """Grades as codes into a table of their distinct values, ``table[codes]`` the grades.
+
+    At 10^7 matched rows every row's grade takes 1 or 2 bytes instead of 8
+    while the ranking is sorted and its ties fixed (two such arrays are alive
+    at its peak); equal codes are equal grades (every NaN one code), so the
+    tie fixes compare codes as they would compare grades. ``missing`` is the
+    code of a document not judged (NaN, or trec_eval's level -1).
+    """
+
+    codes: CodeArray
+    table: FloatArray
+    missing: int
+
+    @classmethod
+    def of(cls, grades: FloatArray, levels: bool = False) -> GradeCodes | None:
+        """The codes of ``grades`` (trec_eval's levels with ``levels``) and of a document
+        not judged; None: more than 16 bits, or -0.0.
+
+        Worked out a million judgments at a time (10^7 judgments: no sorted copy,
+        inverse or levels of every one at once, beside the ordering).
+        """
+        missing = NONPOOL if levels else np.nan
+        distinct = {missing}
+        for lo in range(0, grades.size, _CODED_AT_ONCE):
+            part = _piece(grades, lo, levels)
+            if bool(np.any((part == 0) & np.signbit(part))):
+                return None
+            distinct.update(pl.Series(part).unique().to_list())
+            if len(distinct) > np.iinfo(np.int16).max:
+                return None
+        table = np.unique(np.array(list(distinct), dtype=np.float64))  # one NaN, last
+        codes: CodeArray = np.empty(grades.size, dtype=np.int8) \
+            if table.size <= np.iinfo(np.int8).max else np.empty(grades.size, dtype=np.int16)
+        for lo in range(0, grades.size, _CODED_AT_ONCE):
+            part = _piece(grades, lo, levels)
+            at = np.searchsorted(table, part)
+            if not np.array_equal(table[np.minimum(at, table.size - 1)], part, equal_nan=True):
+                return None  # a value the table does not hold exactly: keep the floats
+            codes[lo:lo + part.size] = at
+        found = int(np.searchsorted(table, missing))
+        return cls(codes, table, found)
+
+
+_CODED_AT_ONCE = 1 << 20
+"""Judgments :meth:`GradeCodes.of` codes at a time."""
+
+
+def _piece(grades: FloatArray, lo: int, levels: bool) -> FloatArray:
+    part = grades[lo:lo + _CODED_AT_ONCE]
+    return as_levels(part) if levels else part
+
 
 def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
                keys_out: UIntArray | None = None, levels: bool = False) -> FloatArray:
@@ -197,10 +266,36 @@ def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
     threads; on a machine whose cores are shared it was not slower (the
     caller orders the rows on another thread meanwhile).
     """
+    found = _lookups(qidx, docs, judged, keys_out)
+    # every row's grades (8 bytes a row) made once the lookups' keys and joins are gone:
+    # not alive beside them (80 MB less at the peak at 10^7 rows)
+    out = np.full(qidx.size, NONPOOL if levels else np.nan)
+    source = as_levels(judged.grades) if levels else judged.grades
+    for hit, line in found:
+        out[hit] = source[line]
+    return out
+
+
+def match_codes(qidx: IntArray, docs: pl.Series, judged: Judged, coding: GradeCodes, *,
+                keys_out: UIntArray | None = None) -> CodeArray:
+    """:func:`match_rows` as codes: ``coding.table[match_codes(...)]`` are its grades.
+
+    ``coding`` is ``judged.grade_codes(levels)``; each row takes 1 or 2 bytes.
+    """
+    found = _lookups(qidx, docs, judged, keys_out)
+    out: CodeArray = np.full(qidx.size, coding.missing, dtype=coding.codes.dtype)
+    for hit, line in found:
+        out[hit] = coding.codes[line]
+    return out
+
+
+def _lookups(qidx: IntArray, docs: pl.Series, judged: Judged,
+             keys_out: UIntArray | None) -> list[tuple[IntArray, IntArray]]:
+    """The rows found in ``judged`` and their judgment lines, a half of the rows at a time."""
     if qidx.size == 0 or judged.keys.size == 0:
         if keys_out is not None and qidx.size:
             doc_keys(qidx, docs, out=keys_out)
-        return np.full(qidx.size, NONPOOL if levels else np.nan)
+        return []
     half = qidx.size // 2
     parts = [(0, half), (half, qidx.size)] if qidx.size >= _HALVED_FROM else [(0, qidx.size)]
 
@@ -212,14 +307,7 @@ def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
         hit, line = lookup(part_keys, part_q, part_docs, judged)
         return hit + lo, line
 
-    found = [probe(lo, hi) for lo, hi in parts]
-    # every row's grades (8 bytes a row) made once the lookups' keys and joins are gone:
-    # not alive beside them (80 MB less at the peak at 10^7 rows)
-    out = np.full(qidx.size, NONPOOL if levels else np.nan)
-    source = as_levels(judged.grades) if levels else judged.grades
-    for hit, line in found:
-        out[hit] = source[line]
-    return out
+    return [probe(lo, hi) for lo, hi in parts]
 
 
 _HALVED_FROM = 1 << 22
