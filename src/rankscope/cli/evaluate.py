@@ -113,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
         ahead = None if asked is not None else ReadAhead(args.runs, read_run)
         try:
             # the engine's modules load while the first run is read (0.05-0.1 s)
+            from rankscope.data.tables import Qrels
             from rankscope.engine.evaluate import evaluate
+            from rankscope.engine.qrels_index import qrels_index
 
             qrels: Any = _read_qrels(args, metrics)
         except BaseException:
@@ -132,7 +134,10 @@ def run(args: argparse.Namespace) -> int:
                 plan = asked.for_qrels(options)
             results = []
             with ahead or ReadAhead(args.runs, read_run) as runs:
-                for run_t in runs:
+                for i, run_t in enumerate(runs):
+                    if i == len(args.runs) - 1 and isinstance(qrels, Qrels):
+                        # the last run: the keyed judgments go with its ranking
+                        qrels_index(qrels).last_ranking()
                     results.append(
                         evaluate(qrels, run_t, plan, per_query=args.per_query,
                                  allow_no_overlap=args.allow_no_overlap, **fields)

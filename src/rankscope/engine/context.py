@@ -19,6 +19,11 @@ judged row's query and position, R and N per query, the judged levels, the
 ideal DCG) is the same for every run ranked against one qrels: it is kept
 with the qrels (:meth:`~rankscope.engine.qrels_index.QrelsIndex.shared`) and
 worked out for the first run only. Those arrays are read-only.
+
+What a context keeps for this run alone (:meth:`Context.cached` and the
+attributes made once) is bounded on large evaluations
+(:class:`~rankscope.engine.kept.Kept`): past a budget the values read least
+recently are let go and made again, the same to the bit, when next read.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.engine.c_math import log2_table
+from rankscope.engine.kept import BUDGET, WATCHED_FROM, Bounded, Kept, kept_property
+from rankscope.engine.qrels_index import OneRun
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
 from rankscope.engine.ranking_match import as_levels
 from rankscope.engine.rowsets import RowSet
@@ -56,23 +63,33 @@ def log2_ranks(pos: IntArray) -> FloatArray:
     return log2_table(int(pos.max(initial=0)) + 2)[pos + 2]
 
 
-class Context:
+class Context(Bounded):
     """Derived arrays of one :class:`RankedLists`, cached by their parameters."""
 
-    def __init__(self, lists: RankedLists) -> None:
+    def __init__(self, lists: RankedLists, kept: Kept | None = None) -> None:
         self.lists = lists
         self.n = lists.n_queries
         self._cache: dict[tuple[object, ...], Any] = {}
+        self.kept = kept if kept is not None or lists.grades.size + lists.judged_grades.size \
+            < WATCHED_FROM else Kept(BUDGET)
+        """What bounds the arrays this context keeps (None: everything is kept; a
+        levels view shares its context's)."""
         self.ahead: tuple[Metric, ...] | None = None
         """The metrics still to be computed on this context after the current one
         (set by :func:`~rankscope.engine.kernel_values.compute`; None: not known,
         so everything computed is kept)."""
 
     def cached(self, key: tuple[object, ...], make: Any) -> Any:
-        """``make()``, computed once per ``key`` for this context."""
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
+        """``make()``, computed once per ``key`` for this context (and made again,
+        the same to the bit, when the :class:`Kept` budget let it go)."""
+        found = self._cache.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._cache[key] = make()
+            if self.kept is not None:
+                self.kept.add(self, key, found)
+        elif self.kept is not None:
+            self.kept.read(self, key, found)
+        return found
 
     def is_cached(self, key: tuple[object, ...]) -> bool:
         """Whether ``key`` was computed and kept (see :meth:`cached`)."""
@@ -83,16 +100,22 @@ class Context:
         (True when that is not known): what none reads need not be kept."""
         return self.ahead is None or any(reads(m) for m in self.ahead)
 
+    def _shared(self) -> dict[tuple[object, ...], object] | None:
+        """Where the statistics of the judged lists are kept for other runs (None: by this
+        context alone, when no other run reads them, see :class:`OneRun`)."""
+        shared = self.lists.qrels_shared
+        return None if shared is None or isinstance(shared, OneRun) else shared
+
     def is_qrels_cached(self, key: tuple[object, ...]) -> bool:
         """Whether ``key`` is kept with the qrels (see :meth:`qrels_cached`)."""
-        shared = self.lists.qrels_shared
+        shared = self._shared()
         return ("qrels", *key) in self._cache if shared is None else key in shared
 
     def qrels_cached(self, key: tuple[object, ...], make: Any) -> Any:
         """``make()`` of what depends only on the judged lists (``judged_offsets``,
         ``judged_grades``) and ``key``: computed once for every run ranked against the
         same qrels (see the module docstring), its arrays made read-only."""
-        shared = self.lists.qrels_shared
+        shared = self._shared()
         if shared is None:
             return self.cached(("qrels", *key), lambda: _read_only(make()))
         found = shared.get(key, _MISSING)
@@ -106,18 +129,18 @@ class Context:
         """Number of ranked documents per query."""
         return np.diff(self.lists.offsets)
 
-    @cached_property
+    @kept_property
     def row_query(self) -> IntArray:
         """The query index of every ranked row."""
         return np.repeat(np.arange(self.n, dtype=np.int64), self.lengths)
 
-    @cached_property
+    @kept_property
     def pos(self) -> IntArray:
         """The 0-based rank of every ranked row within its query."""
         starts = self.lists.offsets[:-1]
         return np.arange(self.lists.grades.size, dtype=np.int64) - np.repeat(starts, self.lengths)
 
-    @cached_property
+    @kept_property
     def log2_rank(self) -> FloatArray:
         """:math:`\\log_2(i + 1)` for every ranked row (i the 1-based rank).
 
@@ -127,7 +150,7 @@ class Context:
         """
         return log2_ranks(self.pos)
 
-    @cached_property
+    @kept_property
     def judged(self) -> BoolArray:
         """Whether each ranked row is judged (has a grade; with levels, a level >= 0)."""
         if self.lists.levels:
@@ -200,7 +223,7 @@ class Context:
         q = self.row_query[rows]  # a gather: cheaper than searching the offsets
         return RowSet(rows, q, rows - self.lists.offsets[q], self.n)
 
-    @cached_property
+    @kept_property
     def all_rows(self) -> RowSet:
         """Every ranked row (only for the few measures that need them all)."""
         rows = np.arange(self.lists.grades.size, dtype=np.int64)
@@ -211,25 +234,25 @@ class Context:
         return self.cached(  # type: ignore[no-any-return]
             ("rel_rows", rel), lambda: self.rowset(np.flatnonzero(self.relevant(rel))))
 
-    @cached_property
+    @kept_property
     def judged_rows(self) -> RowSet:
         """The judged rows (see :attr:`judged`), in rank order."""
         return self.rowset(np.flatnonzero(self.judged))
 
-    @cached_property
+    @kept_property
     def pool_rows(self) -> RowSet:
         """Rows in the qrels at all: judged, or judged negative (levels only)."""
         values = self.lists.grades
         return self.rowset(np.flatnonzero((values >= 0) | (values == -2)))
 
-    @cached_property
+    @kept_property
     def values(self) -> IntArray:
         """Each ranked row's grade as an integer (meant for levels)."""
         return self.values_at(None)
 
     def values_at(self, rows: IntArray | None) -> IntArray:
         """:attr:`values` of some ranked rows (None: all), converting only those rows."""
-        if rows is not None and "values" in self.__dict__:
+        if rows is not None and ("values" in self.__dict__ or self.is_cached(("values",))):
             return self.values[rows]
         grades = self.lists.grades if rows is None else self.lists.grades[rows]
         if not self.lists.levels:  # levels have no NaN (-1 stands for "not in the qrels")
@@ -345,7 +368,8 @@ class Context:
         if self.lists.levels:
             return self
         return self.cached(("levels",), lambda: Context(_levels_of(  # type: ignore
-            self.lists, self.qrels_cached(("levels view",), lambda: _judged_levels(self.lists)))))
+            self.lists, self.qrels_cached(("levels view",), lambda: _judged_levels(self.lists))),
+            self.kept))
 
     @cached_property
     def _level_table(self) -> tuple[IntArray, IntArray, IntArray]:

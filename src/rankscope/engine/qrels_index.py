@@ -34,7 +34,7 @@ from rankscope.data.tables import Qrels
 from rankscope.engine.ranked_lists import csr
 from rankscope.engine.ranking_match import Judged
 
-__all__ = ["QrelsIndex", "judged_lists", "qrels_index"]
+__all__ = ["OneRun", "QrelsIndex", "judged_lists", "qrels_index"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -64,6 +64,7 @@ class QrelsIndex:
         self._find_duplicates = qrels.deferred_duplicates == "report"
         self._lock = threading.RLock()
         self._kept: OrderedDict[Hashable, object] = OrderedDict()
+        self._last = False
 
     def _key(self, evaluated: list[str]) -> Hashable:
         """``evaluated`` as a key: every query of the qrels (the usual case) or the list."""
@@ -98,15 +99,45 @@ class QrelsIndex:
                       find_duplicates=self._find_duplicates)
 
     def judged_lists(self, evaluated: list[str], *, levels: bool) -> tuple[IntArray, FloatArray]:
-        """Each evaluated query's judged grades best first, as CSR (offsets, grades)."""
-        return self._kept_or_made(
+        """Each evaluated query's judged grades best first, as CSR (offsets, grades).
+
+        After :meth:`last_ranking`, the keyed judgments are no longer kept once these
+        are made (the ranking asks for both, the keyed ones first, and holds them
+        while it matches).
+        """
+        made = self._kept_or_made(
             ("lists", self._key(evaluated), levels),
             lambda: judged_lists(self.judged(evaluated), len(evaluated), levels))
+        if self._last:
+            with self._lock:
+                for key in [k for k in self._kept if isinstance(k, tuple) and k[0] == "judged"]:
+                    del self._kept[key]
+        return made
+
+    def last_ranking(self) -> None:
+        """Say that the next ranking against these qrels is the last (a command line
+        ranking its one run, or the last of its runs): the keyed judgments (at 10^7
+        judgments their keys, query indices and grades, 24 bytes a judgment, and their
+        hash table) then go with that ranking instead of being kept for another.
+        Another ranking still gives the same values (it keys the judgments again)."""
+        self._last = True
 
     def shared(self, evaluated: list[str], *, levels: bool) -> dict[tuple[object, ...], object]:
         """The kernels' statistics of :meth:`judged_lists` ``(evaluated, levels=levels)``,
-        filled as the kernels ask (:meth:`~rankscope.engine.context.Context.qrels_cached`)."""
+        filled as the kernels ask (:meth:`~rankscope.engine.context.Context.qrels_cached`).
+
+        After :meth:`last_ranking` no later run reads them: an empty :class:`OneRun`,
+        not kept, so that the run's context keeps them as its own (bounded) values.
+        """
+        if self._last:
+            return OneRun()
         return self._kept_or_made(("shared", self._key(evaluated), levels), dict)
+
+
+class OneRun(dict[tuple[object, ...], object]):
+    """The statistics of a last ranking's judged lists (see :meth:`QrelsIndex.shared`):
+    read by that run's kernels only, so kept by its context, within its budget
+    (:class:`~rankscope.engine.kept.Kept`), not with the qrels."""
 
 
 _INDEXES: WeakKeyDictionary[Qrels, QrelsIndex] = WeakKeyDictionary()

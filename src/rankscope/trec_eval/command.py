@@ -33,6 +33,7 @@ from rankscope.engine.c_math import c_log
 from rankscope.engine.context import Context
 from rankscope.engine.kernel_values import compute
 from rankscope.engine.kernels_trec import MIN_GEO_MEAN, relstrings
+from rankscope.engine.qrels_index import qrels_index
 from rankscope.engine.ranking import RankedLists, rank
 from rankscope.metrics.base import Metric
 from rankscope.trec_eval.catalog import MEASURES, NICKNAMES, Bound, bind, metrics_of
@@ -206,6 +207,7 @@ def _evaluate(
         return evaluate_prefs(opts, rel_info, run_table, bounds), n_qrels_queries, num_rel_all
     qrels, run = tables(rel_info, run_table)
     ev = opts.evaluation()
+    qrels_index(qrels).last_ranking()  # one run: the keyed judgments go with its ranking
     lists = rank(qrels, run, ties=ev.ties, unjudged=ev.unjudged, queries="qrels", levels=True,
                  stand_in=opts.complete, max_ret=opts.max_ret, only_query=opts.debug_query)
     per = evaluate_qrels(opts, lists, bounds)
