@@ -293,3 +293,35 @@ def test_the_project_page_right_after_a_grade_reads_no_hits(store, collection,
         for ev in (w.evaluation.id, second.id):
             truth = dashboards.metrics_report(store, w.curator, ev)["mean"]["nDCG@5"]
             assert rows[ev].headline_value == truth
+
+
+def test_what_is_kept_weighs_at_most_its_budget(store, collection, monkeypatch,
+                                                statements):  # noqa: F811
+    """Two finished snapshots and room for one (the budget is the larger's weight, polars'
+    estimate): reading them in turn, each view reads its hits again and the kept ones
+    never weigh more than the budget; with room for neither, every view reads them; the
+    numbers are the stored snapshots' all along."""
+    w = make_world(store, collection, metrics=METRICS)
+    spec = campaigns.EvaluationSpec(name="tuned", query_set_id=w.query_set.id,
+                                    endpoint_id=w.tuned.id, grades_wanted=2, depth=5,
+                                    metrics=list(METRICS))
+    second = campaigns.create_evaluation(store, w.curator, w.project.id, spec)
+    run = campaign_runs.run_evaluation(store, w.curator, second.id, boundary=w.boundary)
+    evaluations = {w.evaluation.id: w.run["snapshot_id"], second.id: run["snapshot_id"]}
+    stored = {ev: _stored(store, sid) for ev, sid in evaluations.items()}
+    weights = {ev: sum(f.estimated_size() for f in (hits.select(
+        list(snapshot_hits.RANKED_SCHEMA)), frame)) for ev, (hits, frame) in stored.items()}
+    for budget, expected in ((max(weights.values()), [0, 1, 1, 1]),
+                             (min(weights.values()) - 1, [1, 1, 1, 1])):
+        monkeypatch.setattr(snapshot_hits._KEPT_BARE, "budget", budget)
+        first = next(iter(evaluations))
+        dashboards.load(store, w.curator, first, texts=False)  # kept if it fits
+        reads = []
+        for ev in [*evaluations, *evaluations]:
+            statements.clear()
+            data = dashboards.load(store, w.curator, ev, texts=False)[1]
+            reads.append(len(_reads_of_hits(statements)))
+            assert data.hits.equals(stored[ev][0].select(list(snapshot_hits.RANKED_SCHEMA)))
+            assert data.run.frame.equals(stored[ev][1])
+            assert snapshot_hits._KEPT_BARE.weight(store) <= budget
+        assert reads == expected

@@ -103,6 +103,37 @@ def test_the_metrics_page_of_a_frozen_evaluation_reads_each_set_of_numbers_once(
     assert again.text == page.text
 
 
+def test_frozen_numbers_heavier_than_the_budget_are_read_on_each_view(
+        store, collection, tmp_path, loads, monkeypatch):
+    """A frozen evaluation's data weighing more than the budget
+    (:data:`dashboards.KEEP_FROZEN_BYTES`) are not kept: each view reads them again and
+    shows the same page. Their weight is polars' estimate of their grades, run and hits:
+    one byte short of it, read on each view; with exactly it, the second view reads only
+    today's grades."""
+    from rankscope.services.kept import KeptByStamp
+
+    w = make_world(store, collection, grades_wanted=1)
+    ev = w.evaluation.id
+    _grade_all(store, w.judge, ev, lambda t: 3 if t.position <= 2 else 1)
+    freezing.freeze_evaluation(store, w.curator, ev)
+    data = dashboards.load(store, w.curator, ev)[1]
+    weight = sum(f.estimated_size() for f in (data.judgments.frame, data.advisory.frame,
+                                              data.run.frame, data.hits))
+    cora = _app(store, w, tmp_path)
+    for budget, frozen_reads in ((weight - 1, [1, 1]), (weight, [1, 0])):
+        monkeypatch.setattr(dashboards, "_FROZEN", KeptByStamp(  # nothing kept yet
+            dashboards.KEEP_FROZEN, budget=budget, size=dashboards._data_size))
+        pages, reads = [], []
+        for _ in range(2):
+            loads.clear()
+            page = cora.get(f"/evaluations/{ev}/metrics")
+            assert page.status_code == 200
+            pages.append(page.text)
+            reads.append(loads[(ev, False)])
+        assert pages[0] == pages[1]
+        assert reads == frozen_reads
+
+
 def test_the_pages_means_are_rankscope_evaluate_on_the_exports(store, collection, tmp_path,
                                                                capsys):
     """The metrics page's means (and the project page's headline) against ``rankscope

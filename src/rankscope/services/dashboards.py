@@ -52,11 +52,23 @@ if TYPE_CHECKING:
 KEEP_FROZEN = 8
 """Frozen evaluations' data kept per store in this process (the least recently read dropped
 first): numbers that never change are read once, not on every view."""
+KEEP_FROZEN_BYTES = 256 * 2**20
+"""The most bytes (polars' estimate of their grades, run and hits) the kept frozen
+evaluations' data weigh per store: past it the least recently read are dropped, and one
+heavier than it alone is read again on each view."""
 
-_FROZEN: KeptByStamp[EvaluationData] = KeptByStamp(KEEP_FROZEN)
+
+def _data_size(data: EvaluationData) -> int:
+    return sum(int(frame.estimated_size()) for frame in (
+        data.judgments.frame, data.advisory.frame, data.run.frame, data.hits))
+
+
+_FROZEN: KeptByStamp[EvaluationData] = KeptByStamp(KEEP_FROZEN, budget=KEEP_FROZEN_BYTES,
+                                                    size=_data_size)
 
 __all__ = [
     "KEEP_FROZEN",
+    "KEEP_FROZEN_BYTES",
     "Loaded",
     "clean",
     "coverage_report",
@@ -85,7 +97,7 @@ def load(store: Store, actor: Actor, evaluation_id: int, at_least: str = "curato
     A ready evaluation whose grading is complete is frozen first
     (:func:`rankscope.services.freezing.auto_freeze`); a frozen one's data are
     its grades as of the freeze unless ``today``, read once per process
-    (:data:`KEEP_FROZEN` kept, under
+    (:data:`KEEP_FROZEN` kept, :data:`KEEP_FROZEN_BYTES` at most, under
     :func:`~rankscope.services.campaign_data.data_stamp`). With ``loaded`` (one
     request's :class:`Loaded`), data read before in the request are handed
     back instead of read again. ``texts=False``: a provisional evaluation's

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HITS_SCHEMA",
     "KEEP_SNAPSHOTS",
+    "KEEP_SNAPSHOT_BYTES",
     "KEEP_SNAPSHOT_TEXTS",
     "RANKED_SCHEMA",
     "read_hits",
@@ -73,6 +74,10 @@ process (the least recently read dropped first): a finished snapshot's hits neve
 KEEP_SNAPSHOT_TEXTS = 8
 """Finished snapshots whose hits with their texts (title, snippet, URL: most of the bytes)
 are kept per store in this process, the same way."""
+KEEP_SNAPSHOT_BYTES = 256 * 2**20
+"""The most bytes (polars' estimate) the kept snapshots weigh per store, without texts and
+with them each: past it the least recently read are dropped, and a snapshot heavier than it
+alone is read again on each view."""
 
 
 def snapshot_state(session: Session, snapshot_id: int | None) -> tuple[Any, ...] | None:
@@ -107,7 +112,8 @@ def snapshot_run(session: Session, snapshot_id: int, texts: bool,
     read once per request for every evaluation served this snapshot (``shared``,
     :func:`load_data`'s): a read with the texts serves one without them. With ``kept_in``,
     a finished snapshot's are read once per process (:data:`KEEP_SNAPSHOTS` kept per store
-    without texts, :data:`KEEP_SNAPSHOT_TEXTS` with them) under :func:`_finished_stamp`,
+    without texts, :data:`KEEP_SNAPSHOT_TEXTS` with them, at most
+    :data:`KEEP_SNAPSHOT_BYTES` each) under :func:`_finished_stamp`,
     read before and after the hits (kept only when unchanged); each caller gets its own
     copy."""
     from rankscope.services.snapshot_runs import engine_run_frame
@@ -155,7 +161,13 @@ def run_from_lines(lines: list[str], name: str) -> Run:
     return Run(frame, name=name, source=name)
 
 
-_KEPT_BARE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOTS)
+def _frames_size(frames: tuple[pl.DataFrame, pl.DataFrame]) -> int:
+    return sum(int(frame.estimated_size()) for frame in frames)
+
+
+_KEPT_BARE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(
+    KEEP_SNAPSHOTS, budget=KEEP_SNAPSHOT_BYTES, size=_frames_size)
 """Finished snapshots' hits without texts and run frames (:func:`snapshot_run`)."""
-_KEPT_WHOLE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(KEEP_SNAPSHOT_TEXTS)
+_KEPT_WHOLE: KeptByStamp[tuple[pl.DataFrame, pl.DataFrame]] = KeptByStamp(
+    KEEP_SNAPSHOT_TEXTS, budget=KEEP_SNAPSHOT_BYTES, size=_frames_size)
 """Finished snapshots' hits with texts and run frames (:func:`snapshot_run`)."""
