@@ -159,6 +159,15 @@ def _load_compare() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compare and print; returns the exit code."""
+    from rankscope.compare.t_helper import serving
+
+    # the t-test's distribution from a second process, importing scipy while this one
+    # imports and reads (rankscope.compare.t_helper)
+    with serving(args.test == "t"):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from rankscope.cli.parsing import refuse_double_stdin, write_text
     from rankscope.errors import OptionError
     from rankscope.judgments.evaluation import plan_seed_metrics

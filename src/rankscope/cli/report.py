@@ -51,6 +51,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report; returns the exit code."""
+    from rankscope.compare.t_helper import serving
+
+    with serving(args.test == "t"):  # as compare: the t distribution from a second process
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from rankscope.cli.compare import compare_kwargs, judgments_kwargs, read_qrels, reading_runs
     from rankscope.cli.parsing import refuse_double_stdin
     from rankscope.errors import OptionError

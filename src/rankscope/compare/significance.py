@@ -59,12 +59,14 @@ References
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from rankscope.compare import t_helper
 from rankscope.errors import DependencyError, OptionError
 from rankscope.spread import bootstrap_intervals  # re-exported: compare's intervals
 
@@ -77,6 +79,7 @@ __all__ = [
     "effect_size",
     "mean_interval",
     "paired_test",
+    "prefetch_t_tests",
     "preload_test",
     "require_scipy",
     "require_statsmodels",
@@ -138,6 +141,11 @@ def preload_test(test: str) -> None:
     import threading
 
     name = "scipy.special" if test == "t" else "scipy.stats"
+    if test == "t" and t_helper.current() is not None:
+        # a helper process imports scipy.special and works out the t distribution; of
+        # what its import loaded here, numpy.ma is still wanted (polars asks for it when
+        # it takes a numpy array: 0.04 s of CPU on the thread measuring the first run)
+        name = "numpy.ma"
     if name not in sys.modules:
         threading.Thread(target=_import_quietly, args=(name,), name="rankscope-preload").start()
 
@@ -198,7 +206,16 @@ def _one_sample_t(diff: FloatArray, confidence: float) -> tuple[float, float, fl
     :math:`\sqrt{v/n}`, :math:`t = \bar d / se`, :math:`p = 2\,F_{n-1}(-|t|)`
     and the interval :math:`\bar d + se\,F^{-1}_{n-1}((1 \mp c)/2)`.
     """
-    stdtr, stdtrit = require_t_distribution("significance tests")
+    n = diff.shape[0]
+    mean, se, t = _t_statistic(diff)
+    p = 2 * _t_values("stdtr", np.float64(n - 1), -np.abs(t))
+    tail = (1 - np.float64(confidence)) / 2
+    low, high = _t_values("stdtrit", np.int64(n - 1), np.stack((tail, 1 - tail)))
+    return float(p), float(low * se + mean), float(high * se + mean)
+
+
+def _t_statistic(diff: FloatArray) -> tuple[Any, Any, Any]:
+    """The mean, standard error and t of ``diff`` (n >= 2), as :func:`_one_sample_t` needs."""
     n = diff.shape[0]
     mean = np.mean(diff, axis=0)
     deviation = diff - np.mean(diff, axis=0, keepdims=True)
@@ -207,10 +224,44 @@ def _one_sample_t(diff: FloatArray, confidence: float) -> tuple[float, float, fl
     se = np.sqrt(var / n)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(mean - np.float64(0.0), se)
-    p = 2 * stdtr(np.float64(n - 1), -np.abs(t))
+    return mean, se, t
+
+
+def prefetch_t_tests(diffs: Sequence[FloatArray], confidence: float) -> None:
+    """Ask the serving helper process (:mod:`rankscope.compare.t_helper`), in one request
+    for each function, for the t distribution's values that ``paired_test(x, y, "t",
+    confidence=confidence)`` will need for each array of differences ``x - y``; nothing
+    without a helper. The tests then find them kept: the same bits, no request each."""
+    helper = t_helper.current()
+    if helper is None:
+        return
+    dfs: list[int] = []
+    points: list[Any] = []
+    for diff in diffs:
+        if diff.size < 2 or not diff.any():
+            continue  # paired_test answers these without the distribution
+        _, _, t = _t_statistic(diff)
+        dfs.append(diff.shape[0] - 1)
+        points.append(-np.abs(t))
+    if not dfs:
+        return
+    helper.prefetch("stdtr", dfs, points)
     tail = (1 - np.float64(confidence)) / 2
-    low, high = stdtrit(np.int64(n - 1), np.stack((tail, 1 - tail)))
-    return float(p), float(low * se + mean), float(high * se + mean)
+    distinct = sorted(set(dfs))
+    helper.prefetch("stdtrit", distinct * 2,
+                    [tail] * len(distinct) + [1 - tail] * len(distinct))
+
+
+def _t_values(name: str, df: Any, x: Any) -> Any:
+    """scipy.special's ``stdtr`` or ``stdtrit`` of ``(df, x)``: from the serving helper
+    process if there is one and it answers, else from scipy.special in this process."""
+    helper = t_helper.current()
+    if helper is not None:
+        got = helper.values(name, df, x)
+        if got is not None:
+            return got
+    stdtr, stdtrit = require_t_distribution("significance tests")
+    return (stdtr if name == "stdtr" else stdtrit)(df, x)
 
 
 def _t_interval(diff: FloatArray, confidence: float) -> tuple[float, float]:
