@@ -84,6 +84,11 @@ class EngineServer:
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                if len(raw) < length:
+                    # the client closed before its body arrived (a run cancelled while this
+                    # request was being sent): an engine runs no query for it, so none is seen
+                    self.close_connection = True
+                    return
                 try:
                     body = json.loads(raw) if raw else None
                 except ValueError:
