@@ -100,9 +100,11 @@ def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
 
     Fewer rows than :data:`PROBED_BELOW` probe the judgments' hash table
     (:class:`~rankscope.engine.key_table.KeyTable`, built once per set of
-    judgments of at most :data:`TABLED_UP_TO` lines); otherwise one hash
-    join, whose table of the judgments costs more to build than a few
-    thousand probes take. Every key match is confirmed on the strings.
+    judgments of at most :data:`TABLED_UP_TO` lines); otherwise a hash join,
+    whose table of the judgments costs more to build than a few thousand
+    probes take: against more than :data:`_JOINED_AT_ONCE` judgments, one join
+    per part of the keys (their top bits), one after the other. Every key
+    match is confirmed on the strings.
     """
     if not judged.distinct:
         # a hash collision between different qrels lines: match on the strings
@@ -118,14 +120,58 @@ def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
         hit = np.flatnonzero(at >= 0)
         j = at[hit]
     else:
-        # one inner join (a membership test first, then a join of the hits, builds the
-        # qrels' hash table twice: a third slower when the qrels are as large as the run)
-        keyed = pl.DataFrame({"k": judged.keys,
-                              "j": np.arange(judged.keys.size, dtype=np.int64)})
-        rows = pl.DataFrame({"k": run_keys}).with_row_index("i")  # no fresh 80 MB index at 10^7
-        found = rows.join(keyed, on="k", how="inner", maintain_order="left")
-        hit = found.get_column("i").to_numpy().astype(np.int64)
-        j = found.get_column("j").to_numpy().astype(np.int64, copy=False)
+        bits = _part_bits(judged.keys.size)
+        if bits == 0:
+            return _confirmed(*_joined(run_keys, None, judged.keys, None), run_q, run_docs,
+                              judged)
+        # a key's top bits pick its part: the run's rows of a part can only match the
+        # judgments of that part, so each part is joined on its own, one after the other
+        # (the join's tables and hashes then hold a part's keys, not every judgment's)
+        shift = np.uint64(64 - bits)
+        run_part = (run_keys >> shift).astype(np.uint8)
+        judged_part = (judged.keys >> shift).astype(np.uint8)
+        hits, lines = [], []
+        for part in range(1 << bits):
+            rows = np.flatnonzero(run_part == part)
+            at = np.flatnonzero(judged_part == part)
+            hit, j = _confirmed(*_joined(run_keys[rows], rows, judged.keys[at], at),
+                                run_q, run_docs, judged)
+            hits.append(hit)
+            lines.append(j)
+        return np.concatenate(hits), np.concatenate(lines)
+    return _confirmed(hit, j, run_q, run_docs, judged)
+
+
+def _part_bits(judgments: int) -> int:
+    """The top key bits parting a join against ``judgments`` keys (at most
+    :data:`_JOINED_AT_ONCE` a part on average; 0: one join)."""
+    bits = 0
+    while judgments > _JOINED_AT_ONCE << bits and bits < 8:
+        bits += 1
+    return bits
+
+
+def _joined(run_keys: UIntArray, rows: IntArray | None, keys: UIntArray,
+            lines: IntArray | None) -> tuple[IntArray, IntArray]:
+    """The run rows whose key is among ``keys``, and the judgment line of each (``rows``
+    and ``lines`` number the keys given; None: 0, 1, ...)."""
+    # one inner join (a membership test first, then a join of the hits, builds the
+    # qrels' hash table twice: a third slower when the qrels are as large as the run)
+    keyed = pl.DataFrame({"k": keys, "j": np.arange(keys.size, dtype=np.int64)
+                          if lines is None else lines})
+    left = pl.DataFrame({"k": run_keys})
+    # no fresh 80 MB index at 10^7 rows: polars' own row index, unless the rows are given
+    left = left.with_row_index("i") if rows is None else left.with_columns(i=pl.Series(rows))
+    found = left.join(keyed, on="k", how="inner", maintain_order="left")
+    hit = found.get_column("i").to_numpy().astype(np.int64, copy=False)
+    j = found.get_column("j").to_numpy().astype(np.int64, copy=False)
+    return hit, j
+
+
+def _confirmed(hit: IntArray, j: IntArray, run_q: IntArray, run_docs: pl.Series,
+               judged: Judged) -> tuple[IntArray, IntArray]:
+    """The key matches ``hit`` (run rows), ``j`` (judgment lines) whose query index and
+    document are the same strings (a 64-bit key can collide)."""
     if hit.size == 0:
         return hit, j
     same = (run_q[hit] == judged.query[j]) & (
@@ -135,6 +181,9 @@ def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
 
 PROBED_BELOW = 1 << 16
 """Run rows from which a lookup joins instead of probing the judgments' hash table."""
+_JOINED_AT_ONCE = 1 << 21
+"""Judgments from which a lookup's join is parted by the keys' top bits (a part holds
+about this many at most)."""
 TABLED_UP_TO = 1 << 18
 """Judgments up to which they get a hash table of their own (at most 32 MB)."""
 

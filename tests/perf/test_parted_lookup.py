@@ -1,0 +1,118 @@
+"""The matching's join parted by the keys' top bits (against many judgments): each part
+joined alone, the same matches as one join and as the definition (a document's first
+judgment line of its query), a forged key match still confirmed on the strings."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rankscope.data.tables import Qrels, Run
+from rankscope.engine import ranking_match
+from rankscope.engine.ranking import rank
+from rankscope.engine.ranking_match import Judged, doc_keys, lookup
+
+from .conftest import make_case
+from .test_fast_ranking import layout, slow_rank
+
+
+def _case(seed: int) -> tuple[Judged, np.ndarray, pl.Series, dict[tuple[int, str], int]]:
+    """Judgments of 40 queries and run rows (some judged, some not, some of no evaluated
+    query: index -1), with the definition: (query index, document) -> its judgment line."""
+    rng = np.random.default_rng(seed)
+    jq = rng.integers(0, 40, 3000)
+    jd = [f"d{int(x)}" for x in rng.integers(0, 400, 3000)]
+    first: dict[tuple[int, str], int] = {}
+    keep = []
+    for line, (q, d) in enumerate(zip(jq.tolist(), jd, strict=True)):
+        if (q, d) not in first:
+            first[(q, d)] = len(keep)
+            keep.append(line)
+    query = jq[keep].astype(np.int64)
+    docs = pl.Series([jd[i] for i in keep])
+    judged = Judged(query, docs, rng.random(len(keep)), 40, find_duplicates=False)
+    run_q = rng.integers(-1, 40, 5000).astype(np.int64)
+    run_docs = pl.Series([f"d{int(x)}" for x in rng.integers(0, 500, 5000)])
+    return judged, run_q, run_docs, first
+
+
+def _matches(hit: np.ndarray, line: np.ndarray) -> dict[int, int]:
+    assert hit.size == np.unique(hit).size  # each run row matched once at most
+    return dict(zip(hit.tolist(), line.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("at_once", [1, 300, 1 << 40])
+def test_a_parted_join_finds_each_rows_first_judgment(seed: int, at_once: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    judged, run_q, run_docs, first = _case(seed)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)  # the join, not the probes
+    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", at_once, raising=False)
+    hit, line = lookup(doc_keys(run_q, run_docs), run_q, run_docs, judged)
+    # the definition: a row of an evaluated query whose document that query judged
+    expected = {row: first[(q, d)] for row, (q, d) in
+                enumerate(zip(run_q.tolist(), run_docs.to_list(), strict=True))
+                if (q, d) in first}
+    assert expected  # the case has matches (and rows without one)
+    assert _matches(hit, line) == expected
+
+
+@pytest.mark.parametrize("at_once", [1, 300])
+def test_a_parted_join_confirms_a_key_match_on_the_strings(at_once: int,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    judged, run_q, run_docs, first = _case(7)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)
+    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", at_once, raising=False)
+    keys = doc_keys(run_q, run_docs)
+    # a forged collision: a row whose key is a judgment's key, its document another one
+    keys[0], run_docs[0], run_q[0] = judged.keys[5], "not judged", judged.query[5]
+    hit, line = lookup(keys, run_q, run_docs, judged)
+    got = _matches(hit, line)
+    assert 0 not in got
+    expected = {row: first[(q, d)] for row, (q, d) in
+                enumerate(zip(run_q.tolist(), run_docs.to_list(), strict=True))
+                if (q, d) in first}
+    assert got == expected
+
+
+def test_a_join_against_many_judgments_holds_a_part_of_them_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    judged, run_q, run_docs, _ = _case(3)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)
+    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", 256, raising=False)
+    heights: list[int] = []
+    join = pl.DataFrame.join
+
+    def spied(self: pl.DataFrame, other: pl.DataFrame, *args: object, **kwargs: object
+              ) -> pl.DataFrame:
+        heights.append(other.height)
+        return join(self, other, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pl.DataFrame, "join", spied)
+    lookup(doc_keys(run_q, run_docs), run_q, run_docs, judged)
+    # about 2,600 judgments, 256 a part on average: 16 parts (the top 4 bits of a key),
+    # none near all of them
+    assert len(heights) == 16 and sum(heights) == judged.keys.size
+    assert max(heights) < 2 * 256
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
+def test_a_run_ranked_with_a_parted_join_ranks_as_the_reference(
+        seed: int, ties: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.engine import ranking
+
+    qrels, run = make_case(seed)
+    monkeypatch.setattr(ranking, "_THREADED_FROM", 0)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)
+    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", 8, raising=False)
+    for depth in (None, 3):
+        got = layout(rank(Qrels(qrels), Run(run), ties=ties, depth=depth))  # type: ignore[arg-type]
+        expected = slow_rank(qrels, run, ties)
+        if depth is not None:
+            expected = {q: g[:depth] for q, g in expected.items()}
+        assert list(got) == list(expected)
+        for q in expected:
+            np.testing.assert_array_equal(got[q], expected[q])
