@@ -111,3 +111,47 @@ def test_rows_counted_above_a_cut_off_match_a_count_row_by_row(seed: int) -> Non
     expected = [sum(1 for i in range(q.size) if q[i] == query and pos[i] < depth[query])
                 for query in range(n)]
     assert rows.count_within(depth).tolist() == expected
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_large_contexts_row_sets_find_each_rows_query_without_every_rows_query(
+        seed: int) -> None:
+    # the row sets of -m all_trec (relevant, judged, pooled) made every ranked row's
+    # query (8 bytes a ranked row, kept under the budget); a bounded context (a large
+    # evaluation) reads the offsets instead, a small one still gathers
+    from rankscope.engine.context import Context
+    from rankscope.engine.kept import BUDGET, Kept
+
+    rng = np.random.default_rng(seed)
+    queries = ["1", "2", "3", "4", "5", "6"]  # "2" and "5" only in the qrels: empty rankings
+    qrels = {(q, f"d{j}"): float(rng.integers(-1, 3)) for q in queries
+             for j in rng.choice(12, size=6, replace=False)}
+    run = [(q, f"d{j}", float(rng.integers(0, 4))) for q in ("1", "3", "4", "6")
+           for j in rng.choice(12, size=int(rng.integers(1, 9)), replace=False)]
+    qframe = pl.DataFrame({"query_id": [q for q, _ in qrels], "doc_id": [d for _, d in qrels],
+                           "grade": list(qrels.values())})
+    rframe = pl.DataFrame({"query_id": [r[0] for r in run], "doc_id": [r[1] for r in run],
+                           "score": [r[2] for r in run]})
+    lists = rank(Qrels(qframe), Run(rframe), levels=True, queries="qrels")
+    # each ranked row's query and 0-based rank, written out from the rankings' lengths
+    where = [(q, r) for q in range(lists.n_queries)
+             for r in range(int(lists.offsets[q + 1] - lists.offsets[q]))]
+    for ctx in (Context(lists, Kept(BUDGET)), Context(lists)):
+        sets = {"relevant": (ctx.rel_rows(1.0), lists.grades >= 1),
+                "judged": (ctx.judged_rows, lists.grades >= 0),
+                "pooled": (ctx.pool_rows, (lists.grades >= 0) | (lists.grades == -2))}
+        bounded = ctx.kept is not None
+        assert ctx.is_cached(("row_query",)) or "row_query" in ctx.__dict__ or bounded
+        if bounded:
+            assert not ctx.is_cached(("row_query",))
+        for name, (rows, holds) in sets.items():
+            expected = [i for i in range(len(where)) if holds[i]]
+            assert rows.rows.tolist() == expected, name
+            assert rows.q.tolist() == [where[i][0] for i in expected], name
+            assert rows.pos.tolist() == [where[i][1] for i in expected], name
+            assert rows.q.dtype == np.int64 and rows.pos.dtype == np.int64, name
+    # once every row's query is made (another kernel read it), the sets gather from it
+    again = Context(lists, Kept(BUDGET))
+    assert again.row_query.tolist() == [q for q, _ in where]
+    assert again.judged_rows.q.tolist() == [where[i][0] for i in range(len(where))
+                                            if lists.grades[i] >= 0]
