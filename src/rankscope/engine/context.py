@@ -232,7 +232,8 @@ class Context(Bounded):
         if self.kept is None or self.is_cached(("row_query",)) or "row_query" in self.__dict__:
             q = self.row_query[rows]
         else:  # offsets[q] <= row < offsets[q + 1]: the one (non-empty) query holding it
-            q = np.searchsorted(offsets, rows, side="right") - 1
+            q = np.searchsorted(offsets, rows, side="right")
+            q -= 1  # in place: one array of the rows' queries, as the gather makes
         return RowSet(rows, q, rows - offsets[q], self.n)
 
     @kept_property
