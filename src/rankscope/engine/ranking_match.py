@@ -134,11 +134,17 @@ def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
         for part in range(1 << bits):
             rows = np.flatnonzero(run_part == part)
             at = np.flatnonzero(judged_part == part)
-            hit, j = _confirmed(*_joined(run_keys[rows], rows, judged.keys[at], at),
-                                run_q, run_docs, judged)
+            hit, j = _joined(run_keys[rows], rows, judged.keys[at], at)
             hits.append(hit)
             lines.append(j)
-        return np.concatenate(hits), np.concatenate(lines)
+        del run_part, judged_part
+        hit, j = np.concatenate(hits), np.concatenate(lines)
+        del hits, lines
+        # the run's order again, as one join gives it (each part's hits are in order: the
+        # stable sort merges them): the strings are then confirmed in one gather of each
+        # column, in order (a part's hits alone are too few to make it one chunk first)
+        order = np.argsort(hit, kind="stable")
+        hit, j = hit[order], j[order]
     return _confirmed(hit, j, run_q, run_docs, judged)
 
 
