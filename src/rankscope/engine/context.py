@@ -219,22 +219,9 @@ class Context(Bounded):
 
     # -- row sets -------------------------------------------------------------
     def rowset(self, rows: IntArray) -> RowSet:
-        """The :class:`RowSet` of sorted ranked-row indices ``rows``.
-
-        Each row's query is gathered from :attr:`row_query` (cheaper than a
-        search), except in a bounded context (a large evaluation, see
-        :class:`~rankscope.engine.kept.Kept`) that has not made it: there it
-        is found in the offsets, so the row sets alone never make that array
-        of 8 bytes a ranked row (76 MB at 10^7 ranked rows, counted against
-        the budget beside the kernels' other values).
-        """
-        offsets = self.lists.offsets
-        if self.kept is None or self.is_cached(("row_query",)) or "row_query" in self.__dict__:
-            q = self.row_query[rows]
-        else:  # offsets[q] <= row < offsets[q + 1]: the one (non-empty) query holding it
-            q = np.searchsorted(offsets, rows, side="right")
-            q -= 1  # in place: one array of the rows' queries, as the gather makes
-        return RowSet(rows, q, rows - offsets[q], self.n)
+        """The :class:`RowSet` of sorted ranked-row indices ``rows``."""
+        q = self.row_query[rows]  # a gather: cheaper than searching the offsets
+        return RowSet(rows, q, rows - self.lists.offsets[q], self.n)
 
     @kept_property
     def all_rows(self) -> RowSet:
