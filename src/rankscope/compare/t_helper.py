@@ -13,7 +13,9 @@ reads the runs) and then answers ``stdtr`` and ``stdtrit`` for arrays sent
 over a pipe: the values are scipy's, computed by the same ufunc loop on the
 same float64 arguments and returned as their bytes, so they are the bits an
 import in this process would give. A comparison asks for a metric's values
-in one request (:meth:`THelper.prefetch`) before testing its pairs one by one.
+in one request (:meth:`THelper.prefetch`) before testing its pairs one by one; a
+comparison of several metrics asks for all of them at once, as soon as the runs are
+measured (while the bootstrap intervals are worked out), and then finds them kept.
 
 When the helper cannot start, cannot import scipy or stops answering,
 :meth:`THelper.values` answers ``None`` and the caller imports scipy.special
@@ -98,14 +100,21 @@ class THelper:
 
     def prefetch(self, name: str, df: Any, x: Any) -> None:
         """Ask for ``name(df, x)`` (``"stdtr"`` or ``"stdtrit"``, 1-D arrays) in one request
-        and keep the values for :meth:`values`."""
+        and keep the values for :meth:`values`; pairs known already (or given twice) are
+        not asked again, and nothing is asked when all are known."""
         import numpy as np
 
         args = np.stack((np.asarray(df, dtype=np.float64), np.asarray(x, dtype=np.float64)))
+        keys = dict.fromkeys(pair.tobytes() for pair in args.T)  # in order, once each
+        wanted = [key for key in keys if (name, key) not in self._known]
+        if not wanted:
+            return
+        if len(wanted) < args.shape[1]:
+            args = np.frombuffer(b"".join(wanted), dtype=np.float64).reshape(-1, 2).T
         got = self._ask(name, args)
         if got is not None:
-            for pair, value in zip(args.T, got.tolist(), strict=True):
-                self._known[name, pair.tobytes()] = value
+            for key, value in zip(wanted, got.tolist(), strict=True):
+                self._known[name, key] = value
 
     def values(self, name: str, df: Any, x: Any) -> Any:
         """``name(df, x)`` as scipy.special's ufunc gives it (broadcast; a float64 scalar
