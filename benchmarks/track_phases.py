@@ -21,6 +21,7 @@ change to what it computes), and the load of the machine moves every figure.
 
     python benchmarks/track_phases.py --rounds 5
     python benchmarks/track_phases.py --rounds 5 --command "report --no-plots"
+    python benchmarks/track_phases.py --rounds 5 --realtime   # under `chrt -r 10` (track.py)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -97,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--command", default="compare",
                         help='"compare" (default), "report --no-plots" or "report"')
+    parser.add_argument("--realtime", action="store_true",
+                        help="run each round under `chrt -r 10` (real-time round-robin "
+                             "priority: the cores as on a quiet machine; see track.py)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args(argv)
     command = args.command.split()
@@ -111,6 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     files = [str(qrels), *map(str, runs), *[a for m in LABELS for a in ("-m", m)], *out]
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(HERE / "data" / "pycache"))
     me = [sys.executable, str(Path(__file__).resolve()), "--child", "--command", args.command]
+    if args.realtime:
+        chrt = shutil.which("chrt")
+        if chrt is None or subprocess.run([chrt, "-r", "10", "true"],
+                                          check=False).returncode != 0:
+            raise SystemExit("--realtime: `chrt -r 10` cannot be run here (not installed, "
+                             "or no right to set a real-time priority)")
+        me = [chrt, "-r", "10", *me]
     subprocess.run([*me, *files], env=env, check=True, capture_output=True)  # warm-up
     rows = []
     print(f"rankscope {args.command}, 17 runs, {args.rounds} rounds; load average "
