@@ -49,6 +49,15 @@ def _child(command: list[str], argv: list[str]) -> None:
     """Run the command in this process with the timers; print the phases as JSON."""
     start = _STARTED
     marks: dict[str, float] = {"waiting": 0.0, "measuring": 0.0, "runs": 0}
+    # what `rankscope` does before it imports numpy (cli.main.main): the timers below import
+    # numpy first, and numpy fixes its BLAS threads and huge pages when it is imported (two
+    # OpenBLAS threads polling beside the command's cost it 0.1-0.3 s of wall time)
+    import gc
+
+    from rankscope.cli.process import prepare_process
+
+    prepare_process([*command, *argv])
+    gc.disable()  # as main() does for the one-shot commands
     import rankscope.cli.main as cli
     import rankscope.data.runs as runs_module
 
