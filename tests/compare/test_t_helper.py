@@ -224,3 +224,30 @@ def test_values_known_already_are_not_asked_again() -> None:
     assert asked == [2, 1]
     assert got is not None
     assert got.tobytes() == special.stdtr([9.0, 4.0, 7.0], [-1.5, -0.5, -2.0]).tobytes()
+
+
+def test_the_helpers_ufuncs_are_scipy_specials() -> None:
+    """The helper loads scipy.special's extension module of ufuncs alone: its stdtr and
+    stdtrit must be the very functions scipy.special exports."""
+    from scipy.special import _ufuncs
+
+    assert _ufuncs.stdtr is special.stdtr and _ufuncs.stdtrit is special.stdtrit
+
+
+def test_the_helper_imports_the_whole_package_where_the_ufuncs_live_elsewhere(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scipy whose scipy.special._ufuncs cannot be loaded alone: the helper imports
+    scipy.special as a whole and answers the same bits."""
+    program = t_helper._PROGRAM.replace("from scipy.special._ufuncs import stdtr, stdtrit",
+                                        "from scipy.special._no_such_module import stdtr")
+    assert program != t_helper._PROGRAM
+    monkeypatch.setattr(t_helper, "_PROGRAM", program)
+    df = np.array([3.0, 9.0, 249.0])
+    x = np.array([-0.5, -1.5, -2.25])
+    helper = t_helper._start()
+    assert helper is not None
+    try:
+        got = helper.values("stdtr", df, x)
+    finally:
+        helper.close()
+    assert got is not None and got.tobytes() == special.stdtr(df, x).tobytes()
