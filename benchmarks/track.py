@@ -344,6 +344,15 @@ def _bytecode(choice: str) -> str:
     return "cached (compiled by an untimed warm-up run, as an installed package has it)"
 
 
+def realtime_prefix() -> list[str]:
+    """``chrt -r 10``: a command run with it gets the cores as on a quiet machine (--realtime)."""
+    chrt = shutil.which("chrt")
+    if chrt is None or subprocess.run([chrt, "-r", "10", "true"], check=False).returncode != 0:
+        raise SystemExit("--realtime: `chrt -r 10` cannot be run here (not installed, "
+                         "or no right to set a real-time priority)")
+    return [chrt, "-r", "10"]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
@@ -391,12 +400,8 @@ def main(argv: list[str] | None = None) -> int:
                 paired[f"{k} (before)"] = ["env", f"PYTHONPATH={src}", *v]
         variants = paired
     if args.realtime:
-        chrt = shutil.which("chrt")
-        if chrt is None or subprocess.run([chrt, "-r", "10", "true"],
-                                          check=False).returncode != 0:
-            raise SystemExit("--realtime: `chrt -r 10` cannot be run here (not installed, "
-                             "or no right to set a real-time priority)")
-        variants = {k: [chrt, "-r", "10", *v] for k, v in variants.items()}
+        prefix = realtime_prefix()
+        variants = {k: [*prefix, *v] for k, v in variants.items()}
     bytecode = _bytecode(args.bytecode)
     if args.bytecode == "cached":  # untimed: compile and cache every module the commands use
         for name, cmd in variants.items():

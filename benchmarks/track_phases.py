@@ -30,7 +30,6 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -118,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         _child(command, rest)
         return 0
     sys.path.insert(0, str(HERE))
-    from track import LABELS, ensure_track  # the same data as track.py
+    from track import LABELS, ensure_track, realtime_prefix  # the same data as track.py
 
     qrels, runs = ensure_track(HERE / "data" / "track_s42")
     out = ["-f", "json", "-o", os.devnull] if command[0] == "compare" else ["-o", os.devnull]
@@ -126,12 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(HERE / "data" / "pycache"))
     me = [sys.executable, str(Path(__file__).resolve()), "--child", "--command", args.command]
     if args.realtime:
-        chrt = shutil.which("chrt")
-        if chrt is None or subprocess.run([chrt, "-r", "10", "true"],
-                                          check=False).returncode != 0:
-            raise SystemExit("--realtime: `chrt -r 10` cannot be run here (not installed, "
-                             "or no right to set a real-time priority)")
-        me = [chrt, "-r", "10", *me]
+        me = [*realtime_prefix(), *me]
     subprocess.run([*me, *files], env=env, check=True, capture_output=True)  # warm-up
     rows = []
     print(f"rankscope {args.command}, 17 runs, {args.rounds} rounds; load average "
