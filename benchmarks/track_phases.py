@@ -21,6 +21,7 @@ change to what it computes), and the load of the machine moves every figure.
 
     python benchmarks/track_phases.py --rounds 5
     python benchmarks/track_phases.py --rounds 5 --command "report --no-plots"
+    python benchmarks/track_phases.py --rounds 5 --realtime   # under `chrt -r 10` (track.py)
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ def _child(command: list[str], argv: list[str]) -> None:
     """Run the command in this process with the timers; print the phases as JSON."""
     start = _STARTED
     marks: dict[str, float] = {"waiting": 0.0, "measuring": 0.0, "runs": 0}
+    # what `rankscope` does before it imports numpy (cli.main.main): the timers below import
+    # numpy first, and numpy fixes its BLAS threads and huge pages when it is imported (two
+    # OpenBLAS threads polling beside the command's cost it 0.1-0.3 s of wall time)
+    import gc
+
+    from rankscope.cli.process import prepare_process
+
+    prepare_process([*command, *argv])
+    gc.disable()  # as main() does for the one-shot commands
     import rankscope.cli.main as cli
     import rankscope.data.runs as runs_module
 
@@ -97,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--command", default="compare",
                         help='"compare" (default), "report --no-plots" or "report"')
+    parser.add_argument("--realtime", action="store_true",
+                        help="run each round under `chrt -r 10` (real-time round-robin "
+                             "priority: the cores as on a quiet machine; see track.py)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args(argv)
     command = args.command.split()
@@ -104,13 +117,15 @@ def main(argv: list[str] | None = None) -> int:
         _child(command, rest)
         return 0
     sys.path.insert(0, str(HERE))
-    from track import LABELS, ensure_track  # the same data as track.py
+    from track import LABELS, ensure_track, realtime_prefix  # the same data as track.py
 
     qrels, runs = ensure_track(HERE / "data" / "track_s42")
     out = ["-f", "json", "-o", os.devnull] if command[0] == "compare" else ["-o", os.devnull]
     files = [str(qrels), *map(str, runs), *[a for m in LABELS for a in ("-m", m)], *out]
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(HERE / "data" / "pycache"))
     me = [sys.executable, str(Path(__file__).resolve()), "--child", "--command", args.command]
+    if args.realtime:
+        me = [*realtime_prefix(), *me]
     subprocess.run([*me, *files], env=env, check=True, capture_output=True)  # warm-up
     rows = []
     print(f"rankscope {args.command}, 17 runs, {args.rounds} rounds; load average "

@@ -193,3 +193,61 @@ def test_the_command_computes_p_values_in_a_helper(files: list[str], tmp_path: P
     else:
         page = out.read_text()
         assert "paired t-test" in page
+
+
+def test_a_comparison_asks_for_every_metrics_t_values_at_once(files: list[str]) -> None:
+    """Three metrics, three runs against a baseline: one request for the p-values' stdtr of
+    all 3 x 2 pairs and one for the intervals' stdtrit (both tails of the one n), not two
+    a metric; the numbers those of scipy.special in this process."""
+    from rankscope.compare.comparison import compare
+
+    metrics = ["ndcg_cut_10", "P_5", "map"]
+    want = compare(files[0], files[1:], metrics)  # scipy.special here (no helper serving)
+    helper = t_helper._start()
+    assert helper is not None
+    with _served(helper) as asked:
+        got = compare(files[0], files[1:], metrics)
+    # 6 differences (3 metrics x 2 runs against the baseline), none all zero; 30 queries
+    assert asked == [6, 2], asked
+    assert [(c.p_value, c.ci_low, c.ci_high) for c in got.comparisons] == [
+        (c.p_value, c.ci_low, c.ci_high) for c in want.comparisons]
+
+
+def test_values_known_already_are_not_asked_again() -> None:
+    helper = t_helper._start()
+    assert helper is not None
+    with _served(helper) as asked:
+        helper.prefetch("stdtr", [9.0, 9.0, 4.0], [-1.5, -1.5, -0.5])  # a pair given twice
+        helper.prefetch("stdtr", [4.0, 7.0], [-0.5, -2.0])  # one of them known
+        helper.prefetch("stdtr", [9.0], [-1.5])  # all known: no request
+        got = helper.values("stdtr", np.array([9.0, 4.0, 7.0]), np.array([-1.5, -0.5, -2.0]))
+    assert asked == [2, 1]
+    assert got is not None
+    assert got.tobytes() == special.stdtr([9.0, 4.0, 7.0], [-1.5, -0.5, -2.0]).tobytes()
+
+
+def test_the_helpers_ufuncs_are_scipy_specials() -> None:
+    """The helper loads scipy.special's extension module of ufuncs alone: its stdtr and
+    stdtrit must be the very functions scipy.special exports."""
+    from scipy.special import _ufuncs
+
+    assert _ufuncs.stdtr is special.stdtr and _ufuncs.stdtrit is special.stdtrit
+
+
+def test_the_helper_imports_the_whole_package_where_the_ufuncs_live_elsewhere(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scipy whose scipy.special._ufuncs cannot be loaded alone: the helper imports
+    scipy.special as a whole and answers the same bits."""
+    program = t_helper._PROGRAM.replace("from scipy.special._ufuncs import stdtr, stdtrit",
+                                        "from scipy.special._no_such_module import stdtr")
+    assert program != t_helper._PROGRAM
+    monkeypatch.setattr(t_helper, "_PROGRAM", program)
+    df = np.array([3.0, 9.0, 249.0])
+    x = np.array([-0.5, -1.5, -2.25])
+    helper = t_helper._start()
+    assert helper is not None
+    try:
+        got = helper.values("stdtr", df, x)
+    finally:
+        helper.close()
+    assert got is not None and got.tobytes() == special.stdtr(df, x).tobytes()

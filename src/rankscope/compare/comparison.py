@@ -283,6 +283,9 @@ def compare(
             pairs_of.append(block[:, ~np.isnan(block).any(axis=0)])
             n_queries[label] = pairs_of[-1].shape[1]
         intervals_of.start(pairs_of, order, level)
+        if test == "t":  # every metric's t distribution in one request, beside the intervals
+            prefetch_t_tests([paired[run] - paired[base] for paired in pairs_of
+                              for run, base in order], level)
         if on_measured is not None:  # the caller's work on the values, beside the intervals
             on_measured(CompareResult(
                 labels=labels, metrics=[metric for _, metric in pairs], run_names=run_names,

@@ -10,10 +10,14 @@ track's worth of runs spent about 0.1 s of its wall time on it.
 :func:`serving` starts a second Python process that imports
 :mod:`scipy.special` meanwhile (while this one imports its own modules and
 reads the runs) and then answers ``stdtr`` and ``stdtrit`` for arrays sent
-over a pipe: the values are scipy's, computed by the same ufunc loop on the
-same float64 arguments and returned as their bytes, so they are the bits an
+over a pipe (it loads only the extension module of :mod:`scipy.special` that
+defines them, whose ufuncs ``scipy.special.stdtr`` and ``stdtrit`` are): the
+values are scipy's, computed by the same ufunc loop on the same float64
+arguments and returned as their bytes, so they are the bits an
 import in this process would give. A comparison asks for a metric's values
-in one request (:meth:`THelper.prefetch`) before testing its pairs one by one.
+in one request (:meth:`THelper.prefetch`) before testing its pairs one by one; a
+comparison of several metrics asks for all of them at once, as soon as the runs are
+measured (while the bootstrap intervals are worked out), and then finds them kept.
 
 When the helper cannot start, cannot import scipy or stops answering,
 :meth:`THelper.values` answers ``None`` and the caller imports scipy.special
@@ -55,7 +59,19 @@ def serve():
         for name in SKIPPED:
             if "numpy." + name not in sys.modules:
                 setattr(np, name, types.ModuleType("numpy." + name))
-        from scipy.special import stdtr, stdtrit
+        try:
+            # the module of scipy.special that defines the two ufuncs, without the package's
+            # __init__ (its other functions and their array-API wrappers: 0.05 s of CPU);
+            # scipy.special.stdtr is this ufunc (tests/compare/test_t_helper.py)
+            import scipy
+            special = types.ModuleType("scipy.special")
+            special.__path__ = [os.path.join(os.path.dirname(scipy.__file__), "special")]
+            sys.modules["scipy.special"] = special
+            from scipy.special._ufuncs import stdtr, stdtrit
+        except BaseException:  # another layout: the whole package
+            for name in [m for m in sys.modules if m.startswith("scipy.special")]:
+                del sys.modules[name]
+            from scipy.special import stdtr, stdtrit
     except BaseException:
         out.write(b"E")
         out.flush()
@@ -98,14 +114,21 @@ class THelper:
 
     def prefetch(self, name: str, df: Any, x: Any) -> None:
         """Ask for ``name(df, x)`` (``"stdtr"`` or ``"stdtrit"``, 1-D arrays) in one request
-        and keep the values for :meth:`values`."""
+        and keep the values for :meth:`values`; pairs known already (or given twice) are
+        not asked again, and nothing is asked when all are known."""
         import numpy as np
 
         args = np.stack((np.asarray(df, dtype=np.float64), np.asarray(x, dtype=np.float64)))
+        keys = dict.fromkeys(pair.tobytes() for pair in args.T)  # in order, once each
+        wanted = [key for key in keys if (name, key) not in self._known]
+        if not wanted:
+            return
+        if len(wanted) < args.shape[1]:
+            args = np.frombuffer(b"".join(wanted), dtype=np.float64).reshape(-1, 2).T
         got = self._ask(name, args)
         if got is not None:
-            for pair, value in zip(args.T, got.tolist(), strict=True):
-                self._known[name, pair.tobytes()] = value
+            for key, value in zip(wanted, got.tolist(), strict=True):
+                self._known[name, key] = value
 
     def values(self, name: str, df: Any, x: Any) -> Any:
         """``name(df, x)`` as scipy.special's ufunc gives it (broadcast; a float64 scalar
