@@ -109,7 +109,8 @@ def test_memory_is_kept_for_large_inputs_only(tmp_path: Path,
         return True
 
     monkeypatch.setattr(process, "keep_freed_memory", keep)
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "NUMPY_MADVISE_HUGEPAGE"):
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "NUMPY_MADVISE_HUGEPAGE",
+                 "_RJEM_MALLOC_CONF"):  # restored after the test: none leaks to later ones
         monkeypatch.delenv(name, raising=False)
     small, large = tmp_path / "small", tmp_path / "large"
     small.write_bytes(b"1 Q0 d 1 1.0 r\n" * 10)
@@ -206,3 +207,64 @@ def test_a_report_leaving_early_writes_its_page_and_figures_whole(tmp_path: Path
     assert pdfs and len(pdfs) == len(svgs)
     assert all(p.read_bytes().rstrip().endswith(b"%%EOF") for p in pdfs)
     assert all(p.read_text(encoding="utf-8").rstrip().endswith("</svg>") for p in svgs)
+
+
+def _polars_allocator_options(words: list[str]) -> dict[str, str]:
+    """polars' jemalloc's decay options in a process prepared for ``words``, read from the
+    statistics jemalloc itself prints at exit (``stats_print``, added to whatever the
+    preparation left in the variable), not from rankscope's constant."""
+    code = textwrap.dedent(f"""
+        import os
+        from rankscope.cli.process import prepare_process
+        prepare_process({words!r})
+        conf = os.environ.get("_RJEM_MALLOC_CONF")
+        os.environ["_RJEM_MALLOC_CONF"] = (conf + "," if conf else "") + "stats_print:true"
+        import polars as pl
+        print(pl.Series(range(10)).sum(), flush=True)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120, check=True)
+    assert out.stdout.strip() == "45"
+    found = {}
+    for line in out.stderr.splitlines():
+        words_of = line.split()
+        if len(words_of) >= 2 and words_of[0] in ("opt.dirty_decay_ms:", "opt.muzzy_decay_ms:"):
+            found[words_of[0].rstrip(":")] = words_of[1]
+    return found
+
+
+@pytest.mark.skipif(not GLIBC, reason="polars ships its own jemalloc on glibc Linux")
+def test_polars_hands_back_freed_memory_for_large_inputs(tmp_path: Path) -> None:
+    """polars' allocator keeps freed pages resident for 0.5 s and then 1 s more (its
+    build's defaults, printed by jemalloc itself below); for a large input the command
+    line has it hand them back after 0.2 s (the peak of a 10^7-line evaluation, where
+    polars' parsing temporaries were freed just before: benchmarks/README.md section 5)."""
+    small, large = tmp_path / "small", tmp_path / "large"
+    small.write_bytes(b"1 Q0 d 1 1.0 r\n" * 10)
+    with large.open("wb") as f:  # sparse: the size without the disk
+        f.truncate(LARGE_INPUT_BYTES)
+    default = _polars_allocator_options(["trec_eval", str(small), str(small)])
+    assert default and default != {"opt.dirty_decay_ms": "200", "opt.muzzy_decay_ms": "0"}
+    assert _polars_allocator_options(["trec_eval", str(small), str(large)]) == {
+        "opt.dirty_decay_ms": "200", "opt.muzzy_decay_ms": "0"}
+
+
+def test_a_users_polars_allocator_setting_wins(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import polars  # noqa: F401  # loaded, as in a process that has evaluated already
+
+    from rankscope.cli import process
+
+    large = tmp_path / "large"
+    with large.open("wb") as f:
+        f.truncate(LARGE_INPUT_BYTES)
+    monkeypatch.setattr(process, "keep_freed_memory", lambda: True)
+    monkeypatch.setenv("_RJEM_MALLOC_CONF", "dirty_decay_ms:1000")
+    process.prepare_process(["trec_eval", str(large), str(large)])
+    assert os.environ["_RJEM_MALLOC_CONF"] == "dirty_decay_ms:1000"
+    monkeypatch.delenv("_RJEM_MALLOC_CONF")
+    # polars already loaded (this test process): its allocator read its settings; none is
+    # set that would only reach the processes this one starts
+    assert process.polars_hands_back_freed_memory() is False
+    assert "_RJEM_MALLOC_CONF" not in os.environ
