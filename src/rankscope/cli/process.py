@@ -28,10 +28,11 @@ freed pages 0.5 s ("dirty") and then to mark them free for the kernel to take
 when it needs them ("muzzy", ``MADV_FREE``) for another second. Both still
 count as the process's resident memory, and reading ten million lines frees
 hundreds of megabytes of polars' temporaries shortly before the ranking's
-peak: on a 10,000 x 1,000 ``trec_eval -m all_trec`` the peak was 850-1,000 MB
-with polars' defaults and 766-783 MB with freed pages handed back after
-0.2 s, the CPU time the same (:data:`POLARS_FREED_MEMORY`; the same
-threshold as glibc's settings; a user's ``_RJEM_MALLOC_CONF`` wins).
+peak: on 10,000 x 1,000 ``trec_eval -m all_trec`` runs the peak was
+840-1,050 MB with polars' defaults and 770-815 MB with freed pages handed
+back after 0.2 s, the CPU time the same; handing them back at once cost
+0.1-0.3 s of system time more (:data:`POLARS_FREED_MEMORY`, set from the
+same input size as glibc's settings; a user's ``_RJEM_MALLOC_CONF`` wins).
 
 The environment settings must be made before numpy and polars are imported,
 and the allocator's before any thread allocates, so the command line calls
