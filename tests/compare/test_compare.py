@@ -251,13 +251,13 @@ def test_intervals_drawn_on_two_threads_are_those_drawn_one_at_a_time(
     import rankscope.compare.intervals as intervals
 
     names: set[str] = set()
-    original = intervals.bootstrap_intervals
+    original = intervals.paired_bootstrap_intervals
 
     def recorded(*args: object, **kwargs: object) -> object:
         names.add(threading.current_thread().name)
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(intervals, "bootstrap_intervals", recorded)
+    monkeypatch.setattr(intervals, "paired_bootstrap_intervals", recorded)
     two = compare(QRELS, RUNS, METRICS, all_pairs=True)
     assert {n.rsplit("_", 1)[0] for n in names} == {"rankscope-intervals"}
     monkeypatch.setattr(intervals, "_TWO_AT_ONCE_BYTES", 0)  # as for --rounds 10000000
@@ -276,7 +276,7 @@ def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again
 
     import rankscope.spread as spread
     from rankscope.compare.intervals import ThreadedIntervals
-    from rankscope.spread import bootstrap_intervals
+    from rankscope.spread import paired_bootstrap_intervals
 
     draws: list[int] = []
     original = spread._resample_counts
@@ -297,8 +297,8 @@ def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again
             got = [intervals_of(m) for m in range(2)]
         assert sorted(draws) == ([30] if n == 30 else [20, 30])
         for paired, (low, high) in zip(pairs_of, got, strict=True):
-            rows = np.vstack([paired, paired[1] - paired[0], paired[2] - paired[0]])
-            alone = bootstrap_intervals(rows, confidence=0.9, n_resamples=500, seed=4)
+            alone = paired_bootstrap_intervals(paired, [(1, 0), (2, 0)], confidence=0.9,
+                                               n_resamples=500, seed=4)
             assert np.array_equal(low, alone[0]) and np.array_equal(high, alone[1])
 
 
