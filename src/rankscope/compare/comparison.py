@@ -434,8 +434,6 @@ def _compare_metric(
     n = paired.shape[1]
     if test == "tukey":
         p_matrix, half = tukey_hsd(paired, confidence=confidence)
-    if test == "t":  # a helper process's t distribution: one request for every pair
-        prefetch_t_tests([paired[run] - paired[base] for run, base in order], confidence)
     raw: list[tuple[float, float, float]] = []
     for (run, base), (low, high) in zip(order, delta_intervals, strict=True):
         x, y = paired[run], paired[base]
