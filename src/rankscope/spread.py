@@ -173,8 +173,8 @@ def paired_bootstrap_intervals(
         return np.full(rows, np.nan), np.full(rows, np.nan)
     means = _resampled_means(x, _batches(n, n_resamples, seed, cache))
     low, high = np.empty(rows), np.empty(rows)
-    # the differences first (the runs' quantiles reorder ``means``), a few at a time: at
-    # --rounds 10 million a row of resampled means is 80 MB
+    # the differences a few at a time: at --rounds 10 million a row of resampled means is
+    # 80 MB
     step = max(1, _BATCH_CELLS // max(1, n_resamples))
     for lo in range(0, len(pairs), step):
         chunk = pairs[lo:lo + step]
@@ -227,8 +227,8 @@ def _batches(n: int, n_resamples: int, seed: int | None,
 
 
 def _resampled_means(x: FloatArray, batches: Iterable[tuple[int, FloatArray]]) -> FloatArray:
-    """Each row's mean on each resample, shape (rows, resamples): rows are contiguous, as
-    the quantiles want them, and the product in this order is the faster one."""
+    """Each row's mean on each resample, shape (rows, resamples) (the product in this order
+    is the faster one)."""
     n = x.shape[1]
     out: list[tuple[int, FloatArray]] = []
     for start, counts in batches:
@@ -271,33 +271,10 @@ def _resample_counts(n: int, n_resamples: int, seed: int | None) -> Iterator[
 
 
 def _tail_quantiles(means: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
-    """Each row's :math:`(1-c)/2` and :math:`(1+c)/2` quantiles, as ``np.quantile`` gives
-    them (its linear method, to the last bit), partitioning ``means`` in place.
-
-    Only the four order statistics the two ends interpolate between are put in
-    place (a partition, not a sort of each row): most of an interval's cost
-    otherwise.
-    """
-    size = means.shape[1]
+    """Each row's :math:`(1-c)/2` and :math:`(1+c)/2` quantiles (numpy's linear method)."""
     tail = (1.0 - confidence) / 2.0
-    q = np.array([tail, 1.0 - tail])
-    # numpy's linear method (Hyndman & Fan's type 7): the virtual index, its floor and the
-    # weight, worked out as numpy works them
-    virtual = (size - 1) * q
-    below = np.clip(np.floor(virtual), 0, size - 1).astype(np.intp)
-    above = np.minimum(below + 1, size - 1)
-    below = np.where(virtual >= size - 1, size - 1, below)
-    gamma = virtual - np.floor(virtual)
-    means.partition(sorted({int(k) for k in (*below, *above)}), axis=1)
-    ends = []
-    for j in range(2):
-        a, b = means[:, below[j]], means[:, above[j]]
-        if virtual[j] >= size - 1:
-            ends.append(b.copy())
-            continue
-        diff = b - a
-        ends.append(b - diff * (1.0 - gamma[j]) if gamma[j] >= 0.5 else a + diff * gamma[j])
-    return ends[0], ends[1]
+    low, high = np.quantile(means, [tail, 1.0 - tail], axis=1)
+    return low, high
 
 
 def _ends(x: FloatArray, low: FloatArray, high: FloatArray) -> tuple[FloatArray, FloatArray]:
