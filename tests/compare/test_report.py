@@ -139,11 +139,11 @@ def test_report_draws_the_per_query_figures_and_tables_before_the_tests(
             return original(*args, **kwargs)
         return wrapped
 
-    for module, name in ((comparison, "paired_test"), (html_report, "_metric_figures"),
+    for module, name in ((comparison, "t_test_p_values"), (html_report, "_metric_figures"),
                          (html_report, "per_query_table_html")):
         monkeypatch.setattr(module, name, recorded(name, getattr(module, name)))
     page = report(QRELS, RUNS, ["nDCG@10", "AP"])
-    first_test = events.index("paired_test")
+    first_test = events.index("t_test_p_values")
     assert events.index("_metric_figures") < first_test
     assert events.index("per_query_table_html") < first_test
     assert events.count("_metric_figures") == events.count("per_query_table_html") == 1

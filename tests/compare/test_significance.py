@@ -232,3 +232,34 @@ def test_bad_names_are_refused() -> None:
         paired_test(np.zeros(3), np.ones(3), "z")
     with pytest.raises(OptionError, match="correction must be one of"):
         adjust(np.array([0.1]), "sidak")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 250, 1001])
+def test_every_pair_at_once_is_each_pair_alone_to_the_bit(n: int) -> None:
+    """A comparison tests a metric's pairs in one pass (t-test p-values, effect sizes,
+    wins/ties/losses over the rows of differences); each is what the one-pair function
+    gives for that pair, itself checked against scipy above."""
+    from rankscope.compare.significance import (
+        effect_size,
+        effect_sizes,
+        t_test_p_values,
+        win_tie_loss,
+        wins_ties_losses,
+    )
+
+    rng = np.random.default_rng(n)
+    runs = np.round(rng.random((6, n)), 3)
+    runs[2] = runs[0]  # no difference at all
+    if n:
+        runs[3] = runs[0] + 0.25  # the same difference on every query
+        runs[4, : n // 2] = runs[0, : n // 2]  # ties on half the queries
+    pairs = [(j, 0) for j in range(1, 6)] + [(5, 4), (3, 1)]
+    diffs = np.stack([runs[a] - runs[b] for a, b in pairs])
+    p_values = t_test_p_values(diffs)
+    effects = effect_sizes(diffs)
+    counts = wins_ties_losses(diffs, tolerance=1e-12)
+    for i, (a, b) in enumerate(pairs):
+        alone = paired_test(runs[a], runs[b], "t")
+        np.testing.assert_array_equal(p_values[i], alone.p_value)  # NaN equal to NaN
+        np.testing.assert_array_equal(effects[i], effect_size(runs[a], runs[b]))
+        assert tuple(counts[i]) == win_tie_loss(runs[a], runs[b], tolerance=1e-12)

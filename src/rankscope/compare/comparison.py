@@ -16,12 +16,13 @@ from rankscope.compare.significance import (
     adjust,
     check_correction,
     check_test,
-    effect_size,
+    effect_sizes,
     paired_test,
     prefetch_t_tests,
     preload_test,
+    t_test_p_values,
     tukey_hsd,
-    win_tie_loss,
+    wins_ties_losses,
 )
 from rankscope.data.runs import RunInputs, name_candidates
 from rankscope.data.tables import OnDuplicate, as_qrels
@@ -432,38 +433,46 @@ def _compare_metric(
     under Tukey's HSD, whose simultaneous intervals belong to the test.
     """
     n = paired.shape[1]
-    if test == "tukey":
+    if test == "tukey":  # on the values as given (its sums follow their layout)
         p_matrix, half = tukey_hsd(paired, confidence=confidence)
-    if test == "t":  # a helper process's t distribution: one request for every pair
-        prefetch_t_tests([paired[run] - paired[base] for run, base in order], confidence)
-    raw: list[tuple[float, float, float]] = []
-    for (run, base), (low, high) in zip(order, delta_intervals, strict=True):
-        x, y = paired[run], paired[base]
-        if test == "tukey":
-            delta = float(np.mean(x - y)) if n else math.nan
-            raw.append((float(p_matrix[run, base]), delta - half, delta + half))
-        else:
-            outcome = paired_test(x, y, test, confidence=confidence, n_resamples=n_resamples,
-                                  seed=seed)
-            raw.append((outcome.p_value, float(low), float(high)))
-        advance(1)
-    p_values = np.array([r[0] for r in raw], dtype=np.float64)
+    # each run's values contiguous: a row's sum is then that of the run's values alone
+    paired = np.ascontiguousarray(paired)
+    runs = np.array([run for run, _ in order], dtype=np.intp)
+    bases = np.array([base for _, base in order], dtype=np.intp)
+    diffs = paired[runs] - paired[bases]  # each pair's per-query differences, a row each
+    ends = np.array(delta_intervals, dtype=np.float64).reshape(len(order), 2)
+    if test == "tukey":  # its simultaneous intervals belong to the test
+        p_values = np.asarray(p_matrix[runs, bases], dtype=np.float64)
+        deltas = np.mean(diffs, axis=1) if n else np.full(len(order), math.nan)
+        ends = np.stack([deltas - half, deltas + half], axis=1)
+        advance(len(order))
+    elif test == "t":  # every pair at once (the same bits as one paired_test each)
+        p_values = t_test_p_values(diffs)
+        advance(len(order))
+    else:
+        p_values = np.empty(len(order))
+        for i, (run, base) in enumerate(order):
+            p_values[i] = paired_test(paired[run], paired[base], test, confidence=confidence,
+                                      n_resamples=n_resamples, seed=seed).p_value
+            advance(1)
     adjusted = p_values if test == "tukey" else adjust(p_values, correction, alpha=alpha)
+    means = np.mean(paired, axis=1) if n else np.full(paired.shape[0], math.nan)
+    effects = effect_sizes(diffs)
+    counts = wins_ties_losses(diffs, tolerance=tolerance)
     out = []
-    for (run, base), (p, lo, hi), p_adj in zip(order, raw, adjusted, strict=True):
-        x, y = paired[run], paired[base]
-        wins, ties, losses = win_tie_loss(x, y, tolerance=tolerance)
+    for i, (run, base) in enumerate(order):
+        wins, ties, losses = (int(c) for c in counts[i])
         out.append(
             Comparison(
                 metric=label,
                 run=run_names[run],
                 baseline=run_names[base],
-                delta=float(np.mean(x) - np.mean(y)) if n else math.nan,
-                ci_low=lo,
-                ci_high=hi,
-                p_value=p,
-                p_adjusted=float(p_adj),
-                effect_size=effect_size(x, y),
+                delta=float(means[run] - means[base]),
+                ci_low=float(ends[i, 0]),
+                ci_high=float(ends[i, 1]),
+                p_value=float(p_values[i]),
+                p_adjusted=float(adjusted[i]),
+                effect_size=float(effects[i]),
                 wins=wins,
                 ties=ties,
                 losses=losses,

@@ -8,14 +8,15 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.result import EvaluationResult
-from rankscope.spread import ResampleCache, bootstrap_intervals
+from rankscope.spread import ResampleCache, paired_bootstrap_intervals
 
 __all__ = ["ThreadedIntervals"]
 
 FloatArray = npt.NDArray[np.float64]
 
 _TWO_AT_ONCE_BYTES = 64 << 20
-"""Resampled means of one metric up to which two metrics' intervals are drawn at once."""
+"""Runs' resampled means of one metric up to which two metrics' intervals are worked out
+at once."""
 
 
 class ThreadedIntervals:
@@ -28,7 +29,8 @@ class ThreadedIntervals:
     while the other runs are read. The matrix products and quantiles release
     the interpreter, so on two cores the intervals of the next metrics are
     worked out while the current one is tested. Each metric's numbers are
-    those of working them out alone (the same counts, the same products).
+    those of :func:`~rankscope.spread.paired_bootstrap_intervals` on that
+    metric alone (the same counts, the same products).
     """
 
     def __init__(self, n_resamples: int, seed: int | None) -> None:
@@ -40,6 +42,7 @@ class ThreadedIntervals:
         self._futures: list[Future[Any]] = []
         self._later: list[FloatArray] = []
         self._level = 0.0
+        self._order: list[tuple[int, int]] = []
 
     def predraw(self, first: EvaluationResult) -> None:
         """Draw the counts for the number of queries ``first`` has values for, on a thread."""
@@ -52,26 +55,27 @@ class ThreadedIntervals:
 
     def start(self, pairs_of: list[FloatArray], order: list[tuple[int, int]],
               level: float) -> None:
-        """Begin every metric's intervals (``pairs_of``: each metric's runs x paired queries)."""
-        rows = [np.vstack([paired, *[paired[a] - paired[b] for a, b in order]])
-                for paired in pairs_of]
-        self._futures, self._level = [], level
-        # each interval holds its resampled means (resamples x rows): on the threads only
-        # while that stays small (--rounds goes up to 10 million), else one at a time, here
-        largest = max((r.shape[0] for r in rows), default=0) * self._n_resamples * 8
+        """Begin every metric's intervals (``pairs_of``: each metric's runs x paired queries;
+        ``order``: the compared pairs of runs)."""
+        self._futures, self._level, self._order = [], level, order
+        # each metric holds its runs' resampled means (runs x resamples): on the threads
+        # only while that stays small (--rounds goes up to 10 million), else one at a time
+        largest = max((p.shape[0] for p in pairs_of), default=0) * self._n_resamples * 8
         if largest > _TWO_AT_ONCE_BYTES:
-            self._later = rows
+            self._later = pairs_of
             return
-        self._futures = [self._pool.submit(bootstrap_intervals, r, confidence=level,
-                                           n_resamples=self._n_resamples, seed=self._seed,
-                                           cache=self._cache)
-                         for r in rows]
+        self._futures = [self._pool.submit(paired_bootstrap_intervals, p, order,
+                                           confidence=level, n_resamples=self._n_resamples,
+                                           seed=self._seed, cache=self._cache)
+                         for p in pairs_of]
 
     def __call__(self, m: int) -> tuple[FloatArray, FloatArray]:
+        """Metric ``m``'s ends: its runs', then its compared differences' in ``order``."""
         if self._later:
-            return bootstrap_intervals(self._later[m], confidence=self._level,
-                                       n_resamples=self._n_resamples, seed=self._seed,
-                                       cache=self._cache)
+            return paired_bootstrap_intervals(self._later[m], self._order,
+                                              confidence=self._level,
+                                              n_resamples=self._n_resamples, seed=self._seed,
+                                              cache=self._cache)
         low, high = self._futures[m].result()
         return low, high
 

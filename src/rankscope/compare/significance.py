@@ -77,14 +77,17 @@ __all__ = [
     "adjust",
     "bootstrap_intervals",
     "effect_size",
+    "effect_sizes",
     "mean_interval",
     "paired_test",
     "prefetch_t_tests",
     "preload_test",
     "require_scipy",
     "require_statsmodels",
+    "t_test_p_values",
     "tukey_hsd",
     "win_tie_loss",
+    "wins_ties_losses",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -215,16 +218,45 @@ def _one_sample_t(diff: FloatArray, confidence: float) -> tuple[float, float, fl
 
 
 def _t_statistic(diff: FloatArray) -> tuple[Any, Any, Any]:
-    """The mean, standard error and t of ``diff`` (n >= 2), as :func:`_one_sample_t` needs."""
-    n = diff.shape[0]
-    mean = np.mean(diff, axis=0)
-    deviation = diff - np.mean(diff, axis=0, keepdims=True)
+    """The mean, standard error and t of ``diff`` (n >= 2), as :func:`_one_sample_t` needs;
+    of each row of a 2-D ``diff`` (each row summed as a 1-D array is: the same bits)."""
+    n = diff.shape[-1]
+    mean = np.mean(diff, axis=-1)
+    deviation = diff - np.mean(diff, axis=-1, keepdims=True)
     size = np.float64(n)
-    var = np.mean(deviation**2, axis=0) * (size / (size - 1))
+    var = np.mean(deviation**2, axis=-1) * (size / (size - 1))
     se = np.sqrt(var / n)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(mean - np.float64(0.0), se)
     return mean, se, t
+
+
+def t_test_p_values(diffs: FloatArray) -> FloatArray:
+    r"""The paired t-test's p-value of each row of per-query differences at once.
+
+    Row :math:`i` holds :math:`d_q = x_q - y_q` over the same :math:`n`
+    queries; its p-value is :math:`2\,F_{n-1}(-|t_i|)` with :math:`t_i =
+    \bar d_i / (s_i / \sqrt n)`, exactly as ``paired_test(x, y, "t")`` gives
+    it (1 for a row of zeros, NaN for fewer than two queries): a comparison
+    tests every pair of a metric in one pass instead of one call per pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, y = np.array([0.5, 0.7, 0.9, 0.6]), np.array([0.4, 0.7, 0.8, 0.6])
+    >>> bool(t_test_p_values((x - y)[None, :])[0] == paired_test(x, y, "t").p_value)
+    True
+    """
+    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
+    rows, n = d.shape
+    if n < 2:
+        return np.full(rows, np.nan)
+    p = np.ones(rows)  # no difference at all: paired_test's answer, without the distribution
+    moved = d.any(axis=1)
+    if moved.any():
+        _, _, t = _t_statistic(d[moved])
+        p[moved] = 2 * _t_values("stdtr", np.float64(n - 1), -np.abs(t))
+    return p
 
 
 def prefetch_t_tests(diffs: Sequence[FloatArray], confidence: float) -> None:
@@ -460,15 +492,31 @@ def effect_size(x: FloatArray, y: FloatArray) -> float:
     NaN when fewer than two pairs or the differences do not vary.
     """
     diff = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
-    if diff.size < 2:
-        return float("nan")
-    sd = float(np.std(diff, ddof=1))
-    return float(np.mean(diff)) / sd if sd > 0 else float("nan")
+    return float(effect_sizes(diff[None, :])[0])
+
+
+def effect_sizes(diffs: FloatArray) -> FloatArray:
+    """:func:`effect_size` of each row of per-query differences (the same bits)."""
+    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
+    if d.shape[1] < 2:
+        return np.full(d.shape[0], np.nan)
+    sd = np.std(d, axis=-1, ddof=1)
+    mean = np.mean(d, axis=-1)
+    out = np.full(d.shape[0], np.nan)
+    np.divide(mean, sd, out=out, where=sd > 0)
+    return out
 
 
 def win_tie_loss(x: FloatArray, y: FloatArray, *, tolerance: float = 1e-12) -> tuple[int, int, int]:
     """Queries where ``x`` beats, ties (within ``tolerance``) and loses to ``y``."""
     diff = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
-    wins = int(np.count_nonzero(diff > tolerance))
-    losses = int(np.count_nonzero(diff < -tolerance))
-    return wins, diff.size - wins - losses, losses
+    wins, ties, losses = wins_ties_losses(diff[None, :], tolerance=tolerance)[0]
+    return int(wins), int(ties), int(losses)
+
+
+def wins_ties_losses(diffs: FloatArray, *, tolerance: float = 1e-12) -> npt.NDArray[np.int64]:
+    """:func:`win_tie_loss` of each row of per-query differences: rows x (wins, ties, losses)."""
+    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
+    wins = np.count_nonzero(d > tolerance, axis=1)
+    losses = np.count_nonzero(d < -tolerance, axis=1)
+    return np.stack([wins, d.shape[1] - wins - losses, losses], axis=1).astype(np.int64)
