@@ -234,7 +234,6 @@ def _polars_allocator_options(words: list[str]) -> dict[str, str]:
     return found
 
 
-@pytest.mark.skipif(not GLIBC, reason="polars ships its own jemalloc on glibc Linux")
 def test_polars_hands_back_freed_memory_for_large_inputs(tmp_path: Path) -> None:
     """polars' allocator keeps freed pages resident for 0.5 s and then 1 s more (its
     build's defaults, printed by jemalloc itself below); for a large input the command
@@ -245,7 +244,9 @@ def test_polars_hands_back_freed_memory_for_large_inputs(tmp_path: Path) -> None
     with large.open("wb") as f:  # sparse: the size without the disk
         f.truncate(LARGE_INPUT_BYTES)
     default = _polars_allocator_options(["trec_eval", str(small), str(small)])
-    assert default and default != {"opt.dirty_decay_ms": "200", "opt.muzzy_decay_ms": "0"}
+    if not default:  # nothing printed: this polars build allocates without jemalloc
+        pytest.skip("polars is not built with jemalloc here")
+    assert default != {"opt.dirty_decay_ms": "200", "opt.muzzy_decay_ms": "0"}
     assert _polars_allocator_options(["trec_eval", str(small), str(large)]) == {
         "opt.dirty_decay_ms": "200", "opt.muzzy_decay_ms": "0"}
 
