@@ -381,3 +381,52 @@ def test_a_shuffled_runs_rows_on_the_large_path_are_the_definitions(seed: int) -
     rows = frame.with_row_index("row").sort(
         ["query_id", "score", "doc_id"], descending=[False, True, True])["row"].to_numpy()
     np.testing.assert_array_equal(lists.run_rows, rows)
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_the_sort_of_a_shuffled_run_in_pieces_makes_a_32_bit_order_kept_as_is(
+        fits: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the grouping by query a piece at a time (forced from 64 rows here, 2^17 at 10^7) is
+    # the order the sort fills: 32-bit integers when the file's rows fit them (40 MB less
+    # at 10^7 rows through the tie fixes), 64-bit otherwise; the ranking keeps that very
+    # array past the ranking (no 32-bit copy). The definition of the order: by query,
+    # score descending, ties in file order (a stable sort)
+    from rankscope.data import rankings
+
+    monkeypatch.setattr(ranking_order, "_GROUPED_AT_ONCE", 64)
+    if not fits:
+        monkeypatch.setattr(rankings, "_INT32_ROWS", 499)  # 500 file rows do not fit
+    rng = np.random.default_rng(5)
+    qidx = rng.integers(0, 9, 500).astype(np.int64)
+    score = rng.integers(0, 6, 500).astype(np.float64)
+    base = base_order(qidx, score, 9, stable=True)
+    assert base.order is not None
+    assert base.order.dtype == (np.int32 if fits else np.int64)
+    rows = np.arange(500)
+    np.testing.assert_array_equal(base.order, rows[np.lexsort((rows, -score, qidx))])
+    _, held = base.kept_rows(500)
+    assert held is not None
+    if fits:
+        assert held is base.order
+    np.testing.assert_array_equal(base.rows(), base.order)
+    assert base.rows().dtype == np.int64
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("ties", ["trec", "input", "docid_asc"])
+@pytest.mark.parametrize("depth", [None, 3])
+def test_a_shuffled_run_sorted_into_a_32_bit_order_ranks_as_the_reference(
+        seed: int, ties: str, depth: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the 32-bit order through every path that reads it: the matching of every row, the
+    # tie fixes, the rows kept for later, and (a depth of 3 keeps few rows) the rows at
+    # the cut looked up in the order: the same rankings as the slow reference
+    monkeypatch.setattr(ranking_order, "_GROUPED_AT_ONCE", 16)
+    qrels, run = make_case(seed)
+    shuffled = run.sample(fraction=1.0, shuffle=True, seed=seed)
+    got = layout(rank(Qrels(qrels), Run(shuffled), ties=ties,  # type: ignore[arg-type]
+                      depth=depth))
+    expected = slow_rank(qrels, shuffled, ties)
+    assert list(got) == list(expected)
+    for q in expected:
+        want = expected[q] if depth is None else expected[q][:depth]
+        np.testing.assert_array_equal(got[q], want)

@@ -26,8 +26,9 @@ class Ranking:
     """How the file's rows become rankings, queries in index order.
 
     ``order`` lists the rows in rank order (None: the file order itself, every
-    row kept), after which ``moves`` = (positions, rows) puts ``rows`` at
-    ``positions`` (tie fixes; 32-bit integers when the rows fit them). Query
+    row kept; 32-bit integers when the sort made them so), after which
+    ``moves`` = (positions, rows) puts ``rows`` at ``positions`` (tie fixes;
+    32-bit integers when the rows fit them). Query
     ``q``'s ranking is the next ``counts[q]`` positions; rows of no evaluated
     query are left out.
 
@@ -41,7 +42,7 @@ class Ranking:
     share query and score (False at both ends), for :func:`find_ties`.
     """
 
-    order: IntArray | None
+    order: Index | None
     moves: tuple[Index, Index] | None
     counts: IntArray
     blocks: Blocks | None = None
@@ -94,7 +95,7 @@ class Ranking:
         order = self.order
         if order is None or self.blocks is not None or n_rows > _INT32_ROWS:
             return self.rows, order
-        narrow = order.astype(np.int32)
+        narrow = order.astype(np.int32, copy=False)  # the sort's own when 32-bit
         moves = self.moves
         return (lambda: _with_moves(narrow, moves)), narrow
 

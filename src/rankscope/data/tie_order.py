@@ -102,7 +102,7 @@ def _valued_runs(ties: Ties, values: Graded) -> Ties:
     return ties.keep_runs(np.logical_or.reduceat(differs, ties.bounds)[0::2])
 
 
-def _tie_moves(order: IntArray | None, ties: Ties, docs: pl.Series,
+def _tie_moves(order: Index | None, ties: Ties, docs: pl.Series,
                descending: bool) -> tuple[Index, Index] | None:
     """(positions, rows) putting tied rows in document id order (bytes).
 
@@ -161,7 +161,7 @@ first run: at most :data:`~rankscope.data.id_codes.CODED_UP_TO` when runs are sh
 than half of it, so its ids can be coded)."""
 
 
-def _block_moves(order: IntArray | None, docs: pl.Series, run_start: IntArray,
+def _block_moves(order: Index | None, docs: pl.Series, run_start: IntArray,
                  run_pairs: IntArray, descending: bool, pos: Index, src: Index,
                  filled: int) -> int:
     """The moves of some tied runs (each starting at ``run_start`` with ``run_pairs``
@@ -172,7 +172,8 @@ def _block_moves(order: IntArray | None, docs: pl.Series, run_start: IntArray,
     total = int(ends[-1])
     # every row of every run, run after run: rank-order positions and file rows
     where = np.repeat(run_start - (ends - size), size) + np.arange(total)
-    ident = where if order is None else order[where]
+    # the block's file rows as 64-bit integers (the sort's order may be 32-bit)
+    ident = where if order is None else order[where].astype(np.int64, copy=False)
     names = _gathered(docs, ident)
     # runs too long to order by counting are sorted: then integer codes of the ids (when
     # they fit 64 bits) serve both the comparison of neighbours and the sort

@@ -320,8 +320,8 @@ def rank(
         blocks = base.blocks
         ranked = base.order  # None (and no blocks): the file is in rank order
         file_row: Callable[[IntArray], IntArray] = (
-            blocks.at if blocks is not None else
-            (lambda at: at) if ranked is None else ranked.__getitem__)
+            blocks.at if blocks is not None else (lambda at: at) if ranked is None else
+            (lambda at: ranked[at].astype(np.int64, copy=False)))  # the sort's may be 32-bit
         score_at = None if not by_doc else (lambda at: score[file_row(at)])
         pos = prefix_positions(counts, max(limit or 0, 0), score_at)
         picked = file_row(pos)
