@@ -219,9 +219,16 @@ class Context(Bounded):
 
     # -- row sets -------------------------------------------------------------
     def rowset(self, rows: IntArray) -> RowSet:
-        """The :class:`RowSet` of sorted ranked-row indices ``rows``."""
-        q = self.row_query[rows]  # a gather: cheaper than searching the offsets
-        return RowSet(rows, q, rows - self.lists.offsets[q], self.n)
+        """The :class:`RowSet` of sorted ranked-row indices ``rows``.
+
+        Each row's query is laid out from how many of ``rows`` each query holds (one
+        search per query in ``rows``), not gathered from :attr:`row_query`: that array
+        of every ranked row (8 bytes a row, 80 MB at 10^7) is then made only for the
+        few kernels reading it, and a set of a tenth of the rows takes a tenth the time.
+        """
+        offsets = self.lists.offsets
+        q = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(np.searchsorted(rows, offsets)))
+        return RowSet(rows, q, rows - offsets[q], self.n)
 
     @kept_property
     def all_rows(self) -> RowSet:
