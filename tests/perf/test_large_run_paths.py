@@ -430,3 +430,36 @@ def test_a_shuffled_run_sorted_into_a_32_bit_order_ranks_as_the_reference(
     for q in expected:
         want = expected[q] if depth is None else expected[q][:depth]
         np.testing.assert_array_equal(got[q], want)
+
+
+@pytest.mark.parametrize("regather", [1 << 30, 1])
+def test_the_tie_fixes_hand_the_c_heaps_free_pages_back_before_rechunking_the_ids(
+        regather: int, both_ranking_paths: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a shuffled run whose ids come in many chunks, with many tied rows: the tie fixes copy
+    # the ids into one chunk (1 << 30: whenever they gather; 1: never), and just before
+    # that copy, only then, glibc's heap hands its free pages back (the copy's polars
+    # memory and numpy's freed pieces no longer add up); the rankings are the reference's.
+    # A small run ("inline") is made one chunk before it is ranked: no copy, no call
+    from rankscope.data import tie_order
+
+    calls: list[int] = []
+    monkeypatch.setattr(tie_order, "_hand_back_freed_heap", lambda: calls.append(1))
+    monkeypatch.setattr(gather, "_REGATHER", regather)
+    qrels, run = make_case(3)
+    run = run.with_columns(pl.col("score").round(0))  # many ties
+    run = _chunked(run.sample(fraction=1.0, shuffle=True, seed=3), 17)
+    assert run.get_column("doc_id").n_chunks() > 1
+    _assert_matches_reference(qrels, run, "trec")
+    assert len(calls) == (1 if regather > 1 and both_ranking_paths == "threaded" else 0)
+
+
+def test_handing_the_c_heaps_free_pages_back_is_harmless() -> None:
+    # glibc's malloc_trim(0) where there is one (this machine's), nothing elsewhere: no
+    # error either way, and arrays made before and after read the same
+    from rankscope.data import tie_order
+
+    before = np.arange(1 << 20, dtype=np.int64)
+    tie_order._hand_back_freed_heap()
+    assert int(before.sum()) == (1 << 20) * ((1 << 20) - 1) // 2
+    assert (tie_order._malloc_trim() is None) == (not hasattr(__import__("ctypes").CDLL(None),
+                                                                "malloc_trim"))
