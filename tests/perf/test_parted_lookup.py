@@ -116,3 +116,40 @@ def test_a_run_ranked_with_a_parted_join_ranks_as_the_reference(
         assert list(got) == list(expected)
         for q in expected:
             np.testing.assert_array_equal(got[q], expected[q])
+
+
+@pytest.mark.parametrize("parted", [False, True])
+def test_key_matches_are_confirmed_a_block_of_rows_at_a_time(
+        parted: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    judged, run_q, run_docs, first = _case(11)
+    # the run's documents in many chunks, as a file read in pieces gives them
+    run_docs = pl.concat([run_docs.slice(lo, 250) for lo in range(0, run_docs.len(), 250)],
+                         rechunk=False)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)
+    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", 300 if parted else 1 << 40,
+                        raising=False)
+    monkeypatch.setattr(ranking_match, "_CONFIRMED_AT_ONCE", 64, raising=False)
+    keys = doc_keys(run_q, run_docs)
+    # forged collisions in the first and in a late block: a row keyed as a judgment whose
+    # document is another one (confirmed on the strings, they must not match)
+    for row, line in ((0, 5), (4000, 9)):
+        keys[row], run_q[row] = judged.keys[line], judged.query[line]
+        run_docs[row] = "not judged"
+    gathered: list[int] = []
+    gather = ranking_match.gather_many
+
+    def spied(column: pl.Series, rows: np.ndarray) -> pl.Series:
+        gathered.append(rows.size)
+        return gather(column, rows)
+
+    monkeypatch.setattr(ranking_match, "gather_many", spied)
+    hit, line = lookup(keys, run_q, run_docs, judged)
+    got = _matches(hit, line)
+    expected = {row: first[(q, d)] for row, (q, d) in
+                enumerate(zip(run_q.tolist(), run_docs.to_list(), strict=True))
+                if (q, d) in first}
+    assert 0 not in got and 4000 not in got
+    assert got == expected
+    # every key match (about 2,000 here) compared 64 at a time, never all of them at once
+    assert sum(gathered) == 2 * (len(expected) + 2)
+    assert max(gathered) <= 64

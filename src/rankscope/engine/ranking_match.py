@@ -21,6 +21,7 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
+from rankscope.data.gather import one_chunk_for
 from rankscope.data.ranking_order import gather_many
 from rankscope.data.rankings import Index
 from rankscope.engine.key_table import KeyTable
@@ -180,9 +181,22 @@ def _confirmed(hit: IntArray, j: IntArray, run_q: IntArray, run_docs: pl.Series,
     document are the same strings (a 64-bit key can collide)."""
     if hit.size == 0:
         return hit, j
-    same = (run_q[hit] == judged.query[j]) & (
-        gather_many(run_docs, hit) == gather_many(judged.docs, j)).to_numpy()
+    same = run_q[hit] == judged.query[j]
+    # one copy into one chunk for every block's gather (a qrels file's is one already)
+    judged_docs = one_chunk_for(judged.docs, hit.size)
+    # ``hit`` ascends: a block of matches reads one stretch of the run's rows, copied into
+    # one chunk on its own (a stretch's worth of ids alive at a time, not every row's)
+    for lo in range(0, hit.size, _CONFIRMED_AT_ONCE):
+        rows, lines = hit[lo:lo + _CONFIRMED_AT_ONCE], j[lo:lo + _CONFIRMED_AT_ONCE]
+        first = int(rows[0])
+        stretch = run_docs.slice(first, int(rows[-1]) - first + 1)
+        same[lo:lo + rows.size] &= (gather_many(stretch, rows - first)
+                                     == gather_many(judged_docs, lines)).to_numpy()
     return hit[same], j[same]
+
+
+_CONFIRMED_AT_ONCE = 1 << 20
+"""Matches :func:`_confirmed` compares on the strings at a time (their run rows ascend)."""
 
 
 PROBED_BELOW = 1 << 16
