@@ -153,3 +153,21 @@ def test_key_matches_are_confirmed_a_block_of_rows_at_a_time(
     # every key match (about 2,000 here) compared 64 at a time, never all of them at once
     assert sum(gathered) == 2 * (len(expected) + 2)
     assert max(gathered) <= 64
+
+
+def test_keyed_judgments_hold_4_byte_query_indices_and_the_qrels_own_grades() -> None:
+    # alive through the matching beside every run row's arrays: the query index in 4 bytes
+    # a judgment, the grades the qrels frame's own values (no 8-byte copy of each)
+    from rankscope.engine.qrels_index import qrels_index
+
+    frame = pl.DataFrame({"query_id": ["q2", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "d"],
+                          "grade": [1.0, 0.0, 2.0, 3.0]})
+    qrels = Qrels(frame)
+    index = qrels_index(qrels)
+    judged = index.judged(index.query_ids)
+    assert judged.query.dtype == np.int32
+    assert judged.query.tolist() == [1, 0, 0, 1]  # q1 is query 0, q2 query 1
+    assert np.shares_memory(judged.grades, qrels.held.get_column("grade").to_numpy())
+    # each query's judged grades best first, as from the definition
+    offsets, grades = index.judged_lists(index.query_ids, levels=False)
+    assert offsets.tolist() == [0, 2, 4] and grades.tolist() == [2.0, 0.0, 3.0, 1.0]

@@ -92,7 +92,8 @@ class QrelsIndex:
         jq = index_of(graded.get_column("query_id"), evaluated)
         inside = jq >= 0
         docs = graded.get_column("doc_id")
-        grades = graded.get_column("grade").to_numpy().astype(np.float64)
+        # the frame's own values, not a copy (alive beside the matching: 57 MB at 7 M lines)
+        grades = graded.get_column("grade").to_numpy().astype(np.float64, copy=False)
         if not inside.all():
             docs, grades = docs.filter(pl.Series(inside)), grades[inside]
         return Judged(jq[inside], docs, grades, len(evaluated),
@@ -164,7 +165,7 @@ def judged_lists(judged: Judged, n: int, levels: bool) -> tuple[IntArray, FloatA
     return csr(counts), _best_first(q, g, n)
 
 
-def _best_first(q: IntArray, g: FloatArray, n: int) -> FloatArray:
+def _best_first(q: IntArray | npt.NDArray[np.int32], g: FloatArray, n: int) -> FloatArray:
     """The grades ``g`` ordered by query ``q``, then from best to worst.
 
     Grades are nearly always a few whole numbers: then counting each
@@ -177,7 +178,9 @@ def _best_first(q: IntArray, g: FloatArray, n: int) -> FloatArray:
         if np.isfinite(span) and span * n <= 4 * g.size + 4096 and \
                 np.array_equal(g, np.trunc(g)) and not np.any(np.signbit(g) & (g == 0.0)):
             width = int(span)
-            per_bin = np.bincount(q * width + (top - g).astype(np.int64), minlength=n * width)
+            # q may be 32-bit: the product in 64 bits
+            per_bin = np.bincount(q * np.int64(width) + (top - g).astype(np.int64),
+                                  minlength=n * width)
             grade = top - np.tile(np.arange(width, dtype=np.float64), n)
             return np.repeat(grade, per_bin)
     return g[np.lexsort((-g, q))]

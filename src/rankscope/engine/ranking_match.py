@@ -111,7 +111,7 @@ def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
         # a hash collision between different qrels lines: match on the strings
         index = np.arange(judged.keys.size, dtype=np.int64)
         left = pl.DataFrame({"q": run_q, "d": run_docs})
-        right = pl.DataFrame({"q": judged.query, "d": judged.docs, "j": index})
+        right = pl.DataFrame({"q": judged.query.astype(np.int64), "d": judged.docs, "j": index})
         found = left.join(right, on=["q", "d"], how="left", maintain_order="left")
         match = found.get_column("j").fill_null(-1).to_numpy()
         hit = np.flatnonzero(match >= 0)
@@ -215,6 +215,8 @@ def as_levels(grades: FloatArray) -> FloatArray:
                         np.where(grades < 0, POOLED_UNJUDGED, np.trunc(grades)))
 
 
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
 _REGATHERED_UP_TO = 1 << 20
 """Judged documents up to which they are kept in one chunk (larger: gathered as needed)."""
 
@@ -244,7 +246,10 @@ class Judged:
                 keys, grades = keys[keep], grades[keep]
         if docs.n_chunks() > 1 and docs.len() <= _REGATHERED_UP_TO:
             docs = docs.rechunk()  # kept: every run's matches are confirmed by gathers from it
-        self.query, self.docs, self.grades, self.keys = query, docs, grades, keys
+        # a query index in 4 bytes (alive through the matching: 28 MB less at 7 M judgments)
+        self.query: IntArray | npt.NDArray[np.int32] = \
+            query.astype(np.int32) if n <= _INT32_MAX else query
+        self.docs, self.grades, self.keys = docs, grades, keys
         # a collision between two lines' keys: confirm matches on the strings instead
         self.distinct = pl.Series(keys).n_unique() == keys.size
 
