@@ -171,3 +171,35 @@ def test_keyed_judgments_hold_4_byte_query_indices_and_the_qrels_own_grades() ->
     # each query's judged grades best first, as from the definition
     offsets, grades = index.judged_lists(index.query_ids, levels=False)
     assert offsets.tolist() == [0, 2, 4] and grades.tolist() == [2.0, 0.0, 3.0, 1.0]
+
+
+@pytest.mark.parametrize("grades", ["whole", "fractional", "negative zero"])
+def test_judged_lists_are_counted_a_block_of_judgments_at_a_time(
+        grades: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.engine import qrels_index as qi
+
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 30, 1000).astype(np.int32)
+    g = rng.integers(-1, 4, 1000).astype(np.float64)
+    if grades == "fractional":
+        g[700] = 1.5  # in a late block: the grades are sorted instead
+    elif grades == "negative zero":
+        g[900] = -0.0
+    monkeypatch.setattr(qi, "_COUNTED_AT_ONCE", 64, raising=False)
+    counted: list[int] = []
+    bincount = np.bincount
+
+    def spied(x: np.ndarray, *args: object, **kwargs: object) -> np.ndarray:
+        counted.append(x.size)
+        return bincount(x, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(qi.np, "bincount", spied)
+    got = qi._best_first(q, g, 30)
+    # the definition: by query, then best grade first (-0.0 kept as it is, after 0.0's ties)
+    expected = [g[i] for i in sorted(range(g.size), key=lambda i: (q[i], -g[i]))]
+    assert got.tolist() == expected
+    assert [np.signbit(x) for x in got] == [np.signbit(x) for x in expected]
+    if grades == "whole":
+        assert sum(counted) == g.size and max(counted) <= 64
+    else:
+        assert counted == []
