@@ -172,3 +172,39 @@ def test_sample_data_command(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out.split("\n", 1)[1])["n_queries"] == {"P@5": 50}
     assert main(["sample-data", str(target)]) == 2  # never overwrites
     assert "exists already" in capsys.readouterr().err
+
+
+def test_the_qrels_go_before_the_last_runs_measures(files, capsys, monkeypatch):
+    # the command line reads no qrels after ranking its last run: the qrels (their frame
+    # and index, 140 MB at 7 M judgments) are freed before that run's measures, not held
+    # beside them; kept for every run before it
+    import weakref
+
+    from rankscope.data.tables import Qrels
+    from rankscope.engine import evaluate as engine_evaluate
+
+    read = Qrels.read.__func__
+    alive: weakref.WeakSet[Qrels] = weakref.WeakSet()
+
+    def reading(cls, *args, **kwargs):
+        qrels = read(cls, *args, **kwargs)
+        alive.add(qrels)
+        return qrels
+
+    seen: list[int] = []
+    measures = engine_evaluate.compute_ranked
+
+    def measuring(ranked):
+        seen.append(len(alive))
+        return measures(ranked)
+
+    monkeypatch.setattr(Qrels, "read", classmethod(reading))
+    monkeypatch.setattr(engine_evaluate, "compute_ranked", measuring)
+    qrels, run = files
+    code = main(["evaluate", str(qrels), str(run), str(run), "-m", "P_1", "-m", "RR",
+                 "--format", "json"])
+    assert code == 0
+    assert seen == [1, 0]
+    out = json.loads(capsys.readouterr().out)
+    # both runs the same file: the same values (q1 P@1 1, RR 1; q2 0, 1/2; q3 0, 0)
+    assert [r["mean"]["RR"] for r in out["runs"].values()] == [pytest.approx(0.5)] * 2

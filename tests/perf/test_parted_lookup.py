@@ -116,3 +116,90 @@ def test_a_run_ranked_with_a_parted_join_ranks_as_the_reference(
         assert list(got) == list(expected)
         for q in expected:
             np.testing.assert_array_equal(got[q], expected[q])
+
+
+@pytest.mark.parametrize("parted", [False, True])
+def test_key_matches_are_confirmed_a_block_of_rows_at_a_time(
+        parted: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    judged, run_q, run_docs, first = _case(11)
+    # the run's documents in many chunks, as a file read in pieces gives them
+    run_docs = pl.concat([run_docs.slice(lo, 250) for lo in range(0, run_docs.len(), 250)],
+                         rechunk=False)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)
+    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", 300 if parted else 1 << 40,
+                        raising=False)
+    monkeypatch.setattr(ranking_match, "_CONFIRMED_AT_ONCE", 64, raising=False)
+    keys = doc_keys(run_q, run_docs)
+    # forged collisions in the first and in a late block: a row keyed as a judgment whose
+    # document is another one (confirmed on the strings, they must not match)
+    for row, line in ((0, 5), (4000, 9)):
+        keys[row], run_q[row] = judged.keys[line], judged.query[line]
+        run_docs[row] = "not judged"
+    gathered: list[int] = []
+    gather = ranking_match.gather_many
+
+    def spied(column: pl.Series, rows: np.ndarray) -> pl.Series:
+        gathered.append(rows.size)
+        return gather(column, rows)
+
+    monkeypatch.setattr(ranking_match, "gather_many", spied)
+    hit, line = lookup(keys, run_q, run_docs, judged)
+    got = _matches(hit, line)
+    expected = {row: first[(q, d)] for row, (q, d) in
+                enumerate(zip(run_q.tolist(), run_docs.to_list(), strict=True))
+                if (q, d) in first}
+    assert 0 not in got and 4000 not in got
+    assert got == expected
+    # every key match (about 2,000 here) compared 64 at a time, never all of them at once
+    assert sum(gathered) == 2 * (len(expected) + 2)
+    assert max(gathered) <= 64
+
+
+def test_keyed_judgments_hold_4_byte_query_indices_and_the_qrels_own_grades() -> None:
+    # alive through the matching beside every run row's arrays: the query index in 4 bytes
+    # a judgment, the grades the qrels frame's own values (no 8-byte copy of each)
+    from rankscope.engine.qrels_index import qrels_index
+
+    frame = pl.DataFrame({"query_id": ["q2", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "d"],
+                          "grade": [1.0, 0.0, 2.0, 3.0]})
+    qrels = Qrels(frame)
+    index = qrels_index(qrels)
+    judged = index.judged(index.query_ids)
+    assert judged.query.dtype == np.int32
+    assert judged.query.tolist() == [1, 0, 0, 1]  # q1 is query 0, q2 query 1
+    assert np.shares_memory(judged.grades, qrels.held.get_column("grade").to_numpy())
+    # each query's judged grades best first, as from the definition
+    offsets, grades = index.judged_lists(index.query_ids, levels=False)
+    assert offsets.tolist() == [0, 2, 4] and grades.tolist() == [2.0, 0.0, 3.0, 1.0]
+
+
+@pytest.mark.parametrize("grades", ["whole", "fractional", "negative zero"])
+def test_judged_lists_are_counted_a_block_of_judgments_at_a_time(
+        grades: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.engine import qrels_index as qi
+
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 30, 1000).astype(np.int32)
+    g = rng.integers(-1, 4, 1000).astype(np.float64)
+    if grades == "fractional":
+        g[700] = 1.5  # in a late block: the grades are sorted instead
+    elif grades == "negative zero":
+        g[900] = -0.0
+    monkeypatch.setattr(qi, "_COUNTED_AT_ONCE", 64, raising=False)
+    counted: list[int] = []
+    bincount = np.bincount
+
+    def spied(x: np.ndarray, *args: object, **kwargs: object) -> np.ndarray:
+        counted.append(x.size)
+        return bincount(x, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(qi.np, "bincount", spied)
+    got = qi._best_first(q, g, 30)
+    # the definition: by query, then best grade first (-0.0 kept as it is, after 0.0's ties)
+    expected = [g[i] for i in sorted(range(g.size), key=lambda i: (q[i], -g[i]))]
+    assert got.tolist() == expected
+    assert [np.signbit(x) for x in got] == [np.signbit(x) for x in expected]
+    if grades == "whole":
+        assert sum(counted) == g.size and max(counted) <= 64
+    else:
+        assert counted == []

@@ -188,6 +188,23 @@ def test_values_of_many_chunks_are_one_column_even_past_the_first_chunks_estimat
     assert parsed(content, kind) == expected
 
 
+def test_a_qrels_file_read_in_chunks_holds_its_documents_in_one_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every run's matching gathers the judged documents at scattered lines: one chunk
+    # made at reading, not a copy into one chunk at each matching (114 MB at 7 M lines)
+    content = "".join(f"q{i // 40} 0 d{(i * 7) % 997} {i % 3}\n" for i in range(4000)).encode()
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(content)
+    monkeypatch.setattr(trec, "CHUNK_BYTES", 1024)
+    found = trec.read_trec_file(path, "qrels")
+    assert found is not None
+    frame = found[0]
+    assert frame.get_column("query_id").n_chunks() > 1  # it was read in pieces
+    assert frame.get_column("doc_id").n_chunks() == 1
+    assert [tuple(r) for r in frame.iter_rows()] == reference(content, "qrels")[0]
+
+
 def test_error_line_is_exact_in_a_late_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

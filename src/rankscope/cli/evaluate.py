@@ -133,14 +133,21 @@ def run(args: argparse.Namespace) -> int:
             if asked is not None:
                 plan = asked.for_qrels(options)
             results = []
+            held = [qrels]  # the last run's evaluation is handed the only reference
+            del qrels
             with ahead or ReadAhead(args.runs, read_run) as runs:
                 for i, run_t in enumerate(runs):
-                    if i == len(args.runs) - 1 and isinstance(qrels, Qrels):
+                    last = i == len(args.runs) - 1
+                    if last and isinstance(held[0], Qrels):
                         # the last run: the keyed judgments go with its ranking
-                        qrels_index(qrels).last_ranking()
+                        qrels_index(held[0]).last_ranking()
+                    # the last run's: the qrels (frame and index) go once it is ranked,
+                    # not held beside its measures (200 MB at 7 M judgments); a call
+                    # without ``**`` unpacking, whose argument tuple would hold them
                     results.append(
-                        evaluate(qrels, run_t, plan, per_query=args.per_query,
-                                 allow_no_overlap=args.allow_no_overlap, **fields)
+                        evaluate(held.pop() if last else held[0], run_t, plan,
+                                 per_query=args.per_query,
+                                 allow_no_overlap=args.allow_no_overlap, options=options)
                     )
                     del run_t  # one run in memory, and the next being read
     from rankscope.render.tabular import render_evaluations

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["gather_many"]
+__all__ = ["gather_many", "one_chunk_for"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -23,13 +23,21 @@ def gather_many(column: pl.Series, rows: IntArray) -> pl.Series:
     0.08 s for 6 million short ids): past an eighth of the column the copy into
     one chunk is cheaper.
     """
-    if column.n_chunks() > 1 and rows.size * _REGATHER > column.len():
-        column = column.rechunk()
+    column = one_chunk_for(column, rows.size)
     if rows.size < _INDEXED_BELOW:
         # indexing gathers directly (``gather`` plans a query first); with polars' own
         # unsigned index type it skips the checks for negative and too large positions
         return column[rows.astype(_INDEX_TYPE)]
     return column.gather(rows)
+
+
+def one_chunk_for(column: pl.Series, gathered: int) -> pl.Series:
+    """``column``, copied into one chunk if ``gathered`` rows will be gathered from it and
+    that is cheaper than gathering across its chunks (:func:`gather_many`'s rule: for a
+    caller gathering those rows a block at a time from one copy)."""
+    if column.n_chunks() > 1 and gathered * _REGATHER > column.len():
+        return column.rechunk()
+    return column
 
 
 _INDEX_TYPE = np.uint32 if pl.get_index_type() == pl.UInt32 else np.uint64

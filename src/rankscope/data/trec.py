@@ -141,6 +141,11 @@ def _merge(parts: list[Parsed], kind: Kind, values: _Values | None = None,
     if not frames:
         return _empty(kind, compact), list(tags)
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
+    if kind == "qrels" and frame.get_column("doc_id").n_chunks() > 1:
+        # the judged documents are gathered from at scattered lines by every run's matching
+        # (each match confirmed on the strings): one chunk now, made while little else is
+        # alive, instead of a copy into one chunk at each matching, beside the ranking
+        frame = frame.with_columns(frame.get_column("doc_id").rechunk())
     if values is not None:
         frame = frame.with_columns(values.column(_value_name(kind)))
     return frame, list(tags)

@@ -186,10 +186,14 @@ def evaluate(
                         defer_duplicates=True)
     # Rank once (per way of reading the run), only as deep as the metrics read.
     ranked = rank_plan(qrels_t, run_t, plan, opts, subtopics=subtopics)
+    qrels_name = input_name(qrels_t)
+    # nothing below reads the qrels: this call's references go, so that a caller that
+    # handed over its own (the command line's last run) has them freed before the kernels
+    del qrels, qrels_t
     lists = ranked.lists
     lists.check_duplicates()  # a bad run is reported before its overlap with the qrels
     check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
-                  input_name(qrels_t), lists.n_qrels_queries, lists.missing_queries,
+                  qrels_name, lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)
     values = compute_ranked(ranked)
     return assemble_result(

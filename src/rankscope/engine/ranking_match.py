@@ -21,6 +21,7 @@ import numpy.typing as npt
 import polars as pl
 
 from rankscope.data.distinct import distinct_within
+from rankscope.data.gather import one_chunk_for
 from rankscope.data.ranking_order import gather_many
 from rankscope.data.rankings import Index
 from rankscope.engine.key_table import KeyTable
@@ -110,7 +111,7 @@ def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
         # a hash collision between different qrels lines: match on the strings
         index = np.arange(judged.keys.size, dtype=np.int64)
         left = pl.DataFrame({"q": run_q, "d": run_docs})
-        right = pl.DataFrame({"q": judged.query, "d": judged.docs, "j": index})
+        right = pl.DataFrame({"q": judged.query.astype(np.int64), "d": judged.docs, "j": index})
         found = left.join(right, on=["q", "d"], how="left", maintain_order="left")
         match = found.get_column("j").fill_null(-1).to_numpy()
         hit = np.flatnonzero(match >= 0)
@@ -180,9 +181,22 @@ def _confirmed(hit: IntArray, j: IntArray, run_q: IntArray, run_docs: pl.Series,
     document are the same strings (a 64-bit key can collide)."""
     if hit.size == 0:
         return hit, j
-    same = (run_q[hit] == judged.query[j]) & (
-        gather_many(run_docs, hit) == gather_many(judged.docs, j)).to_numpy()
+    same = run_q[hit] == judged.query[j]
+    # one copy into one chunk for every block's gather (a qrels file's is one already)
+    judged_docs = one_chunk_for(judged.docs, hit.size)
+    # ``hit`` ascends: a block of matches reads one stretch of the run's rows, copied into
+    # one chunk on its own (a stretch's worth of ids alive at a time, not every row's)
+    for lo in range(0, hit.size, _CONFIRMED_AT_ONCE):
+        rows, lines = hit[lo:lo + _CONFIRMED_AT_ONCE], j[lo:lo + _CONFIRMED_AT_ONCE]
+        first = int(rows[0])
+        stretch = run_docs.slice(first, int(rows[-1]) - first + 1)
+        same[lo:lo + rows.size] &= (gather_many(stretch, rows - first)
+                                     == gather_many(judged_docs, lines)).to_numpy()
     return hit[same], j[same]
+
+
+_CONFIRMED_AT_ONCE = 1 << 20
+"""Matches :func:`_confirmed` compares on the strings at a time (their run rows ascend)."""
 
 
 PROBED_BELOW = 1 << 16
@@ -200,6 +214,8 @@ def as_levels(grades: FloatArray) -> FloatArray:
         return np.where(np.isnan(grades), NONPOOL,
                         np.where(grades < 0, POOLED_UNJUDGED, np.trunc(grades)))
 
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
 
 _REGATHERED_UP_TO = 1 << 20
 """Judged documents up to which they are kept in one chunk (larger: gathered as needed)."""
@@ -230,7 +246,10 @@ class Judged:
                 keys, grades = keys[keep], grades[keep]
         if docs.n_chunks() > 1 and docs.len() <= _REGATHERED_UP_TO:
             docs = docs.rechunk()  # kept: every run's matches are confirmed by gathers from it
-        self.query, self.docs, self.grades, self.keys = query, docs, grades, keys
+        # a query index in 4 bytes (alive through the matching: 28 MB less at 7 M judgments)
+        self.query: IntArray | npt.NDArray[np.int32] = \
+            query.astype(np.int32) if n <= _INT32_MAX else query
+        self.docs, self.grades, self.keys = docs, grades, keys
         # a collision between two lines' keys: confirm matches on the strings instead
         self.distinct = pl.Series(keys).n_unique() == keys.size
 
