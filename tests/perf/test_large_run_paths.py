@@ -440,10 +440,10 @@ def test_the_tie_fixes_hand_the_c_heaps_free_pages_back_before_rechunking_the_id
     # that copy, only then, glibc's heap hands its free pages back (the copy's polars
     # memory and numpy's freed pieces no longer add up); the rankings are the reference's.
     # A small run ("inline") is made one chunk before it is ranked: no copy, no call
-    from rankscope.data import tie_order
+    from rankscope import c_heap
 
     calls: list[int] = []
-    monkeypatch.setattr(tie_order, "_hand_back_freed_heap", lambda: calls.append(1))
+    monkeypatch.setattr(c_heap, "hand_back_free_pages", lambda: calls.append(1))
     monkeypatch.setattr(gather, "_REGATHER", regather)
     qrels, run = make_case(3)
     run = run.with_columns(pl.col("score").round(0))  # many ties
@@ -456,10 +456,16 @@ def test_the_tie_fixes_hand_the_c_heaps_free_pages_back_before_rechunking_the_id
 def test_handing_the_c_heaps_free_pages_back_is_harmless() -> None:
     # glibc's malloc_trim(0) where there is one (this machine's), nothing elsewhere: no
     # error either way, and arrays made before and after read the same
-    from rankscope.data import tie_order
+    import ctypes
+    import os
+
+    from rankscope import c_heap
 
     before = np.arange(1 << 20, dtype=np.int64)
-    tie_order._hand_back_freed_heap()
+    c_heap.hand_back_free_pages()
     assert int(before.sum()) == (1 << 20) * ((1 << 20) - 1) // 2
-    assert (tie_order._malloc_trim() is None) == (not hasattr(__import__("ctypes").CDLL(None),
-                                                                "malloc_trim"))
+    # glibc is reached where the C library says it is glibc (this machine), with its trim
+    assert (c_heap.glibc() is not None) == bool(os.confstr("CS_GNU_LIBC_VERSION"))
+    libc = c_heap.glibc()
+    assert libc is None or hasattr(libc, "malloc_trim") == hasattr(ctypes.CDLL(None),
+                                                                   "malloc_trim")

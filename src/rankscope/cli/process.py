@@ -83,14 +83,12 @@ def keep_freed_memory() -> bool:
 
     Returns whether the C library took the settings.
     """
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION"):
-            return False
-    except (ValueError, OSError):  # not glibc: no such name
-        return False
-    import ctypes
+    from rankscope.c_heap import glibc
 
-    mallopt = ctypes.CDLL(None).mallopt
+    libc = glibc()
+    if libc is None:
+        return False
+    mallopt = libc.mallopt
     # the arena count first: threads that allocated before keep theirs
     return bool(mallopt(_M_ARENA_MAX, 1) and mallopt(_M_MMAP_MAX, 0)
                 and mallopt(_M_TRIM_THRESHOLD, 1 << 30))

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["gather_many", "one_chunk_for"]
+__all__ = ["gather_many", "one_chunk_for", "rechunk_pays"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -32,12 +32,15 @@ def gather_many(column: pl.Series, rows: IntArray) -> pl.Series:
 
 
 def one_chunk_for(column: pl.Series, gathered: int) -> pl.Series:
-    """``column``, copied into one chunk if ``gathered`` rows will be gathered from it and
-    that is cheaper than gathering across its chunks (:func:`gather_many`'s rule: for a
-    caller gathering those rows a block at a time from one copy)."""
-    if column.n_chunks() > 1 and gathered * _REGATHER > column.len():
-        return column.rechunk()
-    return column
+    """``column``, copied into one chunk if gathering ``gathered`` rows from it pays for the
+    copy (:func:`rechunk_pays`): for a caller gathering those rows a block at a time."""
+    return column.rechunk() if rechunk_pays(column, gathered) else column
+
+
+def rechunk_pays(column: pl.Series, gathered: int) -> bool:
+    """Whether ``gathered`` rows are gathered from ``column`` faster from a one-chunk copy
+    (:func:`gather_many`'s rule: a column of several chunks, more than an eighth of it)."""
+    return column.n_chunks() > 1 and gathered * _REGATHER > column.len()
 
 
 _INDEX_TYPE = np.uint32 if pl.get_index_type() == pl.UInt32 else np.uint64

@@ -12,17 +12,14 @@ their ids are gathered, coded and sorted a block at a time, never all at once.
 
 from __future__ import annotations
 
-import ctypes
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from itertools import pairwise
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope import c_heap
 from rankscope.data import gather
 from rankscope.data.gather import gather_many
 from rankscope.data.id_codes import CODED_UP_TO, byte_order_codes
@@ -142,11 +139,11 @@ def _tie_moves(order: Index | None, ties: Ties, docs: pl.Series,
     else:
         pos, src = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
     filled = 0
-    if docs.n_chunks() > 1 and order is not None and total * gather._REGATHER > docs.len():
+    if order is not None and gather.rechunk_pays(docs, total):
         # the rechunked copy (about 150 MB of polars' memory at 10^7 ids) comes beside
         # numpy's freed pieces, kept resident by the command's glibc settings: the
         # whole free pages among them are handed back first (30 MB less in the mean)
-        _hand_back_freed_heap()
+        c_heap.hand_back_free_pages()
         docs = docs.rechunk()  # gathered from at scattered rows, block after block
     for lo, hi in pairwise(cut):
         filled = _block_moves(order, docs, run_start[lo:hi], run_pairs[lo:hi], descending,
@@ -167,29 +164,6 @@ _BLOCK_ROWS = CODED_UP_TO // 2
 """Tied rows ordered at a time by :func:`_tie_moves` (a block also holds the rest of its
 first run: at most :data:`~rankscope.data.id_codes.CODED_UP_TO` when runs are shorter
 than half of it, so its ids can be coded)."""
-
-
-def _hand_back_freed_heap() -> None:
-    """Hand the C heap's free whole pages back to the system (glibc's ``malloc_trim(0)``;
-    nothing where the C library lacks it).
-
-    The command line keeps freed memory in glibc's heap for reuse (see
-    :func:`rankscope.cli.process.keep_freed_memory`); numpy's arrays reuse it,
-    polars' allocator cannot. Called before a large copy in polars' memory, it
-    keeps the two from adding up: the pages numpy needs again are faulted in again.
-    """
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None."""
-    try:
-        return cast("Callable[[int], int]", ctypes.CDLL(None).malloc_trim)
-    except (OSError, AttributeError, TypeError):  # not glibc, or no C library by that name
-        return None
 
 
 def _block_moves(order: Index | None, docs: pl.Series, run_start: IntArray,
