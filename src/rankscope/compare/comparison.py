@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from rankscope.compare.corrections import adjust, check_correction
 from rankscope.compare.intervals import ThreadedIntervals
 from rankscope.compare.result import CompareResult, Comparison
 from rankscope.compare.significance import (
-    adjust,
-    check_correction,
     check_test,
     effect_sizes,
     paired_test,

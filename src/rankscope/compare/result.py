@@ -10,7 +10,8 @@ import numpy as np
 import polars as pl
 
 from rankscope import display
-from rankscope.compare.significance import CORRECTION_NAMES, TEST_NAMES
+from rankscope.compare.corrections import CORRECTION_NAMES
+from rankscope.compare.significance import TEST_NAMES
 from rankscope.errors import OptionError
 from rankscope.metrics.base import Metric
 from rankscope.result import EvaluationInfo

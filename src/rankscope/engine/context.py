@@ -29,7 +29,6 @@ recently are let go and made again, the same to the bit, when next read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -38,9 +37,9 @@ import numpy.typing as npt
 
 from rankscope.engine.c_math import log2_table
 from rankscope.engine.kept import BUDGET, WATCHED_FROM, Bounded, Kept, kept_property
+from rankscope.engine.levels_view import judged_levels, levels_of
 from rankscope.engine.qrels_index import OneRun
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
-from rankscope.engine.ranking_match import as_levels
 from rankscope.engine.rowsets import RowSet
 from rankscope.metrics.base import Metric
 
@@ -374,8 +373,8 @@ class Context(Bounded):
         """
         if self.lists.levels:
             return self
-        return self.cached(("levels",), lambda: Context(_levels_of(  # type: ignore
-            self.lists, self.qrels_cached(("levels view",), lambda: _judged_levels(self.lists))),
+        return self.cached(("levels",), lambda: Context(levels_of(  # type: ignore
+            self.lists, self.qrels_cached(("levels view",), lambda: judged_levels(self.lists))),
             self.kept))
 
     @cached_property
@@ -468,38 +467,3 @@ class Context(Bounded):
         value = metric.get("max_grade")
         return float(value) if value is not None else self.lists.max_grade
 
-
-def _judged_levels(lists: RankedLists) -> tuple[IntArray, FloatArray, dict[
-        tuple[object, ...], object]]:
-    """The judged lists of trec_eval's view (levels >= 0: offsets, levels), and what the
-    kernels keep of them (see :meth:`Context.qrels_cached`)."""
-    judged = np.trunc(lists.judged_grades)
-    keep = judged >= 0
-    jq = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(lists.judged_offsets))
-    counts = np.bincount(jq[keep], minlength=lists.n_queries) if jq.size else \
-        np.zeros(lists.n_queries, np.int64)
-    judged_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return judged_offsets, judged[keep], {}
-
-
-def _levels_of(lists: RankedLists, judged_levels: tuple[IntArray, FloatArray, dict[
-        tuple[object, ...], object]]) -> RankedLists:
-    """trec_eval's view of grade rankings (see :meth:`Context.levels_view`), its judged
-    lists ``judged_levels`` (:func:`_judged_levels`)."""
-    values = as_levels(lists.grades)
-    lengths = np.diff(lists.offsets)
-    rows: IntArray | Callable[[], IntArray] = lists.row_source  # read only if asked for
-    missing = np.flatnonzero(~lists.in_run & (lengths == 0))
-    if missing.size:
-        at = lists.offsets[missing]
-        values = np.insert(values, at, -1.0)
-
-        def rows() -> IntArray:
-            return np.insert(lists.run_rows, at, -1)
-        lengths = lengths.copy()
-        lengths[missing] = 1
-    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    judged_offsets, judged_grades, shared = judged_levels
-    return replace(lists, offsets=offsets, grades=values, row_source=rows,
-                   judged_offsets=judged_offsets, judged_grades=judged_grades, levels=True,
-                   qrels_shared=shared if lists.qrels_shared is not None else None)

@@ -56,7 +56,8 @@ def _marks(result: CompareResult, label: str, name: str) -> str:
 
 
 def _caption(result: CompareResult) -> str:
-    from rankscope.compare.significance import CORRECTION_NAMES, TEST_NAMES
+    from rankscope.compare.corrections import CORRECTION_NAMES
+    from rankscope.compare.significance import TEST_NAMES
 
     test = TEST_NAMES[result.test]
     if result.test != "tukey" and result.correction != "none":

@@ -181,7 +181,8 @@ def _paired(data: EvaluationData, base_data: EvaluationData, sides: tuple[str, s
             test: str, correction: str, depth: int) -> tuple[
                 list[dict[str, Any]], dict[str, dict[str, Any]], Any, list[str], int]:
     """Both runs evaluated with ``data``'s grades, paired by query, metric by metric."""
-    from rankscope.compare.significance import adjust, paired_test
+    from rankscope.compare.corrections import adjust
+    from rankscope.compare.significance import paired_test
     from rankscope.services.snapshot_diff import align
 
     ev_label, ev_set, base_label, base_set = sides

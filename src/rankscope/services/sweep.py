@@ -133,7 +133,8 @@ class Sweep:
     @property
     def correction_said(self) -> str:
         """How the p-values were adjusted, in words."""
-        from rankscope.compare.significance import CORRECTION_NAMES, TEST_NAMES
+        from rankscope.compare.corrections import CORRECTION_NAMES
+        from rankscope.compare.significance import TEST_NAMES
 
         n = len(self.measured) - 1
         test = TEST_NAMES.get(self.test, self.test)
