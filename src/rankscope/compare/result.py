@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -171,24 +172,21 @@ class CompareResult:
         # by difference, then by query id (its rank among the ids: a report asks for every
         # metric and run, thousands of rows, so the order is found on arrays, not tuples)
         ids = self.query_ids
-        ranks = self._id_ranks()
+        ranks = self._id_ranks
         x, y = x[lower], y[lower]
         diff = x - y
         order = np.lexsort((ranks[lower], diff))
         return list(zip([ids[i] for i in lower[order].tolist()], x[order].tolist(),
                         y[order].tolist(), diff[order].tolist(), strict=True))
 
+    @cached_property
     def _id_ranks(self) -> np.ndarray:
         """Each query id's rank among the ids (worked out once: a report asks for it per
         metric and run)."""
         ids = self.query_ids
-        kept = self.__dict__.get("_ranks_of_ids")
-        if kept is None or kept[0] is not ids or len(kept[1]) != len(ids):
-            ranks = np.empty(len(ids), dtype=np.int64)
-            ranks[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-            kept = (ids, ranks)
-            self.__dict__["_ranks_of_ids"] = kept
-        return kept[1]
+        ranks = np.empty(len(ids), dtype=np.int64)
+        ranks[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        return ranks
 
     @property
     def queries(self) -> str:
