@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rankscope._lazy import lazy_exports
 
 # what evaluating with judgments needs (every comparison plans its metrics through
-# judgments.evaluation); agreement and coverage load on first use (about 8 ms of a
+# judgments.evaluation); agreement and coverage load on first use (3-8 ms of a
 # command's start before its first run file is read)
 from rankscope.judgments.aggregate import (
     STRATEGIES,
