@@ -110,3 +110,36 @@ def test_trec_eval_says_it_for_its_one_run(tmp_path: Path, said: list[str],
     assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
     assert said == ["last", "lists"]
     assert "ndcg_cut_10" in capsys.readouterr().out
+
+
+def test_trec_eval_lets_the_qrels_go_before_its_measures(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # its one run ranked, nothing reads the qrels: their tables (frames and index,
+    # about 200 MB at 7 M judgments) are freed before the measures, not held beside them
+    import weakref
+
+    from rankscope.trec_eval import command
+
+    refs: list[weakref.ref[Any]] = []
+    tables, measures = command.tables, command.evaluate_qrels
+    seen: list[int] = []
+
+    def made(rel_info: Any, run: Any) -> Any:
+        qrels, ranked = tables(rel_info, run)
+        refs.extend([weakref.ref(rel_info), weakref.ref(qrels)])
+        return qrels, ranked
+
+    def measuring(*args: Any) -> Any:
+        seen.append(sum(ref() is not None for ref in refs))
+        return measures(*args)
+
+    monkeypatch.setattr(command, "tables", made)
+    monkeypatch.setattr(command, "evaluate_qrels", measuring)
+    q, (run,) = _files(tmp_path, [7])
+    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
+    assert seen == [0]
+    out = capsys.readouterr().out
+    monkeypatch.undo()  # the same lines with the qrels held throughout
+    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
+    assert capsys.readouterr().out == out

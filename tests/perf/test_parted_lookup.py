@@ -92,10 +92,20 @@ def test_a_join_against_many_judgments_holds_a_part_of_them_at_a_time(
 
     monkeypatch.setattr(pl.DataFrame, "join", spied)
     lookup(doc_keys(run_q, run_docs), run_q, run_docs, judged)
-    # about 2,600 judgments, 256 a part on average: 16 parts (the top 4 bits of a key),
-    # none near all of them
-    assert len(heights) == 16 and sum(heights) == judged.keys.size
-    assert max(heights) < 2 * 256
+    # about 2,600 judgments, at most a quarter of 256 a part on average: 64 parts (the
+    # top 6 bits of a key), none near all of them
+    assert len(heights) == 64 and sum(heights) == judged.keys.size
+    assert max(heights) < 2 * 64
+
+
+@pytest.mark.parametrize("judgments", [2**21 + 1, 3_000_000, 7_126_580, 2**23, 2**24 + 1])
+def test_a_parted_join_holds_a_quarter_of_the_joined_at_once_a_part(judgments: int) -> None:
+    # the parts' average size from the number of parts alone (the top bits of a key):
+    # at most a quarter of _JOINED_AT_ONCE judgments, the fewest parts that give it
+    bits = ranking_match._part_bits(judgments)
+    part = ranking_match._JOINED_AT_ONCE // 4
+    assert judgments / (1 << bits) <= part < judgments / (1 << (bits - 1))
+    assert ranking_match._part_bits(ranking_match._JOINED_AT_ONCE) == 0
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
