@@ -33,7 +33,7 @@ import polars as pl
 from rankscope.data import rankings
 from rankscope.data.gather import gather_many
 from rankscope.data.rankings import Blocks, Index, Ranking
-from rankscope.data.run_queries import run_queries
+from rankscope.data.run_queries import query_counts, run_queries
 from rankscope.data.tie_order import Ties, find_ties, fix_ties
 from rankscope.errors import OptionError
 
@@ -59,7 +59,7 @@ def check_tie_rule(ties: str) -> TieRule:
     return ties
 
 
-def _stable_by_query(qidx: IntArray) -> Index:
+def _stable_by_query(qidx: Index) -> Index:
     """Row indices grouped by query index, file order kept (LSD radix, 16-bit digits);
     32-bit integers when grouped a piece at a time and the rows fit them."""
     top = int(qidx.max(initial=0))
@@ -73,7 +73,7 @@ def _stable_by_query(qidx: IntArray) -> Index:
     return order.astype(np.int64, copy=False)
 
 
-def _grouped_in_pieces(qidx: IntArray, top: int) -> Index:
+def _grouped_in_pieces(qidx: Index, top: int) -> Index:
     """:func:`_stable_by_query` of query indices below 2^16, a piece of the file at a time.
 
     Each piece's rows are grouped by a radix sort of their own (16-bit codes) and
@@ -84,7 +84,7 @@ def _grouped_in_pieces(qidx: IntArray, top: int) -> Index:
     from the sort through the tie fixes to the end of the ranking (40 MB less at
     10^7 rows, on a shuffled file's peak; :meth:`Ranking.kept_rows` keeps it as is).
     """
-    counts = np.bincount(qidx, minlength=top + 1)
+    counts = query_counts(qidx, top + 1)
     next_at = np.cumsum(counts) - counts  # where each query's next row goes
     wide = qidx.size > rankings._INT32_ROWS
     out: Index = np.empty(qidx.size, dtype=np.int64) if wide else np.empty(qidx.size, np.int32)
@@ -107,7 +107,7 @@ _GROUPED_AT_ONCE = 1 << 17
 processor's cache: as fast as one radix sort of every row)."""
 
 
-def _digit(qidx: IntArray, order: IntArray | None, shift: int) -> npt.NDArray[np.uint16]:
+def _digit(qidx: Index, order: IntArray | None, shift: int) -> npt.NDArray[np.uint16]:
     """The 16-bit digit of ``qidx`` (in ``order``) at ``shift``, worked out a piece at a
     time: no 64-bit temporary of every row (80 MB at 10^7 rows)."""
     step = _SORTED_AT_ONCE
@@ -121,7 +121,7 @@ def _digit(qidx: IntArray, order: IntArray | None, shift: int) -> npt.NDArray[np
     return out
 
 
-def _sort_within_queries(qidx: IntArray, score: FloatArray,
+def _sort_within_queries(qidx: Index, score: FloatArray,
                          stable: bool) -> tuple[Index, BoolArray]:
     """Rows grouped by query, then by score descending within each query.
 
@@ -133,7 +133,7 @@ def _sort_within_queries(qidx: IntArray, score: FloatArray,
     """
     kind: Literal["stable"] | None = "stable" if stable else None
     by_query = _stable_by_query(qidx)
-    counts = np.bincount(qidx)
+    counts = query_counts(qidx)
     present = np.flatnonzero(counts)
     width = int(counts[present[0]])
     # tie[p + 1]: the rows at p and p + 1 share query and score (False at both ends)
@@ -194,13 +194,13 @@ _SORTED_AT_ONCE = 1 << 20
 temporaries of one piece are a few arrays of 8 MB)."""
 
 
-def rank_order(qidx: IntArray, score: FloatArray, docs: pl.Series, n_queries: int) -> Ranking:
+def rank_order(qidx: Index, score: FloatArray, docs: pl.Series, n_queries: int) -> Ranking:
     """Rows ranked by query, then score descending, then document id descending (bytes)."""
     base = base_order(qidx, score, n_queries)
     return fix_ties(base, find_ties(base, qidx, score), docs)
 
 
-def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> Blocks | None:
+def _blocks_in_query_order(starts: IntArray, block_q: Index, n_rows: int) -> Blocks | None:
     """The query blocks (``block_q`` >= 0) in query order; None: the file order."""
     kept = block_q >= 0
     if kept.all() and (block_q.size < 2 or bool(np.all(block_q[1:] > block_q[:-1]))):
@@ -211,7 +211,7 @@ def _blocks_in_query_order(starts: IntArray, block_q: IntArray, n_rows: int) -> 
     return Blocks(starts[which], (ends - starts)[which])
 
 
-def _ranked_in_file(qidx: IntArray, score: FloatArray, change: BoolArray, every: bool,
+def _ranked_in_file(qidx: Index, score: FloatArray, change: BoolArray, every: bool,
                     n_queries: int, counts: IntArray, defer_blocks: bool) -> Ranking | None:
     """The ranking of a file already in rank order (its query blocks in any order).
 
@@ -235,7 +235,7 @@ def _ranked_in_file(qidx: IntArray, score: FloatArray, change: BoolArray, every:
     return Ranking(None if blocks is None else blocks.index(), None, counts)
 
 
-def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
+def base_order(qidx: Index, score: FloatArray, n_queries: int, *,
                stable: bool = False, defer_blocks: bool = False) -> Ranking:
     """Rows ranked by query index, then score descending; ties not yet ordered.
 
@@ -249,8 +249,8 @@ def base_order(qidx: IntArray, score: FloatArray, n_queries: int, *,
     n = qidx.size
     kept = qidx >= 0
     every = bool(kept.all())
-    counts = (np.bincount(qidx if every else qidx[kept], minlength=n_queries) if n
-              else np.zeros(n_queries, np.int64)).astype(np.int64)
+    counts = (query_counts(qidx if every else qidx[kept], n_queries) if n
+              else np.zeros(n_queries, np.int64))
     if n == 0:
         return Ranking(None, None, counts)
     change = qidx[1:] != qidx[:-1]

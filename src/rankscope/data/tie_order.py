@@ -60,7 +60,7 @@ class Ties:
         return Ties(self.bounds.reshape(-1, 2)[keep].ravel())
 
 
-def find_ties(base: Ranking, qidx: IntArray | None, score: FloatArray) -> Ties | None:
+def find_ties(base: Ranking, qidx: Index | None, score: FloatArray) -> Ties | None:
     """The tied runs of ``base`` (None when no two neighbouring rows tie).
 
     ``qidx`` (every file row's query index) is read only when ``base`` lacks

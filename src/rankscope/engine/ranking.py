@@ -48,6 +48,7 @@ from rankscope.data.ranking_order import (
     fix_ties,
     gather_many,
 )
+from rankscope.data.rankings import Index
 from rankscope.data.run_queries import run_queries
 from rankscope.data.tables import Qrels, Run, pair_hashes
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
@@ -188,7 +189,7 @@ def rank(
     evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
 
-    def query_index() -> IntArray:
+    def query_index() -> Index:
         """Every row's query index again: trec_eval's duplicate report, on a duplicate."""
         return run_queries(run_frame.get_column("query_id"), select)[1].qidx
 
@@ -234,7 +235,7 @@ def rank(
         keys = np.empty(qidx.size, dtype=np.uint64) if report or in_order else None
         table: FloatArray | None = None  # the grades' codes' values, when they are coded
 
-        def judge_and_match(qidx: IntArray) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]],
+        def judge_and_match(qidx: Index) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]],
                                                      FloatArray | CodeArray]:
             nonlocal table
             judging = judge()
@@ -417,7 +418,7 @@ def _distinct_blocks(keys: npt.NDArray[np.uint64], lengths: IntArray,
     return bool(proof.result()) if proof is not None else distinct_within(keys, lengths)
 
 
-def _duplicates_beside(qidx: Callable[[], IntArray], docs: pl.Series,
+def _duplicates_beside(qidx: Callable[[], Index], docs: pl.Series,
                        rows: Callable[[], IntArray],
                        keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
                        file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None

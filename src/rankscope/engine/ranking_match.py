@@ -44,7 +44,7 @@ MIX = 0x9E3779B97F4A7C15  # mixes the query index into a document hash
 _MIX = np.uint64(MIX)
 
 
-def doc_keys(qidx: IntArray | None, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
+def doc_keys(qidx: Index | None, docs: pl.Series, out: UIntArray | None = None) -> UIntArray:
     """A 64-bit key per (query index, document id) row (written to ``out`` if given).
 
     The documents are hashed block by block into ``out``: the only temporary
@@ -75,7 +75,7 @@ _KEYED_BLOCK = 1 << 20
 """Rows hashed at a time by :func:`doc_keys` (8 MB of temporary hashes)."""
 
 
-def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries: int,
+def first_duplicates(qidx: Index, docs: pl.Series, keys: UIntArray, n_queries: int,
                      rows: IntArray | None = None) -> list[str | None]:
     """Per query, the smallest document id listed twice among ``rows`` (default: all).
 
@@ -95,7 +95,7 @@ def first_duplicates(qidx: IntArray, docs: pl.Series, keys: UIntArray, n_queries
     return out
 
 
-def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
+def lookup(run_keys: UIntArray, run_q: Index, run_docs: pl.Series,
            judged: Judged) -> tuple[IntArray, IntArray]:
     """The run rows found in ``judged``, and the index of their judgment line.
 
@@ -110,7 +110,7 @@ def lookup(run_keys: UIntArray, run_q: IntArray, run_docs: pl.Series,
     if not judged.distinct:
         # a hash collision between different qrels lines: match on the strings
         index = np.arange(judged.keys.size, dtype=np.int64)
-        left = pl.DataFrame({"q": run_q, "d": run_docs})
+        left = pl.DataFrame({"q": run_q.astype(np.int64, copy=False), "d": run_docs})
         right = pl.DataFrame({"q": judged.query.astype(np.int64), "d": judged.docs, "j": index})
         found = left.join(right, on=["q", "d"], how="left", maintain_order="left")
         match = found.get_column("j").fill_null(-1).to_numpy()
@@ -180,7 +180,7 @@ def _joined(run_keys: UIntArray, rows: IntArray | None, keys: UIntArray,
     return hit, j
 
 
-def _confirmed(hit: IntArray, j: IntArray, run_q: IntArray, run_docs: pl.Series,
+def _confirmed(hit: IntArray, j: IntArray, run_q: Index, run_docs: pl.Series,
                judged: Judged) -> tuple[IntArray, IntArray]:
     """The key matches ``hit`` (run rows), ``j`` (judgment lines) whose query index and
     document are the same strings (a 64-bit key can collide)."""
@@ -331,7 +331,7 @@ def _piece(grades: FloatArray, lo: int, levels: bool) -> FloatArray:
     return as_levels(part) if levels else part
 
 
-def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
+def match_rows(qidx: Index, docs: pl.Series, judged: Judged, *,
                keys_out: UIntArray | None = None, levels: bool = False) -> FloatArray:
     """The grade of each row (NaN when not judged), rows given by query index and document.
 
@@ -356,7 +356,7 @@ def match_rows(qidx: IntArray, docs: pl.Series, judged: Judged, *,
     return out
 
 
-def match_codes(qidx: IntArray, docs: pl.Series, judged: Judged, coding: GradeCodes, *,
+def match_codes(qidx: Index, docs: pl.Series, judged: Judged, coding: GradeCodes, *,
                 keys_out: UIntArray | None = None) -> CodeArray:
     """:func:`match_rows` as codes: ``coding.table[match_codes(...)]`` are its grades.
 
@@ -369,7 +369,7 @@ def match_codes(qidx: IntArray, docs: pl.Series, judged: Judged, coding: GradeCo
     return out
 
 
-def _lookups(qidx: IntArray, docs: pl.Series, judged: Judged,
+def _lookups(qidx: Index, docs: pl.Series, judged: Judged,
              keys_out: UIntArray | None) -> list[tuple[IntArray, IntArray]]:
     """The rows found in ``judged`` and their judgment lines, a half of the rows at a time."""
     if qidx.size == 0 or judged.keys.size == 0:
@@ -394,7 +394,7 @@ _HALVED_FROM = 1 << 22
 """Rows from which :func:`match_rows` joins them in two halves (one after the other)."""
 
 
-def run_duplicates(qidx: Callable[[], IntArray], docs: pl.Series, rows: IntArray,
+def run_duplicates(qidx: Callable[[], Index], docs: pl.Series, rows: IntArray,
                    keys: UIntArray, counts: IntArray, n: int) -> list[str | None]:
     """Per query, the smallest document its ranking lists twice.
 
