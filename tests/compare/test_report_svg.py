@@ -189,3 +189,40 @@ def test_runs_given_as_an_iterator_are_read_for_both_passes() -> None:
     # P@1 by hand (see the curves' test): base 1/4, new 2/4
     assert "<title>base: P@1 = 0.2500</title>" in page
     assert "<title>new: P@1 = 0.5000</title>" in page
+
+
+def test_difference_bars_stand_one_step_apart_and_their_places_are_written_once() -> None:
+    """Every bar i of n at x = 72 + i * step (the plot area's left, step = its width / n),
+    as written with two decimals; the places are worked out once for plots of as many
+    queries (a report draws dozens of them over the same queries)."""
+    from rankscope.render import svg
+
+    runs = {"base": BASE, "new": NEW, "same": {**NEW, "q4": BASE["q4"]}}
+    result = compare(QRELS, runs, ["RR", "P@2"])
+    svg._bar_lefts.cache_clear()
+    drawn = [differences_svg(result, metric, run=run)
+             for metric in ("RR", "P@2") for run in ("new", "same")]
+    step = (svg.WIDTH - 72 - 16) / 4
+    for text in drawn:
+        group = next(g for g in _svg(text).iter(f"{NS}g") if g.get("class") == "bars")
+        xs = [rect.get("x") for rect in group.iter(f"{NS}rect")]
+        assert xs == [f"{72 + i * step:.2f}" for i in range(4)]
+    info = svg._bar_lefts.cache_info()
+    assert (info.misses, info.hits) == (1, 3)
+
+
+def test_curves_lines_are_split_without_polars_grouping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curves' frames (17 runs x 20 cut-offs in a track's report) are split into one line
+    a run in Python: polars' grouping cost more than the figure."""
+    import polars as pl
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("group_by called")
+
+    monkeypatch.setattr(pl.DataFrame, "group_by", refuse)
+    page = report(QRELS, {"base": BASE, "new": NEW}, ["P@2", "RR"], ks=range(1, 3))
+    # P@1, P@2 by hand (see the curves' test above), each run's line in the runs' order
+    assert page.index("<title>base: P@1 = 0.2500</title>") < page.index(
+        "<title>base: P@2 = 0.2500</title>") < page.index("<title>new: P@1 = 0.5000</title>")
+    assert "<title>new: P@2 = 0.3750</title>" in page
+    assert len(re.findall(r"<title>(base|new): recall \d\.\d: precision", page)) == 2 * 11

@@ -210,6 +210,14 @@ def sorted_differences(result: CompareResult, metric: str, run: str | None = Non
     all-pairs comparison the first run plays the baseline). Returns the run,
     the baseline, the query ids and the differences, in the order drawn.
     """
+    run, base, rows, diff, _, _ = _sorted_rows(result, metric, run)
+    return run, base, _query_texts(result, rows), diff
+
+
+def _sorted_rows(result: CompareResult, metric: str, run: str | None,
+                 ) -> tuple[str, str, npt.NDArray[np.intp], FloatArray, FloatArray, FloatArray]:
+    """:func:`sorted_differences` as rows of ``query_ids`` (the order drawn), with the
+    run's and the baseline's whole columns."""
     from rankscope.errors import OptionError
 
     base = result.baseline or result.run_names[0]
@@ -217,22 +225,33 @@ def sorted_differences(result: CompareResult, metric: str, run: str | None = Non
         run = next(name for name in result.run_names if name != base)
     if run == base:
         raise OptionError(f"{run!r} is the baseline; pick another run")
-    diff = result.column(run, metric) - result.column(base, metric)  # checks both names
-    present = ~np.isnan(diff)
-    ids = np.array(result.query_ids, dtype=object)[present]
-    diff = diff[present]
-    order = np.argsort(-diff, kind="stable")
-    return run, base, [str(q) for q in ids[order]], diff[order]
+    ours, theirs = result.column(run, metric), result.column(base, metric)  # checks both names
+    diff = ours - theirs
+    rows = np.flatnonzero(~np.isnan(diff))
+    order = np.argsort(-diff[rows], kind="stable")
+    rows = rows[order]
+    return run, base, rows, diff[rows], ours, theirs
+
+
+def _query_texts(result: CompareResult, rows: npt.NDArray[np.intp]) -> list[str]:
+    return [str(q) for q in np.array(result.query_ids, dtype=object)[rows]]
+
+
+@lru_cache(maxsize=64)
+def _bar_lefts(left: float, step: float, n: int) -> tuple[str, ...]:
+    """The bars' x coordinates as written, kept: a report's difference plots all have the
+    same queries, so the same bars (56 plots of 250 in a track's report)."""
+    return tuple(f"{x:.2f}" for x in (left + np.arange(n) * step).tolist())
 
 
 def differences_svg(result: CompareResult, metric: str, run: str | None = None, *,
                     caption: str = "") -> str:
     """Sorted per-query differences ``run - baseline`` as bars, one ``<rect>`` a query."""
-    run, base, ids, diff = sorted_differences(result, metric, run)
-    where = {q: i for i, q in enumerate(result.query_ids)}
-    rows = [where[q] for q in ids]
-    values_run = result.column(run, metric)[rows].tolist()
-    values_base = result.column(base, metric)[rows].tolist()
+    # the rows drawn straight from the sort (not looked up again by query id)
+    run, base, rows, diff, ours, theirs = _sorted_rows(result, metric, run)
+    ids = _query_texts(result, rows)
+    values_run = ours[rows].tolist()
+    values_base = theirs[rows].tolist()
     wins, losses = int(np.sum(diff > 0)), int(np.sum(diff < 0))
     n = len(ids)
     labelled = 0 < n <= LABEL_EVERY_QUERY
@@ -262,12 +281,12 @@ def differences_svg(result: CompareResult, metric: str, run: str | None = None, 
     sliver = sizes < 1.0
     tops[sliver], sizes[sliver] = zero - 0.5, 1.0
     colors = np.where(diff > 0, BETTER, np.where(diff < 0, WORSE, TIED)).tolist()
-    lefts = (frame.left + np.arange(n) * step).tolist()
+    lefts = _bar_lefts(frame.left, step, n)
     width = f"{step:.2f}"
     parts.append('<g class="bars" stroke="none">')
     # _text, _value and _signed, inline: 56 plots of 250 bars in a track's report
     signed = [f"{d:+.4f}".replace("-", "\u2212") for d in diff.tolist()]
-    parts += [f'<rect x="{x:.2f}" y="{top:.2f}" width="{width}" height="{size:.2f}" '
+    parts += [f'<rect x="{x}" y="{top:.2f}" width="{width}" height="{size:.2f}" '
               f'fill="{color}"><title>{query}: {run_t} {a:.4f} \u2212 {base_t} {b:.4f} = '
               f'{d}</title></rect>'
               for query, x, top, size, color, a, b, d in zip(
