@@ -160,11 +160,3 @@ def test_the_bytes_held_by_a_value() -> None:
     ctx_free = type("Holder", (), {})()
     ctx_free.rows = rows  # type: ignore[attr-defined]
     assert held_bytes(ctx_free) == 80
-
-
-def test_the_kept_values_are_bounded_at_256_mb() -> None:
-    """The budget's size (issue 30 §5, branch ``mem19``): at 512 MB ``-m all_trec`` on
-    ``j1000-qd-t25-ranked`` at 10^7 peaked 100-220 MB higher at its kernels' end, the
-    binary's peak being about 1,000 MB; at 128 MB its kernels made values again for
-    about a third more CPU (benchmarks/README.md, section 5)."""
-    assert kept.BUDGET <= 256 * 2**20

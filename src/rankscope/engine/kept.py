@@ -27,7 +27,7 @@ __all__ = ["BUDGET", "WATCHED_FROM", "Bounded", "Kept", "held_bytes", "kept_prop
 
 _T = TypeVar("_T")
 
-BUDGET = 256 * 2**20
+BUDGET = 512 * 2**20
 """Bytes of arrays a context and its levels view keep for later kernels at most (past
 it the least recently read go; a value larger than this alone is kept until the next)."""
 
@@ -37,7 +37,7 @@ everything is kept (at most a few dozen arrays of a few MB), and a small call pa
 nothing for the book-keeping."""
 
 _SMALL = 256
-"""A value under 1/_SMALL of the budget (1 MB of 256) is neither counted nor let go:
+"""A value under 1/_SMALL of the budget (2 MB of 512) is neither counted nor let go:
 one number a query, made again as often as it was let go, frees next to nothing."""
 
 _HELD = 2
