@@ -112,6 +112,19 @@ def test_trec_eval_says_it_for_its_one_run(tmp_path: Path, said: list[str],
     assert "ndcg_cut_10" in capsys.readouterr().out
 
 
+def _all_trec_freed_then_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str], seen: list[int]) -> None:
+    # with the patches: nothing watched is alive when the measures start; without
+    # them (everything held throughout): the same lines
+    q, (run,) = _files(tmp_path, [7])
+    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
+    assert seen == [0]
+    out = capsys.readouterr().out
+    monkeypatch.undo()
+    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
+    assert capsys.readouterr().out == out
+
+
 def test_trec_eval_lets_the_qrels_go_before_its_measures(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -136,13 +149,7 @@ def test_trec_eval_lets_the_qrels_go_before_its_measures(
 
     monkeypatch.setattr(command, "tables", made)
     monkeypatch.setattr(command, "evaluate_qrels", measuring)
-    q, (run,) = _files(tmp_path, [7])
-    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
-    assert seen == [0]
-    out = capsys.readouterr().out
-    monkeypatch.undo()  # the same lines with the qrels held throughout
-    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
-    assert capsys.readouterr().out == out
+    _all_trec_freed_then_held(tmp_path, monkeypatch, capsys, seen)
 
 
 def test_trec_eval_lets_the_run_go_before_its_measures(
@@ -176,13 +183,7 @@ def test_trec_eval_lets_the_run_go_before_its_measures(
     monkeypatch.setattr(command, "tables", made)
     monkeypatch.setattr(command, "rank", ranked)
     monkeypatch.setattr(command, "evaluate_qrels", measuring)
-    q, (run,) = _files(tmp_path, [7])
-    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
-    assert seen == [0]
-    out = capsys.readouterr().out
-    monkeypatch.undo()  # the same lines with the run held throughout
-    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
-    assert capsys.readouterr().out == out
+    _all_trec_freed_then_held(tmp_path, monkeypatch, capsys, seen)
 
 
 def test_lists_let_go_of_the_run_refuse_its_ids_and_scores() -> None:
