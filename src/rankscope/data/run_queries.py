@@ -39,7 +39,8 @@ def index_of(ids: pl.Series, evaluated: list[str]) -> IntArray:
     """
     if not evaluated:
         return np.full(ids.len(), -1, dtype=np.int64)
-    if ids.dtype == pl.Categorical and ids.len() > LISTED_UP_TO and not ids.null_count():
+    if isinstance(ids.dtype, pl.Categorical | pl.Enum) and ids.len() > LISTED_UP_TO \
+            and not ids.null_count():
         return _by_code(ids, evaluated)
     if ids.len() <= LISTED_UP_TO and len(evaluated) <= 4 * LISTED_UP_TO:
         return _listed_index(ids.cast(pl.String).to_list(), evaluated)

@@ -191,7 +191,14 @@ def tables(rel_info: QrelsTable, run: RunTable) -> tuple[Qrels, Run]:
     Duplicates are left to the query holding them, as trec_eval does.
     """
     frame = rel_info.frame
-    grades = frame.select("query_id", "doc_id", pl.col("rel").cast(pl.Float64).alias("grade"))
+    query = pl.col("query_id")
+    coded = run.frame.schema["query_id"]
+    if isinstance(coded, pl.Enum):
+        # the run was read against the qrels' sorted distinct ids: their query ids as codes
+        # of the same list (2 bytes a judgment, not a string: 95 MB less at 7 M judgments,
+        # held through the ranking; each judgment's query index is then its code's)
+        query = query.cast(coded)
+    grades = frame.select(query, "doc_id", pl.col("rel").cast(pl.Float64).alias("grade"))
     qrels = Qrels(grades, _trusted=True, _defer_duplicates="report")
     ranked = Run(run.frame, name=run.run_id, _trusted=True, _defer_duplicates="report")
     return qrels, ranked
@@ -218,18 +225,22 @@ def _evaluate(
 
         return evaluate_prefs(opts, rel_info, run_table, bounds), n_qrels_queries, num_rel_all
     qrels, run = tables(rel_info, run_table)
+    # the file's table goes before the ranking: the engine's qrels share its ids, and its
+    # integer levels (8 bytes a judgment, 57 MB at 7 M) are not held beside the matching
+    del rel_info, frame
     ev = opts.evaluation()
     qrels_index(qrels).last_ranking()  # one run: the keyed judgments go with its ranking
     lists = rank(qrels, run, ties=ev.ties, unjudged=ev.unjudged, queries="qrels", levels=True,
                  stand_in=opts.complete, max_ret=opts.max_ret, only_query=opts.debug_query)
     # trec_eval cannot allocate its level counts (and fails without a message)
-    # when the first query it ranks has only negative judgments.
+    # when the first query it ranks has only negative judgments (a level's sign is its
+    # grade's: the grades are the levels as floats)
     first_all_negative = bool(lists.n_queries) and not bool(
-        (frame.filter(pl.col("query_id") == lists.query_ids[0]).get_column("rel") >= 0).any())
+        (_grades_of(qrels, lists.query_ids[0]) >= 0).any())
     # nothing below reads the qrels: their frames and index (weakly keyed) go now,
     # nor the run's frame, ids or scores (no qrels measure of trec_eval's reads a
     # document id or score; the duplicates search holds its own until done)
-    del rel_info, frame, qrels, run_table, run
+    del qrels, run_table, run
     lists.let_go_of_run()
     per = evaluate_qrels(opts, lists, bounds)
 
@@ -238,6 +249,11 @@ def _evaluate(
 
     per.failure = first_failure(opts, per.query_ids, lists.in_run, bounds, problem, "qrels")
     return per, n_qrels_queries, num_rel_all
+
+
+def _grades_of(qrels: Qrels, query_id: str) -> pl.Series:
+    """The grades ``qrels`` gives ``query_id``."""
+    return qrels.held.filter(pl.col("query_id") == query_id).get_column("grade")
 
 
 def evaluate_qrels(opts: Options, lists: RankedLists, bounds: list[Bound]) -> PerQuery:
