@@ -66,8 +66,8 @@ def _code_table(distinct: pl.Series, names: list[str], evaluated: list[str]) -> 
 
 
 def _by_code(ids: pl.Series, evaluated: list[str]) -> IntArray:
-    """:func:`index_of` of a Categorical column: each distinct id looked up once, every row
-    through its code (no string column of every row is made)."""
+    """:func:`index_of` of a Categorical or Enum column: each distinct id looked up once,
+    every row through its code (no string column of every row is made)."""
     distinct = ids.unique()
     table = _code_table(distinct, distinct.cast(pl.String).to_list(), evaluated)
     found: IntArray = table[ids.to_physical().to_numpy()]
