@@ -200,3 +200,31 @@ def test_lists_let_go_of_the_run_refuse_its_ids_and_scores() -> None:
     for read in ("doc_ids", "scores"):
         with pytest.raises(RuntimeError, match="let go"):
             getattr(lists, read)
+
+
+def test_trec_eval_lets_the_qrels_file_go_before_reading_its_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the qrels parsed, their file's memory map (its pages resident, 640 MB for the
+    # 10^7 `j1000-url` qrels) is not held beside the run's reading
+    import weakref
+
+    from rankscope.trec_eval import command
+
+    refs: list[weakref.ref[Any]] = []
+    reading, parsing = command.read_input, command.parse_results
+    seen: list[int] = []
+
+    def read(path: str, what: str, **kwargs: Any) -> Any:
+        blob = reading(path, what, **kwargs)
+        if what == "qrels":
+            refs.append(weakref.ref(blob))
+        return blob
+
+    def parse(*args: Any) -> Any:
+        seen.append(sum(ref() is not None for ref in refs))
+        return parsing(*args)
+
+    monkeypatch.setattr(command, "read_input", read)
+    monkeypatch.setattr(command, "parse_results", parse)
+    _all_trec_freed_then_held(tmp_path, monkeypatch, capsys, seen)
