@@ -118,3 +118,29 @@ def test_a_family_reads_the_run_only_when_it_says_so(name: str) -> None:
     elif fam.group != "intent_aware":  # those need subtopic qrels before any reading
         with pytest.raises(RuntimeError, match="let go"):
             compute(gone, [metric], unjudged="nonrelevant")
+
+
+@pytest.mark.parametrize("metrics", [["map", "ndcg"], ["P@5"]])  # every row matched; the top
+def test_the_judged_lists_are_made_after_the_matching(
+        monkeypatch: pytest.MonkeyPatch, metrics: list[str]) -> None:
+    # the matching does not read them: not held beside it (57 MB at 7 M judgments)
+    from rankscope.engine import qrels_index as qrels_index_module
+    from rankscope.engine import ranking as ranking_module
+
+    events: list[str] = []
+    lists, rows = qrels_index_module.QrelsIndex.judged_lists, ranking_module.match_rows
+
+    def made(*args: Any, **kwargs: Any) -> Any:
+        events.append("lists")
+        return lists(*args, **kwargs)
+
+    def matched(*args: Any, **kwargs: Any) -> Any:
+        events.append("match")
+        return rows(*args, **kwargs)
+
+    judged, ranked = _case(4)
+    want = rankscope.evaluate(judged, ranked, metrics).per_query
+    monkeypatch.setattr(qrels_index_module.QrelsIndex, "judged_lists", made)
+    monkeypatch.setattr(ranking_module, "match_rows", matched)
+    assert rankscope.evaluate(judged, ranked, metrics).per_query == want
+    assert events == ["match", "lists"]
