@@ -136,20 +136,24 @@ def run(args: argparse.Namespace) -> int:
             held = [qrels]  # the last run's evaluation is handed the only reference
             del qrels
             with ahead or ReadAhead(args.runs, read_run) as runs:
-                for i, run_t in enumerate(runs):
+                i = -1  # not enumerate(): its reused result tuple holds the last item
+                for run_t in runs:
+                    i += 1
                     last = i == len(args.runs) - 1
                     if last and isinstance(held[0], Qrels):
                         # the last run: the keyed judgments go with its ranking
                         qrels_index(held[0]).last_ranking()
-                    # the last run's: the qrels (frame and index) go once it is ranked,
-                    # not held beside its measures (200 MB at 7 M judgments); a call
-                    # without ``**`` unpacking, whose argument tuple would hold them
+                    held_run = [run_t]
+                    del run_t  # one run in memory, and the next being read
+                    # the last run's qrels (frame and index), and every run, handed over:
+                    # they go once ranked, not held beside the measures (200 MB of qrels
+                    # at 7 M judgments, 700 MB of run ids at 10^7 lines); a call without
+                    # ``**`` unpacking, whose argument tuple would hold them
                     results.append(
-                        evaluate(held.pop() if last else held[0], run_t, plan,
+                        evaluate(held.pop() if last else held[0], held_run.pop(), plan,
                                  per_query=args.per_query,
                                  allow_no_overlap=args.allow_no_overlap, options=options)
                     )
-                    del run_t  # one run in memory, and the next being read
     from rankscope.render.tabular import render_evaluations
 
     names = run_names(results, args.runs)

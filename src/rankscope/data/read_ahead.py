@@ -48,11 +48,12 @@ class ReadAhead(Generic[_Item, _Read]):
                 current, self._next = self._next, None
                 if current is None:
                     raise RuntimeError("a ReadAhead is iterated once")
-                value = current.result()
+                # held in a list, popped as it is yielded: this suspended frame keeps no
+                # reference, so a consumer handing its own away frees the value
+                value = [current.result()]
                 del current  # the future would keep the value alive
                 self._next = self._submit(i + 1)
-                yield value
-                del value  # before the next one is waited for
+                yield value.pop()
         finally:
             self.close()
 

@@ -190,15 +190,23 @@ def evaluate(
     # nothing below reads the qrels: this call's references go, so that a caller that
     # handed over its own (the command line's last run) has them freed before the kernels
     del qrels, qrels_t
+    run_label, name = input_name(run_t), run_t.name
+    if not any(found.metric.spec.reads_run for found in plan):
+        # no kernel reads a document id or score: the run (frame, ids, scores) goes too,
+        # when the caller handed over its only reference (the command line's last run);
+        # the duplicates search holds its own until done
+        for _, part in ranked.parts:
+            part.let_go_of_run()
+        del run, run_t
     lists = ranked.lists
     lists.check_duplicates()  # a bad run is reported before its overlap with the qrels
-    check_overlap(input_name(run_t), lists.n_run_queries, lists.run_only_queries,
+    check_overlap(run_label, lists.n_run_queries, lists.run_only_queries,
                   qrels_name, lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)
     values = compute_ranked(ranked)
     return assemble_result(
         [found.label for found in plan], [found.metric for found in plan], lists.query_ids,
-        values, options=opts, run_name=run_t.name, per_query=per_query, in_run=lists.in_run,
+        values, options=opts, run_name=name, per_query=per_query, in_run=lists.in_run,
         account=QueryAccount(lists.n_qrels_queries, lists.n_run_queries, lists.missing_queries,
                              lists.run_only_queries),
     )

@@ -103,8 +103,8 @@ class QrelsIndex:
         """Each evaluated query's judged grades best first, as CSR (offsets, grades).
 
         After :meth:`last_ranking`, the keyed judgments are no longer kept once these
-        are made (the ranking asks for both, the keyed ones first, and holds them
-        while it matches).
+        are made (the ranking asks for both: the keyed ones to match, which it holds,
+        then these, once matched).
         """
         made = self._kept_or_made(
             ("lists", self._key(evaluated), levels),

@@ -207,9 +207,10 @@ def rank(
     checking = run.deferred_duplicates == "error"
     pending_check = None
 
-    def judge() -> tuple[Judged, tuple[IntArray, FloatArray]]:
-        """The keyed judgments and each query's judged lists."""
-        return index.judged(evaluated), index.judged_lists(evaluated, levels=levels)
+    def judge() -> Judged:
+        """The keyed judgments (each query's judged lists are made after the matching,
+        which does not read them: 57 MB at 7 M judgments not held beside it)."""
+        return index.judged(evaluated)
 
     condensed = unjudged == "condensed"
     limit = max_ret
@@ -235,20 +236,19 @@ def rank(
         keys = np.empty(qidx.size, dtype=np.uint64) if report or in_order else None
         table: FloatArray | None = None  # the grades' codes' values, when they are coded
 
-        def judge_and_match(qidx: Index) -> tuple[tuple[Judged, tuple[IntArray, FloatArray]],
-                                                     FloatArray | CodeArray]:
+        def judge_and_match(qidx: Index) -> tuple[Judged, FloatArray | CodeArray]:
             nonlocal table
             judging = judge()
             # a large run's grades as 1- or 2-byte codes while it is sorted and its ties
             # fixed (two arrays of every row's grades are alive at a shuffled file's peak)
-            coding = None if small else judging[0].grade_codes(levels)
+            coding = None if small else judging.grade_codes(levels)
             if coding is None:
-                return judging, match_rows(qidx, docs, judging[0], keys_out=keys, levels=levels)
+                return judging, match_rows(qidx, docs, judging, keys_out=keys, levels=levels)
             table = coding.table
-            return judging, match_codes(qidx, docs, judging[0], coding, keys_out=keys)
+            return judging, match_codes(qidx, docs, judging, coding, keys_out=keys)
 
         if small:  # starting threads would cost more than they save
-            (judged, judged_lists), values = judge_and_match(qidx)
+            judged, values = judge_and_match(qidx)
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
             del qidx
@@ -266,7 +266,7 @@ def rank(
                 del sorted_q
                 # the sort's tie flags are read by find_ties alone: let go before the wait
                 base = replace(base, tie_flags=None)
-                (judged, judged_lists), values = matching.result()
+                judged, values = matching.result()
             if keys is not None and base.blocks is not None and grouped_lengths is not None \
                     and not truncating and (max_ret is None or max_ret > 0):
                 # the keys are known: the proof that no query repeats one starts now, on a
@@ -311,7 +311,7 @@ def rank(
             else:
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)
-        judged, judged_lists = judge()
+        judged = judge()
         # a ranked file's query blocks out of query order are kept as blocks: the file
         # rows of the positions kept are found in them, no index of every row is made
         base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
@@ -366,7 +366,7 @@ def rank(
             keep, counts = within(counts, depth)
             rows, grades = rows.then(_kept(keep)), grades[keep]
 
-    judged_offsets, judged_grades = judged_lists
+    judged_offsets, judged_grades = index.judged_lists(evaluated, levels=levels)
     if max_grade is None:
         max_grade = index.max_grade
     qrels_set = index.query_set

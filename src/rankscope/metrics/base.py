@@ -201,6 +201,10 @@ class Family:
     cutoff_doc : str
         What the cut-off ``k`` means for this family, when more than "only the
         first k ranked documents count" (the default, :data:`CUTOFF_DOCS`).
+    reads_run : bool
+        Whether its kernel reads the ranked documents' ids or the run's scores, not
+        only grades and ranks: an evaluation keeps the run until it is computed
+        (otherwise the run is let go once ranked, before the kernels).
     """
 
     name: str
@@ -215,6 +219,7 @@ class Family:
     kernel: str
     group: str = "binary"
     cutoff_doc: str = ""
+    reads_run: bool = False
 
     def param(self, name: str) -> Param:
         """The parameter named ``name`` (raises MetricParameterError)."""

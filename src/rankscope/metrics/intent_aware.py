@@ -346,6 +346,7 @@ def _install() -> None:
             aggregate="mean", empty_value=0.0, graded=False, aliases=aliases,
             agrees_with=claims(ir_measures=name, under=_NDEVAL), factory=factory,
             kernel=f"rankscope.engine.intents:{kernel}", group="intent_aware",
+            reads_run=True,  # each ranked document's id, joined to its subtopics
         ))
         register_name(name, _builder(name), case_sensitive=False)
     for spelling, family in (("MAP_IA", "AP_IA"), ("strec", "StRecall"),

@@ -272,23 +272,24 @@ def _by_name(family: str) -> Any:
 
 
 def _fam(name: str, factory: object, kernel: str, cutoff: str, params: tuple[Param, ...],
-         graded: bool, agrees: tuple[str, ...]) -> None:
+         graded: bool, agrees: tuple[str, ...], *, reads_run: bool = False) -> None:
     first = "p" if name == "trec9_iprec_at_recall" else None
     register_name(name, _by_name(name), case_sensitive=True, first=first)
     register(Family(
         name=name, params=params, cutoff=cutoff,  # type: ignore[arg-type]
         aggregate="mean", empty_value=0.0, graded=graded, aliases=(), agrees_with=agrees,
         factory=factory,  # type: ignore[arg-type]
-        kernel=kernel, group="variants",
+        kernel=kernel, group="variants", reads_run=reads_run,
     ))
 
 
 _fam("sklearn_DCG", sklearn_dcg, "rankscope.engine.kernels_variants:sklearn_dcg",
      "optional", (IGNORE_TIES,), True,
-     claims(sklearn="dcg_score, dcg_score@k, DCG@k"))
+     claims(sklearn="dcg_score, dcg_score@k, DCG@k"), reads_run=True)  # scores: tie groups
 _fam("sklearn_nDCG", sklearn_ndcg, "rankscope.engine.kernels_variants:sklearn_ndcg",
      "optional", (IGNORE_TIES,), True,
-     claims(sklearn="ndcg_score, ndcg_score@k, nDCG@k, ndcg_score(k=k, ignore_ties=True)"))
+     claims(sklearn="ndcg_score, ndcg_score@k, nDCG@k, ndcg_score(k=k, ignore_ties=True)"),
+     reads_run=True)
 _fam("quepid_P", quepid_precision, "rankscope.engine.kernels_variants:quepid_precision",
      "required", (), False, ())
 _fam("quepid_nDCG", quepid_ndcg, "rankscope.engine.kernels_variants:quepid_ndcg",
