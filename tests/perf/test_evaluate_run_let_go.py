@@ -31,7 +31,7 @@ from rankscope.errors import MetricError
 from rankscope.metrics.base import FAMILIES, make_metric
 
 from .test_kept_budget import _case
-from .test_last_ranking import _files
+from .test_last_ranking import _alive_when_called, _files
 
 _NOCUT = ["-m", "map", "-m", "recip_rank", "-m", "ndcg", "-m", "bpref"]
 
@@ -41,7 +41,7 @@ def _watch(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     scores) are alive when its kernels start, one count per evaluated run."""
     seen: list[int] = []
     refs: list[weakref.ref[Any]] = []
-    ranking, computing = evaluate_module.rank_plan, evaluate_module.compute_ranked
+    ranking = evaluate_module.rank_plan
 
     def ranked(qrels: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
         out = ranking(qrels, run, *args, **kwargs)
@@ -50,12 +50,8 @@ def _watch(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             refs.extend([weakref.ref(lists.run_docs), weakref.ref(lists.run_scores)])
         return out
 
-    def measured(*args: Any) -> Any:
-        seen.append(sum(ref() is not None for ref in refs))
-        return computing(*args)
-
     monkeypatch.setattr(evaluate_module, "rank_plan", ranked)
-    monkeypatch.setattr(evaluate_module, "compute_ranked", measured)
+    _alive_when_called(monkeypatch, evaluate_module, "compute_ranked", refs, seen)
     return seen
 
 

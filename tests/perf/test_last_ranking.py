@@ -112,11 +112,25 @@ def test_trec_eval_says_it_for_its_one_run(tmp_path: Path, said: list[str],
     assert "ndcg_cut_10" in capsys.readouterr().out
 
 
+def _alive_when_called(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str,
+                       refs: list[Any], seen: list[int]) -> None:
+    """Patch ``owner.name`` to count, on each call, the objects of ``refs`` (weak
+    references) still alive, into ``seen``."""
+    called = getattr(owner, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(sum(ref() is not None for ref in refs))
+        return called(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+
+
 def _all_trec_freed_then_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                              capsys: pytest.CaptureFixture[str], seen: list[int]) -> None:
-    # with the patches: nothing watched is alive when the measures start; without
+                              capsys: pytest.CaptureFixture[str], seen: list[int],
+                              seed: int = 7) -> None:
+    # with the patches: nothing watched is alive when the watched call starts; without
     # them (everything held throughout): the same lines
-    q, (run,) = _files(tmp_path, [7])
+    q, (run,) = _files(tmp_path, [seed])
     assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
     assert seen == [0]
     out = capsys.readouterr().out
@@ -135,7 +149,7 @@ def test_trec_eval_lets_the_qrels_go_before_its_measures(
     from rankscope.trec_eval import command
 
     refs: list[weakref.ref[Any]] = []
-    tables, measures = command.tables, command.evaluate_qrels
+    tables = command.tables
     seen: list[int] = []
 
     def made(rel_info: Any, run: Any) -> Any:
@@ -143,12 +157,8 @@ def test_trec_eval_lets_the_qrels_go_before_its_measures(
         refs.extend([weakref.ref(rel_info), weakref.ref(qrels)])
         return qrels, ranked
 
-    def measuring(*args: Any) -> Any:
-        seen.append(sum(ref() is not None for ref in refs))
-        return measures(*args)
-
     monkeypatch.setattr(command, "tables", made)
-    monkeypatch.setattr(command, "evaluate_qrels", measuring)
+    _alive_when_called(monkeypatch, command, "evaluate_qrels", refs, seen)
     _all_trec_freed_then_held(tmp_path, monkeypatch, capsys, seen)
 
 
@@ -163,7 +173,7 @@ def test_trec_eval_lets_the_run_go_before_its_measures(
     from rankscope.trec_eval import command
 
     refs: list[weakref.ref[Any]] = []
-    tables, ranking, measures = command.tables, command.rank, command.evaluate_qrels
+    tables, ranking = command.tables, command.rank
     seen: list[int] = []
 
     def made(rel_info: Any, run: Any) -> Any:
@@ -176,13 +186,9 @@ def test_trec_eval_lets_the_run_go_before_its_measures(
         refs.extend([weakref.ref(lists.run_docs), weakref.ref(lists.run_scores)])
         return lists
 
-    def measuring(*args: Any) -> Any:
-        seen.append(sum(ref() is not None for ref in refs))
-        return measures(*args)
-
     monkeypatch.setattr(command, "tables", made)
     monkeypatch.setattr(command, "rank", ranked)
-    monkeypatch.setattr(command, "evaluate_qrels", measuring)
+    _alive_when_called(monkeypatch, command, "evaluate_qrels", refs, seen)
     _all_trec_freed_then_held(tmp_path, monkeypatch, capsys, seen)
 
 
@@ -212,7 +218,7 @@ def test_trec_eval_lets_the_qrels_file_go_before_reading_its_run(
     from rankscope.trec_eval import command
 
     refs: list[weakref.ref[Any]] = []
-    reading, parsing = command.read_input, command.parse_results
+    reading = command.read_input
     seen: list[int] = []
 
     def read(path: str, what: str, **kwargs: Any) -> Any:
@@ -221,10 +227,6 @@ def test_trec_eval_lets_the_qrels_file_go_before_reading_its_run(
             refs.append(weakref.ref(blob))
         return blob
 
-    def parse(*args: Any) -> Any:
-        seen.append(sum(ref() is not None for ref in refs))
-        return parsing(*args)
-
     monkeypatch.setattr(command, "read_input", read)
-    monkeypatch.setattr(command, "parse_results", parse)
+    _alive_when_called(monkeypatch, command, "parse_results", refs, seen)
     _all_trec_freed_then_held(tmp_path, monkeypatch, capsys, seen)

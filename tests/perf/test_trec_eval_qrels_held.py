@@ -24,7 +24,7 @@ from rankscope.cli.main import main
 from rankscope.data import run_queries
 from rankscope.trec_eval import command
 
-from .test_last_ranking import _files
+from .test_last_ranking import _alive_when_called, _all_trec_freed_then_held, _files
 
 
 def test_index_of_an_enum_column_is_each_ids_position(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,24 +96,14 @@ def test_trec_eval_lets_its_qrels_file_go_before_the_ranking(
         capsys: pytest.CaptureFixture[str]) -> None:
     # the file's table (its frame of integer levels) is read by nothing once the engine's
     # qrels are made: not held through the ranking (the matching is the peak at 10^7)
-    q, (run,) = _files(tmp_path, [8])
     refs: list[weakref.ref[Any]] = []
-    tables, ranking = command.tables, command.rank
+    tables = command.tables
     seen: list[int] = []
 
     def made(rel_info: Any, ranked_run: Any) -> Any:
         refs.extend([weakref.ref(rel_info), weakref.ref(rel_info.frame)])
         return tables(rel_info, ranked_run)
 
-    def ranked(*args: Any, **kwargs: Any) -> Any:
-        seen.append(sum(ref() is not None for ref in refs))
-        return ranking(*args, **kwargs)
-
     monkeypatch.setattr(command, "tables", made)
-    monkeypatch.setattr(command, "rank", ranked)
-    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
-    assert seen == [0]
-    out = capsys.readouterr().out
-    monkeypatch.undo()
-    assert main(["trec_eval", "-m", "all_trec", q, run]) == 0
-    assert capsys.readouterr().out == out
+    _alive_when_called(monkeypatch, command, "rank", refs, seen)
+    _all_trec_freed_then_held(tmp_path, monkeypatch, capsys, seen, seed=8)
