@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from rankscope.data.tables import Qrels, Run
-from rankscope.engine import ranking, ranking_match
+from rankscope.engine import ranking, ranking_duplicates, ranking_match
 from rankscope.engine.ranking import rank
 
 from .test_fast_ranking import layout
@@ -99,13 +99,13 @@ def test_a_shuffled_runs_check_in_rank_order_reports_what_the_reader_would(
         expected = exc
     assert (expected is None) is (duplicates == 0)
     proved: list[int] = []
-    real = ranking.distinct_in_order
+    real = ranking_duplicates.distinct_in_order
 
     def spy(*args: object) -> bool:
         proved.append(1)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ranking, "distinct_in_order", spy)
+    monkeypatch.setattr(ranking_duplicates, "distinct_in_order", spy)  # the check's proof
     got = {}
     for threaded in (False, True):  # the small runs' path, then the large runs'
         monkeypatch.setattr(ranking, "_THREADED_FROM", 0 if threaded else 1 << 62)

@@ -50,7 +50,7 @@ from rankscope.data.ranking_order import (
 )
 from rankscope.data.rankings import Index
 from rankscope.data.run_queries import run_queries
-from rankscope.data.tables import Qrels, Run, pair_hashes
+from rankscope.data.tables import Qrels, Run
 from rankscope.engine.options import QueryPolicy, Ties, Unjudged
 from rankscope.engine.qrels_index import qrels_index
 from rankscope.engine.ranked_lists import (
@@ -63,16 +63,19 @@ from rankscope.engine.ranked_lists import (
     csr,
 )
 from rankscope.engine.ranking_cut import prefix_positions, within
+from rankscope.engine.ranking_duplicates import (
+    check_beside,
+    check_in_order,
+    distinct_blocks,
+    duplicates_beside,
+)
 from rankscope.engine.ranking_match import (
     CodeArray,
     Judged,
     beside,
     distinct_in_order,
-    doc_keys,
     match_codes,
     match_rows,
-    proof_of_distinct_rows,
-    run_duplicates,
 )
 from rankscope.metrics.base import Metric
 
@@ -231,7 +234,7 @@ def rank(
     # join and the sort (the peak of a shuffled file); otherwise it starts now
     in_order = checking and every_row and grouped_lengths is None and not small
     if checking and not in_order:
-        pending_check = _check_beside(run, docs, grouped_lengths, small)
+        pending_check = check_beside(run, docs, grouped_lengths, small)
     if matching_all:  # most rows stay: match all beside the ordering
         keys = np.empty(qidx.size, dtype=np.uint64) if report or in_order else None
         table: FloatArray | None = None  # the grades' codes' values, when they are coded
@@ -278,7 +281,7 @@ def rank(
         # before the grades are gathered in rank order and the ties fixed
         base = replace(base, tie_flags=None)
         if in_order:
-            pending_check = _check_in_order(run, docs, keys, base, grouped_lengths)
+            pending_check = check_in_order(run, docs, keys, base, grouped_lengths)
             if not report:
                 keys = None  # the check holds them until it is done
         # the grades in the sorted order serve the tie fixes and the result: gathered once
@@ -302,7 +305,7 @@ def rank(
             if ranking.blocks is not None and grouped_lengths is not None and whole:
                 # each query's rows form one block of the file: its keys are looked
                 # at there, gathered in rank order only if some block repeats one
-                file_keys = (keys, partial(_distinct_blocks, keys, grouped_lengths, early_proof))
+                file_keys = (keys, partial(distinct_blocks, keys, grouped_lengths, early_proof))
             elif kept_order is not None and whole:
                 # a sorted run: each query's keys are gathered a million at a time in the
                 # sort's order (a query's rows, tie fixes aside), not every ranked row's
@@ -317,7 +320,7 @@ def rank(
         base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
         base = replace(base, tie_flags=None)  # ties are found on the rows kept only
         if in_order:  # the documents hashed on the check's thread, after the sort
-            pending_check = _check_in_order(run, docs, None, base, grouped_lengths)
+            pending_check = check_in_order(run, docs, None, base, grouped_lengths)
         blocks = base.blocks
         ranked = base.order  # None (and no blocks): the file is in rank order
         file_row: Callable[[IntArray], IntArray] = (
@@ -347,7 +350,7 @@ def rank(
         ranked_keys = None if ranked_keys is None else ranked_keys[keep]
     pending = None
     if report and (ranked_keys is not None or file_keys is not None):
-        pending = _duplicates_beside(query_index, docs, rows, ranked_keys, counts, n, file_keys,
+        pending = duplicates_beside(query_index, docs, rows, ranked_keys, counts, n, file_keys,
                                      inline=small)
     if depth is not None and not condensed:
         keep, counts = within(counts, depth)
@@ -410,84 +413,3 @@ def _with_stand_ins(rows: LazyRows, grades: FloatArray, counts: IntArray,
     counts[missing] = 1
     return (rows.then(lambda found: np.insert(found, at, -1)), np.insert(grades, at, -1.0),
             counts)
-
-
-def _distinct_blocks(keys: npt.NDArray[np.uint64], lengths: IntArray,
-                     proof: Future[object] | None) -> bool:
-    """Whether no block of the file (``lengths`` each) repeats a key (``proof``: started)."""
-    return bool(proof.result()) if proof is not None else distinct_within(keys, lengths)
-
-
-def _duplicates_beside(qidx: Callable[[], Index], docs: pl.Series,
-                       rows: Callable[[], IntArray],
-                       keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
-                       file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None
-                       = None, *, inline: bool = False) -> Future[list[str | None]]:
-    """trec_eval's duplicate rule, searched on a thread beside the measures.
-
-    ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
-    key, a proof that no ranked query repeats one), when every row is ranked:
-    each query's keys looked at in its block of the file (a file in rank
-    order) or gathered in the sort's order, no key of every ranked row in rank
-    order unless the proof fails.
-    """
-
-    def search() -> list[str | None]:
-        ranked = keys
-        if ranked is None:
-            if file_keys is None:
-                return [None] * n
-            all_keys, proved = file_keys
-            if proved():
-                return [None] * n
-            ranked = all_keys[rows()]
-        return run_duplicates(qidx, docs, rows(), ranked, counts, n)
-
-    return beside(search, inline=inline)  # type: ignore[return-value]
-
-
-def _check_in_order(run: Run, docs: pl.Series, keys: npt.NDArray[np.uint64] | None,
-                    base: Ranking, grouped_lengths: IntArray | None) -> Future[object]:
-    """The run's duplicate check, on a thread of its own, from the ranking's order.
-
-    Each query's keys distinct prove the run's pairs distinct (every row is
-    evaluated): ``keys`` are every file row's (the matching's), or None to
-    hash the documents on that thread. Otherwise the run's constructor's
-    error is found as by :func:`_check_beside`, which also serves an order the
-    sort did not make.
-    """
-    order = base.order
-    if order is None or order.size != docs.len():
-        return _check_beside(run, docs, grouped_lengths, False)
-    counts = base.counts
-
-    def proof() -> bool:
-        hashed = doc_keys(None, docs) if keys is None else keys
-        return distinct_in_order(hashed, order, counts)
-
-    return beside(lambda: _refused(run, proof))
-
-
-def _refused(run: Run, proof: Callable[[], bool]) -> object:
-    """None when ``proof`` holds, else the run's constructor's error (None if a collision)."""
-    if proof():
-        return None
-    try:
-        run.refuse_duplicates()
-    except Exception as exc:  # the constructor's exact error, raised by the caller
-        return exc
-    return None
-
-
-def _check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
-                  inline: bool) -> Future[object]:
-    """The run's duplicate check, deferred by its reader, on a thread of its own.
-
-    ``grouped_lengths``: the run's query blocks, when each query's rows are together.
-    """
-
-    def pairs(start: int, length: int) -> pl.Series:
-        return pair_hashes(run.held.slice(start, length))
-
-    return beside(lambda: _refused(
-        run, lambda: proof_of_distinct_rows(docs, grouped_lengths, pairs)), inline=inline)
