@@ -32,7 +32,7 @@ of each ranking is matched and laid out.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 
@@ -40,7 +40,6 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.data.distinct import distinct_within
 from rankscope.data.ranking_order import (
     Ranking,
     base_order,
@@ -64,15 +63,15 @@ from rankscope.engine.ranked_lists import (
 )
 from rankscope.engine.ranking_cut import prefix_positions, within
 from rankscope.engine.ranking_duplicates import (
+    blocks_proof,
     check_beside,
     check_in_order,
-    distinct_blocks,
     duplicates_beside,
+    keys_again,
 )
 from rankscope.engine.ranking_match import (
     CodeArray,
     Judged,
-    beside,
     distinct_in_order,
     match_codes,
     match_rows,
@@ -220,13 +219,18 @@ def rank(
     if depth is not None and not condensed:
         limit = depth if limit is None else min(limit, depth)
     truncating = max_ret is not None and max_ret < int(counts.max(initial=0))
+    whole = not truncating and (max_ret is None or max_ret > 0)  # every row ranked
+    # trec_eval's report on a file holding each query's rows in one block, every row
+    # ranked: each block's documents are hashed again beside the ranking to prove none
+    # repeats, and every row's key (80 MB at 10^7 rows) is made anew only if one may: not
+    # held from the matching to the search
+    blockwise = report and whole and grouped_lengths is not None
     exact = exact_ties or truncating
     by_doc = ties != "input"
     kept_rows = int(np.minimum(counts, max(limit, 0)).sum()) if limit is not None else \
         int(counts.sum())
 
-    file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None = None
-    early_proof: Future[object] | None = None
+    file_keys: tuple[Callable[[], npt.NDArray[np.uint64]], Callable[[], bool]] | None = None
     every_row = int(counts.sum()) == qidx.size  # each row's query is evaluated
     matching_all = 2 * kept_rows > int(counts.sum())
     # a shuffled run's duplicate check proves each query's keys distinct in rank order,
@@ -236,7 +240,8 @@ def rank(
     if checking and not in_order:
         pending_check = check_beside(run, docs, grouped_lengths, small)
     if matching_all:  # most rows stay: match all beside the ordering
-        keys = np.empty(qidx.size, dtype=np.uint64) if report or in_order else None
+        keys = np.empty(qidx.size, dtype=np.uint64) if (report and not blockwise) or in_order \
+            else None
         table: FloatArray | None = None  # the grades' codes' values, when they are coded
 
         def judge_and_match(qidx: Index) -> tuple[Judged, FloatArray | CodeArray]:
@@ -270,12 +275,12 @@ def rank(
                 # the sort's tie flags are read by find_ties alone: let go before the wait
                 base = replace(base, tie_flags=None)
                 judged, values = matching.result()
-            if keys is not None and base.blocks is not None and grouped_lengths is not None \
-                    and not truncating and (max_ret is None or max_ret > 0):
-                # the keys are known: the proof that no query repeats one starts now, on a
-                # thread of its own, not after the ranking (it outlasted the measures)
-                lengths, held = grouped_lengths, keys
-                early_proof = beside(lambda: distinct_within(held, lengths))
+        if blockwise and grouped_lengths is not None:
+            # the proof starts once the matching is done (not beside its hashing, the
+            # peak of a ranked file), on a thread of its own, not after the ranking (it
+            # outlasted the measures)
+            file_keys = (partial(keys_again, query_index, docs),
+                         blocks_proof(query_index, docs, grouped_lengths, inline=small))
         # nothing reads every row's query index again (the duplicate report makes it anew
         # if it finds a duplicate), nor the sort's tie flags (read to find ties): let go
         # before the grades are gathered in rank order and the ties fixed
@@ -300,17 +305,13 @@ def rank(
         rows = LazyRows(make_rows)
         del make_rows
         ranked_keys = None
-        whole = not truncating and (max_ret is None or max_ret > 0)  # every row ranked
         if keys is not None:
-            if ranking.blocks is not None and grouped_lengths is not None and whole:
-                # each query's rows form one block of the file: its keys are looked
-                # at there, gathered in rank order only if some block repeats one
-                file_keys = (keys, partial(distinct_blocks, keys, grouped_lengths, early_proof))
-            elif kept_order is not None and whole:
+            if kept_order is not None and whole:
                 # a sorted run: each query's keys are gathered a million at a time in the
                 # sort's order (a query's rows, tie fixes aside), not every ranked row's
                 # key and row at once (80 MB each at 10^7 rows, beside the measures)
-                file_keys = (keys, partial(distinct_in_order, keys, kept_order, ranking.counts))
+                file_keys = (partial(np.asarray, keys),
+                             partial(distinct_in_order, keys, kept_order, ranking.counts))
             else:
                 ranked_keys = keys[rows()]
     else:  # few rows stay: match only them (and whole tie runs at the cut)

@@ -18,7 +18,6 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.data.distinct import distinct_within
 from rankscope.data.rankings import Index, Ranking
 from rankscope.data.tables import Run, pair_hashes
 from rankscope.engine.ranked_lists import IntArray
@@ -30,27 +29,47 @@ from rankscope.engine.ranking_match import (
     run_duplicates,
 )
 
-__all__ = ["check_beside", "check_in_order", "distinct_blocks", "duplicates_beside"]
+UIntArray = npt.NDArray[np.uint64]
+
+__all__ = ["blocks_proof", "check_beside", "check_in_order", "duplicates_beside", "keys_again"]
 
 
-def distinct_blocks(keys: npt.NDArray[np.uint64], lengths: IntArray,
-                     proof: Future[object] | None) -> bool:
-    """Whether no block of the file (``lengths`` each) repeats a key (``proof``: started)."""
-    return bool(proof.result()) if proof is not None else distinct_within(keys, lengths)
+def blocks_proof(qidx: Callable[[], Index], docs: pl.Series, lengths: IntArray, *,
+                 inline: bool = False) -> Callable[[], bool]:
+    """Whether no block of the file (``lengths`` each, one query's rows) repeats a document.
+
+    Started now on a thread of its own (on the calling thread with ``inline``):
+    each block's documents are hashed and sorted a few million rows at a time,
+    so no key of every row is held. The result is asked for by the duplicate
+    search; False may be a collision. ``qidx`` (every file row's query index,
+    made anew) serves only if the blocks do not cover the file.
+    """
+
+    def pairs(start: int, length: int) -> pl.Series:
+        return pl.Series(doc_keys(qidx()[start:start + length], docs.slice(start, length)))
+
+    proof = beside(lambda: proof_of_distinct_rows(docs, lengths, pairs), inline=inline)
+    return lambda: bool(proof.result())
+
+
+def keys_again(qidx: Callable[[], Index], docs: pl.Series) -> UIntArray:
+    """Every file row's key as the matching made it (:func:`doc_keys`), made anew."""
+    return doc_keys(qidx(), docs)
 
 
 def duplicates_beside(qidx: Callable[[], Index], docs: pl.Series,
                        rows: Callable[[], IntArray],
-                       keys: npt.NDArray[np.uint64] | None, counts: IntArray, n: int,
-                       file_keys: tuple[npt.NDArray[np.uint64], Callable[[], bool]] | None
+                       keys: UIntArray | None, counts: IntArray, n: int,
+                       file_keys: tuple[Callable[[], UIntArray], Callable[[], bool]] | None
                        = None, *, inline: bool = False) -> Future[list[str | None]]:
     """trec_eval's duplicate rule, searched on a thread beside the measures.
 
     ``keys`` are the ranked rows' keys; or ``file_keys`` = (every file row's
-    key, a proof that no ranked query repeats one), when every row is ranked:
-    each query's keys looked at in its block of the file (a file in rank
-    order) or gathered in the sort's order, no key of every ranked row in rank
-    order unless the proof fails.
+    key, held or made when asked; a proof that no ranked query repeats a
+    document), when every row is ranked: each query's documents looked at in
+    its block of the file (:func:`blocks_proof`) or its keys gathered in the
+    sort's order, no key of every ranked row in rank order unless the proof
+    fails.
     """
 
     def search() -> list[str | None]:
@@ -61,13 +80,13 @@ def duplicates_beside(qidx: Callable[[], Index], docs: pl.Series,
             all_keys, proved = file_keys
             if proved():
                 return [None] * n
-            ranked = all_keys[rows()]
+            ranked = all_keys()[rows()]
         return run_duplicates(qidx, docs, rows(), ranked, counts, n)
 
     return beside(search, inline=inline)  # type: ignore[return-value]
 
 
-def check_in_order(run: Run, docs: pl.Series, keys: npt.NDArray[np.uint64] | None,
+def check_in_order(run: Run, docs: pl.Series, keys: UIntArray | None,
                     base: Ranking, grouped_lengths: IntArray | None) -> Future[object]:
     """The run's duplicate check, on a thread of its own, from the ranking's order.
 
