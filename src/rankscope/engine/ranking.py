@@ -310,7 +310,7 @@ def rank(
                 # a sorted run: each query's keys are gathered a million at a time in the
                 # sort's order (a query's rows, tie fixes aside), not every ranked row's
                 # key and row at once (80 MB each at 10^7 rows, beside the measures)
-                file_keys = (partial(np.asarray, keys),
+                file_keys = (partial(np.asarray, keys),  # the keys held, as they are
                              partial(distinct_in_order, keys, kept_order, ranking.counts))
             else:
                 ranked_keys = keys[rows()]
