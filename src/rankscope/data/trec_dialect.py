@@ -21,9 +21,10 @@ ones (:mod:`rankscope.data.trec`) in ways scripts rely on:
 
 A file is read whole (memory-mapped). A results file first tries trec_eval's
 own fast path (a one-pass layout proof, then polars reads only the columns it
-needs, query positions included); qrels and anything the fast reads refuse go
-to the family's bulk readers, and what they refuse is read line by line, so
-errors and values are exactly trec_eval's.
+needs, query positions included); a plain UTF-8 qrels file is read by polars
+from its path too (no copy of it); other qrels files and anything the fast
+reads refuse go to the family's bulk readers, and what they refuse is read
+line by line, so errors and values are exactly trec_eval's.
 """
 
 from __future__ import annotations
