@@ -21,9 +21,10 @@ ones (:mod:`rankscope.data.trec`) in ways scripts rely on:
 
 A file is read whole (memory-mapped). A results file first tries trec_eval's
 own fast path (a one-pass layout proof, then polars reads only the columns it
-needs, query positions included); qrels and anything the fast reads refuse go
-to the family's bulk readers, and what they refuse is read line by line, so
-errors and values are exactly trec_eval's.
+needs, query positions included); a plain UTF-8 qrels file is read by polars
+from its path too (no copy of it); other qrels files and anything the fast
+reads refuse go to the family's bulk readers, and what they refuse is read
+line by line, so errors and values are exactly trec_eval's.
 """
 
 from __future__ import annotations
@@ -219,8 +220,14 @@ class Blob:
         return True
 
     def as_bytes(self) -> bytes:
-        """The content as bytes (copies a memory map)."""
-        return self.data if isinstance(self.data, bytes) else self.data[:]
+        """The content as bytes (copies a memory map, whose pages are then let go: the
+        copy is what is read, the map's pages are not held resident beside it and the
+        frame read from it, 612 MB for a 10^7-judgment qrels file of URLs)."""
+        if isinstance(self.data, bytes):
+            return self.data
+        copy = self.data[:]
+        self._release(0, len(self.data))
+        return copy
 
 
 def read_input(path: str, what: str, stdin_allowed: bool = False) -> Blob | None:
@@ -311,27 +318,38 @@ def _read_frame(data: bytes | str, n_cols: int, float_col: int | None,
 
 def parse_qrels(blob: Blob, path: str, encoding: str) -> QrelsTable:
     """Parse a qrels file (``qid iter docno rel``), or raise trec_eval's error (exit 2)."""
-    data = blob.as_bytes()
     frame = None
-    if not (data.startswith(b"#") or b"\n#" in data):
-        frame = _qrels_fast(_as_utf8(data, encoding))
+    direct = blob.path is not None and encoding == "utf-8" and not blob.contains(b"#")
+    if direct:
+        # polars reads the file itself: no copy of it in the C heap, which kept the
+        # copy's pages (627 MB for a 10^7-judgment qrels file of URLs) resident, free,
+        # beside the frames through the run's reading and its ranking
+        facts = blob.layout()
+        direct = not facts.odd_whitespace
+        if direct:
+            frame = _qrels_fast(blob.path, facts.spaces)  # type: ignore[arg-type]  # a path
     if frame is None:
-        frame = _qrels_slow(data, path, encoding)
+        data = blob.as_bytes()
+        if not direct and not (data.startswith(b"#") or b"\n#" in data):
+            frame = _qrels_fast(_as_utf8(data, encoding))
+        if frame is None:
+            frame = _qrels_slow(data, path, encoding)
     return QrelsTable(frame)
 
 
-def _qrels_fast(data: bytes) -> pl.DataFrame | None:
+def _qrels_fast(data: bytes | str, spaces: int | None = None) -> pl.DataFrame | None:
     """The family's single-separator read, with C ``atol`` as the number parser.
 
     Any C whitespace byte separates fields as a space does. No line starts
     with ``#`` here, so a ``#`` is part of a field and every line is data:
     a blank, short, long or irregular line makes this refuse (the line
-    reader then names it).
+    reader then names it). ``data`` is the bytes, or the path of a file
+    without other whitespace than spaces and newlines and its ``spaces``.
     """
-    if any(ch in data for ch in _ODD_WS):
+    if isinstance(data, bytes) and any(ch in data for ch in _ODD_WS):
         data = data.translate(_WS_TO_SPACE)
     raw = read_separated(data, _QRELS_NAMES, (0, 2, 3), "rel", separator=" ",
-                         comments=False, number=_atol_column)
+                         comments=False, number=_atol_column, separators=spaces)
     if raw is None or raw.height == 0:
         return None
     return raw.select("query_id", "doc_id", "rel")
