@@ -15,7 +15,8 @@ from rankscope.render.tabular import format_value
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
-__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "per_query_table_html", "worse_queries_html"]
+__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html",
+           "worse_queries_html"]
 
 TABLE_STYLE = "table.sortable td + td, table.rankscope-worse td + td " \
               "{ text-align: right; }"
@@ -52,8 +53,44 @@ def _cells(values: Any) -> list[str]:
     return ["-" if v != v else f"{v:.4f}" for v in values.tolist()]
 
 
-def per_query_table_html(result: CompareResult) -> str:
-    """Every query's value on every metric for every run (and the difference to the baseline)."""
+class ValueTexts:
+    """Each run's per-query values on a metric, and their differences to another run's, as
+    the report writes them (:func:`_cells`), each column written once.
+
+    The per-query table and the difference plots' titles show the same numbers:
+    a track's report of 17 runs would otherwise format the values of 8 runs,
+    the baseline's (8 times a metric) and their differences again for the plots.
+    """
+
+    def __init__(self, result: CompareResult) -> None:
+        self._result = result
+        self._written: dict[tuple[str, str | None, str], list[str]] = {}
+
+    def values(self, run: str, metric: str) -> list[str]:
+        """``run``'s value on ``metric`` for each query of ``query_ids`` ('-' for none)."""
+        key = (run, None, metric)
+        texts = self._written.get(key)
+        if texts is None:
+            texts = self._written[key] = _cells(self._result.column(run, metric))
+        return texts
+
+    def differences(self, run: str, base: str, metric: str) -> list[str]:
+        """``run - base`` on ``metric`` for each query ('-' where either has no value)."""
+        key = (run, base, metric)
+        texts = self._written.get(key)
+        if texts is None:
+            result = self._result
+            texts = self._written[key] = _cells(result.column(run, metric)
+                                                - result.column(base, metric))
+        return texts
+
+
+def per_query_table_html(result: CompareResult, texts: ValueTexts | None = None) -> str:
+    """Every query's value on every metric for every run (and the difference to the baseline).
+
+    ``texts``: the cells, when the difference plots write the same values.
+    """
+    texts = ValueTexts(result) if texts is None else texts
     base = result.baseline or result.run_names[0]
     others = [n for n in result.run_names if n != base]
     header = ["query"]
@@ -61,17 +98,16 @@ def per_query_table_html(result: CompareResult) -> str:
     for label in result.labels:
         for name in result.run_names:
             header.append(f"{label} {name}")
-            columns.append(result.column(name, label))
+            columns.append(texts.values(name, label))
         for name in others:
             header.append(f"{label} {name} - {base}")
-            columns.append(result.column(name, label) - result.column(base, label))
+            columns.append(texts.differences(name, base, label))
     # numbers right-aligned by the page's style sheet (TABLE_STYLE), not cell by cell:
     # 17 runs x 7 metrics x 250 queries are 58,000 cells
     parts = ["<table class='sortable rankscope-per-query'><thead><tr>"]
     parts += [f"<th>{html.escape(h)}</th>" for h in header]
     parts.append("</tr></thead><tbody>")
-    texts = [_cells(c) for c in columns]
-    for q, row in zip(result.query_ids, zip(*texts, strict=True), strict=True):
+    for q, row in zip(result.query_ids, zip(*columns, strict=True), strict=True):
         parts.append(f"<tr><td>{html.escape(q)}</td><td>{'</td><td>'.join(row)}</td></tr>")
     parts.append("</tbody></table>")
     return "".join(parts)
