@@ -318,3 +318,40 @@ def test_box_plots_quartiles_come_from_one_percentile_call_for_runs_of_as_many_v
                      ["RR"])
     distribution_svg(result, "RR")
     assert len(calls) == 1
+
+
+@pytest.mark.filterwarnings("ignore:3 of the 3 queries")
+def test_worse_queries_tables_show_the_tables_texts_without_writing_a_value_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worse-queries tables take their values from the per-query table's texts; each row
+    is still the query, both values at four decimals and the signed difference, worst
+    first, as ``worse_queries`` lists them (a run lacking a query has no row for it)."""
+    from rankscope.render import report_tables
+    from rankscope.render.tabular import format_value
+
+    runs = {"base": BASE, "new": NEW, "short": SHORT, "worst": {
+        q: {d: -s for d, s in docs.items()} for q, docs in BASE.items()}}
+    result = compare(QRELS, runs, ["RR", "P@2"], queries="intersection")
+    texts = report_tables.ValueTexts(result)
+    report_tables.per_query_table_html(result, texts)
+
+    def refuse(values: object) -> list[str]:
+        raise AssertionError("a value written again")
+
+    monkeypatch.setattr(report_tables, "_cells", refuse)
+    page = report_tables.worse_queries_html(result, limit=2, texts=texts)
+    expected_rows = []
+    for metric in ("RR", "P@2"):
+        for run in ("new", "short", "worst"):
+            worse = result.worse_queries(metric, run)
+            assert [result.query_ids[i] for i in result.worse_rows(metric, run).tolist()] == [
+                q for q, *_ in worse]
+            assert f"{metric}: {run} below base on {len(worse)} queries" in page
+            expected_rows += [f"<tr><td>{q}</td><td>{format_value(x)}</td>"
+                              f"<td>{format_value(y)}</td><td>{d:+.4f}</td></tr>"
+                              for q, x, y, d in worse[:2]]
+    assert re.findall(r"<tr><td>q.*?</tr>", page) == expected_rows
+    # by hand: on RR new is below base on q1 alone (0.5 against 1); short lacks q4
+    assert "RR: new below base on 1 queries" in page
+    assert "<tr><td>q1</td><td>0.5000</td><td>1.0000</td><td>-0.5000</td></tr>" in page
+    assert not any(row.startswith("<tr><td>q4</td>") and "short" in row for row in expected_rows)

@@ -374,9 +374,10 @@ def report(
 
     def draw(measured: CompareResult) -> None:
         # the tables and figures of the per-query values, while the intervals are worked out
-        # the per-query values written once, for the table and the difference plots
+        # the per-query values written once, for the tables and the difference plots
         texts = ValueTexts(measured)
-        drawn["tables"] = (worse_queries_html(measured), per_query_table_html(measured, texts))
+        drawn["tables"] = (worse_queries_html(measured, texts=texts),
+                           per_query_table_html(measured, texts))
         if include:
             drawn["metrics"] = _metric_figures(measured, texts)
         if one_pass:
