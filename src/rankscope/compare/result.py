@@ -174,8 +174,27 @@ class CompareResult:
     def worse_rows(
         self, metric: str, run: str, baseline: str | None = None, *, tolerance: float = 1e-12
     ) -> np.ndarray:
-        """:meth:`worse_queries` as rows of ``query_ids``, in its order (a report shows a
-        few of each list's rows, and writes their values as its per-query table does)."""
+        """:meth:`worse_queries` as rows of ``query_ids``, in its order.
+
+        A report shows a few of each list's rows and writes their values as its
+        per-query table does, so it asks for the rows, not the tuples.
+
+        Parameters
+        ----------
+        metric : str
+            The metric's label.
+        run : str
+            The run compared with the baseline.
+        baseline : str, optional
+            The baseline (default: the comparison's, or the first run).
+        tolerance : float, default 1e-12
+            How much lower than the baseline's a value must be to count.
+
+        Returns
+        -------
+        numpy.ndarray
+            Indices into ``query_ids``, worst first, then by query id.
+        """
         base = baseline or self.baseline or self.run_names[0]
         x, y = self.column(run, metric), self.column(base, metric)
         with np.errstate(invalid="ignore"):

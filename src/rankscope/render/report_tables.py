@@ -60,6 +60,11 @@ class ValueTexts:
     the same numbers: a track's report of 17 runs would otherwise format the values of
     8 runs, the baseline's (8 times a metric) and their differences again for the plots,
     and 2,240 rows' values and query ids again for the worse-queries tables.
+
+    Parameters
+    ----------
+    result : CompareResult
+        The comparison whose per-query values are written.
     """
 
     def __init__(self, result: CompareResult) -> None:

@@ -354,9 +354,22 @@ def box_stats(values: FloatArray) -> BoxStats | None:
 
 
 def box_stats_rows(rows: FloatArray) -> list[BoxStats | None]:
-    """:func:`box_stats` of each row (a run's per-query values), the quartiles of the rows
-    with as many values taken in one ``np.percentile`` call (a report's box plot of 17 runs
-    made 17, at about 50 microseconds each; each row's quartiles are the same bits)."""
+    """:func:`box_stats` of each row (a run's per-query values).
+
+    The quartiles of the rows with as many values are taken in one
+    ``np.percentile`` call (a report's box plot of 17 runs made 17, at about 50
+    microseconds each); each row's quartiles are the same bits as its own call's.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        One row a run, NaN for a query without a value.
+
+    Returns
+    -------
+    list of BoxStats or None
+        Each row's statistics, None for a row without values.
+    """
     kept = [row[~np.isnan(row)] for row in np.asarray(rows, dtype=np.float64)]
     by_size: dict[int, list[int]] = {}
     for i, x in enumerate(kept):
