@@ -226,3 +226,132 @@ def test_curves_lines_are_split_without_polars_grouping(monkeypatch: pytest.Monk
         "<title>base: P@2 = 0.2500</title>") < page.index("<title>new: P@1 = 0.5000</title>")
     assert "<title>new: P@2 = 0.3750</title>" in page
     assert len(re.findall(r"<title>(base|new): recall \d\.\d: precision", page)) == 2 * 11
+
+
+# a third run lacking q4: with queries="intersection" it has no value there (NaN)
+SHORT = {q: docs for q, docs in NEW.items() if q != "q4"}
+
+
+def _title_of(query: str, run: str, a: float, base: str, b: float) -> str:
+    """A bar's title from its definition: both values and their signed difference."""
+    d = f"{a - b:+.4f}".replace("-", "\u2212")
+    return f"{query}: {run} {a:.4f} \u2212 {base} {b:.4f} = {d}"
+
+
+@pytest.mark.filterwarnings("ignore:3 of the 3 queries")
+def test_difference_plots_show_the_tables_texts_without_writing_a_value_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report writes each run's per-query values (and their differences to the
+    baseline) once, for the per-query table and the difference plots' titles; the titles
+    are still each value at four decimals and the difference signed, as by definition."""
+    from rankscope.render import report_tables
+
+    runs = {"base": BASE, "new": NEW, "short": SHORT}
+    result = compare(QRELS, runs, ["RR", "P@2"], queries="intersection")
+    texts = report_tables.ValueTexts(result)
+    table = report_tables.per_query_table_html(result, texts)
+
+    def refuse(values: object) -> list[str]:
+        raise AssertionError("a value written again")
+
+    monkeypatch.setattr(report_tables, "_cells", refuse)
+    for metric in ("RR", "P@2"):
+        base_values = result.column("base", metric).tolist()
+        for run in ("new", "short"):
+            bars = _bars(_svg(differences_svg(result, metric, run=run, texts=texts)))
+            values = result.column(run, metric).tolist()
+            present = [i for i, v in enumerate(values) if v == v]
+            expected = sorted(((values[i] - base_values[i], -i) for i in present), reverse=True)
+            # largest difference first; the query short lacks has no bar
+            assert [b[3] for b in bars] == [
+                _title_of(result.query_ids[-j], run, values[-j], "base", base_values[-j])
+                for _, j in expected]
+    assert len(present) == 3  # short lacks q4
+    # the table's cells of that query: '-' for short's value and its difference
+    row = table[table.index("<tr><td>q4</td>"):].split("</tr>", 1)[0]
+    assert row.count("<td>-</td>") == 2 * 2
+
+
+@pytest.mark.parametrize("difference", [0.75, -0.5, 0.0, -0.0, -1e-9, 1e-9, -0.00005,
+                                        0.00005, 123.456789, -2.5e-5, float("inf"),
+                                        float("-inf")])
+def test_a_difference_is_signed_from_its_tables_text_as_by_its_definition(
+        difference: float) -> None:
+    """The plots sign the table's text of a difference; the same text as formatting the
+    number signed, for every number a difference can be (a tie's -0.0 included)."""
+    from rankscope.render.report_tables import _cells
+    from rankscope.render.svg import _signed_text
+
+    (text,) = _cells(np.array([difference]))
+    assert _signed_text(text) == f"{difference:+.4f}".replace("-", "\u2212")
+
+
+def test_box_plots_quartiles_come_from_one_percentile_call_for_runs_of_as_many_values(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report's box plot of 17 runs took 17 ``np.percentile`` calls; runs with as many
+    values now share one, and each run's numbers are still the same bits as its own call."""
+    rng = np.random.default_rng(3)
+    rows = np.round(rng.random((6, 40)), 2)
+    rows[4, ::7] = np.nan  # one run with fewer values
+    rows[5] = np.nan  # one with none
+    alone = [np.percentile(r[~np.isnan(r)], [25, 50, 75]).tolist() if (~np.isnan(r)).any()
+             else None for r in rows]
+    calls = []
+    original = np.percentile
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)  # type: ignore[call-overload]
+
+    from rankscope.render.svg import box_stats_rows
+
+    monkeypatch.setattr(np, "percentile", counted)
+    stats = box_stats_rows(rows)
+    assert len(calls) == 2  # four runs of 40 values, one of 34
+    assert stats[5] is None and alone[5] is None
+    for s, q, row in zip(stats[:5], alone[:5], rows[:5], strict=True):
+        assert s is not None and q is not None
+        assert [s.q1, s.median, s.q3] == q  # the same bits
+        assert s.mean == row[~np.isnan(row)].mean() and s.n == (~np.isnan(row)).sum()
+    calls.clear()
+    result = compare(QRELS, {"base": BASE, "new": NEW, "same": {**NEW, "q4": BASE["q4"]}},
+                     ["RR"])
+    distribution_svg(result, "RR")
+    assert len(calls) == 1
+
+
+@pytest.mark.filterwarnings("ignore:3 of the 3 queries")
+def test_worse_queries_tables_show_the_tables_texts_without_writing_a_value_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worse-queries tables take their values from the per-query table's texts; each row
+    is still the query, both values at four decimals and the signed difference, worst
+    first, as ``worse_queries`` lists them (a run lacking a query has no row for it)."""
+    from rankscope.render import report_tables
+    from rankscope.render.tabular import format_value
+
+    runs = {"base": BASE, "new": NEW, "short": SHORT, "worst": {
+        q: {d: -s for d, s in docs.items()} for q, docs in BASE.items()}}
+    result = compare(QRELS, runs, ["RR", "P@2"], queries="intersection")
+    texts = report_tables.ValueTexts(result)
+    report_tables.per_query_table_html(result, texts)
+
+    def refuse(values: object) -> list[str]:
+        raise AssertionError("a value written again")
+
+    monkeypatch.setattr(report_tables, "_cells", refuse)
+    page = report_tables.worse_queries_html(result, limit=2, texts=texts)
+    expected_rows = []
+    for metric in ("RR", "P@2"):
+        for run in ("new", "short", "worst"):
+            worse = result.worse_queries(metric, run)
+            assert [result.query_ids[i] for i in result.worse_rows(metric, run).tolist()] == [
+                q for q, *_ in worse]
+            assert f"{metric}: {run} below base on {len(worse)} queries" in page
+            expected_rows += [f"<tr><td>{q}</td><td>{format_value(x)}</td>"
+                              f"<td>{format_value(y)}</td><td>{d:+.4f}</td></tr>"
+                              for q, x, y, d in worse[:2]]
+    assert re.findall(r"<tr><td>q.*?</tr>", page) == expected_rows
+    # by hand: on RR new is below base on q1 alone (0.5 against 1); short lacks q4
+    assert "RR: new below base on 1 queries" in page
+    assert "<tr><td>q1</td><td>0.5000</td><td>1.0000</td><td>-0.5000</td></tr>" in page
+    assert not any(row.startswith("<tr><td>q4</td>") and "short" in row for row in expected_rows)

@@ -166,18 +166,44 @@ class CompareResult:
         first run in an all-pairs comparison).
         """
         base = baseline or self.baseline or self.run_names[0]
+        rows = self.worse_rows(metric, run, base, tolerance=tolerance)
+        x, y = self.column(run, metric)[rows], self.column(base, metric)[rows]
+        return list(zip([self.query_ids[i] for i in rows.tolist()], x.tolist(), y.tolist(),
+                        (x - y).tolist(), strict=True))
+
+    def worse_rows(
+        self, metric: str, run: str, baseline: str | None = None, *, tolerance: float = 1e-12
+    ) -> np.ndarray:
+        """:meth:`worse_queries` as rows of ``query_ids``, in its order.
+
+        A report shows a few of each list's rows and writes their values as its
+        per-query table does, so it asks for the rows, not the tuples.
+
+        Parameters
+        ----------
+        metric : str
+            The metric's label.
+        run : str
+            The run compared with the baseline.
+        baseline : str, optional
+            The baseline (default: the comparison's, or the first run).
+        tolerance : float, default 1e-12
+            How much lower than the baseline's a value must be to count.
+
+        Returns
+        -------
+        numpy.ndarray
+            Indices into ``query_ids``, worst first, then by query id.
+        """
+        base = baseline or self.baseline or self.run_names[0]
         x, y = self.column(run, metric), self.column(base, metric)
         with np.errstate(invalid="ignore"):
             lower = np.flatnonzero((x - y) < -tolerance)
         # by difference, then by query id (its rank among the ids: a report asks for every
         # metric and run, thousands of rows, so the order is found on arrays, not tuples)
-        ids = self.query_ids
-        ranks = self._id_ranks
-        x, y = x[lower], y[lower]
-        diff = x - y
-        order = np.lexsort((ranks[lower], diff))
-        return list(zip([ids[i] for i in lower[order].tolist()], x[order].tolist(),
-                        y[order].tolist(), diff[order].tolist(), strict=True))
+        order = np.lexsort((self._id_ranks[lower], x[lower] - y[lower]))
+        rows: np.ndarray = lower[order]
+        return rows
 
     @cached_property
     def _id_ranks(self) -> np.ndarray:

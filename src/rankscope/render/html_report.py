@@ -50,6 +50,7 @@ from rankscope.render.report_curves import (
 from rankscope.render.report_tables import (
     SORT_SCRIPT,
     TABLE_STYLE,
+    ValueTexts,
     per_query_table_html,
     worse_queries_html,
 )
@@ -153,9 +154,11 @@ def _twice_readable(runs: Any, *, on_duplicate: Any, run_format: str | None) -> 
     return [once(run) for run in runs]
 
 
-def _metric_figures(result: CompareResult) -> list[tuple[str, list[Figure]]]:
+def _metric_figures(result: CompareResult, texts: ValueTexts | None = None,
+                    ) -> list[tuple[str, list[Figure]]]:
     """Per metric: the distribution of every run and the differences to the baseline (from
     the per-query values alone: drawn while the comparison works out its intervals)."""
+    texts = ValueTexts(result) if texts is None else texts
     sections: list[tuple[str, list[Figure]]] = []
     for label, base, others in _pairs(result):
         caption = f"per-query {label}, every run"
@@ -164,7 +167,8 @@ def _metric_figures(result: CompareResult) -> list[tuple[str, list[Figure]]]:
         for name in others:
             caption = f"{label}: {name} - {base}, per query, sorted"
             shown.append((f"differences_{label}_{name}_vs_{base}",
-                          differences_svg(result, label, run=name, caption=caption), caption))
+                          differences_svg(result, label, run=name, caption=caption, texts=texts),
+                          caption))
         sections.append((f"Per-query {label}", shown))
     return sections
 
@@ -370,9 +374,12 @@ def report(
 
     def draw(measured: CompareResult) -> None:
         # the tables and figures of the per-query values, while the intervals are worked out
-        drawn["tables"] = (worse_queries_html(measured), per_query_table_html(measured))
+        # the per-query values written once, for the tables and the difference plots
+        texts = ValueTexts(measured)
+        drawn["tables"] = (worse_queries_html(measured, texts=texts),
+                           per_query_table_html(measured, texts))
         if include:
-            drawn["metrics"] = _metric_figures(measured)
+            drawn["metrics"] = _metric_figures(measured, texts)
         if one_pass:
             drawn["curves"] = measured_curves(measured, family, k_list)
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from rankscope.render.tabular import format_value
-
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
-__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "per_query_table_html", "worse_queries_html"]
+__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html",
+           "worse_queries_html"]
 
 TABLE_STYLE = "table.sortable td + td, table.rankscope-worse td + td " \
               "{ text-align: right; }"
@@ -43,7 +42,8 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 
 
 def _cells(values: Any) -> list[str]:
-    """A column's values as :func:`format_value` writes them ('-' for a missing one).
+    """A column's values as :func:`~rankscope.render.tabular.format_value` writes them
+    ('-' for a missing one).
 
     Its body inlined (``f"{v:.4f}"``, NaN the one value unequal to itself): the
     per-query table of 17 runs on 7 metrics holds 58,000 numbers, and a call per
@@ -52,8 +52,57 @@ def _cells(values: Any) -> list[str]:
     return ["-" if v != v else f"{v:.4f}" for v in values.tolist()]
 
 
-def per_query_table_html(result: CompareResult) -> str:
-    """Every query's value on every metric for every run (and the difference to the baseline)."""
+class ValueTexts:
+    """Each run's per-query values on a metric, and their differences to another run's, as
+    the report writes them (:func:`_cells`), each column written once.
+
+    The per-query table, the worse-queries tables and the difference plots' titles show
+    the same numbers: a track's report of 17 runs would otherwise format the values of
+    8 runs, the baseline's (8 times a metric) and their differences again for the plots,
+    and 2,240 rows' values and query ids again for the worse-queries tables.
+
+    Parameters
+    ----------
+    result : CompareResult
+        The comparison whose per-query values are written.
+    """
+
+    def __init__(self, result: CompareResult) -> None:
+        self._result = result
+        self._written: dict[tuple[str, str | None, str], list[str]] = {}
+        self._queries: list[str] | None = None
+
+    def queries(self) -> list[str]:
+        """The query ids, escaped for HTML, in ``query_ids`` order."""
+        if self._queries is None:
+            self._queries = [html.escape(q) for q in self._result.query_ids]
+        return self._queries
+
+    def values(self, run: str, metric: str) -> list[str]:
+        """``run``'s value on ``metric`` for each query of ``query_ids`` ('-' for none)."""
+        key = (run, None, metric)
+        texts = self._written.get(key)
+        if texts is None:
+            texts = self._written[key] = _cells(self._result.column(run, metric))
+        return texts
+
+    def differences(self, run: str, base: str, metric: str) -> list[str]:
+        """``run - base`` on ``metric`` for each query ('-' where either has no value)."""
+        key = (run, base, metric)
+        texts = self._written.get(key)
+        if texts is None:
+            result = self._result
+            texts = self._written[key] = _cells(result.column(run, metric)
+                                                - result.column(base, metric))
+        return texts
+
+
+def per_query_table_html(result: CompareResult, texts: ValueTexts | None = None) -> str:
+    """Every query's value on every metric for every run (and the difference to the baseline).
+
+    ``texts``: the cells, when the difference plots write the same values.
+    """
+    texts = ValueTexts(result) if texts is None else texts
     base = result.baseline or result.run_names[0]
     others = [n for n in result.run_names if n != base]
     header = ["query"]
@@ -61,40 +110,48 @@ def per_query_table_html(result: CompareResult) -> str:
     for label in result.labels:
         for name in result.run_names:
             header.append(f"{label} {name}")
-            columns.append(result.column(name, label))
+            columns.append(texts.values(name, label))
         for name in others:
             header.append(f"{label} {name} - {base}")
-            columns.append(result.column(name, label) - result.column(base, label))
+            columns.append(texts.differences(name, base, label))
     # numbers right-aligned by the page's style sheet (TABLE_STYLE), not cell by cell:
     # 17 runs x 7 metrics x 250 queries are 58,000 cells
     parts = ["<table class='sortable rankscope-per-query'><thead><tr>"]
     parts += [f"<th>{html.escape(h)}</th>" for h in header]
     parts.append("</tr></thead><tbody>")
-    texts = [_cells(c) for c in columns]
-    for q, row in zip(result.query_ids, zip(*texts, strict=True), strict=True):
-        parts.append(f"<tr><td>{html.escape(q)}</td><td>{'</td><td>'.join(row)}</td></tr>")
+    for q, row in zip(texts.queries(), zip(*columns, strict=True), strict=True):
+        parts.append(f"<tr><td>{q}</td><td>{'</td><td>'.join(row)}</td></tr>")
     parts.append("</tbody></table>")
     return "".join(parts)
 
 
-def worse_queries_html(result: CompareResult, *, limit: int = 20) -> str:
-    """For each metric and run, the queries where it scores below the baseline, worst first."""
+def worse_queries_html(result: CompareResult, *, limit: int = 20,
+                       texts: ValueTexts | None = None) -> str:
+    """For each metric and run, the queries where it scores below the baseline, worst first.
+
+    ``texts``: the values as written, when the per-query table writes them too.
+    """
+    texts = ValueTexts(result) if texts is None else texts
+    queries = texts.queries()
     base = result.baseline or result.run_names[0]
     parts = []
     for label in result.labels:
         for name in (n for n in result.run_names if n != base):
-            worse = result.worse_queries(label, name, base)
-            title = f"{label}: {name} below {base} on {len(worse)} queries"
-            if not worse:
+            worse = result.worse_rows(label, name, base)
+            title = f"{label}: {name} below {base} on {worse.size} queries"
+            if not worse.size:
                 parts.append(f"<p>{html.escape(title)}.</p>")
                 continue
-            shown = worse[:limit]
-            more = f" (the {limit} worst shown)" if len(worse) > limit else ""
+            more = f" (the {limit} worst shown)" if worse.size > limit else ""
             parts.append(f"<table class='rankscope-worse'><caption>{html.escape(title + more)}"
                          f"</caption><thead><tr><th>query</th><th>{html.escape(name)}</th>"
                          f"<th>{html.escape(base)}</th><th>difference</th></tr></thead><tbody>")
-            for q, x, y, d in shown:
-                parts.append(f"<tr><td>{html.escape(q)}</td><td>{format_value(x)}</td>"
-                             f"<td>{format_value(y)}</td><td>{d:+.4f}</td></tr>")
+            ours, theirs = texts.values(name, label), texts.values(base, label)
+            differences = texts.differences(name, base, label)
+            for i in worse[:limit].tolist():
+                # f"{d:+.4f}" from the table's text of d (below the baseline: negative)
+                d = differences[i] if differences[i][0] == "-" else f"+{differences[i]}"
+                parts.append(f"<tr><td>{queries[i]}</td><td>{ours[i]}</td>"
+                             f"<td>{theirs[i]}</td><td>{d}</td></tr>")
             parts.append("</tbody></table>")
     return "".join(parts)
