@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import polars._utils.getitem as polars_getitem
 import pytest
 
+from rankscope import evaluate
 from rankscope.data import run_queries
+from rankscope.data.gather import at_rows
 from rankscope.data.run_queries import _segments, index_of
 from rankscope.engine.conventions import resolve_plan
 from rankscope.engine.key_table import KeyTable
 from rankscope.engine.options import EvalOptions
+
+from .conftest import make_case
+from .test_streaming import PARTIAL_OVERLAP
 
 U64_MAX = np.iinfo(np.uint64).max
 
@@ -90,3 +96,38 @@ def test_metric_names_are_read_once_per_options() -> None:
     assert [r.label for r in again] == ["nDCG@10", "AP"]
     assert again[1].metric.get("rel") == 2
     assert resolve_plan(["nDCG@10", "AP"], EvalOptions())[1].metric.get("rel") != 2
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_at_rows_is_a_gather(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ids = pl.Series("d", [f"d{int(x)}" for x in rng.integers(0, 40, int(rng.integers(1, 300)))])
+    if seed % 2:  # a column in chunks, as a file read in blocks gives it
+        ids = pl.concat([ids.slice(0, ids.len() // 3), ids.slice(ids.len() // 3)], rechunk=False)
+    dtype = [np.int64, np.int32, np.uint32, np.uint64][seed % 4]
+    rows = rng.integers(0, ids.len(), int(rng.integers(0, 500))).astype(dtype)
+    got = at_rows(ids, rows)
+    assert got.name == "d"
+    assert got.to_list() == [ids.to_list()[i] for i in rows.tolist()]
+
+
+@pytest.mark.filterwarnings(PARTIAL_OVERLAP)
+def test_a_small_evaluation_hands_polars_no_array_to_index_with(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a numpy array as a Series' index is checked and copied in polars' Python code, a
+    # fixed cost a gather (five or more a small call: the ties, the strings confirmed,
+    # the runs' query ids); each is handed a Series of polars' index type instead
+    qrels, run = make_case(3, n_queries=20, depth=30)
+    run = run.with_columns(pl.col("score").round(1))  # ties: the tie step gathers ids
+    expected = evaluate(qrels, run, ["map", "ndcg", "bpref", "P@10"]).means
+    converted = []
+    real = polars_getitem._convert_np_ndarray_to_indices
+
+    def spy(arr: np.ndarray, size: int) -> pl.Series:
+        converted.append(arr.size)
+        return real(arr, size)
+
+    monkeypatch.setattr(polars_getitem, "_convert_np_ndarray_to_indices", spy)
+    result = evaluate(qrels, run, ["map", "ndcg", "bpref", "P@10"])
+    assert converted == []
+    assert result.means == expected

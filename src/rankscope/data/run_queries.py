@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.gather import at_rows
 from rankscope.data.rankings import Index
 
 __all__ = ["LISTED_UP_TO", "RunQueries", "index_of", "query_counts", "run_queries"]
@@ -103,7 +104,7 @@ def _segments(query_ids: pl.Series) -> tuple[IntArray, pl.Series] | None:
             return None
         parts.append(local.astype(np.int64, copy=False))
     starts = np.concatenate(parts)
-    return starts, query_ids[starts]  # indexing: a direct gather of the runs' first rows
+    return starts, at_rows(query_ids, starts)  # a direct gather of the runs' first rows
 
 
 def _narrow(index: IntArray) -> Index:
