@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankscope.data import trec_dialect, trec_rules
+from rankscope.data import trec_input, trec_rules
 from rankscope.data.trec_dialect import Blob, parse_qrels, read_input
 from rankscope.errors import TrecEvalExit
 
@@ -116,7 +116,7 @@ def test_a_copied_map_lets_its_pages_go(tmp_path: Path,
     assert blob is not None and not isinstance(blob.data, bytes)
     address = np.frombuffer(blob.data, dtype=np.uint8, count=1).ctypes.data
     # the window is larger than the file: no pass over it lets pages go before the copy
-    monkeypatch.setattr(trec_dialect, "_WINDOW", 1 << 30)
+    monkeypatch.setattr(trec_input, "_WINDOW", 1 << 30)
     assert blob.as_bytes() == PLAIN
     assert _resident_kb(address) < 256  # before: the whole file's 8 MB
     assert blob.as_bytes() == PLAIN  # read again from the file

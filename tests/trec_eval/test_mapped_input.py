@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rankscope.data import trec_dialect
-from rankscope.data.trec_dialect import read_input
+from rankscope.data import trec_input
+from rankscope.data.trec_input import read_input
 
 CONTENTS = [
     b"q1 Q0 d1 1 2.5 run\nq1 Q0 d2 2 1.5 run\n" * 40,
@@ -26,8 +26,8 @@ CONTENTS = [
 def test_a_mapped_file_reads_as_its_bytes(content: bytes, chunk: int, window: int,
                                           tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trec_dialect, "_CHUNK", chunk)
-    monkeypatch.setattr(trec_dialect, "_WINDOW", window)
+    monkeypatch.setattr(trec_input, "_CHUNK", chunk)
+    monkeypatch.setattr(trec_input, "_WINDOW", window)
     path = tmp_path / "run"
     path.write_bytes(content)
     blob = read_input(str(path), "results")
@@ -36,7 +36,7 @@ def test_a_mapped_file_reads_as_its_bytes(content: bytes, chunk: int, window: in
         assert blob.contains(needle) == (needle in content)
     assert blob.is_ascii() == content.isascii()
     layout = blob.layout()
-    # the definitions (trec_dialect.Layout), on the bytes themselves
+    # the definitions (trec_input.Layout), on the bytes themselves
     assert layout.spaces == content.count(b" ")
     assert layout.double_space == (b"  " in content)
     assert layout.loose_space == (content.endswith(b" ") or any(
