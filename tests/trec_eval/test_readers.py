@@ -101,8 +101,9 @@ def test_layout_scan_matches_a_byte_by_byte_count(monkeypatch):
     import random
 
     import rankscope.data.trec_dialect as readers
+    import rankscope.data.trec_input as trec_input
 
-    monkeypatch.setattr(readers, "_CHUNK", 5)  # many chunk boundaries
+    monkeypatch.setattr(trec_input, "_CHUNK", 5)  # many chunk boundaries
     rng = random.Random(7)
     for _ in range(3000):
         data = bytes(rng.choice(b"ab  \n\x01#\t\r\x0b\x0c") for _ in range(rng.randint(0, 30)))
@@ -120,8 +121,9 @@ def test_fast_run_reader_equals_the_line_by_line_reader(monkeypatch):
     import polars as pl
 
     import rankscope.data.trec_dialect as readers
+    import rankscope.data.trec_input as trec_input
 
-    monkeypatch.setattr(readers, "_CHUNK", 7)
+    monkeypatch.setattr(trec_input, "_CHUNK", 7)
     rng = random.Random(11)
     paths = {"lean": 0}
     lean = readers._lean_table
