@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
-__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html",
+__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html", "signed_text",
            "worse_queries_html"]
 
 TABLE_STYLE = "table.sortable td + td, table.rankscope-worse td + td " \
@@ -50,6 +50,25 @@ def _cells(values: Any) -> list[str]:
     number was most of the time the page took to write.
     """
     return ["-" if v != v else f"{v:.4f}" for v in values.tolist()]
+
+
+def signed_text(text: str, minus: str = "-") -> str:
+    """A difference's text as :func:`_cells` writes it (``f"{d:.4f}"``), signed as
+    ``f"{d:+.4f}"`` writes ``d``, with ``minus`` for its minus sign.
+
+    Parameters
+    ----------
+    text : str
+        The text of a difference that has a value.
+    minus : str
+        The minus sign written (an SVG title writes U+2212).
+
+    Returns
+    -------
+    str
+        ``text`` with its sign, ``+`` when not negative.
+    """
+    return f"{minus}{text[1:]}" if text[0] == "-" else f"+{text}"
 
 
 class ValueTexts:
@@ -149,9 +168,7 @@ def worse_queries_html(result: CompareResult, *, limit: int = 20,
             ours, theirs = texts.values(name, label), texts.values(base, label)
             differences = texts.differences(name, base, label)
             for i in worse[:limit].tolist():
-                # f"{d:+.4f}" from the table's text of d (below the baseline: negative)
-                d = differences[i] if differences[i][0] == "-" else f"+{differences[i]}"
                 parts.append(f"<tr><td>{queries[i]}</td><td>{ours[i]}</td>"
-                             f"<td>{theirs[i]}</td><td>{d}</td></tr>")
+                             f"<td>{theirs[i]}</td><td>{signed_text(differences[i])}</td></tr>")
             parts.append("</tbody></table>")
     return "".join(parts)

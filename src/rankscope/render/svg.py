@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.render.box_stats import BoxStats, box_stats, box_stats_rows
-from rankscope.render.report_tables import ValueTexts
+from rankscope.render.report_tables import ValueTexts, signed_text
 
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
@@ -99,7 +99,7 @@ def _signed(x: float) -> str:
 
 def _signed_text(text: str) -> str:
     """The table's text of a difference (``f"{d:.4f}"``) as :func:`_signed` writes ``d``."""
-    return f"\u2212{text[1:]}" if text[0] == "-" else f"+{text}"
+    return signed_text(text, "\u2212")
 
 
 def _short(name: str, limit: int = 24) -> str:
