@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
@@ -41,15 +43,22 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 """Click a header: sort by that column, descending first; numbers as numbers, '-' lowest."""
 
 
-def _cells(values: Any) -> list[str]:
-    """A column's values as :func:`~rankscope.render.tabular.format_value` writes them
-    ('-' for a missing one).
+def _cells(values: Any) -> Any:
+    """Values as :func:`~rankscope.render.tabular.format_value` writes them ('-' for a
+    missing one): a list of texts, or of lists for a 2-D ``values``.
 
-    Its body inlined (``f"{v:.4f}"``, NaN the one value unequal to itself): the
-    per-query table of 17 runs on 7 metrics holds 58,000 numbers, and a call per
-    number was most of the time the page took to write.
+    Each distinct value (by its bits: ``-0.0`` is written ``-0.0000``) is formatted
+    once (``f"{v:.4f}"``, NaN the one value unequal to itself) and its text shared:
+    a track's per-query table holds 58,000 numbers, about half of them repeats (a
+    precision at 10 takes 11 values), and a format per number was most of the time
+    the page took to write.
     """
-    return ["-" if v != v else f"{v:.4f}" for v in values.tolist()]
+    block = np.asarray(values, dtype=np.float64)
+    distinct, at = np.unique(np.ascontiguousarray(block).view(np.int64), return_inverse=True)
+    texts = np.array(["-" if v != v else f"{v:.4f}" for v in distinct.view(np.float64).tolist()],
+                     dtype=object)
+    written: Any = texts[at.reshape(block.shape)].tolist()
+    return written
 
 
 def signed_text(text: str, minus: str = "-") -> str:
@@ -88,7 +97,7 @@ class ValueTexts:
 
     def __init__(self, result: CompareResult) -> None:
         self._result = result
-        self._written: dict[tuple[str, str | None, str], list[str]] = {}
+        self._written: dict[tuple[str | None, str], list[list[str]]] = {}
         self._queries: list[str] | None = None
 
     def queries(self) -> list[str]:
@@ -99,20 +108,27 @@ class ValueTexts:
 
     def values(self, run: str, metric: str) -> list[str]:
         """``run``'s value on ``metric`` for each query of ``query_ids`` ('-' for none)."""
-        key = (run, None, metric)
-        texts = self._written.get(key)
-        if texts is None:
-            texts = self._written[key] = _cells(self._result.column(run, metric))
-        return texts
+        return self._metric(None, metric)[self._place(run, metric)]
 
     def differences(self, run: str, base: str, metric: str) -> list[str]:
         """``run - base`` on ``metric`` for each query ('-' where either has no value)."""
-        key = (run, base, metric)
+        return self._metric(base, metric)[self._place(run, metric)]
+
+    def _place(self, run: str, metric: str) -> int:
+        self._result.column(run, metric)  # the result's error for a name it lacks
+        return self._result.run_names.index(run)
+
+    def _metric(self, base: str | None, metric: str) -> list[list[str]]:
+        """Every run's texts on ``metric`` (or their differences to ``base``), written at
+        once: a metric's runs share many values, and each is formatted once."""
+        key = (base, metric)
         texts = self._written.get(key)
         if texts is None:
             result = self._result
-            texts = self._written[key] = _cells(result.column(run, metric)
-                                                - result.column(base, metric))
+            block = np.asarray(result.values)[:, :, result.labels.index(metric)]
+            if base is not None:  # elementwise: each row is column(run) - column(base)
+                block = block - result.column(base, metric)
+            texts = self._written[key] = _cells(block)
         return texts
 
 
