@@ -273,3 +273,39 @@ def test_row_sets_are_laid_out_without_every_rows_query(
         [0, 1, 2, 3, 5], [0, 0, 0, 2, 2], [0, 1, 2, 0, 2])
     assert rel.q.dtype == rel.pos.dtype == np.int64
     assert not ctx.is_cached(("row_query",)) and "row_query" not in ctx.__dict__
+
+
+# -- a lone cut-off of its gain rule: the rows above it summed, no running sums ------------
+
+
+_LONE_ORDERS = [("dcg@5",), ("ndcg@10", "map"), ("map", "ndcg@3", "bpref"),
+                ("ndcg@5", "dcg@3", "ndcg@10"), ("ndcg@3", "ndcg(gain=exp)@7", "ndcg(rel=2)@4")]
+
+
+@pytest.mark.parametrize("order", _LONE_ORDERS)
+def test_a_lone_cut_off_makes_no_running_sums_and_gives_their_bits(
+        monkeypatch: pytest.MonkeyPatch, order: tuple[str, ...]) -> None:
+    """A cut-off with no other cut-off of its gain rule ahead sums the rows above it
+    (no running sum of every gained row, kept for cut-offs that never come); its values
+    are the running sums' to the bit, and the definition's."""
+    qrels, run = _long_case(8)
+    _Kept.made.clear()
+    monkeypatch.setattr(kernel_values, "Context", _Kept)
+    per_query = rankscope.evaluate(qrels, run, list(order)).per_query
+    (ctx,) = _Kept.made
+    ruled = [n for n in order if "@" in n]
+    for name in ruled:
+        _, gained = _keys(name)
+        others = [n for n in ruled if n != name and _keys(n)[1] == gained]
+        # the running sums are made (and held) only for a rule with two cut-offs
+        assert _holds(ctx, ("cut_sums", *gained)) == bool(others), (order, name)
+        if "(" not in name:
+            for q, value in _definition(qrels, run, name).items():
+                assert per_query[q][name] == pytest.approx(value, rel=1e-12, abs=1e-15), \
+                    (name, q)
+    # every value kept for later (the running sums read at each cut-off): the same bits
+    monkeypatch.setattr(Context, "wanted_later", lambda self, reads: True)
+    kept = rankscope.evaluate(qrels, run, list(order)).per_query
+    for q in qrels:
+        for name in ruled:
+            assert per_query[q][name] == kept[q][name], (q, name)  # bit for bit

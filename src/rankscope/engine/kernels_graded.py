@@ -74,7 +74,14 @@ def dcg(ctx: Context, m: Metric) -> FloatArray:
     discounted, holder, rows, key = _gained_rows(ctx, m)
     if m.k is None:
         return rows.sum(discounted)
-    sums = holder.cached(("cut_sums", *key),
+    sums_key = ("cut_sums", *key)
+    if not holder.is_cached(sums_key) and not holder.wanted_later(
+            lambda o: o.family in ("DCG", "nDCG") and o.k is not None and _rule(o) == _rule(m)):
+        # the one cut-off of its gain rule: the rows above it summed in rank order, the
+        # bits CutSums.above reads, without every row's running sum (a small call's
+        # padded matrices cost more than the sum)
+        return rows.sum(discounted, rows.pos < m.k)
+    sums = holder.cached(sums_key,
                          lambda: CutSums.of(discounted, rows.q, rows.pos, rows.offsets))
     return sums.above(m.k)  # type: ignore[no-any-return]
 
