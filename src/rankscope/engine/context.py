@@ -40,6 +40,7 @@ from rankscope.engine.kept import BUDGET, WATCHED_FROM, Bounded, Kept, kept_prop
 from rankscope.engine.levels_view import judged_levels, levels_of
 from rankscope.engine.qrels_index import OneRun
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
+from rankscope.engine.ranking_match import POOLED_UNJUDGED
 from rankscope.engine.rowsets import RowSet
 from rankscope.metrics.base import Metric
 
@@ -286,11 +287,22 @@ class Context(Bounded):
         """The judged rows (see :attr:`judged`), in rank order."""
         return self.rowset(np.flatnonzero(self.judged))
 
-    @kept_property
+    @property
     def pool_rows(self) -> RowSet:
-        """Rows in the qrels at all: judged, or judged negative (levels only)."""
+        """Rows in the qrels at all: judged, or judged negative (levels only).
+
+        With levels and no ranked row judged negative, these are the judged rows:
+        that set itself, not a second one kept beside it (24 bytes a row, 106 MB at
+        4.4 M judged rows).
+        """
+        if self.lists.levels and not bool((self.lists.grades == POOLED_UNJUDGED).any()):
+            return self.judged_rows
+        return self._pool_rows
+
+    @kept_property
+    def _pool_rows(self) -> RowSet:
         values = self.lists.grades
-        return self.rowset(np.flatnonzero((values >= 0) | (values == -2)))
+        return self.rowset(np.flatnonzero((values >= 0) | (values == POOLED_UNJUDGED)))
 
     @kept_property
     def values(self) -> IntArray:
