@@ -91,11 +91,17 @@ def discounted(gains: FloatArray, pos: IntArray, out: FloatArray | None = None) 
     row's discount (8 bytes a row, 57 MB at 7 M judgments) is held beside the
     gains; each quotient is the one IEEE division either way.
     """
-    table = log2_table(int(pos.max(initial=0)) + 2)[2:]
-    result = np.empty(pos.size, dtype=np.float64) if out is None else out
-    for start in range(0, pos.size, _DISCOUNTED_AT_ONCE):
-        stop = start + _DISCOUNTED_AT_ONCE
-        np.divide(gains[start:stop], table[pos[start:stop]], out=result[start:stop])
+    return _discounted(gains, int(pos.max(initial=0)), lambda start, stop: pos[start:stop], out)
+
+
+def _discounted(gains: FloatArray, deepest: int, pos_of: Callable[[int, int], IntArray],
+                out: FloatArray | None) -> FloatArray:
+    """:func:`discounted`, the rows' positions given a block at a time by ``pos_of``."""
+    table = log2_table(deepest + 2)[2:]
+    result = np.empty(gains.size, dtype=np.float64) if out is None else out
+    for start in range(0, gains.size, _DISCOUNTED_AT_ONCE):
+        stop = min(start + _DISCOUNTED_AT_ONCE, gains.size)
+        np.divide(gains[start:stop], table[pos_of(start, stop)], out=result[start:stop])
     return result
 
 
@@ -224,6 +230,17 @@ class Context(Bounded):
         """
         pos = _positions(self.lists.judged_offsets, self.judged_lengths)
         return _read_only(pos)  # type: ignore[no-any-return]
+
+    def judged_discounted(self, gains: FloatArray, out: FloatArray | None = None) -> FloatArray:
+        """``discounted(gains, self.judged_pos)`` for one gain a judged row, the same bits,
+        without :attr:`judged_pos`: each block's positions from :attr:`judged_query`."""
+        offsets, query = self.lists.judged_offsets, self.judged_query
+
+        def pos_of(start: int, stop: int) -> IntArray:
+            return np.arange(start, stop, dtype=np.int64) - offsets[query[start:stop]]
+
+        deepest = int(self.judged_lengths.max(initial=0)) - 1
+        return _discounted(gains, max(deepest, 0), pos_of, out)
 
     # -- reductions -----------------------------------------------------------
     def seg_sum(self, values: FloatArray | BoolArray, mask: BoolArray | None = None) -> FloatArray:

@@ -149,7 +149,10 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
         if np.any(same_query & (gains[1:] > gains[:-1])):
             gains = gains[np.lexsort((-gains, ctx.judged_query))]
-        return discounted(gains, pos(), out=gains)  # gains are this call's own
+        # gains are this call's own; the positions made only if a cut-off reads them
+        if positions:
+            return discounted(gains, positions[0], out=gains)
+        return ctx.judged_discounted(gains, out=gains)
 
     def terms(making: tuple[object, ...]) -> FloatArray:
         """The terms, kept if a metric ahead reads them for a sum other than ``making``
