@@ -501,10 +501,6 @@ class Context(Bounded):
 
         return self.qrels_cached(("num_rel_levels",), make)  # type: ignore[no-any-return]
 
-    def discount(self, pos: IntArray) -> FloatArray:
-        """``log2(rank + 1)`` for 0-based ranks ``pos`` (the DCG discount)."""
-        return log2_ranks(pos)
-
     # -- gains ----------------------------------------------------------------
     def gain_of(self, grades: FloatArray, metric: Metric) -> FloatArray:
         """The gain of each grade under a metric's ``gain`` / ``gains`` / ``rel``.
