@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankscope.engine.context import Context, log2_ranks
+from rankscope.engine.context import Context, discounted, log2_ranks
 from rankscope.engine.kernel_math import divide_or_zero
 from rankscope.engine.ranked_lists import csr
 from rankscope.engine.ranking import FloatArray, IntArray
@@ -38,9 +38,9 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, 
         view = ctx.levels_view()
         info = gain_info(view, _table_pairs(str(table)))
         # one division per table, shared by every cut-off (ndcg_cut.5, .10, ...)
-        discounted = view.cached(("trec_discounted", str(table)),
-                                 lambda: info.gain / view.discount(info.rows.pos))
-        return discounted, view, info.rows, ("trec_discounted", str(table))
+        terms = view.cached(("trec_discounted", str(table)),
+                            lambda: discounted(info.gain, info.rows.pos))
+        return terms, view, info.rows, ("trec_discounted", str(table))
     key = ("gained", m.get("gain"), m.get("gains"), m.get("rel"))
 
     def make() -> tuple[FloatArray, RowSet]:
@@ -50,15 +50,16 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, 
         gains = ctx.gain_of(ctx.lists.grades[judged.rows], m)
         gaining = gains != 0
         rows = judged.sub(gaining)
-        return gains[gaining] / ctx.discount(rows.pos), rows
+        gains = gains[gaining]
+        return discounted(gains, rows.pos, out=gains), rows
 
     # kept for the cut-offs of the same gain rule still ahead (ndcg_cut.5, .10, ...)
     if ctx.is_cached(key) or ctx.wanted_later(lambda o: o.family in ("DCG", "nDCG")
                                               and _rule(o) == _rule(m)):
-        discounted, rows = ctx.cached(key, make)
+        terms, rows = ctx.cached(key, make)
     else:
-        discounted, rows = make()
-    return discounted, ctx, rows, key
+        terms, rows = make()
+    return terms, ctx, rows, key
 
 
 def _rule(m: Metric) -> tuple[object, ...]:
@@ -71,18 +72,18 @@ def _table_pairs(text: str) -> tuple[tuple[str, float], ...]:
 
 
 def dcg(ctx: Context, m: Metric) -> FloatArray:
-    discounted, holder, rows, key = _gained_rows(ctx, m)
+    terms, holder, rows, key = _gained_rows(ctx, m)
     if m.k is None:
-        return rows.sum(discounted)
+        return rows.sum(terms)
     sums_key = ("cut_sums", *key)
     if not holder.is_cached(sums_key) and not holder.wanted_later(
             lambda o: o.family in ("DCG", "nDCG") and o.k is not None and _rule(o) == _rule(m)):
         # the one cut-off of its gain rule: the rows above it summed in rank order, the
         # bits CutSums.above reads, without every row's running sum (a small call's
         # padded matrices cost more than the sum)
-        return rows.sum(discounted, rows.pos < m.k)
+        return rows.sum(terms, rows.pos < m.k)
     sums = holder.cached(sums_key,
-                         lambda: CutSums.of(discounted, rows.q, rows.pos, rows.offsets))
+                         lambda: CutSums.of(terms, rows.q, rows.pos, rows.offsets))
     return sums.above(m.k)  # type: ignore[no-any-return]
 
 
@@ -92,7 +93,7 @@ def _trec_ideal(view: Context, table: str) -> tuple[FloatArray, IntArray, IntArr
     gains, their query and position, the CSR offsets, and each query's ideal DCG."""
     info = gain_info(view, _table_pairs(table))
     pos, q = info.ideal_pos, info.ideal_query
-    terms = info.ideal_gain / view.discount(pos)
+    terms = discounted(info.ideal_gain, pos)
     total = np.asarray(np.bincount(q, weights=terms, minlength=view.n), dtype=np.float64)
     return terms, q, pos, info.ideal_offsets, total
 
@@ -155,7 +156,10 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
         if np.any(same_query & (gains[1:] > gains[:-1])):
             gains = gains[np.lexsort((-gains, ctx.judged_query))]
-        return gains / log2_ranks(pos())
+        # gains are this call's own; the positions made only if a cut-off reads them
+        if positions:
+            return discounted(gains, positions[0], out=gains)
+        return ctx.judged_discounted(gains, out=gains)
 
     def terms(making: tuple[object, ...]) -> FloatArray:
         """The terms, kept if a metric ahead reads them for a sum other than ``making``
@@ -227,7 +231,7 @@ def _top_sums(ctx: Context, m: Metric, depth: int) -> CutSums:
     pos = np.arange(int(top_offsets[-1]), dtype=np.int64) - np.repeat(top_offsets[:-1], take)
     gains = ctx.gain_of(ctx.lists.judged_grades[np.repeat(offsets[:-1], take) + pos], m)
     query = np.repeat(np.arange(ctx.n, dtype=np.int64), take)
-    return CutSums.of(gains / log2_ranks(pos), query, pos, top_offsets)
+    return CutSums.of(discounted(gains, pos, out=gains), query, pos, top_offsets)
 
 
 def ndcg(ctx: Context, m: Metric) -> FloatArray:

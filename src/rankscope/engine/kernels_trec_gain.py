@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from rankscope.engine.c_math import log2_table
-from rankscope.engine.context import Context
+from rankscope.engine.context import Context, discounted
 from rankscope.engine.kernel_math import divide_positive
 from rankscope.engine.kernels_trec import trec_kernel
 from rankscope.engine.ranking import FloatArray, IntArray
@@ -31,12 +31,12 @@ def _pairs(m: Metric) -> tuple[tuple[str, float], ...]:
 
 
 def _results_dcg(st: Context, gi: GainInfo) -> FloatArray:
-    return gi.rows.sum(gi.gain / st.discount(gi.rows.pos))
+    return gi.rows.sum(discounted(gi.gain, gi.rows.pos))
 
 
 def _ideal_dcg(st: Context, gi: GainInfo) -> FloatArray:
-    disc = log2_table(int(gi.ideal_pos.max(initial=0)) + 2)[gi.ideal_pos + 2]
-    out = np.bincount(gi.ideal_query, weights=gi.ideal_gain / disc, minlength=st.n)
+    terms = discounted(gi.ideal_gain, gi.ideal_pos)
+    out = np.bincount(gi.ideal_query, weights=terms, minlength=st.n)
     return np.asarray(out, dtype=np.float64)
 
 
@@ -51,9 +51,8 @@ def _running_parts(st: Context, gi: GainInfo) -> tuple[FloatArray, FloatArray]:
     Rows of gain 0 add nothing in trec_eval's loop, so skipping them keeps
     every partial sum identical.
     """
-    weights = gi.gain / st.discount(gi.rows.pos)
-    ipos = gi.ideal_pos
-    iweights = gi.ideal_gain / log2_table(int(ipos.max(initial=0)) + 2)[ipos + 2]
+    weights = discounted(gi.gain, gi.rows.pos)
+    iweights = discounted(gi.ideal_gain, gi.ideal_pos)
     return running_sum(weights, gi.rows.offsets), running_sum(iweights, gi.ideal_offsets)
 
 

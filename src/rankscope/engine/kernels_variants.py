@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from rankscope.data.cnum import atof
-from rankscope.engine.context import Context, log2_ranks
+from rankscope.engine.context import Context, discounted
 from rankscope.engine.kernel_math import divide_or_zero
 from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.errors import MetricError
@@ -86,7 +86,8 @@ def _exp_gain(grades: FloatArray) -> FloatArray:
 def quepid_ndcg(ctx: Context, m: Metric) -> FloatArray:
     dcg = ctx.seg_sum(_exp_gain(ctx.lists.grades) * _discounts(ctx, m.k))
     # every rated document, best first, not cut at k
-    ideal = _exp_gain(ctx.lists.judged_grades) / log2_ranks(ctx.judged_pos)
+    gains = _exp_gain(ctx.lists.judged_grades)
+    ideal = discounted(gains, ctx.judged_pos, out=gains)
     return divide_or_zero(dcg, ctx.judged_sum(ideal))
 
 
