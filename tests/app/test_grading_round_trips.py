@@ -15,6 +15,7 @@ from sqlalchemy.pool import NullPool
 
 from rankscope.app.factory import create_app
 from rankscope.services import accounts, assignment, grading, sessions
+from rankscope.errors import AuthError
 from rankscope.services.grading import GradeInput
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Deferral, Grade, Lease, Rater, Task
@@ -214,3 +215,37 @@ def test_connections_given_back_are_kept_for_the_next_requests(store):
         assert first >= 1 and len(opened) == first  # nothing opened the second time
     finally:
         event.remove(store.engine, "connect", count)
+
+
+def test_the_token_read_begins_no_transaction_on_sqlite(store, world):
+    """One statement reads its own snapshot on SQLite as well: before, the token's user was
+    read between a BEGIN of ours and a ROLLBACK (two statements more per request); a
+    revoked token is still refused by that one read."""
+    if store.dialect != "sqlite":
+        pytest.skip("PostgreSQL's token read is held by the test above")
+    token = sessions.create_token(store, world.judge.name, "one statement")
+    sessions.resolve_token(store, token)  # records the use: the next minute's reads only read
+    sent: list[str] = []
+
+    def seen(conn, cursor, statement, params, context, many) -> None:
+        sent.append(statement.split(None, 1)[0].upper())
+
+    event.listen(store.engine, "after_cursor_execute", seen)
+    try:
+        owner = sessions.resolve_token(store, token)
+        assert owner.user_id == world.judge.user_id
+        assert sent == ["SELECT"], sent
+        token_id = sessions.list_tokens(store, world.judge.user_id)[0].id
+        sessions.revoke_token(store, token_id, owner)
+        with pytest.raises(AuthError):
+            sessions.resolve_token(store, token)
+    finally:
+        event.remove(store.engine, "after_cursor_execute", seen)
+    with store.read() as s:  # a read of several statements still begins its transaction
+        sent.clear()
+        event.listen(store.engine, "after_cursor_execute", seen)
+        try:
+            s.execute(text("SELECT 1"))
+        finally:
+            event.remove(store.engine, "after_cursor_execute", seen)
+    assert sent == ["BEGIN", "SELECT"], sent

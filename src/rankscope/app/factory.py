@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ROUTERS", "create_app"]
 
-ROUTERS = (pages, pages_grading, pages_dashboards, pages_llm, pages_tries, api, api_tries)
+ROUTERS = (api, api_tries, pages, pages_grading, pages_dashboards, pages_llm, pages_tries)
 """The modules whose ``router`` the app includes, in this order."""
 
 
