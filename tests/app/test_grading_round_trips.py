@@ -249,3 +249,34 @@ def test_the_token_read_begins_no_transaction_on_sqlite(store, world):
         finally:
             event.remove(store.engine, "after_cursor_execute", seen)
     assert sent == ["BEGIN", "SELECT"], sent
+
+
+def test_the_evaluation_access_statement_is_built_once(store, world):
+    """Every request of a grader reads the evaluation with their role and rater: the
+    statement is built once and given the user and the evaluation as parameters (before:
+    built anew, with both as literals' bound values, on each call), and still answers
+    each caller for themselves."""
+    from sqlalchemy.orm import Session
+
+    from rankscope.errors import ForbiddenError, NotFoundError
+    from rankscope.services.campaigns import evaluation_access, evaluation_row
+
+    statements: list[object] = []
+
+    def seen(state) -> None:
+        statements.append(state.statement)
+
+    event.listen(Session, "do_orm_execute", seen)
+    try:
+        with store.read() as s:
+            ev, role, _ = evaluation_access(s, world.judge, world.evaluation.id)
+            again, role_again, _ = evaluation_access(s, world.curator, world.evaluation.id)
+            assert ev.id == again.id == world.evaluation.id
+            assert (role, role_again) == ("judge", "curator")
+            with pytest.raises(ForbiddenError):
+                evaluation_row(s, world.judge, world.evaluation.id, "curator")
+            with pytest.raises(NotFoundError):
+                evaluation_access(s, world.judge, world.evaluation.id + 1000)
+    finally:
+        event.remove(Session, "do_orm_execute", seen)
+    assert statements[0] is statements[1] is statements[3], statements
