@@ -280,3 +280,32 @@ def test_the_evaluation_access_statement_is_built_once(store, world):
     finally:
         event.remove(Session, "do_orm_execute", seen)
     assert statements[0] is statements[1] is statements[3], statements
+
+
+def test_a_grades_checks_are_one_statement_built_once(store, world):
+    """A grade's checks (settled, the grader's own grade, the counted grades, their lease
+    and deferral) are one statement built once with bound parameters (before: built anew
+    with each grade's values); each grade still reads its own task's state."""
+    from sqlalchemy.orm import Session
+
+    ev = world.evaluation.id
+    per_grade: list[list[object]] = []
+    recording = False
+
+    def seen(state) -> None:
+        if recording:
+            per_grade[-1].append(state.statement)
+
+    event.listen(Session, "do_orm_execute", seen)
+    try:
+        for who in (world.judge, world.judge2):
+            task = assignment.next_task(store, who, ev).task_id
+            per_grade.append([])
+            recording = True
+            grading.submit_grade(store, who, GradeInput(task, 1))
+            recording = False
+    finally:
+        event.remove(Session, "do_orm_execute", seen)
+    first, second = ({id(s): s for s in grade} for grade in per_grade)
+    shared = [first[k] for k in first.keys() & second.keys()]
+    assert any("adjudications" in str(s) for s in shared), [str(s)[:60] for s in shared]
