@@ -282,10 +282,11 @@ def test_the_evaluation_access_statement_is_built_once(store, world):
     assert statements[0] is statements[1] is statements[3], statements
 
 
-def test_a_grades_checks_are_one_statement_built_once(store, world):
+def test_a_grades_statements_are_built_once(store, world):
     """A grade's checks (settled, the grader's own grade, the counted grades, their lease
-    and deferral) are one statement built once with bound parameters (before: built anew
-    with each grade's values); each grade still reads its own task's state."""
+    and deferral), its batch's replay lookup and its tasks' read are statements built once
+    with bound parameters (before: built anew with each grade's values); each grade still
+    reads its own task's state."""
     from sqlalchemy.orm import Session
 
     ev = world.evaluation.id
@@ -308,4 +309,6 @@ def test_a_grades_checks_are_one_statement_built_once(store, world):
         event.remove(Session, "do_orm_execute", seen)
     first, second = ({id(s): s for s in grade} for grade in per_grade)
     shared = [first[k] for k in first.keys() & second.keys()]
-    assert any("adjudications" in str(s) for s in shared), [str(s)[:60] for s in shared]
+    texts = [str(s) for s in shared]
+    for part in ("adjudications", "FROM grade_batches", "FROM tasks"):  # checks, replay, tasks
+        assert any(part in text for text in texts), (part, [t[:60] for t in texts])

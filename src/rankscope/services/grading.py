@@ -135,6 +135,22 @@ class _Given:
 
 
 @functools.cache
+def _batch_statement() -> Select[GradeBatch]:
+    """The batch ``key`` of rater ``rater``, its row locked (a retry racing the first try
+    waits): built once."""
+    return select(GradeBatch).where(GradeBatch.rater_id == bindparam("rater", type_=Integer),
+                                    GradeBatch.batch_key == bindparam("key", type_=Text)
+                                    ).with_for_update()
+
+
+@functools.cache
+def _tasks_statement() -> Select[Task]:
+    """The tasks ``ids`` of evaluation ``ev``: built once."""
+    return select(Task).where(Task.id.in_(bindparam("ids", expanding=True)),
+                              Task.evaluation_id == bindparam("ev", type_=Integer))
+
+
+@functools.cache
 def _state_statement() -> Select[bool, int | None, int, bool, bool]:
     """What a grade of task ``task`` (item ``item``) by rater ``rater`` on ``scale`` must
     know, in one statement built once: whether a curator settled the item, the rater's
@@ -281,16 +297,14 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
         ev, _, own = evaluation_access(session, actor, evaluation_id, "judge")
         rater = _batch_rater(session, actor, ev, source, as_rater, own)
         # lock the (rater, batch) pair's row if it exists: a retry racing the first try waits
-        seen = session.scalar(select(GradeBatch).where(GradeBatch.rater_id == rater.id,
-                                                       GradeBatch.batch_key == batch_id)
-                              .with_for_update())
+        seen = session.scalar(_batch_statement(), {"rater": rater.id, "key": batch_id})
         if seen is not None:
             if seen.evaluation_id != ev.id:
                 raise ConflictError(f"batch {batch_id!r} was sent for another evaluation")
             return {**seen.response, "replayed": True}
         require_ready(ev)
-        tasks = {t.id: t for t in session.scalars(select(Task).where(
-            Task.id.in_({g.task_id for g in grades}), Task.evaluation_id == ev.id))}
+        tasks = {t.id: t for t in session.scalars(_tasks_statement(), {
+            "ids": sorted({g.task_id for g in grades}), "ev": ev.id})}
         # every item of the batch held first, in one order: two batches grading the same
         # results in opposite orders would otherwise each hold one and wait for the other
         # (one item: _submit_in holds it)
