@@ -14,8 +14,8 @@ from sqlalchemy import create_engine, event, select, text
 from sqlalchemy.pool import NullPool
 
 from rankscope.app.factory import create_app
-from rankscope.services import accounts, assignment, grading, sessions
 from rankscope.errors import AuthError
+from rankscope.services import accounts, assignment, grading, sessions
 from rankscope.services.grading import GradeInput
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import Deferral, Grade, Lease, Rater, Task
