@@ -299,12 +299,14 @@ def test_a_grades_statements_are_built_once(store, world):
 
     event.listen(Session, "do_orm_execute", seen)
     try:
-        for who in (world.judge, world.judge2):
+        for who in (world.judge, world.judge2):  # as the API grades: a batch of one
             task = assignment.next_task(store, who, ev).task_id
             per_grade.append([])
             recording = True
-            grading.submit_grade(store, who, GradeInput(task, 1))
+            answer = grading.submit_batch(store, who, ev, uuid.uuid4().hex,
+                                          [GradeInput(task, 1)])
             recording = False
+            assert answer["accepted"] == 1, answer
     finally:
         event.remove(Session, "do_orm_execute", seen)
     first, second = ({id(s): s for s in grade} for grade in per_grade)
