@@ -14,6 +14,7 @@ from sqlalchemy import create_engine, event, select, text
 from sqlalchemy.pool import NullPool
 
 from rankscope.app.factory import create_app
+from rankscope.errors import AuthError
 from rankscope.services import accounts, assignment, grading, sessions
 from rankscope.services.grading import GradeInput
 from rankscope.store.models import utcnow
@@ -214,3 +215,102 @@ def test_connections_given_back_are_kept_for_the_next_requests(store):
         assert first >= 1 and len(opened) == first  # nothing opened the second time
     finally:
         event.remove(store.engine, "connect", count)
+
+
+def test_the_token_read_begins_no_transaction_on_sqlite(store, world):
+    """One statement reads its own snapshot on SQLite as well: before, the token's user was
+    read between a BEGIN of ours and a ROLLBACK (two statements more per request); a
+    revoked token is still refused by that one read."""
+    if store.dialect != "sqlite":
+        pytest.skip("PostgreSQL's token read is held by the test above")
+    token = sessions.create_token(store, world.judge.name, "one statement")
+    sessions.resolve_token(store, token)  # records the use: the next minute's reads only read
+    sent: list[str] = []
+
+    def seen(conn, cursor, statement, params, context, many) -> None:
+        sent.append(statement.split(None, 1)[0].upper())
+
+    event.listen(store.engine, "after_cursor_execute", seen)
+    try:
+        owner = sessions.resolve_token(store, token)
+        assert owner.user_id == world.judge.user_id
+        assert sent == ["SELECT"], sent
+        token_id = sessions.list_tokens(store, world.judge.user_id)[0].id
+        sessions.revoke_token(store, token_id, owner)
+        with pytest.raises(AuthError):
+            sessions.resolve_token(store, token)
+    finally:
+        event.remove(store.engine, "after_cursor_execute", seen)
+    with store.read() as s:  # a read of several statements still begins its transaction
+        sent.clear()
+        event.listen(store.engine, "after_cursor_execute", seen)
+        try:
+            s.execute(text("SELECT 1"))
+        finally:
+            event.remove(store.engine, "after_cursor_execute", seen)
+    assert sent == ["BEGIN", "SELECT"], sent
+
+
+def test_the_evaluation_access_statement_is_built_once(store, world):
+    """Every request of a grader reads the evaluation with their role and rater: the
+    statement is built once and given the user and the evaluation as parameters (before:
+    built anew, with both as literals' bound values, on each call), and still answers
+    each caller for themselves."""
+    from sqlalchemy.orm import Session
+
+    from rankscope.errors import ForbiddenError, NotFoundError
+    from rankscope.services.campaigns import evaluation_access, evaluation_row
+
+    statements: list[object] = []
+
+    def seen(state) -> None:
+        statements.append(state.statement)
+
+    event.listen(Session, "do_orm_execute", seen)
+    try:
+        with store.read() as s:
+            ev, role, _ = evaluation_access(s, world.judge, world.evaluation.id)
+            again, role_again, _ = evaluation_access(s, world.curator, world.evaluation.id)
+            assert ev.id == again.id == world.evaluation.id
+            assert (role, role_again) == ("judge", "curator")
+            with pytest.raises(ForbiddenError):
+                evaluation_row(s, world.judge, world.evaluation.id, "curator")
+            with pytest.raises(NotFoundError):
+                evaluation_access(s, world.judge, world.evaluation.id + 1000)
+    finally:
+        event.remove(Session, "do_orm_execute", seen)
+    assert statements[0] is statements[1] is statements[3], statements
+
+
+def test_a_grades_statements_are_built_once(store, world):
+    """A grade's checks (settled, the grader's own grade, the counted grades, their lease
+    and deferral), its batch's replay lookup and its tasks' read are statements built once
+    with bound parameters (before: built anew with each grade's values); each grade still
+    reads its own task's state."""
+    from sqlalchemy.orm import Session
+
+    ev = world.evaluation.id
+    per_grade: list[list[object]] = []
+    recording = False
+
+    def seen(state) -> None:
+        if recording:
+            per_grade[-1].append(state.statement)
+
+    event.listen(Session, "do_orm_execute", seen)
+    try:
+        for who in (world.judge, world.judge2):  # as the API grades: a batch of one
+            task = assignment.next_task(store, who, ev).task_id
+            per_grade.append([])
+            recording = True
+            answer = grading.submit_batch(store, who, ev, uuid.uuid4().hex,
+                                          [GradeInput(task, 1)])
+            recording = False
+            assert answer["accepted"] == 1, answer
+    finally:
+        event.remove(Session, "do_orm_execute", seen)
+    first, second = ({id(s): s for s in grade} for grade in per_grade)
+    shared = [first[k] for k in first.keys() & second.keys()]
+    texts = [str(s) for s in shared]
+    for part in ("adjudications", "FROM grade_batches", "FROM tasks"):  # checks, replay, tasks
+        assert any(part in text for text in texts), (part, [t[:60] for t in texts])

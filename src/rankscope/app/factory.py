@@ -46,8 +46,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ROUTERS", "create_app"]
 
-ROUTERS = (pages, pages_grading, pages_dashboards, pages_llm, pages_tries, api, api_tries)
-"""The modules whose ``router`` the app includes, in this order."""
+ROUTERS = (api, api_tries, pages, pages_grading, pages_dashboards, pages_llm, pages_tries)
+"""The modules whose ``router`` the app includes, in this order: the API's first (every API
+call would otherwise try the pages' patterns one by one; no address matches two modules)."""
 
 
 def create_app(store: Store, data_dir: str | Path, *, boundary: Boundary | None = None,

@@ -15,11 +15,12 @@ made) is :mod:`rankscope.services.campaign_runs`.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from rankscope.errors import NotFoundError, OptionError
 from rankscope.services.limits import (
@@ -319,16 +320,24 @@ def evaluation_access(session: Session, actor: Actor, evaluation_id: int,
     return _access(session, actor, evaluation_id, at_least, with_rater=True)
 
 
+@functools.cache
+def _access_statement(with_rater: bool) -> Select[Any]:
+    """The evaluation ``ev``, the role of user ``user`` in its project and (``with_rater``)
+    their rater row, or nulls: built once (every request of a grader runs it)."""
+    query: Select[Any] = select(Evaluation, Membership.role).outerjoin(  # type: ignore[assignment]
+        Membership, (Membership.project_id == Evaluation.project_id)
+        & (Membership.user_id == bindparam("user")))
+    if with_rater:  # their rater row (unique by user), or nulls
+        query = query.add_columns(Rater).outerjoin(Rater, Rater.user_id == bindparam("user"))
+    return query.where(Evaluation.id == bindparam("ev"))
+
+
 def _access(session: Session, actor: Actor, evaluation_id: int, at_least: str, *,
             with_rater: bool) -> tuple[Evaluation, str, Rater | None]:
     from rankscope.services.projects import effective_role, require_role
 
-    query: Select[Any] = select(Evaluation, Membership.role).outerjoin(  # type: ignore[assignment]
-        Membership, (Membership.project_id == Evaluation.project_id)
-        & (Membership.user_id == actor.user_id))
-    if with_rater:  # their rater row (unique by user), or nulls
-        query = query.add_columns(Rater).outerjoin(Rater, Rater.user_id == actor.user_id)
-    row = session.execute(query.where(Evaluation.id == evaluation_id)).first()
+    row = session.execute(_access_statement(with_rater),
+                          {"user": actor.user_id, "ev": evaluation_id}).first()
     if row is None:
         raise NotFoundError(f"no evaluation #{evaluation_id}")
     ev: Evaluation = row[0]

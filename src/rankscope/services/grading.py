@@ -21,10 +21,11 @@ evaluation; when its rater does not count, its grades fill no slot.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, exists, func, select
+from sqlalchemy import Integer, Text, bindparam, delete, exists, func, select
 
 from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
@@ -54,6 +55,7 @@ from rankscope.store.models_app import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from sqlalchemy import Select
     from sqlalchemy.orm import Session
 
     from rankscope.judgments.scales import Scale
@@ -132,6 +134,40 @@ class _Given:
     counted: int
 
 
+@functools.cache
+def _batch_statement() -> Select[GradeBatch]:
+    """The batch ``key`` of rater ``rater``, its row locked (a retry racing the first try
+    waits): built once."""
+    return select(GradeBatch).where(GradeBatch.rater_id == bindparam("rater", type_=Integer),
+                                    GradeBatch.batch_key == bindparam("key", type_=Text)
+                                    ).with_for_update()
+
+
+@functools.cache
+def _tasks_statement() -> Select[Task]:
+    """The tasks ``ids`` of evaluation ``ev``: built once."""
+    return select(Task).where(Task.id.in_(bindparam("ids", expanding=True)),
+                              Task.evaluation_id == bindparam("ev", type_=Integer))
+
+
+@functools.cache
+def _state_statement() -> Select[bool, int | None, int, bool, bool]:
+    """What a grade of task ``task`` (item ``item``) by rater ``rater`` on ``scale`` must
+    know, in one statement built once: whether a curator settled the item, the rater's
+    own grade, the counted grades, and whether the rater leased or put off the task."""
+    item, rater, task = (bindparam(name, type_=Integer) for name in ("item", "rater", "task"))
+    scale = bindparam("scale", type_=Text)
+    return select(
+        exists().where(Adjudication.item_id == item, Adjudication.scale == scale),
+        select(Grade.id).where(Grade.item_id == item, Grade.rater_id == rater,
+                               Grade.active, Grade.scale == scale).scalar_subquery(),
+        select(func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
+        .where(Grade.item_id == item, Grade.active, Grade.scale == scale,
+               Rater.counts).scalar_subquery(),
+        exists().where(Lease.task_id == task, Lease.rater_id == rater),
+        exists().where(Deferral.task_id == task, Deferral.rater_id == rater))
+
+
 def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given: GradeInput,
                source: str) -> _Given:
     """Record one grade inside the caller's transaction (the limit checked under a lock)."""
@@ -142,15 +178,8 @@ def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given
     # wait) is the state at commit. Nothing is written before the grade is known to be
     # accepted, so a refused one leaves no trace without a savepoint around it.
     hold_items(session, [task.item_id])
-    settled, own_id, n, leased, deferred = session.execute(select(
-        exists().where(Adjudication.item_id == task.item_id, Adjudication.scale == ev.scale),
-        select(Grade.id).where(Grade.item_id == task.item_id, Grade.rater_id == rater.id,
-                               Grade.active, Grade.scale == ev.scale).scalar_subquery(),
-        select(func.count(Grade.id)).join(Rater, Grade.rater_id == Rater.id)
-        .where(Grade.item_id == task.item_id, Grade.active, Grade.scale == ev.scale,
-               Rater.counts).scalar_subquery(),
-        exists().where(Lease.task_id == task.id, Lease.rater_id == rater.id),
-        exists().where(Deferral.task_id == task.id, Deferral.rater_id == rater.id))).one()
+    settled, own_id, n, leased, deferred = session.execute(_state_statement(), {
+        "item": task.item_id, "rater": rater.id, "scale": ev.scale, "task": task.id}).one()
     if settled:
         raise ConflictError(f"task #{task.id}: a curator settled this result's grade")
     if own_id is None and rater.counts and n >= task.grades_wanted:
@@ -268,16 +297,14 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
         ev, _, own = evaluation_access(session, actor, evaluation_id, "judge")
         rater = _batch_rater(session, actor, ev, source, as_rater, own)
         # lock the (rater, batch) pair's row if it exists: a retry racing the first try waits
-        seen = session.scalar(select(GradeBatch).where(GradeBatch.rater_id == rater.id,
-                                                       GradeBatch.batch_key == batch_id)
-                              .with_for_update())
+        seen = session.scalar(_batch_statement(), {"rater": rater.id, "key": batch_id})
         if seen is not None:
             if seen.evaluation_id != ev.id:
                 raise ConflictError(f"batch {batch_id!r} was sent for another evaluation")
             return {**seen.response, "replayed": True}
         require_ready(ev)
-        tasks = {t.id: t for t in session.scalars(select(Task).where(
-            Task.id.in_({g.task_id for g in grades}), Task.evaluation_id == ev.id))}
+        tasks = {t.id: t for t in session.scalars(_tasks_statement(), {
+            "ids": sorted({g.task_id for g in grades}), "ev": ev.id})}
         # every item of the batch held first, in one order: two batches grading the same
         # results in opposite orders would otherwise each hold one and wait for the other
         # (one item: _submit_in holds it)

@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-__all__ = ["BUSY_TIMEOUT_MS", "PING_IDLE_S", "POOL_SIZE", "WRITING", "make_engine"]
+__all__ = ["BUSY_TIMEOUT_MS", "PING_IDLE_S", "POOL_SIZE", "SINGLE", "WRITING", "make_engine"]
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a SQLite connection waits for the write lock."""
 WRITING = "rankscope_writing"
 """Execution option of the connections that write (SQLite: ``BEGIN IMMEDIATE``)."""
+SINGLE = "rankscope_single"
+"""Execution option of the connections that read one statement (SQLite: no ``BEGIN``; a
+statement outside a transaction is its own read transaction, as consistent)."""
 
 
 POOL_SIZE = 40
@@ -44,7 +47,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(connection: Any) -> None:
-    writing = connection.get_execution_options().get(WRITING, False)
+    options = connection.get_execution_options()
+    if options.get(SINGLE, False):
+        return  # one statement: BEGIN and its ROLLBACK would be two statements more
+    writing = options.get(WRITING, False)
     connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
 

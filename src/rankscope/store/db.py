@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rankscope.errors import DependencyError, StoreError
-from rankscope.store.connections import WRITING
+from rankscope.store.connections import SINGLE, WRITING
 from rankscope.store.connections import make_engine as _engine
 from rankscope.store.schema_revisions import (
     alembic_config,
@@ -264,9 +264,11 @@ class Store:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._writing = engine.execution_options(**{WRITING: True})
         self._write_sessions = sessionmaker(self._writing, expire_on_commit=False)
-        # one statement needs no transaction: PostgreSQL's autocommit saves BEGIN and ROLLBACK
-        self._single_sessions = self._sessions if url.startswith("sqlite") else sessionmaker(
-            engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False)
+        # one statement needs no transaction: no BEGIN and ROLLBACK (PostgreSQL's autocommit;
+        # SQLite's connections begin no transaction themselves, ours is skipped: SINGLE)
+        self._single_sessions = sessionmaker(engine.execution_options(
+            **({SINGLE: True} if url.startswith("sqlite") else {"isolation_level": "AUTOCOMMIT"})),
+            expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
