@@ -90,3 +90,30 @@ def test_evaluate_and_compare_read_the_first_run_while_their_engine_loads(
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                               check=False, timeout=60)
         assert done.stderr.splitlines()[-1] == "0 [True]", (command, done.stderr)
+
+
+def test_compare_imports_neither_the_collections_module_nor_difflib(tmp_path: Path) -> None:
+    # asked of every input path, whether it names an ir_datasets collection is answered
+    # without importing rankscope.data.irds; "did you mean" hints import difflib when needed
+    qrels, run1, run2 = tmp_path / "qrels.txt", tmp_path / "a.txt", tmp_path / "b.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    run1.write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n")
+    run2.write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n")
+    modules, printed = _modules_after(
+        "from rankscope.cli.main import main\n"
+        f"main(['compare', {str(qrels)!r}, {str(run1)!r}, {str(run2)!r}, '-m', 'P@1',"
+        " '-f', 'json'])")
+    runs = json.loads(printed)["runs"]
+    # a ranks the relevant d1 first, b the non-relevant d2
+    assert (runs["a"]["mean"]["P@1"], runs["b"]["mean"]["P@1"]) == (1.0, 0.0)
+    assert "rankscope.data.irds" not in modules
+    assert "difflib" not in modules
+    help_modules, _ = _modules_after("from rankscope.cli.main import main\nmain(['--help'])")
+    assert "difflib" not in help_modules
+
+
+def test_a_usage_error_still_suggests_the_close_choice() -> None:
+    _, printed = _modules_after(
+        "import sys\nsys.stderr = sys.stdout\nfrom rankscope.cli.main import main\n"
+        "main(['evaluate', 'q', 'r', '--ci', 'nevr'])")
+    assert "did you mean 'never'?" in printed

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import re
 import sys
 import warnings
@@ -87,6 +86,8 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Print usage and the error, with a "did you mean" where one is close."""
+        import difflib  # only for a usage error: not on every start-up
+
         hint = ""
         unknown = _UNRECOGNIZED.search(message)
         if unknown:

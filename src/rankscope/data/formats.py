@@ -177,7 +177,7 @@ def read_table(
     Qrels named ``irds:NAME`` are read through ir_datasets
     (:mod:`rankscope.data.irds`).
     """
-    from rankscope.data.irds import is_irds
+    from rankscope.data.irds_prefix import is_irds
 
     if is_irds(path):
         return _read_irds(os.fspath(path), kind)

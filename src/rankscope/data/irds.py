@@ -29,7 +29,6 @@ How ir_datasets' records map to rankscope's:
 from __future__ import annotations
 
 import contextlib
-import difflib
 import fnmatch
 import os
 import threading
@@ -40,6 +39,7 @@ from typing import Any
 
 import polars as pl
 
+from rankscope.data.irds_prefix import PREFIX, is_irds
 from rankscope.errors import (
     DependencyError,
     FileAccessError,
@@ -63,19 +63,7 @@ __all__ = [
     "missing_files",
 ]
 
-PREFIX = "irds:"
 _SPANS = ("start", "span_start")
-
-
-def is_irds(path: object) -> bool:
-    """Whether an input names an ir_datasets collection (``irds:NAME``).
-
-    Examples
-    --------
-    >>> is_irds("irds:beir/scifact/test"), is_irds("qrels.txt"), is_irds(3)
-    (True, False, False)
-    """
-    return isinstance(path, str) and path.startswith(PREFIX)
 
 
 def irds_name(path: str) -> tuple[str, str | None]:
@@ -134,6 +122,8 @@ def _load(path: str, entity: str) -> tuple[Any, str]:
         dataset = irds.load(name)
     except KeyError:
         known = list(irds.registry)
+        import difflib  # only for an unknown name: not on every run file's read
+
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else \
             " (ir_datasets lists them: ir_datasets list)"

@@ -276,7 +276,7 @@ def read_judgments_frame(
     ``irds:NAME`` reads an ir_datasets collection's qrels as one rater's
     judgments (the rater is the collection's name unless told).
     """
-    from rankscope.data.irds import is_irds
+    from rankscope.data.irds_prefix import is_irds
 
     if is_irds(path):
         from rankscope.data.formats import read_table
@@ -340,7 +340,7 @@ def has_rater_column(path: PathLike, fmt: str | None = None) -> bool:
     Only the header (CSV / TSV), the first record (JSON, JSONL) or the schema
     (Parquet) is looked at; TREC files and ir_datasets collections never have one.
     """
-    from rankscope.data.irds import is_irds
+    from rankscope.data.irds_prefix import is_irds
 
     if is_irds(path):
         return False

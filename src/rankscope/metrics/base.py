@@ -10,6 +10,7 @@ give equal metrics. The engine (``rankscope.engine``) computes them.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import re
@@ -263,19 +264,15 @@ class Family:
         One entry per argument of the factory, in its order: the cut-off ``k``
         (:attr:`k_doc`) and each :class:`Param` (its type, default and ``doc``).
         """
-        entries = []
-        for name, arg in inspect.signature(self.factory).parameters.items():
+        lines = ["Parameters", "----------"]
+        for name, has_default in _arguments(self.factory):
             if name == "k":
-                kind = "int" if arg.default is inspect.Parameter.empty else "int, optional"
-                entries.append((f"k : {kind}", self.k_doc))
+                lines.append(f"k : {'int, optional' if has_default else 'int'}")
+                lines += _wrapped(self.k_doc)
                 continue
             p = self.param(name)
-            entries.append((f"{name} : {_type_words(p)}", p.doc))
-        lines = ["Parameters", "----------"]
-        for head, text in entries:
-            lines.append(head)
-            lines += textwrap.wrap(_sentence(text), 75, initial_indent="    ",
-                                   subsequent_indent="    ", break_on_hyphens=False)
+            lines.append(f"{name} : {_type_words(p)}")
+            lines += _wrapped(p.doc)
         return "\n".join(lines)
 
 
@@ -410,15 +407,42 @@ def _sentence(text: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
+def _arguments(factory: Callable[..., Metric]) -> list[tuple[str, bool]]:
+    """A factory's arguments in order, each with whether it has a default.
+
+    Read from the code object, as :func:`inspect.signature` would give them
+    for a function of named arguments (the registry's 72 signatures cost
+    milliseconds of every command's start).
+    """
+    func = inspect.unwrap(factory)
+    code = func.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        raise ValueError(f"metric factory {func.__name__!r} takes *args or **kwargs; "
+                         "its arguments must be named")
+    positional = code.co_varnames[:code.co_argcount]
+    keyword = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    first_default = len(positional) - len(func.__defaults__ or ())
+    kw_defaults = func.__kwdefaults__ or {}
+    return ([(name, i >= first_default) for i, name in enumerate(positional)]
+            + [(name, name in kw_defaults) for name in keyword])
+
+
+@functools.cache
+def _wrapped(text: str) -> tuple[str, ...]:
+    """A parameter's text as the section's indented lines (families share many texts)."""
+    return tuple(textwrap.wrap(_sentence(text), 75, initial_indent="    ",
+                               subsequent_indent="    ", break_on_hyphens=False))
+
+
 def _document(fam: Family) -> None:
     """Write the factory's Parameters section from the definition (see :class:`Param`)."""
     doc = inspect.cleandoc(fam.factory.__doc__ or "")
     if re.search(r"^Parameters\n-{3,}$", doc, re.M):
         raise ValueError(f"metric family {fam.name!r}: its factory's docstring has a "
                          "Parameters section; describe them in its Params (it is generated)")
-    section = fam.parameters_section()
-    if not inspect.signature(fam.factory).parameters:
+    if not _arguments(fam.factory):  # no arguments: the docstring stays as written
         return
+    section = fam.parameters_section()
     found = _SECTION.search(doc)
     at = found.start() if found else len(doc)
     fam.factory.__doc__ = doc[:at].rstrip() + "\n\n" + section + "\n\n" + doc[at:].lstrip()

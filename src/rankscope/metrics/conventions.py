@@ -22,7 +22,6 @@ into the one the tool computes, with how the tool reads the run for it (a
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -370,6 +369,8 @@ def get_profile(name: str) -> Profile:
     """The profile called ``name`` (raises OptionError with a suggestion)."""
     if isinstance(name, str) and name in PROFILES:
         return PROFILES[name]
+    import difflib  # only for an unknown name: not on every start-up
+
     close = difflib.get_close_matches(str(name), list(PROFILES), n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise OptionError(
