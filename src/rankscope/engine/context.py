@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.engine.c_math import log2_table
+from rankscope.engine.gain_rule import gains_of
 from rankscope.engine.kept import BUDGET, WATCHED_FROM, Bounded, Kept, kept_property
 from rankscope.engine.levels_view import judged_levels, levels_of
 from rankscope.engine.qrels_index import OneRun
@@ -509,26 +510,7 @@ class Context(Bounded):
         missing from the map keeps the gain ``gain`` gives it (trec_eval's and
         ir_measures' convention).
         """
-        with np.errstate(invalid="ignore", over="ignore"):
-            unjudged = np.isnan(grades)
-            g = np.where(unjudged, 0.0, grades)
-            if metric.get("gain") == "exp":
-                out = np.where(g > 0, np.exp2(g) - 1.0, 0.0)
-            else:
-                out = np.maximum(g, 0.0)
-            gains = metric.get("gains")
-            if gains:
-                keys = np.array([p[0] for p in gains])
-                vals = np.array([p[1] for p in gains])
-                idx = np.clip(np.searchsorted(keys, g), 0, len(keys) - 1)
-                out = np.where(keys[idx] == g, vals[idx], out)
-            rel = metric.get("rel")
-            if rel is not None:
-                out = np.where(g >= rel, out, 0.0)
-            # in place (out is this call's own): no third array of every row's gain
-            out = np.asarray(out, dtype=np.float64)
-            out[unjudged | (g < 0)] = 0.0
-        return out
+        return gains_of(grades, metric)
 
     def metric_max_grade(self, metric: Metric) -> float:
         """A metric's ``max_grade``, or the highest grade in the qrels."""
