@@ -314,3 +314,41 @@ def test_a_grades_statements_are_built_once(store, world):
     texts = [str(s) for s in shared]
     for part in ("adjudications", "FROM grade_batches", "FROM tasks"):  # checks, replay, tasks
         assert any(part in text for text in texts), (part, [t[:60] for t in texts])
+
+
+def test_a_grade_writes_its_rows_without_the_orms_unit_of_work(store, world):
+    """A grade and its batch's answer are Core inserts: the request flushes no ORM object
+    (before: the grade was added and flushed, the batch's answer flushed at the commit),
+    and the rows hold what was sent; a regrade still supersedes the grader's own grade."""
+    from sqlalchemy.orm import Session
+
+    from rankscope.store.models_app import GradeBatch
+
+    ev = world.evaluation.id
+    first = assignment.next_task(store, world.judge, ev).task_id
+    grading.submit_batch(store, world.judge, ev, "warm", [GradeInput(first, 1)])  # rater row
+    task = assignment.next_task(store, world.judge, ev).task_id
+    flushed: list[int] = []
+
+    def count(session, context, instances) -> None:
+        flushed.append(len(session.new) + len(session.dirty) + len(session.deleted))
+
+    event.listen(Session, "before_flush", count)
+    try:
+        answer = grading.submit_batch(store, world.judge, ev, "b2", [
+            GradeInput(task, 2, explanation=" seen ")])
+    finally:
+        event.remove(Session, "before_flush", count)
+    assert flushed == [] and answer["accepted"] == 1
+    again = grading.submit_batch(store, world.judge, ev, "b3", [GradeInput(task, 0)])
+    with store.read() as s:
+        old = s.get(Grade, answer["results"][0]["grade_id"])
+        new = s.get(Grade, again["results"][0]["grade_id"])
+        batch = s.scalar(select(GradeBatch).where(GradeBatch.batch_key == "b2"))
+        assert (old.item_id, old.value, old.explanation, old.source, old.evaluation_id) == (
+            new.item_id, 2.0, "seen", "api", ev)
+        assert old.created_at is not None and old.created_at.tzinfo is not None
+        assert (old.active, old.superseded_by, new.active, new.value) == (
+            False, new.id, True, 0.0)
+        assert batch.response == {k: v for k, v in answer.items() if k != "replayed"}
+        assert batch.evaluation_id == ev and batch.created_at is not None
