@@ -17,10 +17,10 @@ from rankscope.metrics.base import (
     Family,
     Metric,
     Param,
-    _type_words,
     make_metric,
     register,
 )
+from rankscope.metrics.family_docs import _type_words
 
 
 def _sentence_lines(text: str) -> list[str]:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rankscope.engine.c_math import log2_table
+from rankscope.engine.discounts import discounted, discounted_by_blocks, log2_ranks
 from rankscope.engine.gain_rule import gains_of
 from rankscope.engine.kept import BUDGET, WATCHED_FROM, Bounded, Kept, kept_property
 from rankscope.engine.levels_view import judged_levels, levels_of
@@ -57,53 +57,6 @@ def _read_only(value: Any) -> Any:
         if isinstance(item, np.ndarray):
             item.setflags(write=False)
     return value
-
-
-def log2_ranks(pos: IntArray) -> FloatArray:
-    """:math:`\\log_2(i + 1)` for 0-based positions ``pos`` (i = pos + 1, the rank)."""
-    # the table from log2(2) on, indexed by pos itself: no array of pos + 2 beside it
-    return log2_table(int(pos.max(initial=0)) + 2)[2:][pos]
-
-
-_DISCOUNTED_AT_ONCE = 1 << 16
-"""Rows :func:`discounted` divides at once (their discounts: 512 KB)."""
-
-
-def discounted(gains: FloatArray, pos: IntArray, out: FloatArray | None = None) -> FloatArray:
-    """Each gain over its rank's DCG discount: ``gains / log2_ranks(pos)``, the same bits.
-
-    Parameters
-    ----------
-    gains : ndarray of float
-        One gain a row.
-    pos : ndarray of int
-        Each row's 0-based rank.
-    out : ndarray of float, optional
-        Where to write (``gains`` itself when the caller made it: no second array).
-
-    Returns
-    -------
-    ndarray of float
-        ``out``, or a new array.
-
-    Notes
-    -----
-    The discounts are looked up a block of rows at a time, so no array of every
-    row's discount (8 bytes a row, 57 MB at 7 M judgments) is held beside the
-    gains; each quotient is the one IEEE division either way.
-    """
-    return _discounted(gains, int(pos.max(initial=0)), lambda start, stop: pos[start:stop], out)
-
-
-def _discounted(gains: FloatArray, deepest: int, pos_of: Callable[[int, int], IntArray],
-                out: FloatArray | None) -> FloatArray:
-    """:func:`discounted`, the rows' positions given a block at a time by ``pos_of``."""
-    table = log2_table(deepest + 2)[2:]
-    result = np.empty(gains.size, dtype=np.float64) if out is None else out
-    for start in range(0, gains.size, _DISCOUNTED_AT_ONCE):
-        stop = min(start + _DISCOUNTED_AT_ONCE, gains.size)
-        np.divide(gains[start:stop], table[pos_of(start, stop)], out=result[start:stop])
-    return result
 
 
 def _positions(offsets: IntArray, lengths: IntArray) -> IntArray:
@@ -241,7 +194,7 @@ class Context(Bounded):
             return np.arange(start, stop, dtype=np.int64) - offsets[query[start:stop]]
 
         deepest = int(self.judged_lengths.max(initial=0)) - 1
-        return _discounted(gains, max(deepest, 0), pos_of, out)
+        return discounted_by_blocks(gains, max(deepest, 0), pos_of, out)
 
     # -- reductions -----------------------------------------------------------
     def seg_sum(self, values: FloatArray | BoolArray, mask: BoolArray | None = None) -> FloatArray:
