@@ -8,6 +8,7 @@ self-contained file.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
 __all__ = ["SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html", "signed_text",
-           "worse_queries_html"]
+           "signed_texts", "worse_queries_html"]
 
 TABLE_STYLE = "table.sortable td + td, table.rankscope-worse td + td " \
               "{ text-align: right; }"
@@ -77,7 +78,27 @@ def signed_text(text: str, minus: str = "-") -> str:
     str
         ``text`` with its sign, ``+`` when not negative.
     """
-    return f"{minus}{text[1:]}" if text[0] == "-" else f"+{text}"
+    (signed,) = signed_texts((text,), minus)
+    return signed
+
+
+def signed_texts(texts: Iterable[str], minus: str = "-") -> list[str]:
+    """:func:`signed_text` of each text, in one pass (a report's difference plots sign
+    14,000 bars' texts: two calls a bar were a tenth of the plots' time).
+
+    Parameters
+    ----------
+    texts : iterable of str
+        Texts of differences that have values, as :func:`_cells` writes them.
+    minus : str
+        The minus sign written.
+
+    Returns
+    -------
+    list of str
+        Each text with its sign, ``+`` when not negative.
+    """
+    return [f"{minus}{text[1:]}" if text[0] == "-" else f"+{text}" for text in texts]
 
 
 class ValueTexts:

@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.render.box_stats import BoxStats, box_stats, box_stats_rows
-from rankscope.render.report_tables import ValueTexts, signed_text
+from rankscope.render.report_tables import ValueTexts, signed_text, signed_texts
 
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
@@ -253,6 +253,19 @@ def _bar_lefts(left: float, step: float, n: int) -> tuple[str, ...]:
     return tuple(f"{x:.2f}" for x in (left + np.arange(n) * step).tolist())
 
 
+def _bar_tops(tops: FloatArray, sliver: npt.NDArray[np.bool_], up: int, zero: float,
+              ) -> list[str]:
+    """The bars' ``y`` as written (``f"{top:.2f}"``), largest difference first.
+
+    The bars past the first ``up`` (those above zero) are not above zero, so each starts
+    at the zero line, or at a sliver's top: two texts shared, not a format a bar (most of
+    a track's 14,000 bars).
+    """
+    written = [f"{top:.2f}" for top in tops[:up].tolist()]
+    at_zero, at_sliver = f"{zero:.2f}", f"{zero - 0.5:.2f}"
+    return written + [at_sliver if thin else at_zero for thin in sliver[up:].tolist()]
+
+
 def differences_svg(result: CompareResult, metric: str, run: str | None = None, *,
                     caption: str = "", texts: ValueTexts | None = None) -> str:
     """Sorted per-query differences ``run - baseline`` as bars, one ``<rect>`` a query.
@@ -268,7 +281,7 @@ def differences_svg(result: CompareResult, metric: str, run: str | None = None, 
     values_run = [run_texts[i] for i in order]
     values_base = [base_texts[i] for i in order]
     differences = texts.differences(run, base, metric)
-    signed = [_signed_text(differences[i]) for i in order]
+    signed = signed_texts(map(differences.__getitem__, order), "\u2212")
     wins, losses = int(np.sum(diff > 0)), int(np.sum(diff < 0))
     n = len(ids)
     labelled = 0 < n <= LABEL_EVERY_QUERY
@@ -297,16 +310,17 @@ def differences_svg(result: CompareResult, metric: str, run: str | None = None, 
     sizes = np.abs(diff) * pixels
     sliver = sizes < 1.0
     tops[sliver], sizes[sliver] = zero - 0.5, 1.0
+    top_texts = _bar_tops(tops, sliver, wins, zero)
     colors = np.where(diff > 0, BETTER, np.where(diff < 0, WORSE, TIED)).tolist()
     lefts = _bar_lefts(frame.left, step, n)
     width = f"{step:.2f}"
     parts.append('<g class="bars" stroke="none">')
     # _text and the values' texts inline: 56 plots of 250 bars in a track's report
-    parts += [f'<rect x="{x}" y="{top:.2f}" width="{width}" height="{size:.2f}" '
+    parts += [f'<rect x="{x}" y="{top}" width="{width}" height="{size:.2f}" '
               f'fill="{color}"><title>{query}: {run_t} {a} \u2212 {base_t} {b} = '
               f'{d}</title></rect>'
               for query, x, top, size, color, a, b, d in zip(
-                  map(_escaped, ids), lefts, tops.tolist(), sizes.tolist(), colors, values_run,
+                  map(_escaped, ids), lefts, top_texts, sizes.tolist(), colors, values_run,
                   values_base, signed, strict=True)]
     parts.append("</g>")
     parts.append(f'<line class="zero" x1="{_num(frame.left)}" '
