@@ -426,3 +426,42 @@ def test_bars_not_above_zero_share_two_texts_and_every_top_is_its_definition() -
                                 else f"{zero:.2f}" for d in diff[up:].tolist()]
         assert len({id(text) for text in written[up:]}) <= 2
     assert _bar_tops(np.zeros(0), np.zeros(0, dtype=bool), 0, 10.0) == []
+
+
+def test_a_boxs_coordinates_are_written_once_and_its_outliers_sit_on_its_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A box plot wrote its row's middle again for each whisker end and each outlier (a
+    track's 7 box plots: 5,400 coordinates); each box now writes it once, and every
+    outlier's circle still sits on that row, one circle an outlier."""
+    from rankscope.render import svg
+
+    queries = [f"q{i:02d}" for i in range(12)]
+    qrels = {q: {"rel": 1} for q in queries}
+    # RR 1 on ten queries, then 0.5 and 0 (outliers: the quartiles are all 1)
+    ranks = {"a": [1] * 10 + [2, 0], "b": [1] * 9 + [3, 0, 0]}
+    runs = {name: {q: ({"rel": 5, "x": 4} if r == 1 else {"x": 5, "rel": 4, "y": 3} if r == 2
+                       else {"x": 5, "y": 4, "rel": 3} if r == 3 else {"x": 5, "y": 4})
+                   for q, r in zip(queries, rs, strict=True)}
+            for name, rs in ranks.items()}
+    result = compare(qrels, runs, ["RR"])
+    calls: list[float] = []
+    written = svg._num
+
+    def counted(x: float) -> str:
+        calls.append(x)
+        return written(x)
+
+    monkeypatch.setattr(svg, "_num", counted)
+    root = _svg(distribution_svg(result, "RR"))
+    boxes = [g for g in root.iter(f"{NS}g") if g.get("class") == "box"]
+    assert len(boxes) == 2
+    for box, name in zip(boxes, ("a", "b"), strict=True):
+        stats = box_stats(result.column(name, "RR"))
+        assert stats is not None and len(stats.outliers) == (2 if name == "a" else 3)
+        whisker = box.find(f"{NS}line")
+        assert whisker is not None and whisker.get("y1") == whisker.get("y2")
+        row_y = float(whisker.get("y1", "nan"))
+        circles = list(box.iter(f"{NS}circle"))
+        assert len(circles) == len(stats.outliers)
+        assert {c.get("cy") for c in circles} == {whisker.get("y1")}
+        assert sum(1 for x in calls if x == pytest.approx(row_y, abs=0.005)) == 1
