@@ -338,7 +338,11 @@ def test_worse_queries_tables_show_the_tables_texts_without_writing_a_value_agai
     def refuse(values: object) -> list[str]:
         raise AssertionError("a value written again")
 
+    def refuse_sign(*args: object) -> str:
+        raise AssertionError("a row signed on its own, not a table's rows in one pass")
+
     monkeypatch.setattr(report_tables, "_cells", refuse)
+    monkeypatch.setattr(report_tables, "signed_text", refuse_sign)
     page = report_tables.worse_queries_html(result, limit=2, texts=texts)
     expected_rows = []
     for metric in ("RR", "P@2"):

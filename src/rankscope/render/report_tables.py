@@ -204,8 +204,9 @@ def worse_queries_html(result: CompareResult, *, limit: int = 20,
                          f"<th>{html.escape(base)}</th><th>difference</th></tr></thead><tbody>")
             ours, theirs = texts.values(name, label), texts.values(base, label)
             differences = texts.differences(name, base, label)
-            for i in worse[:limit].tolist():
-                parts.append(f"<tr><td>{queries[i]}</td><td>{ours[i]}</td>"
-                             f"<td>{theirs[i]}</td><td>{signed_text(differences[i])}</td></tr>")
+            shown = worse[:limit].tolist()
+            signed = signed_texts(differences[i] for i in shown)
+            parts += [f"<tr><td>{queries[i]}</td><td>{ours[i]}</td><td>{theirs[i]}</td>"
+                      f"<td>{d}</td></tr>" for i, d in zip(shown, signed, strict=True)]
             parts.append("</tbody></table>")
     return "".join(parts)
