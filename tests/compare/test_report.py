@@ -148,3 +148,38 @@ def test_report_draws_the_per_query_figures_and_tables_before_the_tests(
     assert events.index("per_query_table_html") < first_test
     assert events.count("_metric_figures") == events.count("per_query_table_html") == 1
     assert page.count("<table class='sortable rankscope-per-query'>") == 1
+
+
+def test_measured_curves_make_one_precision_recall_frame_of_every_runs_points(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The precision-recall numbers measured in the comparison's pass are one frame (a
+    frame a run, concatenated, cost about what drawing the curves did), and they are still
+    each run's own precision_recall, run by run in the comparison's order."""
+    import polars as pl
+
+    import rankscope.render.html_report as html_report
+    import rankscope.render.report_curves as report_curves
+    from rankscope.compare.curves import precision_recall
+
+    made: list[pl.DataFrame] = []
+    original = report_curves.measured_curves
+
+    def refuse(*args: Any, **kwargs: Any) -> pl.DataFrame:
+        raise AssertionError("a frame a run, concatenated")
+
+    def measured(*args: Any, **kwargs: Any) -> Any:
+        with monkeypatch.context() as inside:
+            inside.setattr(pl, "concat", refuse)
+            at_k, pr = original(*args, **kwargs)
+        made.append(pr)
+        return at_k, pr
+
+    monkeypatch.setattr(html_report, "measured_curves", measured)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report(QRELS, CURVE_RUNS, ["AP", "P@5"], ks=range(1, 4))
+        expected = precision_recall(QRELS, CURVE_RUNS)
+    (pr,) = made
+    assert pr.schema == expected.schema
+    assert pr.to_dict(as_series=False) == expected.to_dict(as_series=False)
+    assert pr.get_column("run").unique(maintain_order=True).to_list() == list(CURVE_RUNS)

@@ -338,7 +338,11 @@ def test_worse_queries_tables_show_the_tables_texts_without_writing_a_value_agai
     def refuse(values: object) -> list[str]:
         raise AssertionError("a value written again")
 
+    def refuse_sign(*args: object) -> str:
+        raise AssertionError("a row signed on its own, not a table's rows in one pass")
+
     monkeypatch.setattr(report_tables, "_cells", refuse)
+    monkeypatch.setattr(report_tables, "signed_text", refuse_sign)
     page = report_tables.worse_queries_html(result, limit=2, texts=texts)
     expected_rows = []
     for metric in ("RR", "P@2"):
@@ -355,3 +359,113 @@ def test_worse_queries_tables_show_the_tables_texts_without_writing_a_value_agai
     assert "RR: new below base on 1 queries" in page
     assert "<tr><td>q1</td><td>0.5000</td><td>1.0000</td><td>-0.5000</td></tr>" in page
     assert not any(row.startswith("<tr><td>q4</td>") and "short" in row for row in expected_rows)
+
+
+# values whose differences to BASE's are ties (0.0), -0.0 and either sign
+TIES = {"q1": BASE["q1"], "q2": NEW["q2"], "q3": BASE["q3"], "q4": NEW["q4"]}
+
+
+@pytest.mark.filterwarnings("ignore:3 of the 3 queries")
+def test_a_difference_plot_signs_its_bars_texts_in_one_pass_each_as_by_definition(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report's 56 difference plots signed 14,000 bars' texts two calls a bar; each plot
+    now signs its bars in one pass, and every title is still the definition's."""
+    from rankscope.render import report_tables, svg
+
+    def refuse(*args: object) -> str:
+        raise AssertionError("a bar signed on its own")
+
+    runs = {"base": BASE, "new": NEW, "ties": TIES, "short": SHORT}
+    result = compare(QRELS, runs, ["RR", "P@2"], queries="intersection")
+    monkeypatch.setattr(svg, "_signed_text", refuse)
+    monkeypatch.setattr(svg, "signed_text", refuse)
+    monkeypatch.setattr(report_tables, "signed_text", refuse)
+    for metric in ("RR", "P@2"):
+        base_values = result.column("base", metric).tolist()
+        for run in ("new", "ties", "short"):
+            bars = _bars(_svg(differences_svg(result, metric, run=run)))
+            values = result.column(run, metric).tolist()
+            expected = sorted(((values[i] - base_values[i], -i) for i, v in enumerate(values)
+                               if v == v), reverse=True)
+            assert [b[3] for b in bars] == [
+                _title_of(result.query_ids[-j], run, values[-j], "base", base_values[-j])
+                for _, j in expected]
+
+
+def test_signed_texts_are_each_differences_text_signed_as_by_definition() -> None:
+    """:func:`signed_texts` signs a block of the table's texts, each as formatting its
+    number signed (``f"{d:+.4f}"``) writes it, with the minus sign given."""
+    from rankscope.render.report_tables import _cells, signed_text, signed_texts
+
+    differences = [0.75, -0.5, 0.0, -0.0, -1e-9, 1e-9, -0.00005, 0.00005, 123.456789,
+                   -2.5e-5, 2.5e-5, -0.99995, float("inf"), float("-inf"), -1e300]
+    texts = _cells(np.array(differences))
+    assert signed_texts(texts) == [f"{d:+.4f}" for d in differences]
+    assert signed_texts(iter(texts), "\u2212") == [
+        f"{d:+.4f}".replace("-", "\u2212") for d in differences]
+    assert [signed_text(t) for t in texts] == signed_texts(texts)
+    assert signed_texts([]) == []
+
+
+def test_bars_not_above_zero_share_two_texts_and_every_top_is_its_definition() -> None:
+    """The bars' ``y``, largest difference first: each the definition's (the zero line
+    minus the bar's height above it, a sliver half a pixel above the line), the bars
+    not above zero sharing the zero line's and the sliver's texts, not formatted each."""
+    from rankscope.render.svg import _bar_tops
+
+    rng = np.random.default_rng(7)
+    for zero, pixels in ((151.0, 214.0), (187.33333333333334, 97.5), (52.005, 1e4)):
+        diff = np.concatenate([rng.normal(0, 0.3, 200), np.zeros(20), [-0.0] * 5,
+                               rng.normal(0, 1e-3, 40), [0.004, -0.004, 1e-12, -1e-12]])
+        diff = -np.sort(-diff, kind="stable")
+        tops = zero - np.maximum(diff, 0.0) * pixels
+        sizes = np.abs(diff) * pixels
+        sliver = sizes < 1.0
+        tops[sliver] = zero - 0.5
+        up = int(np.sum(diff > 0))
+        written = _bar_tops(tops, sliver, up, zero)
+        assert written == [f"{t:.2f}" for t in tops.tolist()]
+        # by definition, not from the array: a bar not above zero starts at the line
+        assert written[up:] == [f"{zero - 0.5:.2f}" if abs(d) * pixels < 1.0
+                                else f"{zero:.2f}" for d in diff[up:].tolist()]
+        assert len({id(text) for text in written[up:]}) <= 2
+    assert _bar_tops(np.zeros(0), np.zeros(0, dtype=bool), 0, 10.0) == []
+
+
+def test_a_boxs_coordinates_are_written_once_and_its_outliers_sit_on_its_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A box plot wrote its row's middle again for each whisker end and each outlier (a
+    track's 7 box plots: 5,400 coordinates); each box now writes it once, and every
+    outlier's circle still sits on that row, one circle an outlier."""
+    from rankscope.render import svg
+
+    queries = [f"q{i:02d}" for i in range(12)]
+    qrels = {q: {"rel": 1} for q in queries}
+    # RR 1 on ten queries, then 0.5 and 0 (outliers: the quartiles are all 1)
+    ranks = {"a": [1] * 10 + [2, 0], "b": [1] * 9 + [3, 0, 0]}
+    runs = {name: {q: ({"rel": 5, "x": 4} if r == 1 else {"x": 5, "rel": 4, "y": 3} if r == 2
+                       else {"x": 5, "y": 4, "rel": 3} if r == 3 else {"x": 5, "y": 4})
+                   for q, r in zip(queries, rs, strict=True)}
+            for name, rs in ranks.items()}
+    result = compare(qrels, runs, ["RR"])
+    calls: list[float] = []
+    written = svg._num
+
+    def counted(x: float) -> str:
+        calls.append(x)
+        return written(x)
+
+    monkeypatch.setattr(svg, "_num", counted)
+    root = _svg(distribution_svg(result, "RR"))
+    boxes = [g for g in root.iter(f"{NS}g") if g.get("class") == "box"]
+    assert len(boxes) == 2
+    for box, name in zip(boxes, ("a", "b"), strict=True):
+        stats = box_stats(result.column(name, "RR"))
+        assert stats is not None and len(stats.outliers) == (2 if name == "a" else 3)
+        whisker = box.find(f"{NS}line")
+        assert whisker is not None and whisker.get("y1") == whisker.get("y2")
+        row_y = float(whisker.get("y1", "nan"))
+        circles = list(box.iter(f"{NS}circle"))
+        assert len(circles) == len(stats.outliers)
+        assert {c.get("cy") for c in circles} == {whisker.get("y1")}
+        assert sum(1 for x in calls if x == pytest.approx(row_y, abs=0.005)) == 1

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from rankscope.compare.curves import (
     RECALL_LEVELS,
+    FloatArray,
     at_k_metrics,
     curve_points,
     interpolated_precision,
@@ -91,17 +94,22 @@ def measured_curves(result: CompareResult, family: str | None, ks: list[int],
     ks = ks if family is not None else []
     pr_names = [m.name for m in precision_recall_metrics()]
     at_k: list[dict[str, Any]] = []
-    pr: list[pl.DataFrame] = []
+    runs: list[str] = []
+    curves: list[FloatArray] = []
     for name, info in zip(result.run_names, result.infos, strict=True):
         means = result.also_means[name]
         at_k += [{"run": name, "k": k, "value": means[m]}
                  for k, m in zip(ks, at_k_names, strict=True)]
-        curve = curve_points([means[m] for m in pr_names], info.n_evaluated)
-        pr.append(pl.DataFrame({"run": [name] * curve.size, "recall": RECALL_LEVELS,
-                                "precision": curve}))
+        curves.append(curve_points([means[m] for m in pr_names], info.n_evaluated))
+        runs += [name] * RECALL_LEVELS.size
     frame = None if family is None else pl.DataFrame(
         at_k, schema={"run": pl.String, "k": pl.Int64, "value": pl.Float64})
-    return frame, pl.concat(pr)
+    # one frame of every run's points, not a frame a run concatenated (17 in a track's
+    # report: about as long as drawing the curves)
+    pr = pl.DataFrame({"run": runs, "recall": np.tile(RECALL_LEVELS, len(curves)),
+                       "precision": np.concatenate(curves) if curves else np.zeros(0)},
+                      schema={"run": pl.String, "recall": pl.Float64, "precision": pl.Float64})
+    return frame, pr
 
 
 def pr_options(options: dict[str, Any]) -> dict[str, Any]:

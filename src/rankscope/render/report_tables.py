@@ -8,6 +8,7 @@ self-contained file.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
 __all__ = ["SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html", "signed_text",
-           "worse_queries_html"]
+           "signed_texts", "worse_queries_html"]
 
 TABLE_STYLE = "table.sortable td + td, table.rankscope-worse td + td " \
               "{ text-align: right; }"
@@ -77,7 +78,27 @@ def signed_text(text: str, minus: str = "-") -> str:
     str
         ``text`` with its sign, ``+`` when not negative.
     """
-    return f"{minus}{text[1:]}" if text[0] == "-" else f"+{text}"
+    (signed,) = signed_texts((text,), minus)
+    return signed
+
+
+def signed_texts(texts: Iterable[str], minus: str = "-") -> list[str]:
+    """:func:`signed_text` of each text, in one pass (a report's difference plots sign
+    14,000 bars' texts: two calls a bar were a tenth of the plots' time).
+
+    Parameters
+    ----------
+    texts : iterable of str
+        Texts of differences that have values, as :func:`_cells` writes them.
+    minus : str
+        The minus sign written.
+
+    Returns
+    -------
+    list of str
+        Each text with its sign, ``+`` when not negative.
+    """
+    return [f"{minus}{text[1:]}" if text[0] == "-" else f"+{text}" for text in texts]
 
 
 class ValueTexts:
@@ -183,8 +204,9 @@ def worse_queries_html(result: CompareResult, *, limit: int = 20,
                          f"<th>{html.escape(base)}</th><th>difference</th></tr></thead><tbody>")
             ours, theirs = texts.values(name, label), texts.values(base, label)
             differences = texts.differences(name, base, label)
-            for i in worse[:limit].tolist():
-                parts.append(f"<tr><td>{queries[i]}</td><td>{ours[i]}</td>"
-                             f"<td>{theirs[i]}</td><td>{signed_text(differences[i])}</td></tr>")
+            shown = worse[:limit].tolist()
+            signed = signed_texts(differences[i] for i in shown)
+            parts += [f"<tr><td>{queries[i]}</td><td>{ours[i]}</td><td>{theirs[i]}</td>"
+                      f"<td>{d}</td></tr>" for i, d in zip(shown, signed, strict=True)]
             parts.append("</tbody></table>")
     return "".join(parts)
