@@ -456,14 +456,16 @@ class Context(Bounded):
         return self.qrels_cached(("num_rel_levels",), make)  # type: ignore[no-any-return]
 
     # -- gains ----------------------------------------------------------------
-    def gain_of(self, grades: FloatArray, metric: Metric) -> FloatArray:
-        """The gain of each grade under a metric's ``gain`` / ``gains`` / ``rel``.
+    def gain_of(self, grades: FloatArray, metric: Metric,
+                rows: IntArray | None = None) -> FloatArray:
+        """The gain of each grade (of ``grades[rows]`` when given) under a metric's
+        ``gain`` / ``gains`` / ``rel``.
 
         Unjudged documents (NaN) and negative grades gain 0. With a ``gains`` map, a grade
         missing from the map keeps the gain ``gain`` gives it (trec_eval's and
         ir_measures' convention).
         """
-        return gains_of(grades, metric)
+        return gains_of(grades, metric, rows)
 
     def metric_max_grade(self, metric: Metric) -> float:
         """A metric's ``max_grade``, or the highest grade in the qrels."""

@@ -47,7 +47,8 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, 
         # only judged rows can gain (unjudged and negative grades gain 0): the
         # gains of those rows, not of every ranked row
         judged = ctx.judged_rows
-        gains = ctx.gain_of(ctx.lists.grades[judged.rows], m)
+        # the judged rows' grades gathered a block at a time, not as an array of them all
+        gains = ctx.gain_of(ctx.lists.grades, m, judged.rows)
         gaining = gains != 0
         rows = judged.sub(gaining)
         gains = gains[gaining]
