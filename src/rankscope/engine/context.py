@@ -42,7 +42,7 @@ from rankscope.engine.levels_view import judged_levels, levels_of
 from rankscope.engine.qrels_index import OneRun
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
 from rankscope.engine.ranking_match import POOLED_UNJUDGED
-from rankscope.engine.rowsets import RowSet
+from rankscope.engine.rowsets import RowSet, segment_sums
 from rankscope.metrics.base import Metric
 
 __all__ = ["Context", "discounted", "log2_ranks"]
@@ -208,7 +208,8 @@ class Context(Bounded):
     def judged_sum(self, values: FloatArray, mask: BoolArray | None = None) -> FloatArray:
         """Sum ``values`` over each query's judged rows (optionally masked)."""
         if mask is None:
-            out = np.bincount(self.judged_query, weights=values, minlength=self.n)
+            # not a bincount of judged_query: read-only (kept with the qrels), it is copied
+            return segment_sums(values, self.lists.judged_offsets)
         else:
             out = np.bincount(self.judged_query[mask], weights=values[mask], minlength=self.n)
         return out.astype(np.float64, copy=False)
