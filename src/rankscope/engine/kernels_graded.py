@@ -142,12 +142,6 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     """
     key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
     total_key, sums_key = ("ideal_dcg", *key[1:]), ("cut_sums", *key)
-    positions: list[IntArray] = []  # made on each read (Context.judged_pos): here once
-
-    def pos() -> IntArray:
-        if not positions:
-            positions.append(ctx.judged_pos)
-        return positions[0]
 
     def make() -> FloatArray:
         gains = ctx.gain_of(ctx.lists.judged_grades, m)
@@ -157,9 +151,8 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
         if np.any(same_query & (gains[1:] > gains[:-1])):
             gains = gains[np.lexsort((-gains, ctx.judged_query))]
-        # gains are this call's own; the positions made only if a cut-off reads them
-        if positions:
-            return discounted(gains, positions[0], out=gains)
+        # gains are this call's own; each block's positions from the offsets, no
+        # array of every judgment's position (Context.judged_pos)
         return ctx.judged_discounted(gains, out=gains)
 
     def terms(making: tuple[object, ...]) -> FloatArray:
@@ -182,8 +175,9 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     if depth is not None:
         top = ctx.qrels_cached((*sums_key, "top", depth), lambda: _top_sums(ctx, m, depth))
         return top.above(m.k)  # type: ignore[no-any-return]
-    sums = ctx.qrels_cached(sums_key, lambda: CutSums.of(
-        terms(sums_key), ctx.judged_query, pos(), ctx.lists.judged_offsets))
+    # the ideal ranking's positions are 0, 1, 2, ... in each query: read from the offsets
+    sums = ctx.qrels_cached(sums_key, lambda: CutSums.of_dense(
+        terms(sums_key), ctx.lists.judged_offsets))
     return sums.above(m.k)  # type: ignore[no-any-return]
 
 

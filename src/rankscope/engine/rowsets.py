@@ -247,18 +247,23 @@ class CutSums:
     @classmethod
     def of(cls, terms: FloatArray, q: IntArray, pos: IntArray, offsets: IntArray) -> CutSums:
         """The sums of ``terms``, one per row of query ``q`` at 0-based rank ``pos``."""
-        stride = int(pos.max(initial=-1)) + 2
-        running = running_sum(terms, offsets)
-        # bincount starts each sum at +0.0: the same bits, but never a -0.0
-        np.add(running, 0.0, out=running)
         lengths = np.diff(offsets)
         ends = offsets[1:][lengths > 0]
         # ranks strictly increase within a query, so a query whose last rank is its
         # row count - 1 holds ranks 0, 1, 2, ... (ideal lists always do)
-        dense = bool(np.array_equal(pos[ends - 1], lengths[lengths > 0] - 1))
-        if dense:
-            return cls(running, offsets[:-1], stride, None, lengths)
-        return cls(running, offsets[:-1], stride, rank_keys(q, pos, offsets.size - 1, stride), None)
+        if bool(np.array_equal(pos[ends - 1], lengths[lengths > 0] - 1)):
+            return cls.of_dense(terms, offsets)
+        stride = int(pos.max(initial=-1)) + 2
+        return cls(_running(terms, offsets), offsets[:-1], stride,
+                   rank_keys(q, pos, offsets.size - 1, stride), None)
+
+    @classmethod
+    def of_dense(cls, terms: FloatArray, offsets: IntArray) -> CutSums:
+        """The sums of ``terms`` when each query's rows hold its ranks 0, 1, 2, ... in order
+        (an ideal ranking): no array of the rows' ranks nor queries is read."""
+        lengths = np.diff(offsets)
+        stride = int(lengths.max(initial=0)) + 1  # the deepest rank + 2, as :meth:`of`'s
+        return cls(_running(terms, offsets), offsets[:-1], stride, None, lengths)
 
     def above(self, k: int) -> FloatArray:
         """Per query, the sum over its rows ranked above ``k`` (ranks 0..k-1)."""
@@ -271,3 +276,11 @@ class CutSums:
         out = np.zeros(n, dtype=np.float64)
         out[has] = self.running[ends[has] - 1]
         return out
+
+
+def _running(terms: FloatArray, offsets: IntArray) -> FloatArray:
+    """:func:`running_sum` of ``terms`` as :class:`CutSums` keeps it."""
+    running = running_sum(terms, offsets)
+    # bincount starts each sum at +0.0: the same bits, but never a -0.0
+    np.add(running, 0.0, out=running)
+    return running
