@@ -102,16 +102,19 @@ def segment_sums(weights: FloatArray, offsets: IntArray) -> FloatArray:
     return out
 
 
-def running_sum(weights: FloatArray, offsets: IntArray) -> FloatArray:
+def running_sum(weights: FloatArray, offsets: IntArray,
+                out: FloatArray | None = None) -> FloatArray:
     """Per-segment running sums, each added left to right from 0 as a C loop does.
 
     A global ``cumsum`` minus the segment's start would round differently;
     instead the segments are laid out as rows of padded matrices (segments of
     similar length together, so padding stays under half) and summed along
-    rows, which numpy does sequentially.
+    rows, which numpy does sequentially. ``out`` may be ``weights`` itself
+    (each piece's weights are read before its sums are written).
     """
     lengths = np.diff(offsets)
-    out = np.empty(weights.size, dtype=np.float64)
+    if out is None:
+        out = np.empty(weights.size, dtype=np.float64)
     if weights.size == 0:
         return out
     nonempty = np.flatnonzero(lengths > 0)
