@@ -141,9 +141,10 @@ def test_terms_a_later_metric_reads_are_made_once(monkeypatch: pytest.MonkeyPatc
     made: list[str] = []
     real = Context.gain_of
 
-    def counting(self: Context, grades: np.ndarray, metric: object) -> np.ndarray:
+    def counting(self: Context, grades: np.ndarray, metric: object,
+                 rows: np.ndarray | None = None) -> np.ndarray:
         made.append("judged" if grades is self.lists.judged_grades else "ranked")
-        return real(self, grades, metric)  # type: ignore[arg-type]
+        return real(self, grades, metric, rows)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Context, "gain_of", counting)
     for order in (["ndcg", "ndcg@5", "ndcg@10"], ["ndcg@5", "ndcg", "ndcg@10"]):

@@ -42,7 +42,7 @@ from rankscope.engine.levels_view import judged_levels, levels_of
 from rankscope.engine.qrels_index import OneRun
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
 from rankscope.engine.ranking_match import POOLED_UNJUDGED
-from rankscope.engine.rowsets import RowSet
+from rankscope.engine.rowsets import RowSet, segment_sums
 from rankscope.metrics.base import Metric
 
 __all__ = ["Context", "discounted", "log2_ranks"]
@@ -208,7 +208,8 @@ class Context(Bounded):
     def judged_sum(self, values: FloatArray, mask: BoolArray | None = None) -> FloatArray:
         """Sum ``values`` over each query's judged rows (optionally masked)."""
         if mask is None:
-            out = np.bincount(self.judged_query, weights=values, minlength=self.n)
+            # not a bincount of judged_query: read-only (kept with the qrels), it is copied
+            return segment_sums(values, self.lists.judged_offsets)
         else:
             out = np.bincount(self.judged_query[mask], weights=values[mask], minlength=self.n)
         return out.astype(np.float64, copy=False)
@@ -456,14 +457,16 @@ class Context(Bounded):
         return self.qrels_cached(("num_rel_levels",), make)  # type: ignore[no-any-return]
 
     # -- gains ----------------------------------------------------------------
-    def gain_of(self, grades: FloatArray, metric: Metric) -> FloatArray:
-        """The gain of each grade under a metric's ``gain`` / ``gains`` / ``rel``.
+    def gain_of(self, grades: FloatArray, metric: Metric,
+                rows: IntArray | None = None) -> FloatArray:
+        """The gain of each grade (of ``grades[rows]`` when given) under a metric's
+        ``gain`` / ``gains`` / ``rel``.
 
         Unjudged documents (NaN) and negative grades gain 0. With a ``gains`` map, a grade
         missing from the map keeps the gain ``gain`` gives it (trec_eval's and
         ir_measures' convention).
         """
-        return gains_of(grades, metric)
+        return gains_of(grades, metric, rows)
 
     def metric_max_grade(self, metric: Metric) -> float:
         """A metric's ``max_grade``, or the highest grade in the qrels."""

@@ -15,8 +15,9 @@ _GAINED_AT_ONCE = 1 << 16
 """Rows :func:`gains_of` gains at once."""
 
 
-def gains_of(grades: FloatArray, metric: Metric) -> FloatArray:
-    """The gain of each grade under a metric's ``gain`` / ``gains`` / ``rel``.
+def gains_of(grades: FloatArray, metric: Metric,
+             rows: npt.NDArray[np.int64] | None = None) -> FloatArray:
+    """The gain of each grade (or of the grades at ``rows``) under a metric's gain rule.
 
     Parameters
     ----------
@@ -24,11 +25,14 @@ def gains_of(grades: FloatArray, metric: Metric) -> FloatArray:
         One grade a row, NaN for an unjudged document.
     metric : Metric
         Its ``gain`` (``"exp"``: 2^g - 1, else g), ``gains`` map and ``rel`` floor.
+    rows : ndarray of int, optional
+        Indices into ``grades``: the gains of ``grades[rows]``, gathered a block
+        at a time (no array of the gathered grades beside the gains).
 
     Returns
     -------
     ndarray of float
-        A new array, one gain a row.
+        A new array, one gain a row (a row of ``rows`` when given).
 
     Notes
     -----
@@ -41,10 +45,12 @@ def gains_of(grades: FloatArray, metric: Metric) -> FloatArray:
     pairs = metric.get("gains")
     keys = np.array([p[0] for p in pairs]) if pairs else None
     vals = np.array([p[1] for p in pairs]) if pairs else None
-    out = np.empty(grades.size, dtype=np.float64)
-    for start in range(0, grades.size, _GAINED_AT_ONCE):
-        stop = min(start + _GAINED_AT_ONCE, grades.size)
-        out[start:stop] = _block(grades[start:stop], metric, keys, vals)
+    size = grades.size if rows is None else rows.size
+    out = np.empty(size, dtype=np.float64)
+    for start in range(0, size, _GAINED_AT_ONCE):
+        stop = min(start + _GAINED_AT_ONCE, size)
+        block = grades[start:stop] if rows is None else grades[rows[start:stop]]
+        out[start:stop] = _block(block, metric, keys, vals)
     return out
 
 

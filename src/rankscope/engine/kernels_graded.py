@@ -47,7 +47,8 @@ def _gained_rows(ctx: Context, m: Metric) -> tuple[FloatArray, Context, RowSet, 
         # only judged rows can gain (unjudged and negative grades gain 0): the
         # gains of those rows, not of every ranked row
         judged = ctx.judged_rows
-        gains = ctx.gain_of(ctx.lists.grades[judged.rows], m)
+        # the judged rows' grades gathered a block at a time, not as an array of them all
+        gains = ctx.gain_of(ctx.lists.grades, m, judged.rows)
         gaining = gains != 0
         rows = judged.sub(gaining)
         gains = gains[gaining]
@@ -141,12 +142,6 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     """
     key = ("ideal", m.get("gain"), m.get("gains"), m.get("rel"))
     total_key, sums_key = ("ideal_dcg", *key[1:]), ("cut_sums", *key)
-    positions: list[IntArray] = []  # made on each read (Context.judged_pos): here once
-
-    def pos() -> IntArray:
-        if not positions:
-            positions.append(ctx.judged_pos)
-        return positions[0]
 
     def make() -> FloatArray:
         gains = ctx.gain_of(ctx.lists.judged_grades, m)
@@ -156,9 +151,8 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
         same_query = ctx.judged_query[1:] == ctx.judged_query[:-1]
         if np.any(same_query & (gains[1:] > gains[:-1])):
             gains = gains[np.lexsort((-gains, ctx.judged_query))]
-        # gains are this call's own; the positions made only if a cut-off reads them
-        if positions:
-            return discounted(gains, positions[0], out=gains)
+        # gains are this call's own; each block's positions from the offsets, no
+        # array of every judgment's position (Context.judged_pos)
         return ctx.judged_discounted(gains, out=gains)
 
     def terms(making: tuple[object, ...]) -> FloatArray:
@@ -181,8 +175,9 @@ def _global_ideal_dcg(ctx: Context, m: Metric) -> FloatArray:
     if depth is not None:
         top = ctx.qrels_cached((*sums_key, "top", depth), lambda: _top_sums(ctx, m, depth))
         return top.above(m.k)  # type: ignore[no-any-return]
-    sums = ctx.qrels_cached(sums_key, lambda: CutSums.of(
-        terms(sums_key), ctx.judged_query, pos(), ctx.lists.judged_offsets))
+    # the ideal ranking's positions are 0, 1, 2, ... in each query: read from the offsets
+    sums = ctx.qrels_cached(sums_key, lambda: CutSums.of_dense(
+        terms(sums_key), ctx.lists.judged_offsets))
     return sums.above(m.k)  # type: ignore[no-any-return]
 
 

@@ -51,9 +51,11 @@ def _running_parts(st: Context, gi: GainInfo) -> tuple[FloatArray, FloatArray]:
     Rows of gain 0 add nothing in trec_eval's loop, so skipping them keeps
     every partial sum identical.
     """
+    # the discounted terms are this call's own: summed in place, no second array of them
     weights = discounted(gi.gain, gi.rows.pos)
     iweights = discounted(gi.ideal_gain, gi.ideal_pos)
-    return running_sum(weights, gi.rows.offsets), running_sum(iweights, gi.ideal_offsets)
+    return (running_sum(weights, gi.rows.offsets, out=weights),
+            running_sum(iweights, gi.ideal_offsets, out=iweights))
 
 
 def _dcg_before(gi: GainInfo, run_dcg: FloatArray, query: IntArray,
