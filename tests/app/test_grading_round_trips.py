@@ -352,3 +352,46 @@ def test_a_grade_writes_its_rows_without_the_orms_unit_of_work(store, world):
             False, new.id, True, 0.0)
         assert batch.response == {k: v for k, v in answer.items() if k != "replayed"}
         assert batch.evaluation_id == ev and batch.created_at is not None
+
+
+def test_a_tasks_view_reads_the_hit_and_grade_as_columns(store, world):
+    """A task's view (every next task builds them) reads the hit's and the grader's grade's
+    columns, no ORM object of either (before: both loaded as objects into the session,
+    the hit with its ``explanation``); the view shows the rows' values, read apart."""
+    from sqlalchemy.orm import Session
+
+    from rankscope.store.models import SnapshotHit, SnapshotQuery
+
+    ev = world.evaluation.id
+    task = assignment.next_task(store, world.judge, ev).task_id
+    given = grading.submit_batch(store, world.judge, ev, "seen", [
+        GradeInput(task, 2, explanation="looked")])
+    loaded: list[str] = []
+
+    def load(target, context) -> None:
+        loaded.append(type(target).__name__)
+
+    event.listen(SnapshotHit, "load", load)
+    event.listen(Grade, "load", load)
+    try:
+        fresh = assignment.next_tasks(store, world.judge, ev, 3)
+        shown = assignment.task_view(store, world.judge, task, hold=False)
+    finally:
+        event.remove(SnapshotHit, "load", load)
+        event.remove(Grade, "load", load)
+    assert loaded == [] and len(fresh) == 3
+    with Session(store.engine) as s:  # the rows, read apart as ORM objects
+        grade = s.get(Grade, given["results"][0]["grade_id"])
+        assert shown.my_grade == {
+            "grade_id": grade.id, "value": 2.0, "reason": grade.reason,
+            "explanation": "looked", "created_at": grade.created_at.isoformat()}
+        for view in [*fresh, shown]:
+            row = s.get(Task, view.task_id)
+            hit = s.scalars(select(SnapshotHit).join(
+                SnapshotQuery, SnapshotQuery.id == SnapshotHit.snapshot_query_id).where(
+                SnapshotHit.doc_id == view.doc_id,
+                SnapshotQuery.query_row_id == row.query_row_id)
+                .order_by(SnapshotHit.rank, SnapshotHit.id)).first()
+            assert (view.title, view.snippet, view.url, view.image, view.fields) == (
+                hit.title, hit.snippet, hit.url, hit.image, dict(hit.fields))
+    assert all(v.my_grade is None for v in fresh)

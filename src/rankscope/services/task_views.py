@@ -112,16 +112,16 @@ def task_row(session: Session, actor: Actor, task_id: int) -> tuple[Task, Evalua
     return task, ev
 
 
-def _grade_dict(grade: Grade | None) -> dict[str, Any] | None:
-    if grade is None:
+def _grade_dict(r: Any) -> dict[str, Any] | None:
+    """The grader's own grade of a row of :func:`_views_statement` (None: they have none)."""
+    if r.grade_id is None:
         return None
-    return {"grade_id": grade.id, "value": grade.value, "reason": grade.reason,
-            "explanation": grade.explanation, "created_at": grade.created_at.isoformat()}
+    return {"grade_id": r.grade_id, "value": r.grade_value, "reason": r.grade_reason,
+            "explanation": r.grade_explanation, "created_at": r.grade_created_at.isoformat()}
 
 
 @functools.cache
-def _views_statement() -> Select[int, int, str, str, str, str | None, SnapshotHit, Grade, int,
-                                str, dict[str, Any] | None]:
+def _views_statement() -> Select[*tuple[Any, ...]]:
     """The tasks ``ids`` of evaluation ``ev`` with their item, query, the hit of the
     evaluation's latest snapshot (its best rank when a document repeats), and the grade
     and deferral of ``rater`` (on ``scale``): one statement whatever the number of tasks."""
@@ -134,8 +134,15 @@ def _views_statement() -> Select[int, int, str, str, str, str | None, SnapshotHi
                        SnapshotQuery.query_row_id == Task.query_row_id,
                        SnapshotHit.doc_id == Item.doc_id)
                 .order_by(SnapshotHit.rank, SnapshotHit.id).limit(1).scalar_subquery())
+    # the hit's and the grade's columns shown, not the ORM objects: no identity map, no
+    # hit's explanation read (a next task builds these views on every request)
     return (select(Task.id, Task.position, Item.doc_id, Query.query_id, Query.text,
-                   Query.need, SnapshotHit, Grade, Deferral.id.label("deferral"),
+                   Query.need, SnapshotHit.id.label("hit_id"), SnapshotHit.title,
+                   SnapshotHit.snippet, SnapshotHit.url, SnapshotHit.image, SnapshotHit.fields,
+                   Grade.id.label("grade_id"), Grade.value.label("grade_value"),
+                   Grade.reason.label("grade_reason"),
+                   Grade.explanation.label("grade_explanation"),
+                   Grade.created_at.label("grade_created_at"), Deferral.id.label("deferral"),
                    Task.origin, Task.shown)
             .join(Item, Item.id == Task.item_id).join(Query, Query.id == Task.query_row_id)
             .outerjoin(SnapshotHit, SnapshotHit.id == best_hit)
@@ -168,17 +175,17 @@ def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_
     out = []
     for task_id in ids:
         r = rows[task_id]
-        hit: SnapshotHit | None = r.SnapshotHit
+        hit = r.hit_id is not None
         shown = r.shown or {}  # a result added from a try or by hand: what was kept of it
         until = (held or {}).get(task_id)
         out.append(TaskView(
             task_id=task_id, evaluation_id=ev.id, position=r.position, query_id=r.query_id,
             query_text=r.text, need=r.need, doc_id=r.doc_id,
-            title=hit.title if hit else shown.get("title"),
-            snippet=hit.snippet if hit else shown.get("snippet"),
-            url=hit.url if hit else shown.get("url"),
-            image=hit.image if hit else shown.get("image"),
-            fields=dict(hit.fields) if hit else {}, my_grade=_grade_dict(r.Grade),
+            title=r.title if hit else shown.get("title"),
+            snippet=r.snippet if hit else shown.get("snippet"),
+            url=r.url if hit else shown.get("url"),
+            image=r.image if hit else shown.get("image"),
+            fields=dict(r.fields) if hit else {}, my_grade=_grade_dict(r),
             deferred=r.deferral is not None, lease_until=until.isoformat() if until else None,
             scale=scale_info(scale), origin=r.origin or "snapshot"))
     return out
