@@ -112,3 +112,27 @@ def test_many_ties_rank_as_python_sorts_them(seed: int,
     assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == \
         [r[:2] for r in want]
     assert coded and all(coded)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("bits", ["few", "every"])
+def test_runs_sort_by_code_within_each_run_equal_codes_in_order(seed: int, bits: str) -> None:
+    # codes differing in a few bits (sorted with their run number in one integer) or in
+    # all 64 (two sorts); equal codes inside a run keep their order; one run alone
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 30, size=int(rng.choice([1, 7, 300]))).astype(np.int64)
+    n = int(lengths.sum())
+    if bits == "few":
+        key = (rng.integers(0, 50, n).astype(np.uint64) << np.uint64(20)) | np.uint64(0xF00)
+    else:
+        key = rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(seed % 2)
+        key[rng.integers(0, n, n // 5)] = key[0]  # repeated codes
+        key[0] = np.uint64(2**64 - 1)
+    rows = rng.permutation(n).astype(np.int64)
+    want: list[int] = []
+    start = 0
+    for length in lengths.tolist():
+        run = range(start, start + length)
+        want += [int(rows[i]) for i in sorted(run, key=lambda i: (int(key[i]), i))]
+        start += length
+    assert tie_order._runs_sorted_by_code(key, lengths, rows).tolist() == want
