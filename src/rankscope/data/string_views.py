@@ -85,9 +85,12 @@ def string_views(strings: pl.Series) -> npt.NDArray[np.uint8] | None:
         bytes (native byte order), 4-15 a string of at most
         :data:`INLINE_BYTES` bytes then zeros, or for a longer string its
         first 4 bytes and where the rest lies. None when polars exports
-        another layout than UTF-8 views.
+        another layout than UTF-8 views (or has no Arrow C stream export).
     """
-    capsule = strings.__arrow_c_stream__()
+    export = getattr(strings, "__arrow_c_stream__", None)  # absent from early polars 1.x
+    if export is None:
+        return None
+    capsule = export()
     at = _capsule_pointer(capsule, b"arrow_array_stream")
     stream = _Stream.from_address(at)
     schema = _Schema()
