@@ -28,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from rankscope.data.string_views import INLINE_BYTES, string_views
+
 __all__ = ["CODED_UP_TO", "byte_order_codes"]
 
 UIntArray = npt.NDArray[np.uint64]
@@ -54,6 +56,13 @@ def byte_order_codes(ids: pl.Series) -> UIntArray | None:
     n = ids.len()
     if n == 0 or n > CODED_UP_TO or ids.null_count():
         return None
+    views = string_views(ids)
+    if views is not None:
+        size = views.view(np.uint32)[:, 0]  # each view's first 4 bytes: the id's length
+        if int(size.max()) > _LONGEST:
+            return None
+        if int(size.max()) <= INLINE_BYTES:
+            return _inline_codes(views, size)
     lengths = ids.str.len_bytes()
     longest = int(lengths.max())  # type: ignore[arg-type]
     if longest > _LONGEST:
@@ -80,6 +89,31 @@ def byte_order_codes(ids: pl.Series) -> UIntArray | None:
     out = np.empty(n, dtype=np.uint64)
     out[by_length] = coded
     return out
+
+
+def _inline_codes(views: npt.NDArray[np.uint8], size: npt.NDArray[np.uint32]) -> UIntArray | None:
+    """:func:`byte_order_codes` of ids of at most 12 bytes, from their string views.
+
+    Each view holds its id then zeros: read as three big-endian 32-bit words,
+    its bytes 4-15 are the matrix's row (whole 1-D columns: numpy's loops over
+    rows of a few bytes cost 10 ns a row each).
+    """
+    n = size.size
+    word = views.view(">u4")
+    high = word[:, 1].astype(np.uint64) << np.uint64(32)
+    high |= word[:, 2]
+    if int(size.max()) <= 8:
+        rows = high.astype(">u8")
+    else:
+        rows = np.empty((n, 2), dtype=">u8")
+        rows[:, 0] = high
+        rows[:, 1] = word[:, 3].astype(np.uint64) << np.uint64(32)
+    grid = rows.view(np.uint8).reshape(n, -1)
+    # the padding is zero, so every id is free of NUL bytes when the nonzero bytes are
+    # as many as the ids' bytes
+    if np.count_nonzero(grid) != int(size.sum(dtype=np.int64)):
+        return None
+    return _coded(grid, n)
 
 
 def _coded(grid: npt.NDArray[np.uint8], n: int) -> UIntArray | None:
