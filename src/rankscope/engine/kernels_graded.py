@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankscope.engine.context import Context, discounted, log2_ranks
+from rankscope.engine.context import Context
+from rankscope.engine.discounts import discounted, log2_ranks
 from rankscope.engine.kernel_math import divide_or_zero
 from rankscope.engine.ranked_lists import csr
 from rankscope.engine.ranking import FloatArray, IntArray

@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from rankscope.engine.c_math import log2_table
-from rankscope.engine.context import Context, discounted
+from rankscope.engine.context import Context
+from rankscope.engine.discounts import discounted
 from rankscope.engine.kernel_math import divide_positive
 from rankscope.engine.kernels_trec import trec_kernel
 from rankscope.engine.ranking import FloatArray, IntArray

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from rankscope.data.cnum import atof
-from rankscope.engine.context import Context, discounted
+from rankscope.engine.context import Context
+from rankscope.engine.discounts import discounted
 from rankscope.engine.kernel_math import divide_or_zero
 from rankscope.engine.ranking import FloatArray, IntArray
 from rankscope.errors import MetricError
