@@ -18,6 +18,21 @@ from rankscope.engine.ranking import rank
 from rankscope.metrics.parser import parse_metric
 
 
+def reads_of(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """A list that grows by one at each read of the Context property ``name`` (a
+    ``property`` or a ``cached_property``; the value read is unchanged)."""
+    held = Context.__dict__[name]
+    made = held.fget if isinstance(held, property) else held.func
+    reads: list[int] = []
+
+    def counted(self: Context) -> object:
+        reads.append(1)
+        return made(self)
+
+    monkeypatch.setattr(Context, name, property(counted))
+    return reads
+
+
 def _lists(seed: int, negative: bool, levels: bool = True) -> Context:
     """8 queries (one with no judgment), 30 ranked documents each, ties among scores."""
     rng = np.random.default_rng(seed)
@@ -83,14 +98,7 @@ def test_discounted_is_the_division_by_each_ranks_discount() -> None:
 def test_the_global_ideal_dcg_makes_no_array_of_every_judgments_position(
         monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = _lists(11, negative=False, levels=False)
-    reads = []
-    made = Context.judged_pos.fget
-
-    def counted(self: Context) -> object:
-        reads.append(1)
-        return made(self)  # type: ignore[misc]
-
-    monkeypatch.setattr(Context, "judged_pos", property(counted))
+    reads = reads_of(monkeypatch, "judged_pos")
     metric = parse_metric("ndcg")  # trec_eval's: the ideal of every judgment (global)
     assert metric.get("ideal") == "global"
     values = ndcg(ctx, metric)

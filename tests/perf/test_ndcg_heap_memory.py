@@ -11,11 +11,10 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from tests.perf.test_kernels_end_memory import _lists
+from tests.perf.test_kernels_end_memory import _lists, reads_of
 
 from rankscope.engine import rowsets
 from rankscope.engine.c_math import log2_table
-from rankscope.engine.context import Context
 from rankscope.engine.gain_rule import gains_of
 from rankscope.engine.kernels_graded import ndcg
 from rankscope.engine.rowsets import CutSums, rank_keys, running_sum, segment_sums
@@ -68,14 +67,7 @@ def test_judged_sum_reads_no_judged_query(monkeypatch: pytest.MonkeyPatch) -> No
     lists = ctx.lists
     values = _read_only(np.random.default_rng(1).random(lists.judged_grades.size))
     expected = np.bincount(ctx.judged_query, weights=values, minlength=ctx.n)
-    reads = []
-    made = Context.judged_query.func  # type: ignore[attr-defined]
-
-    def counted(self: Context) -> object:
-        reads.append(1)
-        return made(self)
-
-    monkeypatch.setattr(Context, "judged_query", property(counted))
+    reads = reads_of(monkeypatch, "judged_query")
     got = ctx.judged_sum(values)
     assert reads == []  # read before: a read-only array np.bincount copied whole
     assert got.tobytes() == expected.tobytes()
@@ -84,14 +76,7 @@ def test_judged_sum_reads_no_judged_query(monkeypatch: pytest.MonkeyPatch) -> No
 def test_the_ideal_dcgs_cut_off_sums_make_no_array_of_every_judgments_position(
         monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = _lists(13, negative=False, levels=False)
-    reads = []
-    made = Context.judged_pos.fget
-
-    def counted(self: Context) -> object:
-        reads.append(1)
-        return made(self)  # type: ignore[misc]
-
-    monkeypatch.setattr(Context, "judged_pos", property(counted))
+    reads = reads_of(monkeypatch, "judged_pos")
     lists = ctx.lists
     for k in (3, 10):
         metric = parse_metric(f"ndcg@{k}")
