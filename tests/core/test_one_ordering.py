@@ -141,6 +141,20 @@ def _tied_rows(shape: str, rng: random.Random) -> list[tuple[str, str, float]]:
     return [("q", d, 1.0) for d in ids] + [("q", "last", 0.5)]
 
 
+def codes_tried(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """A list that grows at each call of the tie step's ``byte_order_codes``: True when
+    it gave codes, False when the ids took the strings' way (its answer unchanged)."""
+    coded: list[bool] = []
+
+    def spy(ids: pl.Series) -> object:
+        found = byte_order_codes(ids)
+        coded.append(found is not None)
+        return found
+
+    monkeypatch.setattr(tie_order, "byte_order_codes", spy)
+    return coded
+
+
 @pytest.mark.parametrize("ties", ["trec", "docid_asc"])
 @pytest.mark.parametrize("shape", list(TIED_SHAPES))
 def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape: str) -> None:
@@ -162,14 +176,7 @@ def test_tied_runs_are_ordered_by_id_whether_counted_or_sorted(ties: str, shape:
 def test_each_tied_shape_takes_the_path_it_names(shape: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # the test above covers every way of ordering only if each shape takes the way named
-    coded: list[bool] = []
-
-    def spy(ids: pl.Series) -> object:
-        found = byte_order_codes(ids)
-        coded.append(found is not None)
-        return found
-
-    monkeypatch.setattr(tie_order, "byte_order_codes", spy)
+    coded = codes_tried(monkeypatch)
     rows = _tied_rows(shape, random.Random(len(shape) + len("trec")))
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
                                        "score": pl.Float64}, orient="row")

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.series.string import StringNameSpace
+from tests.core.test_one_ordering import codes_tried
 
 from rankscope.data import tie_order
 from rankscope.data.id_codes import byte_order_codes
@@ -85,14 +86,7 @@ def test_many_ties_rank_as_python_sorts_them(seed: int,
     # more tied pairs than are counted: the tied runs are coded from the ids' views and
     # sorted; the reference sorts (query, score descending, id bytes descending)
     rng = random.Random(seed)
-    coded: list[bool] = []
-
-    def spy(ids: pl.Series) -> object:
-        found = byte_order_codes(ids)
-        coded.append(found is not None)
-        return found
-
-    monkeypatch.setattr(tie_order, "byte_order_codes", spy)
+    coded = codes_tried(monkeypatch)
     _no_string_expressions(monkeypatch)
     stems = ["d", "doc", "é", "", "do", "€"]
     rows = []
