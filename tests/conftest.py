@@ -13,12 +13,13 @@ def both_ranking_paths(request: pytest.FixtureRequest,
     """Run the test twice: on the paths of small runs, and on those of large runs.
 
     ``rank`` works on the calling thread alone, probes the judgments' hash
-    table, looks a few query ids up in a dict and gathers by indexing below a
-    few tens of thousands of rows; from there up it keys, matches and checks
-    duplicates on threads beside the ordering, joins, and replaces ids
-    vectorized. Test inputs are small, so without this the large-run paths
-    would go untested ("inline": every run takes the small-run paths;
-    "threaded": every run takes the large-run paths).
+    table (by the ids' string views where they fit), looks a few query ids up
+    in a dict and gathers by indexing below a few tens of thousands of rows;
+    from there up it keys, matches and checks duplicates on threads beside the
+    ordering, joins, and replaces ids vectorized. Test inputs are small, so
+    without this the large-run paths would go untested ("inline": every run
+    takes the small-run paths; "threaded": every run takes the large-run
+    paths).
     """
     from rankscope.data import gather, run_queries
     from rankscope.engine import ranking, ranking_match
@@ -26,6 +27,7 @@ def both_ranking_paths(request: pytest.FixtureRequest,
     small = request.param == "inline"
     monkeypatch.setattr(ranking, "_THREADED_FROM", 1 << 62 if small else 0)
     monkeypatch.setattr(ranking_match, "PROBED_BELOW", 1 << 62 if small else 0)
+    monkeypatch.setattr(ranking_match, "VIEWED_BELOW", 1 << 62 if small else 0)
     monkeypatch.setattr(run_queries, "LISTED_UP_TO", 1 << 62 if small else 0)
     monkeypatch.setattr(gather, "_INDEXED_BELOW", 1 << 62 if small else 0)
     yield request.param

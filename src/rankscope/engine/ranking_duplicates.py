@@ -5,14 +5,14 @@ A run read with its duplicate check deferred (see
 on threads of its own, beside the ordering or the measures: :func:`check_beside`
 and :func:`check_in_order` find the error the run's constructor would have raised
 (``"error"``), :func:`duplicates_beside` names each query's duplicate, trec_eval's
-rule (``"report"``). The hashing, the proofs and the exact search are
-:mod:`~rankscope.engine.ranking_match`'s.
+rule (``"report"``), each on a thread of its own (:func:`beside`). The hashing,
+the proofs and the exact search are :mod:`~rankscope.engine.ranking_match`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +22,6 @@ from rankscope.data.rankings import Index, Ranking
 from rankscope.data.tables import Run, pair_hashes
 from rankscope.engine.ranked_lists import IntArray
 from rankscope.engine.ranking_match import (
-    beside,
     distinct_in_order,
     doc_keys,
     proof_of_distinct_rows,
@@ -31,7 +30,8 @@ from rankscope.engine.ranking_match import (
 
 UIntArray = npt.NDArray[np.uint64]
 
-__all__ = ["blocks_proof", "check_beside", "check_in_order", "duplicates_beside", "keys_again"]
+__all__ = ["beside", "blocks_proof", "check_beside", "check_in_order", "duplicates_beside",
+           "keys_again"]
 
 
 def blocks_proof(qidx: Callable[[], Index], docs: pl.Series, lengths: IntArray, *,
@@ -131,3 +131,23 @@ def check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
 
     return beside(lambda: _refused(
         run, lambda: proof_of_distinct_rows(docs, grouped_lengths, pairs)), inline=inline)
+
+
+def beside(fn: Callable[[], object], *, inline: bool = False) -> Future[object]:
+    """Run ``fn`` on a thread of its own (numpy and polars release the GIL on large arrays).
+
+    With ``inline`` (small inputs, where starting a thread costs more than it
+    saves) ``fn`` runs now, on the calling thread; the future holds its result
+    or its exception either way.
+    """
+    if inline:
+        done: Future[object] = Future()
+        try:
+            done.set_result(fn())
+        except Exception as exc:  # the caller's .result() raises it, as from a thread
+            done.set_exception(exc)
+        return done
+    worker = ThreadPoolExecutor(max_workers=1)
+    future = worker.submit(fn)
+    worker.shutdown(wait=False)
+    return future

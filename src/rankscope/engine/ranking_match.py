@@ -2,7 +2,9 @@
 
 Run rows are found in the qrels by a 64-bit key per (query index, document)
 (:func:`doc_keys`), looked up in halves one after the other (on a thread
-beside the ordering), every hash match confirmed on the strings. The
+beside the ordering), every hash match confirmed on the strings; a small
+run's rows whose judged ids fit their Arrow string views are keyed and
+confirmed by those views instead (:mod:`~rankscope.engine.view_match`). The
 duplicate search runs beside the measures, which do not need it: when no
 query repeats a key there is no duplicate, the common case,
 proved by sorting each query's keys; only otherwise are documents compared
@@ -12,7 +14,6 @@ exactly.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -25,8 +26,9 @@ from rankscope.data.gather import one_chunk_for
 from rankscope.data.ranking_order import gather_many
 from rankscope.data.rankings import Index
 from rankscope.engine.key_table import KeyTable
+from rankscope.engine.view_match import VIEWED_BELOW, ViewedJudgments, viewed_lookup
 
-__all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "GradeCodes", "Judged", "as_levels", "beside",
+__all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "GradeCodes", "Judged", "as_levels",
            "distinct_in_order", "doc_keys", "first_duplicates", "lookup", "match_codes",
            "match_rows",
            "proof_of_distinct_rows", "run_duplicates"]
@@ -263,6 +265,11 @@ class Judged:
         """The keys' hash table (for :func:`lookup`'s probes), built when first probed."""
         return KeyTable(self.keys)
 
+    @cached_property
+    def viewed(self) -> ViewedJudgments | None:
+        """The judgments keyed by their ids' views (:mod:`~rankscope.engine.view_match`)."""
+        return ViewedJudgments.of(self.query, self.docs)
+
     def grade_codes(self, levels: bool) -> GradeCodes | None:
         """The judgments' grades as small integer codes (see :class:`GradeCodes`).
 
@@ -381,6 +388,13 @@ def _lookups(qidx: Index, docs: pl.Series, judged: Judged,
 
     def probe(lo: int, hi: int) -> tuple[IntArray, IntArray]:
         part_q, part_docs = qidx[lo:hi], docs.slice(lo, hi - lo)
+        # a small run's ids matched by their views on this thread, if they can be (against
+        # judgments few enough for a table of their own, as the probe below)
+        viewed = judged.viewed if keys_out is None and hi - lo < VIEWED_BELOW \
+            and judged.keys.size <= TABLED_UP_TO else None
+        found = None if viewed is None else viewed_lookup(part_q, part_docs, viewed)
+        if found is not None:
+            return found[0] + lo, found[1]
         # keys of this part only, freed after the lookup unless the caller keeps them
         part_keys = doc_keys(part_q, part_docs,
                              out=None if keys_out is None else keys_out[lo:hi])
@@ -474,23 +488,3 @@ def _whole_segments(lengths: IntArray, block: int) -> Iterator[tuple[int, int, i
         hi_row = int(ends[hi_seg - 1])
         yield lo_seg, hi_seg, lo_row, hi_row
         lo_seg, lo_row = hi_seg, hi_row
-
-
-def beside(fn: Callable[[], object], *, inline: bool = False) -> Future[object]:
-    """Run ``fn`` on a thread of its own (numpy and polars release the GIL on large arrays).
-
-    With ``inline`` (small inputs, where starting a thread costs more than it
-    saves) ``fn`` runs now, on the calling thread; the future holds its result
-    or its exception either way.
-    """
-    if inline:
-        done: Future[object] = Future()
-        try:
-            done.set_result(fn())
-        except Exception as exc:  # the caller's .result() raises it, as from a thread
-            done.set_exception(exc)
-        return done
-    worker = ThreadPoolExecutor(max_workers=1)
-    future = worker.submit(fn)
-    worker.shutdown(wait=False)
-    return future
