@@ -180,9 +180,11 @@ def _block_moves(order: Index | None, docs: pl.Series, run_start: IntArray,
     # the block's file rows as 64-bit integers (the sort's order may be 32-bit)
     ident = where if order is None else order[where].astype(np.int64, copy=False)
     names = _gathered(docs, ident)
-    # runs too long to order by counting are sorted: then integer codes of the ids (when
-    # they fit 64 bits) serve both the comparison of neighbours and the sort
-    tried = total <= CODED_UP_TO and int((size * run_pairs).sum()) > _COUNTED_UP_TO
+    # integer codes of the ids (when they fit 64 bits) serve both the comparison of
+    # neighbours and the sort of the runs: made from the ids' string views, they cost
+    # less than polars' comparisons of the strings even where the pairs are few enough
+    # to count; ids that do not fit are compared, and their pairs counted or sorted
+    tried = total <= CODED_UP_TO
     codes = byte_order_codes(names) if tried else None
     if codes is not None:
         del names  # the codes stand for the ids from here on
