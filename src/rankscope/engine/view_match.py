@@ -41,8 +41,20 @@ _SHIFT = np.uint64(31)
 
 
 def view_words(docs: pl.Series) -> npt.NDArray[np.uint64] | None:
-    """Each id's view as two 64-bit words, a (len, 2) array; None without views or
-    with a null (whose view holds nothing meaningful)."""
+    """Each id's view as two 64-bit words.
+
+    Parameters
+    ----------
+    docs : polars.Series
+        A String Series.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        A (len, 2) uint64 array: the length and first 4 bytes, then bytes 4-11
+        (native byte order); None without views or with a null (whose view
+        holds nothing meaningful).
+    """
     if docs.null_count():
         return None
     views = string_views(docs)
@@ -73,8 +85,21 @@ class ViewedJudgments:
 
     @classmethod
     def of(cls, query: QueryArray, docs: pl.Series) -> ViewedJudgments | None:
-        """The judgments ``(query, docs)`` keyed by view; None when an id is longer than
-        12 bytes (its view is not the id), there are no views, or two keys are equal."""
+        """The judgments ``(query, docs)`` keyed by view.
+
+        Parameters
+        ----------
+        query : numpy.ndarray
+            Each judgment line's query index.
+        docs : polars.Series
+            Each line's document id (a String Series).
+
+        Returns
+        -------
+        ViewedJudgments or None
+            None when an id is longer than 12 bytes (its view is not the id),
+            there are no views, or two lines share a key.
+        """
         words = view_words(docs) if sys.byteorder == "little" else None
         if words is None:
             return None
@@ -89,11 +114,26 @@ class ViewedJudgments:
 
 def viewed_lookup(run_q: QueryArray, run_docs: pl.Series,
                   judged: ViewedJudgments) -> tuple[IntArray, IntArray] | None:
-    """The run rows found in the judgments and the line of each (as
-    :func:`~rankscope.engine.ranking_match.lookup` gives them); None without views.
+    """The run rows found in the judgments and the line of each.
 
     A run id longer than 12 bytes has a view whose length word no judged id's
     view has: it is never confirmed, as it matches no judgment.
+
+    Parameters
+    ----------
+    run_q : numpy.ndarray
+        Each run row's query index.
+    run_docs : polars.Series
+        Each run row's document id (a String Series).
+    judged : ViewedJudgments
+        The judgments keyed by view.
+
+    Returns
+    -------
+    tuple of numpy.ndarray or None
+        The rows found (ascending) and the judgment line of each, as
+        :func:`~rankscope.engine.ranking_match.lookup` gives them; None
+        when the run's ids have no views.
     """
     words = view_words(run_docs)
     if words is None:
