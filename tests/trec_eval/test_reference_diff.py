@@ -97,3 +97,39 @@ def test_infinite_scores_in_a_shuffled_run(tmp_path, seed):
     for q, values in [*per.items(), ("all", means)]:
         for name, value in values.items():
             assert printed[(name, q)] == _printed(value, name.startswith("num_")), (name, q)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_each_recall_point_is_the_definitions_without_the_many_points_walk(tmp_path, monkeypatch,
+                                                                         seed):
+    # iprec_at_recall_p is one point: its value read straight from the relevant rows (0 above
+    # RR, the highest precision anywhere at c = 0), the multi-point walk of 11pt_avg not run
+    from rankscope.engine import kernels_trec_interp
+
+    def walk(*args: object) -> None:
+        raise AssertionError("one recall point went through the walk of many")
+
+    monkeypatch.setattr(kernels_trec_interp, "_walk", walk)
+    rng = random.Random(1000 + seed)
+    judged, ranked = _tables(*qrels_and_run(rng, n_docs=rng.choice([6, 40, 150])))
+    judged = {q: d for q, d in judged.items() if q in ranked}
+    if not judged:
+        pytest.skip("no query in both files")
+    lvl = rng.choice([0, 1, 1, 2, 3])
+    max_ret = rng.choice([None, None, 1, 3])
+    (tmp_path / "qrels").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in judged.items() for d, g in docs.items()))
+    (tmp_path / "run").write_text(
+        "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in ranked.items() for d, s in docs))
+    args = ["-q", "-m", "iprec_at_recall", f"-l{lvl}"]
+    args += [f"-M{max_ret}"] if max_ret is not None else []
+    got = ours([*args, "qrels", "run"], cwd=tmp_path)
+    assert got.status == 0, got.stderr
+    printed = {(name.strip(), q): v for name, q, v in
+               (line.split("\t") for line in got.stdout.splitlines())}
+    per, means = reference.evaluate(judged, ranked, lvl=lvl, max_ret=max_ret)
+    points = [name for name in means if name.startswith("iprec_at_recall_")]
+    assert len(points) == 11
+    for q, values in [*per.items(), ("all", means)]:
+        for name in points:
+            assert printed[(name, q)] == _printed(values[name], False), (name, q)

@@ -121,10 +121,20 @@ def _given(m: Metric, key: str) -> float:
     return float(value)
 
 
+def _one_point(st: Context, lvl: int, c: IntArray) -> FloatArray:
+    """:func:`_walk` of one cut-off, without the walk's bookkeeping: 0 above RR, the
+    walk's end (:attr:`_Interpolator.final`) below 1, else the precision from the
+    c-th relevant row."""
+    interp = _interpolator(st, lvl)
+    value = np.where(c > interp.rr, 0.0, interp.final)
+    which = np.flatnonzero((c >= 1) & (c <= interp.rr))
+    value[which] = interp.from_rel(c[which], which)
+    return value
+
+
 @trec_kernel
 def iprec_at_recall(st: Context, m: Metric, lvl: int) -> FloatArray:
-    values, _ = _walk(st, lvl, _recall_cuts(st, lvl, (_given(m, "p"),)))
-    return values[0]
+    return _one_point(st, lvl, _recall_cuts(st, lvl, (_given(m, "p"),))[0])
 
 
 @trec_kernel
