@@ -241,7 +241,10 @@ class Context(Bounded):
         """
         offsets = self.lists.offsets
         q = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(np.searchsorted(rows, offsets)))
-        return RowSet(rows, q, rows - offsets[q], self.n)
+        # each row's start, then its rank in place: no second array of the set's size
+        pos = offsets[q].astype(np.int64, copy=False)
+        np.subtract(rows, pos, out=pos)
+        return RowSet(rows, q, pos, self.n)
 
     @kept_property
     def all_rows(self) -> RowSet:
