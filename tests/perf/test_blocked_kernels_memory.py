@@ -11,6 +11,7 @@ import tracemalloc
 import numpy as np
 import polars as pl
 import pytest
+from tests.perf.test_kernels_end_memory import _lists, reads_of
 
 from rankscope.data.tables import Qrels, Run
 from rankscope.engine import kernels_trec_gain, rowsets
@@ -156,3 +157,19 @@ def test_running_sums_are_laid_out_a_quarter_million_at_a_time() -> None:
     assert weights.tolist() == expected
     # a matrix of 2^20 elements and its row, column and source indices: 50 MB at once before
     assert peak < 16 * 1024 * 1024
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_judged_counts_make_no_array_of_every_judgments_query(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _lists(seed, negative=True)
+    monkeypatch.setattr(rowsets, "_SEGMENT_ROWS", 16)  # some judgments' queries a block
+    reads = reads_of(monkeypatch, "judged_query")
+    got_r, got_n = ctx.n_relevant(2), ctx.n_judged_nonrelevant(2)
+    assert reads == []  # read before: every kept judgment's query, 8 bytes each
+    offsets = ctx.lists.judged_offsets
+    for q in range(ctx.n):  # the definition: each query's judgments counted in Python
+        grades = ctx.lists.judged_grades[offsets[q]:offsets[q + 1]].tolist()
+        assert got_r[q] == sum(1 for g in grades if g >= 2)
+        assert got_n[q] == sum(1 for g in grades if 0 <= g < 2)
+    assert got_r.dtype == got_n.dtype == np.float64

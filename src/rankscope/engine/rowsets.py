@@ -9,7 +9,7 @@ queries out as matrix rows), so they round exactly as trec_eval's C loops do.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = ["CutSums", "RowSet", "rank_keys", "running_sum", "segment_blocks",
-           "segment_sums"]
+           "segment_counts", "segment_sums"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -120,12 +120,45 @@ def segment_sums(weights: FloatArray, offsets: IntArray) -> FloatArray:
     """
     out = np.zeros(offsets.size - 1, dtype=np.float64)
     for first, last in segment_blocks(offsets):
-        lengths = np.diff(offsets[first:last + 1])
-        segment = np.repeat(np.arange(last - first, dtype=np.int64), lengths)
-        out[first:last] = np.bincount(segment,
+        out[first:last] = np.bincount(_segment_numbers(offsets, first, last),
                                       weights=weights[int(offsets[first]):int(offsets[last])],
                                       minlength=last - first)
     return out
+
+
+def segment_counts(values: FloatArray, offsets: IntArray,
+                   keep: Callable[[FloatArray], BoolArray]) -> FloatArray:
+    """Each segment's count of the ``values`` where ``keep`` holds, counted a block of
+    whole segments at a time (:func:`segment_blocks`).
+
+    Parameters
+    ----------
+    values : ndarray
+        One value a row, the segments' rows back to back.
+    offsets : ndarray of int
+        CSR offsets: segment ``i`` is ``values[offsets[i]:offsets[i + 1]]``.
+    keep : callable
+        Given a block of values, whether each counts.
+
+    Returns
+    -------
+    ndarray of float
+        One count a segment: ``np.bincount(segment_of_each_row[keep(values)])``, without
+        the mask nor the kept rows' segments of every row (8 bytes a row: 57 MB at 7.1 M
+        judgments) at once.
+    """
+    out = np.zeros(offsets.size - 1, dtype=np.float64)
+    for first, last in segment_blocks(offsets):
+        kept = keep(values[int(offsets[first]):int(offsets[last])])
+        out[first:last] = np.bincount(_segment_numbers(offsets, first, last)[kept],
+                                      minlength=last - first)
+    return out
+
+
+def _segment_numbers(offsets: IntArray, first: int, last: int) -> IntArray:
+    """Each row's segment among segments ``first:last``, numbered from 0."""
+    lengths = np.diff(offsets[first:last + 1])
+    return np.repeat(np.arange(last - first, dtype=np.int64), lengths)
 
 
 def running_sum(weights: FloatArray, offsets: IntArray,
