@@ -1,6 +1,7 @@
 """``trec_eval -m all_trec``'s ``bpref`` and ``ndcg_rel`` on large inputs: their per-row
 terms made a block of whole queries at a time (no array of every judged or gaining row's
-grade, count, rank or term beside the kept ones), and a row set's ranks made in place;
+grade, count, rank or term beside the kept ones), R and N counted a block at a time, a
+row set's ranks made in place and running sums laid out a quarter million at a time;
 the values the definition's, added rank by rank in Python."""
 
 from __future__ import annotations
