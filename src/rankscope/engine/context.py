@@ -42,7 +42,7 @@ from rankscope.engine.levels_view import judged_levels, levels_of
 from rankscope.engine.qrels_index import OneRun
 from rankscope.engine.ranking import BoolArray, FloatArray, IntArray, RankedLists
 from rankscope.engine.ranking_match import POOLED_UNJUDGED
-from rankscope.engine.rowsets import RowSet, segment_sums
+from rankscope.engine.rowsets import RowSet, segment_counts, segment_sums
 from rankscope.metrics.base import Metric
 
 __all__ = ["Context", "discounted", "log2_ranks"]
@@ -241,7 +241,10 @@ class Context(Bounded):
         """
         offsets = self.lists.offsets
         q = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(np.searchsorted(rows, offsets)))
-        return RowSet(rows, q, rows - offsets[q], self.n)
+        # each row's start, then its rank in place: no second array of the set's size
+        pos = offsets[q].astype(np.int64, copy=False)
+        np.subtract(rows, pos, out=pos)
+        return RowSet(rows, q, pos, self.n)
 
     @kept_property
     def all_rows(self) -> RowSet:
@@ -339,22 +342,15 @@ class Context(Bounded):
 
     def n_relevant(self, rel: float) -> FloatArray:
         """R: the number of judged documents with grade >= rel, per query."""
-
-        def make() -> FloatArray:
-            mask = self.lists.judged_grades >= rel
-            return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
-
-        return self.qrels_cached(("R", rel), make)  # type: ignore[no-any-return]
+        return self.qrels_cached(  # type: ignore[no-any-return]
+            ("R", rel), lambda: segment_counts(self.lists.judged_grades, self.lists.judged_offsets,
+                                               lambda grades: grades >= rel))
 
     def n_judged_nonrelevant(self, rel: float) -> FloatArray:
         """N: the number of judged documents with 0 <= grade < rel, per query."""
-
-        def make() -> FloatArray:
-            grades = self.lists.judged_grades
-            mask = (grades >= 0) & (grades < rel)
-            return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
-
-        return self.qrels_cached(("N", rel), make)  # type: ignore[no-any-return]
+        return self.qrels_cached(  # type: ignore[no-any-return]
+            ("N", rel), lambda: segment_counts(self.lists.judged_grades, self.lists.judged_offsets,
+                                               lambda grades: (grades >= 0) & (grades < rel)))
 
     def hits(self, rel: float, k: int | None) -> FloatArray:
         """Relevant documents within the first ``k`` per query (all with ``k`` None)."""

@@ -17,6 +17,7 @@ import numpy as np
 from rankscope.engine.context import Context
 from rankscope.engine.kernel_math import divide_or_zero, divide_where
 from rankscope.engine.ranking import FloatArray
+from rankscope.engine.rowsets import RowSet, segment_blocks
 from rankscope.metrics.base import Metric
 
 __all__ = ["average_precision", "bpref", "f_measure", "hits", "precision", "r_precision",
@@ -94,15 +95,25 @@ def bpref(ctx: Context, m: Metric) -> FloatArray:
 
 def _bpref_values(ctx: Context, rel: Any) -> FloatArray:
     judged = ctx.judged_rows
-    grades = ctx.lists.grades[judged.rows]
-    with np.errstate(invalid="ignore"):
-        is_rel = grades >= rel
-        nonrel = (grades >= 0) & ~is_rel  # a negative grade: neither relevant nor non-relevant
-    nonrel_before = judged.before(nonrel)[is_rel]  # judged non-relevant ranked above
-    found = judged.sub(is_rel)
     big_r = ctx.n_relevant(rel)
-    cap = np.minimum(ctx.n_judged_nonrelevant(rel), big_r)[found.q]
-    seen = np.minimum(nonrel_before.astype(np.float64), big_r[found.q])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(nonrel_before > 0, 1.0 - seen / cap, 1.0)
-    return divide_or_zero(found.sum(terms), big_r)
+    cap_of_query = np.minimum(ctx.n_judged_nonrelevant(rel), big_r)
+    total = np.zeros(ctx.n, dtype=np.float64)
+    # a block of whole queries at a time: each query's terms added in rank order from 0,
+    # as one bincount of them all, without arrays of every judged row (8 bytes a row each,
+    # 35 MB at 4.4 M judged ranked rows) beside the kept ones
+    for first, last in segment_blocks(judged.offsets):
+        start, stop = int(judged.offsets[first]), int(judged.offsets[last])
+        block = RowSet(judged.rows[start:stop], judged.q[start:stop] - first,
+                       judged.pos[start:stop], last - first)
+        grades = ctx.lists.grades[block.rows]
+        with np.errstate(invalid="ignore"):
+            is_rel = grades >= rel
+            nonrel = (grades >= 0) & ~is_rel  # a negative grade: neither relevant nor non-relevant
+        nonrel_before = block.before(nonrel)[is_rel]  # judged non-relevant ranked above
+        q = block.q[is_rel]
+        cap = cap_of_query[q + first]
+        seen = np.minimum(nonrel_before.astype(np.float64), big_r[q + first])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(nonrel_before > 0, 1.0 - seen / cap, 1.0)
+        total[first:last] = np.bincount(q, weights=terms, minlength=last - first)
+    return divide_or_zero(total, big_r)

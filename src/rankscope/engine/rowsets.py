@@ -9,13 +9,15 @@ queries out as matrix rows), so they round exactly as trec_eval's C loops do.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CutSums", "RowSet", "rank_keys", "running_sum", "segment_sums"]
+__all__ = ["CutSums", "RowSet", "rank_keys", "running_sum", "segment_blocks",
+           "segment_counts", "segment_sums"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -60,7 +62,38 @@ def _limits(keys: KeyArray, n: int, stride: int, depth: int) -> KeyArray:
 
 
 _SEGMENT_ROWS = 1 << 16
-"""Rows :func:`segment_sums` counts at once (whole segments, so more when one is longer)."""
+"""Rows a block of :func:`segment_blocks` holds (whole segments, so more when one is longer)."""
+
+
+def segment_blocks(offsets: IntArray) -> Iterator[tuple[int, int]]:
+    """Blocks of whole segments of about 65,536 rows, back to back.
+
+    Parameters
+    ----------
+    offsets : ndarray of int
+        CSR offsets: segment ``i`` is rows ``offsets[i]:offsets[i + 1]``.
+
+    Yields
+    ------
+    tuple of int
+        ``(first, last)``: the block is segments ``first:last``, so rows
+        ``offsets[first]:offsets[last]``; at least one segment a block.
+
+    Notes
+    -----
+    A per-segment sum counted a block at a time with the block's own segment
+    numbers is the same additions in the same order, and what it makes is a
+    block's worth, not every row's.
+    """
+    n = offsets.size - 1
+    first = 0
+    while first < n:
+        start = int(offsets[first])
+        last = max(int(np.searchsorted(offsets, start + _SEGMENT_ROWS, side="right")) - 1,
+                   first + 1)
+        last = min(last, n)
+        yield first, last
+        first = last
 
 
 def segment_sums(weights: FloatArray, offsets: IntArray) -> FloatArray:
@@ -82,24 +115,53 @@ def segment_sums(weights: FloatArray, offsets: IntArray) -> FloatArray:
     -----
     ``np.bincount`` copies a read-only input whole (the arrays kept with the qrels
     are read-only: the judgments' queries and ideal terms, 57 MB each at 7.1 M
-    judgments); here each block of whole segments is counted with its own segment
-    numbers, so what it copies is a block. A segment lies in one block, so its sum
-    is the same additions in the same order.
+    judgments); here each block of whole segments (:func:`segment_blocks`) is
+    counted with its own segment numbers, so what it copies is a block.
     """
-    n = offsets.size - 1
-    out = np.zeros(n, dtype=np.float64)
-    first = 0
-    while first < n:
-        start = int(offsets[first])
-        last = max(int(np.searchsorted(offsets, start + _SEGMENT_ROWS, side="right")) - 1,
-                   first + 1)
-        last = min(last, n)
-        lengths = np.diff(offsets[first:last + 1])
-        segment = np.repeat(np.arange(last - first, dtype=np.int64), lengths)
-        out[first:last] = np.bincount(segment, weights=weights[start:int(offsets[last])],
+    out = np.zeros(offsets.size - 1, dtype=np.float64)
+    for first, last in segment_blocks(offsets):
+        out[first:last] = np.bincount(_segment_numbers(offsets, first, last),
+                                      weights=weights[int(offsets[first]):int(offsets[last])],
                                       minlength=last - first)
-        first = last
     return out
+
+
+def segment_counts(values: FloatArray, offsets: IntArray,
+                   keep: Callable[[FloatArray], BoolArray]) -> FloatArray:
+    """Each segment's count of the ``values`` where ``keep`` holds, counted a block of
+    whole segments at a time (:func:`segment_blocks`).
+
+    Parameters
+    ----------
+    values : ndarray
+        One value a row, the segments' rows back to back.
+    offsets : ndarray of int
+        CSR offsets: segment ``i`` is ``values[offsets[i]:offsets[i + 1]]``.
+    keep : callable
+        Given a block of values, whether each counts.
+
+    Returns
+    -------
+    ndarray of float
+        One count a segment, as ``np.bincount(segment_of_each_row[keep(values)])``
+        counts, without the mask nor the kept rows' segments of every row (8 bytes a
+        row: 57 MB at 7.1 M judgments) at once.
+    """
+    out = np.zeros(offsets.size - 1, dtype=np.float64)
+    for first, last in segment_blocks(offsets):
+        start = int(offsets[first])
+        kept = keep(values[start:int(offsets[last])])
+        # counts are whole numbers: the running count's differences at the segments' ends
+        running = np.zeros(kept.size + 1, dtype=np.int64)
+        np.cumsum(kept, out=running[1:])
+        out[first:last] = np.diff(running[offsets[first:last + 1] - start])
+    return out
+
+
+def _segment_numbers(offsets: IntArray, first: int, last: int) -> IntArray:
+    """Each row's segment among segments ``first:last``, numbered from 0."""
+    lengths = np.diff(offsets[first:last + 1])
+    return np.repeat(np.arange(last - first, dtype=np.int64), lengths)
 
 
 def running_sum(weights: FloatArray, offsets: IntArray,
@@ -138,7 +200,7 @@ def running_sum(weights: FloatArray, offsets: IntArray,
     return out
 
 
-_SUMMED_AT_ONCE = 1 << 20
+_SUMMED_AT_ONCE = 1 << 18
 """Elements :func:`running_sum` lays out in one matrix at most (unless one segment is longer)."""
 
 
