@@ -29,7 +29,13 @@ from sqlalchemy import Integer, Text, bindparam, delete, exists, func, insert, s
 
 from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.assignment import MAX_BATCH, hold_items, lease_task, require_ready
+from rankscope.services.assignment import (
+    MAX_BATCH,
+    hold_items,
+    lease_task,
+    require_ready,
+    row_locks,
+)
 from rankscope.services.campaigns import evaluation_access, evaluation_row
 from rankscope.services.limits import (
     MAX_EXPLANATION,
@@ -46,6 +52,7 @@ from rankscope.store.models_app import (
     Evaluation,
     Grade,
     GradeBatch,
+    Item,
     Lease,
     LLMJudge,
     Rater,
@@ -145,10 +152,16 @@ def _batch_statement() -> Select[GradeBatch]:
 
 
 @functools.cache
-def _tasks_statement() -> Select[Task]:
-    """The tasks ``ids`` of evaluation ``ev``: built once."""
-    return select(Task).where(Task.id.in_(bindparam("ids", expanding=True)),
-                              Task.evaluation_id == bindparam("ev", type_=Integer))
+def _tasks_statement(hold: bool) -> Select[Task]:
+    """The tasks ``ids`` of evaluation ``ev``; ``hold``: their items held in the same
+    statement, in the items' id order (:func:`hold_items`' lock and order, a round trip
+    fewer a grade): built once."""
+    query = select(Task).where(Task.id.in_(bindparam("ids", expanding=True)),
+                               Task.evaluation_id == bindparam("ev", type_=Integer))
+    if not hold:
+        return query
+    return (query.join(Item, Item.id == Task.item_id).order_by(Item.id)
+            .with_for_update(of=Item))
 
 
 @functools.cache
@@ -180,15 +193,17 @@ def _insert_row(session: Session, model: type[Grade | GradeBatch], row: dict[str
 
 
 def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given: GradeInput,
-               source: str) -> _Given:
-    """Record one grade inside the caller's transaction (the limit checked under a lock)."""
+               source: str, *, held: bool = False) -> _Given:
+    """Record one grade inside the caller's transaction (the limit checked under a lock;
+    ``held``: the caller holds the task's item already)."""
     check_spec(given)
     _check_value(scale_of(ev), given.value, given.reason)
     # Lock the item: concurrent submits of the same result wait here (PostgreSQL; SQLite
     # has one writer anyway); what is read next (its own statement, so read after the
     # wait) is the state at commit. Nothing is written before the grade is known to be
     # accepted, so a refused one leaves no trace without a savepoint around it.
-    hold_items(session, [task.item_id])
+    if not held:
+        hold_items(session, [task.item_id])
     settled, own_id, n, leased, deferred = session.execute(_state_statement(), {
         "item": task.item_id, "rater": rater.id, "scale": ev.scale, "task": task.id}).one()
     if settled:
@@ -313,13 +328,11 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                 raise ConflictError(f"batch {batch_id!r} was sent for another evaluation")
             return {**seen.response, "replayed": True}
         require_ready(ev)
-        tasks = {t.id: t for t in session.scalars(_tasks_statement(), {
+        # every item of the batch held as its tasks are read, in one order: two batches
+        # grading the same results in opposite orders would otherwise each hold one and
+        # wait for the other (SQLite: its one writer holds them all)
+        tasks = {t.id: t for t in session.scalars(_tasks_statement(row_locks(session)), {
             "ids": sorted({g.task_id for g in grades}), "ev": ev.id})}
-        # every item of the batch held first, in one order: two batches grading the same
-        # results in opposite orders would otherwise each hold one and wait for the other
-        # (one item: _submit_in holds it)
-        if len({t.item_id for t in tasks.values()}) > 1:
-            hold_items(session, [t.item_id for t in tasks.values()])
         results: list[dict[str, Any]] = []
         for given in grades:
             task = tasks.get(given.task_id)
@@ -328,7 +341,8 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                                 "error": "no such task in this evaluation"})
                 continue
             try:  # a refused grade wrote nothing (_submit_in checks before it writes)
-                grade_id = _submit_in(session, rater, task, ev, given, source).grade_id
+                grade_id = _submit_in(session, rater, task, ev, given, source,
+                                      held=True).grade_id
                 results.append({"task_id": task.id, "ok": True, "grade_id": grade_id})
             except (ConflictError, OptionError) as exc:
                 results.append({"task_id": given.task_id, "ok": False, "error": str(exc)})
