@@ -24,8 +24,8 @@ from .conftest import make_world
 
 # What each request needs, one statement each (the budget the tests hold the code to):
 # next task: the token's user, the evaluation with the grader's role and rater, their own
-# leases, the pool's first tasks (before the lock), those tasks' views, the project's
-# lock, the final choice leasing what it picks = 7.
+# leases, the pool's first tasks (before the lock), those tasks' views, their items'
+# lock (SKIP LOCKED), the final choice leasing what it picks = 7.
 NEXT_STATEMENTS = 7
 # a grade (a batch of one): the token's user, the evaluation with role and rater, the
 # batch's replay lookup, the task with its item's lock (PostgreSQL; SQLite's one writer
