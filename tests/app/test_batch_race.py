@@ -35,8 +35,8 @@ def test_the_same_batch_from_two_servers_at_once_is_counted_once(db_url, store, 
     checks = {"ready": 0}
     real_insert, real_ready = grading._insert_row, grading.require_ready
 
-    def insert_then_wait(session, model, row):
-        done = real_insert(session, model, row)
+    def insert_then_wait(session, model, row, **more):
+        done = real_insert(session, model, row, **more)
         if model is GradeBatch and not first_holds_its_row.is_set():
             first_holds_its_row.set()  # the first writer's row is in, uncommitted
             second_found_nothing.wait(WAIT)

@@ -244,3 +244,37 @@ def test_a_batch_takes_its_items_in_one_order(store, collection):
     assert not thread.is_alive()
     answer = got["answer"]
     assert answer["accepted"] == 2, answer  # type: ignore[index]
+
+
+@pg_only
+def test_a_batch_of_one_reads_its_results_counts_after_the_wait_for_its_item(store,
+                                                                            collection):
+    """A grade's task is read with its item's lock (one statement): when another
+    transaction holds the item and fills the result's last slot, the batch waits, and the
+    counts it reads after the wait include that grade, so its own is refused and the result
+    keeps the one grade it wants."""
+    w = make_world(store, collection, grades_wanted=1)
+    ev_id = w.evaluation.id
+    task_id = assignment.next_task(store, w.judge, ev_id).task_id
+    session, holder = _hold_item_of(store, task_id)
+    got: dict[str, object] = {}
+    try:
+        thread = threading.Thread(target=lambda: got.update(answer=grading.submit_batch(
+            store, w.judge, ev_id, "late", [GradeInput(task_id, 2)])))
+        thread.start()
+        _wait_until_it_waits_on(store, holder, thread)
+        ev = session.get(Evaluation, ev_id)
+        grading.grade_task(session, accounts.rater_for(session, w.judge2),
+                           session.get(Task, task_id), ev, GradeInput(task_id, 1))
+        session.commit()
+    finally:
+        session.close()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    answer = got["answer"]
+    assert answer["accepted"] == 0, answer  # type: ignore[index]
+    assert "grade(s) it wants" in answer["results"][0]["error"]  # type: ignore[index]
+    with store.read() as s:
+        item = s.get(Task, task_id).item_id
+        assert list(s.scalars(select(Grade.value).where(Grade.item_id == item,
+                                                        Grade.active))) == [1.0]

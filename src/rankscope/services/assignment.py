@@ -93,6 +93,7 @@ __all__ = [
     "pool_size",
     "release",
     "require_ready",
+    "row_locks",
     "scale_info",
     "scale_of",
     "show_task",
@@ -108,7 +109,7 @@ MAX_BATCH = 500
 
 
 
-def _row_locks(session: Session) -> bool:
+def row_locks(session: Session) -> bool:
     """Whether leasing takes the items' row locks: PostgreSQL (SQLite has one writer)."""
     return session.get_bind().dialect.name == "postgresql"
 
@@ -121,7 +122,7 @@ def hold_items(session: Session, item_ids: Sequence[int]) -> None:
     holders of several items wait in the same order); on SQLite the one
     writer is the lock, no statement is run.
     """
-    if item_ids and _row_locks(session):
+    if item_ids and row_locks(session):
         session.execute(select(Item.id).where(Item.id.in_(sorted(set(item_ids))))
                         .order_by(Item.id).with_for_update())
 
@@ -142,7 +143,7 @@ def _free_statement() -> Select[int]:
 def _hold_free(session: Session, task_ids: Sequence[int], k: int) -> list[int]:
     """The first ``k`` of the tasks whose items this transaction could hold at once, held
     (in their order); SQLite: the first ``k`` (its one writer holds everything)."""
-    if not _row_locks(session):
+    if not row_locks(session):
         return list(task_ids[:k])
     got = set(session.scalars(_free_statement(), {"ids": list(task_ids), "k": k}))
     return [t for t in task_ids if t in got]

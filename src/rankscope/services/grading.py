@@ -29,7 +29,13 @@ from sqlalchemy import Integer, Text, bindparam, delete, exists, func, insert, s
 
 from rankscope.errors import ConflictError, ForbiddenError, OptionError
 from rankscope.services.accounts import rater_for
-from rankscope.services.assignment import MAX_BATCH, hold_items, lease_task, require_ready
+from rankscope.services.assignment import (
+    MAX_BATCH,
+    hold_items,
+    lease_task,
+    require_ready,
+    row_locks,
+)
 from rankscope.services.campaigns import evaluation_access, evaluation_row
 from rankscope.services.limits import (
     MAX_EXPLANATION,
@@ -46,6 +52,7 @@ from rankscope.store.models_app import (
     Evaluation,
     Grade,
     GradeBatch,
+    Item,
     Lease,
     LLMJudge,
     Rater,
@@ -55,7 +62,7 @@ from rankscope.store.models_app import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from sqlalchemy import CursorResult, Select, Table
+    from sqlalchemy import CursorResult, Delete, Insert, Select, Table
     from sqlalchemy.orm import Session
 
     from rankscope.judgments.scales import Scale
@@ -145,10 +152,16 @@ def _batch_statement() -> Select[GradeBatch]:
 
 
 @functools.cache
-def _tasks_statement() -> Select[Task]:
-    """The tasks ``ids`` of evaluation ``ev``: built once."""
-    return select(Task).where(Task.id.in_(bindparam("ids", expanding=True)),
-                              Task.evaluation_id == bindparam("ev", type_=Integer))
+def _tasks_statement(hold: bool) -> Select[Task]:
+    """The tasks ``ids`` of evaluation ``ev``; ``hold``: their items held in the same
+    statement, in the items' id order (:func:`hold_items`' lock and order, a round trip
+    fewer a grade): built once."""
+    query = select(Task).where(Task.id.in_(bindparam("ids", expanding=True)),
+                               Task.evaluation_id == bindparam("ev", type_=Integer))
+    if not hold:
+        return query
+    return (query.join(Item, Item.id == Task.item_id).order_by(Item.id)
+            .with_for_update(of=Item))
 
 
 @functools.cache
@@ -169,26 +182,58 @@ def _state_statement() -> Select[bool, int | None, int, bool, bool]:
         exists().where(Deferral.task_id == task, Deferral.rater_id == rater))
 
 
-def _insert_row(session: Session, model: type[Grade | GradeBatch], row: dict[str, Any]) -> int:
+@functools.cache
+def _insert_statement(model: type[Grade | GradeBatch], lease_ended: bool) -> Insert:
+    """A Core insert of one row of ``model``; ``lease_ended``: the lease of task
+    ``lease_task`` held by rater ``lease_rater`` deleted by the same statement (a
+    data-modifying ``WITH``, PostgreSQL's: run once whether read or not): built once."""
+    table = cast("Table", model.__table__)
+    if not lease_ended:
+        return insert(table)
+    # the id returned by name: SQLAlchemy's implicit RETURNING is off with a WITH
+    return insert(table).add_cte(_lease_delete().cte("lease_ended")).returning(table.c.id)
+
+
+@functools.cache
+def _lease_delete() -> Delete:
+    """The lease of task ``lease_task`` held by rater ``lease_rater``: built once."""
+    return delete(Lease).where(Lease.task_id == bindparam("lease_task", type_=Integer),
+                               Lease.rater_id == bindparam("lease_rater", type_=Integer))
+
+
+def _insert_row(session: Session, model: type[Grade | GradeBatch], row: dict[str, Any],
+                lease: tuple[int, int] | None = None) -> int:
     """Insert one row of ``model`` with a Core statement in the session's transaction; its
     id (the ORM's unit of work, for a row nothing reads back, was a tenth of a grade's
-    SQLAlchemy time)."""
+    SQLAlchemy time). ``lease``: the (task, rater) lease deleted first, by the same
+    statement on PostgreSQL (a round trip fewer), by its own elsewhere."""
+    together = lease is not None and session.get_bind().dialect.name == "postgresql"
+    if lease is not None:
+        where = {"lease_task": lease[0], "lease_rater": lease[1]}
+        if together:
+            row = {**row, **where}
+        else:
+            session.execute(_lease_delete(), where)
     result = cast("CursorResult[Any]",
-                  session.execute(insert(cast("Table", model.__table__)), row))
+                  session.execute(_insert_statement(model, together), row))
+    if together:
+        return int(result.scalar_one())
     (row_id,) = cast("tuple[int]", result.inserted_primary_key)  # one row, one key
     return row_id
 
 
 def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given: GradeInput,
-               source: str) -> _Given:
-    """Record one grade inside the caller's transaction (the limit checked under a lock)."""
+               source: str, *, held: bool = False) -> _Given:
+    """Record one grade inside the caller's transaction (the limit checked under a lock;
+    ``held``: the caller holds the task's item already)."""
     check_spec(given)
     _check_value(scale_of(ev), given.value, given.reason)
     # Lock the item: concurrent submits of the same result wait here (PostgreSQL; SQLite
     # has one writer anyway); what is read next (its own statement, so read after the
     # wait) is the state at commit. Nothing is written before the grade is known to be
     # accepted, so a refused one leaves no trace without a savepoint around it.
-    hold_items(session, [task.item_id])
+    if not held:
+        hold_items(session, [task.item_id])
     settled, own_id, n, leased, deferred = session.execute(_state_statement(), {
         "item": task.item_id, "rater": rater.id, "scale": ev.scale, "task": task.id}).one()
     if settled:
@@ -198,9 +243,6 @@ def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given
                             f"grade(s) it wants")
     # the grader's own lease and deferral of the task end here (theirs: only they add or
     # remove them, so what was just read holds; no statement for what is not there)
-    if leased:
-        session.execute(delete(Lease).where(Lease.task_id == task.id,
-                                            Lease.rater_id == rater.id))
     if deferred:
         session.execute(delete(Deferral).where(Deferral.task_id == task.id,
                                                Deferral.rater_id == rater.id))
@@ -214,7 +256,8 @@ def _submit_in(session: Session, rater: Rater, task: Task, ev: Evaluation, given
     grade_id = _insert_row(session, Grade, {
         "item_id": task.item_id, "rater_id": rater.id, "scale": ev.scale, "value": value,
         "reason": reason, "explanation": (given.explanation or "").strip() or None,
-        "source": source, "evaluation_id": ev.id, "active": True, "created_at": now})
+        "source": source, "evaluation_id": ev.id, "active": True, "created_at": now},
+        lease=(task.id, rater.id) if leased else None)
     if own is not None:
         own.superseded_by = grade_id
     return _Given(grade_id, value, own is not None, int(n) + (own is None and rater.counts))
@@ -313,13 +356,11 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                 raise ConflictError(f"batch {batch_id!r} was sent for another evaluation")
             return {**seen.response, "replayed": True}
         require_ready(ev)
-        tasks = {t.id: t for t in session.scalars(_tasks_statement(), {
+        # every item of the batch held as its tasks are read, in one order: two batches
+        # grading the same results in opposite orders would otherwise each hold one and
+        # wait for the other (SQLite: its one writer holds them all)
+        tasks = {t.id: t for t in session.scalars(_tasks_statement(row_locks(session)), {
             "ids": sorted({g.task_id for g in grades}), "ev": ev.id})}
-        # every item of the batch held first, in one order: two batches grading the same
-        # results in opposite orders would otherwise each hold one and wait for the other
-        # (one item: _submit_in holds it)
-        if len({t.item_id for t in tasks.values()}) > 1:
-            hold_items(session, [t.item_id for t in tasks.values()])
         results: list[dict[str, Any]] = []
         for given in grades:
             task = tasks.get(given.task_id)
@@ -328,7 +369,8 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                                 "error": "no such task in this evaluation"})
                 continue
             try:  # a refused grade wrote nothing (_submit_in checks before it writes)
-                grade_id = _submit_in(session, rater, task, ev, given, source).grade_id
+                grade_id = _submit_in(session, rater, task, ev, given, source,
+                                      held=True).grade_id
                 results.append({"task_id": task.id, "ok": True, "grade_id": grade_id})
             except (ConflictError, OptionError) as exc:
                 results.append({"task_id": given.task_id, "ok": False, "error": str(exc)})
