@@ -159,6 +159,27 @@ def _wait_until_it_waits_on(store, holder: int, thread: threading.Thread) -> Non
     assert waiting == 1 and thread.is_alive()
 
 
+def _batch_while_held(store, task_id: int, meanwhile, actor, ev_id: int, batch_id: str,
+                      grades: list[GradeInput]) -> dict:
+    """A batch sent from a thread while another transaction holds ``task_id``'s item: once
+    the batch waits on it, ``meanwhile(session)`` runs in the holder's transaction, which
+    then commits; the batch's answer."""
+    session, holder = _hold_item_of(store, task_id)
+    got: dict[str, dict] = {}
+    try:
+        thread = threading.Thread(target=lambda: got.update(answer=grading.submit_batch(
+            store, actor, ev_id, batch_id, grades)))
+        thread.start()
+        _wait_until_it_waits_on(store, holder, thread)
+        meanwhile(session)
+        session.commit()
+    finally:
+        session.close()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    return got["answer"]
+
+
 @pg_only
 def test_the_last_result_held_by_another_is_waited_for(store, collection, monkeypatch):
     """When every result left is held by another transaction, the next task waits for it
@@ -227,23 +248,15 @@ def test_a_batch_takes_its_items_in_one_order(store, collection):
         item_of = {t.task_id: s.get(Task, t.task_id).item_id for t in two}
     low, high = sorted(item_of, key=item_of.__getitem__)
     assert item_of[low] < item_of[high]
-    session, holder = _hold_item_of(store, low)
-    got: dict[str, object] = {}
-    try:
-        thread = threading.Thread(target=lambda: got.update(answer=grading.submit_batch(
-            store, w.judge, ev_id, "opposite", [GradeInput(high, 1), GradeInput(low, 0)])))
-        thread.start()
-        _wait_until_it_waits_on(store, holder, thread)
+
+    def take_the_higher(session: Session) -> None:
         # NOWAIT: fails at once if the waiting batch holds the higher item
         session.execute(select(Item.id).where(Item.id == item_of[high])
                         .with_for_update(nowait=True))
-        session.commit()
-    finally:
-        session.close()
-    thread.join(timeout=60)
-    assert not thread.is_alive()
-    answer = got["answer"]
-    assert answer["accepted"] == 2, answer  # type: ignore[index]
+
+    answer = _batch_while_held(store, low, take_the_higher, w.judge, ev_id, "opposite",
+                               [GradeInput(high, 1), GradeInput(low, 0)])
+    assert answer["accepted"] == 2, answer
 
 
 @pg_only
@@ -256,24 +269,16 @@ def test_a_batch_of_one_reads_its_results_counts_after_the_wait_for_its_item(sto
     w = make_world(store, collection, grades_wanted=1)
     ev_id = w.evaluation.id
     task_id = assignment.next_task(store, w.judge, ev_id).task_id
-    session, holder = _hold_item_of(store, task_id)
-    got: dict[str, object] = {}
-    try:
-        thread = threading.Thread(target=lambda: got.update(answer=grading.submit_batch(
-            store, w.judge, ev_id, "late", [GradeInput(task_id, 2)])))
-        thread.start()
-        _wait_until_it_waits_on(store, holder, thread)
-        ev = session.get(Evaluation, ev_id)
+
+    def fill_the_last_slot(session: Session) -> None:
         grading.grade_task(session, accounts.rater_for(session, w.judge2),
-                           session.get(Task, task_id), ev, GradeInput(task_id, 1))
-        session.commit()
-    finally:
-        session.close()
-    thread.join(timeout=60)
-    assert not thread.is_alive()
-    answer = got["answer"]
-    assert answer["accepted"] == 0, answer  # type: ignore[index]
-    assert "grade(s) it wants" in answer["results"][0]["error"]  # type: ignore[index]
+                           session.get(Task, task_id), session.get(Evaluation, ev_id),
+                           GradeInput(task_id, 1))
+
+    answer = _batch_while_held(store, task_id, fill_the_last_slot, w.judge, ev_id, "late",
+                               [GradeInput(task_id, 2)])
+    assert answer["accepted"] == 0, answer
+    assert "grade(s) it wants" in answer["results"][0]["error"]
     with store.read() as s:
         item = s.get(Task, task_id).item_id
         assert list(s.scalars(select(Grade.value).where(Grade.item_id == item,
