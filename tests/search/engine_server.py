@@ -1,6 +1,7 @@
 """A local HTTP server answering as a search engine would, from recorded responses.
 
-The server is real HTTP (stdlib ThreadingHTTPServer on 127.0.0.1, port 0).
+The server is real HTTP (stdlib ThreadingHTTPServer on 127.0.0.1, port 0,
+see ``local_http``).
 Each route ``(method, path)`` has a list of scripted :class:`Reply` objects:
 a request takes the next one (the last one repeats). Bodies are the files
 of ``recorded/`` (see its README: written from each engine's documented
@@ -18,10 +19,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from local_http import LocalHTTPServer
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -126,8 +129,7 @@ class EngineServer:
             do_POST = _answer
             do_PUT = _answer
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = LocalHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever,
                                        kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
