@@ -15,6 +15,7 @@ import struct
 from http.server import BaseHTTPRequestHandler
 
 import pytest
+
 from local_http import LocalHTTPServer
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from local_http import LocalHTTPServer
 
 MARKER = re.compile(r"\[\[([\w-]+)\]\]")
