@@ -91,17 +91,17 @@ def test_report_curves_are_each_runs_own_evaluation(
     """Measured in the comparison's pass or not, the curves' points are exactly those of
     metric_at_k and precision_recall, which evaluate each run alone with the curves'
     metrics only (issue 30 section 3: the report reads each run once)."""
-    import rankscope.render.report_curves as report_curves
+    import rankscope.render.svg as svg
     from rankscope.compare.curves import metric_at_k, precision_recall
 
     drawn: dict[str, list[Any]] = {}
-    original = report_curves.lines_svg
+    original = svg.lines_svg
 
     def capture(series: Any, **kwargs: Any) -> str:
         drawn[kwargs["x_label"]] = list(series)
         return original(series, **kwargs)
 
-    monkeypatch.setattr(report_curves, "lines_svg", capture)
+    monkeypatch.setattr(svg, "lines_svg", capture)  # the curves load it where they draw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report(QRELS, CURVE_RUNS, metrics, ks=range(1, 13), **options)  # type: ignore[arg-type]

@@ -117,3 +117,27 @@ def test_a_usage_error_still_suggests_the_close_choice() -> None:
         "import sys\nsys.stderr = sys.stdout\nfrom rankscope.cli.main import main\n"
         "main(['evaluate', 'q', 'r', '--ci', 'nevr'])")
     assert "did you mean 'never'?" in printed
+
+
+def test_report_without_plots_loads_no_svg_writer(tmp_path: Path) -> None:
+    # the SVG writer (and its box plots' statistics) is loaded only where a figure is
+    # drawn: `report --no-plots` writes tables alone (issue 30 section 3: its start-up)
+    qrels, run1, run2 = tmp_path / "qrels.txt", tmp_path / "a.txt", tmp_path / "b.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    run1.write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n")
+    run2.write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n")
+    pages = {}
+    for flags in (["--no-plots"], []):
+        page = tmp_path / f"report{len(flags)}.html"
+        modules, _ = _modules_after(
+            "from rankscope.cli.main import main\n"
+            f"main(['report', {str(qrels)!r}, {str(run1)!r}, {str(run2)!r}, '-m', 'P@1',"
+            f" '-o', {str(page)!r}, *{flags!r}])")
+        svg = {"rankscope.render.svg", "rankscope.render.box_stats"} & set(modules)
+        pages[bool(flags)] = (svg, page.read_text())
+    svg, text = pages[True]
+    assert svg == set(), svg
+    assert "<svg" not in text and "1.0000" in text  # a's P@1 in the tables
+    svg, text = pages[False]  # with plots the writer is loaded and draws
+    assert svg == {"rankscope.render.svg", "rankscope.render.box_stats"}
+    assert "<svg" in text

@@ -89,7 +89,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     # the files one at a time (the next one ahead), the first while the report's modules
     # load and the qrels are read, as compare does
-    with reading_runs(args, options.pop("names"), _load_report) as (inputs, qrels):
+    load = _load_report if args.no_plots else _load_report_and_figures
+    with reading_runs(args, options.pop("names"), load) as (inputs, qrels):
         from rankscope.render.html_report import report
 
         report(qrels, inputs, metrics, **options, **judgments_kwargs(args, qrels))
@@ -104,3 +105,9 @@ def _default_metrics() -> tuple[str, ...]:
 
 def _load_report() -> None:
     import rankscope.render.html_report  # noqa: F401
+
+
+def _load_report_and_figures() -> None:
+    # the SVG writer too (the page loads it only to draw), beside the reading as the page
+    import rankscope.render.html_report
+    import rankscope.render.svg  # noqa: F401

@@ -217,9 +217,13 @@ TABLED_UP_TO = 1 << 18
 
 def as_levels(grades: FloatArray) -> FloatArray:
     """trec_eval's view of grades: integer levels, -2 for a negative grade, -1 for none (NaN)."""
+    # the truncation's copy fixed in place: one float array alive, not two nested
+    # np.where's over scalars (each ranked row converted at every levels view)
+    out = np.trunc(grades if grades.dtype.kind == "f" else grades.astype(np.float64))
     with np.errstate(invalid="ignore"):
-        return np.where(np.isnan(grades), NONPOOL,
-                        np.where(grades < 0, POOLED_UNJUDGED, np.trunc(grades)))
+        np.copyto(out, POOLED_UNJUDGED, where=grades < 0)
+    np.copyto(out, NONPOOL, where=np.isnan(grades))
+    return out
 
 
 _INT32_MAX = int(np.iinfo(np.int32).max)

@@ -54,7 +54,6 @@ from rankscope.render.report_tables import (
     per_query_table_html,
     worse_queries_html,
 )
-from rankscope.render.svg import differences_svg, distribution_svg
 
 if TYPE_CHECKING:
     import polars as pl
@@ -158,6 +157,10 @@ def _metric_figures(result: CompareResult, texts: ValueTexts | None = None,
                     ) -> list[tuple[str, list[Figure]]]:
     """Per metric: the distribution of every run and the differences to the baseline (from
     the per-query values alone: drawn while the comparison works out its intervals)."""
+    # loaded here, not with the page: `report --no-plots` draws no figure (the command
+    # loads it beside the reading when it will, :func:`rankscope.cli.report.run`)
+    from rankscope.render.svg import differences_svg, distribution_svg
+
     texts = ValueTexts(result) if texts is None else texts
     sections: list[tuple[str, list[Figure]]] = []
     for label, base, others in _pairs(result):

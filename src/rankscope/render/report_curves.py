@@ -25,10 +25,11 @@ from rankscope.compare.curves import (
 from rankscope.compare.result import CompareResult
 from rankscope.data.runs import RunInputs
 from rankscope.metrics.base import Metric
-from rankscope.render.svg import Series, lines_svg
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from rankscope.render.svg import Series
 
 __all__ = ["Figure", "curve_family", "curve_figures", "curve_qrels", "measured_curves",
            "pr_caption", "pr_options", "read_curves"]
@@ -133,6 +134,8 @@ def _series(data: pl.DataFrame, x: str, y: str) -> list[Series]:
     """One line a run, in the order the runs first appear (as ``group_by(maintain_order=
     True)`` gives them), split in Python: the frames are a few hundred rows, and polars'
     grouping cost more than the figure (2-5 ms a call)."""
+    from rankscope.render.svg import Series
+
     points: dict[object, tuple[list[float], list[float]]] = {}
     for name, xv, yv in zip(data.get_column("run").to_list(), data.get_column(x).to_list(),
                             data.get_column(y).to_list(), strict=True):
@@ -145,6 +148,9 @@ def _series(data: pl.DataFrame, x: str, y: str) -> list[Series]:
 def curve_figures(family: str | None, at_k: pl.DataFrame | None, pr: pl.DataFrame,
                    ks: list[int], pr_caption: str) -> tuple[str, list[Figure]]:
     """The curves' section: metric@k (when a metric takes a cut-off), precision-recall."""
+    # the SVG writer only where figures are drawn (`report --no-plots` never loads it)
+    from rankscope.render.svg import lines_svg
+
     curves: list[Figure] = []
     if family is not None and at_k is not None:
         caption = f"mean {family}@k for k = 1..{max(ks)}"
