@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -138,8 +139,8 @@ def lookup(run_keys: UIntArray, run_q: Index, run_docs: pl.Series,
         # as one join gives them (the strings are then confirmed in one gather of each
         # column, in order). No list, concatenation and stable sort of every part's hits
         # (five arrays of every hit at once: 23 MB traced less at 10^7 rows, same CPU)
-        line_of = np.full(run_keys.size, -1,
-                          dtype=np.int32 if judged.keys.size <= _INT32_MAX else np.int64)
+        line_of: npt.NDArray[np.signedinteger[Any]] = np.full(
+            run_keys.size, -1, dtype=np.int32 if judged.keys.size <= _INT32_MAX else np.int64)
         for part in range(1 << bits):
             rows = np.flatnonzero(run_part == part)
             at = np.flatnonzero(judged_part == part)
