@@ -244,3 +244,23 @@ def test_a_parted_joins_hits_are_put_back_in_run_order_without_a_sort_of_them_al
     # written at each run row (4 bytes a run row) and read back in order: 33.1 (the
     # strings' confirmation of every hit is then the larger)
     assert peak < 36 * hit.size
+
+
+def test_the_halves_matches_are_held_in_4_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    judged, run_q, run_docs, first = _case(5)
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)
+    monkeypatch.setattr(ranking_match, "_HALVED_FROM", 1000, raising=False)
+    found = ranking_match._lookups(run_q, run_docs, judged, None)
+    # two halves, each half's run rows and judgment lines 32-bit while the other is matched
+    assert len(found) == 2
+    assert all(h.dtype == np.int32 and j.dtype == np.int32 for h, j in found)
+    got = _matches(np.concatenate([h for h, _ in found]), np.concatenate([j for _, j in found]))
+    expected = {row: first[(q, d)] for row, (q, d) in
+                enumerate(zip(run_q.tolist(), run_docs.to_list(), strict=True))
+                if (q, d) in first}
+    assert got == expected
+    # each row's grade as the definition's: its judgment's, NaN when it has none
+    grades = ranking_match.match_rows(run_q, run_docs, judged)
+    np.testing.assert_array_equal(
+        grades, [judged.grades[expected[i]] if i in expected else np.nan
+                 for i in range(run_q.size)])
