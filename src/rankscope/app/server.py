@@ -114,7 +114,7 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
 def _set_start_up_aside() -> None:
     """Take what exists once the app is built out of the collector's generations.
 
-    The imports, the store and the app are about 175,000 objects that live
+    The imports, the store and the app are about 150,000 objects that live
     as long as the server and are never garbage; left in the oldest generation, every
     full collection walks them all (0.1 s on this project's hosts, a pause for whoever
     is waiting). Collected once, then frozen (:func:`gc.freeze`): later collections
