@@ -215,3 +215,29 @@ def test_user_add_and_token_commands(tmp_path, monkeypatch, capsys):
     assert main(["user", "add", "bob", "--role", "judge", "--db", db]) == 2
     assert "at least 8" in capsys.readouterr().err
     assert main(["user", "token", "nobody", "--db", db]) == 2
+
+
+def test_serve_sets_its_start_up_objects_aside_before_it_serves(tmp_path, monkeypatch):
+    """The server's long-lived start-up objects (imports, store, app) are frozen out of the
+    collector's generations before it serves: no full collection walks them under load."""
+    import gc
+
+    import uvicorn
+
+    from rankscope.app.server import ServerSettings, serve
+
+    seen: dict[str, object] = {}
+
+    def run(app: object, **options: object) -> None:  # uvicorn.run: what serving finds
+        seen["frozen"] = gc.get_freeze_count()
+        seen["app_collected_over"] = any(o is app for o in gc.get_objects())
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    gc.unfreeze()  # whatever this test process froze before: counted from nothing
+    try:
+        serve(ServerSettings(db=str(tmp_path / "app.sqlite"), port=free_port(),
+                             data_dir=str(tmp_path)), say=lambda _: None, warn=lambda _: None)
+    finally:
+        gc.unfreeze()  # the test process's objects back to the collector
+    assert seen["frozen"] > 100_000  # the imports' objects, not a handful
+    assert seen["app_collected_over"] is False

@@ -18,6 +18,7 @@ caller gives (the command line writes them to stdout and stderr).
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 from collections.abc import Callable, Sequence
@@ -110,6 +111,19 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
             "access_log": False, "proxy_headers": False, "server_header": False}
 
 
+def _set_start_up_aside() -> None:
+    """Take what exists once the app is built out of the collector's generations.
+
+    The imports, the store and the app are about 150,000 objects that live
+    as long as the server and are never garbage; left in the oldest generation, every
+    full collection walks them all (0.1 s on this project's hosts, a pause for whoever
+    is waiting). Collected once, then frozen (:func:`gc.freeze`): later collections
+    walk only what the requests made.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def check_listen(host: str, port: int) -> None:
     """Refuse, before anything is said or opened, an address the server could not listen on.
 
@@ -188,6 +202,7 @@ def serve(settings: ServerSettings, *, say: Callable[[str], None],
             warn(f"warning: {warning}")
         app = create_app(store, data_dir, boundary=boundary,
                          forwarded_allow_ips=settings.forwarded_allow_ips)
+        _set_start_up_aside()
         uvicorn.run(app, **uvicorn_options(settings))
     finally:
         store.close()
