@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from rankscope.data.tables import Qrels, Run
-from rankscope.engine import ranking, ranking_duplicates, ranking_match
+from rankscope.engine import ranking, ranking_duplicates
 from rankscope.engine.ranking import rank
 
 from .test_fast_ranking import layout
@@ -40,8 +40,8 @@ def test_distinct_in_order_is_a_search_for_repeats_within_each_query(
     file_rows = rng.permutation(n)
     in_file = np.empty(n, dtype=np.uint64)
     in_file[file_rows] = keys
-    monkeypatch.setattr(ranking_match, "_GATHERED_BLOCK", block)
-    assert ranking_match.distinct_in_order(in_file, file_rows, counts) is (not repeats)
+    monkeypatch.setattr(ranking_duplicates, "_GATHERED_BLOCK", block)
+    assert ranking_duplicates.distinct_in_order(in_file, file_rows, counts) is (not repeats)
     assert repeats is (seed >= 4)
 
 

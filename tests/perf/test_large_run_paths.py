@@ -205,7 +205,7 @@ def test_keys_hashed_block_by_block_are_the_whole_columns_keys(
 @pytest.mark.parametrize("block", [1, 7, 1 << 22])
 def test_the_proof_of_distinct_rows_block_by_block_is_a_search_for_repeats(
         seed: int, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rankscope.engine import ranking_match
+    from rankscope.engine import ranking_duplicates
 
     rng = np.random.default_rng(seed)
     lengths = rng.integers(1, 9, 25).astype(np.int64)
@@ -221,8 +221,8 @@ def test_the_proof_of_distinct_rows_block_by_block_is_a_search_for_repeats(
     lengths = np.array([len(s) for s in segments], dtype=np.int64)
     flat = pl.Series([d for s in segments for d in s])
     repeats = any(len(set(s)) < len(s) for s in segments)
-    monkeypatch.setattr(ranking_match, "_PROVED_BLOCK", block)
-    proved = ranking_match.proof_of_distinct_rows(flat, lengths, lambda: pl.Series([0]))
+    monkeypatch.setattr(ranking_duplicates, "_PROVED_BLOCK", block)
+    proved = ranking_duplicates.proof_of_distinct_rows(flat, lengths, lambda: pl.Series([0]))
     assert proved is (not repeats)
 
 
@@ -231,7 +231,7 @@ def test_the_proof_of_distinct_rows_block_by_block_is_a_search_for_repeats(
 def test_the_proof_for_a_shuffled_run_sorts_pair_hashes_asked_for_block_by_block(
         repeat: tuple[int, int] | None, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from rankscope.data.tables import pair_hashes
-    from rankscope.engine import ranking_match
+    from rankscope.engine import ranking_duplicates
 
     # a run whose queries are not together (no segment lengths): 25 rows, pairs distinct
     # by construction unless row j repeats row i's (query, document); the proof must find
@@ -248,8 +248,8 @@ def test_the_proof_for_a_shuffled_run_sorts_pair_hashes_asked_for_block_by_block
         asked.append((start, length))
         return pair_hashes(frame.slice(start, length))
 
-    monkeypatch.setattr(ranking_match, "_PROVED_BLOCK", block)
-    proved = ranking_match.proof_of_distinct_rows(frame.get_column("doc_id"), None, pairs)
+    monkeypatch.setattr(ranking_duplicates, "_PROVED_BLOCK", block)
+    proved = ranking_duplicates.proof_of_distinct_rows(frame.get_column("doc_id"), None, pairs)
     assert proved is (repeat is None)
     # every row asked for once, in pieces of at most a block
     assert [s for s, _ in asked] == list(range(0, 25, block))

@@ -66,13 +66,13 @@ from rankscope.engine.ranking_duplicates import (
     blocks_proof,
     check_beside,
     check_in_order,
+    distinct_in_order,
     duplicates_beside,
     keys_again,
 )
 from rankscope.engine.ranking_match import (
     CodeArray,
     Judged,
-    distinct_in_order,
     match_codes,
     match_rows,
 )

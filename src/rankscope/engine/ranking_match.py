@@ -1,19 +1,17 @@
-"""Matching a run's rows to their judgments, and proving no document is ranked twice.
+"""Matching a run's rows to their judgments; the keys the duplicate proofs sort.
 
 Run rows are found in the qrels by a 64-bit key per (query index, document)
 (:func:`doc_keys`), looked up in halves one after the other (on a thread
 beside the ordering), every hash match confirmed on the strings; a small
 run's rows whose judged ids fit their Arrow string views are keyed and
 confirmed by those views instead (:mod:`~rankscope.engine.view_match`). The
-duplicate search runs beside the measures, which do not need it: when no
-query repeats a key there is no duplicate, the common case,
-proved by sorting each query's keys; only otherwise are documents compared
-exactly.
+same keys prove that no document is ranked twice
+(:mod:`~rankscope.engine.ranking_duplicates`); :func:`first_duplicates` is the
+exact search when a key repeats.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -22,7 +20,6 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from rankscope.data.distinct import distinct_within
 from rankscope.data.gather import one_chunk_for
 from rankscope.data.ranking_order import gather_many
 from rankscope.data.rankings import Index
@@ -30,9 +27,7 @@ from rankscope.engine.key_table import KeyTable
 from rankscope.engine.view_match import VIEWED_BELOW, ViewedJudgments, viewed_lookup
 
 __all__ = ["MIX", "PROBED_BELOW", "TABLED_UP_TO", "GradeCodes", "Judged", "as_levels",
-           "distinct_in_order", "doc_keys", "first_duplicates", "lookup", "match_codes",
-           "match_rows",
-           "proof_of_distinct_rows", "run_duplicates"]
+           "doc_keys", "first_duplicates", "lookup", "match_codes", "match_rows"]
 
 IntArray = npt.NDArray[np.int64]
 UIntArray = npt.NDArray[np.uint64]
@@ -417,85 +412,3 @@ def _lookups(qidx: Index, docs: pl.Series, judged: Judged,
 
 _HALVED_FROM = 1 << 22
 """Rows from which :func:`match_rows` joins them in two halves (one after the other)."""
-
-
-def run_duplicates(qidx: Callable[[], Index], docs: pl.Series, rows: IntArray,
-                   keys: UIntArray, counts: IntArray, n: int) -> list[str | None]:
-    """Per query, the smallest document its ranking lists twice.
-
-    ``rows`` are the ranked file rows, query by query (``counts`` each), and
-    ``keys`` their keys: when no query repeats a key there is no duplicate,
-    proved by a cheap sort; otherwise the documents are compared exactly.
-    ``qidx`` gives every file row's query index, asked for only then (the
-    ranking does not keep it, 8 bytes a row, for a case this rare).
-    """
-    if distinct_within(keys, counts):
-        return [None] * n
-    return first_duplicates(qidx(), docs, keys, n, rows)
-
-
-def proof_of_distinct_rows(docs: pl.Series, segment_lengths: IntArray | None,
-                           pair_keys: Callable[[int, int], pl.Series]) -> bool:
-    """Whether no (query, document) pair can repeat: True proves it, False may be a collision.
-
-    ``segment_lengths``: the lengths of the runs of equal query ids in file
-    order, when each query's rows are together (then sorting each query's
-    document hashes proves it); otherwise every row's pair hash is sorted in
-    one array and neighbours compared. ``pair_keys(start, length)`` gives the
-    pair hashes of that many rows from ``start``: they are asked for a few
-    million rows at a time, so no temporaries of every row are held at once
-    (counting distinct hashes in a hash table held about 600 MB at 10^7 rows,
-    beside the ranking; the in-place sort holds the 80 MB array alone).
-    """
-    if segment_lengths is not None and int(segment_lengths.sum()) == docs.len():
-        # hashed a few million rows at a time, whole segments each: no hash of every row
-        # held at once (80 MB at 10^7 rows, alive beside the ranking)
-        for lo_seg, hi_seg, lo_row, hi_row in _whole_segments(segment_lengths, _PROVED_BLOCK):
-            hashed = docs.slice(lo_row, hi_row - lo_row).hash(seed=0x5EED).to_numpy()
-            if not distinct_within(hashed, segment_lengths[lo_seg:hi_seg]):
-                return False
-        return True
-    n_rows = docs.len()
-    keys = np.empty(n_rows, dtype=np.uint64)
-    for start in range(0, n_rows, _PROVED_BLOCK):
-        length = min(_PROVED_BLOCK, n_rows - start)
-        keys[start:start + length] = pair_keys(start, length).to_numpy()
-    keys.sort()
-    return not bool(np.any(keys[1:] == keys[:-1]))
-
-
-_PROVED_BLOCK = 1 << 22
-"""Rows (whole query segments) whose document hashes :func:`proof_of_distinct_rows`
-sorts at a time."""
-
-
-def distinct_in_order(keys: UIntArray, order: Index, counts: IntArray) -> bool:
-    """Whether no query repeats a key: True proves no (query, document) pair repeats.
-
-    ``keys`` are every file row's keys (:func:`doc_keys`), ``order`` the rows
-    query by query (``counts`` each, every row of the file once), as the
-    ranking has them: each query's keys are gathered and sorted a million or
-    so at a time (whole queries), so a shuffled run's proof needs no hash pass
-    of its own (the matching's keys serve) and no array of every row beside
-    them. False may be a collision: the caller compares the pairs exactly.
-    """
-    for lo_q, hi_q, lo, hi in _whole_segments(counts, _GATHERED_BLOCK):
-        if not distinct_within(keys[order[lo:hi]], counts[lo_q:hi_q]):
-            return False
-    return True
-
-
-_GATHERED_BLOCK = 1 << 20
-"""Rows (whole queries) whose keys :func:`distinct_in_order` gathers at a time (8 MB)."""
-
-
-def _whole_segments(lengths: IntArray, block: int) -> Iterator[tuple[int, int, int, int]]:
-    """Pieces of about ``block`` rows, whole segments each: (first segment, end, first
-    row, end); a segment longer than ``block`` is a piece of its own."""
-    ends = np.cumsum(lengths)
-    lo_seg = lo_row = 0
-    while lo_seg < ends.size:
-        hi_seg = max(lo_seg + 1, int(np.searchsorted(ends, lo_row + block, "right")))
-        hi_row = int(ends[hi_seg - 1])
-        yield lo_seg, hi_seg, lo_row, hi_row
-        lo_seg, lo_row = hi_seg, hi_row
