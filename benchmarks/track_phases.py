@@ -1,6 +1,6 @@
 """Where ``rankscope compare`` (or ``report``) spends its wall time on the track's 17 runs.
 
-Issue 30, section 3: the command runs in this process, as ``rankscope`` would
+Issue 30, section 3: the command (``evaluate`` too) runs in this process, as ``rankscope`` would
 run it, with timers around four of its steps, and prints its phases:
 
 * ``start -> first run asked``: imports, the qrels, reading the first file
@@ -27,7 +27,6 @@ change to what it computes), and the load of the machine moves every figure.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -58,36 +57,32 @@ def _child(command: list[str], argv: list[str]) -> None:
     prepare_process([*command, *argv])
     gc.disable()  # as main() does for the one-shot commands
     import rankscope.cli.main as cli
-    import rankscope.data.runs as runs_module
+    from rankscope.data.read_ahead import ReadAhead
 
-    original_tables = runs_module.RunInputs.tables
+    original_iter = ReadAhead.__iter__
 
-    @contextlib.contextmanager
-    def tables(self: Any) -> Iterator[Iterator[Any]]:
-        with original_tables(self) as given:
-            items = iter(given)
+    def timed(self: Any) -> Iterator[Any]:
+        # every command's runs come through ReadAhead (evaluate's directly, compare's and
+        # report's through RunInputs.tables)
+        items = original_iter(self)
+        while True:
+            asked = time.perf_counter()
+            if "first asked" not in marks:
+                marks["first asked"] = asked - start
+                marks["cpu at first asked"] = time.process_time()
+            try:
+                value = [next(items)]  # popped as yielded: this frame keeps no reference
+            except StopIteration:
+                return
+            got = time.perf_counter()
+            marks["waiting"] += got - asked
+            yield value.pop()  # the caller measures the run before asking for the next
+            marks["measuring"] += time.perf_counter() - got
+            marks["runs"] += 1
+            marks["last measured"] = time.perf_counter() - start
+            marks["cpu at last measured"] = time.process_time()
 
-            def timed() -> Iterator[Any]:
-                while True:
-                    asked = time.perf_counter()
-                    if "first asked" not in marks:
-                        marks["first asked"] = asked - start
-                        marks["cpu at first asked"] = time.process_time()
-                    try:
-                        table = next(items)
-                    except StopIteration:
-                        return
-                    got = time.perf_counter()
-                    marks["waiting"] += got - asked
-                    yield table  # the caller measures the run before asking for the next
-                    marks["measuring"] += time.perf_counter() - got
-                    marks["runs"] += 1
-                    marks["last measured"] = time.perf_counter() - start
-                    marks["cpu at last measured"] = time.process_time()
-
-            yield timed()
-
-    runs_module.RunInputs.tables = tables  # type: ignore[method-assign]
+    ReadAhead.__iter__ = timed  # type: ignore[method-assign]
 
     def leave(status: int) -> None:
         marks["end"] = time.perf_counter() - start
@@ -106,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--command", default="compare",
-                        help='"compare" (default), "report --no-plots" or "report"')
+                        help='"compare" (default), "evaluate", "report --no-plots" or "report"')
     parser.add_argument("--realtime", action="store_true",
                         help="run each round under `chrt -r 10` (real-time round-robin "
                              "priority: the cores as on a quiet machine; see track.py)")
@@ -120,7 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     from track import LABELS, ensure_track, realtime_prefix  # the same data as track.py
 
     qrels, runs = ensure_track(HERE / "data" / "track_s42")
-    out = ["-f", "json", "-o", os.devnull] if command[0] == "compare" else ["-o", os.devnull]
+    out = {"compare": ["-f", "json", "-o", os.devnull],
+           # as track.py runs it: without the intervals (each run's, after the last run)
+           "evaluate": ["-f", "json", "--quiet", "--ci", "never", "-o", os.devnull],
+           }.get(command[0], ["-o", os.devnull])
     files = [str(qrels), *map(str, runs), *[a for m in LABELS for a in ("-m", m)], *out]
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(HERE / "data" / "pycache"))
     me = [sys.executable, str(Path(__file__).resolve()), "--child", "--command", args.command]

@@ -35,8 +35,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("result",),
     ("metrics",),
     ("data",),
-    ("c_heap", "display", "outbound", "progress", "retry", "spread", "_aliases", "_lazy",
-     "_version"),
+    ("c_heap", "display", "outbound", "progress", "retry", "spread", "workers", "_aliases",
+     "_lazy", "_version"),
     ("errors",),
 ]
 """Top first. A module may import its own package and the packages of lower lines only

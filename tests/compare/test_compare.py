@@ -251,20 +251,33 @@ def test_intervals_drawn_on_two_threads_are_those_drawn_one_at_a_time(
     import rankscope.compare.intervals as intervals
 
     names: set[str] = set()
+    running = [0, 0]  # now, at most
+    lock = threading.Lock()
     original = intervals.paired_bootstrap_intervals
 
     def recorded(*args: object, **kwargs: object) -> object:
-        names.add(threading.current_thread().name)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
+        with lock:
+            names.add(threading.current_thread().name)
+            running[0] += 1
+            running[1] = max(running)
+        try:
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            with lock:
+                running[0] -= 1
 
     monkeypatch.setattr(intervals, "paired_bootstrap_intervals", recorded)
     two = compare(QRELS, RUNS, METRICS, all_pairs=True)
-    assert {n.rsplit("_", 1)[0] for n in names} == {"rankscope-intervals"}
+    # on the process's kept threads (rankscope.workers), never more than two at once, and
+    # none still running once compare returns
+    assert {n.rsplit("_", 1)[0] for n in names} == {"rankscope-worker"}
+    assert running[0] == 0 and 1 <= running[1] <= 2
     monkeypatch.setattr(intervals, "_TWO_AT_ONCE_BYTES", 0)  # as for --rounds 10000000
+    names.clear()
     one = compare(QRELS, RUNS, METRICS, all_pairs=True)
+    assert names == {threading.current_thread().name}
     assert two.intervals == one.intervals
     assert [c.to_dict() for c in two.comparisons] == [c.to_dict() for c in one.comparisons]
-    assert [t for t in threading.enumerate() if t.name.startswith("rankscope-intervals")] == []
 
 
 def test_counts_drawn_after_the_first_run_serve_the_intervals_or_are_drawn_again(

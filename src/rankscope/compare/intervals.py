@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from rankscope.result import EvaluationResult
 from rankscope.spread import ResampleCache, paired_bootstrap_intervals
+from rankscope.workers import submit
 
 __all__ = ["ThreadedIntervals"]
 
@@ -34,12 +35,12 @@ class ThreadedIntervals:
     """
 
     def __init__(self, n_resamples: int, seed: int | None) -> None:
-        from concurrent.futures import Future, ThreadPoolExecutor
+        from concurrent.futures import Future
 
         self._n_resamples, self._seed = n_resamples, seed
         self._cache = ResampleCache()  # the same queries and seed for every metric: drawn once
-        self._pool = ThreadPoolExecutor(2, thread_name_prefix="rankscope-intervals")
         self._futures: list[Future[Any]] = []
+        self._started: list[Future[Any]] = []  # every one handed to a thread
         self._later: list[FloatArray] = []
         self._level = 0.0
         self._order: list[tuple[int, int]] = []
@@ -50,8 +51,9 @@ class ThreadedIntervals:
             return
         for n in sorted({int(c) for c in np.count_nonzero(~np.isnan(first.values), axis=0)}):
             if n >= 2:  # (a count too large to keep is not drawn here: batches is lazy then)
-                self._futures.append(self._pool.submit(self._cache.batches, n,
-                                                       self._n_resamples, self._seed))
+                self._futures.append(submit(self._cache.batches, n, self._n_resamples,
+                                            self._seed))
+                self._started.append(self._futures[-1])
 
     def start(self, pairs_of: list[FloatArray], order: list[tuple[int, int]],
               level: float) -> None:
@@ -64,10 +66,30 @@ class ThreadedIntervals:
         if largest > _TWO_AT_ONCE_BYTES:
             self._later = pairs_of
             return
-        self._futures = [self._pool.submit(paired_bootstrap_intervals, p, order,
-                                           confidence=level, n_resamples=self._n_resamples,
-                                           seed=self._seed, cache=self._cache)
-                         for p in pairs_of]
+        from collections import deque
+        from concurrent.futures import Future
+
+        self._futures = [Future() for _ in pairs_of]
+        todo = deque(zip(self._futures, pairs_of, strict=True))
+
+        def lane() -> None:  # the metrics in order, two at a time (one a lane)
+            while todo:
+                try:
+                    future, pairs = todo.popleft()
+                except IndexError:  # the other lane took the last
+                    return
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    future.set_result(paired_bootstrap_intervals(
+                        pairs, order, confidence=level, n_resamples=self._n_resamples,
+                        seed=self._seed, cache=self._cache))
+                except BaseException as exc:  # raised by __call__, as a pool's future does
+                    future.set_exception(exc)
+                del future, pairs
+
+        for _ in range(2):
+            self._started.append(submit(lane))
 
     def __call__(self, m: int) -> tuple[FloatArray, FloatArray]:
         """Metric ``m``'s ends: its runs', then its compared differences' in ``order``."""
@@ -83,6 +105,8 @@ class ThreadedIntervals:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        from concurrent.futures import wait
+
         for future in self._futures:
             future.cancel()
-        self._pool.shutdown(wait=True)
+        wait(self._started)  # nothing of this comparison left running

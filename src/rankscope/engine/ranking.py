@@ -32,7 +32,7 @@ of each ranking is matched and laid out.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait
 from dataclasses import replace
 from functools import partial
 
@@ -77,6 +77,7 @@ from rankscope.engine.ranking_match import (
     match_rows,
 )
 from rankscope.metrics.base import Metric
+from rankscope.workers import submit
 
 __all__ = ["CUTOFF_FAMILIES", "STAND_IN_DOC", "BoolArray", "FloatArray", "IntArray", "QueryPolicy",
            "RankedLists", "Ties", "Unjudged", "rank", "required_depth"]
@@ -262,11 +263,12 @@ def rank(
             del qidx
         else:
             # the judgments are keyed and matched on a thread while the main thread orders
-            with ThreadPoolExecutor(max_workers=1) as pool:
+            # (a kept one: rankscope.workers)
+            matching = submit(judge_and_match, qidx)
+            try:
                 # the matching holds its own reference to every row's query index until it
                 # is done: the main thread lets go of its own once sorted (80 MB at 10^7
                 # rows, alive at a shuffled file's peak, the tie search after the sort)
-                matching = pool.submit(judge_and_match, qidx)
                 base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
                 sorted_q = None if base.tie_flags is not None else qidx
                 del qidx
@@ -274,7 +276,10 @@ def rank(
                 del sorted_q
                 # the sort's tie flags are read by find_ties alone: let go before the wait
                 base = replace(base, tie_flags=None)
-                judged, values = matching.result()
+            finally:
+                wait([matching])  # as a pool's end did: nothing left running on a failure
+            judged, values = matching.result()
+            del matching
         if blockwise and grouped_lengths is not None:
             # the proof starts once the matching is done (not beside its hashing, the
             # peak of a ranked file), on a thread of its own, not after the ranking (it

@@ -14,7 +14,7 @@ search are :mod:`~rankscope.engine.ranking_match`'s.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,7 @@ from rankscope.data.rankings import Index, Ranking
 from rankscope.data.tables import Run, pair_hashes
 from rankscope.engine.ranked_lists import IntArray
 from rankscope.engine.ranking_match import doc_keys, first_duplicates
+from rankscope.workers import submit
 
 UIntArray = npt.NDArray[np.uint64]
 
@@ -132,7 +133,8 @@ def check_beside(run: Run, docs: pl.Series, grouped_lengths: IntArray | None,
 
 
 def beside(fn: Callable[[], object], *, inline: bool = False) -> Future[object]:
-    """Run ``fn`` on a thread of its own (numpy and polars release the GIL on large arrays).
+    """Run ``fn`` on another thread (numpy and polars release the GIL on large arrays): one
+    of the process's kept threads (:mod:`rankscope.workers`), idle until now.
 
     With ``inline`` (small inputs, where starting a thread costs more than it
     saves) ``fn`` runs now, on the calling thread; the future holds its result
@@ -145,10 +147,7 @@ def beside(fn: Callable[[], object], *, inline: bool = False) -> Future[object]:
         except Exception as exc:  # the caller's .result() raises it, as from a thread
             done.set_exception(exc)
         return done
-    worker = ThreadPoolExecutor(max_workers=1)
-    future = worker.submit(fn)
-    worker.shutdown(wait=False)
-    return future
+    return submit(fn)
 
 
 def run_duplicates(qidx: Callable[[], Index], docs: pl.Series, rows: IntArray,
