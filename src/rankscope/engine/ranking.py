@@ -124,6 +124,7 @@ def rank(
     max_ret: int | None = None,
     exact_ties: bool = False,
     only_query: str | None = None,
+    scores_read: bool = True,
 ) -> RankedLists:
     """Join, sort and lay out a run against qrels (see the module docstring).
 
@@ -164,6 +165,11 @@ def rank(
         differ, which is all a measure can see).
     only_query : str, optional
         Evaluate this query alone (trec_eval ``-D``).
+    scores_read : bool, default True
+        False when nothing reads the run's scores after this ranking (no measure reads
+        :attr:`RankedLists.scores`, no other ranking of the run follows): a run handed
+        over (:meth:`~rankscope.data.tables.Run.hand_over`) then has its scores dropped
+        once the rows are ordered and their ties found, and the lists hold none.
 
     Notes
     -----
@@ -188,6 +194,7 @@ def rank(
         return chosen if only_query is None else [q for q in chosen if q == only_query]
 
     run_frame = run.held  # query ids as read (a TREC file's: codes), compared by run_queries
+    released = False
     evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
 
@@ -202,6 +209,13 @@ def rank(
     del rq
     docs = run_frame.get_column("doc_id").cast(pl.String)
     score = run_frame.get_column("score").to_numpy()
+
+    def let_go_of_scores() -> None:
+        """The run's scores dropped once ordered, if it was handed over and nothing reads
+        them again: not held through the rest of the matching (76 MB at 10^7 lines)."""
+        nonlocal run_frame, released
+        if not scores_read and run.let_go_of_scores():
+            run_frame, released = run.held, True
     report = run.deferred_duplicates == "report"
     small = qidx.size < _THREADED_FROM
     if small and docs.n_chunks() > 1:
@@ -259,7 +273,8 @@ def rank(
             judged, values = judge_and_match(qidx)
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
-            del qidx
+            del qidx, score
+            let_go_of_scores()
         else:
             # the judgments are keyed and matched on a thread while the main thread orders
             with ThreadPoolExecutor(max_workers=1) as pool:
@@ -271,7 +286,8 @@ def rank(
                 sorted_q = None if base.tie_flags is not None else qidx
                 del qidx
                 found = find_ties(base, sorted_q, score) if by_doc else None
-                del sorted_q
+                del sorted_q, score
+                let_go_of_scores()
                 # the sort's tie flags are read by find_ties alone: let go before the wait
                 base = replace(base, tie_flags=None)
                 judged, values = matching.result()
@@ -332,6 +348,8 @@ def rank(
         picked = file_row(pos)
         sub_q, sub_score = qidx[picked], score[picked]
         del qidx  # nothing reads every row's query index again: freed before matching
+        del score, score_at
+        let_go_of_scores()
         sub_docs = gather_many(docs, picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
         values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
@@ -386,7 +404,7 @@ def rank(
         n_run_queries=len(run_names),
         row_source=rows,
         run_docs=docs,
-        run_scores=run_frame.get_column("score"),
+        run_scores=None if released else run_frame.get_column("score"),
         depth=depth,
         run_only_queries=sorted(run_names - qrels_set),
         missing_queries=sorted(qrels_set - run_names),  # whatever the policy did with them
