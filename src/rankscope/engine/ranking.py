@@ -168,8 +168,10 @@ def rank(
     scores_read : bool, default True
         False when nothing reads the run's scores after this ranking (no measure reads
         :attr:`RankedLists.scores`, no other ranking of the run follows): a run handed
-        over (:meth:`~rankscope.data.tables.Run.hand_over`) then has its scores dropped
-        once the rows are ordered and their ties found, and the lists hold none.
+        over (:meth:`~rankscope.data.tables.Run.hand_over`) whose rows are all matched
+        then has its scores dropped once the rows are ordered and their ties found, and
+        the lists hold none (a ranking cut to its top rows keeps them: there they do not
+        lie beside the matching's peak).
 
     Notes
     -----
@@ -348,8 +350,6 @@ def rank(
         picked = file_row(pos)
         sub_q, sub_score = qidx[picked], score[picked]
         del qidx  # nothing reads every row's query index again: freed before matching
-        del score, score_at
-        let_go_of_scores()
         sub_docs = gather_many(docs, picked)
         sub_keys = np.empty(picked.size, dtype=np.uint64) if report else None
         values = match_rows(sub_q, sub_docs, judged, keys_out=sub_keys, levels=levels)
