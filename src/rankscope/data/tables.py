@@ -217,8 +217,8 @@ class Run(_Table):
 
     def hand_over(self) -> None:
         """Say that this run's holder reads nothing of it again: it is handed to the
-        evaluation it is passed to next (the command line's runs, a run read from a path
-        by :func:`rankscope.evaluate`).
+        evaluation it is passed to next (the command line's runs, a run
+        :func:`rankscope.evaluate` reads or builds itself from a path, frame or dict).
 
         That evaluation may then drop its scores from the frame once it has ordered the
         rows (:meth:`let_go_of_scores`). A run a caller keeps is never handed over.

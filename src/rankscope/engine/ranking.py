@@ -218,6 +218,7 @@ def rank(
         nonlocal run_frame, released
         if not scores_read and run.let_go_of_scores():
             run_frame, released = run.held, True
+
     report = run.deferred_duplicates == "report"
     small = qidx.size < _THREADED_FROM
     if small and docs.n_chunks() > 1:
