@@ -47,7 +47,9 @@ def _watch(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         out = ranking(qrels, run, *args, **kwargs)
         refs[:] = [weakref.ref(run), weakref.ref(run.frame)]
         for _, lists in out.parts:
-            refs.extend([weakref.ref(lists.run_docs), weakref.ref(lists.run_scores)])
+            # scores the ranking let go already (a run handed over) are none to watch
+            refs.extend(weakref.ref(column) for column in (lists.run_docs, lists.run_scores)
+                        if column is not None)
         return out
 
     monkeypatch.setattr(evaluate_module, "rank_plan", ranked)

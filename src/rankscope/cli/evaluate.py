@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
                     if last and isinstance(held[0], Qrels):
                         # the last run: the keyed judgments go with its ranking
                         qrels_index(held[0]).last_ranking()
+                    run_t.hand_over()  # its scores may go once its rows are ordered
                     held_run = [run_t]
                     del run_t  # one run in memory, and the next being read
                     # the last run's qrels (frame and index), and every run, handed over:

@@ -213,6 +213,31 @@ class Run(_Table):
         self.name = name if name is not None else source
         self.deferred_duplicates: Deferred = _defer_duplicates
         self._locate = _locate
+        self.handed_over = False  # see hand_over
+
+    def hand_over(self) -> None:
+        """Say that this run's holder reads nothing of it again: it is handed to the
+        evaluation it is passed to next (the command line's runs, a run
+        :func:`rankscope.evaluate` reads or builds itself from a path, frame or dict).
+
+        That evaluation may then drop its scores from the frame once it has ordered the
+        rows (:meth:`let_go_of_scores`). A run a caller keeps is never handed over.
+        """
+        self.handed_over = True
+
+    def let_go_of_scores(self) -> bool:
+        """Drop the scores from the frame of a run handed over (:meth:`hand_over`).
+
+        Returns whether they were dropped; a run not handed over is left as it is.
+        A frame the run was built from is not changed (a new frame is held).
+        """
+        if not self.handed_over:
+            return False
+        # the other columns as they are: ``drop`` would align their chunks with the
+        # scores' one (a copy of every document id, 190 MB at 10^7 lines)
+        self._frame = pl.DataFrame([column for column in self._frame.get_columns()
+                                    if column.name != self._value])
+        return True
 
     def refuse_duplicates(self) -> None:
         """Raise :class:`~rankscope.errors.DuplicateDocumentError` for the first

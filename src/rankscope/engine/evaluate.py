@@ -82,8 +82,11 @@ def rank_plan(
     queries they hold).
     """
     metrics = [found.metric for found in plan]
+    groups = reading_groups(plan, options)
+    # the run's scores are read again by a later ranking or a measure reading the run
+    scores_read = any(m.spec.reads_run for m in metrics)
     parts = []
-    for group in reading_groups(plan, options):
+    for i, group in enumerate(groups):
         depth = required_depth(metrics[j] for j in group.columns)
         if any(is_judged_only(metrics[j]) for j in group.columns):
             depth = None  # judged rows may lie below any cut-off
@@ -91,7 +94,8 @@ def rank_plan(
             depth = group.depth if depth is None else min(depth, group.depth)
         opts = group.options
         lists = rank(qrels, prepare_run(run, opts), ties=opts.ties, unjudged=opts.unjudged,
-                     queries=queries or opts.ranked_queries, depth=depth, max_grade=max_grade)
+                     queries=queries or opts.ranked_queries, depth=depth, max_grade=max_grade,
+                     scores_read=scores_read or i < len(groups) - 1)
         parts.append((group, lists))
     return Ranked(plan, parts, subtopics)
 
@@ -184,6 +188,8 @@ def evaluate(
     # a document ranked twice is looked for beside the kernels (compute raises it)
     run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate,
                         defer_duplicates=True)
+    if run_t is not run:
+        run_t.hand_over()  # read or built here: no one else reads it
     # Rank once (per way of reading the run), only as deep as the metrics read.
     ranked = rank_plan(qrels_t, run_t, plan, opts, subtopics=subtopics)
     qrels_name = input_name(qrels_t)

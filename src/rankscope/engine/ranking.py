@@ -125,6 +125,7 @@ def rank(
     max_ret: int | None = None,
     exact_ties: bool = False,
     only_query: str | None = None,
+    scores_read: bool = True,
 ) -> RankedLists:
     """Join, sort and lay out a run against qrels (see the module docstring).
 
@@ -165,6 +166,13 @@ def rank(
         differ, which is all a measure can see).
     only_query : str, optional
         Evaluate this query alone (trec_eval ``-D``).
+    scores_read : bool, default True
+        False when nothing reads the run's scores after this ranking (no measure reads
+        :attr:`RankedLists.scores`, no other ranking of the run follows): a run handed
+        over (:meth:`~rankscope.data.tables.Run.hand_over`) whose rows are all matched
+        then has its scores dropped once the rows are ordered and their ties found, and
+        the lists hold none (a ranking cut to its top rows keeps them: there they do not
+        lie beside the matching's peak).
 
     Notes
     -----
@@ -189,6 +197,7 @@ def rank(
         return chosen if only_query is None else [q for q in chosen if q == only_query]
 
     run_frame = run.held  # query ids as read (a TREC file's: codes), compared by run_queries
+    released = False
     evaluated, rq = run_queries(run_frame.get_column("query_id"), select)
     n = len(evaluated)
 
@@ -203,6 +212,14 @@ def rank(
     del rq
     docs = run_frame.get_column("doc_id").cast(pl.String)
     score = run_frame.get_column("score").to_numpy()
+
+    def let_go_of_scores() -> None:
+        """The run's scores dropped once ordered, if it was handed over and nothing reads
+        them again: not held through the rest of the matching (76 MB at 10^7 lines)."""
+        nonlocal run_frame, released
+        if not scores_read and run.let_go_of_scores():
+            run_frame, released = run.held, True
+
     report = run.deferred_duplicates == "report"
     small = qidx.size < _THREADED_FROM
     if small and docs.n_chunks() > 1:
@@ -260,7 +277,8 @@ def rank(
             judged, values = judge_and_match(qidx)
             base = base_order(qidx, score, n, stable=not by_doc, defer_blocks=True)
             found = find_ties(base, qidx, score) if by_doc else None
-            del qidx
+            del qidx, score
+            let_go_of_scores()
         else:
             # the judgments are keyed and matched on a thread while the main thread orders
             # (a kept one: rankscope.workers)
@@ -273,7 +291,8 @@ def rank(
                 sorted_q = None if base.tie_flags is not None else qidx
                 del qidx
                 found = find_ties(base, sorted_q, score) if by_doc else None
-                del sorted_q
+                del sorted_q, score
+                let_go_of_scores()
                 # the sort's tie flags are read by find_ties alone: let go before the wait
                 base = replace(base, tie_flags=None)
             finally:
@@ -391,7 +410,7 @@ def rank(
         n_run_queries=len(run_names),
         row_source=rows,
         run_docs=docs,
-        run_scores=run_frame.get_column("score"),
+        run_scores=None if released else run_frame.get_column("score"),
         depth=depth,
         run_only_queries=sorted(run_names - qrels_set),
         missing_queries=sorted(qrels_set - run_names),  # whatever the policy did with them
