@@ -9,7 +9,7 @@ sends a fixed list of requests in a fixed order, one grader at a time (next
 tasks of one, two and three, grades, replays, a full result refused, a
 regrade, batches, "can't tell", values off the scale, 401 / 404 / 422 answers
 including the 401-before-422 cases, an outsider, an undo, "judge later" and
-more rounds), and writes each one's status, content type and body to
+more rounds, the API's OpenAPI document), and writes each one's status, content type and body to
 ``--out``, with what differs from run to run (timestamps) masked.
 
 Compare two versions with ``cmp``::
@@ -191,6 +191,7 @@ def requests(t: Transcript, ids: dict[str, Any]) -> None:
     three = task_ids(t.send("next tasks of three again", "GET", nxt, g1, params={"n": 3}))
     grade("a batch of three", g1, "b1-3", *({"task_id": x, "value": x % 4} for x in three))
     t.send("the evaluation's progress", "GET", f"/api/v1/evaluations/{ev}/progress", g0)
+    t.send("the API's description", "GET", "/api/openapi.json")
 
 
 def main(argv: list[str] | None = None) -> int:
