@@ -112,18 +112,38 @@ class Prepared:
     graders: list[tuple[str, str]]  # (name, API token)
 
 
-def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> Prepared:
-    """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
-    from rankscope.app.server import open_app_store
+DEPTH = 10
+
+
+def run_evaluation(store: Any, curator: Any, project_id: int, data: Path,
+                   wanted: int) -> tuple[int, int]:
+    """In a project: the query set, the embedded endpoint and an evaluation of ``data``'s
+    collection (:func:`write_collection`), run; its id and its number of tasks."""
     from rankscope.outbound.hosts import HostPolicy
-    from rankscope.services import accounts, campaign_runs, campaigns, catalog, projects, sessions
+    from rankscope.services import campaign_runs, campaigns, catalog
     from rankscope.services.boundary import Boundary
 
-    depth = 10
     # what `rankscope serve --data-dir DATA` allows by default: the files inside DATA only
     boundary = Boundary(files_dir=data.resolve(), allowed_env=frozenset(),
                         hosts=HostPolicy.parse(()))
-    write_collection(data, -(-results // depth))
+    qs = catalog.import_query_set(store, curator, project_id, "load",
+                                  (data / "queries.tsv").read_text(encoding="utf-8"))
+    ep = catalog.save_endpoint(store, curator, project_id,
+                               (data / "endpoint.toml").read_text(encoding="utf-8"),
+                               boundary=boundary, base_dir=data)
+    ev = campaigns.create_evaluation(store, curator, project_id, campaigns.EvaluationSpec(
+        name="load", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=wanted,
+        depth=DEPTH, metrics=["nDCG@10"]))
+    run = campaign_runs.run_evaluation(store, curator, ev.id, boundary=boundary)
+    return ev.id, int(run["tasks"])
+
+
+def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> Prepared:
+    """Users, tokens, a project, a query set, an endpoint and a run evaluation."""
+    from rankscope.app.server import open_app_store
+    from rankscope.services import accounts, projects, sessions
+
+    write_collection(data, -(-results // DEPTH))
     store = open_app_store(url)
     try:
         curator = accounts.create_user(store, "curator", "curator", PASSWORD)
@@ -134,16 +154,8 @@ def prepare(url: str, data: Path, n_graders: int, results: int, wanted: int) -> 
             accounts.create_user(store, name, "judge", PASSWORD)
             projects.add_member(store, curator, project.id, name, "judge")
             graders.append((name, sessions.create_token(store, name, "load")))
-        qs = catalog.import_query_set(store, curator, project.id, "load",
-                                      (data / "queries.tsv").read_text(encoding="utf-8"))
-        ep = catalog.save_endpoint(store, curator, project.id,
-                                   (data / "endpoint.toml").read_text(encoding="utf-8"),
-                                   boundary=boundary, base_dir=data)
-        ev = campaigns.create_evaluation(store, curator, project.id, campaigns.EvaluationSpec(
-            name="load", query_set_id=qs.id, endpoint_id=ep.id, grades_wanted=wanted,
-            depth=depth, metrics=["nDCG@10"]))
-        run = campaign_runs.run_evaluation(store, curator, ev.id, boundary=boundary)
-        return Prepared(ev.id, int(run["tasks"]), graders)
+        evaluation_id, tasks = run_evaluation(store, curator, project.id, data, wanted)
+        return Prepared(evaluation_id, tasks, graders)
     finally:
         store.close()
 

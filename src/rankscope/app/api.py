@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from rankscope.app.core import ApiActor, Id, render, settings_of
 from rankscope.app.schemas import Schema, schema_of
@@ -182,12 +183,25 @@ def evaluation_run(request: Request, actor: ApiActor, evaluation_id: Id) -> dict
                                         boundary=settings_of(request).boundary)
 
 
-@router.get("/evaluations/{evaluation_id}/tasks/next")
-def tasks_next(request: Request, actor: ApiActor, evaluation_id: Id,
-               n: Annotated[int, Query(ge=1, le=assignment.MAX_BATCH)] = 1) -> list[dict[str, Any]]:
-    """Lease up to ``n`` tasks to the caller (an empty list: nothing left for them)."""
+# The graders' two requests are `async def` that run their service in the thread pool: a
+# sync route with a return annotation takes a pool thread twice, for its body and again
+# for FastAPI's check of what it returns (run on the event loop for an async route). The
+# caller's token stays a dependency of its own, resolved before the parameters and body
+# are checked, so a request with a bad token and a bad body still answers 401.
+
+
+def _next_tasks(request: Request, actor: accounts.Actor, evaluation_id: int,
+                n: int) -> list[dict[str, Any]]:
     return [t.to_dict() for t in assignment.next_tasks(_store(request), actor, evaluation_id,
                                                        n)]
+
+
+@router.get("/evaluations/{evaluation_id}/tasks/next")
+async def tasks_next(request: Request, actor: ApiActor, evaluation_id: Id,
+                     n: Annotated[int, Query(ge=1, le=assignment.MAX_BATCH)] = 1,
+                     ) -> list[dict[str, Any]]:
+    """Lease up to ``n`` tasks to the caller (an empty list: nothing left for them)."""
+    return await run_in_threadpool(_next_tasks, request, actor, evaluation_id, n)
 
 
 @router.get("/tasks/{task_id}")
@@ -196,15 +210,20 @@ def task_get(request: Request, actor: ApiActor, task_id: Id) -> dict[str, Any]:
     return assignment.task_view(_store(request), actor, task_id, hold=False).to_dict()
 
 
-@router.post("/evaluations/{evaluation_id}/grades")
-def grades_batch(request: Request, actor: ApiActor, evaluation_id: Id,
-                 body: BatchIn) -> dict[str, Any]:
-    """Submit grades in one transaction; the same ``batch_id`` again replays the answer."""
+def _submit(request: Request, actor: accounts.Actor, evaluation_id: int,
+            body: Schema) -> dict[str, Any]:
     given = body.model_dump()
     spec = grading.GradeBatchSpec(given["batch_id"],
                                   [grading.GradeInput(**g) for g in given["grades"]])
     return grading.submit_batch(_store(request), actor, evaluation_id, spec.batch_id,
                                 spec.grades)
+
+
+@router.post("/evaluations/{evaluation_id}/grades")
+async def grades_batch(request: Request, actor: ApiActor, evaluation_id: Id,
+                       body: BatchIn) -> dict[str, Any]:
+    """Submit grades in one transaction; the same ``batch_id`` again replays the answer."""
+    return await run_in_threadpool(_submit, request, actor, evaluation_id, body)
 
 
 @router.post("/evaluations/{evaluation_id}/undo")
