@@ -112,6 +112,13 @@ class EngineServer:
                     if reply.hold is not None:
                         reply.hold.wait(30)
                     data = reply.body_for(seen) if reply.body_for else reply.data()
+                finally:
+                    # counted out before the first byte is written: once a client has its
+                    # answer, this request is no longer in flight (counting it out after the
+                    # write raced the client's next step, seen in CI)
+                    with server.lock:
+                        server.in_flight -= 1
+                try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", reply.content_type)
                     self.send_header("Content-Length", str(len(data)))
@@ -121,9 +128,6 @@ class EngineServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout): nothing to answer
-                finally:
-                    with server.lock:
-                        server.in_flight -= 1
 
             do_GET = _answer
             do_POST = _answer
