@@ -156,6 +156,19 @@ def test_a_retried_batch_counts_nothing_twice(store, world):
     assert other["accepted"] == 1 and not other["replayed"]
 
 
+def test_a_replayed_batch_answers_with_the_first_answers_bytes(store, world):
+    """A client may compare a retry's answer with the first one byte for byte: the same keys
+    in the same order (PostgreSQL's jsonb gives the stored answer back in its own key order)."""
+    import json
+
+    tasks = assignment.next_tasks(store, world.judge, world.evaluation.id, n=2)
+    given = [GradeInput(tasks[0].task_id, 2), GradeInput(10**6, 1),
+             GradeInput(tasks[1].task_id, 9)]
+    first = grading.submit_batch(store, world.judge, world.evaluation.id, "b-bytes", given)
+    again = grading.submit_batch(store, world.judge, world.evaluation.id, "b-bytes", given)
+    assert json.dumps(again) == json.dumps({**first, "replayed": True})
+
+
 def test_grades_are_reused_by_another_evaluation_of_the_same_queries(store, world):
     for t in assignment.next_tasks(store, world.judge, world.evaluation.id, n=500):
         grading.submit_grade(store, world.judge, GradeInput(t.task_id, 1))

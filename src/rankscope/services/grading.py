@@ -315,6 +315,21 @@ def _batch_rater(session: Session, actor: Actor, ev: Evaluation, source: str,
     return rater
 
 
+_ANSWER_KEYS = ("batch_id", "evaluation_id", "accepted", "results")
+_RESULT_KEYS = ("task_id", "ok", "grade_id", "error")
+
+
+def _in_answer_order(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored batch answer with its keys in the first answer's order: PostgreSQL's jsonb
+    gives keys back in its own order, and a retry's answer must be the first one's bytes."""
+    def ordered(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+        return {**{key: row[key] for key in keys if key in row}, **row}  # any other key after
+
+    answer = ordered(stored, _ANSWER_KEYS)
+    answer["results"] = [ordered(item, _RESULT_KEYS) for item in stored["results"]]
+    return answer
+
+
 def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
                  grades: Sequence[GradeInput], *, source: str = "api",
                  as_rater: int | None = None) -> dict[str, Any]:
@@ -354,7 +369,7 @@ def submit_batch(store: Store, actor: Actor, evaluation_id: int, batch_id: str,
         if seen is not None:
             if seen.evaluation_id != ev.id:
                 raise ConflictError(f"batch {batch_id!r} was sent for another evaluation")
-            return {**seen.response, "replayed": True}
+            return {**_in_answer_order(seen.response), "replayed": True}
         require_ready(ev)
         # every item of the batch held as its tasks are read, in one order: two batches
         # grading the same results in opposite orders would otherwise each hold one and
