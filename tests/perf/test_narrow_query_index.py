@@ -10,9 +10,12 @@ definitions written out here.
 from __future__ import annotations
 
 import tracemalloc
+import weakref
 from collections import Counter
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 import pytest
 
@@ -77,3 +80,50 @@ def test_32_bit_indices_key_rows_as_64_bit_ones() -> None:
     qidx = np.array([-1, 0, 5, 2**31 - 1, -1, 3], dtype=np.int64)
     docs = pl.Series(["d1", "d2", "d3", "d4", "d5", "d6"])
     np.testing.assert_array_equal(doc_keys(qidx.astype(np.int32), docs), doc_keys(qidx, docs))
+
+
+@pytest.mark.parametrize("evaluated", ["every query", "some queries"])
+def test_the_judgments_8_byte_query_index_is_let_go_before_they_are_keyed(
+        evaluated: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the judgments' query index comes in 8 bytes a line (index_of); kept beside the
+    # keys' making (with a copy of it) it was 114 MB at 7 M judgments: seen through
+    # the calls, the index index_of made is gone when the keys are made, and the
+    # keys are those of the 8-byte index
+    from rankscope.data.tables import Qrels
+    from rankscope.engine import qrels_index as qi
+    from rankscope.engine import ranking_match
+
+    rng = np.random.default_rng(11)
+    queries = rng.integers(0, 30, 3000)
+    frame = pl.DataFrame({"query_id": [f"q{q}" for q in queries],
+                          "doc_id": [f"d{i}" for i in range(queries.size)],
+                          "grade": rng.integers(0, 3, queries.size).astype(np.float64)})
+    index = qi.qrels_index(Qrels(frame))
+    wanted = index.query_ids if evaluated == "every query" else index.query_ids[::2]
+    made: list[weakref.ref[npt.NDArray[np.int64]]] = []
+    when_keyed: list[tuple[bool, str]] = []  # the 8-byte index alive, the index keyed
+    real_index_of, real_doc_keys = run_queries.index_of, ranking_match.doc_keys
+
+    def index_of(ids: pl.Series, names: list[str]) -> npt.NDArray[np.int64]:
+        found = real_index_of(ids, names)
+        assert found.dtype == np.int64
+        made.append(weakref.ref(found))
+        return found
+
+    def keyed(qidx: npt.NDArray[np.signedinteger[Any]],
+              docs: pl.Series) -> npt.NDArray[np.uint64]:
+        when_keyed.append((made[-1]() is not None, str(qidx.dtype)))
+        return real_doc_keys(qidx, docs)
+
+    monkeypatch.setattr(qi, "index_of", index_of)
+    monkeypatch.setattr(ranking_match, "doc_keys", keyed)
+    judged = index.judged(wanted)
+    assert when_keyed == [(False, "int32")]
+    # each line of an evaluated query, its position in the list, as the definition says
+    lines = [i for i, q in enumerate(queries) if f"q{q}" in wanted]
+    positions = [wanted.index(f"q{queries[i]}") for i in lines]
+    assert judged.query.tolist() == positions
+    assert judged.docs.to_list() == [f"d{i}" for i in lines]
+    expected = real_doc_keys(np.array(positions, dtype=np.int64),
+                             pl.Series([f"d{i}" for i in lines]))
+    np.testing.assert_array_equal(judged.keys, expected)

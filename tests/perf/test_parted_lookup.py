@@ -4,6 +4,8 @@ judgment line of its query), a forged key match still confirmed on the strings."
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import polars as pl
 import pytest
@@ -217,8 +219,6 @@ def test_judged_lists_are_counted_a_block_of_judgments_at_a_time(
 
 def test_a_parted_joins_hits_are_put_back_in_run_order_without_a_sort_of_them_all(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import tracemalloc
-
     # 200,000 judgments of 100 queries; the run ranks each once and as many unjudged rows
     rng = np.random.default_rng(4)
     jq = np.repeat(np.arange(100, dtype=np.int64), 2000)
@@ -226,15 +226,7 @@ def test_a_parted_joins_hits_are_put_back_in_run_order_without_a_sort_of_them_al
     judged = Judged(jq, docs, rng.random(jq.size), 100, find_duplicates=False)
     run_q = np.concatenate([jq, rng.integers(0, 100, jq.size)]).astype(np.int64)
     run_docs = pl.concat([docs, pl.Series([f"u{i}" for i in range(jq.size)])])
-    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)
-    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", 1 << 14, raising=False)
-    keys = doc_keys(run_q, run_docs)
-    tracemalloc.start()
-    try:
-        hit, line = lookup(keys, run_q, run_docs, judged)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    hit, line, peak = _traced_lookup(judged, run_q, run_docs, 1 << 14, monkeypatch)
     # the definition: run row i < 200,000 is judgment line i, no other row is judged
     np.testing.assert_array_equal(hit, np.arange(jq.size))
     np.testing.assert_array_equal(line, np.arange(jq.size))
@@ -264,3 +256,38 @@ def test_the_halves_matches_are_held_in_4_bytes(monkeypatch: pytest.MonkeyPatch)
     np.testing.assert_array_equal(
         grades, [judged.grades[expected[i]] if i in expected else np.nan
                  for i in range(run_q.size)])
+
+
+def test_the_parts_are_read_from_the_keys_top_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each key's part was its top bits shifted down in a copy of every key (57 MB of
+    # 8-byte keys at 7.1 M judgments, the matching's peak): read from the top byte, the
+    # numpy memory the lookup traces stays under half the judgments' keys, and the
+    # matches are the definition's
+    n = 200_000
+    docs = pl.Series([f"d{i}" for i in range(n)])
+    query = np.arange(n, dtype=np.int64) % 50
+    judged = Judged(query, docs, np.ones(n), 50, find_duplicates=False)
+    run_q = np.arange(4000, dtype=np.int64) % 50
+    run_rows = np.arange(4000) * 37  # judgment lines, some of another query
+    run_docs = pl.Series([f"d{i}" for i in run_rows])
+    hit, line, peak = _traced_lookup(judged, run_q, run_docs, 1 << 12, monkeypatch)
+    expected = {row: int(at) for row, at in enumerate(run_rows.tolist())
+                if at % 50 == row % 50}
+    assert expected and len(expected) < run_rows.size
+    assert _matches(hit, line) == expected
+    assert peak < judged.keys.nbytes // 2
+
+
+def _traced_lookup(judged: Judged, run_q: np.ndarray, run_docs: pl.Series, at_once: int,
+                   monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, np.ndarray, int]:
+    """``lookup``'s join parted from ``at_once`` judgments, and the numpy memory it traced
+    at its peak (the run's keys made before)."""
+    monkeypatch.setattr(ranking_match, "PROBED_BELOW", 0)  # the join, not the probes
+    monkeypatch.setattr(ranking_match, "_JOINED_AT_ONCE", at_once, raising=False)
+    keys = doc_keys(run_q, run_docs)
+    tracemalloc.start()
+    try:
+        hit, line = lookup(keys, run_q, run_docs, judged)
+        return hit, line, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

@@ -12,6 +12,7 @@ exact search when a key repeats.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -127,9 +128,7 @@ def lookup(run_keys: UIntArray, run_q: Index, run_docs: pl.Series,
         # a key's top bits pick its part: the run's rows of a part can only match the
         # judgments of that part, so each part is joined on its own, one after the other
         # (the join's tables and hashes then hold a part's keys, not every judgment's)
-        shift = np.uint64(64 - bits)
-        run_part = (run_keys >> shift).astype(np.uint8)
-        judged_part = (judged.keys >> shift).astype(np.uint8)
+        run_part, judged_part = _top_bits(run_keys, bits), _top_bits(judged.keys, bits)
         # each part's judgment line written at its run rows: the keys are distinct, so a
         # row matches one line at most, and the rows found read back in the run's order,
         # as one join gives them (the strings are then confirmed in one gather of each
@@ -147,6 +146,14 @@ def lookup(run_keys: UIntArray, run_q: Index, run_docs: pl.Series,
         j = line_of[hit].astype(np.int64, copy=False)
         del line_of
     return _confirmed(hit, j, run_q, run_docs, judged)
+
+
+def _top_bits(keys: UIntArray, bits: int) -> npt.NDArray[np.uint8]:
+    """Each key's top ``bits`` bits (at most 8), read from its top byte: no shifted copy
+    of every key (8 bytes a key, 57 MB at 7.1 M judgments, the matching's peak)."""
+    raw = np.ascontiguousarray(keys).view(np.uint8)
+    top = raw[7::8] if sys.byteorder == "little" else raw[::8]
+    return top >> np.uint8(8 - bits)
 
 
 def _part_bits(judgments: int) -> int:
@@ -230,6 +237,12 @@ _REGATHERED_UP_TO = 1 << 20
 """Judged documents up to which they are kept in one chunk (larger: gathered as needed)."""
 
 
+def narrowed(query: IntArray | npt.NDArray[np.int32], n: int) -> IntArray | npt.NDArray[np.int32]:
+    """A query index into ``n`` queries in 4 bytes when ``n`` fits (a copy unless it is
+    already): alive through the matching, 28 MB less at 7 M judgments."""
+    return query.astype(np.int32, copy=False) if n <= _INT32_MAX else query
+
+
 class Judged:
     """The judgments of the evaluated queries, keyed for the lookup.
 
@@ -240,9 +253,11 @@ class Judged:
     document.
     """
 
-    def __init__(self, query: IntArray, docs: pl.Series, grades: FloatArray, n: int, *,
+    def __init__(self, query: IntArray | npt.NDArray[np.int32], docs: pl.Series,
+                 grades: FloatArray, n: int, *,
                  find_duplicates: bool) -> None:
         self.n = n
+        query = narrowed(query, n)
         keys = doc_keys(query, docs)
         self.duplicates: list[str | None] = [None] * n
         if find_duplicates:
@@ -255,9 +270,7 @@ class Judged:
                 keys, grades = keys[keep], grades[keep]
         if docs.n_chunks() > 1 and docs.len() <= _REGATHERED_UP_TO:
             docs = docs.rechunk()  # kept: every run's matches are confirmed by gathers from it
-        # a query index in 4 bytes (alive through the matching: 28 MB less at 7 M judgments)
-        self.query: IntArray | npt.NDArray[np.int32] = \
-            query.astype(np.int32) if n <= _INT32_MAX else query
+        self.query = query
         self.docs, self.grades, self.keys = docs, grades, keys
         # a collision between two lines' keys: confirm matches on the strings instead
         self.distinct = pl.Series(keys).n_unique() == keys.size
