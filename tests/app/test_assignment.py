@@ -228,6 +228,37 @@ def test_their_live_leases_come_first(store, world):
     assert all(t.lease_until for t in again)
 
 
+def test_a_next_task_hands_out_the_pool_in_order_with_each_tasks_own_view(store, world):
+    """A grader without live leases (the usual next task: the pool's first tasks read with
+    their views) gets the pool in the documented order read from the rows, put off last,
+    also when fewer than the tasks read ahead are not put off; each view is the task's as
+    one task's view reads it."""
+    ev = world.evaluation.id
+    judge = world.judge3
+
+    def without_leases() -> None:
+        store.write(lambda s: s.execute(delete(Lease)))
+
+    def shown(view) -> dict:
+        return {k: v for k, v in view.to_dict().items() if k != "lease_until"}
+
+    taken = assignment.next_tasks(store, judge, ev, n=3)
+    for t in taken[:2]:
+        grading.judge_later(store, judge, t.task_id)
+    without_leases()
+    expected = _order(store, ev, judge.name)
+    assert len(expected) > assignment.SPARE + 1  # the first one comes from a longer pool
+    first = assignment.next_tasks(store, judge, ev, n=1)
+    assert [t.task_id for t in first] == expected[:1] and first[0].lease_until
+    without_leases()
+    every = assignment.next_tasks(store, judge, ev, n=len(expected))
+    assert [t.task_id for t in every] == expected
+    assert [t.deferred for t in every[-2:]] == [True, True]
+    without_leases()
+    for t in every:
+        assert shown(t) == shown(assignment.task_view(store, judge, t.task_id, hold=False))
+
+
 def test_grades_that_do_not_count_neither_fill_nor_order(store, world):
     ev = world.evaluation.id
     order = _order(store, ev, world.judge.name)

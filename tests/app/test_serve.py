@@ -241,3 +241,38 @@ def test_serve_sets_its_start_up_objects_aside_before_it_serves(tmp_path, monkey
         gc.unfreeze()  # the test process's objects back to the collector
     assert seen["frozen"] > 100_000  # the imports' objects, not a handful
     assert seen["app_collected_over"] is False
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "cygwin")
+                    or sys.implementation.name != "cpython",
+                    reason="uvloop is left out of the app extra there (no wheels)")
+def test_serve_runs_on_uvloop_and_httptools(tmp_path, monkeypatch):
+    """`rankscope serve` as installed with the ``app`` extra runs uvicorn on uvloop's event
+    loop and parses HTTP with httptools (uvicorn's C parts, chosen by its "auto"), not on
+    asyncio's loop with h11: what the running server's config and loop are."""
+    import asyncio
+    import gc
+
+    import uvicorn
+
+    from rankscope.app.server import ServerSettings, serve
+
+    seen: dict[str, object] = {}
+
+    async def serve_once(self: uvicorn.Server, sockets: object = None) -> None:
+        self.config.load()  # what uvicorn's own serve does first
+        seen["protocol"] = self.config.http_protocol_class
+        seen["loop"] = type(asyncio.get_running_loop())
+        self.started = True  # as if it served and was stopped
+
+    monkeypatch.setattr(uvicorn.Server, "serve", serve_once)
+    try:
+        serve(ServerSettings(db=str(tmp_path / "app.sqlite"), port=free_port(),
+                             data_dir=str(tmp_path)), say=lambda _: None, warn=lambda _: None)
+    finally:
+        gc.unfreeze()  # what serve() froze: this test process's objects back to the collector
+    protocol, loop = seen["protocol"], seen["loop"]
+    assert isinstance(protocol, type) and isinstance(loop, type)
+    assert (protocol.__module__, protocol.__name__) == (
+        "uvicorn.protocols.http.httptools_impl", "HttpToolsProtocol")
+    assert loop.__module__.startswith("uvloop")

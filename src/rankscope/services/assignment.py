@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import (
     Integer,
@@ -51,7 +51,17 @@ from sqlalchemy import (
 from rankscope.errors import ConflictError, OptionError
 from rankscope.services.accounts import rater_for
 from rankscope.services.campaigns import evaluation_access
-from rankscope.services.task_pool import Start, open_tasks, pick, pool_size, pool_where, start_of
+from rankscope.services.task_pool import (
+    ORDER,
+    Start,
+    first_statement,
+    open_tasks,
+    pick,
+    pick_values,
+    pool_size,
+    pool_where,
+    start_of,
+)
 from rankscope.services.task_views import (
     TaskView,
     own_grade,
@@ -59,6 +69,8 @@ from rankscope.services.task_views import (
     scale_of,
     task_row,
     task_views,
+    view_rows,
+    views_select,
 )
 from rankscope.store.models import utcnow
 from rankscope.store.models_app import (
@@ -245,6 +257,13 @@ def _wait_for(session: Session, ev: Evaluation, rater_id: int, busy: Sequence[in
     return lease_held(session, ev, rater_id, tasks, until)
 
 
+@functools.cache
+def _first_views() -> Select[Any]:
+    """:func:`~rankscope.services.task_pool.pick`'s first part with the tasks' views, in the
+    pool's order: one statement for the two a next task read before the lock."""
+    return views_select().where(Task.id.in_(first_statement())).order_by(*ORDER)
+
+
 def _take(session: Session, ev: Evaluation, rater_id: int, n: int, ahead: list[int],
           start: Start, exclude: Sequence[int], after: int | None,
           until: datetime) -> list[int]:
@@ -297,8 +316,19 @@ def take_tasks(session: Session, ev: Evaluation, rater: Rater, n: int = 1, *,
     if start.expired:  # their expired leases end here (rare: no statement when none)
         session.execute(delete(Lease).where(Lease.rater_id == rater.id,
                                             Lease.task_id.in_(start.expired)))
-    ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after, start=start)
-    views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
+    if start.own or start.mark is not None or also:
+        ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, after=after,
+                     start=start)
+        views = {v.task_id: v for v in task_views(session, ev, [*ahead, *also], rater.id)}
+    else:  # the usual next task: the pool's first tasks read with their views
+        rows = session.execute(_first_views(), pick_values(ev, rater.id, n + SPARE, exclude))
+        views = {v.task_id: v for v in view_rows(ev, list(rows))}
+        ahead = list(views)
+        if len(ahead) < n + SPARE:  # the tasks put off come after (rare: few not put off)
+            ahead = pick(session, ev, rater.id, n + SPARE, exclude=exclude, start=start,
+                         first=ahead)
+            views.update((v.task_id, v) for v in task_views(
+                session, ev, [t for t in ahead if t not in views], rater.id))
     until = utcnow() + LEASE
     chosen = _take(session, ev, rater.id, n, ahead, start, exclude, after, until)
     renew = [t for t in chosen if t in start.own]

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement, Select
     from sqlalchemy.orm import Session
 
-__all__ = ["ORDER", "Start", "open_tasks", "pick", "pool_size", "pool_where", "start_of"]
+__all__ = ["ORDER", "Start", "first_statement", "open_tasks", "pick", "pick_values", "pool_size",
+           "pool_where", "start_of"]
 
 ORDER = (Task.grades_counted, Task.position, Task.id)
 """The order results are handed out in (after the deferred split): ``ix_tasks_assignment``."""
@@ -108,6 +109,19 @@ def _pick_statement(part: str, beyond: bool = False) -> Select[int]:
         where.append(tuple_(*ORDER) > tuple_(*(bindparam(k, type_=Integer) for k in "cpi")))
     return (select(Task.id).where(*where).order_by(*ORDER)
             .limit(bindparam("n", type_=Integer)))
+
+
+def first_statement() -> Select[int]:
+    """The tasks :func:`pick` reads first for a rater without live leases and no ``after``
+    (the pool's first ``n`` not put off), to be read inside another statement: its own
+    tasks, not correlated to the one around it."""
+    return _pick_statement("first").correlate(None)
+
+
+def pick_values(ev: Evaluation, rater_id: int, n: int, skip: Sequence[int]) -> dict[str, Any]:
+    """What :func:`first_statement` binds."""
+    return {"ev": ev.id, "scale": ev.scale, "rater": rater_id, "now": utcnow(),
+            "skip": list(skip), "n": n}
 
 
 @functools.cache
@@ -175,20 +189,21 @@ def start_of(session: Session, ev: Evaluation, rater_id: int, after: int | None)
 
 def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
          exclude: Sequence[int] = (), after: int | None = None,
-         start: Start | None = None) -> list[int]:
+         start: Start | None = None, first: Sequence[int] | None = None) -> list[int]:
     """Up to ``n`` tasks for the rater, best first (nothing leased here: see
     :func:`take_tasks`).
 
     Their own live leases come first (a reload shows the same result), then
     the order of the module's docstring. ``after`` (a skip): the tasks after
     that one in the order, then from the beginning again, that one last.
+    ``first``: the tasks not put off, read already by the caller with
+    :func:`first_statement` (a rater without live leases, no ``after``).
     """
     start = start or start_of(session, ev, rater_id, after)
     mark = start.mark
     skip = [*exclude, *([after] if mark is not None else [])]
-    chosen: list[int] = []
-    values: dict[str, Any] = {"ev": ev.id, "scale": ev.scale, "rater": rater_id,
-                              "now": utcnow()}
+    chosen: list[int] = list(first or [])
+    values = pick_values(ev, rater_id, n, ())
 
     def take(part: str, beyond: bool = False, **more: Any) -> None:
         if len(chosen) >= n:
@@ -196,6 +211,11 @@ def pick(session: Session, ev: Evaluation, rater_id: int, n: int, *,
         given = {**values, **more, "skip": [*skip, *chosen], "n": n - len(chosen)}
         chosen.extend(session.scalars(_pick_statement(part, beyond), given))
 
+    if first is not None:
+        if start.own or mark is not None:
+            raise ValueError("the first part read apart is for a rater without leases")
+        take("later")
+        return chosen
     if start.own:  # their live leases first
         take("own", own=start.own)
     if mark is None:

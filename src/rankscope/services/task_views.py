@@ -49,6 +49,8 @@ __all__ = [
     "scale_of",
     "task_row",
     "task_views",
+    "view_rows",
+    "views_select",
 ]
 
 
@@ -121,10 +123,11 @@ def _grade_dict(r: Any) -> dict[str, Any] | None:
 
 
 @functools.cache
-def _views_statement() -> Select[*tuple[Any, ...]]:
-    """The tasks ``ids`` of evaluation ``ev`` with their item, query, the hit of the
-    evaluation's latest snapshot (its best rank when a document repeats), and the grade
-    and deferral of ``rater`` (on ``scale``): one statement whatever the number of tasks."""
+def views_select() -> Select[*tuple[Any, ...]]:
+    """The tasks of evaluation ``ev`` with their item, query, the hit of the evaluation's
+    latest snapshot (its best rank when a document repeats), and the grade and deferral of
+    ``rater`` (on ``scale``); which tasks is the caller's ``where`` (:func:`view_rows` turns
+    its rows into views)."""
     snapshot = (select(EvaluationSnapshot.snapshot_id)
                 .where(EvaluationSnapshot.evaluation_id == bindparam("ev"))
                 .order_by(EvaluationSnapshot.id.desc()).limit(1).scalar_subquery())
@@ -151,8 +154,36 @@ def _views_statement() -> Select[*tuple[Any, ...]]:
                                    Grade.scale == bindparam("scale")))
             .outerjoin(Deferral, and_(Deferral.task_id == Task.id,
                                       Deferral.rater_id == bindparam("rater")))
-            .where(Task.id.in_(bindparam("ids", expanding=True)),
-                   Task.evaluation_id == bindparam("ev")))
+            .where(Task.evaluation_id == bindparam("ev")))
+
+
+@functools.cache
+def _views_statement() -> Select[*tuple[Any, ...]]:
+    """:func:`views_select` of the tasks ``ids``: one statement whatever their number."""
+    return views_select().where(Task.id.in_(bindparam("ids", expanding=True)))
+
+
+def view_rows(ev: Evaluation, rows: Sequence[Any],
+              held: Mapping[int, datetime] | None = None) -> list[TaskView]:
+    """The views of rows of :func:`views_select`, in their order (``held``: as in
+    :func:`task_views`)."""
+    scale = scale_of(ev)
+    out = []
+    for r in rows:
+        hit = r.hit_id is not None
+        shown = r.shown or {}  # a result added from a try or by hand: what was kept of it
+        until = (held or {}).get(r.id)
+        out.append(TaskView(
+            task_id=r.id, evaluation_id=ev.id, position=r.position, query_id=r.query_id,
+            query_text=r.text, need=r.need, doc_id=r.doc_id,
+            title=r.title if hit else shown.get("title"),
+            snippet=r.snippet if hit else shown.get("snippet"),
+            url=r.url if hit else shown.get("url"),
+            image=r.image if hit else shown.get("image"),
+            fields=dict(r.fields) if hit else {}, my_grade=_grade_dict(r),
+            deferred=r.deferral is not None, lease_until=until.isoformat() if until else None,
+            scale=scale_info(scale), origin=r.origin or "snapshot"))
+    return out
 
 
 def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_id: int | None,
@@ -171,24 +202,7 @@ def task_views(session: Session, ev: Evaluation, task_ids: Sequence[int], rater_
     missing = [i for i in ids if i not in rows]
     if missing:
         raise NotFoundError(f"task #{missing[0]} lost its result")
-    scale = scale_of(ev)
-    out = []
-    for task_id in ids:
-        r = rows[task_id]
-        hit = r.hit_id is not None
-        shown = r.shown or {}  # a result added from a try or by hand: what was kept of it
-        until = (held or {}).get(task_id)
-        out.append(TaskView(
-            task_id=task_id, evaluation_id=ev.id, position=r.position, query_id=r.query_id,
-            query_text=r.text, need=r.need, doc_id=r.doc_id,
-            title=r.title if hit else shown.get("title"),
-            snippet=r.snippet if hit else shown.get("snippet"),
-            url=r.url if hit else shown.get("url"),
-            image=r.image if hit else shown.get("image"),
-            fields=dict(r.fields) if hit else {}, my_grade=_grade_dict(r),
-            deferred=r.deferral is not None, lease_until=until.isoformat() if until else None,
-            scale=scale_info(scale), origin=r.origin or "snapshot"))
-    return out
+    return view_rows(ev, [rows[i] for i in ids], held)
 
 
 def query_results(store: Store, actor: Actor, evaluation_id: int,
