@@ -1,10 +1,12 @@
 """A real browser, keyboard first: a curator runs a try of the whole query set, pages
 through the queries side by side with the evaluation's snapshot, and grades one of the
 try's new results with the keyboard; the grade is kept (seen again after a reload and in
-the store). The pages are photographed for docs/tuning.md."""
+the store). The pages are photographed for docs/tuning.md: into docs/images only when
+RANKSCOPE_DOCS_IMAGES=1 is set (a test run leaves the repository as it found it)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -17,16 +19,23 @@ from .test_browser_grading import IDLE, served  # noqa: F401  (the served app, r
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
+def _pictures(tmp_path: Path) -> Path:
+    """Where the pictures go: the guide's directory when asked for, else the test's own."""
+    return IMAGES if os.environ.get("RANKSCOPE_DOCS_IMAGES") == "1" else tmp_path
+
+
 @pytest.mark.slow
-def test_a_try_and_one_of_its_new_results_graded_with_the_keyboard(served):  # noqa: F811
+def test_a_try_and_one_of_its_new_results_graded_with_the_keyboard(served,  # noqa: F811
+                                                                   tmp_path):
     w, base, _ = served
+    pictures = _pictures(tmp_path)
     ev = w.evaluation.id
     with browser_page(base) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
         sign_in(page, w.curator.name, PASSWORD)
         page.goto(f"/evaluations/{ev}/tries")
         page.locator("#changes").fill("weights.title=8")
-        page.screenshot(path=IMAGES / "tuning_tries.png")
+        page.screenshot(path=pictures / "tuning_tries.png")
         page.locator("#run-try").click()
         page.wait_for_url(re.compile(rf".*/evaluations/{ev}/tries/1$"))
         # sent in the background: the page polls, then shows the try once it has ended
@@ -53,7 +62,7 @@ def test_a_try_and_one_of_its_new_results_graded_with_the_keyboard(served):  # n
             page.wait_for_load_state()
         assert new_doc is not None, "no query has a new result at title 8"
         query_id = page.locator("#side-by-side").get_attribute("data-query")
-        page.screenshot(path=IMAGES / "tuning_try.png")
+        page.screenshot(path=pictures / "tuning_try.png")
 
         # the new result: j down to it, a digit grades it, the row says so
         rows = page.locator("[data-row]")
