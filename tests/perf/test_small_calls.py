@@ -54,6 +54,16 @@ def test_the_key_table_finds_what_a_dict_finds(seed: int) -> None:
     assert table.find(needles[:0]).size == 0
 
 
+def test_the_key_table_holds_a_4_byte_position_a_slot_beside_the_keys() -> None:
+    # a small call probes the table out of the caches: its slots hold positions only, the
+    # keys are read from the array given (16 bytes a slot before: a key and an 8-byte
+    # position); at most an eighth full, so 2^16 slots for 7,061 keys (the URL cell's)
+    keys = np.unique(np.random.default_rng(7).integers(0, U64_MAX, 7061, dtype=np.uint64))
+    table = KeyTable(keys)
+    assert table.nbytes == 4 * (1 << 16)
+    assert table.find(keys[::-1]).tolist() == list(range(keys.size))[::-1]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_a_few_ids_are_looked_up_as_many_are(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(seed)

@@ -217,7 +217,8 @@ _JOINED_AT_ONCE = 1 << 21
 """Judgments from which a lookup's join is parted by the keys' top bits (a part then
 holds about a quarter of this many at most)."""
 TABLED_UP_TO = 1 << 18
-"""Judgments up to which they get a hash table of their own (at most 32 MB)."""
+"""Judgments up to which they get a hash table of their own (16 MB at most, beside their
+keys)."""
 
 
 def as_levels(grades: FloatArray) -> FloatArray:
