@@ -77,6 +77,7 @@ def test_fourteen_varying_bytes_fill_all_64_bits() -> None:
 @pytest.mark.parametrize("ids", [
     pytest.param(["d1", "d1\x00", "d"], id="a NUL byte"),
     pytest.param(["x" * 17, "x"], id="longer than 16 bytes"),
+    pytest.param(["x", "y" * 12, "x" * 17], id="longer than 16 bytes, not first"),
     pytest.param(["abcdefghijklmno", "bcdefghijklmnop"], id="fifteen varying bytes"),
     pytest.param(["a", None], id="a null"),
     pytest.param([], id="none"),

@@ -266,3 +266,31 @@ def test_moves_in_32_or_64_bits_give_the_same_ranking(shuffled: bool,
         moves[bits] = fixed.moves
     for a, b in zip(moves[32], moves[64], strict=True):
         assert a.tolist() == b.tolist() and a.flags.owndata  # cut in place, not a view
+
+
+@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
+def test_long_ids_are_ordered_without_views_or_a_filtered_copy(
+        ties: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ids past 16 bytes (URLs) are never coded: one id that long refuses the block without
+    # reading its views, and the runs to sort are read from the block's ids by position,
+    # not from a filtered copy of them (each a polars step of a small call: the URL cell)
+    from rankscope.data import id_codes
+
+    read: list[str] = []
+    real_views, real_filter = id_codes.string_views, pl.Series.filter
+
+    def views(ids: pl.Series) -> object:
+        read.append("views")
+        return real_views(ids)
+
+    def filtered(self: pl.Series, *args: object, **kwargs: object) -> pl.Series:
+        read.append("filter")
+        return real_filter(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(id_codes, "string_views", views)
+    monkeypatch.setattr(pl.Series, "filter", filtered)
+    rows = _runs("strings", 11, ties)
+    want = [rows[i][:2] for i in _reference(rows, ties)]
+    got = ranked(_frame(rows), ties)  # type: ignore[arg-type]
+    assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == want
+    assert read == []

@@ -56,6 +56,8 @@ def byte_order_codes(ids: pl.Series) -> UIntArray | None:
     n = ids.len()
     if n == 0 or n > CODED_UP_TO or ids.null_count():
         return None
+    if len(str(ids[0]).encode()) > _LONGEST:
+        return None  # one id too long refuses them all (URLs): no views read for it
     views = string_views(ids)
     if views is not None:
         size = views.view(np.uint32)[:, 0]  # each view's first 4 bytes: the id's length

@@ -218,9 +218,10 @@ def _block_moves(order: Index | None, docs: pl.Series, run_start: IntArray,
         if codes is not None:
             ordered = _runs_sorted_by_code(key[member], size[longer], moved)
         else:
-            ids = names if member.all() else names.filter(pl.Series(member))
+            # the runs' ids read from the block's by position: no filtered copy of them
+            ordered = _runs_sorted(names, None if member.all() else np.flatnonzero(member),
+                                   size[longer], moved, descending, coded=not tried)
             del names
-            ordered = _runs_sorted(ids, size[longer], moved, descending, coded=not tried)
         src[filled:filled + moving.size] = ordered
         filled += moving.size
     return filled
@@ -278,11 +279,12 @@ def _runs_sorted_by_code(key: npt.NDArray[np.uint64], lengths: IntArray,
     return rows[order]
 
 
-def _runs_sorted(ids: pl.Series, lengths: IntArray, rows: IntArray, descending: bool, *,
-                 coded: bool = True) -> IntArray:
+def _runs_sorted(names: pl.Series, at: IntArray | None, lengths: IntArray, rows: IntArray,
+                 descending: bool, *, coded: bool = True) -> IntArray:
     """``rows`` (the rows of some runs, run after run, ``lengths`` each) sorted by
-    document id within each run; ``ids`` are their ids (``coded``: try their
-    integer codes before sorting strings; False when they are known not to fit).
+    document id within each run; their ids are ``names`` at ``at`` (None: all of
+    ``names``) (``coded``: try their integer codes before sorting strings; False
+    when they are known not to fit).
 
     Short runs (few pairs in all) are ordered by counting, for each row, the
     rows of its run whose id goes before it: one comparison of every pair
@@ -304,12 +306,14 @@ def _runs_sorted(ids: pl.Series, lengths: IntArray, rows: IntArray, descending: 
                                                                         span))
         other = a != b
         a, b = a[other], b[other]
-        mine, theirs = gather_many(ids, a), gather_many(ids, b)
+        mine = gather_many(names, a if at is None else at[a])
+        theirs = gather_many(names, b if at is None else at[b])
         ahead = ((theirs > mine) if descending else (theirs < mine)).to_numpy()
         if int(np.count_nonzero(ahead)) * 2 == n_pairs:  # every pair ordered: distinct ids
             out = np.empty_like(rows)
             out[run_first + np.bincount(a[ahead], minlength=rows.size)] = rows
             return out
+    ids = names if at is None else gather_many(names, at)
     codes = byte_order_codes(ids) if coded and rows.size <= CODED_UP_TO else None
     if codes is not None:
         return _runs_sorted_by_code(~codes if descending else codes, lengths, rows)
