@@ -98,3 +98,30 @@ def test_a_runs_error_comes_before_an_unreadable_run_after_it(
     err = capsys.readouterr().err
     assert "run2.txt" in err and "line 3" in err and "run3.txt" not in err, err
     assert [t for t in threading.enumerate() if t.name.startswith("rankscope-read")] == []
+
+
+def test_a_large_run_is_ranked_after_the_one_before_is_measured(
+        files: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs over ``AHEAD_ROWS`` rows (here every run) are done one after another, on the
+    calling thread: each run measured before the next is ranked, two runs in memory."""
+    import rankscope.engine.ranking_ahead as ranking_ahead
+
+    events: list[tuple[str, str, int]] = []
+    rank_plan, compute_ranked = engine_evaluate.rank_plan, engine_evaluate.compute_ranked
+
+    def ranking(qrels: Any, run: Run, *args: Any, **kwargs: Any) -> Any:
+        events.append(("rank", run.name, threading.get_ident()))
+        return rank_plan(qrels, run, *args, **kwargs)
+
+    def measuring(ranked: Any) -> Any:
+        events.append(("measure", "", threading.get_ident()))
+        return compute_ranked(ranked)
+
+    monkeypatch.setattr(ranking_ahead, "AHEAD_ROWS", 0)
+    monkeypatch.setattr(engine_evaluate, "rank_plan", ranking)
+    monkeypatch.setattr(engine_evaluate, "compute_ranked", measuring)
+    result = compare("qrels.txt", files, ["P@1"])
+    assert [kind for kind, _, _ in events] == ["rank", "measure"] * len(files)
+    assert [name for kind, name, _ in events if kind == "rank"] == list(EXPECTED)
+    assert {ident for _, _, ident in events} == {threading.get_ident()}
+    assert {name: result.means[name]["P@1"] for name in EXPECTED} == pytest.approx(EXPECTED)
