@@ -1,6 +1,8 @@
-"""A command over many run files holds two of them at a time, not all (issue 30, section 3:
-memory grows with the largest run, not their sum): each run is evaluated before the one
-after next is read, and the numbers and names are those of reading them all first."""
+"""A command over many run files holds a few of them at a time, not all (issue 30, section 3:
+memory grows with the largest run, not their sum): ``evaluate`` evaluates each run before
+the one after next is read; ``compare`` (and ``report``) measures each run before the third
+after it is read (the next one is ranked meanwhile, the one after read); the numbers and
+names are those of reading them all first."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 import rankscope.compare.comparison as comparison
 import rankscope.engine.evaluate as engine_evaluate
+import rankscope.engine.ranking_ahead as ranking_ahead
 from rankscope.cli.main import main
 from rankscope.compare.comparison import compare
 from rankscope.data.tables import Run
@@ -43,7 +46,8 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture
 def log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """'read' for each run file read, 'eval' for each run evaluated, in order."""
+    """'read' for each run file read, 'eval' for each run evaluated (measured, for a
+    comparison), in order."""
     events: list[str] = []
     lock = threading.Lock()
     original_read = Run.read.__func__  # type: ignore[attr-defined]
@@ -61,18 +65,35 @@ def log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             events.append("eval")
         return original_eval(*args, **kwargs)
 
+    original_measure = ranking_ahead.measure_ranked
+
+    def measured(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            events.append("eval")
+        return original_measure(*args, **kwargs)
+
     monkeypatch.setattr(Run, "read", classmethod(read))
     monkeypatch.setattr(engine_evaluate, "evaluate", counted)
-    monkeypatch.setattr(comparison, "evaluate", counted)
+    monkeypatch.setattr(ranking_ahead, "measure_ranked", measured)
     return events
 
 
 def _at_most_one_ahead(events: list[str]) -> None:
     """Whenever run i is evaluated, runs 0..i+1 at most have been read."""
+    _at_most_ahead(events, 1)
+
+
+def _at_most_two_ahead(events: list[str]) -> None:
+    """Whenever run i is measured, runs 0..i+2 at most have been read: a comparison holds
+    the run it measures, the next (being ranked) and the one after (being read)."""
+    _at_most_ahead(events, 2)
+
+
+def _at_most_ahead(events: list[str], ahead: int) -> None:
     evaluated = 0
     for k, event in enumerate(events):
         if event == "eval":
-            assert events[:k].count("read") <= evaluated + 2, events
+            assert events[:k].count("read") <= evaluated + 1 + ahead, events
             evaluated += 1
     assert evaluated == len(RUNS)
     assert events.count("read") == len(RUNS)
@@ -92,7 +113,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:too few paired queries")
 
 def test_compare_reads_one_ahead(files: list[str], log: list[str]) -> None:
     result = compare("qrels.txt", files, ["P@1"])
-    _at_most_one_ahead(log)
+    _at_most_two_ahead(log)
     assert result.run_names == list(EXPECTED)
     assert {name: result.means[name]["P@1"] for name in EXPECTED} == EXPECTED
 
@@ -111,7 +132,7 @@ def test_cli_compare_reads_one_ahead(files: list[str], log: list[str], extra: li
                                      capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["compare", "qrels.txt", *files, "-m", "P@1", "-f", "json", *extra])
     assert code == 0
-    _at_most_one_ahead(log)
+    _at_most_two_ahead(log)
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert {name: runs[name]["mean"]["P@1"] for name in runs} == EXPECTED
 
@@ -159,7 +180,7 @@ def test_cli_report_without_plots_reads_one_ahead(files: list[str], log: list[st
     code = main(["report", "qrels.txt", *files, "-m", "P@1", "--no-plots", "-o", "r.html",
                  *extra])
     assert code == 0
-    _at_most_one_ahead(log)
+    _at_most_two_ahead(log)
     page = Path("r.html").read_text()
     assert all(name in page for name in EXPECTED)
 
@@ -179,7 +200,7 @@ def test_report_with_plots_reads_each_run_once(files: list[str], log: list[str],
     page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
                   names=[f"s{i}" for i in range(len(files))])
     assert "s4" in page and page.count("<svg ") == 2 + 1 + 4
-    _at_most_one_ahead(log)
+    _at_most_two_ahead(log)
     # the curves' numbers are the runs' own: P@1 of the five runs (worked out above)
     for name, p1 in zip([f"s{i}" for i in range(len(files))], EXPECTED.values(), strict=True):
         assert f"{name}: P@1 = {p1:.4f}" in page
@@ -194,7 +215,7 @@ def test_report_with_curves_measured_otherwise_reads_twice(files: list[str], log
     page = report("qrels.txt", files, ["P@1"], plots=True, ks=range(1, 3), run_format="trec",
                   unjudged="null")
     split = [i for i, event in enumerate(log) if event == "eval"][len(RUNS) - 1] + 1
-    _at_most_one_ahead(log[:split])
+    _at_most_two_ahead(log[:split])
     assert log[split:].count("read") == len(RUNS)
     assert "r5: P@1 = 1.0000" in page
 
@@ -278,7 +299,7 @@ def test_compare_takes_run_inputs_already_reading(files: list[str], log: list[st
     named = [f"s{i}" for i in range(len(files))]
     with RunInputs(files, names=named, defer_duplicates=True).start() as inputs:
         result = compare("qrels.txt", inputs, ["P@1"], baseline="s1")
-    _at_most_one_ahead(log)
+    _at_most_two_ahead(log)
     assert {name: result.means[f"s{i}"]["P@1"] for i, name in enumerate(EXPECTED)} == EXPECTED
     assert result.baseline == "s1"
     with pytest.raises(OptionError, match="belong to the RunInputs"):

@@ -25,8 +25,9 @@ from rankscope.compare.significance import (
 )
 from rankscope.data.runs import RunInputs, name_candidates
 from rankscope.data.tables import OnDuplicate, as_qrels
-from rankscope.engine.evaluate import MetricPlan, MetricsArg, evaluate, plan_metrics
+from rankscope.engine.evaluate import MetricPlan, MetricsArg, plan_metrics
 from rankscope.engine.options import EvalOptions, OptionFields, Queries, Ties, Unjudged
+from rankscope.engine.ranking_ahead import RankingAhead
 from rankscope.errors import OptionError, RankscopeWarning
 from rankscope.metrics.base import Metric
 from rankscope.progress import step_bar
@@ -232,31 +233,27 @@ def compare(
     inputs.start()  # the first file is read from here on (if not already)
     preload_test(test)  # the test's imports overlap the reading
 
-    # One run at a time (files read one ahead): per-query values are all a comparison
-    # keeps of a run, so memory holds two runs whatever their number. The intervals'
-    # counts are drawn, and their products worked out, on threads meanwhile.
+    # One run after another (the next file read ahead, each run ranked on a thread while
+    # the one before is measured): per-query values are all a comparison keeps of a run,
+    # so memory holds three runs whatever their number. The intervals' counts are drawn,
+    # and their products worked out, on threads meanwhile.
     with ThreadedIntervals(n_resamples, seed) as intervals_of:
-        results = []
+        results: list[EvaluationResult] = []
         candidates: list[list[str]] = []
         with step_bar(len(inputs), "evaluating", unit="run", show=progress) as advance, \
-                inputs.tables() as tables:
-            for i, table in enumerate(tables):
-                # a name known beforehand names the run in messages; else the run's own
-                name = None if known is None else known[i]
-                if judged is None:
-                    measured = evaluate(qrels_t, table, plan, options=opts, run_name=name,
-                                        allow_no_overlap=allow_no_overlap)
-                    if also_columns:  # kept apart: the comparison sees its own metrics only
-                        measured, kept = _split_also(measured, len(labels), also_columns)
-                        also_means.append(kept)
-                    results.append(measured)
-                else:
-                    results.append(judged.evaluate(table, options=opts, run_name=name,
-                                                   allow_no_overlap=allow_no_overlap))
-                candidates.append(name_candidates(table))
-                del table
-                if i == 0:
-                    intervals_of.predraw(results[0])
+                inputs.tables() as tables, (
+                    RankingAhead(None, qrels_t, plan, opts, allow_no_overlap)
+                    if judged is None else
+                    RankingAhead(judged.evaluate, None, None, opts, allow_no_overlap)
+                ) as ranking:
+            for measured in ranking.measure(tables, known,
+                                            lambda t: candidates.append(name_candidates(t))):
+                if also_columns:  # kept apart: the comparison sees its own metrics only
+                    measured, kept = _split_also(measured, len(labels), also_columns)
+                    also_means.append(kept)
+                results.append(measured)
+                if len(results) == 1:
+                    intervals_of.predraw(measured)
                 advance(1)
         run_names = inputs.names(candidates)
         also_of = {name: dict(zip([m.name for m in also], row, strict=True))

@@ -30,8 +30,9 @@ from rankscope.metrics.conventions import Resolved
 from rankscope.metrics.intent_aware import INTENT_FAMILIES
 from rankscope.result import EvaluationResult
 
-__all__ = ["NULL_KERNELS", "MetricPlan", "Ranked", "aggregate", "compute", "compute_ranked",
-           "evaluate", "plan_metrics", "rank_plan", "resolve_metrics"]
+__all__ = ["NULL_KERNELS", "MetricPlan", "Ranked", "RankedRun", "aggregate", "compute",
+           "compute_ranked", "evaluate", "measure_ranked", "plan_metrics", "rank_plan",
+           "rank_run", "resolve_metrics"]
 
 MetricsArg = str | Metric | Iterable[str | Metric] | MetricPlan
 """Metric names, :class:`Metric` values, or a :class:`MetricPlan` (names read once)."""
@@ -182,20 +183,49 @@ def evaluate(
     0.5
     """
     opts = EvalOptions.merged(options, option_fields)
-    plan = resolve_plan(metrics, opts)
+    ranked = rank_run(qrels, run, resolve_plan(metrics, opts), opts, run_name=run_name)
+    # a caller that handed over its qrels (the command line's last run) has them freed before
+    # the kernels: nothing below reads them
+    del qrels, run
+    return measure_ranked(ranked, allow_no_overlap=allow_no_overlap, per_query=per_query)
+
+
+@dataclass
+class RankedRun:
+    """A run ranked for a plan (:func:`rank_run`), what :func:`measure_ranked` measures.
+
+    The two halves of :func:`evaluate`: a command measuring many runs ranks the next one
+    on a thread while it measures this one (``compare``), every check and warning still
+    raised in the runs' order by :func:`measure_ranked`.
+    """
+
+    plan: list[Resolved]
+    ranked: Ranked
+    options: EvalOptions
+    run_label: str
+    run_name: str
+    qrels_name: str
+
+
+def rank_run(qrels: Any, run: Any, plan: list[Resolved], options: EvalOptions, *,
+             run_name: str | None = None) -> RankedRun:
+    """The first half of :func:`evaluate`: ``run`` read (if a path) and ranked for ``plan``.
+
+    Raises what reading the run raises; a document ranked twice, a run sharing no query
+    with the qrels, and the warning on queries on one side only are left to
+    :func:`measure_ranked`.
+    """
     subtopics = _subtopics(qrels, [found.metric for found in plan])
     qrels_t: Qrels = as_qrels(qrels) if subtopics is None else subtopics.collapsed()
     # a document ranked twice is looked for beside the kernels (compute raises it)
-    run_t: Run = as_run(run, name=run_name, on_duplicate=opts.on_duplicate,
+    run_t: Run = as_run(run, name=run_name, on_duplicate=options.on_duplicate,
                         defer_duplicates=True)
     if run_t is not run:
         run_t.hand_over()  # read or built here: no one else reads it
     # Rank once (per way of reading the run), only as deep as the metrics read.
-    ranked = rank_plan(qrels_t, run_t, plan, opts, subtopics=subtopics)
+    ranked = rank_plan(qrels_t, run_t, plan, options, subtopics=subtopics)
     qrels_name = input_name(qrels_t)
-    # nothing below reads the qrels: this call's references go, so that a caller that
-    # handed over its own (the command line's last run) has them freed before the kernels
-    del qrels, qrels_t
+    del qrels, qrels_t  # nothing below reads the qrels
     run_label, name = input_name(run_t), run_t.name
     if not any(found.metric.spec.reads_run for found in plan):
         # no kernel reads a document id or score: the run (frame, ids, scores) goes too,
@@ -204,15 +234,23 @@ def evaluate(
         for _, part in ranked.parts:
             part.let_go_of_run()
         del run, run_t
+    return RankedRun(plan, ranked, options, run_label, name, qrels_name)
+
+
+def measure_ranked(ranked_run: RankedRun, *, allow_no_overlap: bool = False,
+                   per_query: bool = False) -> EvaluationResult:
+    """The second half of :func:`evaluate`: the checks, the kernels and the result."""
+    ranked, plan = ranked_run.ranked, ranked_run.plan
     lists = ranked.lists
     lists.check_duplicates()  # a bad run is reported before its overlap with the qrels
-    check_overlap(run_label, lists.n_run_queries, lists.run_only_queries,
-                  qrels_name, lists.n_qrels_queries, lists.missing_queries,
+    check_overlap(ranked_run.run_label, lists.n_run_queries, lists.run_only_queries,
+                  ranked_run.qrels_name, lists.n_qrels_queries, lists.missing_queries,
                   allow=allow_no_overlap)
     values = compute_ranked(ranked)
     return assemble_result(
         [found.label for found in plan], [found.metric for found in plan], lists.query_ids,
-        values, options=opts, run_name=name, per_query=per_query, in_run=lists.in_run,
+        values, options=ranked_run.options, run_name=ranked_run.run_name,
+        per_query=per_query, in_run=lists.in_run,
         account=QueryAccount(lists.n_qrels_queries, lists.n_run_queries, lists.missing_queries,
                              lists.run_only_queries),
     )
