@@ -294,3 +294,63 @@ def test_long_ids_are_ordered_without_views_or_a_filtered_copy(
     got = ranked(_frame(rows), ties)  # type: ignore[arg-type]
     assert list(zip(got.get_column("query_id"), got.get_column("doc_id"), strict=True)) == want
     assert read == []
+
+
+# ids that share long prefixes, differ past them in non-ASCII and in the highest code
+# points (UTF-8 bytes 0xC3, 0xEF 0xBF 0xBF, 0xF4 0x8F 0xBF 0xBF), one a prefix of another
+_PREFIX = "https://www.example.org/wiki/en/articles/section-1"
+_TAILS = ["", "0", "00", "0/page", "é", "ÿ", "\uffff", "\U0010ffff", "a\x00", "a", "~", "Ω"]
+
+
+def _counted_runs(seed: int) -> tuple[list[str], np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 7, int(rng.integers(1, 9))).astype(np.int64)
+    n = int(lengths.sum())
+    ids = [_PREFIX * int(rng.integers(0, 2)) + "".join(
+        _TAILS[t] for t in rng.integers(0, len(_TAILS), int(rng.integers(1, 3))))
+        for _ in range(n)]
+    if rng.random() < 0.3:
+        ids[1] = ids[0]  # one id twice in the first run: its rows keep their file order
+    rows = rng.permutation(10 * n)[:n].astype(np.int64)
+    return ids, lengths, rows
+
+
+def _runs_by_bytes(ids: list[str], lengths: np.ndarray, rows: np.ndarray,  # type: ignore[type-arg]
+                   descending: bool) -> list[int]:
+    """Each run's rows by their ids' bytes (Python's ``bytes`` order, a stable sort)."""
+    out: list[int] = []
+    lo = 0
+    for k in lengths.tolist():
+        # reverse=True keeps equal keys in their order too (Python's sort is stable)
+        members = sorted(range(lo, lo + k), key=lambda i: ids[i].encode(), reverse=descending)
+        out += [int(rows[i]) for i in members]
+        lo += k
+    return out
+
+
+@pytest.mark.parametrize("descending", [True, False])
+@pytest.mark.parametrize("seed", range(40))
+def test_counted_runs_are_the_byte_order_of_their_ids(seed: int, descending: bool) -> None:
+    ids, lengths, rows = _counted_runs(seed)
+    got = tie_order._runs_sorted(pl.Series(ids, dtype=pl.String), None, lengths, rows,
+                                 descending, coded=False)
+    assert got.tolist() == _runs_by_bytes(ids, lengths, rows, descending)
+
+
+def test_counted_runs_compare_each_pair_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rows of a run were compared both ways (k (k - 1) gathered pairs a run of k rows);
+    # one comparison of each pair gives both answers: k (k - 1) / 2
+    ids, lengths, rows = _counted_runs(3)
+    gathered: list[int] = []
+    real_gather = tie_order.gather_many
+
+    def spy_gather(column: pl.Series, at: np.ndarray) -> pl.Series:  # type: ignore[type-arg]
+        gathered.append(at.size)
+        return real_gather(column, at)
+
+    monkeypatch.setattr(tie_order, "gather_many", spy_gather)
+    got = tie_order._runs_sorted(pl.Series(ids, dtype=pl.String), None, lengths, rows, True,
+                                 coded=False)
+    assert got.tolist() == _runs_by_bytes(ids, lengths, rows, True)
+    pairs = sum(k * (k - 1) // 2 for k in lengths.tolist())
+    assert gathered == [pairs, pairs]
