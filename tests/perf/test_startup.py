@@ -60,7 +60,7 @@ def test_evaluate_with_trec_qrels_skips_the_judgments_package(tmp_path: Path) ->
     assert not [m for m in modules if m.startswith("rankscope.judgments")]
 
 
-def test_evaluate_and_compare_read_the_first_run_while_their_engine_loads(
+def test_evaluate_compare_and_report_read_the_first_run_while_their_engine_loads(
         tmp_path: Path) -> None:
     """The first run file's reading begins before the modules that measure and compare
     are imported (they load beside it); which comes first is exact, not timed: a module
@@ -69,8 +69,12 @@ def test_evaluate_and_compare_read_the_first_run_while_their_engine_loads(
     qrels.write_text("1 0 a 1\n1 0 b 0\n")
     a.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
     b.write_text("1 Q0 b 1 2.0 s\n1 Q0 a 2 1.0 s\n")
-    for command, module in (("evaluate", "rankscope.engine.evaluate"),
-                            ("compare", "rankscope.compare.comparison")):
+    page = tmp_path / "report.html"
+    # report with its default metrics (no -m): they are known before the page's module loads
+    for command, module, extra in (
+            ("evaluate", "rankscope.engine.evaluate", ["-m", "P@1", "-f", "json"]),
+            ("compare", "rankscope.compare.comparison", ["-m", "P@1", "-f", "json"]),
+            ("report", "rankscope.render.html_report", ["-o", str(page)])):
         code = (
             "import importlib.abc, threading, warnings\n"
             "warnings.simplefilter('ignore')\n"
@@ -82,8 +86,7 @@ def test_evaluate_and_compare_read_the_first_run_while_their_engine_loads(
             "                            for t in threading.enumerate()))\n"
             "sys.meta_path.insert(0, Finder())\n"
             "from rankscope.cli.main import main\n"
-            f"status = main([{command!r}, {str(qrels)!r}, {str(a)!r}, {str(b)!r}, '-m', 'P@1',"
-            " '-f', 'json'])\n"
+            f"status = main([{command!r}, {str(qrels)!r}, {str(a)!r}, {str(b)!r}, *{extra!r}])\n"
             "sys.stderr.write(f'{status} {seen}')\n"
         )
         probe = f"import sys\n{code}"

@@ -98,7 +98,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _default_metrics() -> tuple[str, ...]:
-    from rankscope.render.html_report import DEFAULT_METRICS
+    # not from the page's module: that loads while the first run is read
+    from rankscope.render.report_tables import DEFAULT_METRICS
 
     return DEFAULT_METRICS
 

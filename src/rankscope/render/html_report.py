@@ -48,6 +48,7 @@ from rankscope.render.report_curves import (
     read_curves,
 )
 from rankscope.render.report_tables import (
+    DEFAULT_METRICS,
     SORT_SCRIPT,
     TABLE_STYLE,
     ValueTexts,
@@ -61,9 +62,6 @@ if TYPE_CHECKING:
     from rankscope.judgments.evaluation import SeedPlan
 
 __all__ = ["DEFAULT_METRICS", "plots_available", "render_report", "report", "save_figures"]
-
-DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
-"""Metrics of a report when none are named."""
 
 MAX_DIFFERENCE_PLOTS = 8
 """Runs beyond this many get no per-query difference plot (the table still has them)."""

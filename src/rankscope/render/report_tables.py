@@ -16,8 +16,13 @@ import numpy as np
 if TYPE_CHECKING:
     from rankscope.compare.result import CompareResult
 
-__all__ = ["SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html", "signed_text",
-           "signed_texts", "worse_queries_html"]
+__all__ = ["DEFAULT_METRICS", "SORT_SCRIPT", "TABLE_STYLE", "ValueTexts", "per_query_table_html",
+           "signed_text", "signed_texts", "worse_queries_html"]
+
+DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
+"""Metrics of a report's tables when none are named (here, not in
+:mod:`rankscope.render.html_report`: the command line reads them before the page's modules
+load, which it does while the first run is read)."""
 
 TABLE_STYLE = "table.sortable td + td, table.rankscope-worse td + td " \
               "{ text-align: right; }"
