@@ -290,9 +290,9 @@ def _runs_sorted(names: pl.Series, at: IntArray | None, lengths: IntArray, rows:
     rows of its run that go before it: one comparison of every pair within a
     run, no sort of strings (a frame's sort plans a query, a fixed cost larger
     than the comparisons of a few thousand pairs); rows of one id keep their
-    order. Otherwise one sort: of integer codes of the ids in their byte order when they fit 64
-    bits (:func:`~rankscope.data.id_codes.byte_order_codes`: 0.3 against 0.7
-    ms for 9,500 short ids), else of a frame of the strings.
+    order. Otherwise one sort: of integer codes of the ids in their byte order
+    when they fit 64 bits (:func:`~rankscope.data.id_codes.byte_order_codes`:
+    0.3 against 0.7 ms for 9,500 short ids), else of a frame of the strings.
     """
     n_pairs = int((lengths * (lengths - 1)).sum())
     if n_pairs <= _COUNTED_UP_TO:
